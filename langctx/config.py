@@ -1,0 +1,249 @@
+"""Configuration of a :class:`~langctx.LayeredChatMemory`.
+
+One frozen, slotted, keyword-only dataclass, validated on construction. The defaults come from the
+two design documents (an 8k budget, 30% reserved for the newest messages, compaction ahead of time at
+80% of the budget, summaries of at most ~200 tokens, at most 5 + 2 + 1 of them).
+
+Example:
+    >>> from langctx import MemoryConfig
+    >>> cfg = MemoryConfig(max_tokens=32_000)
+    >>> cfg.keep_recent_tokens_resolved
+    9600
+    >>> MemoryConfig(context_window=128_000).max_tokens_resolved
+    70400
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langchain_core.messages import BaseMessage
+
+from langctx.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_SUMMARIES",
+    "DEFAULT_MAX_SUMMARY_TOKENS",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_PROACTIVE_RATIO",
+    "DEFAULT_RESERVE_RATIO",
+    "DEFAULT_RESERVE_TOKENS",
+    "DEFAULT_SUMMARY_THRESHOLD_TOKENS",
+    "DEFAULT_WINDOW_SHARE",
+    "MemoryConfig",
+    "is_substantive_task",
+]
+
+DEFAULT_MAX_TOKENS = 8_000
+DEFAULT_WINDOW_SHARE = 0.55
+DEFAULT_RESERVE_RATIO = 0.3
+DEFAULT_RESERVE_TOKENS = 16_000
+DEFAULT_PROACTIVE_RATIO = 0.8
+DEFAULT_SUMMARY_THRESHOLD_TOKENS = 2_000
+DEFAULT_MAX_SUMMARIES = 5
+DEFAULT_MERGE_COUNT = 2
+DEFAULT_MAX_LEVEL2 = 2
+DEFAULT_MAX_SUMMARY_TOKENS = 200
+DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
+DEFAULT_SUMMARY_TIMEOUT = 60.0
+DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
+
+SummaryRole = Literal["human", "ai", "system"]
+OversizePolicy = Literal["truncate", "error"]
+OrphanPolicy = Literal["repair", "error"]
+
+
+def is_substantive_task(message: BaseMessage) -> bool:
+    """Default task predicate: a human message that is more than a slash command.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> is_substantive_task(HumanMessage("/mode"))
+        False
+        >>> is_substantive_task(HumanMessage("Fix the failing parser test"))
+        True
+    """
+    text = message.text.strip()
+    if not text:
+        return False
+    first, _, rest = text.partition("\n")
+    return not (first.startswith("/") and " " not in first.strip() and not rest.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryConfig:
+    """Budget, triggers and summary limits of a layered memory.
+
+    Token sizes are in the units of the memory's token counter.
+    """
+
+    max_tokens: int | None = None
+    """Budget for the projected context. Default: 55% of `context_window` when that is set, else 8000."""
+
+    reserve_ratio: float = DEFAULT_RESERVE_RATIO
+    """Share of `max_tokens` guaranteed to the newest messages; pinned + summaries use at most the rest."""
+
+    context_window: int | None = None
+    """The model's window, when known. Compaction also triggers above `context_window - reserve_tokens`."""
+
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    """Room left in `context_window` for the system prompt, tools and the response."""
+
+    keep_recent_tokens: int | None = None
+    """Verbatim recent tokens kept after a compaction (the low mark). Default: `reserve_ratio * max_tokens`."""
+
+    proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
+    """Compact when the context passes this share of `max_tokens` (the high mark)."""
+
+    summary_threshold_tokens: int = DEFAULT_SUMMARY_THRESHOLD_TOKENS
+    """An evicted batch smaller than this gets no model call; its mechanical facts wait for the next summary."""
+
+    max_summaries: int = DEFAULT_MAX_SUMMARIES
+    """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
+
+    merge_count: int = DEFAULT_MERGE_COUNT
+    """How many summaries merge into one of the next level."""
+
+    max_level2: int = DEFAULT_MAX_LEVEL2
+    """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
+
+    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
+    """Hard cap per summary (enforced by truncation, not only asked for in the prompt)."""
+
+    placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
+    """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
+
+    summary_role: SummaryRole = "human"
+    """Role of the projected summary message. "human" works for OpenAI and Anthropic alike."""
+
+    oversize_policy: OversizePolicy = "truncate"
+    """Pinned messages larger than their share of the budget: "truncate" (head and tail kept, marked) or "error"."""
+
+    orphan_policy: OrphanPolicy = "repair"
+    """A tool result whose call is unknown: "repair" (kept in the log, left out of the projection, logged) or "error"."""
+
+    summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
+    """Seconds a summarizer call may take before the local fallback is used. None: no limit."""
+
+    max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS
+    """Cap on what one summarizer call is given; long tool outputs are cut to head and tail first."""
+
+    is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
+    """Predicate choosing the pinned task: the first human message for which it is true."""
+
+    def __post_init__(self) -> None:
+        _positive("max_tokens", self.max_tokens, optional=True)
+        _positive("context_window", self.context_window, optional=True)
+        _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
+        _ratio("reserve_ratio", self.reserve_ratio)
+        _ratio("proactive_ratio", self.proactive_ratio)
+        for name in ("summary_threshold_tokens", "placeholder_min_tokens", "reserve_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                msg = f"{name} must be an int >= 0, got {value!r}."
+                raise ConfigError(msg)
+        for name in ("max_summaries", "max_level2", "max_summary_tokens"):
+            _positive(name, getattr(self, name))
+        _positive("max_summarizer_input_tokens", self.max_summarizer_input_tokens)
+        if not isinstance(self.merge_count, int) or self.merge_count < 2:
+            msg = f"merge_count must be an int >= 2, got {self.merge_count!r}."
+            raise ConfigError(msg)
+        if self.merge_count > self.max_summaries + 1 or self.merge_count > self.max_level2 + 1:
+            msg = (
+                f"merge_count ({self.merge_count}) must be at most max_summaries + 1 and "
+                "max_level2 + 1; lower merge_count or raise the caps."
+            )
+            raise ConfigError(msg)
+        if self.summary_role not in ("human", "ai", "system"):
+            msg = f"summary_role must be 'human', 'ai' or 'system', got {self.summary_role!r}."
+            raise ConfigError(msg)
+        if self.oversize_policy not in ("truncate", "error"):
+            msg = f"oversize_policy must be 'truncate' or 'error', got {self.oversize_policy!r}."
+            raise ConfigError(msg)
+        if self.orphan_policy not in ("repair", "error"):
+            msg = f"orphan_policy must be 'repair' or 'error', got {self.orphan_policy!r}."
+            raise ConfigError(msg)
+        if self.summary_timeout is not None and not self.summary_timeout > 0:
+            msg = f"summary_timeout must be > 0 seconds or None, got {self.summary_timeout!r}."
+            raise ConfigError(msg)
+        if not callable(self.is_task):
+            msg = "is_task must be a callable taking a message and returning bool."
+            raise ConfigError(msg)
+        if self.context_window is not None and self.reserve_tokens >= self.context_window:
+            msg = (
+                f"reserve_tokens ({self.reserve_tokens}) must be smaller than context_window "
+                f"({self.context_window}); lower reserve_tokens."
+            )
+            raise ConfigError(msg)
+        budget = self.max_tokens_resolved
+        if self.keep_recent_tokens_resolved > budget:
+            msg = (
+                f"keep_recent_tokens ({self.keep_recent_tokens_resolved}) exceeds max_tokens "
+                f"({budget}); lower keep_recent_tokens."
+            )
+            raise ConfigError(msg)
+        if self.keep_recent_tokens_resolved >= self.high_mark:
+            msg = (
+                f"keep_recent_tokens ({self.keep_recent_tokens_resolved}) must be below the "
+                f"compaction mark proactive_ratio * max_tokens ({self.high_mark}), or every "
+                "turn would compact; lower keep_recent_tokens or raise proactive_ratio."
+            )
+            raise ConfigError(msg)
+        if self.summary_cap_tokens > self.head_budget:
+            msg = (
+                f"summaries may take up to {self.summary_cap_tokens} tokens "
+                f"((max_summaries + max_level2 + 1) * max_summary_tokens) but only "
+                f"{self.head_budget} are left after the reserve; lower max_summary_tokens or "
+                "the caps, or raise max_tokens."
+            )
+            raise ConfigError(msg)
+
+    @property
+    def max_tokens_resolved(self) -> int:
+        """The budget in effect."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        if self.context_window is not None:
+            return int(self.context_window * DEFAULT_WINDOW_SHARE)
+        return DEFAULT_MAX_TOKENS
+
+    @property
+    def keep_recent_tokens_resolved(self) -> int:
+        """The low mark: verbatim recent tokens kept after a compaction."""
+        if self.keep_recent_tokens is not None:
+            return self.keep_recent_tokens
+        return int(self.reserve_ratio * self.max_tokens_resolved)
+
+    @property
+    def high_mark(self) -> int:
+        """Context tokens above which a compaction triggers."""
+        mark = int(self.proactive_ratio * self.max_tokens_resolved)
+        if self.context_window is not None:
+            mark = min(mark, self.context_window - self.reserve_tokens)
+        return mark
+
+    @property
+    def head_budget(self) -> int:
+        """Tokens that pinned messages and summaries may use together."""
+        return self.max_tokens_resolved - int(self.reserve_ratio * self.max_tokens_resolved)
+
+    @property
+    def summary_cap_tokens(self) -> int:
+        """Upper bound of all projected summaries together (content only)."""
+        return (self.max_summaries + self.max_level2 + 1) * self.max_summary_tokens
+
+
+def _positive(name: str, value: object, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        msg = f"{name} must be a positive int, got {value!r}."
+        raise ConfigError(msg)
+
+
+def _ratio(name: str, value: object) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1:
+        msg = f"{name} must be a number strictly between 0 and 1, got {value!r}."
+        raise ConfigError(msg)

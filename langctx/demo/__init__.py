@@ -1,0 +1,1 @@
+"""The offline demo: a long scripted coding-agent session driven through langctx."""

@@ -1,0 +1,232 @@
+"""The log's entry types: compaction entries and in-place edits, as versioned plain dicts.
+
+Entries are JSON values only (no custom classes), so LangGraph's serializer stores them under
+``LANGGRAPH_STRICT_MSGPACK=true`` and any checkpointer or database can persist them. Entries are
+appended, never changed; a later entry may supersede earlier ones (a merge names what it absorbed).
+
+Example:
+    >>> e = new_compaction_entry(summary="Goal: fix the parser", level=1, covered_ids=["m1", "m2"],
+    ...     first_kept_entry_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
+    ...     quality="local", read_files=["a.py"], modified_files=[])
+    >>> e["v"], e["level"], e["first_kept_entry_id"]
+    (1, 1, 'm3')
+    >>> validate_entry(e) is e
+    True
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict, cast
+
+from langctx.errors import StateVersionError
+
+__all__ = [
+    "ENTRY_VERSION",
+    "CompactionEntry",
+    "EditEntry",
+    "EvictionRecord",
+    "Quality",
+    "Trigger",
+    "active_summaries",
+    "new_compaction_entry",
+    "new_edit_entry",
+    "validate_entry",
+]
+
+ENTRY_VERSION = 1
+
+Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
+Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
+"""How a summary was made: by the model; by the local summarizer (configured); by the local summarizer
+because the model failed; mechanically (batch below `summary_threshold_tokens`, no model call); by
+merging summaries."""
+
+
+class CompactionEntry(TypedDict):
+    """One compaction: a summary standing in for a span of the log (version 1)."""
+
+    v: int
+    kind: Literal["compaction"]
+    id: str
+    level: int
+    summary: str
+    summary_tokens: int
+    tokens_before: int
+    tokens_after: int
+    first_kept_entry_id: str | None
+    covered_ids: list[str]
+    merged_from: list[str]
+    read_files: list[str]
+    modified_files: list[str]
+    facts: dict[str, Any]
+    trigger: str
+    quality: str
+    instructions: str | None
+    created_at: str
+
+
+class EditEntry(TypedDict):
+    """An in-place edit of one logged message in the projection (placeholder or truncation)."""
+
+    v: int
+    kind: Literal["edit"]
+    id: str
+    message_id: str
+    reason: Literal["placeholder", "truncate"]
+    content: str
+    tokens_before: int
+    tokens_after: int
+    created_at: str
+
+
+class EvictionRecord(TypedDict):
+    """A line of the eviction log, for debugging: what left the projection, when and why."""
+
+    at: str
+    action: str
+    trigger: str
+    ids: list[str]
+    tokens: int
+    detail: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_compaction_entry(
+    *,
+    summary: str,
+    level: int,
+    covered_ids: Sequence[str],
+    first_kept_entry_id: str | None,
+    tokens_before: int,
+    tokens_after: int,
+    trigger: str,
+    quality: str,
+    read_files: Iterable[str],
+    modified_files: Iterable[str],
+    summary_tokens: int = 0,
+    merged_from: Sequence[str] = (),
+    facts: Mapping[str, Any] | None = None,
+    instructions: str | None = None,
+) -> CompactionEntry:
+    """Build a compaction entry with a fresh id and timestamp."""
+    return CompactionEntry(
+        v=ENTRY_VERSION,
+        kind="compaction",
+        id=f"cmp-{uuid.uuid4().hex[:12]}",
+        level=level,
+        summary=summary,
+        summary_tokens=summary_tokens,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        first_kept_entry_id=first_kept_entry_id,
+        covered_ids=list(covered_ids),
+        merged_from=list(merged_from),
+        read_files=list(read_files),
+        modified_files=list(modified_files),
+        facts=dict(facts or {}),
+        trigger=trigger,
+        quality=quality,
+        instructions=instructions,
+        created_at=_now(),
+    )
+
+
+def new_edit_entry(
+    *,
+    message_id: str,
+    reason: Literal["placeholder", "truncate"],
+    content: str,
+    tokens_before: int,
+    tokens_after: int,
+) -> EditEntry:
+    """Build an edit entry replacing one message's content in the projection."""
+    return EditEntry(
+        v=ENTRY_VERSION,
+        kind="edit",
+        id=f"edt-{uuid.uuid4().hex[:12]}",
+        message_id=message_id,
+        reason=reason,
+        content=content,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        created_at=_now(),
+    )
+
+
+_REQUIRED = {
+    "compaction": ("id", "level", "summary", "covered_ids", "first_kept_entry_id"),
+    "edit": ("id", "message_id", "content"),
+}
+
+
+def validate_entry(entry: Mapping[str, Any]) -> Any:
+    """Check a persisted entry's version and shape; migrate older shapes; return it.
+
+    Raises:
+        StateVersionError: the entry has an unknown version or is missing required fields.
+    """
+    if not isinstance(entry, Mapping):
+        msg = f"a langctx entry must be a dict, got {type(entry).__name__}."
+        raise StateVersionError(msg)
+    version = entry.get("v")
+    if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
+        entry = _migrate_v0(entry)
+    elif version != ENTRY_VERSION:
+        msg = (
+            f"langctx entry {entry.get('id')!r} has version {version!r}; this langctx reads "
+            f"version {ENTRY_VERSION}. Upgrade langctx, or clear the thread's langctx state."
+        )
+        raise StateVersionError(msg)
+    kind = entry.get("kind")
+    if kind not in _REQUIRED:
+        msg = f"langctx entry {entry.get('id')!r} has unknown kind {kind!r}."
+        raise StateVersionError(msg)
+    missing = [k for k in _REQUIRED[kind] if k not in entry]
+    if missing:
+        msg = f"langctx entry {entry.get('id')!r} lacks {missing}; the state is corrupt."
+        raise StateVersionError(msg)
+    return entry
+
+
+def _migrate_v0(entry: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(entry)
+    out["v"] = ENTRY_VERSION
+    out.setdefault("kind", "edit" if "message_id" in out else "compaction")
+    if out["kind"] == "compaction":
+        out.setdefault("covered_ids", list(out.pop("covered", [])))
+        out.setdefault("merged_from", [])
+        out.setdefault("facts", {})
+        out.setdefault("summary_tokens", 0)
+        out.setdefault("instructions", None)
+        out.setdefault("read_files", [])
+        out.setdefault("modified_files", [])
+        out.setdefault("trigger", "manual")
+        out.setdefault("quality", "model")
+        out.setdefault("tokens_before", 0)
+        out.setdefault("tokens_after", 0)
+        out.setdefault("created_at", _now())
+    return out
+
+
+def active_summaries(entries: Sequence[CompactionEntry]) -> list[CompactionEntry]:
+    """The entries whose summaries are projected: those no later entry has merged.
+
+    Ordered oldest (highest level) first, then by creation.
+    """
+    merged: set[str] = set()
+    for e in entries:
+        merged.update(e["merged_from"])
+    live = [e for e in entries if e["id"] not in merged]
+    order = {e["id"]: i for i, e in enumerate(entries)}
+    return sorted(live, key=lambda e: (-e["level"], order[e["id"]]))
+
+
+def as_compaction(entry: Mapping[str, Any]) -> CompactionEntry:
+    """Typed view of a validated compaction entry."""
+    return cast(CompactionEntry, entry)

@@ -1,0 +1,89 @@
+"""Exceptions raised by langctx.
+
+Every error derives from :class:`LangctxError`, so one ``except LangctxError`` catches them all.
+Where the meaning matches a builtin, the class subclasses it too::
+
+    LangctxError
+    ├── ConfigError (ValueError)               invalid configuration values
+    ├── InvalidMessageError (TypeError)        something that is not a chat message
+    ├── InvalidHistoryError (ValueError)       orphan tool results, conflicting duplicate ids
+    ├── BudgetError (ValueError)               pinned messages do not fit the budget (policy "error")
+    ├── SummarizerError                        the summarizer failed and no fallback was allowed
+    ├── StateVersionError (ValueError)         persisted state of an unknown version
+    ├── ContextOverflowError                   the provider still rejects the request after retries
+    └── ReferenceNotFoundError (KeyError)      an unknown, expired or foreign context reference
+
+Messages end with what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetError",
+    "ConfigError",
+    "ContextOverflowError",
+    "InvalidHistoryError",
+    "InvalidMessageError",
+    "LangctxError",
+    "LangctxWarning",
+    "ReferenceNotFoundError",
+    "StateVersionError",
+    "SummarizerError",
+]
+
+
+class LangctxError(Exception):
+    """Root of every error langctx raises."""
+
+
+class ConfigError(LangctxError, ValueError):
+    """A configuration value is invalid."""
+
+
+class InvalidMessageError(LangctxError, TypeError):
+    """An object that cannot be turned into a chat message was given."""
+
+
+class InvalidHistoryError(LangctxError, ValueError):
+    """The message history breaks an invariant (orphan tool result, conflicting duplicate id)."""
+
+
+class BudgetError(LangctxError, ValueError):
+    """The messages that may never be evicted do not fit the token budget."""
+
+
+class SummarizerError(LangctxError):
+    """The summarizer failed and no fallback was configured."""
+
+
+class StateVersionError(LangctxError, ValueError):
+    """Persisted state was written by an unknown version of langctx."""
+
+
+class ContextOverflowError(LangctxError):
+    """The provider rejected the request as too long, even after compacting and retrying.
+
+    Attributes:
+        tokens_before: context tokens before the last compaction attempt.
+        tokens_after: context tokens after it.
+        attempts: how many compact-and-retry rounds were made.
+    """
+
+    def __init__(
+        self, message: str, *, tokens_before: int = 0, tokens_after: int = 0, attempts: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
+        self.attempts = attempts
+
+
+class ReferenceNotFoundError(LangctxError, KeyError):
+    """A context reference id is unknown, expired, or belongs to another thread."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+class LangctxWarning(UserWarning):
+    """Something degraded gracefully (e.g. exact token counting fell back to estimates)."""

@@ -1,0 +1,35 @@
+"""Summaries: the request type, the model and local summarizers, and how a spec becomes one.
+
+A summarizer is anything with ``summarize(request) -> str`` (and optionally ``asummarize``), or a
+plain callable taking a :class:`SummaryRequest` (sync or async). Every kind goes through the same
+path in the memory: timeout, fallback to the local summarizer, enforced size cap.
+"""
+
+from langctx.summarize.local import LocalSummarizer, render_local_summary
+from langctx.summarize.model import ModelSummarizer
+from langctx.summarize.request import (
+    CallableSummarizer,
+    Summarizer,
+    SummaryRequest,
+    resolve_summarizer,
+)
+from langctx.summarize.text import (
+    extract_constraints,
+    extract_next_step,
+    summary_facts,
+    truncate_to_tokens,
+)
+
+__all__ = [
+    "CallableSummarizer",
+    "LocalSummarizer",
+    "ModelSummarizer",
+    "Summarizer",
+    "SummaryRequest",
+    "extract_constraints",
+    "extract_next_step",
+    "render_local_summary",
+    "resolve_summarizer",
+    "summary_facts",
+    "truncate_to_tokens",
+]

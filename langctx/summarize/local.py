@@ -1,0 +1,146 @@
+"""The local deterministic summarizer: offline default and fallback when a model fails.
+
+It writes the same fixed structure as the model prompt, from mechanical facts only: the goal (the
+pinned task), constraints found in human messages, files read and modified, the last failing command
+with its error lines, and the last stated next step. Lists shrink until the summary fits its cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langctx.summarize.request import SummaryRequest
+from langctx.summarize.text import truncate_to_tokens
+
+__all__ = ["LocalSummarizer", "render_local_summary"]
+
+
+def _approx(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _files(paths: list[str], limit: int) -> str:
+    if not paths:
+        return "- (none)"
+    shown = paths[-limit:] if limit else []
+    more = len(paths) - len(shown)
+    line = "- " + ", ".join(shown) if shown else "-"
+    return line + (f" (+{more} more)" if more else "")
+
+
+def _last_failure(facts: dict[str, Any], error_lines: int) -> str | None:
+    errors = facts.get("errors") or []
+    commands = facts.get("commands") or []
+    failing = [c for c in commands if c.get("ok") is False]
+    if not errors and not failing:
+        return None
+    parts: list[str] = []
+    if failing:
+        c = failing[-1]
+        code = c.get("exit_code")
+        parts.append(
+            f"`{_clip(str(c.get('command') or '?'), 120)}`"
+            + (f" exit {code}" if code is not None else " failed")
+        )
+    if errors and error_lines:
+        lines = [_clip(str(x), 160) for x in (errors[-1].get("lines") or [])][-error_lines:]
+        if lines:
+            parts.append("; ".join(lines))
+    return ": ".join(parts) if parts else None
+
+
+def render_local_summary(
+    request: SummaryRequest, *, count: Callable[[str], int] = _approx, max_tokens: int | None = None
+) -> str:
+    """Render the fixed-structure summary of a request from its facts, within ``max_tokens``.
+
+    Example:
+        >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
+        ...     "read_files": ["src/parser.py"], "modified_files": ["src/lexer.py"],
+        ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
+        ...     "errors": [{"lines": ["AssertionError: 2 != 3"]}],
+        ...     "constraints": ["Do not edit tests."], "next_step": "Fix the lexer."})
+        >>> print(render_local_summary(req))
+        Goal:
+        - Fix the parser
+        Current status:
+        - Last command: `pytest` exit 1: AssertionError: 2 != 3
+        Important constraints:
+        - Do not edit tests.
+        Files observed:
+        - src/parser.py
+        Files modified:
+        - src/lexer.py
+        Next step:
+        - Fix the lexer.
+    """
+    cap = max_tokens if max_tokens is not None else request.max_tokens
+    facts = request.facts
+    constraints = list(facts.get("constraints") or [])
+    read = list(facts.get("read_files") or [])
+    modified = list(facts.get("modified_files") or [])
+    commands = facts.get("commands") or []
+    # Shrink step by step: fewer observed files, shorter lines, fewer constraints, fewer error lines.
+    for read_limit, width, n_constraints, err_lines, mod_limit in (
+        (12, 200, 6, 3, 12),
+        (6, 160, 5, 2, 8),
+        (3, 120, 4, 2, 6),
+        (2, 90, 3, 1, 4),
+        (1, 70, 2, 1, 3),
+        (0, 60, 2, 1, 2),
+        (0, 50, 1, 0, 1),
+    ):
+        lines = ["Goal:", f"- {_clip(request.task or 'see the pinned task', width)}"]
+        if request.instructions:
+            lines.append(f"- Focus: {_clip(request.instructions, width)}")
+        lines.append("Current status:")
+        failure = _last_failure(facts, err_lines)
+        if failure:
+            lines.append(f"- Last command: {_clip(failure, width + 60)}")
+        elif commands:
+            last = commands[-1]
+            lines.append(f"- Last command: `{_clip(str(last.get('command') or '?'), width)}` ok")
+        elif request.kind == "merge":
+            lines.append(f"- {len(request.summaries)} earlier summaries merged")
+        else:
+            lines.append(f"- {len(request.messages)} earlier messages compacted")
+        if constraints:
+            lines.append("Important constraints:")
+            lines.extend(f"- {_clip(c, width)}" for c in constraints[-n_constraints:])
+        lines += ["Files observed:", _files(read, read_limit)]
+        lines += ["Files modified:", _files(modified, mod_limit)]
+        step = facts.get("next_step")
+        if step:
+            lines += ["Next step:", f"- {_clip(step, width)}"]
+        text = "\n".join(lines)
+        if count(text) <= cap:
+            return text
+    return truncate_to_tokens(text, cap, count)
+
+
+class LocalSummarizer:
+    """Deterministic summarizer over mechanical facts; never calls a model.
+
+    Example:
+        >>> LocalSummarizer().summarize(SummaryRequest(kind="turns", task="Add a CLI")).splitlines()[:2]
+        ['Goal:', '- Add a CLI']
+    """
+
+    name = "local"
+
+    def __init__(self, *, count: Callable[[str], int] = _approx) -> None:
+        self.count = count
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Render the summary from the request's facts."""
+        return render_local_summary(request, count=self.count)
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Async version of `summarize`."""
+        return self.summarize(request)

@@ -1,0 +1,116 @@
+"""What a summarizer is given, the summarizer protocol, and normalising a summarizer spec."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
+
+from langctx.errors import ConfigError
+
+__all__ = ["CallableSummarizer", "Summarizer", "SummaryRequest", "resolve_summarizer"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRequest:
+    """Everything one summary is made from.
+
+    For ``kind="turns"``, ``messages`` is the evicted batch and ``summaries`` holds earlier
+    mechanical summaries this one absorbs. For ``kind="merge"``, ``summaries`` are the summaries
+    being merged (oldest first) and ``messages`` is empty.
+    """
+
+    kind: Literal["turns", "merge"]
+    messages: Sequence[BaseMessage] = ()
+    summaries: Sequence[str] = ()
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Mechanical facts (files read/modified, commands, errors, constraints, next step)."""
+    task: str | None = None
+    """The pinned original task, for context (it stays in the projection verbatim)."""
+    instructions: str | None = None
+    """Focus instructions from a manual ``/compact`` or ``compact(instructions=...)``."""
+    max_tokens: int = 200
+    """The cap the summary will be cut to."""
+    level: int = 1
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Turns a :class:`SummaryRequest` into summary text."""
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Write the summary."""
+        ...
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Async version of `summarize`."""
+        ...
+
+
+class CallableSummarizer:
+    """Wraps a plain function ``fn(request) -> str`` (or an async one) as a summarizer.
+
+    Example:
+        >>> s = CallableSummarizer(lambda req: f"{len(req.messages)} messages")
+        >>> s.summarize(SummaryRequest(kind="turns"))
+        '0 messages'
+    """
+
+    def __init__(self, fn: Callable[[SummaryRequest], str | Awaitable[str]]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Call the function; an async function is run to completion."""
+        out = self.fn(request)
+        if inspect.isawaitable(out):
+            return asyncio.run(_await(out))
+        return out
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Async version of `summarize`."""
+        out = self.fn(request)
+        if inspect.isawaitable(out):
+            return await out
+        return out
+
+
+async def _await(value: Awaitable[str]) -> str:
+    return await value
+
+
+def resolve_summarizer(spec: object) -> Summarizer:
+    """Normalise a summarizer spec once, at construction.
+
+    ``None`` or ``"local"``: the local deterministic summarizer. A chat model or any Runnable:
+    :class:`~langctx.summarize.ModelSummarizer`. An object with ``summarize``: used as is. A
+    callable: :class:`CallableSummarizer`.
+
+    Example:
+        >>> type(resolve_summarizer(None)).__name__
+        'LocalSummarizer'
+    """
+    from langctx.summarize.local import LocalSummarizer
+    from langctx.summarize.model import ModelSummarizer
+
+    if spec is None or spec == "local":
+        return LocalSummarizer()
+    if isinstance(spec, BaseLanguageModel | Runnable):
+        return ModelSummarizer(spec)
+    if hasattr(spec, "summarize") and callable(spec.summarize):
+        if not hasattr(spec, "asummarize"):
+            return CallableSummarizer(spec.summarize)
+        return spec
+    if callable(spec):
+        return CallableSummarizer(spec)
+    msg = (
+        f"summarizer must be None, 'local', a chat model / Runnable, an object with "
+        f"summarize(request), or a callable; got {type(spec).__name__}."
+    )
+    raise ConfigError(msg)

@@ -1,0 +1,146 @@
+"""Mechanical text facts for summaries: constraints, next step, size caps (pure functions)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langctx.files import Facts, extract_facts, merge_facts
+
+__all__ = [
+    "SummaryFacts",
+    "extract_constraints",
+    "extract_next_step",
+    "merge_summary_facts",
+    "summary_facts",
+    "truncate_to_tokens",
+]
+
+SummaryFacts = dict[str, Any]
+"""`Facts` plus ``constraints`` (list[str]) and ``next_step`` (str | None); a plain JSON dict."""
+
+_CONSTRAINT = re.compile(
+    r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
+    r"shouldn't|avoid|keep|without|make sure|ensure|required?|cannot|can't|no need|"
+    r"instead of|prefer|stick to|use python|java \d+)\b|不要|必须|禁止|只能|保持|不能|务必|不得|仅|请勿)"
+)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_NEXT = re.compile(
+    r"(?i)\b(next|now i|i'll|i will|let me|let's|then i|need to|todo|going to|plan)\b|下一步|接下来|然后"
+)
+_MAX_CONSTRAINTS = 8
+_MAX_SENTENCE = 220
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip(" -*\t") for s in _SENTENCE.split(text) if s.strip(" -*\t")]
+
+
+def extract_constraints(
+    messages: Sequence[BaseMessage], *, limit: int = _MAX_CONSTRAINTS
+) -> list[str]:
+    """User constraints: sentences of human messages that say must / never / only / keep ...
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> extract_constraints([HumanMessage("Fix the bug. Do not edit tests. Thanks")])
+        ['Do not edit tests.']
+    """
+    found: list[str] = []
+    for msg in messages:
+        if not isinstance(msg, HumanMessage):
+            continue
+        for sentence in _sentences(msg.text):
+            if _CONSTRAINT.search(sentence):
+                s = sentence[:_MAX_SENTENCE]
+                if s not in found:
+                    found.append(s)
+    return found[-limit:]
+
+
+def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
+    """The last stated next step: from the newest AI text that says what it will do next.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> extract_next_step([AIMessage("Tests fail in parser.py. Next I will fix the tokenizer.")])
+        'Next I will fix the tokenizer.'
+    """
+    for msg in reversed(messages):
+        if not isinstance(msg, AIMessage):
+            continue
+        sentences = _sentences(msg.text)
+        if not sentences:
+            continue
+        for sentence in reversed(sentences):
+            if _NEXT.search(sentence):
+                return sentence[:_MAX_SENTENCE]
+        return sentences[-1][:_MAX_SENTENCE]
+    return None
+
+
+def summary_facts(
+    messages: Sequence[BaseMessage],
+    *,
+    extract: Callable[[Sequence[BaseMessage]], Facts] = extract_facts,
+) -> SummaryFacts:
+    """Everything mechanical a summary of ``messages`` must keep."""
+    facts: SummaryFacts = dict(extract(messages))
+    facts["constraints"] = extract_constraints(messages)
+    facts["next_step"] = extract_next_step(messages)
+    return facts
+
+
+def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
+    """Order-preserving union of summary facts; the newest next step wins."""
+    base = [
+        Facts(
+            read_files=p.get("read_files", []),
+            modified_files=p.get("modified_files", []),
+            commands=p.get("commands", []),
+            errors=p.get("errors", []),
+        )
+        for p in parts
+    ]
+    merged: SummaryFacts = dict(merge_facts(*base))
+    constraints: list[str] = []
+    for p in parts:
+        for c in p.get("constraints", []):
+            if c not in constraints:
+                constraints.append(c)
+    merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
+    merged["next_step"] = next(
+        (p["next_step"] for p in reversed(parts) if p.get("next_step")), None
+    )
+    return merged
+
+
+def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """Cut ``text`` to at most ``max_tokens``: whole lines first, then characters, marked.
+
+    Example:
+        >>> truncate_to_tokens("a\\nb\\nc", 100, len)
+        'a\\nb\\nc'
+        >>> truncate_to_tokens("aaaa\\nbbbb\\ncccc", 12, len)
+        'aaaa\\n[…cut]'
+    """
+    if count(text) <= max_tokens:
+        return text
+    marker = "[…cut]"
+    lines = text.split("\n")
+    while len(lines) > 1:
+        lines.pop()
+        candidate = "\n".join([*lines, marker])
+        if count(candidate) <= max_tokens:
+            return candidate
+    lo, hi = 0, len(text)
+    while lo < hi:  # longest character prefix that fits with the marker
+        mid = (lo + hi + 1) // 2
+        if count(text[:mid] + marker) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + marker if lo else marker[: max(0, max_tokens)]

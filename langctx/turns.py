@@ -1,0 +1,104 @@
+"""Turns and safe cut points (pure functions).
+
+A *unit* is the smallest run of messages that may never be split: an AIMessage with tool calls
+together with every ToolMessage answering those calls (parallel calls included), or any other single
+message. A cut — where the verbatim recent layer starts — is only ever placed at the start of a unit,
+so no projection holds a tool result without its call, or a call without its result.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> msgs = [
+    ...     HumanMessage("fix it", id="h"),
+    ...     AIMessage("", id="a", tool_calls=[{"id": "c1", "name": "read", "args": {}},
+    ...                                      {"id": "c2", "name": "read", "args": {}}]),
+    ...     ToolMessage("x", tool_call_id="c2", id="t2"),
+    ...     ToolMessage("y", tool_call_id="c1", id="t1"),
+    ...     AIMessage("done", id="b"),
+    ... ]
+    >>> [u.start for u in group_units(msgs).units]
+    [0, 1, 4]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+__all__ = ["Unit", "UnitGrouping", "group_units", "tool_call_ids"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Messages ``[start, end)`` of a sequence that stay together."""
+
+    start: int
+    end: int
+    pending: bool = False
+    """True when some tool call of the unit has no result yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitGrouping:
+    """The units of a sequence, plus what did not fit a unit."""
+
+    units: list[Unit]
+    orphans: list[int] = field(default_factory=list)
+    """Indices of ToolMessages whose tool call is not in the sequence (or came after them)."""
+    unanswered: dict[int, list[str]] = field(default_factory=dict)
+    """AIMessage index -> ids of its tool calls that were never answered before the next turn."""
+
+
+def tool_call_ids(message: BaseMessage) -> list[str]:
+    """Ids of the tool calls an AI message makes (empty for other messages)."""
+    if not isinstance(message, AIMessage):
+        return []
+    return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
+
+
+def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
+    """Split messages into units that a cut may not divide.
+
+    ToolMessages answering an open AI turn join it, even when other tool results are interleaved in
+    any order. A ToolMessage with no open call is an orphan: it forms no unit and is reported. An AI
+    turn whose calls stay unanswered when a non-tool message arrives is closed and reported in
+    ``unanswered``; an AI turn still waiting at the end of the sequence is marked ``pending``.
+    """
+    units: list[Unit] = []
+    orphans: list[int] = []
+    unanswered: dict[int, list[str]] = {}
+    open_start: int | None = None
+    open_ids: set[str] = set()
+    open_order: list[str] = []
+
+    def close(end: int) -> None:
+        nonlocal open_start
+        assert open_start is not None
+        if open_ids:
+            unanswered[open_start] = [i for i in open_order if i in open_ids]
+        units.append(Unit(open_start, end))
+        open_start = None
+
+    for i, msg in enumerate(messages):
+        if isinstance(msg, ToolMessage):
+            if open_start is not None and msg.tool_call_id in open_ids:
+                open_ids.discard(msg.tool_call_id)
+                if not open_ids:
+                    units.append(Unit(open_start, i + 1))
+                    open_start = None
+                continue
+            orphans.append(i)
+            continue
+        if open_start is not None:
+            close(i)
+        ids = tool_call_ids(msg)
+        if ids:
+            open_start = i
+            open_order = ids
+            open_ids = set(ids)
+        else:
+            units.append(Unit(i, i + 1))
+    if open_start is not None:
+        units.append(Unit(open_start, len(messages), pending=True))
+    return UnitGrouping(units=units, orphans=orphans, unanswered=unanswered)
