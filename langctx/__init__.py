@@ -16,6 +16,7 @@ from langctx.errors import (
     InvalidHistoryError,
     InvalidMessageError,
     LangctxError,
+    LangctxWarning,
     ReferenceNotFoundError,
     StateVersionError,
     SummarizerError,
@@ -23,7 +24,7 @@ from langctx.errors import (
 from langctx.files import FileToolSpec
 from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.summarize import LocalSummarizer, ModelSummarizer, SummaryRequest
-from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
+from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter
 
 __all__ = [
     "ApproximateCounter",
@@ -37,6 +38,7 @@ __all__ = [
     "InvalidHistoryError",
     "InvalidMessageError",
     "LangctxError",
+    "LangctxWarning",
     "LayeredChatMemory",
     "LocalSummarizer",
     "MemoryConfig",
@@ -48,6 +50,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
+    "resolve_token_counter",
 ]
 
 __version__ = "0.1.0"

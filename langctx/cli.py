@@ -16,7 +16,9 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used by the docs test)."""
-    parser = argparse.ArgumentParser(prog="langctx", description="Layered, compacting memory for LangChain / LangGraph agents.")
+    parser = argparse.ArgumentParser(
+        prog="langctx", description="Layered, compacting memory for LangChain / LangGraph agents."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
@@ -24,8 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a long scripted coding-agent session offline (no API key) and show live context tokens, each compaction and the final figures.",
     )
     demo.add_argument("--turns", type=int, default=300, help="agent turns to play (default 300)")
-    demo.add_argument("--budget", type=int, default=8000, help="context budget in tokens (default 8000)")
-    demo.add_argument("--counter", default="tiktoken", help="token counter: tiktoken | approximate | an encoding name")
+    demo.add_argument(
+        "--budget", type=int, default=8000, help="context budget in tokens (default 8000)"
+    )
+    demo.add_argument(
+        "--counter",
+        default="tiktoken",
+        help="token counter: tiktoken | approximate | an encoding name",
+    )
     return parser
 
 
@@ -36,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from langctx.demo.engine import run_engine_demo
 
-            result = run_engine_demo(turns=args.turns, max_tokens=args.budget, token_counter=args.counter)
+            result = run_engine_demo(
+                turns=args.turns, max_tokens=args.budget, token_counter=args.counter
+            )
             return 0 if all(result["probes"].values()) else 1
     except LangctxError as exc:
         print(f"langctx: error: {exc}", file=sys.stderr)

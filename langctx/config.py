@@ -109,8 +109,10 @@ class MemoryConfig:
     max_level2: int = DEFAULT_MAX_LEVEL2
     """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
 
-    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
-    """Hard cap per summary (enforced by truncation, not only asked for in the prompt)."""
+    max_summary_tokens: int | None = None
+    """Hard cap per summary (enforced by truncation, not only asked for in the prompt).
+
+    Default: 200, or less on small budgets so that all summaries fit beside the reserve."""
 
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
@@ -144,8 +146,9 @@ class MemoryConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 msg = f"{name} must be an int >= 0, got {value!r}."
                 raise ConfigError(msg)
-        for name in ("max_summaries", "max_level2", "max_summary_tokens"):
+        for name in ("max_summaries", "max_level2"):
             _positive(name, getattr(self, name))
+        _positive("max_summary_tokens", self.max_summary_tokens, optional=True)
         _positive("max_summarizer_input_tokens", self.max_summarizer_input_tokens)
         if not isinstance(self.merge_count, int) or self.merge_count < 2:
             msg = f"merge_count must be an int >= 2, got {self.merge_count!r}."
@@ -230,9 +233,17 @@ class MemoryConfig:
         return self.max_tokens_resolved - int(self.reserve_ratio * self.max_tokens_resolved)
 
     @property
+    def max_summary_tokens_resolved(self) -> int:
+        """The cap per summary in effect."""
+        if self.max_summary_tokens is not None:
+            return self.max_summary_tokens
+        share = self.head_budget // (self.max_summaries + self.max_level2 + 3)
+        return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
+
+    @property
     def summary_cap_tokens(self) -> int:
         """Upper bound of all projected summaries together (content only)."""
-        return (self.max_summaries + self.max_level2 + 1) * self.max_summary_tokens
+        return (self.max_summaries + self.max_level2 + 1) * self.max_summary_tokens_resolved
 
 
 def _positive(name: str, value: object, *, optional: bool = False) -> None:

@@ -667,13 +667,15 @@ class LayeredChatMemory:
             facts=facts,
             task=self._task_text(),
             instructions=instructions,
-            max_tokens=self.config.max_summary_tokens,
+            max_tokens=self.config.max_summary_tokens_resolved,
         )
         return _Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
 
     def _keep_target(self) -> int:
         """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
-        head_after = self._head_tokens() + self.config.max_summary_tokens + _SUMMARY_OVERHEAD
+        head_after = (
+            self._head_tokens() + self.config.max_summary_tokens_resolved + _SUMMARY_OVERHEAD
+        )
         room = self.config.high_mark - head_after - self.config.max_tokens_resolved // 10
         room -= max(
             0, self._calibration
@@ -818,7 +820,9 @@ class LayeredChatMemory:
         return self._local.summarize(request), "fallback"
 
     def _cap(self, text: str) -> str:
-        return truncate_to_tokens(text, self.config.max_summary_tokens, self.counter.count_text)
+        return truncate_to_tokens(
+            text, self.config.max_summary_tokens_resolved, self.counter.count_text
+        )
 
     # ------------------------------------------------------------------ writing
 
@@ -910,7 +914,7 @@ class LayeredChatMemory:
             summaries=[e["summary"] for e in group],
             facts=merge_summary_facts(*[e["facts"] for e in group]),
             task=self._task_text(),
-            max_tokens=self.config.max_summary_tokens,
+            max_tokens=self.config.max_summary_tokens_resolved,
             level=min(group[0]["level"] + 1, _MAX_LEVEL),
         )
 

@@ -28,7 +28,11 @@ def amnesia_probes(context: list[BaseMessage], memory: LayeredChatMemory) -> dic
 
 
 def run_engine_demo(
-    *, turns: int = 300, max_tokens: int = 8000, token_counter: str = "tiktoken", out: Callable[[str], Any] = print
+    *,
+    turns: int = 300,
+    max_tokens: int = 8000,
+    token_counter: str = "tiktoken",
+    out: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
     """Run the demo session; return its final figures."""
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -46,10 +50,16 @@ def run_engine_demo(
                 f"files read {len(e['read_files'])} / modified {len(e['modified_files'])}"
             )
         elif ev.phase == "end" and ev.edits:
-            out(f"  ↳ {ev.edits} large tool output(s) replaced by placeholders ({ev.tokens_before} → {ev.tokens_after})")
+            out(
+                f"  ↳ {ev.edits} large tool output(s) replaced by placeholders ({ev.tokens_before} → {ev.tokens_after})"
+            )
 
-    mem = LayeredChatMemory(max_tokens=max_tokens, token_counter=token_counter, on_compaction=narrate)
-    out(f"langctx engine demo: {turns} scripted agent turns, budget {max_tokens} tokens ({mem.counter.name})")
+    mem = LayeredChatMemory(
+        max_tokens=max_tokens, token_counter=token_counter, on_compaction=narrate
+    )
+    out(
+        f"langctx engine demo: {turns} scripted agent turns, budget {max_tokens} tokens ({mem.counter.name})"
+    )
     mem.add_messages([SystemMessage(SYSTEM_PROMPT), HumanMessage(TASK)])
     started = time.perf_counter()
     peak = 0
@@ -57,7 +67,9 @@ def run_engine_demo(
         mem.add_messages(turn)
         peak = max(peak, mem.context_tokens())
         if n % 25 == 0:
-            out(f"turn {n:4d}: context {mem.context_tokens():6d} tokens, log {len(mem.messages):5d} messages")
+            out(
+                f"turn {n:4d}: context {mem.context_tokens():6d} tokens, log {len(mem.messages):5d} messages"
+            )
     elapsed = time.perf_counter() - started
     ctx = mem.build_context()
     probes = amnesia_probes(ctx, mem)
@@ -66,7 +78,9 @@ def run_engine_demo(
     out("")
     out(f"full history      {full:8d} tokens in {len(mem.messages)} messages (all kept in the log)")
     out(f"model sees        {mem.context_tokens():8d} tokens (peak {peak}, budget {max_tokens})")
-    out(f"compactions       {stats['compactions']:8d}  merges {stats['merges']}, summaries by level {stats['summaries_by_level']}")
+    out(
+        f"compactions       {stats['compactions']:8d}  merges {stats['merges']}, summaries by level {stats['summaries_by_level']}"
+    )
     out("amnesia probes    " + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in probes.items()))
     out(f"time              {elapsed:8.2f} s ({1000 * elapsed / max(turns, 1):.2f} ms per turn)")
     return {"stats": stats, "probes": probes, "full_tokens": full, "peak": peak, "seconds": elapsed}

@@ -162,7 +162,7 @@ def test_summary_of_summaries_bounded_5000_turns() -> None:
             assert len(mem.summaries) <= 5 + 2 + 1
     levels = {e["level"] for e in mem.compactions}
     assert levels == {1, 2, 3}
-    assert peak <= (5 + 2 + 1) * mem.config.max_summary_tokens
+    assert peak <= (5 + 2 + 1) * mem.config.max_summary_tokens_resolved
     assert mem.context_tokens() <= 4000
 
 
@@ -203,7 +203,9 @@ def test_model_summarizer_output_capped_and_tagged() -> None:
     mem.add_messages(coding_session(0))
     for turn in iter_turns(30):
         mem.add_messages(turn)
-    assert all(e["summary_tokens"] <= mem.config.max_summary_tokens for e in mem.compactions)
+    assert all(
+        e["summary_tokens"] <= mem.config.max_summary_tokens_resolved for e in mem.compactions
+    )
     assert model.calls and "Goal:" in model.calls[0][0].content
 
 
