@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langctx.errors import StateVersionError
 
@@ -77,6 +77,8 @@ class EditEntry(TypedDict):
     message_id: str
     reason: Literal["placeholder", "truncate"]
     content: str
+    tool_calls: NotRequired[list[dict[str, Any]]]
+    """Replacement tool calls (an AI message whose arguments were cut), when present."""
     tokens_before: int
     tokens_after: int
     created_at: str
@@ -144,9 +146,10 @@ def new_edit_entry(
     content: str,
     tokens_before: int,
     tokens_after: int,
+    tool_calls: Sequence[Mapping[str, Any]] | None = None,
 ) -> EditEntry:
     """Build an edit entry replacing one message's content in the projection."""
-    return EditEntry(
+    entry = EditEntry(
         v=ENTRY_VERSION,
         kind="edit",
         id=f"edt-{uuid.uuid4().hex[:12]}",
@@ -157,6 +160,9 @@ def new_edit_entry(
         tokens_after=tokens_after,
         created_at=_now(),
     )
+    if tool_calls is not None:
+        entry["tool_calls"] = [dict(tc) for tc in tool_calls]
+    return entry
 
 
 _REQUIRED = {

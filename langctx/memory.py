@@ -999,23 +999,41 @@ class LayeredChatMemory:
             )
 
     def _truncation(self, i: int, keep_tokens: int) -> EditEntry | None:
+        """Cut message ``i`` (its text, and the string arguments of its tool calls) to ``keep_tokens``."""
         m = self._log[i]
-        text = self._view(i).text
+        view = self._view(i)
         before = self._view_tokens(i)
-        if before <= keep_tokens or not text:
+        if before <= keep_tokens:
             return None
-        overhead = before - self.counter.count_text(text)
-        per_char = max(self.counter.count_text(text), 1) / len(text)
-        chars = int(max(keep_tokens - overhead - 40, 0) / per_char)
-        best = _head_tail(text, chars, str(m.id))
-        while chars > 0 and self.counter.count_text(best) + overhead > keep_tokens:
-            chars = int(chars * 0.85)  # the cut changed the mix of the text; shrink until it fits
-            best = _head_tail(text, chars, str(m.id))
-        after = self.counter.count_message(m.model_copy(update={"content": best}))
+        text = view.text
+        calls = [dict(tc) for tc in view.tool_calls] if isinstance(view, AIMessage) else []
+        ratio = max(keep_tokens - 40, 0) / before
+        best: tuple[str, list[dict[str, Any]] | None, int] | None = None
+        new_calls: list[dict[str, Any]] = []
+        for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
+            new_text = (
+                _head_tail(text, int(len(text) * ratio), str(m.id)) if len(text) > 200 else text
+            )
+            new_calls = [
+                {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
+            ]
+            update: dict[str, Any] = {"content": new_text}
+            if calls:
+                update["tool_calls"] = new_calls
+            after = self.counter.count_message(m.model_copy(update=update))
+            best = (new_text, new_calls if calls else None, after)
+            if after <= keep_tokens or ratio <= 0:
+                break
+            ratio *= 0.85
+        assert best is not None
+        new_text, cut_calls, after = best
+        if after >= before:
+            return None
         return new_edit_entry(
             message_id=str(m.id),
             reason="truncate",
-            content=best,
+            content=new_text,
+            tool_calls=cut_calls,
             tokens_before=before,
             tokens_after=after,
         )
@@ -1190,6 +1208,17 @@ def _same(a: BaseMessage, b: BaseMessage) -> bool:
         and a.content == b.content
         and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None)
     )
+
+
+def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
+    """Tool-call arguments with every long string cut to its head and tail (same shape)."""
+    if isinstance(value, str):
+        return _head_tail(value, int(len(value) * ratio), message_id) if len(value) > 200 else value
+    if isinstance(value, dict):
+        return {k: _cut_args(v, ratio, message_id) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_args(v, ratio, message_id) for v in value]
+    return value
 
 
 def _head_tail(text: str, keep_chars: int, message_id: str) -> str:

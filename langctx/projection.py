@@ -79,7 +79,17 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
     Returns the message itself when nothing changes, so unedited messages cost nothing.
     """
     if edit is not None:
-        return message.model_copy(update={"content": edit["content"]})
+        update: dict[str, object] = {"content": edit["content"]}
+        if "tool_calls" in edit and isinstance(message, AIMessage):
+            update["tool_calls"] = edit["tool_calls"]
+            # provider-format copies of the calls would carry the uncut arguments
+            kwargs = {
+                k: v
+                for k, v in message.additional_kwargs.items()
+                if k not in ("tool_calls", "function_call")
+            }
+            update["additional_kwargs"] = kwargs
+        return message.model_copy(update=update)
     if isinstance(message, ToolMessage | AIMessage) and _has_delimiter(message.content):
         return message.model_copy(update={"content": _escape_content(message.content)})
     return message

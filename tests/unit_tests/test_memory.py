@@ -497,3 +497,19 @@ def test_context_window_profile() -> None:
         context_window=200_000, max_tokens=190_000, keep_recent_tokens=20_000, proactive_ratio=0.99
     )
     assert cfg2.high_mark == 184_000  # context_window - reserve_tokens
+
+
+def test_huge_tool_call_arguments_are_cut_in_the_projection() -> None:
+    mem = LayeredChatMemory(max_tokens=4000)
+    mem.add_messages([SystemMessage("s"), HumanMessage("write the file")])
+    big = "x = 1  # filler\n" * 6000
+    call = {"id": "w", "name": "write_file", "args": {"path": "big.py", "content": big}}
+    mem.add_messages([AIMessage("", tool_calls=[call]), ToolMessage("written", tool_call_id="w")])
+    assert mem.context_tokens() <= 4000
+    ai = next(m for m in mem.build_context() if isinstance(m, AIMessage))
+    args = ai.tool_calls[0]["args"]
+    assert args["path"] == "big.py" and "characters cut here" in args["content"]
+    assert_pairs_intact(mem.build_context())
+    assert mem.messages[2].tool_calls[0]["args"]["content"] == big  # the log keeps it whole
+    again = LayeredChatMemory.from_state(json.loads(json.dumps(mem.to_state())), max_tokens=4000)
+    assert again.build_context() == mem.build_context()
