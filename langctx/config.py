@@ -114,6 +114,10 @@ class MemoryConfig:
 
     Default: 200, or less on small budgets so that all summaries fit beside the reserve."""
 
+    max_facts_tokens: int | None = None
+    """Cap of the mechanical facts ledger under the summaries (constraints, modified files, latest
+    failure). Default: 1.5 * the summary cap. 0 turns the ledger off."""
+
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
 
@@ -141,6 +145,11 @@ class MemoryConfig:
         _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
         _ratio("reserve_ratio", self.reserve_ratio)
         _ratio("proactive_ratio", self.proactive_ratio)
+        if self.max_facts_tokens is not None and (
+            not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
+        ):
+            msg = f"max_facts_tokens must be an int >= 0 or None, got {self.max_facts_tokens!r}."
+            raise ConfigError(msg)
         for name in ("summary_threshold_tokens", "placeholder_min_tokens", "reserve_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -237,13 +246,21 @@ class MemoryConfig:
         """The cap per summary in effect."""
         if self.max_summary_tokens is not None:
             return self.max_summary_tokens
-        share = self.head_budget // (self.max_summaries + self.max_level2 + 3)
+        share = self.head_budget // (self.max_summaries + self.max_level2 + 5)
         return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
 
     @property
+    def max_facts_tokens_resolved(self) -> int:
+        """The cap of the facts ledger in effect."""
+        if self.max_facts_tokens is not None:
+            return self.max_facts_tokens
+        return self.max_summary_tokens_resolved * 3 // 2
+
+    @property
     def summary_cap_tokens(self) -> int:
-        """Upper bound of all projected summaries together (content only)."""
-        return (self.max_summaries + self.max_level2 + 1) * self.max_summary_tokens_resolved
+        """Upper bound of all projected summaries and the facts ledger together (content only)."""
+        caps = self.max_summaries + self.max_level2 + 1
+        return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
 
 
 def _positive(name: str, value: object, *, optional: bool = False) -> None:

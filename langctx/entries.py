@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
@@ -95,6 +95,12 @@ class EvictionRecord(TypedDict):
     detail: str
 
 
+def _stable_id(prefix: str, *parts: object) -> str:
+    """An id derived from what an entry covers: the same compaction gets the same id in every run."""
+    digest = hashlib.sha1("\x1f".join(map(str, parts)).encode()).hexdigest()[:12]
+    return f"{prefix}-{digest}"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -120,7 +126,15 @@ def new_compaction_entry(
     return CompactionEntry(
         v=ENTRY_VERSION,
         kind="compaction",
-        id=f"cmp-{uuid.uuid4().hex[:12]}",
+        id=_stable_id(
+            "cmp",
+            level,
+            trigger,
+            *covered_ids[:1],
+            *covered_ids[-1:],
+            len(covered_ids),
+            *merged_from,
+        ),
         level=level,
         summary=summary,
         summary_tokens=summary_tokens,
@@ -152,7 +166,7 @@ def new_edit_entry(
     entry = EditEntry(
         v=ENTRY_VERSION,
         kind="edit",
-        id=f"edt-{uuid.uuid4().hex[:12]}",
+        id=_stable_id("edt", message_id, reason, len(content), tokens_after),
         message_id=message_id,
         reason=reason,
         content=content,

@@ -68,7 +68,7 @@ from langctx.errors import (
     StateVersionError,
 )
 from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
-from langctx.projection import render_summary_block, view_message
+from langctx.projection import render_facts, render_summary_block, view_message
 from langctx.summarize import (
     LocalSummarizer,
     Summarizer,
@@ -250,6 +250,11 @@ class LayeredChatMemory:
         return list(self._active)
 
     @property
+    def priorities(self) -> dict[str, int]:
+        """The priority overrides of the ledger (message id -> priority)."""
+        return dict(self._priority)
+
+    @property
     def pinned_ids(self) -> list[str]:
         """Ids of the pinned messages (system messages and the task)."""
         idx = sorted([*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])])
@@ -339,11 +344,41 @@ class LayeredChatMemory:
         except (NotImplementedError, ValueError, TypeError) as exc:
             msg = f"cannot add {messages!r:.200}: {exc}. Pass langchain-core messages."
             raise InvalidMessageError(msg) from exc
+        self._validate_batch(converted)
         last_ai = False
         for m in converted:
             if self._append(m):
                 last_ai = isinstance(m, AIMessage)
         return last_ai
+
+    def _validate_batch(self, batch: Sequence[BaseMessage]) -> None:
+        """Raise before anything is appended, so a rejected batch leaves the memory unchanged."""
+        seen: dict[str, BaseMessage] = {}
+        open_calls = list(self._open_calls) if self._open_ai is not None else []
+        for m in batch:
+            if m.id is not None:
+                old = self._log[self._pos[m.id]] if m.id in self._pos else seen.get(m.id)
+                if old is not None and not _same(old, m):
+                    msg = (
+                        f"message id {m.id!r} is already in the log with different content; "
+                        "the log is append-only. Give the new message a new id."
+                    )
+                    raise InvalidHistoryError(msg)
+                if old is not None:
+                    continue
+                seen[m.id] = m
+            if isinstance(m, ToolMessage):
+                if m.tool_call_id in open_calls:
+                    open_calls.remove(m.tool_call_id)
+                elif self.config.orphan_policy == "error":
+                    msg = (
+                        f"tool result {m.id!r} answers tool call {m.tool_call_id!r}, which is not "
+                        "an open call of the preceding AI message. Add the AI message first, or use "
+                        "orphan_policy='repair'."
+                    )
+                    raise InvalidHistoryError(msg)
+            else:
+                open_calls = tool_call_ids(m)
 
     def _append(self, message: BaseMessage) -> bool:
         if message.id is not None and message.id in self._pos:
@@ -873,7 +908,13 @@ class LayeredChatMemory:
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
         if self._active:
-            self._block = render_summary_block(self._active, role=self.config.summary_role)
+            facts = merge_summary_facts(*[e["facts"] for e in self._active if e["facts"]])
+            ledger = truncate_to_tokens(
+                render_facts(facts), self.config.max_facts_tokens_resolved, self.counter.count_text
+            )
+            self._block = render_summary_block(
+                self._active, role=self.config.summary_role, facts=ledger
+            )
             self._block_tokens = self.counter.count_message(self._block)
         else:
             self._block, self._block_tokens = None, 0

@@ -13,7 +13,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -25,6 +26,7 @@ __all__ = [
     "SUMMARY_PRIORITY",
     "escape_delimiters",
     "needs_escape",
+    "render_facts",
     "render_summary_block",
     "view_message",
 ]
@@ -105,10 +107,49 @@ def _has_delimiter(content: str | list) -> bool:
     )
 
 
+def render_facts(facts: Mapping[str, Any]) -> str:
+    """The mechanical ledger shown under the summaries: what no summary may lose.
+
+    User constraints, every modified file and the latest failure, taken from the compaction
+    entries' mechanical facts (never from summary text). The memory caps its size.
+
+    Example:
+        >>> print(render_facts({"constraints": ["Do not edit tests."], "modified_files": ["a.py"],
+        ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
+        ...     "errors": [{"lines": ["E   AssertionError"]}]}))
+        User constraints so far:
+        - Do not edit tests.
+        Files modified so far: a.py
+        Latest failure: `pytest` exit 1: E   AssertionError
+    """
+    lines: list[str] = []
+    constraints = list(facts.get("constraints") or [])
+    if constraints:
+        lines.append("User constraints so far:")
+        lines.extend(f"- {c}" for c in constraints)
+    modified = list(facts.get("modified_files") or [])
+    if modified:
+        lines.append("Files modified so far: " + ", ".join(modified))
+    failing = [c for c in facts.get("commands") or [] if c.get("ok") is False]
+    errors = facts.get("errors") or []
+    if failing or errors:
+        parts = []
+        if failing:
+            code = failing[-1].get("exit_code")
+            parts.append(
+                f"`{str(failing[-1].get('command') or '?')[:160]}`"
+                + (f" exit {code}" if code is not None else " failed")
+            )
+        if errors:
+            parts.append("; ".join(str(x)[:200] for x in (errors[-1].get("lines") or [])[-2:]))
+        lines.append("Latest failure: " + ": ".join(p for p in parts if p))
+    return "\n".join(lines)
+
+
 def render_summary_block(
-    summaries: Sequence[CompactionEntry], *, role: SummaryRole = "human"
+    summaries: Sequence[CompactionEntry], *, role: SummaryRole = "human", facts: str = ""
 ) -> BaseMessage:
-    """One message holding the preamble and every active summary, oldest first.
+    """One message holding the preamble, every active summary (oldest first) and the facts ledger.
 
     Its id is derived from the summaries' ids, so the same entries give the same message (stable
     prefixes for provider prompt caching).
@@ -120,6 +161,8 @@ def render_summary_block(
             f'<langctx:summary level="{e["level"]}" covers="{n} messages" id="{e["id"]}">\n'
             f"{escape_delimiters(e['summary'])}\n</langctx:summary>"
         )
+    if facts:
+        parts.append(f"<langctx:facts>\n{escape_delimiters(facts)}\n</langctx:facts>")
     text = "\n\n".join(parts)
     digest = hashlib.sha1("|".join(e["id"] for e in summaries).encode()).hexdigest()[:16]
     mid = f"langctx-summary-{digest}"

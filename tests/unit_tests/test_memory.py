@@ -513,3 +513,45 @@ def test_huge_tool_call_arguments_are_cut_in_the_projection() -> None:
     assert mem.messages[2].tool_calls[0]["args"]["content"] == big  # the log keeps it whole
     again = LayeredChatMemory.from_state(json.loads(json.dumps(mem.to_state())), max_tokens=4000)
     assert again.build_context() == mem.build_context()
+
+
+def test_rejected_batch_leaves_memory_unchanged() -> None:
+    mem = LayeredChatMemory(orphan_policy="error")
+    mem.add_messages([HumanMessage("task", id="t")])
+    with pytest.raises(InvalidHistoryError):
+        mem.add_messages([AIMessage("a", id="a1"), ToolMessage("stray", tool_call_id="nope")])
+    with pytest.raises(InvalidHistoryError):
+        mem.add_messages([HumanMessage("b", id="b1"), HumanMessage("other", id="t")])
+    assert [m.id for m in mem.messages] == ["t"]
+
+
+def test_compaction_is_deterministic() -> None:
+    def run() -> list:
+        mem = LayeredChatMemory(max_tokens=3000)
+        run_session(mem, 60)
+        return [(e["id"], e["summary"], e["tokens_before"]) for e in mem.compactions]
+
+    assert run() == run()
+
+
+def test_facts_ledger_keeps_every_modified_file_and_constraint() -> None:
+    mem = LayeredChatMemory(max_tokens=6000)
+    mem.add_messages([SystemMessage("s"), HumanMessage("Refactor the package.")])
+    mem.add_messages([HumanMessage("Never change the public API."), AIMessage("ok")])
+    for i in range(60):
+        call = {
+            "id": f"e{i}",
+            "name": "edit_file",
+            "args": {"path": f"pkg/mod_{i % 12}.py", "old": "a", "new": "b"},
+        }
+        mem.add_messages(
+            [
+                AIMessage("editing " + "word " * 150, tool_calls=[call]),
+                ToolMessage("ok " * 200, tool_call_id=f"e{i}"),
+            ]
+        )
+    assert mem.compactions
+    block = mem.build_context()[2].content
+    ledger = block.split("<langctx:facts>", 1)[1]
+    assert "Never change the public API." in ledger
+    assert all(f"pkg/mod_{k}.py" in ledger for k in range(12))
