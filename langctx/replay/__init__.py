@@ -1,0 +1,62 @@
+"""Replay recorded agent sessions through the memory and measure what it saves and keeps.
+
+``langctx replay SESSION`` is the command-line face of this package. The pieces:
+
+* :func:`read_session` / :func:`parse_session` read LangChain message JSONL, OpenAI
+  chat-completions JSON, Claude Code session JSONL and pi session JSONL, detected from the content;
+* :func:`replay_session` feeds a session to a :class:`~langctx.LayeredChatMemory` call by call and
+  returns a :class:`ReplayReport` (tokens per call with and without langctx, compactions, prompt-cache
+  prefix share, amnesia probes, integrity checks);
+* ``langctx.replay.render`` prints a report (rich when installed) and ``langctx.replay.plot`` draws it
+  (matplotlib); both are imported only when used.
+
+Example:
+    >>> from langctx.replay import parse_session, replay_session
+    >>> text = "\\n".join([
+    ...     '{"type": "human", "content": "List the files."}',
+    ...     '{"type": "ai", "content": "", "tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "ls"}}]}',
+    ...     '{"type": "tool", "content": "a.py b.py", "tool_call_id": "c1"}',
+    ...     '{"type": "ai", "content": "Two files."}',
+    ... ])
+    >>> report = replay_session(parse_session(text, name="ls"), max_tokens=8000)
+    >>> [c.context_tokens == c.full_tokens for c in report.calls]
+    [True, True]
+"""
+
+from langctx.replay.engine import (
+    PROBES,
+    REPORT_VERSION,
+    CallRecord,
+    CompactionRecord,
+    ReplayReport,
+    parse_token_count,
+    replay_session,
+)
+from langctx.replay.formats import (
+    SESSION_FORMATS,
+    EmptySessionError,
+    ParsedSession,
+    SessionFormat,
+    SessionFormatError,
+    detect_format,
+    parse_session,
+    read_session,
+)
+
+__all__ = [
+    "PROBES",
+    "REPORT_VERSION",
+    "SESSION_FORMATS",
+    "CallRecord",
+    "CompactionRecord",
+    "EmptySessionError",
+    "ParsedSession",
+    "ReplayReport",
+    "SessionFormat",
+    "SessionFormatError",
+    "detect_format",
+    "parse_session",
+    "parse_token_count",
+    "read_session",
+    "replay_session",
+]

@@ -1,0 +1,793 @@
+"""Replay a recorded session through a :class:`~langctx.LayeredChatMemory`, call by call.
+
+The session is fed as an agent loop would feed it: everything that arrives between two model calls
+(an AI message, its tool results, any human messages) is added in one ``add_messages`` call, then the
+context is built as the request of the next model call. Each AI message of the session is one model
+call; the request before it is what langctx would have sent, and the history up to it is what an
+agent without langctx sends (the full-history baseline).
+
+Per call the report holds the context tokens with and without langctx, the unchanged-prefix share
+(tokens of the longest common prefix of this request's and the previous request's message lists,
+over this request's tokens: what provider prompt caching can reuse) and the integrity checks (no
+tool result without its call and no call without its result in the projection; the pinned task
+present). Per compaction it holds the trigger, tokens before and after, level, quality, and the
+*amnesia probes*, checked on the request right after the compaction:
+
+* ``task`` -- the pinned task message is in the request, unaltered;
+* ``constraints`` -- every user constraint so far (:func:`~langctx.summarize.extract_constraints`
+  over the human messages) appears in the request;
+* ``files_modified`` -- every file modified so far (:func:`~langctx.files.extract_facts` over the
+  tool calls) appears in the request;
+* ``latest_failure`` -- one of the error lines of the latest failing tool result appears;
+* ``next_step`` -- the last stated next step (:func:`~langctx.summarize.extract_next_step`) appears.
+
+A fact "appears" when its first 48 characters, whitespace collapsed, are in the request's text
+(message texts plus tool-call names and JSON arguments); summaries clip long lines, so a prefix is
+the fair test. A probe is ``None`` when there is nothing to check yet (no failure so far, ...).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> msgs = [HumanMessage("Fix the parser. Do not edit tests.", id="h")]
+    >>> for i in range(30):
+    ...     msgs += [AIMessage("", id=f"a{i}", tool_calls=[
+    ...                  {"id": f"c{i}", "name": "read", "args": {"path": f"f{i}.py"}}]),
+    ...              ToolMessage("x = 1\\n" * 80, tool_call_id=f"c{i}", id=f"t{i}")]
+    >>> report = replay_session(msgs, max_tokens=2_000)
+    >>> len(report.calls), report.reduction > 0.5, report.projection_orphans
+    (30, True, 0)
+    >>> report.probe_shares()["task"]
+    1.0
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langctx.errors import ConfigError, LangctxWarning
+from langctx.files import Facts, empty_facts, extract_facts, merge_facts
+from langctx.memory import CompactionEvent, LayeredChatMemory
+from langctx.replay.formats import EmptySessionError, ParsedSession
+from langctx.summarize import (
+    LocalSummarizer,
+    ModelSummarizer,
+    SummaryRequest,
+    extract_constraints,
+    extract_next_step,
+    resolve_summarizer,
+)
+from langctx.tokens import TokenCounter
+
+__all__ = [
+    "PROBES",
+    "REPORT_VERSION",
+    "CallRecord",
+    "CompactionRecord",
+    "ReplayReport",
+    "parse_token_count",
+    "replay_session",
+]
+
+REPORT_VERSION = 1
+"""Version of :meth:`ReplayReport.to_dict`'s layout."""
+
+PROBES: tuple[str, ...] = ("task", "constraints", "files_modified", "latest_failure", "next_step")
+"""The amnesia probes, in report order."""
+
+_PREFIX_CHARS = 48
+_TOKENS_RE = re.compile(r"(?i)^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$")
+
+CompactionKind = Literal["fold", "placeholder", "merge", "truncate", "noop"]
+
+
+def parse_token_count(text: str | int) -> int:
+    """A token count written as ``32000``, ``32_000``, ``32,000``, ``32k`` or ``1.5M``.
+
+    Raises:
+        ConfigError: not a positive count.
+
+    Example:
+        >>> parse_token_count("32k"), parse_token_count("32000"), parse_token_count("1.5M")
+        (32000, 32000, 1500000)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = _TOKENS_RE.match(str(text).replace("_", "").replace(",", ""))
+        if not m:
+            msg = f"{text!r} is not a token count; write e.g. 32000 or 32k."
+            raise ConfigError(msg)
+        scale = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+        value = round(float(m.group(1)) * scale)
+    if value <= 0:
+        msg = f"a token count must be positive, got {text!r}."
+        raise ConfigError(msg)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call of the replay: the request langctx builds and the full-history baseline.
+
+    Example:
+        >>> CallRecord(index=2, message_index=5, context_tokens=400, full_tokens=400,
+        ...            context_messages=6, prefix_tokens=300, task_present=True).prefix_share
+        0.75
+    """
+
+    index: int
+    """1-based number of the model call."""
+    message_index: int
+    """Index in the session of the AI message this call produced."""
+    context_tokens: int
+    """Tokens of the request langctx builds (a recount of the projected messages)."""
+    full_tokens: int
+    """Tokens of the full history before this call (what an agent without langctx sends)."""
+    context_messages: int
+    """Messages in the request."""
+    prefix_tokens: int
+    """Tokens of the longest run of leading messages unchanged since the previous request."""
+    task_present: bool | None
+    """The pinned task is in the request, unaltered (None before the task arrived)."""
+    orphans: int = 0
+    """Tool results in the request whose call is not before them (must be 0)."""
+    unanswered: int = 0
+    """Tool calls in the request without their result (must be 0)."""
+    compactions: int = 0
+    """Compaction records written while the turn before this call was added."""
+
+    @property
+    def prefix_share(self) -> float:
+        """``prefix_tokens / context_tokens`` (0.0 for an empty request)."""
+        return self.prefix_tokens / self.context_tokens if self.context_tokens else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRecord:
+    """One compaction (or merge, placeholder pass, truncation) seen during the replay.
+
+    Example:
+        >>> r = CompactionRecord(before_call=9, kind="fold", trigger="proactive", level=1,
+        ...                      quality="local", tokens_before=28_845, tokens_after=10_852)
+        >>> r.tokens_before - r.tokens_after
+        17993
+    """
+
+    before_call: int | None
+    """The first call whose request reflects it; None when the session ended before another call."""
+    kind: CompactionKind
+    """``fold`` (turns folded into a summary), ``placeholder`` (large tool outputs replaced in place,
+    nothing folded), ``merge`` (summaries merged into a higher level), ``truncate`` (the newest turn
+    alone was too large and was cut, marked), ``noop`` (triggered, nothing could be done)."""
+    trigger: str
+    level: int | None
+    quality: str
+    """``local``, ``model``, ``mechanical``, ``fallback``, ``merged`` or ``none``."""
+    tokens_before: int
+    tokens_after: int
+    messages_covered: int = 0
+    edits: int = 0
+    probes: Mapping[str, bool | None] = field(default_factory=dict)
+    """The amnesia probes on the request right after it (see the module docstring)."""
+    coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """``(found, total)`` for the list probes (constraints, files_modified)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """Everything a replay measured; :meth:`to_dict` is the JSON form.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> r = replay_session([HumanMessage("Fix it.", id="h"), AIMessage("Fixed.", id="a")])
+        >>> r.input_tokens == r.input_tokens_full, r.reduction, r.probe_shares()["task"]
+        (True, 0.0, None)
+    """
+
+    session: str
+    format: str | None
+    settings: Mapping[str, Any]
+    messages: int
+    calls: tuple[CallRecord, ...]
+    compactions: tuple[CompactionRecord, ...]
+    orphans_in_input: int
+    """Tool results of the session without their call: repaired (kept in the log, never projected)."""
+    unanswered_in_input: int
+    """Tool calls of the session without a result: answered in the projection with a placeholder."""
+    summarizer_calls: int
+    """Summaries written by the summarizer (a model call each, or a local render with "local")."""
+    summarizer_input_tokens: int
+    """Tokens sent to a model summarizer (0 with the local summarizer)."""
+    fallbacks: int
+    """Summarizer calls that failed and fell back to the local summary."""
+    task: str | None
+    """The pinned task's text (first 300 characters)."""
+    seconds: float
+    notes: tuple[str, ...] = ()
+    """What was skipped while reading the session."""
+    warnings: tuple[str, ...] = ()
+    """What was repaired (orphans, unanswered calls)."""
+
+    # ---------------------------------------------------------------- totals
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens sent over all calls with langctx."""
+        return sum(c.context_tokens for c in self.calls)
+
+    @property
+    def input_tokens_full(self) -> int:
+        """Input tokens sent over all calls with the full history."""
+        return sum(c.full_tokens for c in self.calls)
+
+    @property
+    def reduction(self) -> float:
+        """``1 - input_tokens / input_tokens_full`` (0.0 when the baseline is empty)."""
+        full = self.input_tokens_full
+        return 1 - self.input_tokens / full if full else 0.0
+
+    @property
+    def max_context_tokens(self) -> int:
+        """The largest request with langctx."""
+        return max((c.context_tokens for c in self.calls), default=0)
+
+    @property
+    def max_full_tokens(self) -> int:
+        """The largest request with the full history."""
+        return max((c.full_tokens for c in self.calls), default=0)
+
+    @property
+    def cacheable_tokens(self) -> int:
+        """Sum over calls of the unchanged prefix: what provider prompt caching could reuse."""
+        return sum(c.prefix_tokens for c in self.calls)
+
+    @property
+    def cacheable_tokens_full(self) -> int:
+        """The same for the full history (each request extends the previous one)."""
+        return sum(prev.full_tokens for prev in self.calls[:-1])
+
+    @property
+    def mean_prefix_share(self) -> float:
+        """Mean of :attr:`CallRecord.prefix_share` over calls 2..n."""
+        rest = self.calls[1:]
+        return sum(c.prefix_share for c in rest) / len(rest) if rest else 0.0
+
+    @property
+    def projection_orphans(self) -> int:
+        """Orphan tool results plus unanswered calls over every projection (must be 0)."""
+        return sum(c.orphans + c.unanswered for c in self.calls)
+
+    @property
+    def task_missing_calls(self) -> int:
+        """Calls after the task arrived whose request lacks it, unaltered (must be 0)."""
+        return sum(1 for c in self.calls if c.task_present is False)
+
+    @property
+    def over_budget_calls(self) -> int:
+        """Calls whose request exceeds the budget."""
+        budget = int(self.settings.get("max_tokens") or 0)
+        return sum(1 for c in self.calls if budget and c.context_tokens > budget)
+
+    def count(self, kind: CompactionKind) -> int:
+        """How many compaction records of ``kind``."""
+        return sum(1 for c in self.compactions if c.kind == kind)
+
+    def probe_shares(self) -> dict[str, float | None]:
+        """Per probe, the share of compactions after which it held (None: nothing to check)."""
+        out: dict[str, float | None] = {}
+        probed = [c for c in self.compactions if c.kind != "noop"]
+        for name in PROBES:
+            values = [c.probes.get(name) for c in probed]
+            checked = [v for v in values if v is not None]
+            out[name] = sum(checked) / len(checked) if checked else None
+        return out
+
+    def totals(self) -> dict[str, Any]:
+        """The headline figures, JSON-safe."""
+        return {
+            "calls": len(self.calls),
+            "input_tokens": self.input_tokens,
+            "input_tokens_full": self.input_tokens_full,
+            "reduction": round(self.reduction, 6),
+            "max_context_tokens": self.max_context_tokens,
+            "max_full_tokens": self.max_full_tokens,
+            "compactions": self.count("fold"),
+            "placeholder_passes": self.count("placeholder"),
+            "merges": self.count("merge"),
+            "truncations": self.count("truncate"),
+            "noop_compactions": self.count("noop"),
+            "summarizer_calls": self.summarizer_calls,
+            "summarizer_input_tokens": self.summarizer_input_tokens,
+            "summarizer_fallbacks": self.fallbacks,
+            "mean_prefix_share": round(self.mean_prefix_share, 6),
+            "cacheable_tokens": self.cacheable_tokens,
+            "cacheable_tokens_full": self.cacheable_tokens_full,
+            "orphans_in_input": self.orphans_in_input,
+            "unanswered_in_input": self.unanswered_in_input,
+            "projection_orphans": self.projection_orphans,
+            "task_missing_calls": self.task_missing_calls,
+            "over_budget_calls": self.over_budget_calls,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole report as plain JSON values (``"v"`` is :data:`REPORT_VERSION`).
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")])
+            >>> d = r.to_dict()
+            >>> d["v"], d["totals"]["calls"], d["calls"][0]["context_tokens"] > 0
+            (1, 1, True)
+        """
+        return {
+            "v": REPORT_VERSION,
+            "session": self.session,
+            "format": self.format,
+            "settings": dict(self.settings),
+            "messages": self.messages,
+            "task": self.task,
+            "totals": self.totals(),
+            "probes": self.probe_shares(),
+            "calls": [
+                {
+                    "index": c.index,
+                    "message_index": c.message_index,
+                    "context_tokens": c.context_tokens,
+                    "full_tokens": c.full_tokens,
+                    "context_messages": c.context_messages,
+                    "prefix_tokens": c.prefix_tokens,
+                    "prefix_share": round(c.prefix_share, 6),
+                    "task_present": c.task_present,
+                    "orphans": c.orphans,
+                    "unanswered": c.unanswered,
+                    "compactions": c.compactions,
+                }
+                for c in self.calls
+            ],
+            "compactions": [
+                {
+                    "before_call": c.before_call,
+                    "kind": c.kind,
+                    "trigger": c.trigger,
+                    "level": c.level,
+                    "quality": c.quality,
+                    "tokens_before": c.tokens_before,
+                    "tokens_after": c.tokens_after,
+                    "messages_covered": c.messages_covered,
+                    "edits": c.edits,
+                    "probes": dict(c.probes),
+                    "coverage": {k: list(v) for k, v in c.coverage.items()},
+                }
+                for c in self.compactions
+            ],
+            "summarizer_calls": self.summarizer_calls,
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# The replay
+
+
+class _CountingSummarizer:
+    """Wraps a model summarizer to count its calls and the tokens sent to it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.count_tokens: Callable[[Sequence[BaseMessage]], int] = lambda messages: 0
+        self.calls = 0
+        self.input_tokens = 0
+
+    def _note(self, request: SummaryRequest) -> None:
+        self.calls += 1
+        if isinstance(self.inner, ModelSummarizer):
+            self.input_tokens += self.count_tokens(self.inner.build_messages(request))
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Count, then delegate."""
+        self._note(request)
+        return str(self.inner.summarize(request))
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Async version of `summarize`."""
+        self._note(request)
+        return str(await self.inner.asummarize(request))
+
+
+def _same(a: BaseMessage, b: BaseMessage) -> bool:
+    if a is b:
+        return True
+    return (
+        a.id == b.id
+        and a.type == b.type
+        and a.content == b.content
+        and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None)
+    )
+
+
+def _pair_errors(ctx: Sequence[BaseMessage]) -> tuple[int, int]:
+    """(orphan tool results, unanswered tool calls) in one request."""
+    open_calls: set[str] = set()
+    answered: set[str] = set()
+    orphans = 0
+    for m in ctx:
+        if isinstance(m, AIMessage):
+            open_calls.update(str(tc.get("id")) for tc in m.tool_calls)
+        elif isinstance(m, ToolMessage):
+            if m.tool_call_id in open_calls and m.tool_call_id not in answered:
+                answered.add(m.tool_call_id)
+            else:
+                orphans += 1
+    return orphans, len(open_calls - answered)
+
+
+def _unanswered_calls(messages: Sequence[BaseMessage]) -> int:
+    """Tool calls of the session that no later tool result answers."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return sum(
+        1
+        for m in messages
+        if isinstance(m, AIMessage)
+        for tc in m.tool_calls
+        if tc.get("id") not in answered
+    )
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _haystack(ctx: Sequence[BaseMessage]) -> str:
+    parts: list[str] = []
+    for m in ctx:
+        parts.append(m.text)
+        if isinstance(m, AIMessage):
+            for tc in m.tool_calls:
+                parts.append(f"{tc['name']} {json.dumps(tc['args'], ensure_ascii=False)}")
+    return _norm("\n".join(parts))
+
+
+def _present(needle: str, hay: str) -> bool:
+    key = _norm(needle)[:_PREFIX_CHARS]
+    return not key or key in hay
+
+
+class _Replay:
+    """State of one replay; :func:`replay_session` drives it."""
+
+    def __init__(self, messages: Sequence[BaseMessage], memory: LayeredChatMemory) -> None:
+        self.log = list(messages)
+        self.mem = memory
+        self.counter: TokenCounter = memory.counter
+        self.events: list[CompactionEvent] = []
+        self.calls: list[CallRecord] = []
+        self.records: list[CompactionRecord] = []
+        self.added = 0
+        self.full = 0
+        self.prev: list[BaseMessage] = []
+        self.facts: Facts = empty_facts()
+        self.humans: list[BaseMessage] = []
+        self.by_id = {str(m.id): m for m in self.log}
+
+    def add(self, batch: list[BaseMessage]) -> list[CompactionRecord]:
+        """Add one turn; return the compaction records it caused (not yet tied to a call)."""
+        entries = len(self.mem.compactions)
+        evictions = len(self.mem.eviction_log)
+        self.events.clear()
+        self.mem.add_messages(batch)
+        self.added += len(batch)
+        self.full += sum(self.counter.count_message(m) for m in batch)
+        self.humans.extend(m for m in batch if isinstance(m, HumanMessage))
+        self.facts = merge_facts(
+            self.facts,
+            extract_facts(
+                batch, file_tools=self.mem.file_tools, command_tools=self.mem.command_tools
+            ),
+        )
+        return self._records(entries, evictions)
+
+    def _records(self, entries_before: int, evictions_before: int) -> list[CompactionRecord]:
+        new_entries = self.mem.compactions[entries_before:]
+        truncated = any(r["action"] == "truncate" for r in self.mem.eviction_log[evictions_before:])
+        out: list[CompactionRecord] = []
+        for ev in self.events:
+            if ev.phase != "end":
+                continue
+            e = ev.entry
+            kind: CompactionKind
+            if e is not None:
+                kind = "fold"
+            elif ev.edits:
+                kind = "placeholder"
+            else:
+                kind = "truncate" if truncated else "noop"
+            out.append(
+                CompactionRecord(
+                    before_call=None,
+                    kind=kind,
+                    trigger=ev.trigger,
+                    level=e["level"] if e is not None else None,
+                    quality=e["quality"] if e is not None else "none",
+                    tokens_before=ev.tokens_before,
+                    tokens_after=int(ev.tokens_after or 0),
+                    messages_covered=len(e["covered_ids"]) if e is not None else 0,
+                    edits=ev.edits,
+                )
+            )
+        for e in new_entries:
+            if e["trigger"] == "merge":
+                out.append(
+                    CompactionRecord(
+                        before_call=None,
+                        kind="merge",
+                        trigger="merge",
+                        level=e["level"],
+                        quality=e["quality"],
+                        tokens_before=e["tokens_before"],
+                        tokens_after=e["tokens_after"],
+                        messages_covered=len(e["covered_ids"]),
+                    )
+                )
+        return out
+
+    def task(self) -> BaseMessage | None:
+        for mid in self.mem.pinned_ids:
+            m = self.by_id.get(mid)
+            if isinstance(m, HumanMessage):
+                return m
+        return None
+
+    def probes(
+        self, ctx: Sequence[BaseMessage]
+    ) -> tuple[dict[str, bool | None], dict[str, tuple[int, int]]]:
+        hay = _haystack(ctx)
+        task = self.task()
+        probes: dict[str, bool | None] = {"task": self.task_present(ctx, task)}
+        coverage: dict[str, tuple[int, int]] = {}
+        constraints = extract_constraints(self.humans)
+        files = self.facts["modified_files"]
+        for name, items in (("constraints", constraints), ("files_modified", files)):
+            found = sum(1 for item in items if _present(item, hay))
+            coverage[name] = (found, len(items))
+            probes[name] = found == len(items) if items else None
+        errors = self.facts["errors"]
+        lines = [ln for ln in errors[-1]["lines"] if ln.strip()] if errors else []
+        probes["latest_failure"] = any(_present(ln, hay) for ln in lines) if lines else None
+        step = extract_next_step(self.log[: self.added])
+        probes["next_step"] = _present(step, hay) if step else None
+        return probes, coverage
+
+    @staticmethod
+    def task_present(ctx: Sequence[BaseMessage], task: BaseMessage | None) -> bool | None:
+        if task is None:
+            return None
+        return any(m.id == task.id and m.content == task.content for m in ctx)
+
+    def call(self, message_index: int, n_records: int) -> tuple[CallRecord, list[BaseMessage]]:
+        ctx = self.mem.build_context()
+        sizes = [self.counter.count_message(m) for m in ctx]
+        prefix = 0
+        for j, (a, b) in enumerate(zip(self.prev, ctx, strict=False)):
+            if not _same(a, b):
+                break
+            prefix += sizes[j]
+        orphans, unanswered = _pair_errors(ctx)
+        record = CallRecord(
+            index=len(self.calls) + 1,
+            message_index=message_index,
+            context_tokens=sum(sizes),
+            full_tokens=self.full,
+            context_messages=len(ctx),
+            prefix_tokens=prefix,
+            task_present=self.task_present(ctx, self.task()),
+            orphans=orphans,
+            unanswered=unanswered,
+            compactions=n_records,
+        )
+        self.calls.append(record)
+        self.prev = ctx
+        return record, ctx
+
+    def turn(self, batch: list[BaseMessage], next_ai: int | None) -> None:
+        """Add ``batch``; then, if a model call follows (``next_ai``), record it."""
+        records = self.add(batch) if batch else []
+        ctx: list[BaseMessage] | None = None
+        if next_ai is not None:
+            _, ctx = self.call(next_ai, len(records))
+        if not records:
+            return
+        if ctx is None:
+            ctx = self.mem.build_context()
+        probes, coverage = self.probes(ctx)
+        before = len(self.calls) if next_ai is not None else None
+        for r in records:
+            self.records.append(
+                CompactionRecord(
+                    before_call=before,
+                    kind=r.kind,
+                    trigger=r.trigger,
+                    level=r.level,
+                    quality=r.quality,
+                    tokens_before=r.tokens_before,
+                    tokens_after=r.tokens_after,
+                    messages_covered=r.messages_covered,
+                    edits=r.edits,
+                    probes=probes,
+                    coverage=coverage,
+                )
+            )
+
+
+def _describe(counting: _CountingSummarizer | None) -> str:
+    if counting is None:
+        return "local"
+    inner = counting.inner
+    if isinstance(inner, ModelSummarizer):
+        model = inner.model
+        return str(
+            getattr(model, "model_name", None)
+            or getattr(model, "model", None)
+            or type(model).__name__
+        )
+    return str(getattr(inner, "name", type(inner).__name__))
+
+
+def replay_session(
+    session: ParsedSession | Sequence[BaseMessage],
+    *,
+    max_tokens: int | None = None,
+    context_window: int | None = None,
+    summarizer: object = None,
+    token_counter: object = "approximate",
+    name: str | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    **memory_options: Any,
+) -> ReplayReport:
+    """Replay a session through a fresh :class:`~langctx.LayeredChatMemory` and measure it.
+
+    Args:
+        session: a :class:`ParsedSession` (from :func:`read_session`) or a list of messages.
+        max_tokens: the memory's budget (default: the memory's own, 8000 or 55% of the window).
+        context_window: the model's window (compaction also triggers above window - reserve).
+        summarizer: ``None``/"local" or anything :class:`~langctx.LayeredChatMemory` accepts; a
+            model summarizer's calls and input tokens are counted.
+        token_counter: any spec :func:`~langctx.resolve_token_counter` accepts.
+        name: the session's name in the report (default: the parsed session's name).
+        on_progress: called with ``(calls done, total calls)`` after each model call.
+        **memory_options: any other :class:`~langctx.MemoryConfig` field (``is_task``, ...).
+
+    Returns:
+        The :class:`ReplayReport`.
+
+    Raises:
+        EmptySessionError: no messages, or no AI message (no model call to replay).
+        ConfigError: an invalid budget or option.
+
+    Warns:
+        LangctxWarning: the session has orphan tool results or unanswered tool calls (repaired,
+            and counted in the report).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")], max_tokens=4000)
+        >>> r.calls[0].context_tokens == r.calls[0].full_tokens, r.compactions
+        (True, ())
+    """
+    started = time.perf_counter()
+    fmt: str | None = None
+    notes: tuple[str, ...] = ()
+    if isinstance(session, ParsedSession):
+        messages: list[BaseMessage] = list(session.messages)
+        name = name or session.name
+        fmt = session.format
+        notes = session.notes
+    else:
+        messages = list(session)
+    name = name or "session"
+    messages = [
+        m if m.id is not None else m.model_copy(update={"id": f"{name}:{i}"})
+        for i, m in enumerate(messages)
+    ]  # stable ids, so the pinned task can be found again
+    if not messages:
+        msg = f"session {name!r} holds no messages; nothing to replay."
+        raise EmptySessionError(msg)
+    ai_positions = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
+    if not ai_positions:
+        msg = (
+            f"session {name!r} holds {len(messages)} messages but no AI message, so there is no "
+            "model call to replay."
+        )
+        raise EmptySessionError(msg)
+    counting: _CountingSummarizer | None = None
+    spec = summarizer
+    if summarizer is not None and summarizer != "local":
+        resolved = resolve_summarizer(summarizer)
+        if not isinstance(resolved, LocalSummarizer):
+            counting = _CountingSummarizer(resolved)
+            spec = counting
+    replay: _Replay | None = None
+
+    def listen(ev: CompactionEvent) -> None:
+        if replay is not None:
+            replay.events.append(ev)
+
+    if context_window is not None:
+        memory_options["context_window"] = context_window
+    mem = LayeredChatMemory(
+        max_tokens,
+        summarizer=spec,
+        token_counter=token_counter,
+        on_compaction=listen,
+        **memory_options,
+    )
+    if counting is not None:
+        counting.count_tokens = mem.counter.count_messages
+    replay = _Replay(messages, mem)
+    total = len(ai_positions)
+    batch: list[BaseMessage] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, AIMessage):
+            replay.turn(batch, i)
+            batch = []
+            if on_progress is not None:
+                on_progress(len(replay.calls), total)
+        batch.append(m)
+    replay.turn(batch, None)
+
+    drops = [r for r in mem.eviction_log if r["action"] == "drop_orphan"]
+    unanswered = _unanswered_calls(messages)
+    found: list[str] = []
+    if drops:
+        found.append(
+            f"{len(drops)} orphan tool result(s) in the session (no matching tool call before "
+            f"them), e.g. {drops[0]['ids'][0]!r}: repaired -- kept in the log, left out of every "
+            "projection"
+        )
+    if unanswered:
+        found.append(
+            f"{unanswered} tool call(s) in the session without a result: answered in the "
+            "projection with a placeholder result"
+        )
+    for text in found:
+        warnings.warn(f"langctx replay of {name!r}: {text}.", LangctxWarning, stacklevel=2)
+
+    summaries = [
+        r for r in replay.records if r.kind in ("fold", "merge") and r.quality != "mechanical"
+    ]
+    task = replay.task()
+    cfg = mem.config
+    settings = {
+        "max_tokens": cfg.max_tokens_resolved,
+        "context_window": cfg.context_window,
+        "high_mark": cfg.high_mark,
+        "keep_recent_tokens": cfg.keep_recent_tokens_resolved,
+        "token_counter": getattr(mem.counter, "name", type(mem.counter).__name__),
+        "summarizer": _describe(counting),
+    }
+    return ReplayReport(
+        session=name,
+        format=fmt,
+        settings=settings,
+        messages=len(messages),
+        calls=tuple(replay.calls),
+        compactions=tuple(replay.records),
+        orphans_in_input=len(drops),
+        unanswered_in_input=unanswered,
+        summarizer_calls=counting.calls if counting is not None else len(summaries),
+        summarizer_input_tokens=counting.input_tokens if counting is not None else 0,
+        fallbacks=sum(1 for r in mem.eviction_log if r["action"] == "summarizer_fallback"),
+        task=task.text[:300] if task is not None else None,
+        seconds=time.perf_counter() - started,
+        notes=notes,
+        warnings=tuple(found),
+    )

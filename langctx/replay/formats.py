@@ -1,0 +1,840 @@
+"""Read recorded agent sessions in four formats as langchain-core messages.
+
+The format is detected from the content, never from the file name:
+
+* ``langchain`` -- one message per line, ``{"type": "system"|"human"|"ai"|"tool", "content": ...,
+  "tool_calls": [{"id", "name", "args"}], "tool_call_id": ...}`` (the format of the recorded
+  sessions in ``../shared/data``), or langchain's own ``messages_to_dict`` records
+  ``{"type": ..., "data": {...}}``. A JSON array of such records works too.
+* ``openai`` -- a chat-completions request body ``{"messages": [...]}`` or a bare list of messages
+  with ``role`` / ``content`` / ``tool_calls`` / ``tool_call_id`` (also one message per line).
+  Anthropic Messages bodies (``system`` at the top, ``tool_use`` / ``tool_result`` blocks) are read
+  by the same parser.
+* ``claude-code`` -- Claude Code session JSONL: lines of ``type`` ``"user"`` / ``"assistant"`` whose
+  ``message.content`` holds ``text``, ``tool_use`` and ``tool_result`` blocks. Claude Code writes
+  one line per content block, so consecutive assistant lines with the same ``message.id`` are merged
+  into one AI message. Sidechain (sub-agent) lines, ``summary``, ``system``, ``file-history-snapshot``
+  and other bookkeeping lines are skipped and counted in :attr:`ParsedSession.notes`.
+* ``pi`` -- pi coding-agent session JSONL (badlogic/pi-mono, ``packages/coding-agent``): a
+  ``{"type": "session", ...}`` header, then ``{"type": "message", "message": {"role": "user" |
+  "assistant" | "toolResult" | "bashExecution" | "custom", "content": ...}}`` lines, where assistant
+  content blocks are ``text`` / ``thinking`` / ``toolCall {id, name, arguments}`` and tool results
+  carry ``toolCallId``, ``toolName`` and ``isError``. Sessions of format version 2 and later link
+  entries by ``id`` / ``parentId``; the branch that ends at the last entry is read, as pi does.
+  pi's own ``compaction`` entries are skipped: the replay feeds the full history and lets langctx
+  compact it. ``branch_summary`` and ``custom_message`` entries become human messages, as pi sends
+  them. Thinking blocks are dropped in every format (they are not resent to the model).
+
+Every message gets a stable id, ``"<name>:<line>"`` (``"<name>:<line>.<k>"`` when one line yields
+several messages; ``"<name>:m<index>"`` in a JSON document), so reading a file twice gives the same
+messages. Tool calls without an id get ``"<message id>-call<k>"``.
+
+Example:
+    >>> text = '{"type": "human", "content": "Fix the parser."}\\n{"type": "ai", "content": "On it."}'
+    >>> session = parse_session(text, name="demo")
+    >>> session.format, [m.type for m in session.messages], session.messages[0].id
+    ('langchain', ['human', 'ai'], 'demo:1')
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    messages_from_dict,
+)
+
+from langctx.errors import LangctxError
+
+__all__ = [
+    "SESSION_FORMATS",
+    "EmptySessionError",
+    "ParsedSession",
+    "SessionFormat",
+    "SessionFormatError",
+    "detect_format",
+    "parse_session",
+    "read_session",
+]
+
+SessionFormat = Literal["langchain", "openai", "claude-code", "pi"]
+"""The session formats :func:`parse_session` reads."""
+
+SESSION_FORMATS: tuple[SessionFormat, ...] = get_args(SessionFormat)
+"""Every supported format name, for ``--format`` choices."""
+
+_LC_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage, "tool": ToolMessage}
+_PI_ENTRY_TYPES = frozenset(
+    {
+        "session",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+_CLAUDE_ONLY_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation"})
+_DETECT_RECORDS = 200
+_BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+_BRANCH_SUFFIX = "</summary>"
+_COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n"
+    "<summary>\n"
+)
+_COMPACTION_SUFFIX = "\n</summary>"
+_FORMATS_HELP = (
+    "LangChain message JSONL, OpenAI chat-completions JSON, Claude Code session JSONL or pi "
+    "session JSONL"
+)
+
+
+class SessionFormatError(LangctxError, ValueError):
+    """A session file cannot be read: unreadable, not JSON, of no known format, or malformed.
+
+    Attributes:
+        path: the file, when one was read.
+        line: the 1-based line the problem is on, when there is one.
+
+    Example:
+        >>> try:
+        ...     parse_session('{"type": "human", "content": "hi"}\\n{"type": "human", oops}')
+        ... except SessionFormatError as exc:
+        ...     exc.line
+        2
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class EmptySessionError(SessionFormatError):
+    """A session holds no messages, or no model call to replay.
+
+    Example:
+        >>> try:
+        ...     parse_session("\\n")
+        ... except EmptySessionError as exc:
+        ...     "empty" in str(exc)
+        True
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSession:
+    """A session read from a file or text.
+
+    Example:
+        >>> s = parse_session('[{"role": "user", "content": "hi"}]', name="x")
+        >>> s.format, s.messages[0].content, s.notes
+        ('openai', 'hi', ())
+    """
+
+    name: str
+    """Short name, from the file name without ``.jsonl`` / ``.json`` / ``.messages``."""
+    format: SessionFormat
+    """The format it was read as."""
+    messages: list[BaseMessage]
+    """The messages, in order, with stable ids."""
+    path: str | None = None
+    """The file it was read from."""
+    notes: tuple[str, ...] = field(default=())
+    """What was skipped or assumed while reading (bookkeeping lines, pi's own compactions, ...)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def read_session(
+    path: str | Path, *, format: SessionFormat | None = None, name: str | None = None
+) -> ParsedSession:
+    """Read a session file; the format is detected from its content unless ``format`` is given.
+
+    Args:
+        path: the session file.
+        format: one of :data:`SESSION_FORMATS` to skip detection.
+        name: the session's name; defaults to the file name without its extensions.
+
+    Returns:
+        The :class:`ParsedSession`.
+
+    Raises:
+        SessionFormatError: the file cannot be read, is not UTF-8 JSON / JSONL, is of no known
+            format, or a line is malformed (the message names the line).
+        EmptySessionError: the file holds no messages.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     p = Path(d) / "run.messages.jsonl"
+        ...     _ = p.write_text('{"type": "human", "content": "hi"}\\n')
+        ...     read_session(p).name
+        'run'
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        msg = f"cannot read session file {str(p)!r}: {exc.strerror or exc}. Check the path."
+        raise SessionFormatError(msg, path=str(p)) from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        msg = (
+            f"{p}, line {line}: not UTF-8 text (byte {exc.start}); a session file is JSON or "
+            f"JSONL ({_FORMATS_HELP})."
+        )
+        raise SessionFormatError(msg, path=str(p), line=line) from exc
+    return parse_session(text, format=format, name=name or _stem(p), path=str(p))
+
+
+def parse_session(
+    text: str,
+    *,
+    format: SessionFormat | None = None,
+    name: str = "session",
+    path: str | None = None,
+) -> ParsedSession:
+    """Parse session text (JSON or JSONL) into messages with stable ids.
+
+    Args:
+        text: the file's content.
+        format: one of :data:`SESSION_FORMATS` to skip detection.
+        name: prefix of the message ids.
+        path: shown in error messages.
+
+    Returns:
+        The :class:`ParsedSession`.
+
+    Raises:
+        SessionFormatError: not JSON / JSONL, no known format, or a malformed record.
+        EmptySessionError: no messages.
+
+    Example:
+        >>> parse_session('{"messages": [{"role": "system", "content": "Be brief."}]}').messages
+        [SystemMessage(content='Be brief.', additional_kwargs={}, response_metadata={}, id='session:m0')]
+    """
+    where = path or f"<{name}>"
+    if format is not None and format not in SESSION_FORMATS:
+        msg = f"unknown session format {format!r}; use one of {', '.join(SESSION_FORMATS)}."
+        raise SessionFormatError(msg, path=path)
+    if not text.strip():
+        msg = f"{where}: the session is empty (no lines). Record a session first or pick another file."
+        raise EmptySessionError(msg, path=path, line=None)
+    doc = _document(text, where, path)
+    reader = _Reader(name=name, where=where, path=path)
+    if doc is not None:
+        fmt = format or _detect_document(doc, where, path)
+        if fmt == "openai" and (isinstance(doc, list) or "messages" in doc):
+            reader.openai_document(doc)
+        elif fmt == "langchain" and isinstance(doc, list):
+            reader.langchain(list(enumerate(doc, start=1)), index_label="item")
+        else:  # a single JSON object is a one-line JSONL file
+            records = [(1, doc)]
+            reader.records(fmt, records)
+    else:
+        records = list(_records(text, where, path))
+        fmt = format or _detect_records(records, where, path)
+        reader.records(fmt, records)
+    if not reader.out:
+        skipped = f" ({'; '.join(reader.notes)})" if reader.notes else ""
+        msg = f"{where}: the session holds no messages{skipped}. Check that this is an agent session log."
+        raise EmptySessionError(msg, path=path)
+    return ParsedSession(
+        name=name, format=fmt, messages=reader.out, path=path, notes=tuple(reader.notes)
+    )
+
+
+def detect_format(text: str) -> SessionFormat:
+    """Which session format ``text`` is in, from its content.
+
+    Raises:
+        SessionFormatError: not JSON / JSONL, or no record matches a known format.
+
+    Example:
+        >>> detect_format('{"type": "session", "id": "s1", "cwd": "/repo"}')
+        'pi'
+        >>> detect_format('{"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "u1"}')
+        'claude-code'
+    """
+    doc = _document(text, "<text>", None)
+    if doc is not None:
+        return _detect_document(doc, "<text>", None)
+    return _detect_records(list(_records(text, "<text>", None)), "<text>", None)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and detecting
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".jsonl", ".json", ".txt", ".messages", ".session"):
+        name = name.removesuffix(suffix)
+    return name or path.name
+
+
+def _document(text: str, where: str, path: str | None) -> Any:
+    """The whole text as one JSON value when it is one (a list or a dict), else None (JSONL)."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("[", "{")):
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return None  # several JSON values: JSONL
+        first = stripped.split("\n", 1)[0]
+        try:
+            json.loads(first)
+        except json.JSONDecodeError:
+            if stripped.startswith("["):  # a JSON array document that is broken
+                msg = (
+                    f"{where}, line {exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno}). "
+                    "Fix or truncate the file at that line."
+                )
+                raise SessionFormatError(msg, path=path, line=exc.lineno) from exc
+            if "\n" in stripped.strip():
+                # a multi-line JSON object (pretty-printed request body) that is broken
+                msg = (
+                    f"{where}, line {exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno}). "
+                    "Fix the file at that line."
+                )
+                raise SessionFormatError(msg, path=path, line=exc.lineno) from exc
+        return None  # the first line is fine: a JSONL file with a broken later line
+
+
+def _records(text: str, where: str, path: str | None) -> Iterator[tuple[int, Any]]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            msg = (
+                f"{where}, line {lineno}: not valid JSON ({exc.msg}, column {exc.colno}). "
+                "Each line of a JSONL session must be one JSON object; fix or remove that line."
+            )
+            raise SessionFormatError(msg, path=path, line=lineno) from exc
+
+
+def _classify(rec: Any) -> SessionFormat | None:
+    if not isinstance(rec, dict):
+        return None
+    kind = rec.get("type")
+    message = rec.get("message")
+    if kind == "message" and isinstance(message, dict):
+        return "pi"
+    if kind in _PI_ENTRY_TYPES and (kind != "custom" or "customType" in rec):
+        return "pi"
+    if (kind in ("user", "assistant") and isinstance(message, dict)) or kind in _CLAUDE_ONLY_TYPES:
+        return "claude-code"
+    if "sessionId" in rec and ("uuid" in rec or "parentUuid" in rec):
+        return "claude-code"
+    if kind in _LC_TYPES and ("content" in rec or isinstance(rec.get("data"), dict)):
+        return "langchain"
+    if isinstance(rec.get("role"), str) and ("content" in rec or "tool_calls" in rec):
+        return "openai"
+    return None
+
+
+def _unknown(where: str, path: str | None, line: int | None, sample: Any) -> SessionFormatError:
+    shown = json.dumps(sample, ensure_ascii=False)[:120] if sample is not None else ""
+    at = f", line {line}" if line is not None else ""
+    msg = (
+        f"{where}{at}: not a known session format (read {shown!r}). Supported: {_FORMATS_HELP}; "
+        "pass --format to force one."
+    )
+    return SessionFormatError(msg, path=path, line=line)
+
+
+def _detect_records(
+    records: Sequence[tuple[int, Any]], where: str, path: str | None
+) -> SessionFormat:
+    for _, rec in records[:_DETECT_RECORDS]:
+        fmt = _classify(rec)
+        if fmt is not None:
+            return fmt
+    line, sample = records[0] if records else (None, None)
+    raise _unknown(where, path, line, sample)
+
+
+def _detect_document(doc: Any, where: str, path: str | None) -> SessionFormat:
+    if isinstance(doc, dict):
+        if isinstance(doc.get("messages"), list):
+            return "openai"
+        fmt = _classify(doc)
+        if fmt is not None:
+            return fmt
+        raise _unknown(where, path, 1, doc)
+    if isinstance(doc, list):
+        for item in doc[:_DETECT_RECORDS]:
+            fmt = _classify(item)
+            if fmt in ("openai", "langchain"):
+                return fmt
+        raise _unknown(where, path, 1, doc[0] if doc else doc)
+    raise _unknown(where, path, 1, doc)
+
+
+# --------------------------------------------------------------------------------------------
+# Content helpers
+
+
+def _block_text(block: Any) -> str | None:
+    """Text of one content block; None for blocks that carry no text for the model."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind in ("text", "input_text", "output_text") and isinstance(block.get("text"), str):
+        return str(block["text"])
+    if kind == "refusal" and isinstance(block.get("refusal"), str):
+        return str(block["refusal"])
+    if kind in ("image", "image_url", "input_image"):
+        return "[image]"
+    return None
+
+
+def _flatten(content: Any) -> str:
+    """String or block-list content as one string (text blocks joined, images as ``[image]``)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [t for t in (_block_text(b) for b in content) if t is not None]
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _args(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict: JSON strings decoded, anything else wrapped."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            return {"arguments": raw}
+        return value if isinstance(value, dict) else {"arguments": value}
+    return {"arguments": raw}
+
+
+def _tool_call(raw: Any, fallback_id: str) -> dict[str, Any] | None:
+    """A langchain tool call from LangChain, OpenAI, Anthropic or pi shapes; None if nameless."""
+    if not isinstance(raw, dict):
+        return None
+    fn = raw.get("function") if isinstance(raw.get("function"), dict) else None
+    name = (fn or raw).get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    if fn is not None:
+        args = _args(fn.get("arguments"))
+    elif "args" in raw:
+        args = _args(raw.get("args"))
+    elif "input" in raw:
+        args = _args(raw.get("input"))
+    else:
+        args = _args(raw.get("arguments"))
+    call_id = raw.get("id") or raw.get("call_id")
+    return {
+        "id": str(call_id) if call_id else fallback_id,
+        "name": name,
+        "args": args,
+        "type": "tool_call",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The reader: one per parse, appends to ``out``
+
+
+class _Reader:
+    def __init__(self, *, name: str, where: str, path: str | None) -> None:
+        self.name = name
+        self.where = where
+        self.path = path
+        self.out: list[BaseMessage] = []
+        self.skipped: Counter[str] = Counter()
+        self._notes: list[str] = []
+        self._per_line: Counter[str] = Counter()
+
+    @property
+    def notes(self) -> list[str]:
+        counted = [f"{n} {what}" for what, n in sorted(self.skipped.items())]
+        return [*self._notes, *counted]
+
+    def _id(self, label: str) -> str:
+        k = self._per_line[label]
+        self._per_line[label] += 1
+        return f"{self.name}:{label}" if k == 0 else f"{self.name}:{label}.{k}"
+
+    def _fail(self, line: int | str, problem: str) -> SessionFormatError:
+        label = f"line {line}" if isinstance(line, int) else str(line)
+        msg = f"{self.where}, {label}: {problem}"
+        return SessionFormatError(msg, path=self.path, line=line if isinstance(line, int) else None)
+
+    def records(self, fmt: SessionFormat, records: list[tuple[int, Any]]) -> None:
+        for line, rec in records:
+            if not isinstance(rec, dict):
+                raise self._fail(line, f"expected a JSON object, got {type(rec).__name__}.")
+        if fmt == "langchain":
+            self.langchain(records)
+        elif fmt == "openai":
+            for line, rec in records:
+                self.openai_message(rec, str(line), line)
+        elif fmt == "claude-code":
+            self.claude_code(records)
+        else:
+            self.pi(records)
+
+    # ---------------------------------------------------------------- langchain
+
+    def langchain(self, records: list[tuple[int, Any]], *, index_label: str = "line") -> None:
+        for line, rec in records:
+            where: int | str = line if index_label == "line" else f"item {line}"
+            label = str(line) if index_label == "line" else f"m{line - 1}"
+            if not isinstance(rec, dict):
+                raise self._fail(where, f"expected a message object, got {type(rec).__name__}.")
+            kind = rec.get("type")
+            if isinstance(rec.get("data"), dict):
+                try:
+                    (message,) = messages_from_dict([rec])
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise self._fail(where, f"not a langchain message dict ({exc}).") from exc
+                self.out.append(message.model_copy(update={"id": self._id(label)}))
+                continue
+            if kind not in _LC_TYPES:
+                raise self._fail(
+                    where,
+                    f"unknown message type {kind!r}; a LangChain session line has type "
+                    "system, human, ai or tool.",
+                )
+            mid = self._id(label)
+            content = rec.get("content")
+            content = "" if content is None else content
+            if not isinstance(content, str | list):
+                content = json.dumps(content, ensure_ascii=False)
+            extra = (
+                rec.get("additional_kwargs")
+                if isinstance(rec.get("additional_kwargs"), dict)
+                else {}
+            )
+            if kind == "ai":
+                calls = [
+                    c
+                    for k, raw in enumerate(rec.get("tool_calls") or [])
+                    if (c := _tool_call(raw, f"{mid}-call{k}")) is not None
+                ]
+                self.out.append(
+                    AIMessage(content=content, id=mid, tool_calls=calls, additional_kwargs=extra)
+                )
+            elif kind == "tool":
+                call_id = rec.get("tool_call_id")
+                if not call_id:
+                    raise self._fail(where, "a tool message needs a tool_call_id.")
+                self.out.append(
+                    ToolMessage(
+                        content=content,
+                        id=mid,
+                        tool_call_id=str(call_id),
+                        name=rec.get("name"),
+                        status="error" if rec.get("status") == "error" else "success",
+                        additional_kwargs=extra,
+                    )
+                )
+            else:
+                cls = _LC_TYPES[kind]
+                self.out.append(cls(content=content, id=mid, additional_kwargs=extra))
+
+    # ---------------------------------------------------------------- openai / anthropic
+
+    def openai_document(self, doc: Any) -> None:
+        if isinstance(doc, dict):
+            system = doc.get("system")  # Anthropic Messages API
+            if system:
+                self.out.append(SystemMessage(content=_flatten(system), id=self._id("system")))
+            messages = doc.get("messages")
+        else:
+            messages = doc
+        if not isinstance(messages, list):
+            raise self._fail("messages", "expected a list of messages.")
+        for i, rec in enumerate(messages):
+            self.openai_message(rec, f"m{i}", f"message {i} (messages[{i}])")
+
+    def openai_message(self, rec: Any, label: str, where: int | str) -> None:
+        if not isinstance(rec, dict):
+            raise self._fail(where, f"expected a message object, got {type(rec).__name__}.")
+        role = rec.get("role")
+        content = rec.get("content")
+        if role in ("system", "developer"):
+            self.out.append(SystemMessage(content=_flatten(content), id=self._id(label)))
+        elif role == "user":
+            self._user_blocks(content, label, where)
+        elif role == "assistant":
+            mid = self._id(label)
+            calls: list[dict[str, Any]] = []
+            text_parts: list[str] = []
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_use":
+                        call = _tool_call(block, f"{mid}-call{len(calls)}")
+                        if call is not None:
+                            calls.append(call)
+                    elif (t := _block_text(block)) is not None:
+                        text_parts.append(t)
+            elif content is not None:
+                text_parts.append(_flatten(content))
+            for raw in rec.get("tool_calls") or []:
+                call = _tool_call(raw, f"{mid}-call{len(calls)}")
+                if call is not None:
+                    calls.append(call)
+            legacy = rec.get("function_call")
+            if isinstance(legacy, dict):
+                call = _tool_call({**legacy, "id": f"{mid}-fc"}, f"{mid}-fc")
+                if call is not None:
+                    calls.append(call)
+            self.out.append(AIMessage(content="\n".join(text_parts), id=mid, tool_calls=calls))
+        elif role == "tool":
+            call_id = rec.get("tool_call_id")
+            if not call_id:
+                raise self._fail(where, "a tool message needs a tool_call_id.")
+            self.out.append(
+                ToolMessage(
+                    content=_flatten(content),
+                    id=self._id(label),
+                    tool_call_id=str(call_id),
+                    name=rec.get("name"),
+                )
+            )
+        elif role == "function":  # legacy function calling: paired by name
+            name = rec.get("name")
+            call_id = self._open_function_call(name)
+            self.out.append(
+                ToolMessage(
+                    content=_flatten(content),
+                    id=self._id(label),
+                    tool_call_id=call_id or f"{self.name}:unmatched-{name}",
+                    name=name,
+                )
+            )
+        else:
+            raise self._fail(
+                where,
+                f"unknown role {role!r}; expected system, developer, user, assistant or tool.",
+            )
+
+    def _open_function_call(self, name: Any) -> str | None:
+        for m in reversed(self.out):
+            if isinstance(m, AIMessage):
+                for tc in m.tool_calls:
+                    if tc["name"] == name and tc["id"] and tc["id"].endswith("-fc"):
+                        return str(tc["id"])
+                return None
+        return None
+
+    def _user_blocks(self, content: Any, label: str, where: int | str) -> None:
+        """A user turn: ``tool_result`` blocks become tool messages, the rest one human message."""
+        if not isinstance(content, list):
+            self.out.append(HumanMessage(content=_flatten(content), id=self._id(label)))
+            return
+        pending: list[str] = []
+
+        def flush() -> None:
+            if pending:
+                self.out.append(HumanMessage(content="\n".join(pending), id=self._id(label)))
+                pending.clear()
+
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                flush()
+                call_id = block.get("tool_use_id")
+                if not call_id:
+                    raise self._fail(where, "a tool_result block needs a tool_use_id.")
+                self.out.append(
+                    ToolMessage(
+                        content=_flatten(block.get("content")),
+                        id=self._id(label),
+                        tool_call_id=str(call_id),
+                        status="error" if block.get("is_error") else "success",
+                    )
+                )
+            elif (t := _block_text(block)) is not None:
+                pending.append(t)
+        flush()
+
+    # ---------------------------------------------------------------- claude code
+
+    def claude_code(self, records: list[tuple[int, Any]]) -> None:
+        open_ai: tuple[str, int] | None = None  # (message.id, index in out) of the last AI
+        for line, rec in records:
+            kind = rec.get("type")
+            if rec.get("isSidechain"):
+                self.skipped["sidechain (sub-agent) lines skipped"] += 1
+                continue
+            message = rec.get("message")
+            if kind not in ("user", "assistant"):
+                self.skipped[f"{kind!s} lines skipped"] += 1
+                continue
+            if not isinstance(message, dict):
+                raise self._fail(line, f"a {kind!r} line needs a 'message' object.")
+            content = message.get("content")
+            if kind == "assistant":
+                mid = message.get("id")
+                blocks = content if isinstance(content, list) else [content]
+                if open_ai is not None and mid and open_ai[0] == mid:
+                    index = open_ai[1]
+                    self.out[index] = _extend_ai(self.out[index], blocks)
+                    continue
+                ai = _extend_ai(AIMessage(content="", id=self._id(str(line))), blocks)
+                self.out.append(ai)
+                open_ai = (str(mid), len(self.out) - 1) if mid else None
+            else:
+                before = len(self.out)
+                if rec.get("isCompactSummary"):
+                    self.skipped["Claude Code compact summaries kept as human messages"] += 1
+                self._user_blocks(content, str(line), line)
+                if any(not isinstance(m, ToolMessage) for m in self.out[before:]):
+                    open_ai = None  # a human turn closes the assistant message
+
+    # ---------------------------------------------------------------- pi
+
+    def pi(self, records: list[tuple[int, Any]]) -> None:
+        entries = [(line, rec) for line, rec in records if rec.get("type") != "session"]
+        if any("parentId" in rec and "id" in rec for _, rec in entries):
+            entries = self._pi_branch(entries)
+        for line, rec in entries:
+            kind = rec.get("type")
+            if kind == "message":
+                message = rec.get("message")
+                if not isinstance(message, dict):
+                    raise self._fail(line, "a pi 'message' entry needs a 'message' object.")
+                self._pi_message(message, line)
+            elif kind == "branch_summary" and rec.get("summary"):
+                text = _BRANCH_PREFIX + str(rec["summary"]) + _BRANCH_SUFFIX
+                self.out.append(HumanMessage(content=text, id=self._id(str(line))))
+            elif kind == "custom_message":
+                self.out.append(
+                    HumanMessage(content=_flatten(rec.get("content")), id=self._id(str(line)))
+                )
+            elif kind == "compaction":
+                self.skipped[
+                    "pi compaction entries skipped (langctx compacts the full history itself)"
+                ] += 1
+            else:
+                self.skipped[f"pi {kind!s} entries skipped"] += 1
+
+    def _pi_branch(self, entries: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The path from the last entry to the root through ``parentId`` (pi's active branch)."""
+        by_id = {str(rec["id"]): (line, rec) for line, rec in entries if rec.get("id") is not None}
+        path: list[tuple[int, Any]] = []
+        current: tuple[int, Any] | None = entries[-1] if entries else None
+        seen: set[str] = set()
+        while current is not None:
+            path.append(current)
+            seen.add(str(current[1].get("id")))
+            parent = current[1].get("parentId")
+            if parent is None:
+                break
+            if str(parent) in seen or str(parent) not in by_id:
+                self._notes.append(
+                    f"line {current[0]}: parentId {parent!r} not found; the branch starts there"
+                )
+                break
+            current = by_id[str(parent)]
+        path.reverse()
+        off = len(entries) - len(path)
+        if off:
+            self._notes.append(f"{off} entries on other branches were not replayed")
+        return path
+
+    def _pi_message(self, message: dict[str, Any], line: int) -> None:
+        role = message.get("role")
+        content = message.get("content")
+        label = str(line)
+        if role == "user":
+            self.out.append(HumanMessage(content=_flatten(content), id=self._id(label)))
+        elif role == "assistant":
+            blocks = content if isinstance(content, list) else [content]
+            self.out.append(_extend_ai(AIMessage(content="", id=self._id(label)), blocks))
+        elif role == "toolResult":
+            call_id = message.get("toolCallId")
+            if not call_id:
+                raise self._fail(line, "a pi toolResult message needs a toolCallId.")
+            self.out.append(
+                ToolMessage(
+                    content=_flatten(content),
+                    id=self._id(label),
+                    tool_call_id=str(call_id),
+                    name=message.get("toolName"),
+                    status="error" if message.get("isError") else "success",
+                )
+            )
+        elif role == "bashExecution":
+            if message.get("excludeFromContext"):
+                self.skipped["pi bash executions skipped (excluded from context with !!)"] += 1
+                return
+            self.out.append(HumanMessage(content=_pi_bash_text(message), id=self._id(label)))
+        elif role == "custom":
+            self.out.append(HumanMessage(content=_flatten(content), id=self._id(label)))
+        elif role == "branchSummary":
+            text = _BRANCH_PREFIX + str(message.get("summary", "")) + _BRANCH_SUFFIX
+            self.out.append(HumanMessage(content=text, id=self._id(label)))
+        elif role == "compactionSummary":
+            text = _COMPACTION_PREFIX + str(message.get("summary", "")) + _COMPACTION_SUFFIX
+            self.out.append(HumanMessage(content=text, id=self._id(label)))
+        else:
+            self.skipped[f"pi messages with role {role!r} skipped"] += 1
+
+
+def _extend_ai(ai: BaseMessage, blocks: Sequence[Any]) -> AIMessage:
+    """``ai`` with the text and tool calls of ``blocks`` appended (thinking blocks dropped)."""
+    assert isinstance(ai, AIMessage)
+    text = ai.content if isinstance(ai.content, str) else _flatten(ai.content)
+    parts = [text] if text else []
+    calls: list[Any] = list(ai.tool_calls)
+    for block in blocks:
+        if isinstance(block, Mapping) and block.get("type") in ("tool_use", "toolCall"):
+            call = _tool_call(dict(block), f"{ai.id}-call{len(calls)}")
+            if call is not None:
+                calls.append(call)
+        elif (t := _block_text(block)) is not None and t:
+            parts.append(t)
+    return AIMessage(content="\n".join(parts), id=ai.id, tool_calls=calls)
+
+
+def _pi_bash_text(message: Mapping[str, Any]) -> str:
+    """pi's ``bashExecutionToText``: how a user's ``!command`` reaches the model."""
+    text = f"Ran `{message.get('command', '')}`\n"
+    output = message.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif code not in (None, 0):
+        text += f"\n\nCommand exited with code {code}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text

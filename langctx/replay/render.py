@@ -1,0 +1,282 @@
+"""Show a :class:`~langctx.replay.ReplayReport` in a terminal: rich when installed, plain otherwise.
+
+Also a progress display for long replays (:func:`progress`), drawn on stderr only when it is a
+terminal. rich is imported only inside the functions that draw with it.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langctx.replay import replay_session
+    >>> report = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")])
+    >>> print(format_report(report).splitlines()[0])
+    langctx replay: session (1 model call, 2 messages)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from langctx.replay.engine import PROBES, CompactionRecord, ReplayReport
+
+__all__ = ["format_report", "print_report", "progress", "report_rows"]
+
+_PROBE_LABELS = {
+    "task": "task",
+    "constraints": "constraints",
+    "files_modified": "files modified",
+    "latest_failure": "latest failure",
+    "next_step": "next step",
+}
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
+    """The summary as ``(label, value)`` rows, shared by the rich and the plain layouts.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langctx.replay import replay_session
+        >>> rows = dict(report_rows(replay_session([HumanMessage("hi"), AIMessage("yo")])))
+        >>> rows["input tokens"].startswith("with langctx")
+        True
+    """
+    t = report.totals()
+    s = report.settings
+    window = f", window {_n(s['context_window'])}" if s.get("context_window") else ""
+    shares = report.probe_shares()
+    probed = sum(1 for c in report.compactions if c.kind != "noop")
+    probe_text = (
+        ", ".join(f"{_PROBE_LABELS[p]} {_pct(shares[p])}" for p in PROBES)
+        if probed
+        else "no compaction"
+    )
+    rows = [
+        ("format", f"{report.format or 'messages'}, {_n(report.messages)} messages"),
+        (
+            "memory",
+            f"budget {_n(s['max_tokens'])}{window}, compacts above {_n(s['high_mark'])}, "
+            f"keeps {_n(s['keep_recent_tokens'])} recent; counter {s['token_counter']}, "
+            f"summarizer {s['summarizer']}",
+        ),
+        (
+            "input tokens",
+            f"with langctx {_n(t['input_tokens'])} / full history {_n(t['input_tokens_full'])}"
+            f" -> {_pct(t['reduction'])} fewer",
+        ),
+        (
+            "largest request",
+            f"with langctx {_n(t['max_context_tokens'])} / full history {_n(t['max_full_tokens'])}",
+        ),
+        (
+            "compactions",
+            f"{t['compactions']} folds, {t['merges']} merges, {t['placeholder_passes']} placeholder "
+            f"passes, {t['truncations']} truncations; {t['summarizer_calls']} summaries written"
+            + (
+                f" ({_n(t['summarizer_input_tokens'])} tokens sent to the summarizer)"
+                if t["summarizer_input_tokens"]
+                else ""
+            )
+            + (f", {t['summarizer_fallbacks']} fallbacks" if t["summarizer_fallbacks"] else ""),
+        ),
+        (
+            "prompt-cache prefix",
+            f"mean {_pct(t['mean_prefix_share'])} of each request unchanged; cacheable "
+            f"{_n(t['cacheable_tokens'])} tokens (full history {_n(t['cacheable_tokens_full'])})",
+        ),
+        ("amnesia probes", probe_text + (f" (after {probed} compactions)" if probed else "")),
+        (
+            "integrity",
+            f"orphans in projections {t['projection_orphans']}, task missing at "
+            f"{t['task_missing_calls']} calls, over budget at {t['over_budget_calls']} calls; "
+            f"input: {t['orphans_in_input']} orphan results repaired, "
+            f"{t['unanswered_in_input']} unanswered calls",
+        ),
+        ("time", f"{report.seconds:.2f} s"),
+    ]
+    return rows
+
+
+def _probe_marks(c: CompactionRecord) -> str:
+    marks = []
+    for p in PROBES:
+        v = c.probes.get(p)
+        marks.append("-" if v is None else ("y" if v else "N"))
+    return "".join(marks)
+
+
+def _compaction_rows(report: ReplayReport, limit: int) -> tuple[list[list[str]], int]:
+    rows = [
+        [
+            "end" if c.before_call is None else str(c.before_call),
+            c.kind,
+            c.trigger,
+            "" if c.level is None else str(c.level),
+            c.quality,
+            _n(c.tokens_before),
+            _n(c.tokens_after),
+            _probe_marks(c),
+        ]
+        for c in report.compactions
+    ]
+    hidden = max(0, len(rows) - limit) if limit else 0
+    return (rows[:limit] if limit else rows), hidden
+
+
+_HEADERS = ["call", "kind", "trigger", "level", "quality", "before", "after", "probes"]
+_PROBE_KEY = (
+    "probes: task / constraints / files modified / latest failure / next step (y, N, - n/a)"
+)
+
+
+def _title(report: ReplayReport) -> str:
+    calls = len(report.calls)
+    return (
+        f"langctx replay: {report.session} ({calls} model call{'s' if calls != 1 else ''}, "
+        f"{_n(report.messages)} messages)"
+    )
+
+
+def format_report(report: ReplayReport, *, max_rows: int = 20) -> str:
+    """The report as plain text (no colours, fixed-width tables).
+
+    Args:
+        report: the replay's report.
+        max_rows: compaction rows shown (0: all).
+    """
+    lines = [_title(report), ""]
+    rows = report_rows(report)
+    width = max(len(label) for label, _ in rows)
+    lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]
+    body, hidden = _compaction_rows(report, max_rows)
+    if body:
+        lines += ["", "compactions (" + _PROBE_KEY + ")"]
+        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(_HEADERS)]
+        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)))
+        lines += [
+            "  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in body
+        ]
+        if hidden:
+            lines.append(f"  ... {hidden} more (use --rows 0 to show all)")
+    extra = [*report.warnings, *report.notes]
+    if extra:
+        lines += ["", "notes"]
+        lines += [f"  - {x}" for x in extra]
+    return "\n".join(lines)
+
+
+def _rich_available() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def print_report(
+    report: ReplayReport,
+    *,
+    file: TextIO | None = None,
+    max_rows: int = 20,
+    use_rich: bool | None = None,
+) -> None:
+    """Print the report: rich tables when rich is installed (and ``use_rich`` is not False).
+
+    Args:
+        report: the replay's report.
+        file: where to print (default stdout).
+        max_rows: compaction rows shown (0: all).
+        use_rich: force (True) or avoid (False) rich; None: rich when importable.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langctx.replay import replay_session
+        >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("yo", id="a")], name="hi")
+        >>> print_report(r, use_rich=False)  # doctest: +ELLIPSIS
+        langctx replay: hi (1 model call, 2 messages)
+        ...
+    """
+    out = file if file is not None else sys.stdout
+    if use_rich is False or (use_rich is None and not _rich_available()):
+        print(format_report(report, max_rows=max_rows), file=out)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, highlight=False)
+    summary = Table(title=_title(report), show_header=False, title_justify="left", expand=False)
+    summary.add_column(style="bold")
+    summary.add_column(overflow="fold")
+    for label, value in report_rows(report):
+        summary.add_row(label, value)
+    console.print(summary)
+    body, hidden = _compaction_rows(report, max_rows)
+    if body:
+        table = Table(title="compactions", caption=_PROBE_KEY, title_justify="left")
+        for h in _HEADERS:
+            table.add_column(h, justify="right" if h in ("call", "before", "after") else "left")
+        for r in body:
+            table.add_row(*r)
+        console.print(table)
+        if hidden:
+            console.print(f"... {hidden} more (use --rows 0 to show all)")
+    for x in [*report.warnings, *report.notes]:
+        console.print(f"note: {x}", markup=False)
+
+
+@contextmanager
+def progress(
+    *, enabled: bool, label: str = "replaying", file: TextIO | None = None
+) -> Iterator[Callable[[int, int], None]]:
+    """A ``(done, total)`` callback that draws a progress bar on ``file`` (default stderr).
+
+    Draws nothing when ``enabled`` is false. Uses rich's progress bar when rich is installed,
+    else a one-line counter.
+
+    Example:
+        >>> with progress(enabled=False) as tick:
+        ...     tick(1, 10)
+    """
+    stream = file if file is not None else sys.stderr
+    if not enabled:
+        yield lambda done, total: None
+        return
+    if _rich_available():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bar = Progress(
+            f"[bold]{label}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            "calls",
+            TimeElapsedColumn(),
+            console=Console(file=stream),
+            transient=True,
+        )
+        state: dict[str, Any] = {}
+
+        def tick(done: int, total: int) -> None:
+            if "task" not in state:
+                state["task"] = bar.add_task(label, total=total)
+            bar.update(state["task"], completed=done)
+
+        with bar:
+            yield tick
+        return
+
+    def plain(done: int, total: int) -> None:
+        stream.write(f"\r{label} {done}/{total} calls")
+        if done >= total:
+            stream.write("\r" + " " * (len(label) + 2 * len(str(total)) + 8) + "\r")
+        stream.flush()
+
+    yield plain
