@@ -1,0 +1,310 @@
+"""Detect what a tool output holds, from the tool call and from the content.
+
+The tool call gives strong hints: a read/open/view/cat of ``x.py`` is a source file, a shell
+command's output is a log. Content decides the rest: HTML markup or an accessibility snapshot, JSON,
+a stack trace, a table (CSV/TSV, markdown, psql/MySQL), a numbered file listing, log lines, code.
+Only the first few kilobytes and lines are inspected (and JSON parsed when it looks like JSON), so
+detection is cheap on any size.
+
+Example:
+    >>> detect_kind("a,b\\n1,2\\n3,4\\n5,6")
+    'table'
+    >>> detect_kind("x = 1\\n", tool_name="read", args={"path": "src/app.py"})
+    'source'
+    >>> detect_kind("Traceback (most recent call last):\\n  File \\"a.py\\", line 1, in <module>\\nKeyError: 1")
+    'stack_trace'
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shlex
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from langctx.context_mode.outputs import ContentKind
+from langctx.context_mode.reducers.source import split_listing
+from langctx.context_mode.reducers.source_outline import language_for_path
+
+__all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
+
+_PATH_KEYS = (
+    "path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path",
+    "relative_path", "uri", "url",
+)  # fmt: skip
+_READ_WORDS = frozenset({"read", "open", "view", "cat", "show", "get", "fetch", "load", "file"})
+_READ_COMMANDS = frozenset({"cat", "open", "view", "less", "more", "head", "tail", "bat", "nl"})
+_COMMAND_TOOLS = frozenset(
+    {
+        "bash", "sh", "zsh", "shell", "terminal", "run", "exec", "execute", "command", "cmd",
+        "powershell", "pwsh", "run_command", "execute_bash", "execute_command", "run_shell_command",
+        "run_terminal_cmd", "shell_exec", "subprocess", "pip", "npm", "pytest", "make",
+    }
+)  # fmt: skip
+_COMMAND_ARGS = ("command", "cmd", "script", "commands")
+_NON_SOURCE = frozenset({"json", "csv", "tsv", "html", "htm", "xhtml", "jsonl", "ndjson", "log"})
+
+_SAMPLE_CHARS = 16_384
+_FULL_JSON_CHECK = 2_000_000  # larger texts are checked by their brackets; the reducer parses
+_SAMPLE_LINES = 200
+
+_HTML_START = re.compile(r"^(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+_TAG = re.compile(r"</?(?:div|span|p|a|ul|li|table|tr|td|form|input|button|section|nav|h[1-6]|img|"
+                  r"script|style|meta|link|label|select|option|textarea|header|footer|main)\b", re.I)  # fmt: skip
+_A11Y_LINE = re.compile(
+    r"^\s*-\s+(?:link|button|heading|textbox|combobox|checkbox|radio|tab|menuitem|listitem|list|"
+    r"navigation|main|banner|img|paragraph|generic|text|searchbox|region|dialog|option|row|cell|"
+    r"table|group|article|contentinfo|complementary|form|separator|switch|slider)\b"
+)
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[\w.$]+(?:Error|Exception|Exit|Interrupt|Warning)\b|panic: |thread '.*' panicked at |"
+    r"Caused by: |Uncaught |Exception in thread |Error: |Fatal error: )"
+)
+_FRAME_LINE = re.compile(
+    r'^\s+File "[^"]+", line \d+|^\s+at .+(?::\d+|\(.*\))\)?\s*$|^\s*\d+:\s+0x[0-9a-f]+|'
+    r"^\s+\S+\.go:\d+|^\s+at \S+\.\w+\(.*\)$|^\s*\.\.\. \d+ more$|^goroutine \d+ \[|"
+    r"^\s*\d+: [\w:<>]+$|^\s+at [\w/\\.-]+:\d+:\d+$"
+)
+_LOG_LINE = re.compile(
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}|"
+    r"\b(?:INFO|DEBUG|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b|^\s*[$>] \S|^npm (?:ERR|WARN)|"
+    r"\b(?i:passed|failed|error|warning|exit code|traceback)\b"
+)
+_CODE_LINE = re.compile(
+    r"^\s*(?:import |from \S+ import |#include\b|package |using |def |class |function |"
+    r"(?:export |public |private |static |async )+|fn |func |struct |interface |const \w+ = |"
+    r"let \w+ = |return\b|if \(|for \(|while \(|\}\s*$|\};?\s*$)|[;{]\s*$"
+)
+_MD_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
+_BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
+_HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-]{0,63}\"?\s*$")
+
+
+def _lower_name(tool_name: str | None) -> str:
+    return (tool_name or "").strip().lower()
+
+
+def _command(args: Mapping[str, Any] | None) -> str | None:
+    if not args:
+        return None
+    for key in _COMMAND_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | None:
+    """The path of the file a tool call reads or shows, from its arguments, or ``None``.
+
+    Looks at the usual argument names (``path``, ``file_path``, ``filename``, ...), then at a shell
+    command that reads a file (``cat x.py``, ``open src/a.py 120``).
+
+    Example:
+        >>> output_path("bash", {"command": "cat -n src/app.py"})
+        'src/app.py'
+    """
+    if args:
+        for key in _PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    command = _command(args)
+    if command:
+        first_line = command.strip().split("\n", 1)[0]
+        try:
+            words = shlex.split(first_line)
+        except ValueError:
+            words = first_line.split()
+        if words and words[0] in _READ_COMMANDS:
+            for word in words[1:]:
+                if not word.startswith("-") and ("." in word or "/" in word):
+                    return word
+    return None
+
+
+def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
+    """Whether the tool call reads or views a file (``read``, ``read_file``, ``open``, ``view``...).
+
+    Example:
+        >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
+        True
+    """
+    name = _lower_name(tool_name)
+    words = set(re.split(r"[^a-z]+", name)) - {""}
+    if words & _READ_WORDS and not words & {"write", "edit", "create", "delete", "run", "exec"}:
+        return True
+    command = _command(args)
+    if command is not None:
+        first = command.strip().split(None, 1)
+        return bool(first) and first[0] in _READ_COMMANDS | {"view"}
+    return False
+
+
+def is_command_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
+    """Whether the tool call runs a command (a shell tool, or any tool with a ``command`` argument).
+
+    Example:
+        >>> is_command_call("execute_bash", {"command": "pytest -q"})
+        True
+    """
+    return _lower_name(tool_name) in _COMMAND_TOOLS or _command(args) is not None
+
+
+def _nonblank_lines(text: str) -> list[str]:
+    lines = text[:_SAMPLE_CHARS].split("\n")
+    if len(text) > _SAMPLE_CHARS and len(lines) > 1:
+        lines.pop()  # probably cut in the middle
+    return [line for line in lines if line.strip()][:_SAMPLE_LINES]
+
+
+def _looks_html(head: str, lines: list[str]) -> bool:
+    if _HTML_START.match(head):
+        return True
+    if not head.startswith("<"):
+        return False
+    tags = len(_TAG.findall(head))
+    return tags >= 5 and tags * 2 >= len(lines)
+
+
+def _looks_a11y(lines: list[str]) -> bool:
+    hits = sum(1 for line in lines if _A11Y_LINE.match(line))
+    return hits >= 5 and hits * 2 >= len(lines)
+
+
+def _looks_json(text: str, head: str) -> bool:
+    if not head.startswith(("{", "[")):
+        return False
+    if len(text) > _FULL_JSON_CHECK:  # parsing twice (here and in the reducer) costs seconds
+        closing = "}" if head.startswith("{") else "]"
+        return text.rstrip().endswith(closing) or _looks_json_lines(text)
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return _looks_json_lines(text)
+    return True
+
+
+def _looks_json_lines(text: str) -> bool:
+    lines = _nonblank_lines(text)[:50]
+    if len(lines) < 2:
+        return False
+    for line in lines:
+        try:
+            if not isinstance(json.loads(line), dict):
+                return False
+        except (ValueError, RecursionError):
+            return False
+    return True
+
+
+def _looks_stack_trace(lines: list[str]) -> bool:
+    if not lines:
+        return False
+    if lines[0].lstrip().startswith("Traceback (most recent call last)"):
+        frames = sum(1 for line in lines if _FRAME_LINE.match(line))
+        return frames * 3 >= len(lines) // 2
+    frames = sum(1 for line in lines if _FRAME_LINE.match(line))
+    has_exception = any(_EXCEPTION_LINE.match(line.lstrip()) for line in lines[:10])
+    return has_exception and frames >= 2 and frames * 2 >= len(lines) - 2
+
+
+def _looks_delimited(lines: list[str]) -> bool:
+    if len(lines) < 3:
+        return False
+    sample = lines[:40]
+    for delimiter in (",", "\t", ";", "|"):
+        try:
+            rows = list(csv.reader(sample, delimiter=delimiter))
+        except csv.Error:
+            continue
+        widths = Counter(len(row) for row in rows)
+        width, hits = widths.most_common(1)[0]
+        if width < 2 or hits < 0.8 * len(rows) or len(rows[0]) != width:
+            continue
+        if all(_HEADER_CELL.match(cell) for cell in rows[0]):
+            return True
+    return False
+
+
+def _looks_table(lines: list[str]) -> bool:
+    if len(lines) < 3:
+        return False
+    head = lines[:6]
+    if any(_MD_TABLE_SEP.match(line) for line in head) and sum(
+        1 for line in lines if line.lstrip().startswith("|")
+    ) >= 0.8 * len(lines):
+        return True
+    if any(_PSQL_SEP.match(line) for line in head[:3]) or any(
+        _BOX_SEP.match(line) for line in head
+    ):
+        return True
+    return _looks_delimited(lines)
+
+
+def _ratio(lines: list[str], pattern: re.Pattern[str]) -> float:
+    if not lines:
+        return 0.0
+    return sum(1 for line in lines if pattern.search(line)) / len(lines)
+
+
+def detect_kind(
+    text: str, *, tool_name: str | None = None, args: Mapping[str, Any] | None = None
+) -> ContentKind:
+    """Decide which reducer fits a tool output.
+
+    Args:
+        text: the tool output.
+        tool_name: name of the tool that produced it, if known.
+        args: arguments of the tool call, if known (a path or command is a strong hint).
+
+    Returns:
+        One of ``"html"``, ``"table"``, ``"json"``, ``"log"``, ``"stack_trace"``, ``"source"``,
+        ``"text"``.
+
+    Example:
+        >>> detect_kind("<!DOCTYPE html><html><body><a href='/x'>x</a></body></html>")
+        'html'
+        >>> detect_kind("FAILED tests/test_a.py::test_x", tool_name="bash", args={"command": "pytest"})
+        'log'
+    """
+    head = text[:_SAMPLE_CHARS].lstrip()
+    lines = _nonblank_lines(text.lstrip())
+    path = output_path(tool_name, args)
+    ext = path.rsplit(".", 1)[-1].lower() if path and "." in path.rsplit("/", 1)[-1] else ""
+    reading = is_read_call(tool_name, args)
+
+    if ext in ("html", "htm", "xhtml") and (_looks_html(head, lines) or head.startswith("<")):
+        return "html"
+    if ext in ("json", "jsonl", "ndjson", "geojson") and _looks_json(text, head):
+        return "json"
+    if ext in ("csv", "tsv") and len(lines) >= 2:
+        return "table"
+    if reading and ext not in _NON_SOURCE and language_for_path(path) is not None:
+        return "source"
+
+    if _looks_html(head, lines) or _looks_a11y(lines):
+        return "html"
+    if _looks_json(text, head):
+        return "json"
+    if _looks_stack_trace(lines):
+        return "stack_trace"
+    if _looks_table(lines):
+        return "table"
+    if split_listing("\n".join(lines)).numbered:
+        return "source"
+    if is_command_call(tool_name, args) and not reading:
+        return "log"
+    if reading:
+        return "source" if _ratio(lines, _CODE_LINE) >= 0.15 or ext else "text"
+    if _ratio(lines, _LOG_LINE) >= 0.2:
+        return "log"
+    if _ratio(lines, _CODE_LINE) >= 0.25:
+        return "source"
+    return "text"

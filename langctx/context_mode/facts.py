@@ -1,0 +1,241 @@
+"""Actionable facts in tool output: exit codes, error type names, file:line locations, durations.
+
+Reducers use these to decide which lines must survive, and to list the facts of the parts they cut.
+Every pattern is compiled once and written so a scan stays linear in the length of the text.
+
+Example:
+    >>> facts = extract_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
+    >>> facts.locations, facts.errors, facts.exit_codes
+    (('app.py:3',), ('ValueError',), ('exit code 1',))
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "DURATION_RE",
+    "ERROR_NAME_RE",
+    "EXIT_CODE_RE",
+    "LOCATION_RE",
+    "Facts",
+    "extract_facts",
+    "find_duration",
+    "find_exit_code",
+    "merge_facts",
+    "missing_facts",
+    "short_location",
+]
+
+EXIT_CODE_RE = re.compile(
+    r"\b(?:exit(?:ed)?(?:\s+with)?(?:\s+exit)?\s+(?:code|status)|exit_?code|return_?code"
+    r"|returncode|return code)\b\s*[:=]?\s*(-?\d{1,3})\b(?![.:\d])",
+    re.IGNORECASE,
+)
+"""``exit code 1``, ``Command exited with code 2``, ``exit status 127``, ``returncode=1``."""
+
+ERROR_NAME_RE = re.compile(
+    r"\b[A-Z]\w*?(?:Error|Exception)\b"
+    r"|\b(?:KeyboardInterrupt|SystemExit|StopIteration|panic)\b"
+    r"|\berror\s?TS\d{3,5}\b|\berror\[E\d{3,5}\]"
+)
+"""Exception and error type names: ``ValueError``, ``java.io.IOException``, ``error TS2345``,
+``error[E0308]``, ``panic``."""
+
+# A path: a run of path characters ending in ``name.ext``. The look-behind makes a match start only
+# at the beginning of such a run, which keeps the scan linear on long runs of word characters.
+_PATH = r"(?<![\w.~@+\-/\\])(?:[A-Za-z]:)?[\w.~@+\-/\\]*?[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}"
+LOCATION_RE = re.compile(
+    r'File "(?P<pyfile>[^"\n]{1,400})", line (?P<pyline>\d+)'
+    r"|(?P<file>" + _PATH + r")"
+    r"(?::(?P<line>\d+)(?::\d+)?|\((?P<tline>\d+),\d+\)|:line (?P<csline>\d+))"
+)
+"""``File "x.py", line 12``, ``src/a.ts:10:5``, ``a.ts(10,5)``, ``Foo.java:42``, ``X.cs:line 7``."""
+
+DURATION_RE = re.compile(
+    r"\b(?:took|elapsed|duration|finished in|completed in|done in|real|time|in)\b[:=]?\s*"
+    r"(\d+m\d+(?:\.\d+)?s|\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|minutes)\b)",
+    re.IGNORECASE,
+)
+"""``took 3.2s``, ``Done in 4.1s``, ``real 0m1.200s``, ``passed in 0.12s``, ``in 117ms``."""
+
+# Cheap anchors (literal prefixes, so the regex engine can skip ahead fast) that every fact contains.
+_ANCHOR_RES = (
+    re.compile(r"E(?:rror|xception)"),
+    re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d|\(\d+,\d|:line \d)"),
+    re.compile(r'", line \d'),
+)
+_ANCHOR_WORDS = ("interrupt", "systemexit", "stopiteration", "panic", "error", "exit", "return")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_WINDOW = 320
+MAX_FACT_WINDOWS = 20_000
+"""At most this many windows around anchors are scanned; beyond it, the first and last halves."""
+
+_TAIL_CHARS = 4_000
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """Facts found in a text, each kind in order of first appearance without duplicates."""
+
+    exit_codes: tuple[str, ...] = ()
+    """Exit codes, normalised to ``"exit code N"``."""
+
+    errors: tuple[str, ...] = ()
+    """Error and exception type names."""
+
+    locations: tuple[str, ...] = ()
+    """Locations, normalised to ``"basename:line"``."""
+
+    def __bool__(self) -> bool:
+        return bool(self.exit_codes or self.errors or self.locations)
+
+    @property
+    def count(self) -> int:
+        """How many facts there are in total."""
+        return len(self.exit_codes) + len(self.errors) + len(self.locations)
+
+
+def short_location(path: str, line: str) -> str:
+    """Normalise a location to ``basename:line``.
+
+    Example:
+        >>> short_location("/src/pkg/mod.py", "12")
+        'mod.py:12'
+    """
+    base = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return f"{base}:{line}"
+
+
+def _locations(text: str) -> Iterable[str]:
+    for m in LOCATION_RE.finditer(text):
+        if m.group("pyfile") is not None:
+            yield short_location(m.group("pyfile"), m.group("pyline"))
+        else:
+            line = m.group("line") or m.group("tline") or m.group("csline")
+            yield short_location(m.group("file"), line)
+
+
+def _error_name(raw: str) -> str:
+    return re.sub(r"\s+", " ", raw)
+
+
+def extract_facts(text: str) -> Facts:
+    """Find the exit codes, error type names and file:line locations in ``text``.
+
+    Args:
+        text: any text.
+
+    Returns:
+        The facts, deduplicated, in order of first appearance.
+
+    Example:
+        >>> extract_facts("src/a.ts(3,5): error TS2304: Cannot find name 'x'.").errors
+        ('error TS2304',)
+    """
+    scanned = _windows_text(text)
+    exit_codes = dict.fromkeys(f"exit code {m.group(1)}" for m in EXIT_CODE_RE.finditer(scanned))
+    errors = dict.fromkeys(_error_name(m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
+    locations = dict.fromkeys(_locations(scanned))
+    return Facts(tuple(exit_codes), tuple(errors), tuple(locations))
+
+
+def _windows_text(text: str) -> str:
+    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors.
+
+    The full patterns are slow on megabytes of text; the anchors are literal and fast, so the full
+    patterns only run where a fact can be.
+    """
+    if len(text) <= 4 * _WINDOW:
+        return text
+    positions: list[int] = []
+    for anchor in _ANCHOR_RES:
+        positions.extend(m.start() for m in anchor.finditer(text))
+    lowered = text.translate(_ASCII_LOWER)
+    for word in _ANCHOR_WORDS:
+        start = lowered.find(word)
+        while start != -1:
+            positions.append(start)
+            start = lowered.find(word, start + 1)
+    if not positions:
+        return ""
+    positions.sort()
+    if len(positions) > MAX_FACT_WINDOWS:
+        half = MAX_FACT_WINDOWS // 2
+        positions = positions[:half] + positions[-half:]
+    spans: list[tuple[int, int]] = []
+    for pos in positions:
+        lo, hi = max(0, pos - _WINDOW), min(len(text), pos + _WINDOW)
+        lo = text.rfind("\n", lo, pos) + 1 or lo
+        end = text.find("\n", pos, hi)
+        hi = hi if end == -1 else end
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(hi, spans[-1][1]))
+        else:
+            spans.append((lo, hi))
+    return "\n".join(text[lo:hi] for lo, hi in spans)
+
+
+def merge_facts(parts: Iterable[Facts]) -> Facts:
+    """Union of several :class:`Facts`, keeping the order of first appearance.
+
+    Example:
+        >>> merge_facts([Facts(errors=("KeyError",)), Facts(errors=("KeyError", "OSError"))]).errors
+        ('KeyError', 'OSError')
+    """
+    exit_codes: dict[str, None] = {}
+    errors: dict[str, None] = {}
+    locations: dict[str, None] = {}
+    for part in parts:
+        exit_codes.update(dict.fromkeys(part.exit_codes))
+        errors.update(dict.fromkeys(part.errors))
+        locations.update(dict.fromkeys(part.locations))
+    return Facts(tuple(exit_codes), tuple(errors), tuple(locations))
+
+
+def missing_facts(facts: Facts, kept_text: str) -> Facts:
+    """Return the facts of ``facts`` that ``kept_text`` does not show.
+
+    Example:
+        >>> missing_facts(extract_facts("a.py:1 b.py:2 KeyError"), "a.py:1").locations
+        ('b.py:2',)
+    """
+    kept = extract_facts(kept_text)
+    kept_exit, kept_locations = set(kept.exit_codes), set(kept.locations)
+    return Facts(
+        tuple(code for code in facts.exit_codes if code not in kept_exit),
+        tuple(name for name in facts.errors if name not in kept_text),
+        tuple(loc for loc in facts.locations if loc not in kept_locations),
+    )
+
+
+def find_exit_code(text: str) -> int | None:
+    """Return the last exit code ``text`` states, or ``None``.
+
+    Example:
+        >>> find_exit_code("...\\nCommand exited with code 2\\n")
+        2
+    """
+    found = None
+    for m in EXIT_CODE_RE.finditer(text, max(0, len(text) - _TAIL_CHARS)):
+        found = int(m.group(1))
+    if found is None and len(text) > _TAIL_CHARS:
+        for m in EXIT_CODE_RE.finditer(text, 0, _TAIL_CHARS):
+            found = int(m.group(1))
+    return found
+
+
+def find_duration(text: str) -> str | None:
+    """Return the last duration stated near the end of ``text`` (``"1.2s"``), or ``None``.
+
+    Example:
+        >>> find_duration("===== 3 passed in 0.12s =====")
+        '0.12s'
+    """
+    found = None
+    for m in DURATION_RE.finditer(text, max(0, len(text) - _TAIL_CHARS)):
+        found = m.group(1).replace(" ", "")
+    return found

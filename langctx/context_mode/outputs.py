@@ -1,0 +1,104 @@
+"""The values Context-mode passes around: a content kind, what is known about an output, a reduction.
+
+Example:
+    >>> meta = OutputMeta(tool_name="bash", original_chars=12, original_tokens=3)
+    >>> meta.tool_name
+    'bash'
+    >>> "log" in CONTENT_KINDS
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+from langctx.context_mode.token_count import default_count_tokens
+
+__all__ = ["CONTENT_KINDS", "ContentKind", "OutputMeta", "Reduction"]
+
+ContentKind = Literal["html", "table", "json", "log", "stack_trace", "source", "text", "binary"]
+"""What a tool output holds; each kind has its own reducer.
+
+``table`` covers CSV/TSV, markdown and psql/MySQL tables and JSON arrays of records; ``log`` covers
+command output; ``binary`` is output that is not text (it is only produced by
+:func:`~langctx.context_mode.reduce_output`, never by :func:`~langctx.context_mode.detect_kind`).
+"""
+
+CONTENT_KINDS: tuple[ContentKind, ...] = get_args(ContentKind)
+"""Every :data:`ContentKind`, in declaration order."""
+
+
+def _no_args() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputMeta:
+    """What is known about a tool output besides its text.
+
+    Reducers copy these facts into the header of the reduced text, so they survive the reduction.
+    """
+
+    tool_name: str | None = None
+    """Name of the tool that produced the output, if known."""
+
+    args: Mapping[str, Any] = field(default_factory=_no_args)
+    """Arguments of the tool call (used for hints such as the path of a file that was read)."""
+
+    path: str | None = None
+    """Path of the file the output shows, from the tool arguments or the output itself."""
+
+    original_chars: int = 0
+    """Length of the original output in characters."""
+
+    original_tokens: int = 0
+    """Length of the original output in tokens, as ``count_tokens`` counts them."""
+
+    exit_code: int | None = None
+    """Exit code of the command, when the tool reported one or the output states it."""
+
+    duration: str | None = None
+    """How long the command took, as the output states it (for example ``"1.2s"``)."""
+
+    count_tokens: Callable[[str], int] = default_count_tokens
+    """Token counter used to keep the reduced text under its budget."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reduction:
+    """A tool output reduced to fit the context.
+
+    Example:
+        >>> r = Reduction(
+        ...     text="[...]", kind="text", original_chars=9000, original_tokens=2250,
+        ...     reduced_tokens=2, removed="lines 40-260 (220 lines)",
+        ... )
+        >>> r.saved_tokens
+        2248
+    """
+
+    text: str
+    """The reduced text: a header with the metadata, the kept content, a footer saying what was cut."""
+
+    kind: ContentKind
+    """The content kind the output was reduced as."""
+
+    original_chars: int
+    """Length of the original output in characters."""
+
+    original_tokens: int
+    """Length of the original output in tokens."""
+
+    reduced_tokens: int
+    """Length of :attr:`text` in tokens (same counter as :attr:`original_tokens`)."""
+
+    removed: str
+    """One line describing what was dropped."""
+
+    @property
+    def saved_tokens(self) -> int:
+        """Tokens saved by the reduction (never negative)."""
+        return max(0, self.original_tokens - self.reduced_tokens)

@@ -1,0 +1,407 @@
+"""Shared machinery of the reducers: picking lines under a token budget, header and footer.
+
+Every reducer builds a body, then calls :func:`finish`, which wraps it in the header (tool, original
+size, exit code, duration) and the footer (what was removed), escapes langctx delimiters in anything
+that came from the output, and guarantees the result fits the budget.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from langctx.context_mode.facts import Facts, extract_facts, missing_facts
+from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.context_mode.sanitize import escape_delimiters
+
+__all__ = [
+    "MARKER_OPEN",
+    "Candidate",
+    "body_budget",
+    "clip",
+    "facts_lines",
+    "finish",
+    "render_selection",
+    "select",
+]
+
+MARKER_OPEN = "[langctx context-mode"
+"""Start of the header and footer lines; output text can never produce it (it is escaped)."""
+
+# Room kept for the footer while the body is being built: a long footer of the usual shape.
+_FOOTER_SAMPLE = (
+    "removed 12,345 of 67,890 lines, 1,234 repeated lines collapsed into (×N); kept 123 "
+    "error/warning/trace lines; 12 facts only in the full output"
+)
+_MAX_REMOVED_CHARS = 400
+_MAX_MISSES = 200
+_GAP_SAMPLE = "[… lines 12345–67890 not shown …]"
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A piece of the body that may be kept: one display line standing for original lines."""
+
+    line: int
+    """First original line (0-based) the piece stands for; pieces are shown in this order."""
+
+    text: str
+    """The text to show (one or more display lines)."""
+
+    priority: int = 0
+    """Lower is kept first."""
+
+    rank: float = 0.0
+    """Order among pieces of the same priority; lower is kept first."""
+
+    end: int = -1
+    """Last original line the piece stands for (defaults to :attr:`line`)."""
+
+    @property
+    def last(self) -> int:
+        """Last original line covered."""
+        return self.line if self.end < self.line else self.end
+
+
+_RUN = re.compile(r"([^\w\s])\1{7,}")
+
+
+def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
+    """Shorten one line to ``max_chars``, saying how much was cut; long runs of one symbol
+    (``━━━━━━━━``, ``^^^^^^^^``, ``--------``) are squeezed to three.
+
+    Example:
+        >>> clip("x" * 500, 20)
+        'xxxxxxxxxxxxxxxxxxxx…(+480 chars)'
+        >>> clip("check ━━━━━━━━━━━━━━━━")
+        'check ━━━…'
+    """
+    if squeeze and len(line) > 8:
+        head = line[: max_chars * 4]  # bounds the work on a huge line
+        line = _RUN.sub(r"\1\1\1…", head) + line[len(head) :]
+    if len(line) <= max_chars:
+        return line
+    return f"{line[:max_chars]}…(+{len(line) - max_chars} chars)"
+
+
+def _gap(prev_last: int, next_first: int) -> int:
+    return 1 if next_first > prev_last + 1 else 0
+
+
+def select(
+    candidates: Iterable[Candidate],
+    *,
+    budget_tokens: int,
+    total_lines: int,
+    count_tokens: TokenCounter,
+    markers: bool = True,
+) -> list[Candidate]:
+    """Keep the most important candidates whose text, plus gap markers, fits ``budget_tokens``.
+
+    Candidates are taken by ``(priority, rank)``; each costs its tokens plus the marker of any gap
+    it opens (a gap is a run of original lines between kept pieces; no markers are counted when
+    ``markers`` is false). Linear in the number of candidates considered, plus ``O(k log k)`` for
+    the ``k`` kept.
+
+    Returns:
+        The kept candidates in line order.
+
+    Example:
+        >>> pieces = [Candidate(0, "head"), Candidate(5, "ERROR x", priority=-1),
+        ...           Candidate(9, "tail", priority=1)]
+        >>> [c.text for c in select(pieces, budget_tokens=9, total_lines=10,
+        ...                         count_tokens=lambda s: 1)]
+        ['head', 'ERROR x']
+    """
+    marker_tokens = count_tokens(_GAP_SAMPLE) + 1
+    ordered = sorted(candidates, key=lambda c: (c.priority, c.rank, c.line))
+    starts: list[int] = []
+    kept: list[Candidate] = []
+    if not markers:
+        marker_tokens = 0
+    used = marker_tokens if total_lines > 0 else 0  # the single gap of "nothing kept yet"
+    misses = 0
+    for cand in ordered:
+        if budget_tokens - used < 2 or misses > _MAX_MISSES:
+            break
+        i = bisect.bisect_left(starts, cand.line)
+        if i < len(starts) and starts[i] == cand.line:
+            continue  # one piece per original line
+        prev_last = kept[i - 1].last if i > 0 else -1
+        next_first = kept[i].line if i < len(kept) else total_lines
+        delta = _gap(prev_last, cand.line) + _gap(cand.last, next_first)
+        delta -= _gap(prev_last, next_first)
+        cost = count_tokens(cand.text) + 1 + delta * marker_tokens
+        if used + cost > budget_tokens:
+            misses += 1
+            continue
+        misses = 0
+        used += cost
+        starts.insert(i, cand.line)
+        kept.insert(i, cand)
+    return kept
+
+
+def select_with_facts(
+    candidates: Sequence[Candidate],
+    *,
+    budget_tokens: int,
+    total_lines: int,
+    count_tokens: TokenCounter,
+    omitted_text: Callable[[set[int]], list[str] | Facts],
+    max_note_share: float = 0.35,
+    markers: bool = True,
+    label: str = "Not shown above",
+) -> tuple[list[Candidate], list[str], int]:
+    """:func:`select`, then list the facts of what was cut, making room for that list.
+
+    The list of facts (exit codes, error names, file:line locations) is far more compact than the
+    lines that hold them, so lines give way to it, up to ``max_note_share`` of the budget.
+
+    Args:
+        candidates: the pieces that may be kept.
+        budget_tokens: tokens for the kept pieces, their gap markers and the facts line.
+        total_lines: number of original lines.
+        count_tokens: the token counter.
+        omitted_text: given the original lines kept, the texts whose facts should be listed.
+        max_note_share: the largest share of the budget the facts line may take.
+        markers: whether gaps get ``[… lines a–b not shown …]`` markers.
+        label: how the facts line starts.
+
+    Returns:
+        ``(kept, note_lines, unlisted)``.
+    """
+    reserve = 0
+    kept: list[Candidate] = []
+    for _ in range(6):
+        kept = select(
+            candidates,
+            budget_tokens=budget_tokens - reserve,
+            total_lines=total_lines,
+            count_tokens=count_tokens,
+            markers=markers,
+        )
+        kept_text = "\n".join(c.text for c in kept)
+        omitted = omitted_text({c.line for c in kept})
+        full, _ = facts_lines(
+            omitted, kept_text, budget_tokens=1 << 30, count_tokens=count_tokens, label=label
+        )
+        needed = count_tokens(full[0]) + 12 if full else 0
+        if needed <= reserve:
+            break
+        # Cutting more lines may cut more facts: reserve a little extra so this converges fast.
+        reserve = min(int(needed * 1.15) + 8, int(budget_tokens * max_note_share))
+    kept_text = "\n".join(c.text for c in kept)
+    omitted = omitted_text({c.line for c in kept})
+    note, unlisted = facts_lines(
+        omitted, kept_text, budget_tokens=reserve, count_tokens=count_tokens, label=label
+    )
+    return kept, note, unlisted
+
+
+def render_selection(kept: Sequence[Candidate], *, total_lines: int) -> list[str]:
+    """Lay out kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
+
+    Example:
+        >>> render_selection([Candidate(0, "a"), Candidate(9, "z")], total_lines=10)
+        ['a', '[… lines 2–9 not shown …]', 'z']
+    """
+    out: list[str] = []
+    prev_last = -1
+    for cand in kept:
+        if cand.line > prev_last + 1:
+            out.append(_marker(prev_last + 1, cand.line - 1))
+        out.append(cand.text)
+        prev_last = max(prev_last, cand.last)
+    if total_lines > prev_last + 1:
+        out.append(_marker(prev_last + 1, total_lines - 1))
+    return out
+
+
+def _marker(first: int, last: int) -> str:
+    if first == last:
+        return f"[… line {first + 1} not shown …]"
+    return f"[… lines {first + 1}–{last + 1} not shown …]"
+
+
+def facts_lines(
+    omitted: Iterable[str] | Facts,
+    kept_text: str,
+    *,
+    budget_tokens: int,
+    count_tokens: TokenCounter,
+    label: str = "Not shown above",
+) -> tuple[list[str], int]:
+    """List the facts of the cut parts that the kept text does not show, within a token budget.
+
+    Args:
+        omitted: the cut text pieces, or facts already extracted from them.
+        kept_text: the text that is kept.
+        budget_tokens: tokens the lines may use.
+        count_tokens: the token counter.
+        label: how the first line starts.
+
+    Returns:
+        ``(lines, unlisted)``: the lines to append to the body and how many facts did not fit.
+
+    Example:
+        >>> facts_lines(["boom in a.py:3 (KeyError)"], "kept", budget_tokens=100,
+        ...             count_tokens=lambda s: len(s) // 4)
+        (['Not shown above: KeyError; at a.py:3'], 0)
+    """
+    facts = omitted if isinstance(omitted, Facts) else extract_facts("\n".join(omitted))
+    missing = missing_facts(facts, kept_text)
+    if not missing:
+        return [], 0
+    groups: list[tuple[str, tuple[str, ...]]] = [
+        ("", missing.exit_codes),
+        ("", missing.errors),
+        ("at ", missing.locations),
+    ]
+    parts: list[str] = []
+    listed = 0
+    for prefix, items in groups:
+        shown: list[str] = []
+        for item in items:
+            trial = _facts_line(label, [*parts, prefix + ", ".join([*shown, item])], 0)
+            if count_tokens(trial) > budget_tokens - 12:  # room for the "+N more" suffix
+                break
+            shown.append(item)
+        listed += len(shown)
+        if shown:
+            parts.append(prefix + ", ".join(shown))
+        if len(shown) < len(items):
+            break
+    unlisted = missing.count - listed
+    if not parts:
+        return [], unlisted
+    return [_facts_line(label, parts, unlisted)], unlisted
+
+
+def _facts_line(label: str, parts: list[str], unlisted: int) -> str:
+    line = f"{label}: " + "; ".join(parts)
+    if unlisted:
+        line += f"; +{unlisted} more in the full output"
+    return line
+
+
+def _header(kind: ContentKind, meta: OutputMeta) -> str:
+    tool = f"{meta.tool_name} output" if meta.tool_name else "tool output"
+    parts = [
+        f"{tool} reduced ({kind})",
+        f"original {meta.original_chars:,} chars / {meta.original_tokens:,} tokens",
+    ]
+    if meta.path:
+        parts.append(f"path {clip(meta.path, 160)}")
+    if meta.exit_code is not None:
+        parts.append(f"exit code {meta.exit_code}")
+    if meta.duration:
+        parts.append(f"took {clip(meta.duration, 40)}")
+    return f"{MARKER_OPEN}: {escape_delimiters(' · '.join(parts))}]"
+
+
+def _footer(removed: str) -> str:
+    return f"{MARKER_OPEN}: removed {escape_delimiters(removed)}]"
+
+
+def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:
+    """Tokens left for the body once the header and a footer are accounted for.
+
+    Example:
+        >>> body_budget("log", OutputMeta(), 1500) < 1500
+        True
+    """
+    overhead = meta.count_tokens(_header(kind, meta)) + meta.count_tokens(_footer(_FOOTER_SAMPLE))
+    # Token counts are not exactly additive (pieces counted apart vs. the joined text): keep a margin.
+    margin = 2 + budget_tokens // 32
+    return max(0, budget_tokens - overhead - margin)
+
+
+def _one_line(removed: str) -> str:
+    flat = " ".join(removed.split())
+    return clip(flat, _MAX_REMOVED_CHARS)
+
+
+def finish(
+    *,
+    kind: ContentKind,
+    meta: OutputMeta,
+    budget_tokens: int,
+    body: str,
+    removed: str,
+) -> Reduction:
+    """Wrap ``body`` in the header and footer and make sure the whole text fits ``budget_tokens``.
+
+    ``body`` is escaped here (it comes from the output). If the text is over budget, the middle of
+    the body is cut; if even the header and footer do not fit, they are shortened.
+
+    Example:
+        >>> meta = OutputMeta(tool_name="bash", original_chars=9000, original_tokens=2000)
+        >>> print(finish(kind="log", meta=meta, budget_tokens=100, body="<langctx:x> kept",
+        ...              removed="everything else").text)
+        [langctx context-mode: bash output reduced (log) · original 9,000 chars / 2,000 tokens]
+        <\u200blangctx:x> kept
+        [langctx context-mode: removed everything else]
+    """
+    count = meta.count_tokens
+    removed = _one_line(removed)
+    header, footer = _header(kind, meta), _footer(removed)
+    safe_body = escape_delimiters(body)
+    text = f"{header}\n{safe_body}\n{footer}" if safe_body else f"{header}\n{footer}"
+    tokens = count(text)
+    if tokens > budget_tokens:
+        text, tokens = _fit(header, safe_body, footer, budget_tokens, count)
+    return Reduction(
+        text=text,
+        kind=kind,
+        original_chars=meta.original_chars,
+        original_tokens=meta.original_tokens,
+        reduced_tokens=tokens,
+        removed=removed,
+    )
+
+
+def _cut_middle(body: str, keep_chars: int) -> str:
+    if keep_chars >= len(body):
+        return body
+    head = keep_chars * 2 // 5
+    tail = keep_chars - head
+    cut = len(body) - head - tail
+    return f"{body[:head]}\n[… {cut:,} chars not shown …]\n{body[len(body) - tail :]}"
+
+
+def _fit(header: str, body: str, footer: str, budget: int, count: TokenCounter) -> tuple[str, int]:
+    def assemble(keep: int) -> str:
+        kept = _cut_middle(body, keep)
+        return f"{header}\n{kept}\n{footer}" if kept else f"{header}\n{footer}"
+
+    lo, hi = 0, min(len(body), budget * 16)
+    best: tuple[str, int] | None = None
+    while lo <= hi:  # binary search on the characters of body kept
+        mid = (lo + hi) // 2
+        text = assemble(mid)
+        tokens = count(text)
+        if tokens <= budget:
+            best = (text, tokens)
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if best is not None:
+        return best
+    # Even header + footer are too big for this budget: keep the start of them.
+    bare = f"{header}\n{footer}"
+    lo, hi = 0, len(bare)
+    best = ("", 0)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        tokens = count(bare[:mid])
+        if tokens <= budget:
+            best = (bare[:mid], tokens)
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return best

@@ -1,0 +1,130 @@
+"""Binary output: detect it, decode it safely, and describe it instead of showing it.
+
+Example:
+    >>> looks_binary("\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00" * 20)
+    True
+    >>> decode_output(b"caf\\xc3\\xa9")
+    ('café', False)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import body_budget, clip, finish
+
+__all__ = ["decode_output", "looks_binary", "reduce_binary"]
+
+_SAMPLE = 65_536
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_PRINTABLE_RUN = re.compile(rb"[\x20-\x7e]{6,}")
+_BINARY_SHARE = 0.10
+_HEX_BYTES = 64
+_MAX_STRINGS = 12
+_SCAN_BYTES = 1 << 20  # printable strings are looked for in the first and last MiB
+
+
+def looks_binary(text: str) -> bool:
+    """Whether ``text`` is binary data (NUL bytes, control characters, replacement characters).
+
+    Looks at the first 64 KiB: a NUL in text, or over 10% control/replacement characters.
+
+    Example:
+        >>> looks_binary("plain text\\twith tabs\\n"), looks_binary("a\\x00b")
+        (False, True)
+    """
+    sample = text[:_SAMPLE]
+    if not sample:
+        return False
+    bad = len(_CONTROL.findall(sample))
+    return "\x00" in sample or bad > _BINARY_SHARE * len(sample)
+
+
+def decode_output(data: bytes | bytearray | memoryview) -> tuple[str, bool]:
+    """Decode tool output bytes as UTF-8, replacing invalid sequences.
+
+    Returns:
+        ``(text, is_binary)``; ``is_binary`` is true when the bytes are not text.
+
+    Example:
+        >>> decode_output(b"\\x00\\xff\\xfe")[1]
+        True
+    """
+    raw = bytes(data)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+    return text, looks_binary(text)
+
+
+def _hex_preview(raw: bytes) -> list[str]:
+    head = raw[:_HEX_BYTES]
+    rows = []
+    for offset in range(0, len(head), 16):
+        chunk = head[offset : offset + 16]
+        hexes = " ".join(f"{b:02x}" for b in chunk)
+        printable = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+        rows.append(f"{offset:08x}  {hexes:<47}  {printable}")
+    return rows
+
+
+def reduce_binary(
+    text: str, *, meta: OutputMeta, budget_tokens: int, raw: bytes | None = None
+) -> Reduction:
+    """Describe binary output: its size, a hex preview and the printable strings in it.
+
+    Args:
+        text: the output decoded as text (with replacement characters).
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+        raw: the original bytes, when the output came as bytes.
+
+    Returns:
+        The reduction, ``kind="binary"``.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> blob = b"\\x7fELF\\x02\\x01" + b"\\x00" * 5000 + b"GLIBC_2.34\\x00"
+        >>> r = reduce_binary(blob.decode("latin-1"), meta=OutputMeta(original_chars=5017,
+        ...                   original_tokens=3000), budget_tokens=300, raw=blob)
+        >>> r.text.splitlines()[1], "'GLIBC_2.34'" in r.text
+        ('binary output, 5,017 bytes (sha256 7cb1cba4f3237a64…)', True)
+    """
+    data = raw if raw is not None else text.encode("utf-8", errors="surrogatepass")
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    scan = (
+        data if len(data) <= 2 * _SCAN_BYTES else data[:_SCAN_BYTES] + b"\0" + data[-_SCAN_BYTES:]
+    )
+    strings = list(dict.fromkeys(m.group(0).decode("ascii") for m in _PRINTABLE_RUN.finditer(scan)))
+    if len(strings) > _MAX_STRINGS:  # the first and the last ones
+        half = _MAX_STRINGS // 2
+        strings = [*strings[:half], "…", *strings[-half:]]
+    summary = f"binary output, {len(data):,} bytes (sha256 {digest}…)"
+    printable = ""
+    if strings:
+        shown = ", ".join("…" if s == "…" else repr(clip(s, 60)) for s in strings)
+        printable = f"printable strings: {shown}"
+    budget = body_budget("binary", meta, budget_tokens)
+    count = meta.count_tokens
+    body = [summary]
+    used = count(summary) + count(printable) + 2
+    hex_rows = _hex_preview(data)
+    if hex_rows and used + count(hex_rows[0]) + 4 <= budget:
+        body.append("hex preview:")
+        for row in hex_rows:
+            used += count(row) + 1
+            if used > budget:
+                break
+            body.append(row)
+    if printable:
+        body.append(printable)
+    return finish(
+        kind="binary",
+        meta=meta,
+        budget_tokens=budget_tokens,
+        body="\n".join(body),
+        removed=f"the binary content ({len(data):,} bytes); only a preview is shown",
+    )

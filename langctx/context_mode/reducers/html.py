@@ -1,0 +1,409 @@
+"""Reducer for HTML, DOM dumps and accessibility snapshots: visible text and interactive elements.
+
+HTML goes through the standard library's tolerant :class:`html.parser.HTMLParser`: scripts, styles
+and other invisible parts are dropped; links keep their ``href``; buttons, inputs, selects and
+textareas keep their label, placeholder and name. Accessibility snapshots (``- button "Save"
+[ref=e3]`` lines) keep their interactive and text-bearing nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+from langctx.context_mode.facts import extract_facts
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import (
+    Candidate,
+    body_budget,
+    clip,
+    finish,
+    select_with_facts,
+)
+from langctx.context_mode.reducers.text import reduce_text
+
+__all__ = ["MAX_HTML_CHARS", "extract_page", "reduce_html"]
+
+MAX_HTML_CHARS = 1_000_000
+"""HTML beyond this many characters is not parsed (it stays in the full output)."""
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "canvas", "iframe", "object"})
+_BLOCK = frozenset(
+    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure "
+    "footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody "
+    "td th thead tr ul title".split()
+)
+_INTERACTIVE_ROLES = frozenset(
+    "link button textbox searchbox combobox checkbox radio switch slider tab menuitem option "
+    "spinbutton".split()
+)
+_A11Y = re.compile(r"^\s*-\s+(\w+)(?:\s+\"((?:[^\"\\]|\\.)*)\")?(.*)$")
+_A11Y_URL = re.compile(r"^\s*-?\s*/url:\s*(\S+)")
+_SPACES = re.compile(r"\s+")
+_LINK_CHARS = 160
+_MARK = "\x00"  # around inline markup (links, images) while the page is assembled
+_CONTROL = "\x01"  # starts a line holding a form control or a button
+
+
+def _attr(attrs: dict[str, str | None], *names: str) -> str | None:
+    for name in names:
+        value = attrs.get(name)
+        if value and value.strip():
+            return _SPACES.sub(" ", value.strip())
+    return None
+
+
+class _Page(HTMLParser):
+    """Collects visible text and interactive elements, in document order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str | _Field] = []
+        self.skip = 0
+        self.in_head = False
+        self.in_title = False
+        self.labels: dict[str, str] = {}
+        self.open_label: list[str] | None = None
+        self.label_for: str | None = None
+        self.open_link: tuple[int, str | None, list[str]] | None = None
+        self.open_button: tuple[int, list[str]] | None = None
+        self.open_select: tuple[int, dict[str, str | None], list[str]] | None = None
+        self.open_option: list[str] | None = None
+        self.open_textarea: tuple[int, dict[str, str | None]] | None = None
+        self.elements = 0
+
+    def handle_starttag(self, tag: str, attrs_list: list[tuple[str, str | None]]) -> None:
+        attrs = dict(attrs_list)
+        if tag in _SKIP:
+            self.skip += 1
+            return
+        if self.skip:
+            return
+        if tag == "head":
+            self.in_head = True
+        elif tag == "title":
+            self.in_title = True
+            self.parts.append("\n# ")
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+        if tag == "a":
+            self.open_link = (len(self.parts), _attr(attrs, "href"), [])
+            self.parts.append("")
+        elif tag == "button" or (
+            tag == "input" and attrs.get("type") in ("submit", "button", "reset")
+        ):
+            label = _attr(attrs, "value", "aria-label", "title")
+            if tag == "input":
+                self.parts.append(f"\n{_CONTROL}[button: {label or attrs.get('type')}]\n")
+                self.elements += 1
+            else:
+                self.open_button = (len(self.parts), [label] if label else [])
+                self.parts.append("")
+        elif tag == "input":
+            if attrs.get("type") != "hidden":
+                self._field("input", attrs)
+        elif tag == "textarea":
+            self.open_textarea = (len(self.parts), attrs)
+            self.parts.append("")
+        elif tag == "select":
+            self.open_select = (len(self.parts), attrs, [])
+            self.parts.append("")
+        elif tag == "option" and self.open_select is not None:
+            self.open_option = []
+        elif tag == "label":
+            self.open_label = []
+            self.label_for = _attr(attrs, "for")
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self.parts.append("#" * int(tag[1]) + " ")
+        elif tag == "img":
+            alt = _attr(attrs, "alt")
+            if alt:
+                self._element(f"[image: {clip(alt, 100)}]")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag in _SKIP:
+            self.skip = max(0, self.skip - 1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self.skip = max(0, self.skip - 1)
+            return
+        if self.skip:
+            return
+        if tag == "head":
+            self.in_head = False
+        elif tag == "title":
+            self.in_title = False
+            self.parts.append("\n")
+        elif tag == "a" and self.open_link is not None:
+            index, href, words = self.open_link
+            self.open_link = None
+            text = _SPACES.sub(" ", "".join(words)).strip()
+            self.parts[index] = _MARK + _link(text, href) + _MARK
+            self.elements += 1
+        elif tag == "button" and self.open_button is not None:
+            index, words = self.open_button
+            self.open_button = None
+            text = _SPACES.sub(" ", " ".join(w for w in words if w)).strip()
+            self.parts[index] = f"\n{_CONTROL}[button: {clip(text, 80) or '?'}]\n"
+            self.elements += 1
+        elif tag == "textarea" and self.open_textarea is not None:
+            index, attrs = self.open_textarea
+            self.open_textarea = None
+            self._field("textarea", attrs, index=index)
+        elif tag == "option" and self.open_option is not None and self.open_select is not None:
+            self.open_select[2].append(_SPACES.sub(" ", "".join(self.open_option)).strip())
+            self.open_option = None
+        elif tag == "select" and self.open_select is not None:
+            index, attrs, options = self.open_select
+            self.open_select = None
+            shown = " | ".join(clip(o, 40) for o in options[:8] if o)
+            if len(options) > 8:
+                shown += f" | +{len(options) - 8} more"
+            self._field("select", attrs, index=index, extra=f"options: {shown}" if shown else None)
+        elif tag == "label" and self.open_label is not None:
+            text = _SPACES.sub(" ", "".join(self.open_label)).strip()
+            if self.label_for:
+                self.labels[self.label_for] = text
+            self.open_label = None
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self.parts.append("\n")
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.skip or (self.in_head and not self.in_title):
+            return
+        if self.open_option is not None:
+            self.open_option.append(data)
+            return
+        if self.open_select is not None or self.open_textarea is not None:
+            return
+        if self.open_label is not None:
+            self.open_label.append(data)
+        if self.open_link is not None:
+            self.open_link[2].append(data)
+            return
+        if self.open_button is not None:
+            self.open_button[1].append(data)
+            return
+        self.parts.append(data)
+
+    def _element(self, markup: str) -> None:
+        self.parts.append(f"{_MARK}{markup}{_MARK}")
+        self.elements += 1
+
+    def _field(
+        self,
+        kind: str,
+        attrs: dict[str, str | None],
+        *,
+        index: int | None = None,
+        extra: str | None = None,
+    ) -> None:
+        label = _attr(attrs, "aria-label")
+        if label is None and self.open_label is not None:
+            label = _SPACES.sub(" ", "".join(self.open_label)).strip() or None
+        typ = attrs.get("type")
+        field = _Field(
+            kind=kind,
+            type=typ if kind == "input" and typ and typ != "text" else None,
+            name=_attr(attrs, "name", "id"),
+            label=label,
+            placeholder=_attr(attrs, "placeholder"),
+            extra=extra,
+            element_id=attrs.get("id"),
+        )
+        if index is None:
+            self.parts.append(field)
+        else:
+            self.parts[index] = field
+        self.elements += 1
+
+    def render(self) -> list[tuple[bool, str]]:
+        """The page as ``(is a control or heading, line)``; ``<label for=...>`` labels filled in."""
+        pieces = [
+            part if isinstance(part, str) else f"\n{_CONTROL}{part.render(self.labels)}\n"
+            for part in self.parts
+        ]
+        lines = []
+        for raw in "".join(pieces).split("\n"):
+            line = _SPACES.sub(" ", raw.replace(_MARK, " ").replace(_CONTROL, " ")).strip()
+            if line and line != "#":
+                lines.append((_CONTROL in raw or line.startswith("#"), line))
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """An input, textarea or select."""
+
+    kind: str
+    type: str | None
+    name: str | None
+    label: str | None
+    placeholder: str | None
+    extra: str | None
+    element_id: str | None
+
+    def render(self, labels: dict[str, str]) -> str:
+        bits = [self.kind]
+        if self.type:
+            bits.append(f"type={self.type}")
+        if self.name:
+            bits.append(f"name={clip(self.name, 60)}")
+        label = self.label or (labels.get(self.element_id) if self.element_id else None)
+        if label:
+            bits.append(f'label="{clip(label, 80)}"')
+        if self.placeholder:
+            bits.append(f'placeholder="{clip(self.placeholder, 80)}"')
+        if self.extra:
+            bits.append(self.extra)
+        return f"[{' '.join(bits)}]"
+
+
+def _link(text: str, href: str | None) -> str:
+    text = clip(text, 100) or "link"
+    if not href or href.startswith(("javascript:", "#")):
+        return f"[link: {text}]"
+    return f"[{text}]({clip(href, _LINK_CHARS)})"
+
+
+def extract_page(html: str) -> tuple[list[str], int]:
+    """Visible text and interactive elements of an HTML document, one line per block.
+
+    Links stay inline as ``[text](href)``; each button and form control gets its own line.
+
+    Returns:
+        ``(lines, interactive element count)``.
+
+    Example:
+        >>> extract_page("<p>Hi <a href='/a'>there</a></p><button>Go</button>")
+        (['Hi [there](/a)', '[button: Go]'], 2)
+    """
+    lines, elements = _extract(html)
+    return [line for _, line in lines], elements
+
+
+def _extract(html: str) -> tuple[list[tuple[bool, str]], int]:
+    page = _Page()
+    page.feed(html[:MAX_HTML_CHARS])
+    page.close()
+    return page.render(), page.elements
+
+
+def _a11y_lines(text: str) -> tuple[list[tuple[int, str]], int]:
+    """``(priority, line)`` for the useful nodes of an accessibility snapshot."""
+    out: list[tuple[int, str]] = []
+    elements = 0
+    for raw in text.split("\n"):
+        url = _A11Y_URL.match(raw)
+        if url and out:
+            priority, last = out[-1]
+            out[-1] = (priority, f"{last} ({clip(url.group(1), _LINK_CHARS)})")
+            continue
+        m = _A11Y.match(raw)
+        if not m:
+            if raw.strip() and not raw.strip().startswith("- /"):
+                out.append((1, clip(raw.rstrip(), 200)))
+            continue
+        role, name, rest = m.groups()
+        if role in ("generic", "none", "presentation", "group", "list", "rowgroup") and not name:
+            continue
+        if role in _INTERACTIVE_ROLES:
+            elements += 1
+            out.append((0, clip(raw.rstrip(), 200)))
+        elif role == "heading":
+            out.append((0, clip(raw.rstrip(), 200)))
+        elif name or rest.strip(": "):
+            out.append((1, clip(raw.rstrip(), 200)))
+    return out, elements
+
+
+def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Show a line that repeats (a widget in every card) once, with ``(×N)``."""
+    counts = Counter(line for _, line in lines)
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for priority, line in lines:
+        if line in seen:
+            continue
+        seen.add(line)
+        out.append((priority, f"{line} (×{counts[line]})" if counts[line] > 1 else line))
+    return out
+
+
+def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce a page to its visible text and interactive elements.
+
+    Args:
+        text: HTML, a DOM dump or an accessibility snapshot.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="html"`` (the text reducer's if nothing could be extracted).
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> page = ('<html><head><style>p{}</style></head><body><h1>Login</h1>'
+        ...         '<label for="e">Email</label><input id="e" name="email" placeholder="you@x">'
+        ...         '<a href="/help">Help</a><script>var x=1;</script>'
+        ...         + '<p>Terms and conditions apply.</p>' * 300 + '</body></html>')
+        >>> r = reduce_html(page, meta=OutputMeta(original_chars=len(page), original_tokens=2500),
+        ...                 budget_tokens=300)
+        >>> print(r.text.splitlines()[2])
+        # Login
+        >>> '[input name=email label="Email" placeholder="you@x"]' in r.text, "[Help](/help)" in r.text
+        (True, True)
+        >>> "Terms and conditions apply. (×300)" in r.text
+        True
+    """
+    stripped = text.lstrip()
+    if stripped.startswith("<"):
+        try:
+            lines, elements = _extract(text)
+        except (AssertionError, ValueError, IndexError):  # HTMLParser on badly broken markup
+            lines, elements = [], 0
+        # Headings, buttons and form controls first; text and links in page order after them.
+        weighted = [(0 if control else 1, line) for control, line in lines]
+        what = "HTML page"
+    else:
+        weighted, elements = _a11y_lines(text)
+        what = "accessibility snapshot"
+    if not weighted:
+        return reduce_text(text, meta=meta, budget_tokens=budget_tokens, kind="html")
+    weighted = _collapse_repeats(weighted)
+    count = meta.count_tokens
+    summary = f"{what}: {len(weighted):,} text lines, {elements:,} interactive elements"
+    candidates = [
+        Candidate(i, clip(line, 400), priority, i) for i, (priority, line) in enumerate(weighted)
+    ]
+    budget = body_budget("html", meta, budget_tokens) - count(summary) - 12
+    facts = extract_facts("\n".join(line for _, line in weighted))
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=len(candidates),
+        count_tokens=count,
+        omitted_text=lambda _kept: facts,
+        markers=False,
+        label="Also on the page",
+    )
+    body = [summary, *(c.text for c in kept)]
+    if len(kept) < len(candidates):
+        body.append(f"(+{len(candidates) - len(kept):,} more text lines not shown)")
+    body.extend(note)
+    removed = "markup, scripts and styles" if what == "HTML page" else "unnamed container nodes"
+    if len(kept) < len(candidates):
+        removed += f", {len(candidates) - len(kept):,} of {len(candidates):,} text lines"
+    if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
+        removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind="html", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )

@@ -1,0 +1,204 @@
+"""Reducer for JSON: arrays of records like tables, anything else as a structure outline.
+
+An array of objects (or JSON lines) becomes its keys and the first 50 items, one compact line each;
+other values become an outline of keys, types and clipped values. Text that does not parse goes to
+the log reducer instead; this never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from langctx.context_mode.facts import extract_facts
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import (
+    Candidate,
+    body_budget,
+    clip,
+    finish,
+    select_with_facts,
+)
+from langctx.context_mode.reducers.log import reduce_log
+
+__all__ = ["MAX_ITEMS", "compact_json", "reduce_json"]
+
+MAX_ITEMS = 50
+"""Array items shown at most."""
+
+_STRING_CHARS = 120
+_LINE_CHARS = 400
+_MAX_DEPTH = 6
+_MAX_KEYS_LISTED = 60
+_NESTED_ITEMS = 3
+
+
+def compact_json(value: Any, *, depth: int = 2) -> Any:
+    """A copy of ``value`` with long strings clipped and containers below ``depth`` summarised.
+
+    Example:
+        >>> compact_json({"a": {"b": {"c": 1}}, "s": "x" * 200}, depth=1)["a"]
+        {'b': '{…1 key}'}
+    """
+    if isinstance(value, str):
+        return clip(value, _STRING_CHARS)
+    if isinstance(value, dict):
+        if depth < 0:
+            return f"{{…{len(value)} key{'s' if len(value) != 1 else ''}}}"
+        return {str(k): compact_json(v, depth=depth - 1) for k, v in list(value.items())[:40]}
+    if isinstance(value, list):
+        if depth < 0:
+            return f"[…{len(value)} item{'s' if len(value) != 1 else ''}]"
+        items = [compact_json(v, depth=depth - 1) for v in value[:10]]
+        if len(value) > 10:
+            items.append(f"…+{len(value) - 10} more")
+        return items
+    return value
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"object, {len(value)} keys"
+    if isinstance(value, list):
+        return f"array, {len(value)} items"
+    return type(value).__name__ if value is not None else "null"
+
+
+def _keys_of(items: list[Any]) -> list[str]:
+    keys: dict[str, None] = {}
+    for item in items[:1000]:
+        if isinstance(item, dict):
+            for key in item:
+                keys.setdefault(str(key), None)
+    return list(keys)
+
+
+def _keys_line(keys: list[str], label: str = "Keys") -> str:
+    shown = ", ".join(keys[:_MAX_KEYS_LISTED])
+    more = f", +{len(keys) - _MAX_KEYS_LISTED} more" if len(keys) > _MAX_KEYS_LISTED else ""
+    return f"{label} ({len(keys)}): {shown}{more}"
+
+
+def _outline(value: Any, indent: int, label: str) -> Iterator[tuple[int, str]]:
+    """``(depth, line)`` pairs describing ``value``."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        yield indent, f"{pad}{label}{{{len(value)} keys}}"
+        if indent >= _MAX_DEPTH:
+            return
+        for key, child in value.items():
+            yield from _outline(child, indent + 1, f"{json.dumps(str(key), ensure_ascii=False)}: ")
+    elif isinstance(value, list):
+        records = [v for v in value if isinstance(v, dict)]
+        line = f"{pad}{label}[{len(value)} items]"
+        if records and len(records) * 2 >= len(value):
+            line += " " + _keys_line(_keys_of(value), "keys")
+        yield indent, line
+        limit = MAX_ITEMS if indent <= 1 else _NESTED_ITEMS
+        for i, child in enumerate(value[:limit]):
+            if isinstance(child, dict | list) and indent < _MAX_DEPTH:
+                text = clip(_dumps(compact_json(child, depth=1)), _LINE_CHARS)
+                yield indent + 1, f"{pad}  [{i}] {text}"
+            else:
+                yield indent + 1, f"{pad}  [{i}] {clip(_dumps(child), _LINE_CHARS)}"
+        if len(value) > limit:
+            yield indent + 1, f"{pad}  … {len(value) - limit:,} more items not shown"
+    else:
+        yield indent, f"{pad}{label}{clip(_dumps(value), _LINE_CHARS)}"
+
+
+def _parse(text: str) -> tuple[Any, str] | None:
+    try:
+        return json.loads(text), "JSON"
+    except (ValueError, RecursionError):
+        pass
+    items = []
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except (ValueError, RecursionError):
+            return None
+    return (items, "JSON lines") if items else None
+
+
+def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce JSON to its keys and first items, or to an outline of its structure.
+
+    Args:
+        text: JSON or JSON lines.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="json"`` (``"log"`` if the text is not JSON after all).
+
+    Example:
+        >>> import json
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> data = json.dumps([{"id": i, "name": f"n{i}", "tags": ["a", "b"]} for i in range(300)])
+        >>> r = reduce_json(data, meta=OutputMeta(original_chars=len(data), original_tokens=6000),
+        ...                 budget_tokens=1500)
+        >>> "Keys (3): id, name, tags" in r.text, "more items not shown" in r.text
+        (True, True)
+    """
+    parsed = _parse(text)
+    if parsed is None:
+        return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
+    value, what = parsed
+    count = meta.count_tokens
+    candidates: list[Candidate] = []
+    if isinstance(value, list):
+        summary = f"{what} array of {len(value):,} items"
+        keys = _keys_of(value)
+        if keys:
+            candidates.append(Candidate(0, _keys_line(keys), 0, 0))
+        for i, item in enumerate(value[:MAX_ITEMS]):
+            line = f"[{i}] {clip(_dumps(compact_json(item, depth=2)), _LINE_CHARS)}"
+            candidates.append(Candidate(i + 1, line, 1, i))
+        total, unit = len(value), "items"
+    else:
+        summary = f"{what} {_kind(value)}"
+        outline = list(_outline(value, 0, ""))
+        if isinstance(value, dict):
+            outline = [(depth - 1, line[2:]) for depth, line in outline[1:]]  # the summary says it
+        for i, (depth, line) in enumerate(outline):
+            candidates.append(Candidate(i, line, min(depth, 4), i))
+        total, unit = len(candidates), "outline lines"
+    facts = extract_facts(text)
+    budget = body_budget("json", meta, budget_tokens) - count(summary) - 12
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=len(candidates),
+        count_tokens=count,
+        omitted_text=lambda _kept: facts,
+        markers=False,
+        label="Also in the data",
+    )
+    body = [summary, *(c.text for c in kept)]
+    if isinstance(value, list):
+        shown = sum(1 for c in kept if c.priority == 1)
+        if total > shown:
+            body.append(f"… {total - shown:,} more items not shown")
+        removed = f"{total - shown:,} of {total:,} items (kept the keys and the first {shown:,})"
+    else:
+        shown = len(kept)
+        if total > shown:
+            body.append(f"… {total - shown:,} more {unit} not shown")
+        removed = (
+            f"long values (clipped), array items past the first {MAX_ITEMS} "
+            f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
+        )
+    body.extend(note)
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind="json", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )

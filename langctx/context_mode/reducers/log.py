@@ -1,0 +1,362 @@
+"""Reducer for logs and command output: errors, warnings and tracebacks kept, repeats collapsed.
+
+Lines that can carry a fact (an error or warning word, an exit code, a stack frame, a file:line
+location) are found with literal anchors over the whole text, which keeps a 50 MB log to a few
+linear passes. Near-identical lines (digits ignored) are shown once with a count ``(×N)`` and the
+locations of the other occurrences. The first and last lines are kept too; the rest is cut, with
+``[… lines a–b not shown …]`` markers where it was.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass
+
+from langctx.context_mode.facts import (
+    EXIT_CODE_RE,
+    LOCATION_RE,
+    extract_facts,
+    short_location,
+)
+from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import (
+    Candidate,
+    body_budget,
+    clip,
+    finish,
+    render_selection,
+    select_with_facts,
+)
+from langctx.context_mode.sanitize import clean_terminal
+
+__all__ = ["LineProfile", "reduce_lines", "reduce_log"]
+
+_ERROR_WORDS = (
+    "error", "err!", "fail", "fatal", "exception", "traceback", "panic", "abort", "denied",
+    "segmentation fault", "core dump", "killed", "timed out", "timeout", "cannot ", "can't ",
+    "unable to", "not found", "no such file", "undefined reference", "assert", "interrupt",
+    "systemexit", "stopiteration", "✗", "✖", "×", "❌", "exit", "returncode", "return code",
+    "return_code",
+)  # fmt: skip
+_WARN_WORDS = ("warn", "deprecat")
+_FRAME_ANCHORS = (
+    re.compile(r"\n[ \t]+at "),  # JS / Java / C# frames
+    re.compile(r'File "'),  # Python frames
+    re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d|\(\d+,\d|:line \d)"),  # path.ext:line
+)
+_TRACEBACK_START = "Traceback (most recent call last)"
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_DIGITS = str.maketrans("", "", string.digits)  # keys ignore digits
+
+MAX_FACT_LINES = 20_000
+"""Lines with facts analysed at most (the first and last halves); the rest stay in the full output."""
+
+_MAX_ALSO_AT = 40
+_HAS_LOCATION = _FRAME_ANCHORS[2]
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_MESSAGE_WORDS = 3
+_TRACEBACK_MAX_LINES = 400
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineProfile:
+    """How a line-based reducer weighs lines."""
+
+    head_lines: int = 10
+    """Non-empty lines kept from the start."""
+
+    tail_lines: int = 20
+    """Non-empty lines kept from the end."""
+
+    edge_head: int = 3
+    """Of the head lines, how many are kept as surely as lines with facts."""
+
+    edge_tail: int = 5
+    """Of the tail lines, how many are kept as surely as lines with facts."""
+
+    context_lines: bool = False
+    """Also keep (at lower priority) the line after a Python frame and the line before a frame
+    location (the code line of a frame, the function line of a Go/Rust frame)."""
+
+    important_chars: int = 400
+    """Lines with facts are clipped to this many characters."""
+
+    other_chars: int = 240
+    """Other kept lines are clipped to this many characters."""
+
+
+LOG_PROFILE = LineProfile()
+
+
+def _positions(lowered: str, words: tuple[str, ...]) -> list[int]:
+    found: list[int] = []
+    for word in words:
+        start = lowered.find(word)
+        while start != -1:
+            found.append(start)
+            start = lowered.find(word, start + 1)
+    return found
+
+
+def _line_indices(text: str, positions: list[int]) -> set[int]:
+    """Line numbers (0-based) of character positions, counting newlines between them."""
+    found: set[int] = set()
+    line = prev = 0
+    for pos in sorted(positions):
+        line += text.count("\n", prev, pos)
+        prev = pos
+        found.add(line)
+    return found
+
+
+def _traceback_lines(lines: list[str], first: int) -> list[int]:
+    """Indices of a Python traceback block starting at ``first``, through the exception line."""
+    block = [first]
+    j = first + 1
+    while j < len(lines) and j - first < _TRACEBACK_MAX_LINES:
+        line = lines[j]
+        block.append(j)
+        if line and not line[0].isspace():
+            break  # the exception line ends the block
+        j += 1
+    return block
+
+
+def _cap(indices: list[int]) -> tuple[list[int], int]:
+    if len(indices) <= MAX_FACT_LINES:
+        return indices, 0
+    half = MAX_FACT_LINES // 2
+    return indices[:half] + indices[-half:], len(indices) - MAX_FACT_LINES
+
+
+def _locations(line: str) -> list[str]:
+    found = []
+    for m in LOCATION_RE.finditer(line):
+        if m.group("pyfile") is not None:
+            found.append(short_location(m.group("pyfile"), m.group("pyline")))
+        else:
+            number = m.group("line") or m.group("tline") or m.group("csline")
+            found.append(short_location(m.group("file"), number))
+    return found
+
+
+def reduce_lines(
+    text: str,
+    *,
+    kind: ContentKind,
+    meta: OutputMeta,
+    budget_tokens: int,
+    profile: LineProfile = LOG_PROFILE,
+    preface: tuple[str, ...] = (),
+) -> Reduction:
+    """Reduce line-oriented output: facts first, then the first and last lines, repeats collapsed.
+
+    Args:
+        text: the output.
+        kind: the kind to report.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+        profile: how lines are weighed.
+        preface: lines to put first in the body (a summary the caller computed).
+
+    Returns:
+        The reduction.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> out = "building\\n" * 500 + "warning: unused variable x\\nfailed: 1 test\\n"
+        >>> r = reduce_lines(out, kind="log", meta=OutputMeta(original_tokens=1000),
+        ...                  budget_tokens=200, preface=("Summary: 1 failure",))
+        >>> r.text.splitlines()[1:3]
+        ['Summary: 1 failure', 'building (×500)']
+    """
+    count = meta.count_tokens
+    clean = clean_terminal(text)
+    lines = clean.split("\n")
+    while len(lines) > 1 and not lines[-1].strip():
+        lines.pop()
+    n = len(lines)
+    keys = clean.translate(_DIGITS).split("\n")[:n]  # digits ignored: near-identical lines match
+    counts = Counter(keys)
+
+    lowered = clean.translate(_ASCII_LOWER)
+    positions = _positions(lowered, _ERROR_WORDS)
+    for anchor in _FRAME_ANCHORS:
+        positions.extend(m.start() + 1 for m in anchor.finditer(clean))
+    error_idx = _line_indices(clean, positions)
+    warn_idx = _line_indices(clean, _positions(lowered, _WARN_WORDS)) - error_idx
+    error_idx.discard(n)
+    warn_idx.discard(n)
+    del lowered
+
+    for i in sorted(error_idx):
+        if lines[i].lstrip().startswith(_TRACEBACK_START):
+            error_idx.update(_traceback_lines(lines, i))
+    fact_idx, skipped = _cap(sorted(error_idx | warn_idx))
+
+    context_idx: set[int] = set()
+    if profile.context_lines:
+        for i in fact_idx:
+            if 'File "' in lines[i] and i + 1 < n:
+                context_idx.add(i + 1)
+            elif i > 0:
+                context_idx.add(i - 1)
+        context_idx -= error_idx
+
+    _pin_location_headers(lines, keys, counts, fact_idx)
+    candidates: list[Candidate] = []
+    shown_keys: dict[str, int] = {}
+    group_members: dict[str, list[int]] = {}
+    for i in fact_idx:
+        key = keys[i]
+        if not key.strip():
+            continue
+        group_members.setdefault(key, []).append(i)
+        if key in shown_keys:
+            continue
+        shown_keys[key] = i
+    n_facts = len(fact_idx)
+    group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
+    for rank_pos, i in enumerate(fact_idx):
+        key = keys[i]
+        if shown_keys.get(key) != i:
+            continue
+        line = clip(lines[i], profile.important_chars)
+        members = group_members[key]
+        if counts[key] > 1:
+            line += _repeat_note(counts[key], lines, members)
+        exit_line = i in error_idx and EXIT_CODE_RE.search(lines[i]) is not None
+        priority = -1 if exit_line else (0 if i in error_idx else 1)
+        rank = min(rank_pos, n_facts - 1 - rank_pos)
+        candidates.append(Candidate(i, line, priority, rank))
+
+    head_tail = _head_tail(lines, keys, profile)
+    edges = _edges(head_tail, profile)
+    for i in sorted(head_tail | context_idx):
+        key = keys[i]
+        if not key.strip() or key in shown_keys:
+            continue
+        shown_keys[key] = i
+        line = clip(lines[i], profile.other_chars)
+        if counts[key] > 1:
+            line += f" (×{counts[key]})"
+        distance: float = min(i, n - 1 - i) + (0.5 if i < n / 2 else 0)  # tail wins ties
+        if i in edges:  # the very first and last lines are kept like facts
+            candidates.append(Candidate(i, line, 0, -1))
+        else:
+            candidates.append(Candidate(i, line, 2 if i in context_idx else 3, distance))
+
+    # Facts shown in the kept text are not listed again, so the facts of every line that has any
+    # can stand for the facts of the lines that were cut.
+    all_facts = extract_facts("\n".join(lines[i] for i in fact_idx))
+    budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=n,
+        count_tokens=count,
+        omitted_text=lambda _kept_lines: all_facts,
+    )
+
+    body = [*preface, *render_selection(kept, total_lines=n), *note]
+    shown = len(kept)
+    collapsed = sum(counts[k] - 1 for k in {keys[c.line] for c in kept} if counts[k] > 1)
+    removed = f"{max(0, n - shown - collapsed):,} of {n:,} lines"
+    if collapsed:
+        removed += f", {collapsed:,} repeated lines collapsed into (×N)"
+    if n_facts:
+        kept_facts = sum(1 for c in kept if c.line in group_lines)
+        removed += f"; kept {kept_facts:,} error/warning/trace lines"
+    if skipped:
+        removed += f"; {skipped:,} middle error/warning lines not analysed"
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )
+
+
+def _pin_location_headers(
+    lines: list[str], keys: list[str], counts: Counter[str], fact_idx: list[int]
+) -> None:
+    """Give lines that are little more than a location (``a.ts:205:2 parse ━━━``) exact keys.
+
+    Such a line heads the diagnostic below it; collapsing it with other headers that differ only
+    in their numbers would detach every location from its message.
+    """
+    exact: Counter[str] | None = None
+    for i in fact_idx:
+        line = lines[i]
+        if not _HAS_LOCATION.search(line):
+            continue
+        if len(_WORD.findall(LOCATION_RE.sub(" ", line))) >= _MESSAGE_WORDS:
+            continue
+        if exact is None:
+            exact = Counter(f"={line.strip()}" for line in lines)
+        keys[i] = f"={line.strip()}"
+        counts[keys[i]] = exact[keys[i]]
+
+
+def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
+    """``" (×N; also at a.py:3, b.py:9)"`` for a line shown once for ``total`` near-copies."""
+    rep_locations = set(_locations(lines[members[0]]))
+    others: list[str] = []
+    for i in members[1:]:
+        for loc in _locations(lines[i]):
+            if loc not in rep_locations and loc not in others:
+                others.append(loc)
+    note = f" (×{total}"
+    if others:
+        note += "; also at " + ", ".join(others[:_MAX_ALSO_AT])
+        if len(others) > _MAX_ALSO_AT:
+            note += f", +{len(others) - _MAX_ALSO_AT} more"
+    return note + ")"
+
+
+def _edges(head_tail: set[int], profile: LineProfile) -> set[int]:
+    """The first ``edge_head`` and last ``edge_tail`` of the head and tail lines."""
+    ordered = sorted(head_tail)
+    return set(ordered[: profile.edge_head]) | set(ordered[len(ordered) - profile.edge_tail :])
+
+
+def _head_tail(lines: list[str], keys: list[str], profile: LineProfile) -> set[int]:
+    picked: set[int] = set()
+    taken = 0
+    for i, key in enumerate(keys):
+        if taken >= profile.head_lines:
+            break
+        if key.strip():
+            picked.add(i)
+            taken += 1
+    taken = 0
+    for i in range(len(keys) - 1, -1, -1):
+        if taken >= profile.tail_lines:
+            break
+        if keys[i].strip():
+            picked.add(i)
+            taken += 1
+    return picked
+
+
+def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce command output or a log to its errors, warnings, tracebacks, first and last lines.
+
+    Args:
+        text: the output.
+        meta: what is known about the output (tool, sizes, exit code, duration).
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="log"``.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> log = "\\n".join(["compiling"] * 400 + ["src/a.py:3: error: bad", "exit code 1"])
+        >>> r = reduce_log(log, meta=OutputMeta(original_chars=len(log), original_tokens=1100),
+        ...                budget_tokens=300)
+        >>> "src/a.py:3: error: bad" in r.text and "(×400)" in r.text
+        True
+    """
+    return reduce_lines(text, kind="log", meta=meta, budget_tokens=budget_tokens)

@@ -1,0 +1,201 @@
+"""Reducer for source files: path, language, size and the outline, not the body.
+
+Understands plain file contents and the numbered listings file viewers print (``cat -n``,
+``  12\\tcode``, ``12:code``, ``12 │ code``); lines of a listing without a number are the viewer's
+own notes (``[File: x.py (1997 lines total)]``, edit errors) and are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from langctx.context_mode.facts import extract_facts
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import (
+    Candidate,
+    body_budget,
+    clip,
+    finish,
+    select_with_facts,
+)
+from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
+
+__all__ = ["Listing", "reduce_source", "split_listing"]
+
+_NUMBERED = (
+    re.compile(r"^\s*(\d+)\t(.*)$"),  # cat -n
+    re.compile(r"^(\d+):(.*)$"),  # SWE-agent
+    re.compile(r"^\s*(\d+)\s?[│|] ?(.*)$"),  # bat, many viewers
+)
+_SAMPLE_LINES = 400
+_NOTE_LINES = 12
+_DECL_CHARS = 110
+_IMPORT_CHARS = 320
+_PEEK_LINES = 15
+_NOTE_PATH = re.compile(r"(?:\[File: |`cat -n` on |^File: |^Path: )([^\s\]`:]+\.\w+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A file's code lines with their line numbers, and the viewer's own lines around them."""
+
+    code: list[str]
+    """Code lines, without number prefixes."""
+
+    numbers: list[int]
+    """The file line number of each code line."""
+
+    rows: list[int]
+    """The row of the text each code line came from."""
+
+    notes: list[tuple[int, str]]
+    """``(row, text)`` of the non-blank lines without a number (the viewer's own lines)."""
+
+    numbered: bool
+    """Whether the text had line-number prefixes."""
+
+
+def split_listing(text: str, *, first_line: int = 1) -> Listing:
+    """Separate code from line-number prefixes and viewer notes.
+
+    Args:
+        text: a file's contents, or a numbered listing of it.
+        first_line: the line number of the first line when the text has no prefixes.
+
+    Returns:
+        The listing.
+
+    Example:
+        >>> lst = split_listing("[File: a.py (9 lines total)]\\n7:x = 1\\n8:y = 2\\n9:z = 3")
+        >>> lst.numbers, lst.code, lst.notes
+        ([7, 8, 9], ['x = 1', 'y = 2', 'z = 3'], [(0, '[File: a.py (9 lines total)]')])
+    """
+    lines = text.split("\n")
+    sample = [line for line in lines[:_SAMPLE_LINES] if line.strip()]
+    best, best_hits = None, 0
+    for pattern in _NUMBERED:
+        hits = sum(1 for line in sample if pattern.match(line))
+        if hits > best_hits:
+            best, best_hits = pattern, hits
+    if best is None or best_hits < max(3, len(sample) // 2):
+        rows = list(range(len(lines)))
+        numbers = [first_line + i for i in rows]
+        return Listing(lines, numbers, rows, [], numbered=False)
+    code: list[str] = []
+    numbers = []
+    rows = []
+    notes: list[tuple[int, str]] = []
+    for row, line in enumerate(lines):
+        m = best.match(line)
+        if m:
+            numbers.append(int(m.group(1)))
+            code.append(m.group(2))
+            rows.append(row)
+        elif line.strip():
+            notes.append((row, line))
+    return Listing(code, numbers, rows, notes, numbered=True)
+
+
+def _first_line(meta: OutputMeta) -> int:
+    offset = meta.args.get("offset") if meta.args else None
+    if isinstance(offset, int) and not isinstance(offset, bool) and offset > 0:
+        return offset
+    view_range = meta.args.get("view_range") if meta.args else None
+    if isinstance(view_range, list | tuple) and view_range and isinstance(view_range[0], int):
+        return max(1, view_range[0])
+    return 1
+
+
+def _notes(notes: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    if len(notes) <= 4 * _NOTE_LINES:
+        return notes
+    return [*notes[: 2 * _NOTE_LINES], *notes[-2 * _NOTE_LINES :]]
+
+
+def _path_in(notes: list[tuple[int, str]]) -> str | None:
+    for _, note in notes[:12]:
+        m = _NOTE_PATH.search(note)
+        if m:
+            return m.group(1)
+    return None
+
+
+def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce a source file (or a view of one) to its outline.
+
+    Args:
+        text: the file contents or a numbered listing.
+        meta: what is known about the output; ``meta.path`` gives the language.
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="source"``.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> code = "import os\\n\\nclass A:\\n" + "    x = 1\\n" * 300 + "    def run(self):\\n        pass\\n"
+        >>> meta = OutputMeta(path="pkg/a.py", original_chars=len(code), original_tokens=1500)
+        >>> r = reduce_source(code, meta=meta, budget_tokens=400)
+        >>> "L3 class A:" in r.text and "L304   def run(self):" in r.text
+        True
+    """
+    count = meta.count_tokens
+    listing = split_listing(text, first_line=_first_line(meta))
+    if meta.path is None:
+        found = _path_in(listing.notes)
+        if found:
+            meta = replace(meta, path=found)
+    language = language_for_path(meta.path)
+    outline = outline_source(listing.code, language=language, numbers=listing.numbers)
+    n_code = len(listing.code)
+    summary = f"{language or 'unknown-language'} source · {n_code:,} lines · {len(text):,} chars"
+    if listing.numbers and (listing.numbered or listing.numbers[0] != 1):
+        summary += f" · file lines {min(listing.numbers)}–{max(listing.numbers)}"
+
+    # Pieces are ordered by where they are in the text: position 2*row+1; the imports line goes
+    # at 2*row of the first code line, just before it.
+    candidates = [
+        Candidate(2 * row + 1, clip(note, 300), 0, row) for row, note in _notes(listing.notes)
+    ]
+    if outline.imports:
+        where = 2 * listing.rows[0] if listing.rows else 0
+        line = clip(
+            f"Imports ({len(outline.imports)}): {', '.join(outline.imports)}", _IMPORT_CHARS
+        )
+        candidates.append(Candidate(where, line, 2, 0))
+    decl_positions: set[int] = set()
+    for order, decl in enumerate(outline.declarations):
+        where = 2 * listing.rows[decl.index] + 1
+        decl_positions.add(where)
+        line = f"L{decl.line} {'  ' * decl.depth}{clip(decl.text, _DECL_CHARS)}"
+        candidates.append(Candidate(where, line, 1 + min(decl.depth, 2), order))
+    if not outline.declarations:  # nothing to outline: a peek at the start
+        for i, code in enumerate(listing.code[:_PEEK_LINES]):
+            line = f"L{listing.numbers[i]} {clip(code, 160)}"
+            candidates.append(Candidate(2 * listing.rows[i] + 1, line, 4, i))
+
+    facts = extract_facts(text)
+    budget = body_budget("source", meta, budget_tokens) - count(summary) - 2
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=2 * len(text) + 2,
+        count_tokens=count,
+        omitted_text=lambda _kept: facts,
+        markers=False,
+        label="Also in the file",
+    )
+    n_decl = len(outline.declarations)
+    kept_decl = sum(1 for c in kept if c.line in decl_positions)
+    body = [summary, *(c.text for c in kept)]
+    if kept_decl < n_decl:
+        body.append(f"(+{n_decl - kept_decl:,} more declarations not listed)")
+    body.extend(note)
+    what = "file body" if n_decl else "file body (no declarations found)"
+    removed = f"the {what}: {n_code:,} lines, outline of {kept_decl:,} declarations kept"
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind="source", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )

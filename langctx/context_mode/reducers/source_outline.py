@@ -1,0 +1,344 @@
+"""Outline of a source file: language from the extension, imports and declarations by line.
+
+Regular expressions per language family, not parsers: they must work on partial views (a window of
+a file, a listing with line numbers) and on code that does not compile.
+
+Example:
+    >>> code = "import os\\n\\nclass A:\\n    def f(self):\\n        return 1\\n"
+    >>> outline = outline_source(code.split("\\n"), language="python")
+    >>> outline.imports, [(d.line, d.depth, d.text) for d in outline.declarations]
+    (['os'], [(3, 0, 'class A:'), (4, 1, 'def f(self):')])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["LANGUAGES", "Declaration", "Outline", "language_for_path", "outline_source"]
+
+LANGUAGES: dict[str, str] = {
+    "py": "python", "pyi": "python", "ts": "typescript", "tsx": "typescript", "mts": "typescript",
+    "cts": "typescript", "js": "javascript", "jsx": "javascript", "mjs": "javascript",
+    "cjs": "javascript", "java": "java", "kt": "kotlin", "kts": "kotlin", "scala": "scala",
+    "cs": "csharp", "go": "go", "rs": "rust", "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp",
+    "cxx": "cpp", "hpp": "cpp", "hh": "cpp", "m": "objective-c", "swift": "swift", "rb": "ruby",
+    "php": "php", "sh": "shell", "bash": "shell", "zsh": "shell", "pony": "pony", "lua": "lua",
+    "ex": "elixir", "exs": "elixir", "erl": "erlang", "hs": "haskell", "ml": "ocaml",
+    "dart": "dart", "r": "r", "jl": "julia", "pl": "perl", "sql": "sql", "md": "markdown",
+    "markdown": "markdown", "mdx": "markdown", "rst": "rst", "vue": "javascript",
+    "svelte": "javascript", "zig": "zig", "nim": "nim", "toml": "toml", "yaml": "yaml",
+    "yml": "yaml", "ini": "ini", "cfg": "ini", "gradle": "kotlin",
+}  # fmt: skip
+"""File extension -> language name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """One outline entry."""
+
+    line: int
+    """1-based line number in the file."""
+
+    depth: int
+    """Nesting depth (0 = top level, 1 = member of a top-level declaration, ...)."""
+
+    text: str
+    """The declaration line, stripped."""
+
+    index: int = 0
+    """Position of the line in the lines given to :func:`outline_source`."""
+
+
+@dataclass(slots=True)
+class Outline:
+    """Imports and declarations of a source file."""
+
+    imports: list[str] = field(default_factory=list)
+    """Imported module names, in order, without duplicates."""
+
+    declarations: list[Declaration] = field(default_factory=list)
+    """Classes, functions, methods, types, headings... in order."""
+
+
+def language_for_path(path: str | None) -> str | None:
+    """Language of a file from its extension, or ``None``.
+
+    Example:
+        >>> language_for_path("src/app/main.tsx")
+        'typescript'
+    """
+    if not path:
+        return None
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if "." not in name:
+        return {"Makefile": "make", "Dockerfile": "dockerfile"}.get(name)
+    return LANGUAGES.get(name.rsplit(".", 1)[-1].lower())
+
+
+_KEYWORDS = frozenset(
+    "if for while switch catch return function new else do super typeof await with sizeof "
+    "elif except try finally match case when foreach using lock throw yield delete void".split()
+)
+
+_PY_IMPORT = re.compile(r"^(?:from\s+([\w.]+)\s+import\b|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))")
+_PY_DECL = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+\w+")
+
+_JS_IMPORT = re.compile(
+    r"""^\s*(?:import\s+(?:type\s+)?(?:[^'"]*?\sfrom\s+)?|export\s+[^'"]*?\sfrom\s+)['"]([^'"]+)['"]"""
+    r"""|require\(\s*['"]([^'"]+)['"]\s*\)"""
+)
+_JS_DECL = re.compile(
+    r"^(\s*)(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?"
+    r"(?:class|interface|enum|type|namespace|module|function\*?)\s+[\w$]+"
+)
+_JS_FUNC_CONST = re.compile(
+    r"^(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]+)?=\s*(?:async\s+)?"
+    r"(?:function\b|\([^)]*\)?\s*(?::[^=]+)?=>|[\w$]+\s*=>|\(\s*$)"
+)
+_MEMBER = re.compile(
+    r"^(\s+)(?:(?:public|private|protected|static|readonly|abstract|override|async|get|set|"
+    r"final|synchronized|native|virtual|internal|open|suspend|inline|def|fun|func|fn|pub|"
+    r"unsafe|extern|const|constexpr|explicit|friend|operator)\s+)*"
+    r"(?:[\w$<>\[\],.?*&:]+\s+)*?(#?[\w$~]+)\s*(?:<[^>()]*>)?\s*(?:\(|=\s*(?:async\s*)?\()"
+)
+
+_GO_DECL = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?\w+|type\s+\w+\s+(?:struct|interface)\b)")
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:\w+\s+)?"([^"]+)"\s*$')
+_RUST_DECL = re.compile(
+    r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|unsafe\s+|const\s+|extern\s+\"C\"\s+)*"
+    r"(?:fn|struct|enum|trait|impl|mod|type|union|macro_rules!)\b"
+)
+_RUST_IMPORT = re.compile(r"^\s*(?:pub\s+)?use\s+([\w:]+)")
+_C_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"]([^>\"]+)[>\"]")
+_C_TYPE = re.compile(r"^(?:typedef\s+)?(?:struct|class|enum|union|namespace)\s+\w+[^;]*$")
+_C_FUNC = re.compile(
+    r"^(?!(?:if|for|while|switch|return|else|do|case|typedef|using|namespace|extern)\b)"
+    r"[A-Za-z_][\w\s*&:<>,~]*?\b(~?\w+)\s*\([^;]*$"
+)
+_JAVA_TYPE = re.compile(
+    r"^(\s*)(?:(?:public|private|protected|static|final|abstract|sealed|data|open|internal|"
+    r"partial|inline|enum|annotation)\s+)*(?:class|interface|enum|record|object|trait|struct)\s+\w+"
+)
+_JAVA_IMPORT = re.compile(r"^\s*(?:import|using|package)\s+(?:static\s+)?([\w.*]+)")
+_RUBY_DECL = re.compile(r"^(\s*)(?:class|module|def)\s+\S+")
+_RUBY_IMPORT = re.compile(r"^\s*require(?:_relative)?\s+['\"]([^'\"]+)['\"]")
+_PHP_DECL = re.compile(
+    r"^(\s*)(?:(?:abstract|final|public|private|protected|static)\s+)*(?:class|interface|trait|"
+    r"function|enum)\s+\w+"
+)
+_SHELL_DECL = re.compile(r"^(\s*)(?:function\s+[\w:-]+|[\w:-]+\s*\(\)\s*\{?)")
+_PONY_DECL = re.compile(
+    r"^(\s*)(?:class|actor|primitive|trait|interface|struct|type|fun|be|new)\b\s*(?:\w+\s+)?\w+"
+)
+_PONY_IMPORT = re.compile(r'^use\s+(?:\w+\s*=\s*)?"([^"]+)"')
+_CONTAINER = re.compile(
+    r"\b(?:class|interface|enum|namespace|module|object|trait|struct|impl|record)\b"
+)
+_JS_IMPORT_OPEN = re.compile(r"^\s*(?:import|export)\s+(?:type\s+)?\{[^'\"]*$")
+_JS_FROM = re.compile(r"""\bfrom\s+['"]([^'"]+)['"]""")
+_HEADING = re.compile(r"^(#{1,6})\s+\S")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_GENERIC_DECL = re.compile(
+    r"^(\s*)(?:export\s+|public\s+|private\s+|static\s+|pub\s+)*"
+    r"(?:class|def|fn|func|function|fun|struct|interface|enum|trait|impl|module|type|sub|proc)\s+"
+    r"[\w$:.]+"
+)
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4) if "\t" in line else line
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _decl_text(line: str) -> str:
+    text = line.strip()
+    if text.endswith("{"):
+        text = text[:-1].rstrip()
+    return text
+
+
+class _Nesting:
+    """Turns indentation into outline depth with a stack of enclosing declaration indents."""
+
+    def __init__(self) -> None:
+        self.stack: list[int] = []
+
+    def depth(self, indent: int) -> int:
+        while self.stack and self.stack[-1] >= indent:
+            self.stack.pop()
+        depth = len(self.stack)
+        self.stack.append(indent)
+        return depth
+
+
+def _add_import(outline: Outline, seen: set[str], name: str | None) -> None:
+    if name:
+        for part in name.split(","):
+            part = part.strip()
+            if part and part not in seen:
+                seen.add(part)
+                outline.imports.append(part)
+
+
+def _member_indent(lines: Sequence[str], start: int) -> int | None:
+    """Indent of the first non-blank line after ``start`` (a type's members)."""
+    for line in lines[start + 1 : start + 40]:
+        if line.strip() and not line.strip().startswith(("}", ")", "//", "/*", "*", "#")):
+            return _indent(line)
+    return None
+
+
+def outline_source(
+    lines: Sequence[str],
+    *,
+    language: str | None,
+    first_line: int = 1,
+    numbers: Sequence[int] | None = None,
+) -> Outline:
+    """Find the imports and declarations of a source file.
+
+    Args:
+        lines: the file's lines (without line-number prefixes).
+        language: a name from :data:`LANGUAGES`, or ``None`` for a generic outline.
+        first_line: the file line number of ``lines[0]``.
+        numbers: the file line number of each line, when they are not consecutive.
+
+    Returns:
+        The outline.
+
+    Example:
+        >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
+        >>> [d.text for d in outline_source(ts, language="typescript").declarations]
+        ['export class X', 'run(): void']
+    """
+    outline = Outline()
+    seen: set[str] = set()
+    nesting = _Nesting()
+    member_indents: list[tuple[int, int]] = []  # (type indent, member indent)
+    in_fence = False
+    in_import = False
+    family = language or ""
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        number = numbers[i] if numbers is not None else first_line + i
+        if in_import:  # inside a multi-line `import { ... } from "x"`
+            m = _JS_FROM.search(line)
+            if m or line.strip().startswith("}"):
+                in_import = False
+                _add_import(outline, seen, m.group(1) if m else None)
+            continue
+        if family in ("markdown", "rst"):
+            if _FENCE.match(line):
+                in_fence = not in_fence
+                continue
+            m = _HEADING.match(line)
+            if m and not in_fence:
+                depth = len(m.group(1)) - 1
+                outline.declarations.append(Declaration(number, depth, line.strip()[:120], i))
+            continue
+        indent = _indent(line)
+        while member_indents and indent <= member_indents[-1][0]:
+            member_indents.pop()
+        decl = False
+        if family == "python":
+            m = _PY_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1) or m.group(2))
+                continue
+            decl = bool(_PY_DECL.match(line))
+        elif family in ("typescript", "javascript"):
+            m = _JS_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1) or m.group(2))
+                continue
+            if _JS_IMPORT_OPEN.match(line):
+                in_import = True
+                continue
+            decl = bool(_JS_DECL.match(line)) or (indent == 0 and bool(_JS_FUNC_CONST.match(line)))
+            if not decl:
+                decl = _is_member(line, indent, member_indents)
+        elif family in ("java", "kotlin", "scala", "csharp", "swift", "dart"):
+            m = _JAVA_IMPORT.match(line)
+            if m and indent == 0:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = bool(_JAVA_TYPE.match(line)) or _is_member(line, indent, member_indents)
+        elif family == "go":
+            m = _GO_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = bool(_GO_DECL.match(line))
+        elif family == "rust":
+            m = _RUST_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = bool(_RUST_DECL.match(line))
+        elif family in ("c", "cpp", "objective-c"):
+            m = _C_INCLUDE.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = indent == 0 and (bool(_C_TYPE.match(line)) or _is_c_function(lines, i))
+        elif family == "ruby":
+            m = _RUBY_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = bool(_RUBY_DECL.match(line))
+        elif family == "php":
+            decl = bool(_PHP_DECL.match(line))
+        elif family == "shell":
+            decl = bool(_SHELL_DECL.match(line)) and "=" not in line.split("(")[0]
+        elif family == "pony":
+            m = _PONY_IMPORT.match(line)
+            if m:
+                _add_import(outline, seen, m.group(1))
+                continue
+            decl = bool(_PONY_DECL.match(line))
+        else:
+            decl = bool(_GENERIC_DECL.match(line))
+        if not decl:
+            continue
+        depth = nesting.depth(indent)
+        outline.declarations.append(Declaration(number, depth, _decl_text(line), i))
+        if _CONTAINER.search(line) and line.rstrip().endswith("{"):
+            member = _member_indent(lines, i)
+            if member is not None and member > indent:
+                member_indents.append((indent, member))
+    return outline
+
+
+def _is_member(line: str, indent: int, member_indents: list[tuple[int, int]]) -> bool:
+    """A method (or function-valued property) declared directly in a class body."""
+    if not member_indents or indent != member_indents[-1][1]:
+        return False
+    m = _MEMBER.match(line)
+    if not m or m.group(2) in _KEYWORDS:
+        return False
+    stripped = line.rstrip()
+    return stripped.endswith(("{", "(", ",", ")")) or "=>" in stripped
+
+
+def _is_c_function(lines: Sequence[str], i: int) -> bool:
+    line = lines[i]
+    m = _C_FUNC.match(line)
+    if not m or m.group(1) in _KEYWORDS or line.rstrip().endswith(";"):
+        return False
+    if "{" in line:
+        return True
+    for nxt in lines[i + 1 : i + 12]:
+        s = nxt.strip()
+        if not s:
+            continue
+        if s.startswith("{"):
+            return True
+        if s.endswith(";"):
+            return False
+        if s.endswith("{"):
+            return True
+    return False

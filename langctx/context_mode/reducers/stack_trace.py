@@ -1,0 +1,74 @@
+"""Reducer for stack traces: exception type and message first, then the frames with file:line.
+
+Python, JavaScript/TypeScript, Java/Kotlin, C#, Go and Rust traces all come down to exception lines
+and frame lines; repeated frames (recursion) collapse to one with a count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import clip
+from langctx.context_mode.reducers.log import LineProfile, reduce_lines
+from langctx.context_mode.sanitize import clean_terminal
+
+__all__ = ["exception_summary", "reduce_stack_trace"]
+
+_PROFILE = LineProfile(head_lines=3, tail_lines=5, edge_head=1, edge_tail=2, context_lines=True)
+_EXCEPTION = re.compile(
+    r"^(?:Uncaught |Exception in thread \"[^\"]*\" |Caused by: )?"
+    r"(?:[\w.$]*(?:Error|Exception|Exit|Interrupt|Warning|Failure)\b(?::.*)?$|Error: .*)"
+    r"|^panic: .*|^thread '[^']*' panicked at .*|^fatal error: .*"
+)
+_MAX_SCAN = 5_000
+
+
+def exception_summary(text: str) -> str | None:
+    """The exception line of a trace: the last one of a Python trace, else the first.
+
+    Returns ``None`` when there is none, or when it is already among the first three lines.
+
+    Example:
+        >>> exception_summary("Traceback (most recent call last):\\n  ...\\n  ...\\nOSError: full")
+        'OSError: full'
+    """
+    lines = text.split("\n", _MAX_SCAN)[:_MAX_SCAN]
+    found = [line.strip() for line in lines if _EXCEPTION.match(line.strip())]
+    if not found:
+        return None
+    python = any("Traceback (most recent call last)" in line for line in lines[:50])
+    summary = found[-1] if python else found[0]
+    return None if summary in (line.strip() for line in lines[:3]) else summary
+
+
+def reduce_stack_trace(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce a stack trace to its exception line(s) and frames.
+
+    Args:
+        text: the trace.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="stack_trace"``.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> frames = "".join(f'  File "app/mod.py", line {i}, in f\\n    f(x)\\n' for i in range(300))
+        >>> trace = "Traceback (most recent call last):\\n" + frames + "RecursionError: too deep\\n"
+        >>> r = reduce_stack_trace(trace, meta=OutputMeta(original_chars=len(trace),
+        ...                        original_tokens=5000), budget_tokens=500)
+        >>> r.text.splitlines()[1]
+        'Exception: RecursionError: too deep'
+    """
+    summary = exception_summary(clean_terminal(text[:200_000]))
+    preface = (f"Exception: {clip(summary, 300)}",) if summary else ()
+    return reduce_lines(
+        text,
+        kind="stack_trace",
+        meta=meta,
+        budget_tokens=budget_tokens,
+        profile=_PROFILE,
+        preface=preface,
+    )

@@ -1,0 +1,209 @@
+"""Reducer for tables: CSV/TSV, markdown tables, psql and MySQL query results.
+
+Keeps the column names and the first 50 rows, and says how many more rows there are. Cells are
+clipped. Input that does not parse as a table goes to the log reducer instead; this never raises.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from langctx.context_mode.facts import extract_facts
+from langctx.context_mode.outputs import OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import (
+    Candidate,
+    body_budget,
+    clip,
+    finish,
+    select_with_facts,
+)
+from langctx.context_mode.reducers.log import reduce_log
+
+__all__ = ["MAX_ROWS", "reduce_table", "sniff_delimiter"]
+
+MAX_ROWS = 50
+"""Rows shown at most."""
+
+_CELL_CHARS = 80
+_ROW_CHARS = 600
+_MAX_COLUMNS_LISTED = 60
+_HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-()/#%]{0,63}\"?\s*$")
+_MD_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
+_BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
+
+
+def sniff_delimiter(lines: Sequence[str]) -> str | None:
+    """The delimiter of CSV-like lines (``,``, tab, ``;`` or ``|``), or ``None`` if not a table.
+
+    The first row must look like a header (short names that start with a letter) and at least
+    80% of the sampled rows must have as many cells.
+
+    Example:
+        >>> sniff_delimiter(["name\\tage", "ann\\t3", "bob\\t4"])
+        '\\t'
+    """
+    sample = [line for line in lines[:40] if line.strip()]
+    if len(sample) < 3:
+        return None
+    for delimiter in (",", "\t", ";", "|"):
+        try:
+            rows = list(csv.reader(sample, delimiter=delimiter))
+        except csv.Error:
+            continue
+        widths = Counter(len(row) for row in rows)
+        width, hits = widths.most_common(1)[0]
+        if width < 2 or hits < 0.8 * len(rows) or len(rows[0]) != width:
+            continue
+        if all(_HEADER_CELL.match(cell) for cell in rows[0]):
+            return delimiter
+    return None
+
+
+def _row_text(cells: Sequence[str], delimiter: str) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=delimiter, lineterminator="").writerow(
+        [clip(cell, _CELL_CHARS) for cell in cells]
+    )
+    return clip(buffer.getvalue(), _ROW_CHARS, squeeze=False)
+
+
+def _columns_line(names: Sequence[str]) -> str:
+    shown = ", ".join(name.strip() for name in names[:_MAX_COLUMNS_LISTED])
+    more = f", +{len(names) - _MAX_COLUMNS_LISTED} more" if len(names) > _MAX_COLUMNS_LISTED else ""
+    return f"Columns ({len(names)}): {shown}{more}"
+
+
+def _delimited(text: str, delimiter: str) -> tuple[list[str], list[str], int, str] | None:
+    """``(header cells, first rows as text, total data rows, description)`` of a CSV/TSV text."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(reader, None)
+    if not header:
+        return None
+    rows = []
+    for row in reader:
+        if not row:
+            continue
+        rows.append(_row_text(row, delimiter))
+        if len(rows) >= MAX_ROWS:
+            break
+    total = len(rows) + sum(1 for row in reader if row)
+    name = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
+    return header, [_row_text(header, delimiter), *rows], total, name
+
+
+def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str], str] | None:
+    """``(column names, header lines + first rows, total rows, trailer lines, description)``."""
+    head = lines[:6]
+    sep_at = next(
+        (i for i, line in enumerate(head) if _MD_SEP.match(line) or _PSQL_SEP.match(line)), None
+    )
+    style = (
+        "markdown table" if sep_at is not None and _MD_SEP.match(lines[sep_at]) else "query result"
+    )
+    if sep_at is None:
+        box = [i for i, line in enumerate(head) if _BOX_SEP.match(line)]
+        if len(box) < 2:
+            return None
+        sep_at, style = box[1], "query result"
+    header_line = lines[sep_at - 1] if sep_at > 0 else ""
+    names = [cell.strip() for cell in header_line.strip().strip("|").split("|") if cell.strip()]
+    body = lines[sep_at + 1 :]
+    rows: list[str] = []
+    trailer: list[str] = []
+    total = 0
+    for i, line in enumerate(body):
+        if "|" not in line or _BOX_SEP.match(line):
+            trailer = [clip(t, 300) for t in body[i : i + 5] if t.strip()]
+            break
+        total += 1
+        if len(rows) < MAX_ROWS:
+            rows.append(clip(line.rstrip(), _ROW_CHARS, squeeze=False))
+    header = [clip(line.rstrip(), _ROW_CHARS, squeeze=False) for line in lines[: sep_at + 1]]
+    return names, [*header, *rows], total, trailer, style
+
+
+def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
+    """Reduce a table to its column names and first rows.
+
+    Args:
+        text: CSV/TSV, a markdown table or a psql/MySQL result.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+
+    Returns:
+        The reduction, ``kind="table"`` (``"log"`` if the text is not a table after all).
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> csv_text = "id,name\\n" + "".join(f"{i},user{i}\\n" for i in range(500))
+        >>> r = reduce_table(csv_text, meta=OutputMeta(original_chars=len(csv_text),
+        ...                  original_tokens=3000), budget_tokens=1500)
+        >>> "Columns (2): id, name" in r.text, "450 more rows not shown" in r.text
+        (True, True)
+    """
+    stripped = text.strip("\n")
+    lines = stripped.split("\n", 200)[:200]
+    parsed_lines = None
+    if any(_MD_SEP.match(x) or _PSQL_SEP.match(x) or _BOX_SEP.match(x) for x in lines[:6]):
+        parsed_lines = _line_table(stripped.split("\n"))
+    trailer: list[str] = []
+    if parsed_lines is not None:
+        names, shown, total, trailer, what = parsed_lines
+        n_header = len(shown) - min(total, MAX_ROWS)
+    else:
+        delimiter = sniff_delimiter(lines)
+        parsed = None
+        if delimiter is not None:
+            try:
+                parsed = _delimited(stripped, delimiter)
+            except csv.Error:
+                parsed = None
+        if parsed is None:
+            return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
+        names, shown, total, what = parsed
+        n_header = 1
+
+    count = meta.count_tokens
+    summary = f"{what}: {len(names)} columns × {total:,} rows"
+    candidates = [Candidate(0, _columns_line(names), 0, 0)]
+    for i, line in enumerate(shown):
+        priority = 0 if i < n_header else 1
+        candidates.append(Candidate(i + 1, line, priority, i))
+    base = len(shown) + 1
+    for j, line in enumerate(trailer):
+        candidates.append(Candidate(base + j, line, 0, j))
+    budget = body_budget("table", meta, budget_tokens) - count(summary) - 12
+    facts = extract_facts(text)
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=base + len(trailer),
+        count_tokens=count,
+        omitted_text=lambda _kept: facts,
+        markers=False,
+        label="Also in the table",
+    )
+    rows_kept = sum(1 for c in kept if 1 <= c.line < base and c.line - 1 >= n_header)
+    more = total - rows_kept
+    body = [summary]
+    for c in kept:
+        if c.line == base and more > 0 and trailer:
+            body.append(f"… {more:,} more rows not shown")
+            more = 0
+        body.append(c.text)
+    if more > 0:
+        body.append(f"… {more:,} more rows not shown")
+    body.extend(note)
+    removed = (
+        f"{total - rows_kept:,} of {total:,} rows (kept the columns and the first {rows_kept:,})"
+    )
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind="table", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )

@@ -1,0 +1,126 @@
+"""Reducer for anything else: the head and the tail, with a marker of what was cut in between."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langctx.context_mode.facts import extract_facts
+from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.context_mode.reducers._layout import body_budget, facts_lines, finish
+
+__all__ = ["HEAD_SHARE", "TAIL_SHARE", "cut_head_tail", "reduce_text"]
+
+HEAD_SHARE = 0.35
+"""Share of the budget given to the start of the text."""
+
+TAIL_SHARE = 0.25
+"""Share of the budget given to the end of the text."""
+
+_CHARS_PER_TOKEN_MAX = 8  # searches start with at most this many chars per token
+_SNAP = 0.5  # a cut moves to a line break if that keeps at least this share of the piece
+
+
+def _longest(fits: Callable[[int], bool], hi: int) -> int:
+    """Largest ``n`` in ``[0, hi]`` with ``fits(n)``, assuming ``fits`` is monotone."""
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def cut_head_tail(
+    text: str, *, head_tokens: int, tail_tokens: int, count_tokens: Callable[[str], int]
+) -> tuple[str, str, str]:
+    """Split ``text`` into the head and tail that fit the given tokens, and the cut middle.
+
+    Cuts land on line breaks when one is close. Binary searches over at most
+    ``8 × tokens`` characters, so the cost does not grow with the length of the text.
+
+    Returns:
+        ``(head, middle, tail)``; ``head + middle + tail == text``.
+
+    Example:
+        >>> cut_head_tail("a\\nb\\nc\\nd\\ne", head_tokens=1, tail_tokens=1,
+        ...               count_tokens=lambda s: len(s.replace("\\n", "")))
+        ('a\\n', 'b\\nc\\nd\\n', 'e')
+    """
+    hi = min(len(text), max(0, head_tokens) * _CHARS_PER_TOKEN_MAX)
+    head_len = _longest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
+    cut = text.rfind("\n", 0, head_len) + 1
+    if head_len < len(text) and cut >= head_len * _SNAP:
+        head_len = cut
+    rest_len = len(text) - head_len
+    hi = min(rest_len, max(0, tail_tokens) * _CHARS_PER_TOKEN_MAX)
+    tail_len = _longest(lambda n: count_tokens(text[len(text) - n :]) <= tail_tokens, hi)
+    if tail_len < rest_len:
+        start = len(text) - tail_len
+        nl = text.find("\n", start)
+        if nl != -1 and len(text) - nl - 1 >= tail_len * _SNAP:
+            tail_len = len(text) - nl - 1
+    middle_end = len(text) - tail_len
+    return text[:head_len], text[head_len:middle_end], text[middle_end:]
+
+
+def reduce_text(
+    text: str, *, meta: OutputMeta, budget_tokens: int, kind: ContentKind = "text"
+) -> Reduction:
+    """Keep the start and the end of ``text``; say how many lines and characters were cut.
+
+    Facts in the cut part (exit codes, error names, file:line locations) are listed after the tail.
+
+    Args:
+        text: the output.
+        meta: what is known about the output.
+        budget_tokens: the most tokens the reduced text may have.
+        kind: the kind to report (reducers of other kinds fall back to this one).
+
+    Returns:
+        The reduction.
+
+    Example:
+        >>> from langctx.context_mode.outputs import OutputMeta
+        >>> text = "\\n".join(f"paragraph {i} " + "word " * 20 for i in range(300))
+        >>> r = reduce_text(text, meta=OutputMeta(original_chars=len(text), original_tokens=9000),
+        ...                 budget_tokens=400)
+        >>> r.text.count("paragraph 0 "), r.text.count("paragraph 299 "), "not shown" in r.text
+        (1, 1, True)
+    """
+    count = meta.count_tokens
+    budget = body_budget(kind, meta, budget_tokens)
+    head, middle, tail = cut_head_tail(
+        text,
+        head_tokens=int(budget * HEAD_SHARE),
+        tail_tokens=int(budget * TAIL_SHARE),
+        count_tokens=count,
+    )
+    if not middle:
+        middle_note = ""
+    else:
+        first = head.count("\n") + 1
+        cut_lines = middle.count("\n")
+        middle_note = (
+            f"[… {len(middle):,} chars not shown (lines {first + 1:,}–{first + cut_lines:,}) …]"
+            if cut_lines > 1
+            else f"[… {len(middle):,} chars not shown …]"
+        )
+    head, tail = head.rstrip("\n"), tail.lstrip("\n")
+    kept = f"{head}\n{tail}"
+    note, unlisted = facts_lines(
+        extract_facts(middle),
+        kept,
+        budget_tokens=max(0, budget - int(budget * (HEAD_SHARE + TAIL_SHARE)) - 20),
+        count_tokens=count,
+    )
+    body = "\n".join(part for part in (head, middle_note, tail, *note) if part)
+    total_lines = text.count("\n") + 1
+    removed = (
+        f"{len(middle):,} of {len(text):,} chars ({middle.count(chr(10)):,} of {total_lines:,} lines)"
+        " from the middle"
+    )
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(kind=kind, meta=meta, budget_tokens=budget_tokens, body=body, removed=removed)

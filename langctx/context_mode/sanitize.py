@@ -1,0 +1,106 @@
+"""Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
+
+Text that comes out of a tool is data, never instructions from langctx. If an output contains
+something that looks like one of langctx's own markers (``<langctx:...>``, ``[langctx ref ...]``),
+:func:`escape_delimiters` breaks it with a zero-width space, so later stages can trust that every
+marker they see was written by langctx.
+
+Example:
+    >>> escape_delimiters("see [langctx ref abc]") == "see [\\u200blangctx ref abc]"
+    True
+    >>> clean_terminal("50%\\r100%\\n\\x1b[31mFAILED\\x1b[0m")
+    '100%\\nFAILED'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ZERO_WIDTH_SPACE", "clean_terminal", "escape_delimiters"]
+
+ZERO_WIDTH_SPACE = "\u200b"
+"""Inserted after ``<`` or ``[`` to break a delimiter-like ``<langctx``/``[langctx`` in tool output."""
+
+_DELIMITER = re.compile(r"([<\[])(?=langctx)", re.IGNORECASE)
+# CSI sequences, OSC sequences (terminated by BEL or ST) and two-character escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_BACKSPACED = re.compile(r"[^\n\x08]\x08")
+
+
+def escape_delimiters(text: str) -> str:
+    """Break anything in ``text`` that looks like a langctx marker (``<langctx``, ``[langctx``).
+
+    A zero-width space goes between the bracket and the word, case-insensitively, so the text reads
+    the same to a person but can never match a marker langctx writes.
+
+    Args:
+        text: untrusted text (a tool output or part of one).
+
+    Returns:
+        The text with every ``<langctx``/``[langctx`` neutralised.
+
+    Example:
+        >>> "<langctx:" in escape_delimiters("<LangCtx:summary> <langctx:ref>")
+        False
+    """
+    if "langctx" not in text.lower():
+        return text
+    return _DELIMITER.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+
+
+def clean_terminal(text: str) -> str:
+    """Render terminal control codes the way a terminal would show the final screen text.
+
+    Removes ANSI colour/cursor sequences, applies backspaces and keeps only the last segment of a
+    line rewritten with carriage returns (spinners, progress bars). ``\\r\\n`` line ends become ``\\n``.
+    Linear in the length of the text.
+
+    Args:
+        text: raw command output.
+
+    Returns:
+        The cleaned text.
+
+    Example:
+        >>> clean_terminal("Installing -\\x08 \\x08done\\r\\n")
+        'Installing done\\n'
+    """
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\x08" in text:
+        for _ in range(4):  # nested spinners rarely need more than one pass
+            text = _BACKSPACED.sub("", text)
+            if "\x08" not in text:
+                break
+        text = text.replace("\x08", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        text = _apply_carriage_returns(text)
+    return text
+
+
+def _apply_carriage_returns(text: str) -> str:
+    """Rewrite only the lines that hold a carriage return (found with ``str.find``, not a loop
+    over every line)."""
+    pieces: list[str] = []
+    done = 0
+    pos = text.find("\r")
+    while pos != -1:
+        start = text.rfind("\n", done, pos) + 1 or done
+        end = text.find("\n", pos)
+        end = len(text) if end == -1 else end
+        pieces.append(text[done:start])
+        pieces.append(_last_segment(text[start:end]))
+        done = end
+        pos = text.find("\r", end)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _last_segment(line: str) -> str:
+    """The text a terminal shows for a line rewritten with carriage returns."""
+    if "\r" not in line:
+        return line
+    segments = [segment for segment in line.split("\r") if segment]
+    return segments[-1] if segments else ""
