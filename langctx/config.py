@@ -56,20 +56,23 @@ OrphanPolicy = Literal["repair", "error"]
 
 
 def is_substantive_task(message: BaseMessage) -> bool:
-    """Default task predicate: a human message that is more than a slash command.
+    """Default task predicate: a non-empty human message that does not start with ``/``.
+
+    A first line starting with ``/`` is a slash command (``/mode``, ``/run make``) or an echoed
+    command line (``/usr/bin/aider file.py`` with its banner), not the task. Pass your own
+    ``is_task`` when your users' tasks may start with ``/``.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> is_substantive_task(HumanMessage("/mode"))
         False
+        >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\nAider v0.47"))
+        False
         >>> is_substantive_task(HumanMessage("Fix the failing parser test"))
         True
     """
     text = message.text.strip()
-    if not text:
-        return False
-    first, _, rest = text.partition("\n")
-    return not (first.startswith("/") and " " not in first.strip() and not rest.strip())
+    return bool(text) and not text.startswith("/")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

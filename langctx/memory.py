@@ -416,8 +416,12 @@ class LayeredChatMemory:
         if view is not message:
             self._views[i] = view
             self._vtok[i] = self.counter.count_message(view)
+        if i not in self._skip:
+            self._recent_tokens += self._view_tokens(i)
+        pinned = False
         if isinstance(message, SystemMessage) and not self._seen_non_system:
             self._system_idx.append(i)
+            pinned = True
         else:
             self._seen_non_system = True
             if (
@@ -426,14 +430,13 @@ class LayeredChatMemory:
                 and self.config.is_task(message)
             ):
                 self._task_idx = i
-                if not self._restoring:
-                    self._check_pinned()
-        if i not in self._skip:
-            self._recent_tokens += self._view_tokens(i)
+                pinned = True
+                if self._block is not None:  # arrives behind summaries: lifted into the head
+                    self._refresh_recent()
+        if pinned and not self._restoring:
+            self._check_pinned()
         if isinstance(message, AIMessage) and message.usage_metadata:
             self._calibrate(message)
-        if self._system_idx and self._system_idx[-1] == i and not self._restoring:
-            self._check_pinned()
         return True
 
     def _orphan(self, message: ToolMessage, i: int) -> None:
@@ -501,8 +504,9 @@ class LayeredChatMemory:
             out = [self._view(i) for i in self._head_pinned()]
             if self._block is not None:
                 out.append(self._block)
-            for i in range(self._first_kept, len(self._log)):
-                if i not in self._skip:
+            lifted = self._lifted_task()
+            for i in range(self._recent_start(), len(self._log)):
+                if i not in self._skip and i != lifted:
                     out.append(self._view(i))
                 if i in self._repair_after:
                     out.extend(self._repair_after[i])
@@ -524,9 +528,36 @@ class LayeredChatMemory:
         head = sum(self._view_tokens(i) for i in self._head_pinned())
         return head + self._block_tokens + self._recent_tokens
 
+    def _recent_start(self) -> int:
+        """First index of the recent layer: the cut, moved past pinned messages that sit on it.
+
+        Pinned messages at the cut belong to the head, so the summary block never precedes them.
+        """
+        start = self._first_kept
+        if start == 0:
+            return 0
+        pinned = {*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])}
+        while start < len(self._log) and start in pinned:
+            start += 1
+        return start
+
+    def _lifted_task(self) -> int | None:
+        """The task's index when it sits in the recent layer behind summaries.
+
+        That happens when compactions ran before the task arrived (a session opening with slash
+        commands and their output); the task is then lifted into the head, ahead of the summaries.
+        """
+        t = self._task_idx
+        if t is not None and self._block is not None and t >= self._recent_start():
+            return t
+        return None
+
     def _head_pinned(self) -> list[int]:
-        idx = [i for i in self._system_idx if i < self._first_kept]
-        if self._task_idx is not None and self._task_idx < self._first_kept:
+        start = self._recent_start()
+        idx = [i for i in self._system_idx if i < start]
+        if self._task_idx is not None and (
+            self._task_idx < start or self._lifted_task() is not None
+        ):
             idx.append(self._task_idx)
         return sorted(idx)
 
@@ -562,23 +593,33 @@ class LayeredChatMemory:
     # ------------------------------------------------------------------ compaction (twins)
 
     def compact(
-        self, instructions: str | None = None, *, trigger: Trigger = "manual"
+        self,
+        instructions: str | None = None,
+        *,
+        trigger: Trigger = "manual",
+        keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
         """Compact now. Returns the new entry, or None when there is nothing to compact.
 
         Args:
             instructions: focus instructions that steer the summary (e.g. from ``/compact ...``).
             trigger: recorded on the entry; "manual" unless an integration says otherwise.
+            keep_recent_tokens: verbatim recent tokens to keep this time (default: the configured
+                low mark); 0 keeps only the newest turn. Overflow recovery lowers it per retry.
         """
         with self._lock:
-            return self._compact(trigger, instructions)
+            return self._compact(trigger, instructions, keep_recent_tokens)
 
     async def acompact(
-        self, instructions: str | None = None, *, trigger: Trigger = "manual"
+        self,
+        instructions: str | None = None,
+        *,
+        trigger: Trigger = "manual",
+        keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
         """Async version of `compact`."""
         async with self._async_lock():
-            return await self._acompact(trigger, instructions)
+            return await self._acompact(trigger, instructions, keep_recent_tokens)
 
     def _start(self, plan: _Plan | None) -> None:
         if plan is not None and self.on_compaction is not None:
@@ -588,9 +629,11 @@ class LayeredChatMemory:
                 )
             )
 
-    def _compact(self, trigger: str, instructions: str | None) -> CompactionEntry | None:
+    def _compact(
+        self, trigger: str, instructions: str | None, keep: int | None = None
+    ) -> CompactionEntry | None:
         started = time.perf_counter()
-        plan = self._plan(trigger, instructions)
+        plan = self._plan(trigger, instructions, keep)
         self._start(plan)
         if plan is None:
             return None
@@ -600,10 +643,12 @@ class LayeredChatMemory:
         self._finish(plan, entry, started)
         return entry
 
-    async def _acompact(self, trigger: str, instructions: str | None) -> CompactionEntry | None:
+    async def _acompact(
+        self, trigger: str, instructions: str | None, keep: int | None = None
+    ) -> CompactionEntry | None:
         started = time.perf_counter()
         with self._lock:
-            plan = self._plan(trigger, instructions)
+            plan = self._plan(trigger, instructions, keep)
         self._start(plan)
         if plan is None:
             return None
@@ -633,14 +678,16 @@ class LayeredChatMemory:
 
     # ------------------------------------------------------------------ planning (pure)
 
-    def _plan(self, trigger: str, instructions: str | None) -> _Plan | None:
+    def _plan(
+        self, trigger: str, instructions: str | None, keep_override: int | None = None
+    ) -> _Plan | None:
         tokens_before = self.context_tokens()
         n = len(self._log)
         grouping = group_units(self._log[self._first_kept : n])
         starts = [self._first_kept + u.start for u in grouping.units]
         if not starts:
             return None
-        keep = self._keep_target()
+        keep = self._keep_target() if keep_override is None else max(0, keep_override)
         cut = starts[-1]
         acc = self._span_tokens(cut, n)
         for s, nxt in zip(reversed(starts[:-1]), reversed(starts), strict=False):
@@ -649,6 +696,10 @@ class LayeredChatMemory:
                 break
             acc += add
             cut = s
+        t = self._task_idx
+        if t is not None and self._first_kept <= t and cut <= t:
+            # Never leave the task behind a summary: fold everything before it as well.
+            cut = next((s for s in starts if s > t), n)
         target = self._head_tokens() + keep
         placeholders: list[EditEntry] = []
         if trigger in ("threshold", "proactive") and cut > self._first_kept:
@@ -787,8 +838,9 @@ class LayeredChatMemory:
 
     def _span_tokens(self, lo: int, hi: int) -> int:
         total = 0
+        lifted = self._lifted_task()
         for i in range(lo, hi):
-            if i not in self._skip:
+            if i not in self._skip and i != lifted:
                 total += self._view_tokens(i)
             if i in self._repair_after:
                 total += sum(self.counter.count_message(r) for r in self._repair_after[i])
@@ -918,7 +970,7 @@ class LayeredChatMemory:
             self._block_tokens = self.counter.count_message(self._block)
         else:
             self._block, self._block_tokens = None, 0
-        self._recent_tokens = self._span_tokens(self._first_kept, len(self._log))
+        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
         self._calibration = 0
 
     def _merge_levels(self, call: Callable[[SummaryRequest], str]) -> None:
@@ -1001,7 +1053,7 @@ class LayeredChatMemory:
         self._refresh_recent()
 
     def _refresh_recent(self) -> None:
-        self._recent_tokens = self._span_tokens(self._first_kept, len(self._log))
+        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
 
     def _enforce_budget(self, trigger: str) -> None:
         """Last resort when the newest turn alone is too large: marked truncation, never silent loss.
@@ -1017,7 +1069,7 @@ class LayeredChatMemory:
         over = self.context_tokens() - target
         if over <= 0:
             return
-        recent = [i for i in range(self._first_kept, len(self._log)) if i not in self._skip]
+        recent = [i for i in range(self._recent_start(), len(self._log)) if i not in self._skip]
         edits: list[EditEntry] = []
         for i in sorted(recent, key=lambda i: (-self._view_tokens(i), i)):
             if over <= 0:

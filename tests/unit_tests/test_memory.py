@@ -555,3 +555,28 @@ def test_facts_ledger_keeps_every_modified_file_and_constraint() -> None:
     ledger = block.split("<langctx:facts>", 1)[1]
     assert "Never change the public API." in ledger
     assert all(f"pkg/mod_{k}.py" in ledger for k in range(12))
+
+
+def test_task_arriving_behind_summaries_is_lifted_ahead_of_them() -> None:
+    mem = LayeredChatMemory(max_tokens=3000, is_task=lambda m: m.text.startswith("Now"))
+    mem.add_messages([SystemMessage("s")])
+    for k in range(25):  # a session opening with slash commands and their echoed output
+        mem.add_messages([HumanMessage(f"/run make step{k}"), HumanMessage("output line\n" * 60)])
+    assert mem.compactions and mem.pinned_ids == [mem.messages[0].id]
+    mem.add_messages([HumanMessage("Now fix the build.", id="task")])
+    ctx = mem.build_context()
+    assert [m.id for m in ctx[:2]] == [mem.messages[0].id, "task"]
+    assert ctx[2].content.startswith(PREAMBLE)
+    assert mem.context_tokens() == mem.counter.count_messages(ctx)
+    assert [m.id for m in ctx].count("task") == 1
+
+
+def test_manual_compact_keep_recent_override() -> None:
+    mem = LayeredChatMemory(max_tokens=20_000)
+    mem.add_messages(coding_session(0))
+    for turn in iter_turns(8):
+        mem.add_messages(turn)
+    entry = mem.compact(keep_recent_tokens=0)
+    assert entry is not None
+    ctx = mem.build_context()
+    assert len(ctx) <= 3 + 4  # pinned, summary block, the newest turn only

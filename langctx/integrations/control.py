@@ -1,0 +1,114 @@
+"""Control messages in graph state: the ``/compact`` command and langctx's notices.
+
+A human message ``/compact [focus instructions]`` asks for a compaction. The integrations handle it
+before the model call and never send it to the model: they compact (the instructions steer the
+summary), remove the command from ``messages`` (``RemoveMessage``) and add in its place a short
+:func:`compact_notice`, an ``AIMessage`` whose id starts with :data:`NOTICE_PREFIX`. Notices are
+for the user (chat UIs, ``stream_mode="updates"``); the memory never logs them, so the model never
+sees them either. A ``/compact`` message that was not handled (left in state by hand) is ignored
+the same way.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> is_control_message(HumanMessage("/compact keep the lexer notes"))
+    True
+    >>> compact_notice(None, tokens=1200).content
+    '[langctx] Nothing to compact yet: the conversation (1200 tokens) is all recent turns.'
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+
+from langctx.commands import parse_compact_command
+from langctx.entries import CompactionEntry
+
+__all__ = [
+    "ACK_REQUEST",
+    "NOTICE_PREFIX",
+    "compact_notice",
+    "handled_command",
+    "is_control_message",
+    "is_notice",
+    "pending_command",
+    "state_messages",
+]
+
+NOTICE_PREFIX = "langctx-notice-"
+"""Id prefix of the notices langctx adds to ``messages``."""
+
+ACK_REQUEST = (
+    "[langctx] The conversation history was just compacted at the user's request (the summary "
+    "above stands in for earlier turns). Reply with one short sentence confirming it; do not "
+    "continue the task until the user asks."
+)
+"""Sent to the model, instead of the command, only where the model cannot be skipped
+(``create_react_agent``'s ``pre_model_hook``, or a memory node followed by a plain edge)."""
+
+
+def is_notice(message: BaseMessage) -> bool:
+    """True for a notice that langctx added to the state."""
+    return isinstance(message.id, str) and message.id.startswith(NOTICE_PREFIX)
+
+
+def is_control_message(message: BaseMessage) -> bool:
+    """True for a ``/compact`` command or a langctx notice (never logged, never projected)."""
+    return is_notice(message) or (
+        isinstance(message, HumanMessage) and parse_compact_command(message) is not None
+    )
+
+
+def state_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The conversation in ``messages``: everything but control messages."""
+    return [m for m in messages if not is_control_message(m)]
+
+
+def pending_command(messages: Sequence[BaseMessage]) -> tuple[BaseMessage, str] | None:
+    """The last message and its focus instructions, when it is a ``/compact`` command."""
+    if not messages:
+        return None
+    last = messages[-1]
+    instructions = parse_compact_command(last)
+    return None if instructions is None else (last, instructions)
+
+
+def compact_notice(
+    entry: CompactionEntry | None,
+    *,
+    tokens: int,
+    tokens_after: int | None = None,
+    instructions: str = "",
+) -> AIMessage:
+    """The notice that replaces a handled ``/compact`` command in ``messages``."""
+    if entry is None:
+        text = (
+            f"[langctx] Nothing to compact yet: the conversation ({tokens} tokens) is all recent "
+            "turns."
+        )
+    else:
+        after = entry["tokens_after"] if tokens_after is None else tokens_after
+        text = (
+            f"[langctx] Compacted {len(entry['covered_ids'])} messages into a summary "
+            f"({entry['quality']}); context {tokens} -> {after} tokens."
+        )
+        if instructions:
+            text += f" Focus: {instructions}"
+    return AIMessage(text, id=f"{NOTICE_PREFIX}{uuid.uuid4().hex}")
+
+
+def handled_command(
+    command: tuple[BaseMessage, str],
+    entry: CompactionEntry | None,
+    *,
+    tokens: int,
+    tokens_after: int,
+) -> list[BaseMessage]:
+    """The ``messages`` update after handling a command: remove it, add the notice."""
+    message, instructions = command
+    notice = compact_notice(
+        entry, tokens=tokens, tokens_after=tokens_after, instructions=instructions
+    )
+    return [RemoveMessage(id=str(message.id)), notice]

@@ -1,0 +1,119 @@
+"""Compaction events for LangGraph streams and LangChain callbacks.
+
+Each compaction start and end becomes a ``langctx_compaction`` event with plain JSON data
+(:func:`event_payload`). Inside a graph it is written to LangGraph's custom stream (read it with
+``stream_mode="custom"``) and dispatched as a LangChain custom event (``on_custom_event`` of a
+callback handler, or ``astream_events``). Outside any run it goes nowhere.
+
+In async code the callback dispatch is deferred until the awaited memory call returns, because a
+sync dispatch cannot reach async handlers safely; the custom stream is written at once.
+
+Example:
+    >>> from langctx import CompactionEvent
+    >>> p = event_payload(CompactionEvent(phase="start", trigger="manual", tokens_before=900))
+    >>> p["event"], p["phase"], p["tokens_before"]
+    ('langctx_compaction', 'start', 900)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
+from langgraph.config import get_stream_writer
+
+from langctx.memory import CompactionEvent
+
+__all__ = ["EVENT_NAME", "deferred_callbacks", "emit_compaction_event", "event_payload"]
+
+logger = logging.getLogger("langctx")
+
+EVENT_NAME = "langctx_compaction"
+"""Name of the custom event (callbacks) and the ``event`` field of the custom-stream chunk."""
+
+_DEFERRED: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "langctx_deferred_events", default=None
+)
+
+
+def event_payload(event: CompactionEvent) -> dict[str, Any]:
+    """The JSON data of a compaction event (the same for the stream and the callbacks)."""
+    entry = event.entry
+    return {
+        "event": EVENT_NAME,
+        "phase": event.phase,
+        "trigger": event.trigger,
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+        "duration_s": None if event.duration_s is None else round(event.duration_s, 4),
+        "quality": entry["quality"] if entry is not None else None,
+        "entry_id": entry["id"] if entry is not None else None,
+        "level": entry["level"] if entry is not None else None,
+        "covered": len(entry["covered_ids"]) if entry is not None else 0,
+        "edits": event.edits,
+    }
+
+
+def emit_compaction_event(event: CompactionEvent) -> None:
+    """Send one event to the custom stream and the callbacks of the current run, if any.
+
+    Used as a memory's ``on_compaction`` by :class:`~langctx.integrations.threads.ThreadMemories`.
+    Never raises: a listener's failure is logged, not propagated into the compaction.
+    """
+    payload = event_payload(event)
+    writer = _stream_writer()
+    if writer is not None:
+        try:
+            writer(payload)
+        except Exception:  # a user's stream consumer must not break compaction
+            logger.exception("langctx: writing a compaction event to the custom stream failed")
+    deferred = _DEFERRED.get()
+    if deferred is not None:
+        deferred.append(payload)
+        return
+    try:
+        dispatch_custom_event(EVENT_NAME, payload)
+    except RuntimeError:
+        pass  # not inside a run: nobody to tell
+
+
+def _stream_writer() -> Callable[[Any], None] | None:
+    try:
+        return get_stream_writer()
+    except (RuntimeError, KeyError, AttributeError):
+        return None  # outside a graph run
+
+
+@asynccontextmanager
+async def deferred_callbacks() -> AsyncIterator[None]:
+    """Async context: collect callback events raised inside, dispatch them with ``adispatch``.
+
+    Example:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with deferred_callbacks():
+        ...         pass
+        >>> asyncio.run(main())
+    """
+    events: list[dict[str, Any]] = []
+    token = _DEFERRED.set(events)
+    try:
+        yield
+    except Exception:
+        _DEFERRED.reset(token)
+        await _dispatch(events)
+        raise
+    _DEFERRED.reset(token)
+    await _dispatch(events)
+
+
+async def _dispatch(events: list[dict[str, Any]]) -> None:
+    for payload in events:
+        try:
+            await adispatch_custom_event(EVENT_NAME, payload)
+        except RuntimeError:
+            pass  # not inside a run

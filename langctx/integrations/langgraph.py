@@ -1,0 +1,224 @@
+"""LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool.
+
+For ``langchain.agents.create_agent`` use :class:`~langctx.integrations.middleware.LangctxMiddleware`
+instead; this module is for custom graphs and ``create_react_agent``.
+
+:class:`LangctxNode` runs before each model call. It brings the thread's memory in line with the
+state (see :class:`~langctx.integrations.threads.ThreadMemories`; the memory's triggers run on what
+is new), handles a ``/compact`` command (see :mod:`langctx.integrations.control`), writes new
+compaction entries to the ``langctx`` channel and the projection to ``llm_input_messages``. Give the
+model node that key, and wrap the model with
+:func:`~langctx.integrations.recovery.with_overflow_recovery` for overflow retries. After a
+``/compact`` there is nothing for the model to answer: route with :func:`route_after_memory`.
+
+Example:
+    >>> from langgraph.graph import END, START, StateGraph
+    >>> from langctx.integrations.state import LangctxState
+    >>> from langctx.testing import ScriptedChatModel
+    >>> memories = ThreadMemories(max_tokens=4000)
+    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["Hello!"]), memories)
+    >>> builder = StateGraph(LangctxState)
+    >>> _ = builder.add_node("memory", LangctxNode(memories))
+    >>> _ = builder.add_node("model", lambda s: {"messages": [model.invoke(s["llm_input_messages"])]})
+    >>> _ = builder.add_edge(START, "memory")
+    >>> _ = builder.add_conditional_edges("memory", route_after_memory("model"), ["model", END])
+    >>> _ = builder.add_edge("model", END)
+    >>> graph = builder.compile()
+    >>> graph.invoke({"messages": [("user", "Hi")]})["messages"][-1].content
+    'Hello!'
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda, ensure_config
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.graph import END
+from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
+
+from langctx.integrations.control import (
+    ACK_REQUEST,
+    compact_notice,
+    handled_command,
+    is_notice,
+    pending_command,
+)
+from langctx.integrations.events import deferred_callbacks
+from langctx.integrations.recovery import with_overflow_recovery
+from langctx.integrations.state import LangctxState
+from langctx.integrations.threads import MemoryLease, ThreadMemories
+
+__all__ = [
+    "LangctxNode",
+    "ThreadMemories",
+    "make_compact_tool",
+    "make_pre_model_hook",
+    "route_after_memory",
+    "with_overflow_recovery",
+]
+
+DEFAULT_OUTPUT_KEY = "llm_input_messages"
+
+
+class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
+    """The memory node: sync the thread's memory, compact when due, project for the model.
+
+    Returns a state update with ``langctx`` (new entries, when any), ``output_key`` (the
+    projection) and, after a ``/compact`` command, ``messages`` (the command removed, a notice
+    added). Sync and async (``invoke`` / ``ainvoke``) share one implementation.
+
+    Args:
+        memories: the per-thread memory cache; share it with :func:`with_overflow_recovery`.
+            Default: a new ``ThreadMemories(**memory_kwargs)``.
+        output_key: state key for the projection; None to not write it (read it from the
+            memories instead).
+        name: the node's run name.
+        **memory_kwargs: options of :class:`~langctx.LayeredChatMemory` when ``memories`` is None.
+    """
+
+    def __init__(
+        self,
+        memories: ThreadMemories | None = None,
+        *,
+        output_key: str | None = DEFAULT_OUTPUT_KEY,
+        name: str = "langctx_memory",
+        **memory_kwargs: Any,
+    ) -> None:
+        self.memories = memories if memories is not None else ThreadMemories(**memory_kwargs)
+        self.output_key = output_key
+        super().__init__(self._sync, afunc=self._async, name=name)
+
+    def _sync(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        command = pending_command(state.get("messages") or [])
+        with self.memories.lease(state, config) as lease:
+            out: dict[str, Any] = {}
+            if command is not None:
+                before = lease.context_tokens()
+                entry = lease.compact(command[1] or None)
+                out["messages"] = _replace_command(command, lease, before, entry)
+            return self._finish(out, lease, command is not None)
+
+    async def _async(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        command = pending_command(state.get("messages") or [])
+        async with deferred_callbacks(), self.memories.alease(state, config) as lease:
+            out: dict[str, Any] = {}
+            if command is not None:
+                before = lease.context_tokens()
+                entry = await lease.acompact(command[1] or None)
+                out["messages"] = _replace_command(command, lease, before, entry)
+            return self._finish(out, lease, command is not None)
+
+    def _finish(self, out: dict[str, Any], lease: MemoryLease, compacted: bool) -> dict[str, Any]:
+        if self.output_key is not None:
+            projection = lease.projection()
+            if compacted:
+                projection.append(HumanMessage(ACK_REQUEST, id=f"langctx-ack-{uuid.uuid4().hex}"))
+            out[self.output_key] = projection
+        update = lease.update()
+        if update is not None:
+            out["langctx"] = update
+        return out
+
+
+def _replace_command(
+    command: tuple[BaseMessage, str], lease: MemoryLease, before: int, entry: Any
+) -> list[BaseMessage]:
+    return handled_command(command, entry, tokens=before, tokens_after=lease.context_tokens())
+
+
+def make_pre_model_hook(
+    memories: ThreadMemories | None = None, **memory_kwargs: Any
+) -> LangctxNode:
+    """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
+
+    It returns ``{"llm_input_messages": projection, "langctx": new entries}``; use
+    :class:`~langctx.integrations.state.LangctxAgentState` as the agent's ``state_schema``. After
+    a ``/compact`` command the agent cannot skip its model call, so the model gets the compacted
+    projection and a one-line request to acknowledge (never the command itself).
+
+    Example:
+        >>> hook = make_pre_model_hook(max_tokens=8000)
+        >>> hook.output_key
+        'llm_input_messages'
+    """
+    return LangctxNode(memories, name="pre_model_hook", **memory_kwargs)
+
+
+def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]], str]:
+    """A router for the edge after :class:`LangctxNode`: END after a handled ``/compact``.
+
+    Example:
+        >>> route = route_after_memory("agent")
+        >>> route({"messages": [("user", "hi")]})
+        'agent'
+    """
+
+    def route(state: Mapping[str, Any]) -> str:
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        return END if isinstance(last, BaseMessage) and is_notice(last) else next_node
+
+    return route
+
+
+def make_compact_tool(memories: ThreadMemories, *, name: str = "compact_conversation") -> BaseTool:
+    """A tool the model may call to compact the conversation (optionally with focus instructions).
+
+    It writes the new entries to the ``langctx`` channel through a ``Command``; bind it with the
+    agent's other tools (the graph state must have the ``langctx`` channel).
+
+    Example:
+        >>> make_compact_tool(ThreadMemories()).name
+        'compact_conversation'
+    """
+
+    def compact(
+        state: Annotated[dict[str, Any], InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        instructions: str = "",
+    ) -> Command[Any]:
+        with memories.lease(state, ensure_config()) as lease:
+            before = lease.context_tokens()
+            entry = lease.compact(instructions or None)
+            return _tool_result(lease, before, entry, instructions, tool_call_id)
+
+    async def acompact(
+        state: Annotated[dict[str, Any], InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        instructions: str = "",
+    ) -> Command[Any]:
+        async with deferred_callbacks(), memories.alease(state, ensure_config()) as lease:
+            before = lease.context_tokens()
+            entry = await lease.acompact(instructions or None)
+            return _tool_result(lease, before, entry, instructions, tool_call_id)
+
+    return StructuredTool.from_function(
+        func=compact,
+        coroutine=acompact,
+        name=name,
+        description=(
+            "Compact the conversation history into a summary to free context. Optional "
+            "`instructions` say what the summary must focus on. Use it when the context is "
+            "long and earlier details are no longer needed verbatim."
+        ),
+    )
+
+
+def _tool_result(
+    lease: MemoryLease, before: int, entry: Any, instructions: str, tool_call_id: str
+) -> Command[Any]:
+    notice = compact_notice(
+        entry, tokens=before, tokens_after=lease.context_tokens(), instructions=instructions
+    )
+    update: dict[str, Any] = {
+        "messages": [ToolMessage(notice.text, tool_call_id=tool_call_id, name="compact")]
+    }
+    channel = lease.update()
+    if channel is not None:
+        update["langctx"] = channel
+    return Command(update=update)

@@ -1,0 +1,279 @@
+"""Overflow recovery: the provider said "too long", so compact and retry the same request.
+
+One policy for every path (the middleware's ``wrap_model_call``, a custom model node,
+``create_react_agent``): when the model call raises an error that the
+:class:`~langctx.overflow.OverflowMatcher` recognises, the thread's memory compacts with
+``trigger="overflow"`` and the same request is sent again with the new projection, at most
+``max_retries`` times. Each retry keeps half as many recent tokens as the one before (and halves
+again within a retry until something is freed), because the provider counts more than the memory
+thinks. When the retries are spent, or a compaction frees
+nothing, :class:`~langctx.ContextOverflowError` is raised with the token figures. Any other error is
+re-raised at once, unretried. A summarizer failing during recovery falls back to the local summary
+(the core does that) and the retry still happens.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langctx.integrations.threads import ThreadMemories
+    >>> from langctx.testing import ScriptedChatModel
+    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["hi"]), ThreadMemories())
+    >>> model.invoke([HumanMessage("hello")]).content
+    'hi'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+
+from langctx.errors import ConfigError, ContextOverflowError
+from langctx.integrations.events import deferred_callbacks
+from langctx.integrations.threads import MemoryLease, ThreadMemories
+from langctx.overflow import OverflowMatcher
+
+__all__ = [
+    "DEFAULT_MAX_OVERFLOW_RETRIES",
+    "OverflowRecoveringModel",
+    "OverflowRecovery",
+    "with_overflow_recovery",
+]
+
+DEFAULT_MAX_OVERFLOW_RETRIES = 2
+_MAX_HALVINGS = 5
+
+T = TypeVar("T")
+Matcher = Callable[[BaseException], bool]
+
+
+class OverflowRecovery:
+    """The retry policy: which errors to retry, how many times, and how hard to compact.
+
+    Args:
+        matcher: decides whether an exception means "the request is too long"; default
+            :class:`~langctx.overflow.OverflowMatcher` (extend it with ``extra_patterns``).
+        max_retries: compact-and-retry rounds before :class:`~langctx.ContextOverflowError`.
+
+    Example:
+        >>> policy = OverflowRecovery(max_retries=1)
+        >>> policy.is_overflow(ValueError("This model's maximum context length is 8192 tokens"))
+        True
+        >>> policy.is_overflow(ValueError("rate limit"))
+        False
+    """
+
+    def __init__(
+        self, *, matcher: Matcher | None = None, max_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES
+    ) -> None:
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+            msg = f"max_retries must be an int >= 0, got {max_retries!r}."
+            raise ConfigError(msg)
+        if matcher is not None and not callable(matcher):
+            msg = "matcher must be a callable taking an exception and returning bool."
+            raise ConfigError(msg)
+        self.matcher: Matcher = matcher or OverflowMatcher()
+        self.max_retries = max_retries
+
+    def is_overflow(self, exc: BaseException) -> bool:
+        """True when ``exc`` should be recovered from by compacting."""
+        return not isinstance(exc, ContextOverflowError) and self.matcher(exc)
+
+    def keep_levels(self, lease: MemoryLease, attempt: int) -> list[int | None]:
+        """Recent tokens to keep on retry ``attempt`` (1-based), gentlest first.
+
+        The first retry starts with the configured low mark, each later one with half the
+        previous; within a retry, smaller marks are tried until a compaction frees something.
+        """
+        keep = lease.memory.config.keep_recent_tokens_resolved
+        levels: list[int | None] = [None] if attempt <= 1 else []
+        levels += [max(1, keep >> k) for k in range(max(1, attempt - 1), _MAX_HALVINGS + 1)]
+        return levels
+
+    def run(
+        self, lease: MemoryLease, call: Callable[[], T], *, failed: Exception | None = None
+    ) -> T:
+        """Call ``call()``; on overflow compact ``lease`` and call again (``call`` re-reads it).
+
+        Args:
+            lease: the thread's memory, in line with the request.
+            call: makes the request from the lease's current projection.
+            failed: the overflow error of a first attempt already made outside.
+        """
+        attempt, figures = 0, (lease.context_tokens(),) * 2
+        error = failed
+        while True:
+            if error is None:
+                try:
+                    return call()
+                except Exception as exc:
+                    error = exc
+            self._check(error, attempt, figures)
+            error = None
+            attempt += 1
+            before = lease.context_tokens()
+            for keep in self.keep_levels(lease, attempt):
+                lease.compact(trigger="overflow", keep_recent_tokens=keep)
+                if lease.context_tokens() < before:
+                    break
+            figures = self._progress(lease, attempt, before)
+
+    async def arun(
+        self,
+        lease: MemoryLease,
+        call: Callable[[], Awaitable[T]],
+        *,
+        failed: Exception | None = None,
+    ) -> T:
+        """Async version of `run`."""
+        attempt, figures = 0, (lease.context_tokens(),) * 2
+        error = failed
+        while True:
+            if error is None:
+                try:
+                    return await call()
+                except Exception as exc:
+                    error = exc
+            self._check(error, attempt, figures)
+            error = None
+            attempt += 1
+            before = lease.context_tokens()
+            async with deferred_callbacks():
+                for keep in self.keep_levels(lease, attempt):
+                    await lease.acompact(trigger="overflow", keep_recent_tokens=keep)
+                    if lease.context_tokens() < before:
+                        break
+            figures = self._progress(lease, attempt, before)
+
+    def _check(self, exc: Exception, attempt: int, figures: tuple[int, int]) -> None:
+        """Re-raise what is not an overflow; raise ContextOverflowError when retries are spent."""
+        if not self.is_overflow(exc):
+            raise exc
+        if attempt >= self.max_retries:
+            before, after = figures
+            msg = (
+                f"the model still rejects the request as too long after {attempt} "
+                f"compact-and-retry round(s) (context {before} -> {after} tokens by langctx's "
+                "count). Lower max_tokens (or set context_window) so the budget fits the model, "
+                "or shorten the system prompt and tool schemas."
+            )
+            raise ContextOverflowError(
+                msg, tokens_before=before, tokens_after=after, attempts=attempt
+            ) from exc
+
+    def _progress(self, lease: MemoryLease, attempt: int, before: int) -> tuple[int, int]:
+        after = lease.context_tokens()
+        if after >= before:
+            msg = (
+                f"the model rejects the request as too long and there is nothing left to compact "
+                f"(context {before} tokens: pinned messages, summaries and the newest turn). "
+                "Lower max_tokens, shorten the task or the system prompt, or use a model with a "
+                "larger window."
+            )
+            raise ContextOverflowError(
+                msg, tokens_before=before, tokens_after=after, attempts=attempt
+            )
+        return before, after
+
+
+class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
+    """A chat model (or any Runnable over messages) with overflow recovery around each call.
+
+    Its input must contain the thread's projection (for example ``llm_input_messages`` from
+    :class:`~langctx.integrations.langgraph.LangctxNode`, after an optional system prompt). On
+    overflow, the messages of the projection are replaced by the compacted projection and the call
+    is retried. Use :func:`with_overflow_recovery` to make one.
+    """
+
+    def __init__(
+        self, bound: Runnable[Any, Any], memories: ThreadMemories, policy: OverflowRecovery
+    ) -> None:
+        self.bound = bound
+        self.memories = memories
+        self.policy = policy
+        self.name = f"OverflowRecovering[{getattr(bound, 'name', None) or type(bound).__name__}]"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OverflowRecoveringModel:
+        """Bind tools on the wrapped model; the result keeps the recovery."""
+        bound = self.bound.bind_tools(tools, **kwargs)  # type: ignore[attr-defined]
+        return OverflowRecoveringModel(bound, self.memories, self.policy)
+
+    def invoke(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> BaseMessage:
+        """Call the model; on overflow compact the thread and retry (see the module docs)."""
+        config = ensure_config(config)
+        messages = _as_messages(input)
+        try:
+            return self.bound.invoke(messages, config, **kwargs)
+        except Exception as exc:
+            if not self.policy.is_overflow(exc):
+                raise
+            failed = exc
+        with self.memories.lease_for_input(messages, config) as lease:
+            return self.policy.run(
+                lease,
+                lambda: self.bound.invoke(_rebuild_input(messages, lease), config, **kwargs),
+                failed=failed,
+            )
+
+    async def ainvoke(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> BaseMessage:
+        """Async version of `invoke`."""
+        config = ensure_config(config)
+        messages = _as_messages(input)
+        try:
+            return await self.bound.ainvoke(messages, config, **kwargs)
+        except Exception as exc:
+            if not self.policy.is_overflow(exc):
+                raise
+            failed = exc
+        with self.memories.lease_for_input(messages, config) as lease:
+            return await self.policy.arun(
+                lease,
+                lambda: self.bound.ainvoke(_rebuild_input(messages, lease), config, **kwargs),
+                failed=failed,
+            )
+
+
+def with_overflow_recovery(
+    model: Runnable[Any, Any],
+    memories: ThreadMemories,
+    *,
+    matcher: Matcher | None = None,
+    max_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
+) -> OverflowRecoveringModel:
+    """Wrap a chat model so that "prompt too long" errors compact the thread and retry.
+
+    Args:
+        model: the chat model (tools may be bound before or after wrapping).
+        memories: the same :class:`ThreadMemories` the memory node or hook uses.
+        matcher: recognises overflow errors (default :class:`~langctx.overflow.OverflowMatcher`).
+        max_retries: compact-and-retry rounds before :class:`~langctx.ContextOverflowError`.
+
+    Example:
+        >>> from langctx.testing import ScriptedChatModel
+        >>> wrapped = with_overflow_recovery(ScriptedChatModel(), ThreadMemories(), max_retries=1)
+        >>> wrapped.policy.max_retries
+        1
+    """
+    return OverflowRecoveringModel(
+        model, memories, OverflowRecovery(matcher=matcher, max_retries=max_retries)
+    )
+
+
+def _as_messages(value: LanguageModelInput) -> list[BaseMessage]:
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return convert_to_messages([value])
+    return convert_to_messages(list(value))
+
+
+def _rebuild_input(messages: list[BaseMessage], lease: MemoryLease) -> list[BaseMessage]:
+    """The original input with its projection span replaced by the lease's new projection."""
+    start, length = lease.input_span or (0, len(messages))
+    return [*messages[:start], *lease.projection(), *messages[start + length :]]

@@ -1,0 +1,194 @@
+"""The ``langctx`` graph-state channel: compaction entries as versioned plain dicts.
+
+The channel holds what the memory decided (compaction entries, in-place edits, the priority ledger),
+never the messages themselves (they stay in ``messages``). It is a :class:`LangctxChannel`, a
+``TypedDict`` of JSON values, so every checkpointer stores it and ``LANGGRAPH_STRICT_MSGPACK=true``
+has nothing to object to. Its reducer, :func:`merge_langctx`, appends entries by id: an update
+carries only the new entries, and applying it twice changes nothing.
+
+Example:
+    >>> from langctx.entries import new_edit_entry
+    >>> e = new_edit_entry(message_id="m1", reason="placeholder", content="[elided]",
+    ...     tokens_before=900, tokens_after=12)
+    >>> state = merge_langctx({}, channel_update(edits=[e]))
+    >>> state = merge_langctx(state, channel_update(edits=[e]))  # idempotent
+    >>> len(state["edits"]), state["v"]
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
+from langgraph.graph import MessagesState
+from langgraph.managed import RemainingSteps
+
+from langctx.entries import ENTRY_VERSION, validate_entry
+from langctx.errors import StateVersionError
+
+__all__ = [
+    "CHANNEL_VERSION",
+    "LangctxAgentState",
+    "LangctxChannel",
+    "LangctxState",
+    "channel_entries",
+    "channel_update",
+    "merge_langctx",
+]
+
+CHANNEL_VERSION = 1
+"""Version of the channel's own shape (entries carry their own ``v``)."""
+
+_LISTS = ("compactions", "edits")
+
+
+class LangctxChannel(TypedDict, total=False):
+    """The value of the ``langctx`` state key (version 1). All fields are JSON values.
+
+    An update may also carry ``reset: True``: the update then replaces the channel instead of
+    being appended (used to drop entries that no longer match hand-edited messages, and to clear
+    a thread's langctx state: ``{"v": 1, "reset": True}``).
+    """
+
+    v: int
+    compactions: list[dict[str, Any]]
+    edits: list[dict[str, Any]]
+    priorities: dict[str, int]
+    reset: bool
+
+
+def channel_update(
+    *,
+    compactions: Sequence[Mapping[str, Any]] = (),
+    edits: Sequence[Mapping[str, Any]] = (),
+    priorities: Mapping[str, int] | None = None,
+    reset: bool = False,
+) -> LangctxChannel:
+    """An update for the ``langctx`` channel (entries are copied).
+
+    Example:
+        >>> channel_update(priorities={"m1": 10})
+        {'v': 1, 'compactions': [], 'edits': [], 'priorities': {'m1': 10}}
+    """
+    out = LangctxChannel(
+        v=CHANNEL_VERSION,
+        compactions=[_copy(e) for e in compactions],
+        edits=[_copy(e) for e in edits],
+        priorities={str(k): int(v) for k, v in (priorities or {}).items()},
+    )
+    if reset:
+        out["reset"] = True
+    return out
+
+
+def merge_langctx(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
+) -> LangctxChannel:
+    """Reducer of the ``langctx`` channel: append new entries by id, merge the priority ledger.
+
+    Entries are validated (:func:`langctx.entries.validate_entry`): older versions are migrated,
+    unknown ones raise. Keys this version does not know are kept (last writer wins), so later
+    features (the archive mode) can add their own.
+
+    Raises:
+        StateVersionError: an update or the stored channel has an unknown version.
+    """
+    base = _check_version(left or {}, "stored")
+    if not right:
+        return _normalise(base)
+    update = _check_version(right, "update")
+    if update.get("reset"):
+        base = {}
+    out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
+    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", "reset")})
+    out["v"] = CHANNEL_VERSION
+    for key in _LISTS:
+        current = [_migrated(e) for e in base.get(key) or []]
+        seen = {e.get("id") for e in current}
+        for raw in update.get(key) or []:
+            entry = validate_entry(dict(raw))
+            if entry["id"] not in seen:
+                seen.add(entry["id"])
+                current.append(entry)
+        out[key] = current
+    out["priorities"] = {**(base.get("priorities") or {}), **(update.get("priorities") or {})}
+    return out  # type: ignore[return-value]
+
+
+def channel_entries(
+    channel: Mapping[str, Any] | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """The validated (migrated) compactions, edits and priorities stored in a channel value.
+
+    Raises:
+        StateVersionError: the channel or one of its entries has an unknown version.
+    """
+    if not channel:
+        return [], [], {}
+    base = _check_version(channel, "stored")
+    return (
+        [validate_entry(dict(e)) for e in base.get("compactions") or []],
+        [validate_entry(dict(e)) for e in base.get("edits") or []],
+        {str(k): int(v) for k, v in (base.get("priorities") or {}).items()},
+    )
+
+
+def _check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"the langctx channel must be a dict, got {type(value).__name__}."
+        raise StateVersionError(msg)
+    version = value.get("v", CHANNEL_VERSION if not value else None)
+    if version not in (0, CHANNEL_VERSION):
+        msg = (
+            f"the {what} langctx channel has version {version!r}; this langctx reads version "
+            f"{CHANNEL_VERSION}. Upgrade langctx, or clear the thread's langctx state with "
+            'graph.update_state(config, {"langctx": {"v": 1, "reset": True}}).'
+        )
+        raise StateVersionError(msg)
+    return value
+
+
+def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
+    if value.get("v") == CHANNEL_VERSION and all(k in value for k in (*_LISTS, "priorities")):
+        return value  # type: ignore[return-value]
+    out = dict(value)
+    out["v"] = CHANNEL_VERSION
+    for key in _LISTS:
+        out[key] = [_migrated(e) for e in out.get(key) or []]
+    out["priorities"] = dict(out.get("priorities") or {})
+    return out  # type: ignore[return-value]
+
+
+def _migrated(entry: Mapping[str, Any]) -> dict[str, Any]:
+    if entry.get("v") == ENTRY_VERSION:
+        return entry  # type: ignore[return-value]
+    return dict(validate_entry(dict(entry)))
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v) for v in value]
+    return value
+
+
+class LangctxState(MessagesState):
+    """``MessagesState`` plus the ``langctx`` channel and the model's input.
+
+    ``llm_input_messages`` is what :class:`~langctx.integrations.langgraph.LangctxNode` projects for
+    the model. It is an ephemeral channel: it lives for the step after the memory node and is not
+    kept in later checkpoints.
+    """
+
+    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+
+
+class LangctxAgentState(LangctxState):
+    """:class:`LangctxState` with ``remaining_steps``, as ``create_react_agent`` requires."""
+
+    remaining_steps: NotRequired[RemainingSteps]

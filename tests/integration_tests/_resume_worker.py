@@ -1,0 +1,71 @@
+"""Run in a NEW process by the resume tests: reopen a thread, report its projection, keep going.
+
+Usage: ``python -m tests.integration_tests._resume_worker JOBS_JSON``: a list of jobs, each with
+``uri``, ``thread_id``, ``kind`` ("middleware" | "node"), ``budget``, ``seed``, ``start`` (turns
+already run) and ``turns`` (where to stop). Prints one JSON line: per job, the projection rebuilt
+from the checkpoint, the channel's compaction count before and after, and the report over every
+model input. One process serves every job, so the imports are paid once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from langchain_core.messages import messages_to_dict
+
+from langctx.integrations.checkpoint import open_checkpointer
+from langctx.integrations.middleware import LangctxMiddleware
+from langctx.integrations.threads import ThreadMemories
+from langctx.testing import ScriptedChatModel
+from tests.integration_tests._agents import (
+    check_calls,
+    drive,
+    middleware_agent,
+    node_agent,
+    session_script,
+    session_tools,
+)
+
+
+def main(args: dict[str, Any]) -> dict[str, Any]:
+    script = session_script(args["turns"], seed=args["seed"], start=args["start"])
+    model = ScriptedChatModel(responses=script.responses)
+    tools = session_tools(script.outputs)
+    cfg = {"configurable": {"thread_id": args["thread_id"]}, "recursion_limit": 5000}
+    with open_checkpointer(args["uri"]) as saver:
+        if args["kind"] == "middleware":
+            middleware = LangctxMiddleware(max_tokens=args["budget"])
+            memories = middleware.memories
+            graph = middleware_agent(model, tools, middleware, saver)
+        else:
+            memories = ThreadMemories(max_tokens=args["budget"])
+            graph = node_agent(model, tools, memories, saver)
+        state = graph.get_state(cfg).values
+        with memories.lease(state, cfg) as lease:
+            projection = messages_to_dict(lease.projection())
+            pending = lease.update()
+        before = len(state["langctx"]["compactions"])
+        out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
+        memory = memories.get(args["thread_id"])
+        assert memory is not None
+        report = check_calls(
+            model.calls,
+            memory.counter,
+            args["budget"],
+            skip_system_prompt=args["kind"] == "middleware",
+        )
+    return {
+        "projection": projection,
+        "pending_update": pending,
+        "compactions_before": before,
+        "compactions_after": len(out["langctx"]["compactions"]),
+        "report": asdict(report),
+        "last": out["messages"][-1].content,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps([main(job) for job in json.loads(sys.argv[1])]))

@@ -1,0 +1,185 @@
+"""Overflow recovery in real agents: compact with trigger="overflow" and retry the same request.
+
+The provider errors are real ``openai.BadRequestError`` objects with the ``context_length_exceeded``
+code, raised by the scripted model.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langctx import ContextOverflowError
+from langctx.integrations.langgraph import make_pre_model_hook
+from langctx.integrations.middleware import LangctxMiddleware
+from langctx.integrations.recovery import with_overflow_recovery
+from langctx.integrations.state import LangctxAgentState
+from langctx.integrations.threads import ThreadMemories
+from langctx.overflow import OverflowMatcher
+from langctx.testing import ScriptedChatModel
+from tests.integration_tests._agents import (
+    check_calls,
+    config,
+    drive,
+    first_input,
+    middleware_agent,
+    node_agent,
+    session_script,
+    session_tools,
+)
+
+BUDGET = 6000
+TURNS = 24
+
+
+def overflow_error() -> openai.BadRequestError:
+    """What OpenAI raises when the prompt does not fit the model's window."""
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    body = {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages "
+        "resulted in 9120 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+    return openai.BadRequestError(
+        f"Error code: 400 - {{'error': {body}}}",
+        response=httpx.Response(400, request=request),
+        body=body,
+    )
+
+
+def _warm_middleware_agent(
+    extra: list[Any], **middleware_kwargs: Any
+) -> tuple[Any, ScriptedChatModel, LangctxMiddleware, dict[str, Any]]:
+    """A create_agent thread that already ran TURNS turns; ``extra`` scripts the next calls."""
+    script = session_script(TURNS, seed=5)
+    model = ScriptedChatModel(responses=[*script.responses, *extra])
+    middleware = LangctxMiddleware(max_tokens=BUDGET, **middleware_kwargs)
+    agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
+    cfg = config()
+    agent.invoke(first_input(with_system=False), cfg)
+    while model._index < TURNS + 1:
+        agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    return agent, model, middleware, cfg
+
+
+def test_middleware_retries_once_after_context_length_exceeded() -> None:
+    agent, model, middleware, cfg = _warm_middleware_agent([overflow_error(), "Recovered."])
+    calls_before = len(model.calls)
+    out = agent.invoke({"messages": [HumanMessage("Summarise where we are.")]}, cfg)
+
+    assert out["messages"][-1].content == "Recovered."
+    failed, retried = model.calls[calls_before:]
+    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
+    assert memory is not None
+    assert memory.counter.count_messages(retried) < memory.counter.count_messages(failed)
+    overflow = [e for e in out["langctx"]["compactions"] if e["trigger"] == "overflow"]
+    assert len(overflow) == 1  # written to the channel through the middleware's Command
+    report = check_calls([failed, retried], memory.counter, BUDGET, skip_system_prompt=True)
+    assert report.orphans == report.unanswered == report.missing_task == 0
+
+
+def test_middleware_raises_context_overflow_error_after_max_retries() -> None:
+    agent, model, _, cfg = _warm_middleware_agent([overflow_error()] * 3, max_overflow_retries=2)
+    calls_before = len(model.calls)
+    with pytest.raises(ContextOverflowError) as info:
+        agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
+
+    assert info.value.attempts == 2
+    assert info.value.tokens_after < info.value.tokens_before
+    assert len(model.calls) - calls_before == 3  # the first call and two retries
+    assert isinstance(info.value.__cause__, openai.BadRequestError)
+
+
+def test_middleware_does_not_retry_unrelated_errors() -> None:
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    rate_limited = openai.RateLimitError(
+        "Rate limit reached for gpt-4o", response=httpx.Response(429, request=request), body=None
+    )
+    agent, model, middleware, cfg = _warm_middleware_agent([rate_limited])
+    calls_before = len(model.calls)
+    compactions = len(agent.get_state(cfg).values["langctx"]["compactions"])
+    with pytest.raises(openai.RateLimitError):
+        agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert len(model.calls) - calls_before == 1
+    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
+    assert memory is not None
+    assert not [e for e in memory.compactions if e["trigger"] == "overflow"]
+    assert len(agent.get_state(cfg).values["langctx"]["compactions"]) == compactions
+
+
+def test_summarizer_failing_during_recovery_falls_back_and_still_retries() -> None:
+    def broken(request: Any) -> str:
+        raise RuntimeError("summarizer service is down")
+
+    agent, _model, _, cfg = _warm_middleware_agent(
+        [overflow_error(), "Recovered."],
+        summarizer=broken,
+        summary_threshold_tokens=0,
+    )
+    out = agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert out["messages"][-1].content == "Recovered."
+    overflow = [e for e in out["langctx"]["compactions"] if e["trigger"] == "overflow"]
+    assert [e["quality"] for e in overflow] == ["fallback"]
+    assert "Goal" in overflow[0]["summary"] or overflow[0]["summary"]
+
+
+def test_custom_matcher_extends_the_phrasings() -> None:
+    agent, _model, _, cfg = _warm_middleware_agent(
+        [RuntimeError("payload exceeds our gateway's token cap"), "Recovered."],
+        overflow_matcher=OverflowMatcher(extra_patterns=[r"gateway's token cap"]),
+    )
+    out = agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert out["messages"][-1].content == "Recovered."
+
+
+def test_node_agent_model_wrapper_recovers_and_the_entry_reaches_the_channel() -> None:
+    script = session_script(TURNS, seed=6, final=False)
+    responses = [*script.responses[:-1], overflow_error(), *script.responses[-1:], "Done."]
+    model = ScriptedChatModel(responses=responses)
+    memories = ThreadMemories(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    cfg = config()
+    out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
+
+    triggers = [e["trigger"] for e in out["langctx"]["compactions"]]
+    assert "overflow" in triggers  # pending after the model node, written by the next memory step
+    memory = memories.get(cfg["configurable"]["thread_id"])
+    assert memory is not None
+    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    assert report.orphans == report.unanswered == report.violations == 0
+
+
+async def test_create_react_agent_hook_and_wrapper_recover_async() -> None:
+    from langgraph.prebuilt import create_react_agent
+
+    script = session_script(TURNS, seed=7, final=False)
+    responses = [*script.responses, overflow_error(), AIMessage("Done.")]
+    model = ScriptedChatModel(responses=responses)
+    memories = ThreadMemories(max_tokens=BUDGET)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # create_react_agent is deprecated
+        agent = create_react_agent(
+            with_overflow_recovery(model, memories),
+            session_tools(script.outputs),
+            pre_model_hook=make_pre_model_hook(memories),
+            state_schema=LangctxAgentState,
+            checkpointer=InMemorySaver(),
+        )
+    cfg = config()
+    out = await agent.ainvoke(first_input(with_system=True), cfg)
+    while model._index < len(responses):
+        out = await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert out["messages"][-1].content == "Done."
+    memory = memories.get(cfg["configurable"]["thread_id"])
+    assert memory is not None
+    assert [e["trigger"] for e in memory.compactions].count("overflow") == 1
+    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    assert report.orphans == report.unanswered == report.violations == report.missing_task == 0

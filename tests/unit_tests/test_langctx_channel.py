@@ -1,0 +1,99 @@
+"""The ``langctx`` state channel: its reducer, versions and JSON shape (no graph needed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from langctx import StateVersionError
+from langctx.entries import new_compaction_entry, new_edit_entry
+from langctx.integrations.state import (
+    CHANNEL_VERSION,
+    channel_entries,
+    channel_update,
+    merge_langctx,
+)
+
+
+def _compaction(fk: str = "m3") -> dict:
+    n = int(fk[1:])
+    return dict(
+        new_compaction_entry(
+            summary="Goal: fix the parser",
+            level=1,
+            covered_ids=[f"m{i}" for i in range(1, n)],
+            first_kept_entry_id=fk,
+            tokens_before=900,
+            tokens_after=300,
+            trigger="manual",
+            quality="local",
+            read_files=["a.py"],
+            modified_files=[],
+        )
+    )
+
+
+def _v0(entry: dict) -> dict:
+    old = {k: v for k, v in entry.items() if k not in ("kind", "covered_ids", "facts")}
+    old["v"] = 0
+    old["covered"] = entry["covered_ids"]
+    return old
+
+
+def test_updates_append_by_id_and_are_idempotent() -> None:
+    c1, c2 = _compaction(), _compaction("m4")
+    e1 = dict(
+        new_edit_entry(
+            message_id="m2", reason="placeholder", content="[x]", tokens_before=500, tokens_after=9
+        )
+    )
+    state = merge_langctx({}, channel_update(compactions=[c1], edits=[e1]))
+    state = merge_langctx(state, channel_update(compactions=[c1, c2]))
+    state = merge_langctx(state, channel_update(compactions=[c2], edits=[e1]))
+    assert [e["id"] for e in state["compactions"]] == [c1["id"], c2["id"]]
+    assert [e["id"] for e in state["edits"]] == [e1["id"]]
+    assert state["v"] == CHANNEL_VERSION
+    assert json.loads(json.dumps(state)) == state  # plain JSON, nothing else
+
+
+def test_priorities_merge_and_reset_replaces() -> None:
+    state = merge_langctx({}, channel_update(compactions=[_compaction()], priorities={"m1": 10}))
+    state = merge_langctx(state, channel_update(priorities={"m2": 20}))
+    assert state["priorities"] == {"m1": 10, "m2": 20}
+    state = merge_langctx(state, channel_update(reset=True))
+    assert state["compactions"] == [] and state["priorities"] == {}
+    assert "reset" not in state
+
+
+def test_unknown_keys_are_kept_for_later_features() -> None:
+    state = merge_langctx({}, {"v": 1, "archive": {"upto": "m9"}})
+    state = merge_langctx(state, channel_update(compactions=[_compaction()]))
+    assert state["archive"] == {"upto": "m9"}
+
+
+def test_v0_entries_are_migrated_on_write_and_on_read() -> None:
+    old = _v0(_compaction())
+    written = merge_langctx({}, {"v": 1, "compactions": [old]})
+    assert written["compactions"][0]["v"] == 1
+    assert written["compactions"][0]["covered_ids"] == ["m1", "m2"]  # from the v0 `covered`
+    comps, _edits, _prio = channel_entries({"v": 1, "compactions": [old]})
+    assert comps[0]["kind"] == "compaction" and comps[0]["v"] == 1
+    stored_v0 = {"v": 1, "compactions": [old], "edits": [], "priorities": {}}
+    merged = merge_langctx(stored_v0, channel_update(compactions=[_compaction("m5")]))
+    assert [e["v"] for e in merged["compactions"]] == [1, 1]
+
+
+def test_unknown_entry_version_raises_a_clear_error() -> None:
+    future = {**_compaction(), "v": 99}
+    with pytest.raises(StateVersionError, match=r"version 99.*Upgrade langctx"):
+        merge_langctx({}, {"v": 1, "compactions": [future]})
+    with pytest.raises(StateVersionError, match="version 99"):
+        channel_entries({"v": 1, "compactions": [future]})
+
+
+def test_unknown_channel_version_raises_with_the_fix() -> None:
+    with pytest.raises(StateVersionError, match=r"channel has version 7.*reset"):
+        merge_langctx({"v": 7, "compactions": []}, channel_update())
+    with pytest.raises(StateVersionError):
+        channel_entries({"v": 7})
