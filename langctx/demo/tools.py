@@ -70,7 +70,7 @@ def make_tools(
     def run_command(command: str) -> str:
         """Run a shell command in the project root; returns its output and exit code."""
         try:
-            proc = subprocess.run(  # noqa: S602 - a sandboxed demo shell, by design
+            proc = subprocess.run(
                 command,
                 shell=True,
                 cwd=base,
