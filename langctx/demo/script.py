@@ -86,9 +86,28 @@ def demo_script(turns: int = 120) -> list[AIMessage]:
             n, "Running the tests again.", ("run_command", {"command": "python run_tests.py"})
         ),
     ]
+    small = [  # after the first rounds the agent stops dumping whole files
+        lambda n: _call(
+            n,
+            "Only the header and first rows this time.",
+            ("run_command", {"command": "head -n 5 data/orders.csv"}),
+        ),
+        lambda n: _call(
+            n,
+            "Only the errors of the build log.",
+            ("run_command", {"command": "grep -n ERROR logs/build.log"}),
+        ),
+        lambda n: _call(
+            n,
+            "Next I will run the tests quietly.",
+            ("run_command", {"command": "python run_tests.py"}),
+        ),
+    ]
     n = len(steps)
     while n < fix_at:
-        steps.append(cycle[(n - 3) % len(cycle)](n))
+        k = (n - 3) % len(cycle)
+        giant = k < len(small) and n - 3 >= 2 * len(cycle)
+        steps.append(small[k](n) if giant else cycle[k](n))
         n += 1
     steps.append(
         _call(

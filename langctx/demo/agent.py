@@ -1,0 +1,80 @@
+"""The demo coding agent: ``create_agent`` + :class:`LangctxMiddleware` + sandboxed tools.
+
+Offline it plays :func:`~langctx.demo.script.demo_script` with a :class:`ScriptedChatModel`; with
+``OPENAI_API_KEY`` set it uses ``ChatOpenAI`` (model from ``LANGCTX_DEMO_MODEL``, default
+``gpt-4o-mini``) and a cheaper summarizer model (``LANGCTX_SUMMARY_MODEL``, default the same).
+``graphs/coding_agent.py`` exposes the same agent to ``langgraph.json``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+
+from langctx.demo.sandbox import make_sandbox
+from langctx.demo.script import DEMO_TASK, demo_script
+from langctx.demo.tools import make_tools
+from langctx.integrations.middleware import LangctxMiddleware
+from langctx.testing import ScriptedChatModel
+
+__all__ = ["DEMO_SYSTEM_PROMPT", "DEMO_TASK", "build_coding_agent", "default_models"]
+
+DEMO_SYSTEM_PROMPT = (
+    "You are a careful coding agent working in a small Python project. Use read_file, write_file, "
+    "edit_file and run_command (run `python run_tests.py` for the tests). Make the smallest fix."
+)
+
+
+def default_models(*, turns: int = 120) -> tuple[BaseChatModel, object, str]:
+    """The agent's model, the summarizer and a label: OpenAI when a key is set, else scripted."""
+    if os.environ.get("OPENAI_API_KEY"):
+        from langchain_openai import ChatOpenAI
+
+        name = os.environ.get("LANGCTX_DEMO_MODEL", "gpt-4o-mini")
+        summary = os.environ.get("LANGCTX_SUMMARY_MODEL", name)
+        return ChatOpenAI(model=name), ChatOpenAI(model=summary, temperature=0), f"openai:{name}"
+    return ScriptedChatModel(responses=list(demo_script(turns))), None, "scripted (offline)"
+
+
+def build_coding_agent(
+    *,
+    model: BaseChatModel | None = None,
+    summarizer: object = None,
+    sandbox: str | Path | None = None,
+    checkpointer: Any = None,
+    max_tokens: int = 8000,
+    turns: int = 120,
+    middleware: LangctxMiddleware | None = None,
+) -> Any:
+    """A compiled coding agent whose context is managed by langctx.
+
+    Args:
+        model: the agent's chat model (default: see :func:`default_models`).
+        summarizer: the summarizer (default: local when scripted, a cheap OpenAI model otherwise).
+        sandbox: the project directory (created with the demo project when missing).
+        checkpointer: any LangGraph checkpointer (SqliteSaver for the demo).
+        max_tokens: the context budget of the memory.
+        turns: length of the scripted session when the model is scripted.
+        middleware: a preconfigured :class:`LangctxMiddleware` (overrides ``max_tokens`` and ``summarizer``).
+    """
+    if model is None:
+        model, default_summarizer, _ = default_models(turns=turns)
+        summarizer = summarizer if summarizer is not None else default_summarizer
+    root = Path(sandbox) if sandbox is not None else Path(tempfile.mkdtemp(prefix="langctx-demo-"))
+    if not (root / "calc" / "parser.py").exists():
+        make_sandbox(root)
+    mw = middleware or LangctxMiddleware(
+        max_tokens=max_tokens, summarizer=summarizer, token_counter="tiktoken"
+    )
+    return create_agent(
+        model,
+        tools=make_tools(root),
+        system_prompt=DEMO_SYSTEM_PROMPT,
+        middleware=[mw],
+        checkpointer=checkpointer,
+    )

@@ -1,0 +1,118 @@
+"""``langctx demo``: the demo coding agent on SQLite, narrated turn by turn."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langctx.demo.script import DEMO_TASK
+
+__all__ = ["run_agent_demo"]
+
+
+def run_agent_demo(
+    *,
+    turns: int = 120,
+    budget: int = 8000,
+    db: str | None = None,
+    thread_id: str | None = None,
+    out: Callable[[str], Any] = print,
+) -> dict[str, Any]:
+    """Run the coding agent (scripted offline, OpenAI with a key) and return the final figures."""
+    from langctx._tiktoken_offline import seed_tiktoken_cache
+    from langctx.demo.agent import build_coding_agent, default_models
+    from langctx.integrations.checkpoint import open_checkpointer
+    from langctx.integrations.middleware import LangctxMiddleware
+
+    seed_tiktoken_cache()
+    workdir = Path(tempfile.mkdtemp(prefix="langctx-demo-"))
+    db_path = db or str(workdir / "checkpoints.sqlite")
+    thread = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
+    model, summarizer, label = default_models(turns=turns)
+    middleware = LangctxMiddleware(
+        max_tokens=budget, summarizer=summarizer, token_counter="tiktoken"
+    )
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * turns + 20}
+    out(
+        f"langctx demo: coding agent ({label}), budget {budget} tokens, SQLite {db_path}, thread {thread}"
+    )
+    out(f"task: {DEMO_TASK}\n")
+    started = time.perf_counter()
+    calls = compactions = 0
+    peak = 0
+    last_text = ""
+    with open_checkpointer(db_path) as saver:
+        agent = build_coding_agent(
+            model=model, sandbox=workdir / "project", checkpointer=saver, middleware=middleware
+        )
+        stream = agent.stream(
+            {"messages": [("user", DEMO_TASK)]}, config, stream_mode=["updates", "custom"]
+        )
+        for mode, chunk in stream:
+            if (
+                mode == "custom"
+                and isinstance(chunk, dict)
+                and chunk.get("event") == "langctx_compaction"
+            ):
+                if chunk.get("phase") == "end" and (chunk.get("entry_id") or chunk.get("edits")):
+                    compactions += 1
+                    what = (
+                        f"folded {chunk['covered']} messages, quality={chunk['quality']}"
+                        if chunk.get("entry_id")
+                        else f"{chunk['edits']} placeholder(s)"
+                    )
+                    out(
+                        f"  ↳ compaction [{chunk['trigger']}] {chunk['tokens_before']} → {chunk['tokens_after']} tokens, {what}"
+                    )
+                continue
+            if mode != "updates" or not isinstance(chunk, dict):
+                continue
+            for node, update in chunk.items():
+                if node != "model" or not isinstance(update, dict):
+                    continue
+                calls += 1
+                mem = middleware.memories.get(thread)
+                tokens = mem.context_tokens() if mem is not None else 0
+                peak = max(peak, tokens)
+                msgs = update.get("messages") or []
+                if msgs and getattr(msgs[-1], "text", ""):
+                    last_text = msgs[-1].text
+                if calls % 10 == 0 or calls <= 3:
+                    tools = (
+                        ", ".join(tc["name"] for tc in getattr(msgs[-1], "tool_calls", []) or [])
+                        if msgs
+                        else ""
+                    )
+                    out(f"model call {calls:4d}: context {tokens:6d} tokens  {tools}")
+        state = agent.get_state(config).values
+    elapsed = time.perf_counter() - started
+    mem = middleware.memories.get(thread)
+    full = mem.counter.count_messages(mem.messages) if mem is not None else 0
+    entries = (state.get("langctx") or {}).get("compactions", [])
+    db_bytes = sum(p.stat().st_size for p in Path(db_path).parent.glob(Path(db_path).name + "*"))
+    out("")
+    out(f"final answer      {last_text[:160]}")
+    out(f"model calls       {calls:8d}")
+    out(
+        f"full history      {full:8d} tokens in {len(state.get('messages', []))} messages (all kept)"
+    )
+    out(f"model saw at most {peak:8d} tokens (budget {budget})")
+    out(
+        f"compactions       {sum(1 for e in entries if e['trigger'] != 'merge'):8d} (+{sum(1 for e in entries if e['trigger'] == 'merge')} merges), persisted in the checkpoint"
+    )
+    out(f"SQLite            {db_bytes:8d} bytes")
+    out(f"time              {elapsed:8.1f} s")
+    return {
+        "calls": calls,
+        "peak": peak,
+        "full_tokens": full,
+        "entries": len(entries),
+        "answer": last_text,
+        "seconds": elapsed,
+        "db": db_path,
+        "thread": thread,
+    }
