@@ -402,7 +402,11 @@ _STRONG_LINE_RE = re.compile(
     + r"|No such file or directory|^E: "
 )
 _WEAK_LINE_RE = re.compile(r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berror\b|\bfatal\b|\bpanic")
+_ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
+_SCAN_HEAD = 100
+_SCAN_TAIL = 400
+"""Error lines are looked for in the first and last lines of very long outputs only."""
 _TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
 
 
@@ -456,7 +460,10 @@ def _error_lines(text: str) -> list[str]:
     in_traceback = False
     label_tier: list[str] | None = None  # the tier of a bare "ERROR:" label awaiting its text
 
-    for raw in text.splitlines():
+    all_lines = text.splitlines()
+    if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
+        all_lines = [*all_lines[:_SCAN_HEAD], "", *all_lines[-_SCAN_TAIL:]]
+    for raw in all_lines:
         line = raw.rstrip()
         stripped = line.strip()
         if not stripped:
@@ -479,13 +486,12 @@ def _error_lines(text: str) -> list[str]:
             strong.append(stripped)
             in_traceback = True
             continue
-        tier = (
-            strong if _STRONG_LINE_RE.search(line) else weak if _WEAK_LINE_RE.search(line) else None
-        )
-        if tier is not None:
-            tier.append(stripped)
-            if stripped.endswith(":") and len(stripped) <= 20:
-                label_tier = tier
+        if not _ANY_LINE_RE.search(line):  # one search for the many lines that match neither
+            continue
+        tier = strong if _STRONG_LINE_RE.search(line) else weak
+        tier.append(stripped)
+        if stripped.endswith(":") and len(stripped) <= 20:
+            label_tier = tier
     picked = strong or weak
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
