@@ -68,7 +68,12 @@ from langctx.errors import (
     StateVersionError,
 )
 from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
-from langctx.projection import render_facts, render_summary_block, view_message
+from langctx.projection import (
+    CONTEXT_MODE_STAMP,
+    render_facts,
+    render_summary_block,
+    view_message,
+)
 from langctx.summarize import (
     LocalSummarizer,
     Summarizer,
@@ -279,6 +284,9 @@ class LayeredChatMemory:
             return DEFAULT_PRIORITIES["first_human"]
         m = self._log[i]
         if isinstance(m, ToolMessage):
+            stamp = m.response_metadata.get(CONTEXT_MODE_STAMP)
+            if isinstance(stamp, dict) and stamp.get("action") == "referenced":
+                return DEFAULT_PRIORITIES["context_ref"]
             return DEFAULT_PRIORITIES["tool_result"]
         if isinstance(m, HumanMessage):
             return DEFAULT_PRIORITIES["recent_human"]

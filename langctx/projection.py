@@ -40,6 +40,9 @@ PREAMBLE = (
 SUMMARY_PRIORITY = {1: 70, 2: 65, 3: 60}
 """Ledger priority of a summary by level: merged (older, coarser) summaries rank lower."""
 
+CONTEXT_MODE_STAMP = "langctx_context_mode"
+"""``response_metadata`` key Context-mode stamps on the tool messages it processed."""
+
 _ESCAPES = (
     ("</langctx", "</\u200blangctx"),
     ("<langctx", "<\u200blangctx"),
@@ -92,6 +95,8 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
             }
             update["additional_kwargs"] = kwargs
         return message.model_copy(update=update)
+    if isinstance(message, ToolMessage) and CONTEXT_MODE_STAMP in message.response_metadata:
+        return message  # Context-mode already escaped the untrusted parts; its own markers stay
     if isinstance(message, ToolMessage | AIMessage) and _has_delimiter(message.content):
         return message.model_copy(update={"content": _escape_content(message.content)})
     return message

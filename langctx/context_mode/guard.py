@@ -1,0 +1,260 @@
+"""The tool call guard: a timeout and a size cap around tool execution.
+
+A tool that hangs, raises or floods must not take the agent down. :class:`ToolGuard` runs a tool
+call so that:
+
+- a call that does not return within ``timeout`` seconds becomes a clear tool result
+  (``[tool X timed out after 30 s] ...``, ``status="error"``);
+- a tool that raises becomes an error ``ToolMessage`` (``status="error"``) naming the exception;
+  LangGraph's interrupts and ``Command`` bubbling (``GraphBubbleUp``) still propagate;
+- an output over ``max_output_chars`` is cut to its head and tail before Context-mode sees it.
+
+A synchronous call that times out keeps running in a daemon thread (Python cannot kill a thread);
+its result is dropped. Async calls are cancelled.
+
+Example:
+    >>> import time
+    >>> guard = ToolGuard(timeout=0.05)
+    >>> msg = guard.run(lambda: time.sleep(1), tool_name="slow", tool_call_id="c1")
+    >>> msg.content, msg.status
+    ('[tool slow timed out after 0.05 s] It may still be running; try a smaller request or another approach.', 'error')
+    >>> guard.run(lambda: 1 / 0, tool_name="calc", tool_call_id="c2").content
+    '[tool calc failed: ZeroDivisionError: division by zero]'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.messages import ToolMessage
+
+from langctx.context_mode.sanitize import escape_delimiters
+from langctx.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_TOOL_TIMEOUT",
+    "GuardTimeoutError",
+    "ToolGuard",
+    "acall_with_timeout",
+    "call_with_timeout",
+    "cap_content",
+]
+
+DEFAULT_TOOL_TIMEOUT = 30.0
+"""Seconds a tool call may take before it becomes a timeout result."""
+
+DEFAULT_MAX_OUTPUT_CHARS = 10_000_000
+"""Outputs longer than this many characters keep only their head and tail."""
+
+_MAX_ERROR_CHARS = 2_000
+_HEAD_SHARE = 0.6
+
+T = TypeVar("T")
+
+
+class GuardTimeoutError(TimeoutError):
+    """A guarded call did not return in time (distinct from a ``TimeoutError`` the tool raised)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"the call did not return within {timeout:g} s")
+        self.timeout = timeout
+
+
+def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
+    """Call ``fn`` and return its result, or raise :class:`GuardTimeoutError` after ``timeout`` s.
+
+    The call runs in a daemon thread with a copy of the caller's context (callbacks, the run's
+    config), so a call that never returns cannot block the interpreter from exiting.
+
+    Example:
+        >>> call_with_timeout(lambda: 42, 1.0)
+        42
+    """
+    if timeout is None:
+        return fn()
+    ctx = contextvars.copy_context()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = ctx.run(fn)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, daemon=True, name="langctx-guarded-call").start()
+    if not done.wait(timeout):
+        raise GuardTimeoutError(timeout)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def acall_with_timeout(fn: Callable[[], Awaitable[T]], timeout: float | None) -> T:
+    """Async version of `call_with_timeout` (the call is cancelled on timeout)."""
+    if timeout is None:
+        return await fn()
+    task = asyncio.ensure_future(fn())
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
+        raise GuardTimeoutError(timeout)
+    return task.result()
+
+
+def _bubbles(exc: BaseException) -> bool:
+    """LangGraph control flow (interrupts, ``Command`` to a parent graph) must propagate."""
+    return any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__)
+
+
+def _cap_text(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    cut = len(text) - max_chars
+    marker = (
+        f"\n[… {cut:,} chars cut by the tool guard: the output had {len(text):,} chars and the "
+        f"cap is {max_chars:,} …]\n"
+    )
+    head = int(max_chars * _HEAD_SHARE)
+    tail = max_chars - head
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def cap_content(content: Any, max_chars: int | None) -> Any:
+    """Cut text content over ``max_chars`` characters to its head and tail (with a marker).
+
+    ``str`` content and the text blocks of list content are capped (blocks share the cap in
+    proportion to their length); anything else is returned unchanged.
+
+    Example:
+        >>> capped = cap_content("a" * 60 + "b" * 40, 10)
+        >>> capped.startswith("aaaaaa\\n[… 90 chars cut"), capped.endswith("\\nbbbb")
+        (True, True)
+    """
+    if max_chars is None:
+        return content
+    if isinstance(content, str):
+        return _cap_text(content, max_chars)
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        total = sum(len(t) for t in texts if isinstance(t, str))
+        if total <= max_chars:
+            return content
+        out: list[Any] = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                share = max(1, max_chars * len(block["text"]) // total)
+                out.append({**block, "text": _cap_text(block["text"], share)})
+            elif isinstance(block, str):
+                out.append(_cap_text(block, max(1, max_chars * len(block) // max(total, 1))))
+            else:
+                out.append(block)
+        return out
+    return content
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolGuard:
+    """A timeout and an output cap for tool calls.
+
+    Example:
+        >>> ToolGuard(max_output_chars=5).run(lambda: "0123456789", tool_name="t", tool_call_id=None)
+        '012\\n[… 5 chars cut by the tool guard: the output had 10 chars and the cap is 5 …]\\n89'
+    """
+
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    """Seconds a call may take (None: no timeout)."""
+
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS
+    """Characters of output kept (head and tail) before Context-mode sees it (None: no cap)."""
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and not (
+            isinstance(self.timeout, int | float) and self.timeout > 0
+        ):
+            msg = f"timeout must be a positive number of seconds or None, got {self.timeout!r}."
+            raise ConfigError(msg)
+        if self.max_output_chars is not None and (
+            isinstance(self.max_output_chars, bool)
+            or not isinstance(self.max_output_chars, int)
+            or self.max_output_chars < 1
+        ):
+            msg = f"max_output_chars must be a positive int or None, got {self.max_output_chars!r}."
+            raise ConfigError(msg)
+
+    def run(
+        self, fn: Callable[[], T], *, tool_name: str, tool_call_id: str | None
+    ) -> T | ToolMessage | str:
+        """Call ``fn`` (a tool invocation) under the guard.
+
+        Returns:
+            Its result with text content capped; or, on a timeout or an exception, an error
+            ``ToolMessage`` (a plain string when there is no ``tool_call_id``).
+        """
+        try:
+            out = call_with_timeout(fn, self.timeout)
+        except Exception as exc:
+            if _bubbles(exc):
+                raise
+            return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
+        return self.cap(out)
+
+    async def arun(
+        self, fn: Callable[[], Awaitable[T]], *, tool_name: str, tool_call_id: str | None
+    ) -> T | ToolMessage | str:
+        """Async version of `run`."""
+        try:
+            out = await acall_with_timeout(fn, self.timeout)
+        except Exception as exc:
+            if _bubbles(exc):
+                raise
+            return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
+        return self.cap(out)
+
+    def cap(self, out: T) -> T:
+        """Cap the text of a result (a ``ToolMessage``, ``str`` or content blocks)."""
+        if self.max_output_chars is None:
+            return out
+        if isinstance(out, ToolMessage):
+            capped = cap_content(out.content, self.max_output_chars)
+            if capped is out.content:
+                return out
+            return out.model_copy(update={"content": capped})
+        return cap_content(out, self.max_output_chars)
+
+    def failure(
+        self, exc: BaseException, *, tool_name: str, tool_call_id: str | None
+    ) -> ToolMessage | str:
+        """The tool result that replaces a timeout or an exception.
+
+        Example:
+            >>> ToolGuard().failure(ValueError("bad path"), tool_name="read", tool_call_id="c1").status
+            'error'
+        """
+        if isinstance(exc, GuardTimeoutError):
+            text = (
+                f"[tool {tool_name} timed out after {exc.timeout:g} s] It may still be running; "
+                "try a smaller request or another approach."
+            )
+        else:
+            detail = str(exc).strip()
+            if len(detail) > _MAX_ERROR_CHARS:
+                detail = detail[:_MAX_ERROR_CHARS] + "…"
+            name = type(exc).__name__
+            text = (
+                f"[tool {tool_name} failed: {name}: {detail}]"
+                if detail
+                else f"[tool {tool_name} failed: {name}]"
+            )
+            text = escape_delimiters(text)
+        if tool_call_id is None:
+            return text
+        return ToolMessage(content=text, tool_call_id=tool_call_id, name=tool_name, status="error")

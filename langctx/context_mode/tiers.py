@@ -1,0 +1,393 @@
+"""The two tiers beside the conversation: working memory and long-term memory (the pure parts).
+
+Three tiers, no more (DESIGN section 9):
+
+- **context** (the conversation, managed by :class:`~langctx.LayeredChatMemory`): the basis of
+  the model's decisions;
+- **working memory** (:class:`WorkingMemory`): the execution record, kept mechanically from the
+  tool calls (files read and modified with their last known state, commands with exit codes,
+  open errors). It stays out of the prompt; the model queries it with the ``working_memory``
+  tool;
+- **long-term memory**: background knowledge in a LangGraph ``BaseStore`` namespace
+  (:mod:`langctx.integrations.long_term`), found by keyword (:func:`keyword_scores`, offline) or by
+  the store's semantic search, and injected under a token cap (:func:`render_memory_block`).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, ToolMessage
+    >>> calls = [{"id": "c1", "name": "read_file", "args": {"path": "app.py"}},
+    ...          {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}}]
+    >>> wm = WorkingMemory.from_messages([
+    ...     AIMessage("", tool_calls=calls),
+    ...     ToolMessage("print('hi')\\n", tool_call_id="c1"),
+    ...     ToolMessage("FAILED test_app.py::test_x - KeyError\\nexit code 1", tool_call_id="c2"),
+    ... ])
+    >>> print(wm.render())
+    Working memory (turn 1)
+    Files:
+    - app.py: read turn 1 (12 chars)
+    Commands:
+    - [turn 1] pytest -q -> exit 1
+    Open errors:
+    - [turn 1] pytest -q: FAILED test_app.py::test_x - KeyError
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langctx.context_mode.sanitize import escape_delimiters
+from langctx.context_mode.token_count import default_count_tokens
+from langctx.errors import ConfigError
+from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+
+__all__ = [
+    "WORKING_MEMORY_VERSION",
+    "CommandRecord",
+    "ErrorRecord",
+    "FileRecord",
+    "QueryKind",
+    "WorkingMemory",
+    "WorkingMemoryState",
+    "keyword_scores",
+    "render_memory_block",
+    "tokenize",
+]
+
+WORKING_MEMORY_VERSION = 1
+"""Version of :class:`WorkingMemoryState`."""
+
+QueryKind = Literal["all", "files", "commands", "errors"]
+"""What a working-memory query asks for."""
+
+_STAMP_KEY = "langctx_context_mode"
+_MAX_LINE = 200
+
+
+class FileRecord(TypedDict):
+    """A file the agent touched and its last known state."""
+
+    path: str
+    last_read_turn: int | None
+    last_modified_turn: int | None
+    size_chars: int | None
+    """Size of the last read's output (characters, or bytes when Context-mode stored it)."""
+    reads: int
+    modifications: int
+
+
+class CommandRecord(TypedDict):
+    """A command the agent ran."""
+
+    command: str
+    exit_code: int | None
+    ok: bool | None
+    turn: int
+    message_id: str | None
+
+
+class ErrorRecord(TypedDict):
+    """A failing tool result; ``open`` until the same command (or tool) later succeeds."""
+
+    source: str
+    lines: list[str]
+    turn: int
+    message_id: str | None
+    open: bool
+
+
+class WorkingMemoryState(TypedDict):
+    """The working memory as a plain, versioned JSON dict."""
+
+    v: int
+    turn: int
+    files: dict[str, FileRecord]
+    commands: list[CommandRecord]
+    errors: list[ErrorRecord]
+
+
+class WorkingMemory:
+    """The execution record, maintained mechanically from tool calls (no model involved).
+
+    Args:
+        file_tools: tool name -> :class:`~langctx.files.FileToolSpec` (default: langctx's table).
+        command_tools: names of the tools that run shell commands.
+        max_commands: most recent commands kept.
+        max_errors: most recent errors kept.
+    """
+
+    def __init__(
+        self,
+        *,
+        file_tools: Mapping[str, FileToolSpec] | None = None,
+        command_tools: Collection[str] | None = None,
+        max_commands: int = 50,
+        max_errors: int = 20,
+    ) -> None:
+        for name, value in (("max_commands", max_commands), ("max_errors", max_errors)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}."
+                raise ConfigError(msg)
+        self.file_tools = DEFAULT_FILE_TOOLS if file_tools is None else file_tools
+        self.command_tools = DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
+        self.max_commands = max_commands
+        self.max_errors = max_errors
+        self.state = WorkingMemoryState(
+            v=WORKING_MEMORY_VERSION, turn=0, files={}, commands=[], errors=[]
+        )
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[BaseMessage], **kwargs: Any) -> WorkingMemory:
+        """Replay a conversation (each AI message is a turn).
+
+        Example:
+            >>> WorkingMemory.from_messages([]).state["turn"]
+            0
+        """
+        memory = cls(**kwargs)
+        memory.observe(messages)
+        return memory
+
+    def observe(self, messages: Iterable[BaseMessage]) -> None:
+        """Record new messages: each AI message starts a turn; its calls are matched to results.
+
+        Results may arrive in a later batch than their call; a result whose call was never seen
+        only counts as an error when it failed.
+        """
+        pending: dict[str, tuple[dict[str, Any], int]] = getattr(self, "_pending", {})
+        for m in messages:
+            if isinstance(m, AIMessage):
+                self.state["turn"] += 1
+                for call in m.tool_calls:
+                    if call.get("id"):
+                        pending[str(call["id"])] = (dict(call), self.state["turn"])
+            elif isinstance(m, ToolMessage):
+                asked, turn = pending.pop(m.tool_call_id, ({}, self.state["turn"]))
+                self._on_result(asked, m, turn)
+        self._pending = pending
+
+    def _on_result(self, call: Mapping[str, Any], result: ToolMessage, turn: int) -> None:
+        batch: list[BaseMessage] = [result]
+        if call:
+            batch.insert(0, AIMessage("", tool_calls=[{**call, "type": "tool_call"}]))
+        facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
+        stamp = (result.response_metadata or {}).get(_STAMP_KEY) or {}
+        size = stamp.get("original_bytes") if stamp else None
+        if size is None:
+            size = len(result.text) if isinstance(result.content, str) else None
+        for path in facts["read_files"]:
+            rec = self._file(path)
+            rec["last_read_turn"], rec["size_chars"] = turn, size
+            rec["reads"] += 1
+        for path in facts["modified_files"]:
+            rec = self._file(path)
+            rec["last_modified_turn"] = turn
+            rec["modifications"] += 1
+        source = str(call.get("name") or result.name or "tool")
+        for fact in facts["commands"]:
+            exit_code = fact["exit_code"]
+            if exit_code is None and isinstance(stamp.get("exit_code"), int):
+                exit_code = stamp["exit_code"]
+            ok = (
+                fact["ok"]
+                if fact["ok"] is not None
+                else (exit_code == 0 if exit_code is not None else None)
+            )
+            self.state["commands"].append(
+                CommandRecord(
+                    command=fact["command"],
+                    exit_code=exit_code,
+                    ok=ok,
+                    turn=turn,
+                    message_id=result.id,
+                )
+            )
+            source = fact["command"]
+        del self.state["commands"][: -self.max_commands]
+        if facts["errors"]:
+            for err in facts["errors"]:
+                self.state["errors"].append(
+                    ErrorRecord(
+                        source=err["command"] or source,
+                        lines=list(err["lines"]),
+                        turn=turn,
+                        message_id=result.id,
+                        open=True,
+                    )
+                )
+            del self.state["errors"][: -self.max_errors]
+        elif result.status != "error":
+            for record in self.state["errors"]:
+                if record["open"] and record["source"] == source:
+                    record["open"] = False
+
+    def _file(self, path: str) -> FileRecord:
+        files = self.state["files"]
+        if path not in files:
+            files[path] = FileRecord(
+                path=path,
+                last_read_turn=None,
+                last_modified_turn=None,
+                size_chars=None,
+                reads=0,
+                modifications=0,
+            )
+        return files[path]
+
+    # ------------------------------------------------------------------ queries
+
+    def files(self, path: str | None = None) -> list[FileRecord]:
+        """Files touched, most recently touched first (``path``: a substring filter)."""
+        recs = [r for r in self.state["files"].values() if not path or path in r["path"]]
+        return sorted(
+            recs, key=lambda r: -max(r["last_read_turn"] or 0, r["last_modified_turn"] or 0)
+        )
+
+    def commands(self, path: str | None = None) -> list[CommandRecord]:
+        """Commands run, oldest first (``path``: a substring of the command)."""
+        return [c for c in self.state["commands"] if not path or path in c["command"]]
+
+    def open_errors(self, path: str | None = None) -> list[ErrorRecord]:
+        """Errors not followed by a success of the same command or tool."""
+        return [
+            e
+            for e in self.state["errors"]
+            if e["open"]
+            and (not path or path in e["source"] or any(path in ln for ln in e["lines"]))
+        ]
+
+    def render(self, kind: QueryKind = "all", *, path: str | None = None, limit: int = 20) -> str:
+        """The working memory (or one part of it) as text for the model.
+
+        Example:
+            >>> WorkingMemory().render("errors")
+            'Working memory (turn 0)\\nOpen errors: none'
+        """
+        if kind not in ("all", "files", "commands", "errors"):
+            msg = f"kind must be one of all, files, commands, errors; got {kind!r}."
+            raise ConfigError(msg)
+        out = [
+            f"Working memory (turn {self.state['turn']})"
+            + (f", filtered by {path!r}" if path else "")
+        ]
+        if kind in ("all", "files"):
+            files = self.files(path)[:limit]
+            out.append("Files:" if files else "Files: none")
+            out.extend(f"- {_file_line(r)}" for r in files)
+        if kind in ("all", "commands"):
+            cmds = self.commands(path)[-limit:]
+            out.append("Commands:" if cmds else "Commands: none")
+            out.extend(f"- [turn {c['turn']}] {_clip(c['command'])} -> {_exit(c)}" for c in cmds)
+        if kind in ("all", "errors"):
+            errs = self.open_errors(path)[-limit:]
+            out.append("Open errors:" if errs else "Open errors: none")
+            out.extend(
+                f"- [turn {e['turn']}] {_clip(e['source'])}: {_clip(' | '.join(e['lines'][:3]))}"
+                for e in errs
+            )
+        return escape_delimiters("\n".join(out))
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_LINE else text[: _MAX_LINE - 1] + "…"
+
+
+def _exit(c: CommandRecord) -> str:
+    if c["exit_code"] is not None:
+        return f"exit {c['exit_code']}"
+    return {True: "ok", False: "failed", None: "exit code unknown"}[c["ok"]]
+
+
+def _file_line(r: FileRecord) -> str:
+    parts = []
+    if r["last_read_turn"] is not None:
+        size = f" ({r['size_chars']:,} chars)" if r["size_chars"] is not None else ""
+        parts.append(f"read turn {r['last_read_turn']}{size}")
+    if r["last_modified_turn"] is not None:
+        parts.append(f"modified turn {r['last_modified_turn']}")
+    return f"{_clip(r['path'])}: {', '.join(parts)}"
+
+
+# -------------------------------------------------------------------------- long-term (pure parts)
+
+_WORD = re.compile(r"[\w][\w.\-]*\w|\w", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be by do for from has have i in is it its of on or that the this to was "
+    "we were what when where which who will with you your".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case keywords of ``text`` (stop words dropped).
+
+    Example:
+        >>> tokenize("The API uses Python 3.11 and pytest-asyncio")
+        ['api', 'uses', 'python', '3.11', 'pytest-asyncio']
+    """
+    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP]
+
+
+def keyword_scores(query: str, documents: Sequence[str]) -> list[float]:
+    """BM25 scores of ``documents`` for ``query`` (0 for a document sharing no keyword).
+
+    Example:
+        >>> docs = ["The user prefers tabs", "Deploys go through staging first", "tabs vs spaces"]
+        >>> [round(s, 2) > 0 for s in keyword_scores("tabs", docs)]
+        [True, False, True]
+    """
+    terms = set(tokenize(query))
+    if not terms or not documents:
+        return [0.0] * len(documents)
+    docs = [Counter(tokenize(d)) for d in documents]
+    n = len(docs)
+    avg = sum(sum(d.values()) for d in docs) / n or 1.0
+    df = {t: sum(1 for d in docs if t in d) for t in terms}
+    scores = []
+    for d in docs:
+        length = sum(d.values())
+        score = 0.0
+        for t in terms:
+            tf = d.get(t, 0)
+            if tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+        scores.append(score)
+    return scores
+
+
+def render_memory_block(
+    facts: Iterable[str],
+    *,
+    max_tokens: int,
+    count_tokens: Callable[[str], int] | None = None,
+    title: str = "Long-term memory (retrieved for this request; may be outdated)",
+) -> str | None:
+    """A short block of remembered facts, most relevant first, within ``max_tokens``.
+
+    Returns None when no fact fits (or there are none).
+
+    Example:
+        >>> print(render_memory_block(["Deploy via staging.", "Use tabs."], max_tokens=100))
+        Long-term memory (retrieved for this request; may be outdated):
+        - Deploy via staging.
+        - Use tabs.
+        >>> render_memory_block([" ".join(f"fact{i}" for i in range(500))], max_tokens=30) is None
+        True
+    """
+    count = count_tokens or default_count_tokens
+    lines = [f"{title}:"]
+    used = count(lines[0])
+    for fact in facts:
+        line = "- " + escape_delimiters(" ".join(str(fact).split()))
+        cost = count(line) + 1
+        if used + cost > max_tokens:
+            continue
+        lines.append(line)
+        used += cost
+    return "\n".join(lines) if len(lines) > 1 else None

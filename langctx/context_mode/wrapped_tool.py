@@ -1,0 +1,203 @@
+"""A tool wrapped with the guard and Context-mode, for graphs that run tools themselves.
+
+:class:`ContextModeTool` keeps the wrapped tool's name, description and argument schema (so the
+model, ``ToolNode`` and its injected arguments see the same tool) and runs it under a
+:class:`~langctx.context_mode.guard.ToolGuard`, then through a
+:class:`~langctx.context_mode.pipeline.ContextModeProcessor` when one is given. Any ``BaseTool``
+works, MCP tools from ``langchain-mcp-adapters`` included (they are ordinary ``StructuredTool``\\ s).
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def explode(path: str) -> str:
+    ...     '''Read a file.'''
+    ...     raise FileNotFoundError(path)
+    >>> guarded = guard_tool(explode, timeout=5)
+    >>> msg = guarded.invoke({"type": "tool_call", "id": "c1", "name": "explode", "args": {"path": "x"}})
+    >>> msg.status, msg.content
+    ('error', '[tool explode failed: FileNotFoundError: x]')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.tools import BaseTool
+from pydantic import ConfigDict
+
+from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT, ToolGuard
+from langctx.context_mode.pipeline import NO_THREAD_ID, ContextModeProcessor
+
+__all__ = ["ContextModeTool", "guard_tool", "guarded_tools", "thread_id_from_config"]
+
+
+def thread_id_from_config(config: RunnableConfig | None) -> str:
+    """The run's ``thread_id`` (``config["configurable"]["thread_id"]``), or a shared default.
+
+    Example:
+        >>> thread_id_from_config({"configurable": {"thread_id": 7}})
+        '7'
+    """
+    configurable = (config or {}).get("configurable") or {}
+    tid = configurable.get("thread_id")
+    return NO_THREAD_ID if tid is None else str(tid)
+
+
+def _call_of(value: Any) -> tuple[str | None, Mapping[str, Any] | None]:
+    if isinstance(value, dict) and value.get("type") == "tool_call" and "id" in value:
+        args = value.get("args")
+        return value.get("id"), args if isinstance(args, Mapping) else None
+    return None, value if isinstance(value, Mapping) else None
+
+
+class ContextModeTool(BaseTool):
+    """A ``BaseTool`` that runs another under a guard, then through Context-mode.
+
+    Build it with :func:`guard_tool`, :func:`guarded_tools` or
+    ``langctx.integrations.context_tools.wrap_tools_with_context_mode``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    tool: BaseTool
+    """The wrapped tool."""
+    guard: ToolGuard | None = None
+    """Timeout and output cap (None: the tool runs unguarded)."""
+    processor: ContextModeProcessor | None = None
+    """Context-mode for the tool's output (None: the output is only guarded)."""
+
+    @classmethod
+    def wrap(
+        cls,
+        tool: BaseTool,
+        *,
+        guard: ToolGuard | None = None,
+        processor: ContextModeProcessor | None = None,
+    ) -> ContextModeTool:
+        """Wrap ``tool`` (a wrapped tool is unwrapped first, so wrapping twice changes nothing).
+
+        Example:
+            >>> from langchain_core.tools import tool
+            >>> @tool
+            ... def echo(text: str) -> str:
+            ...     '''Echo.'''
+            ...     return text
+            >>> w = ContextModeTool.wrap(ContextModeTool.wrap(echo))
+            >>> w.tool is echo, w.name, w.invoke({"text": "hi"})
+            (True, 'echo', 'hi')
+        """
+        inner = tool.tool if isinstance(tool, ContextModeTool) else tool
+        return cls(
+            name=inner.name,
+            description=inner.description,
+            args_schema=inner.args_schema
+            if inner.args_schema is not None
+            else inner.get_input_schema(),
+            return_direct=inner.return_direct,
+            tags=inner.tags,
+            metadata=inner.metadata,
+            extras=getattr(inner, "extras", None),
+            tool=inner,
+            guard=guard,
+            processor=processor,
+        )
+
+    # ToolNode reads the wrapped function's annotations to find injected arguments.
+    @property
+    def func(self) -> Callable[..., Any] | None:
+        """The wrapped tool's function, if it has one."""
+        return getattr(self.tool, "func", None)
+
+    @property
+    def coroutine(self) -> Callable[..., Any] | None:
+        """The wrapped tool's coroutine, if it has one."""
+        return getattr(self.tool, "coroutine", None)
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        msg = "ContextModeTool runs through invoke()/ainvoke(); call those."
+        raise NotImplementedError(msg)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the wrapped tool under the guard, then Context-mode."""
+        call_id, args = _call_of(input)
+
+        def run() -> Any:
+            return self.tool.invoke(input, config, **kwargs)
+
+        out = (
+            self.guard.run(run, tool_name=self.name, tool_call_id=call_id) if self.guard else run()
+        )
+        processor = self.processor
+        if processor is None:
+            return out
+        tid = thread_id_from_config(ensure_config(config))
+        if isinstance(out, ToolMessage):
+            return processor.process_message(out, thread_id=tid, args=args)
+        if isinstance(out, str | bytes):
+            return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
+        return out
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async version of `invoke`."""
+        call_id, args = _call_of(input)
+
+        async def run() -> Any:
+            return await self.tool.ainvoke(input, config, **kwargs)
+
+        out = (
+            await self.guard.arun(run, tool_name=self.name, tool_call_id=call_id)
+            if self.guard
+            else await run()
+        )
+        processor = self.processor
+        if processor is None:
+            return out
+        tid = thread_id_from_config(ensure_config(config))
+        if isinstance(out, ToolMessage):
+            return await processor.aprocess_message(out, thread_id=tid, args=args)
+        if isinstance(out, str | bytes):
+            return (
+                await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
+            ).text
+        return out
+
+
+def guard_tool(
+    tool: BaseTool,
+    *,
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+) -> ContextModeTool:
+    """``tool`` with a timeout and an output cap (see :class:`~langctx.context_mode.guard.ToolGuard`).
+
+    Example:
+        >>> from langchain_core.tools import tool
+        >>> @tool
+        ... def big() -> str:
+        ...     '''A lot of text.'''
+        ...     return "x" * 1000
+        >>> out = guard_tool(big, max_output_chars=50).invoke({})
+        >>> len(out) < 1000, "950 chars cut by the tool guard" in out
+        (True, True)
+    """
+    processor = tool.processor if isinstance(tool, ContextModeTool) else None
+    guard = ToolGuard(timeout=timeout, max_output_chars=max_output_chars)
+    return ContextModeTool.wrap(tool, guard=guard, processor=processor)
+
+
+def guarded_tools(
+    tools: Sequence[BaseTool],
+    *,
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+) -> list[ContextModeTool]:
+    """:func:`guard_tool` over a list of tools.
+
+    Example:
+        >>> guarded_tools([])
+        []
+    """
+    return [guard_tool(t, timeout=timeout, max_output_chars=max_output_chars) for t in tools]

@@ -1,0 +1,269 @@
+"""``ContextModeMiddleware``: Context-mode for ``langchain.agents.create_agent``.
+
+The order is fixed: tool returns -> Context-mode -> memory -> compaction -> model. This middleware
+is the Context-mode step; :class:`~langctx.integrations.middleware.LangctxMiddleware` is the
+memory and compaction. Use both::
+
+    create_agent(model, tools, middleware=[LangctxMiddleware(max_tokens=...), ContextModeMiddleware()])
+
+What it does:
+
+- ``wrap_tool_call``: runs every tool under the guard (timeout, error result instead of a crash,
+  output cap), then through the :class:`~langctx.context_mode.pipeline.ContextModeProcessor`. A
+  referenced output is returned as a ``Command`` that also gives its message the ``context_ref``
+  priority (20) in the ``langctx`` channel. Its own tools (``fetch_context``, ...) run untouched.
+- adds the tools ``fetch_context`` and ``working_memory`` (and ``remember`` with long-term memory);
+  after a fetch the reference's priority drops to ``fetched_ref`` (10);
+- ``wrap_model_call``: appends :data:`~langctx.context_mode.prompt.CONTEXT_MODE_SYSTEM_PROMPT` to
+  the system prompt, and the long-term facts relevant to the last user message (under a token cap).
+
+For ``LangctxMiddleware``'s own extension point (no separate middleware),
+:class:`ContextModeToolProcessor` is a ``tool_output_processor``.
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from langchain_core.tools import tool
+    >>> from langctx.integrations.middleware import LangctxMiddleware
+    >>> from langctx.testing import ScriptedChatModel, ai_tool_call
+    >>> @tool
+    ... def run_command(command: str) -> str:
+    ...     '''Run a shell command.'''
+    ...     return "\\n".join(f"test_{i} PASSED" for i in range(5000)) + "\\nexit code 0"
+    >>> model = ScriptedChatModel(responses=[ai_tool_call("run_command", {"command": "pytest"}), "Done."])
+    >>> agent = create_agent(model, [run_command], system_prompt="You fix bugs.",
+    ...     middleware=[LangctxMiddleware(max_tokens=8000), ContextModeMiddleware()])
+    >>> out = agent.invoke({"messages": [("user", "Run the tests.")]},
+    ...                    {"configurable": {"thread_id": "doc"}})
+    >>> out["messages"][2].content.startswith("[langctx ref=ctx_")
+    True
+    >>> "fetch_context" in model.calls[0][0].content  # the system prompt explains references
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+)
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langgraph.types import Command
+
+from langctx.context_mode.guard import ToolGuard
+from langctx.context_mode.pipeline import STAMP_KEY, ContextModeProcessor
+from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
+from langctx.context_mode.wrapped_tool import thread_id_from_config
+from langctx.integrations.context_tools import (
+    fetch_context_tool,
+    reference_store,
+    remember_tool,
+    working_memory_tool,
+)
+from langctx.integrations.long_term import LongTermMemory
+from langctx.integrations.state import LangctxChannel, channel_update, merge_langctx
+from langctx.memory import DEFAULT_PRIORITIES
+
+__all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor"]
+
+
+class ContextModeState(AgentState[Any]):
+    """The agent state with the ``langctx`` channel (for the priority ledger)."""
+
+    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+
+
+def _config_of(request: ToolCallRequest) -> RunnableConfig:
+    config = getattr(request.runtime, "config", None)
+    return config if config is not None else ensure_config()
+
+
+def _referenced(message: ToolMessage) -> bool:
+    stamp = (message.response_metadata or {}).get(STAMP_KEY) or {}
+    return stamp.get("action") == "referenced" and message.id is not None
+
+
+def _with_priority(message: ToolMessage) -> ToolMessage | Command[Any]:
+    if not _referenced(message):
+        return message
+    assert message.id is not None
+    update = channel_update(priorities={message.id: DEFAULT_PRIORITIES["context_ref"]})
+    return Command(update={"messages": [message], "langctx": update})
+
+
+def _last_human_text(messages: Any) -> str:
+    for m in reversed(list(messages or [])):
+        if isinstance(m, HumanMessage):
+            return m.text
+    return ""
+
+
+def _extend_system(system: SystemMessage | None, extra: str) -> SystemMessage:
+    if system is None:
+        return SystemMessage(extra)
+    if isinstance(system.content, str):
+        if extra in system.content:
+            return system
+        return system.model_copy(update={"content": f"{system.content}\n\n{extra}"})
+    return system.model_copy(update={"content": [*system.content, {"type": "text", "text": extra}]})
+
+
+class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
+    """Guard and Context-mode for every tool call, the fetch/working-memory tools, the prompt text.
+
+    Args:
+        processor: the Context-mode processor (default: a new one over ``store``, configured by
+            ``**config_kwargs``).
+        store: where referenced outputs are kept, when ``processor`` is None: a LangGraph
+            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: in memory.
+        guard: timeout and output cap of tool calls (default ``ToolGuard()``: 30 s, 10 MB of
+            text); None: tools run unguarded.
+        system_prompt: text appended to the system prompt (None: nothing).
+        working_memory: add the ``working_memory`` tool.
+        long_term: long-term memory; adds the ``remember`` tool and injects relevant facts.
+        **config_kwargs: :class:`~langctx.context_mode.pipeline.ContextModeConfig` fields.
+    """
+
+    state_schema = ContextModeState
+
+    def __init__(
+        self,
+        processor: ContextModeProcessor | None = None,
+        *,
+        store: Any = None,
+        guard: ToolGuard | None = ToolGuard(),  # noqa: B008 - frozen, immutable
+        system_prompt: str | None = CONTEXT_MODE_SYSTEM_PROMPT,
+        working_memory: bool = True,
+        long_term: LongTermMemory | None = None,
+        **config_kwargs: Any,
+    ) -> None:
+        super().__init__()
+        if processor is None:
+            rstore = None if store is None else reference_store(store)
+            processor = ContextModeProcessor(store=rstore, **config_kwargs)
+        elif store is not None or config_kwargs:
+            msg = "pass either processor= or store=/config options, not both."
+            raise TypeError(msg)
+        self.processor = processor
+        self.guard = guard
+        self.system_prompt = system_prompt
+        self.long_term = long_term
+        tools = [fetch_context_tool(processor)]
+        if working_memory:
+            tools.append(working_memory_tool())
+        if long_term is not None:
+            tools.append(remember_tool(long_term))
+        self.tools = tools
+        self._own = frozenset(t.name for t in tools)
+
+    # ------------------------------------------------------------------ around the model
+
+    def _system(self, request: ModelRequest[Any], block: str | None) -> ModelRequest[Any]:
+        extra = [s for s in (self.system_prompt, block) if s]
+        if not extra:
+            return request
+        system = request.system_message
+        for text in extra:
+            system = _extend_system(system, text)
+        return request.override(system_message=system)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Explain references in the system prompt; add relevant long-term facts."""
+        block = None
+        if self.long_term is not None:
+            query = _last_human_text((request.state or {}).get("messages") or request.messages)
+            block = self.long_term.context_block(query, config=ensure_config())
+        return handler(self._system(request, block))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Async version of `wrap_model_call`."""
+        block = None
+        if self.long_term is not None:
+            query = _last_human_text((request.state or {}).get("messages") or request.messages)
+            block = await self.long_term.acontext_block(query, config=ensure_config())
+        return await handler(self._system(request, block))
+
+    # ------------------------------------------------------------------ around tools
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Guard the tool call, then pass its output through Context-mode."""
+        call = request.tool_call
+        if call["name"] in self._own:
+            return handler(request)
+        result = (
+            self.guard.run(
+                lambda: handler(request), tool_name=call["name"], tool_call_id=call["id"]
+            )
+            if self.guard is not None
+            else handler(request)
+        )
+        if not isinstance(result, ToolMessage):
+            return result  # type: ignore[return-value]  # a Command: the tool manages its state
+        tid = thread_id_from_config(_config_of(request))
+        return _with_priority(
+            self.processor.process_message(result, thread_id=tid, args=call["args"])
+        )
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async version of `wrap_tool_call`."""
+        call = request.tool_call
+        if call["name"] in self._own:
+            return await handler(request)
+        if self.guard is not None:
+            result = await self.guard.arun(
+                lambda: handler(request), tool_name=call["name"], tool_call_id=call["id"]
+            )
+        else:
+            result = await handler(request)
+        if not isinstance(result, ToolMessage):
+            return result  # type: ignore[return-value]
+        tid = thread_id_from_config(_config_of(request))
+        processed = await self.processor.aprocess_message(result, thread_id=tid, args=call["args"])
+        return _with_priority(processed)
+
+
+class ContextModeToolProcessor:
+    """A ``tool_output_processor`` for ``LangctxMiddleware``: Context-mode without a second middleware.
+
+    It processes each ``ToolMessage`` (no guard: the tool already ran; no ``Command``: the hook
+    returns messages only, so the ``context_ref`` priority is not recorded at creation). Add
+    ``fetch_context_tool(processor)`` to the agent's tools and the prompt text yourself.
+
+    Example:
+        >>> from langctx.integrations.middleware import LangctxMiddleware
+        >>> processor = ContextModeProcessor()
+        >>> mw = LangctxMiddleware(max_tokens=8000, tool_output_processor=ContextModeToolProcessor(processor))
+        >>> mw.tool_output_processor.processor is processor
+        True
+    """
+
+    def __init__(self, processor: ContextModeProcessor) -> None:
+        self.processor = processor
+
+    def __call__(self, message: ToolMessage, request: ToolCallRequest) -> ToolMessage:
+        """Process one tool result for the request's thread."""
+        args: Mapping[str, Any] = request.tool_call.get("args") or {}
+        tid = thread_id_from_config(_config_of(request))
+        return self.processor.process_message(message, thread_id=tid, args=args)

@@ -1,0 +1,179 @@
+"""Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore).
+
+:class:`BaseStoreReferenceStore` implements :class:`~langctx.context_mode.ref_store.ReferenceStore`
+over any ``BaseStore``. Each thread has its own namespace, ``("langctx", "refs", <thread_id>)``, and
+every read names the thread, so a thread can never read another thread's references: the id is
+simply not found there (:class:`~langctx.errors.ReferenceNotFoundError`).
+
+Layout: the item ``<ref_id>`` holds the :class:`~langctx.context_mode.ref_store.ReferenceMeta`;
+the items ``<ref_id>/<n>`` hold the raw bytes in base64 chunks of 1 MiB, so a slice reads only
+the chunks it needs and a 50 MB output is 50 rows. Nothing is embedded (``index=False``), even in a
+store configured for semantic search.
+
+Expiry: with ``ttl_seconds`` each reference records ``expires_at`` and is not found after it, in
+every store. Stores that support TTL (SqliteStore, PostgresStore) also get the TTL on the rows, so
+their sweeper deletes them (refreshed on read, per LangGraph's semantics). InMemoryStore has no TTL:
+expired rows stay in memory until overwritten.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langctx.context_mode.pipeline import ContextModeProcessor
+    >>> processor = ContextModeProcessor(store=BaseStoreReferenceStore(InMemoryStore()))
+    >>> out = processor.process("lorem ipsum " * 5000, tool_name="read_file", thread_id="t1")
+    >>> out.action, processor.fetch(out.ref_id, thread_id="t1", limit=11).data
+    ('referenced', b'lorem ipsum')
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+
+from langctx.context_mode.ref_store import ReferenceMeta, is_expired, not_found
+from langctx.errors import ConfigError
+
+__all__ = ["CHUNK_BYTES", "REFS_NAMESPACE", "BaseStoreReferenceStore", "namespace_label"]
+
+REFS_NAMESPACE: tuple[str, ...] = ("langctx", "refs")
+"""Prefix of the per-thread namespaces."""
+
+CHUNK_BYTES = 1 << 20
+"""Raw bytes per stored chunk."""
+
+
+def namespace_label(value: str) -> str:
+    """A thread id as a namespace label (no ``.``, no NUL, never empty), injectively.
+
+    Example:
+        >>> namespace_label("run.1"), namespace_label(""), namespace_label("50%")
+        ('run%2E1', '%', '50%25')
+    """
+    if not value:
+        return "%"
+    return value.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00")
+
+
+class BaseStoreReferenceStore:
+    """A :class:`~langctx.context_mode.ref_store.ReferenceStore` over a LangGraph ``BaseStore``.
+
+    Args:
+        store: the LangGraph store (set it up first: ``SqliteStore.setup()``,
+            ``PostgresStore.setup()``).
+        namespace: prefix of the per-thread namespaces.
+        clock: current Unix time, for expiry (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        namespace: Sequence[str] = REFS_NAMESPACE,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            msg = f"store must be a langgraph BaseStore, got {type(store).__name__}."
+            raise ConfigError(msg)
+        self.store = store
+        self.namespace = tuple(namespace)
+        self.clock = clock
+
+    def _ns(self, thread_id: str) -> tuple[str, ...]:
+        return (*self.namespace, namespace_label(str(thread_id)))
+
+    def _now(self) -> float | None:
+        return self.clock() if self.clock is not None else None
+
+    def _put_ops(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> list[PutOp]:
+        ns = self._ns(thread_id)
+        ttl = None
+        expires = meta.get("expires_at")
+        if expires is not None and getattr(self.store, "supports_ttl", False):
+            ttl = max(1.0, (float(expires) - float(meta["created_at"])) / 60.0)
+        ref = meta["ref_id"]
+        chunks = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
+        ops = [
+            PutOp(
+                ns, f"{ref}/{n}", {"b64": base64.b64encode(c).decode("ascii")}, index=False, ttl=ttl
+            )
+            for n, c in enumerate(chunks)
+        ]
+        value = {"meta": dict(meta), "chunks": len(chunks), "chunk_bytes": CHUNK_BYTES}
+        ops.append(PutOp(ns, ref, value, index=False, ttl=ttl))  # the meta last: never without data
+        return ops
+
+    def _meta_of(self, item: Item | None, ref_id: str) -> dict[str, Any]:
+        value = item.value if item is not None else None
+        if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
+            raise not_found(ref_id)
+        if is_expired(value["meta"], self._now()):
+            raise not_found(ref_id)
+        return value
+
+    def _get_ops(
+        self, thread_id: str, ref_id: str, value: dict[str, Any], start: int, end: int
+    ) -> tuple[list[GetOp], int]:
+        size = int(value["meta"]["size"])
+        step = int(value.get("chunk_bytes") or CHUNK_BYTES)
+        start, end = max(0, start), min(size, end)
+        if end <= start:
+            return [], 0
+        first, last = start // step, (end - 1) // step
+        ns = self._ns(thread_id)
+        return [GetOp(ns, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
+
+    @staticmethod
+    def _join(items: Sequence[Any], ref_id: str, base: int, start: int, end: int) -> bytes:
+        parts = []
+        for item in items:
+            if item is None or not isinstance(item.value, dict):
+                raise not_found(ref_id)
+            parts.append(base64.b64decode(item.value["b64"]))
+        data = b"".join(parts)
+        return data[max(0, start) - base : max(0, end) - base] if data else b""
+
+    # ------------------------------------------------------------------ sync
+
+    def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
+        """Store a reference (chunks first, then the meta)."""
+        self.store.batch(self._put_ops(thread_id, meta, data))
+
+    def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
+        """The meta of a live reference of this thread."""
+        item = self.store.get(self._ns(thread_id), ref_id)
+        return ReferenceMeta(**self._meta_of(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+
+    def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
+        """Bytes ``start:end`` of a live reference of this thread."""
+        value = self._meta_of(self.store.get(self._ns(thread_id), ref_id), ref_id)
+        ops, base = self._get_ops(thread_id, ref_id, value, start, end)
+        if not ops:
+            return b""
+        return self._join(self.store.batch(ops), ref_id, base, start, end)
+
+    # ------------------------------------------------------------------ async
+
+    async def _abatch(self, ops: list[Any]) -> list[Any]:
+        try:
+            return await self.store.abatch(ops)
+        except NotImplementedError:  # a sync-only store (SqliteStore): its calls are quick
+            return self.store.batch(ops)
+
+    async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
+        """Async version of `put`."""
+        await self._abatch(self._put_ops(thread_id, meta, data))
+
+    async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
+        """Async version of `meta`."""
+        (item,) = await self._abatch([GetOp(self._ns(thread_id), ref_id)])
+        return ReferenceMeta(**self._meta_of(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+
+    async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
+        """Async version of `read`."""
+        (item,) = await self._abatch([GetOp(self._ns(thread_id), ref_id)])
+        ops, base = self._get_ops(thread_id, ref_id, self._meta_of(item, ref_id), start, end)
+        if not ops:
+            return b""
+        return self._join(await self._abatch(ops), ref_id, base, start, end)

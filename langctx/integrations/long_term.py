@@ -1,0 +1,200 @@
+"""Long-term memory: background knowledge in a LangGraph ``BaseStore`` namespace, found by search.
+
+The third tier (DESIGN section 9). Facts live in ``("langctx", "long_term", <user id>)``; the user
+id is read from the run's ``config["configurable"]`` (``user_id``, else ``assistant_id``, else
+``"default"``). A fact is stored explicitly (the ``remember`` tool, :meth:`LongTermMemory.remember`)
+and found by the store's semantic search when the store has an embedding index, else by keyword
+(BM25 over the namespace, offline). :meth:`LongTermMemory.context_block` returns the facts relevant
+to a query as a short text under a token cap, for the system prompt.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> ltm = LongTermMemory(InMemoryStore())
+    >>> cfg = {"configurable": {"user_id": "ada"}}
+    >>> _ = ltm.remember("Deployments go through staging first.", config=cfg)
+    >>> _ = ltm.remember("The user prefers tabs over spaces.", config=cfg)
+    >>> ltm.search("how do we deploy to staging?", config=cfg)
+    ['Deployments go through staging first.']
+    >>> ltm.search("deploy", config={"configurable": {"user_id": "bob"}})
+    []
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore, Item, SearchItem
+
+from langctx.context_mode.tiers import keyword_scores, render_memory_block
+from langctx.context_mode.token_count import default_count_tokens
+from langctx.errors import ConfigError
+from langctx.integrations.context_store import namespace_label
+
+__all__ = ["DEFAULT_LONG_TERM_TOKENS", "LONG_TERM_NAMESPACE", "LongTermMemory"]
+
+LONG_TERM_NAMESPACE: tuple[str, ...] = ("langctx", "long_term")
+"""Prefix of the per-user namespaces."""
+
+DEFAULT_LONG_TERM_TOKENS = 300
+"""Token cap of the block injected into the prompt."""
+
+_MAX_FACT_CHARS = 2_000
+
+
+class LongTermMemory:
+    """Facts in a ``BaseStore`` namespace per user, with search and capped retrieval.
+
+    Args:
+        store: the LangGraph store (InMemoryStore, SqliteStore, PostgresStore; with an ``index``
+            for semantic search).
+        namespace: prefix of the per-user namespaces.
+        max_tokens: token cap of :meth:`context_block`.
+        limit: facts returned by a search.
+        scan_limit: facts read for a keyword search (the newest ones when there are more).
+        count_tokens: token counter for the cap.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        namespace: Sequence[str] = LONG_TERM_NAMESPACE,
+        max_tokens: int = DEFAULT_LONG_TERM_TOKENS,
+        limit: int = 5,
+        scan_limit: int = 1_000,
+        count_tokens: Callable[[str], int] | None = None,
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            msg = f"store must be a langgraph BaseStore, got {type(store).__name__}."
+            raise ConfigError(msg)
+        for name, value in (
+            ("max_tokens", max_tokens),
+            ("limit", limit),
+            ("scan_limit", scan_limit),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}."
+                raise ConfigError(msg)
+        self.store = store
+        self.namespace = tuple(namespace)
+        self.max_tokens = max_tokens
+        self.limit = limit
+        self.scan_limit = scan_limit
+        self.count_tokens = count_tokens or default_count_tokens
+
+    @property
+    def semantic(self) -> bool:
+        """Whether the store has an embedding index (then search is semantic)."""
+        return getattr(self.store, "index_config", None) is not None
+
+    def namespace_for(self, config: RunnableConfig | None) -> tuple[str, ...]:
+        """The namespace of the run's user.
+
+        Example:
+            >>> from langgraph.store.memory import InMemoryStore
+            >>> LongTermMemory(InMemoryStore()).namespace_for({"configurable": {"user_id": "u.1"}})
+            ('langctx', 'long_term', 'u%2E1')
+        """
+        configurable = (config or {}).get("configurable") or {}
+        user = configurable.get("user_id") or configurable.get("assistant_id") or "default"
+        return (*self.namespace, namespace_label(str(user)))
+
+    def _item(self, fact: str, tags: Sequence[str] | None) -> tuple[str, dict[str, Any]]:
+        text = " ".join(str(fact).split())
+        if not text:
+            msg = "a fact to remember must not be empty."
+            raise ConfigError(msg)
+        if len(text) > _MAX_FACT_CHARS:
+            msg = f"a fact is at most {_MAX_FACT_CHARS} characters; got {len(text)}. Remember the gist."
+            raise ConfigError(msg)
+        key = hashlib.sha256(text.lower().encode()).hexdigest()[:16]
+        return key, {"v": 1, "text": text, "tags": list(tags or []), "created_at": time.time()}
+
+    def _index(self) -> list[str] | Literal[False]:
+        return ["text"] if self.semantic else False
+
+    def remember(
+        self, fact: str, *, config: RunnableConfig | None = None, tags: Sequence[str] | None = None
+    ) -> str:
+        """Store a fact (the same fact twice is one item); returns its key."""
+        key, value = self._item(fact, tags)
+        self.store.put(self.namespace_for(config), key, value, index=self._index())
+        return key
+
+    async def aremember(
+        self, fact: str, *, config: RunnableConfig | None = None, tags: Sequence[str] | None = None
+    ) -> str:
+        """Async version of `remember`."""
+        key, value = self._item(fact, tags)
+        try:
+            await self.store.aput(self.namespace_for(config), key, value, index=self._index())
+        except NotImplementedError:
+            self.store.put(self.namespace_for(config), key, value, index=self._index())
+        return key
+
+    def _rank(self, query: str, items: Sequence[Item | SearchItem], limit: int) -> list[str]:
+        texts = [str(i.value.get("text", "")) for i in items if isinstance(i.value, dict)]
+        if self.semantic:
+            return texts[:limit]
+        scored = [
+            (s, -n, t)
+            for n, (s, t) in enumerate(zip(keyword_scores(query, texts), texts, strict=True))
+        ]
+        return [t for s, _, t in sorted(scored, reverse=True) if s > 0][:limit]
+
+    def _search_kwargs(self, query: str) -> dict[str, Any]:
+        if self.semantic:
+            return {"query": query, "limit": self.limit}
+        return {"limit": self.scan_limit}
+
+    def search(
+        self, query: str, *, config: RunnableConfig | None = None, limit: int | None = None
+    ) -> list[str]:
+        """The facts most relevant to ``query`` (semantic when indexed, else keyword)."""
+        items = self.store.search(self.namespace_for(config), **self._search_kwargs(query))
+        return self._rank(query, items, limit or self.limit)
+
+    async def asearch(
+        self, query: str, *, config: RunnableConfig | None = None, limit: int | None = None
+    ) -> list[str]:
+        """Async version of `search`."""
+        try:
+            items = await self.store.asearch(
+                self.namespace_for(config), **self._search_kwargs(query)
+            )
+        except NotImplementedError:
+            items = self.store.search(self.namespace_for(config), **self._search_kwargs(query))
+        return self._rank(query, items, limit or self.limit)
+
+    def context_block(self, query: str, *, config: RunnableConfig | None = None) -> str | None:
+        """The relevant facts as a short block of at most ``max_tokens`` tokens (None: none).
+
+        Example:
+            >>> from langgraph.store.memory import InMemoryStore
+            >>> ltm = LongTermMemory(InMemoryStore())
+            >>> _ = ltm.remember("CI runs on Python 3.11.")
+            >>> print(ltm.context_block("which python version?"))
+            Long-term memory (retrieved for this request; may be outdated):
+            - CI runs on Python 3.11.
+        """
+        if not query.strip():
+            return None
+        facts = self.search(query, config=config)
+        return render_memory_block(
+            facts, max_tokens=self.max_tokens, count_tokens=self.count_tokens
+        )
+
+    async def acontext_block(
+        self, query: str, *, config: RunnableConfig | None = None
+    ) -> str | None:
+        """Async version of `context_block`."""
+        if not query.strip():
+            return None
+        facts = await self.asearch(query, config=config)
+        return render_memory_block(
+            facts, max_tokens=self.max_tokens, count_tokens=self.count_tokens
+        )
