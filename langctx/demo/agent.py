@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langctx.demo.sandbox import make_sandbox
 from langctx.demo.script import DEMO_TASK, demo_script
 from langctx.demo.tools import make_tools
+from langctx.integrations.context_middleware import ContextModeMiddleware
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 
@@ -50,6 +51,7 @@ def build_coding_agent(
     max_tokens: int = 8000,
     turns: int = 120,
     middleware: LangctxMiddleware | None = None,
+    context_mode: bool = True,
 ) -> Any:
     """A compiled coding agent whose context is managed by langctx.
 
@@ -61,6 +63,8 @@ def build_coding_agent(
         max_tokens: the context budget of the memory.
         turns: length of the scripted session when the model is scripted.
         middleware: a preconfigured :class:`LangctxMiddleware` (overrides ``max_tokens`` and ``summarizer``).
+        context_mode: put Context-mode in front of the memory (large tool outputs reduced or stored
+            behind a reference that the ``fetch_context`` tool reads back).
     """
     if model is None:
         model, default_summarizer, _ = default_models(turns=turns)
@@ -71,10 +75,11 @@ def build_coding_agent(
     mw = middleware or LangctxMiddleware(
         max_tokens=max_tokens, summarizer=summarizer, token_counter="tiktoken"
     )
+    stack: list[Any] = [ContextModeMiddleware(), mw] if context_mode else [mw]
     return create_agent(
         model,
         tools=make_tools(root),
         system_prompt=DEMO_SYSTEM_PROMPT,
-        middleware=[mw],
+        middleware=stack,
         checkpointer=checkpointer,
     )
