@@ -465,9 +465,13 @@ def _present(needle: str, hay: str) -> bool:
 class _Replay:
     """State of one replay; :func:`replay_session` drives it."""
 
-    def __init__(self, messages: Sequence[BaseMessage], memory: LayeredChatMemory) -> None:
+    def __init__(
+        self, messages: Sequence[BaseMessage], memory: LayeredChatMemory, processor: Any = None
+    ) -> None:
         self.log = list(messages)
         self.mem = memory
+        self.processor = processor
+        self.call_args: dict[str, Any] = {}
         self.counter: TokenCounter = memory.counter
         self.events: list[CompactionEvent] = []
         self.calls: list[CallRecord] = []
@@ -484,7 +488,7 @@ class _Replay:
         entries = len(self.mem.compactions)
         evictions = len(self.mem.eviction_log)
         self.events.clear()
-        self.mem.add_messages(batch)
+        self.mem.add_messages(self._through_context_mode(batch))
         self.added += len(batch)
         self.full += sum(self.counter.count_message(m) for m in batch)
         self.humans.extend(m for m in batch if isinstance(m, HumanMessage))
@@ -495,6 +499,21 @@ class _Replay:
             ),
         )
         return self._records(entries, evictions)
+
+    def _through_context_mode(self, batch: list[BaseMessage]) -> list[BaseMessage]:
+        """Tool results as Context-mode would hand them to the memory (when enabled)."""
+        if self.processor is None:
+            return batch
+        out: list[BaseMessage] = []
+        for m in batch:
+            if isinstance(m, AIMessage):
+                self.call_args.update({str(tc.get("id")): tc.get("args") for tc in m.tool_calls})
+            if isinstance(m, ToolMessage):
+                m = self.processor.process_message(
+                    m, thread_id="replay", args=self.call_args.get(m.tool_call_id)
+                )
+            out.append(m)
+        return out
 
     def _records(self, entries_before: int, evictions_before: int) -> list[CompactionRecord]:
         new_entries = self.mem.compactions[entries_before:]
@@ -651,6 +670,7 @@ def replay_session(
     token_counter: object = "approximate",
     name: str | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    context_mode: bool = False,
     **memory_options: Any,
 ) -> ReplayReport:
     """Replay a session through a fresh :class:`~langctx.LayeredChatMemory` and measure it.
@@ -664,6 +684,8 @@ def replay_session(
         token_counter: any spec :func:`~langctx.resolve_token_counter` accepts.
         name: the session's name in the report (default: the parsed session's name).
         on_progress: called with ``(calls done, total calls)`` after each model call.
+        context_mode: pass tool results through Context-mode first (the full langctx pipeline:
+            large outputs reduced or stored behind a reference); the baseline stays the raw history.
         **memory_options: any other :class:`~langctx.MemoryConfig` field (``is_task``, ...).
 
     Returns:
@@ -732,7 +754,12 @@ def replay_session(
     )
     if counting is not None:
         counting.count_tokens = mem.counter.count_messages
-    replay = _Replay(messages, mem)
+    processor = None
+    if context_mode:
+        from langctx.context_mode.pipeline import ContextModeProcessor
+
+        processor = ContextModeProcessor(count_tokens=mem.counter.count_text)
+    replay = _Replay(messages, mem, processor)
     total = len(ai_positions)
     batch: list[BaseMessage] = []
     for i, m in enumerate(messages):

@@ -507,3 +507,26 @@ def test_importing_replay_needs_no_ui_library() -> None:
 def test_system_messages_keep_their_role() -> None:
     s = read_session(FIXTURES / "anthropic_request.json")
     assert isinstance(s.messages[0], SystemMessage)
+
+
+def test_replay_through_context_mode_reduces_giant_outputs() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langctx.replay import replay_session
+
+    log = (
+        "\n".join(f"[{i:05d}] INFO step {i}" for i in range(6000))
+        + "\nERROR boom at x.py:12\n[exit code: 1]"
+    )
+    msgs = [
+        HumanMessage("fix the build", id="h"),
+        AIMessage(
+            "", id="a1", tool_calls=[{"id": "c1", "name": "bash", "args": {"command": "make"}}]
+        ),
+        ToolMessage(log, tool_call_id="c1", id="t1"),
+        AIMessage("done", id="a2"),
+    ]
+    raw = replay_session(msgs, max_tokens=200_000)
+    reduced = replay_session(msgs, max_tokens=200_000, context_mode=True)
+    assert reduced.calls[-1].context_tokens < raw.calls[-1].context_tokens / 5
+    assert reduced.calls[-1].full_tokens == raw.calls[-1].full_tokens  # the baseline stays raw
