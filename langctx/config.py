@@ -66,7 +66,7 @@ def is_substantive_task(message: BaseMessage) -> bool:
         >>> from langchain_core.messages import HumanMessage
         >>> is_substantive_task(HumanMessage("/mode"))
         False
-        >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\nAider v0.47"))
+        >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\\nAider v0.47"))
         False
         >>> is_substantive_task(HumanMessage("Fix the failing parser test"))
         True

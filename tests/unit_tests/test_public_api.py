@@ -74,7 +74,7 @@ def test_docstring_examples_run(name: str) -> None:
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 
-CORE_EXCLUDED = ("integrations", "demo", "replay")  # adapters and the CLI's skin, which import the core
+CORE_EXCLUDED = ("integrations", "demo", "replay", "inspect")  # adapters and the CLI's skin, which import the core
 
 
 def test_core_does_not_import_integrations() -> None:
