@@ -883,7 +883,7 @@ class LayeredChatMemory:
 
     def _call_sync(self, request: SummaryRequest) -> str:
         timeout = self.config.summary_timeout
-        if timeout is None:
+        if timeout is None or self.summarizer is self._local:  # local: no thread hand-off
             return self.summarizer.summarize(request)
         ctx = contextvars.copy_context()  # keep callbacks / run tree of the caller
         future = _EXECUTOR.submit(ctx.run, self.summarizer.summarize, request)
@@ -982,12 +982,17 @@ class LayeredChatMemory:
         self._calibration = 0
 
     def _merge_levels(self, call: Callable[[SummaryRequest], str]) -> None:
+        merged: list[CompactionEntry] = []
         while (group := self._merge_group()) is not None:
             req = self._merge_request(group)
             text, quality = self._checked(req, call)
-            self._commit_merge(group, text, "merged" if quality != "fallback" else "fallback")
+            merged.append(
+                self._commit_merge(group, text, "merged" if quality != "fallback" else "fallback")
+            )
+        self._merged_refresh(merged)
 
     async def _amerge_levels(self) -> None:
+        merged: list[CompactionEntry] = []
         while (group := self._merge_group()) is not None:
             req = self._merge_request(group)
             try:
@@ -998,7 +1003,21 @@ class LayeredChatMemory:
             except Exception as exc:
                 out = self._fallback(req, exc)
             with self._lock:
-                self._commit_merge(group, out[0], "merged" if out[1] != "fallback" else "fallback")
+                merged.append(
+                    self._commit_merge(
+                        group, out[0], "merged" if out[1] != "fallback" else "fallback"
+                    )
+                )
+        with self._lock:
+            self._merged_refresh(merged)
+
+    def _merged_refresh(self, merged: list[CompactionEntry]) -> None:
+        """Re-render the summary block once after a cascade of merges."""
+        if not merged:
+            return
+        self._refresh()
+        for entry in merged:
+            entry["tokens_after"] = self.context_tokens()
 
     def _merge_group(self) -> list[CompactionEntry] | None:
         caps = {1: self.config.max_summaries, 2: self.config.max_level2, 3: 1}
@@ -1019,7 +1038,9 @@ class LayeredChatMemory:
             level=min(group[0]["level"] + 1, _MAX_LEVEL),
         )
 
-    def _commit_merge(self, group: list[CompactionEntry], text: str, quality: str) -> None:
+    def _commit_merge(
+        self, group: list[CompactionEntry], text: str, quality: str
+    ) -> CompactionEntry:
         level = min(group[0]["level"] + 1, _MAX_LEVEL)
         facts = merge_summary_facts(*[e["facts"] for e in group])
         covered: list[str] = []
@@ -1041,8 +1062,6 @@ class LayeredChatMemory:
             facts=facts,
         )
         self._add_entry(entry)
-        self._refresh()
-        entry["tokens_after"] = self.context_tokens()
         self._record(
             "merge",
             "merge",
@@ -1050,6 +1069,7 @@ class LayeredChatMemory:
             sum(e["summary_tokens"] for e in group),
             f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}",
         )
+        return entry
 
     def _apply_edits(self, edits: Sequence[EditEntry], trigger: str) -> None:
         for e in edits:
