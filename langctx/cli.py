@@ -27,19 +27,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
-        help="run a long scripted coding-agent session offline and show each compaction",
-        description="Run a long scripted coding-agent session offline (no API key) and show live context tokens, each compaction and the final figures.",
+        help="run the demo coding agent offline on SQLite and show each compaction",
+        description=(
+            "Run the demo coding agent (create_agent + LangctxMiddleware, sandboxed file and "
+            "command tools) on a SQLite checkpointer. Offline a scripted model plays a long session; "
+            "with OPENAI_API_KEY set it uses ChatOpenAI (LANGCTX_DEMO_MODEL, LANGCTX_SUMMARY_MODEL). "
+            "Shows live context tokens, each compaction and the final figures. --engine drives the "
+            "bare LayeredChatMemory instead."
+        ),
     )
-    demo.add_argument("--turns", type=int, default=300, help="agent turns to play (default 300)")
+    demo.add_argument(
+        "--turns", type=int, default=120, help="agent turns to play (default 120; --engine: 300)"
+    )
     demo.add_argument(
         "--budget", type=int, default=8000, help="context budget in tokens (default 8000)"
     )
     demo.add_argument(
+        "--db", default=None, help="SQLite checkpoint file (default: a temporary file)"
+    )
+    demo.add_argument(
+        "--engine", action="store_true", help="drive LayeredChatMemory directly, no agent"
+    )
+    demo.add_argument(
         "--counter",
         default="tiktoken",
-        help="token counter: tiktoken | approximate | an encoding name",
+        help="--engine token counter: tiktoken | approximate | an encoding name",
     )
     _add_replay(sub)
+    _add_inspect(sub)
     return parser
 
 
@@ -118,6 +133,11 @@ def _add_replay(sub: Any) -> None:
         default="auto",
         help="input format (default: detected from the content)",
     )
+    replay.add_argument(
+        "--context-mode",
+        action="store_true",
+        help="pass tool results through Context-mode before the memory (the full pipeline)",
+    )
     replay.add_argument("--plot", metavar="PNG", help="write a plot of tokens per call to PNG")
     replay.add_argument(
         "--json",
@@ -170,6 +190,7 @@ def _replay(args: argparse.Namespace) -> int:
                 summarizer=summarizer,
                 token_counter=args.counter,
                 on_progress=tick,
+                context_mode=args.context_mode,
             )
     for w in caught:
         print(f"langctx: warning: {w.message}", file=sys.stderr)
@@ -191,19 +212,161 @@ def _replay(args: argparse.Namespace) -> int:
     return 1 if report.projection_orphans else 0
 
 
+_INSPECT_EPILOG = """\
+what it shows (from the thread's latest checkpoint, or --checkpoint ID):
+  figures   messages in state, context tokens (and the budget, with --budget), full-history tokens
+  layers    pinned messages; summaries by level, with their text and the facts ledger; the recent
+            layer (messages, tokens, first kept id)
+  timeline  every compaction: time, trigger, level, quality, tokens before -> after, messages
+            covered, files read and modified
+  evictions the eviction log: compactions, merges, placeholders and truncations (in-place edits)
+
+The database is opened read-only and checked before use: nothing is created, set up or migrated.
+
+examples:
+  langctx inspect --db checkpoints.sqlite                      # list threads
+  langctx inspect --db checkpoints.sqlite --thread fix-parser
+  langctx inspect --postgres postgresql://user@host:5432/app --thread t1 --json
+  langctx inspect --db checkpoints.sqlite --thread t1 --checkpoint 1f0c2a... --limit 0
+
+exit status: 0 done; 2 bad input (missing file, not a checkpoint database, unknown thread or
+checkpoint, unreachable server) or options."""
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        msg = f"expected a whole number >= 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_inspect(sub: Any) -> None:
+    inspect = sub.add_parser(
+        "inspect",
+        help="show a thread's memory (layers, compaction timeline, eviction log) from a checkpoint database",
+        description=(
+            "Show what langctx holds for a LangGraph thread, read from a checkpoint database\n"
+            "(a SqliteSaver file or a PostgresSaver database): the layers the model sees (pinned\n"
+            "messages, summaries by level, the recent layer), the compaction timeline, the\n"
+            "eviction log and the figures. Without --thread, list the threads with their\n"
+            "checkpoint counts."
+        ),
+        epilog=_INSPECT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    where = inspect.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--db",
+        metavar="PATH",
+        help="a SQLite checkpoint database file (SqliteSaver); never created",
+    )
+    where.add_argument(
+        "--postgres",
+        metavar="URI",
+        help="a PostgreSQL checkpoint database (PostgresSaver), e.g. postgresql://user@host:5432/db",
+    )
+    inspect.add_argument(
+        "--thread", metavar="ID", help="the thread id to show (omit it to list the threads)"
+    )
+    inspect.add_argument(
+        "--checkpoint",
+        metavar="ID",
+        help="a checkpoint id of the thread (default: its latest checkpoint)",
+    )
+    inspect.add_argument(
+        "--json", action="store_true", help="print the report as JSON on stdout instead of tables"
+    )
+    inspect.add_argument(
+        "--limit",
+        type=_non_negative,
+        default=None,
+        metavar="N",
+        help="rows per list (timeline, eviction log, threads), newest kept; 0: all "
+        "(default: 20 in the terminal, all with --json)",
+    )
+    inspect.add_argument(
+        "--budget",
+        type=_token_count,
+        default=None,
+        metavar="TOKENS",
+        help="the agent's max_tokens, e.g. 32k (not stored in checkpoints; shows how full the "
+        "context is)",
+    )
+    inspect.add_argument(
+        "--counter",
+        default="approximate",
+        help="token counter for the figures: approximate (default, as LayeredChatMemory) | "
+        "tiktoken | an encoding name",
+    )
+    inspect.add_argument(
+        "--plain", action="store_true", help="plain text, no rich panels or colours"
+    )
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from langctx.inspect import inspect_thread, open_store
+    from langctx.inspect.render import DEFAULT_LIMIT, print_report, print_threads, threads_to_dict
+
+    if args.checkpoint and not args.thread:
+        msg = "--checkpoint needs --thread ID (checkpoint ids belong to a thread)."
+        raise ConfigError(msg)
+    logging.getLogger("langctx").addHandler(logging.NullHandler())  # notes go in the report
+    use_rich = False if args.plain else None
+    with open_store(db=args.db, postgres=args.postgres) as store:
+        if not args.thread:
+            threads = store.threads()
+            if args.json:
+                json.dump(
+                    threads_to_dict(threads, source=store.source, limit=args.limit),
+                    sys.stdout,
+                    indent=1,
+                )
+                print()
+            else:
+                limit = DEFAULT_LIMIT if args.limit is None else args.limit
+                print_threads(threads, source=store.source, limit=limit, use_rich=use_rich)
+            return 0
+        report = inspect_thread(
+            store,
+            args.thread,
+            checkpoint_id=args.checkpoint,
+            budget=args.budget,
+            token_counter=args.counter,
+        )
+    if args.json:
+        print(report.to_json(limit=args.limit))
+    else:
+        limit = DEFAULT_LIMIT if args.limit is None else args.limit
+        print_report(report, limit=limit, use_rich=use_rich)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``langctx`` command."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            from langctx.demo.engine import run_engine_demo
+            if args.engine:
+                from langctx.demo.engine import run_engine_demo
 
-            result = run_engine_demo(
-                turns=args.turns, max_tokens=args.budget, token_counter=args.counter
-            )
-            return 0 if all(result["probes"].values()) else 1
+                result = run_engine_demo(
+                    turns=args.turns if args.turns != 120 else 300,
+                    max_tokens=args.budget,
+                    token_counter=args.counter,
+                )
+                return 0 if all(result["probes"].values()) else 1
+            from langctx.demo.run import run_agent_demo
+
+            run_agent_demo(turns=args.turns, budget=args.budget, db=args.db)
+            return 0
         if args.command == "replay":
             return _replay(args)
+        if args.command == "inspect":
+            return _inspect(args)
     except LangctxError as exc:
         print(f"langctx: error: {exc}", file=sys.stderr)
         return 2

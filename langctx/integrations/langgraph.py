@@ -37,10 +37,13 @@ from typing import Annotated, Any
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda, ensure_config
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.config import get_store
 from langgraph.graph import END
 from langgraph.prebuilt import InjectedState
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from langctx.integrations.archive import Archive, ArchiveOption
 from langctx.integrations.control import (
     ACK_REQUEST,
     compact_notice,
@@ -78,6 +81,9 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         output_key: state key for the projection; None to not write it (read it from the
             memories instead).
         name: the node's run name.
+        archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
+            for the graph's store. After each compaction the folded messages leave ``messages``
+            and are kept in the store; the projection is unchanged. Default None (off).
         **memory_kwargs: options of :class:`~langctx.LayeredChatMemory` when ``memories`` is None.
     """
 
@@ -87,10 +93,12 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         *,
         output_key: str | None = DEFAULT_OUTPUT_KEY,
         name: str = "langctx_memory",
+        archive: ArchiveOption = None,
         **memory_kwargs: Any,
     ) -> None:
         self.memories = memories if memories is not None else ThreadMemories(**memory_kwargs)
         self.output_key = output_key
+        self.archive = Archive.from_option(archive)
         super().__init__(self._sync, afunc=self._async, name=name)
 
     def _sync(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -101,7 +109,13 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
                 before = lease.context_tokens()
                 entry = lease.compact(command[1] or None)
                 out["messages"] = _replace_command(command, lease, before, entry)
-            return self._finish(out, lease, command is not None)
+            out = self._finish(out, lease, command is not None)
+            if self.archive is None:
+                return out
+            plan = self.archive.plan(state, lease)
+            if plan is not None:
+                self.archive.write(self.archive.resolve(_graph_store()), plan)
+            return self.archive.apply(out, plan)
 
     async def _async(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         command = pending_command(state.get("messages") or [])
@@ -111,7 +125,13 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
                 before = lease.context_tokens()
                 entry = await lease.acompact(command[1] or None)
                 out["messages"] = _replace_command(command, lease, before, entry)
-            return self._finish(out, lease, command is not None)
+            out = self._finish(out, lease, command is not None)
+            if self.archive is None:
+                return out
+            plan = self.archive.plan(state, lease)
+            if plan is not None:
+                await self.archive.awrite(self.archive.resolve(_graph_store()), plan)
+            return self.archive.apply(out, plan)
 
     def _finish(self, out: dict[str, Any], lease: MemoryLease, compacted: bool) -> dict[str, Any]:
         if self.output_key is not None:
@@ -125,6 +145,14 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         return out
 
 
+def _graph_store() -> BaseStore | None:
+    """The running graph's store, if it has one."""
+    try:
+        return get_store()
+    except RuntimeError:  # not inside a graph run
+        return None
+
+
 def _replace_command(
     command: tuple[BaseMessage, str], lease: MemoryLease, before: int, entry: Any
 ) -> list[BaseMessage]:
@@ -132,21 +160,25 @@ def _replace_command(
 
 
 def make_pre_model_hook(
-    memories: ThreadMemories | None = None, **memory_kwargs: Any
+    memories: ThreadMemories | None = None,
+    *,
+    archive: ArchiveOption = None,
+    **memory_kwargs: Any,
 ) -> LangctxNode:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     It returns ``{"llm_input_messages": projection, "langctx": new entries}``; use
     :class:`~langctx.integrations.state.LangctxAgentState` as the agent's ``state_schema``. After
     a ``/compact`` command the agent cannot skip its model call, so the model gets the compacted
-    projection and a one-line request to acknowledge (never the command itself).
+    projection and a one-line request to acknowledge (never the command itself). ``archive``
+    turns on archive mode (see :class:`LangctxNode`).
 
     Example:
         >>> hook = make_pre_model_hook(max_tokens=8000)
         >>> hook.output_key
         'llm_input_messages'
     """
-    return LangctxNode(memories, name="pre_model_hook", **memory_kwargs)
+    return LangctxNode(memories, name="pre_model_hook", archive=archive, **memory_kwargs)
 
 
 def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]], str]:

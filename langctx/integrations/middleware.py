@@ -50,6 +50,7 @@ from langchain_core.runnables import ensure_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from langctx.integrations.archive import Archive, ArchiveOption
 from langctx.integrations.control import handled_command, pending_command
 from langctx.integrations.events import deferred_callbacks
 from langctx.integrations.langgraph import make_compact_tool
@@ -86,6 +87,11 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             the message to keep. Sync or async. None (default): results pass through unchanged.
         compact_tool: also give the model the ``compact_conversation`` tool
             (:func:`~langctx.integrations.langgraph.make_compact_tool`).
+        archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
+            for the agent's store (``create_agent(store=...)``). After each compaction the folded
+            messages leave ``messages`` and are kept, once, in the store; what the model sees is
+            unchanged, and :func:`~langctx.integrations.archive.full_log` gives the whole
+            conversation back. Default None (off).
         **memory_kwargs: options of :class:`~langctx.LayeredChatMemory` (``max_tokens``,
             ``summarizer``, ``token_counter``, ...) when ``memories`` is None.
 
@@ -103,10 +109,12 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         max_overflow_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
         tool_output_processor: ToolOutputProcessor | None = None,
         compact_tool: bool = False,
+        archive: ArchiveOption = None,
         **memory_kwargs: Any,
     ) -> None:
         super().__init__()
         self.memories = memories if memories is not None else ThreadMemories(**memory_kwargs)
+        self.archive = Archive.from_option(archive)
         self.recovery = OverflowRecovery(matcher=overflow_matcher, max_retries=max_overflow_retries)
         self.tool_output_processor = tool_output_processor
         self.tools = [make_compact_tool(self.memories)] if compact_tool else []
@@ -117,7 +125,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     def before_model(
         self, state: LangctxMiddlewareState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """Sync the memory (triggers run), write new entries, handle ``/compact``."""
+        """Sync the memory (triggers run), write new entries, handle ``/compact``, archive."""
         command = pending_command(state["messages"])
         with self.memories.lease(state, ensure_config()) as lease:
             out: dict[str, Any] = {}
@@ -125,6 +133,11 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
                 before = lease.context_tokens()
                 entry = lease.compact(command[1] or None)
                 out.update(_command_handled(command, lease, before, entry))
+            if self.archive is not None:
+                plan = self.archive.plan(state, lease)
+                if plan is not None:
+                    self.archive.write(self.archive.resolve(runtime.store), plan)
+                    return self.archive.apply(out, plan)
             return _with_entries(out, lease)
 
     @hook_config(can_jump_to=["end"])
@@ -139,6 +152,11 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
                 before = lease.context_tokens()
                 entry = await lease.acompact(command[1] or None)
                 out.update(_command_handled(command, lease, before, entry))
+            if self.archive is not None:
+                plan = self.archive.plan(state, lease)
+                if plan is not None:
+                    await self.archive.awrite(self.archive.resolve(runtime.store), plan)
+                    return self.archive.apply(out, plan)
             return _with_entries(out, lease)
 
     # ------------------------------------------------------------------ around the model

@@ -6,6 +6,10 @@ never the messages themselves (they stay in ``messages``). It is a :class:`Langc
 has nothing to object to. Its reducer, :func:`merge_langctx`, appends entries by id: an update
 carries only the new entries, and applying it twice changes nothing.
 
+In archive mode (:mod:`langctx.integrations.archive`) an update may also ``drop`` entries that
+moved to the archive store, ``slim`` entries whose covered messages were archived, and replace the
+``archive`` record (where the thread's archive ends). Those operations are idempotent too.
+
 Example:
     >>> from langctx.entries import new_edit_entry
     >>> e = new_edit_entry(message_id="m1", reason="placeholder", content="[elided]",
@@ -30,19 +34,48 @@ from langctx.entries import ENTRY_VERSION, validate_entry
 from langctx.errors import StateVersionError
 
 __all__ = [
+    "ARCHIVE_RECORD_VERSION",
     "CHANNEL_VERSION",
+    "ArchiveRecord",
     "LangctxAgentState",
     "LangctxChannel",
     "LangctxState",
     "channel_entries",
     "channel_update",
+    "is_slim",
     "merge_langctx",
+    "slim_covered",
 ]
 
 CHANNEL_VERSION = 1
 """Version of the channel's own shape (entries carry their own ``v``)."""
 
+ARCHIVE_RECORD_VERSION = 1
+"""Version of the :class:`ArchiveRecord` shape."""
+
 _LISTS = ("compactions", "edits")
+_OPS = ("reset", "drop", "slim")
+"""Update-only keys: they say how to apply an update and are never stored."""
+
+
+class ArchiveRecord(TypedDict, total=False):
+    """Where a thread's archive ends (archive mode), kept in the channel under ``archive``.
+
+    The archived batches form a chain in the store (each names the one before it), so a
+    checkpoint's record finds exactly the batches of its own history, even after time travel.
+    """
+
+    v: int
+    last: str | None
+    """Store key of the newest archived batch (None: nothing archived yet)."""
+    batches: int
+    """Batches archived so far."""
+    messages: int
+    """Messages archived so far."""
+    saved: int
+    """The first ``saved`` compaction entries of the channel are already copied to the store."""
+    first_kept: str | None
+    """Id of the first message kept in ``messages`` after the newest batch (the cut)."""
 
 
 class LangctxChannel(TypedDict, total=False):
@@ -50,14 +83,25 @@ class LangctxChannel(TypedDict, total=False):
 
     An update may also carry ``reset: True``: the update then replaces the channel instead of
     being appended (used to drop entries that no longer match hand-edited messages, and to clear
-    a thread's langctx state: ``{"v": 1, "reset": True}``).
+    a thread's langctx state: ``{"v": 1, "reset": True}``). A reset keeps the ``archive`` record
+    unless the update brings one: the archived messages are no longer in ``messages``, so
+    forgetting where they are would lose them.
+
+    Archive mode adds two more update-only keys, applied after the new entries are appended:
+    ``drop`` (``{"compactions": [ids], "edits": [ids], "priorities": [message ids]}``: entries
+    copied to the archive store leave the channel) and ``slim`` (compaction ids whose
+    ``covered_ids`` keep their length, first and last id, with the ids in between blanked to
+    ``""``: the full lists are in the archive store).
     """
 
     v: int
     compactions: list[dict[str, Any]]
     edits: list[dict[str, Any]]
     priorities: dict[str, int]
+    archive: ArchiveRecord
     reset: bool
+    drop: dict[str, list[str]]
+    slim: list[str]
 
 
 def channel_update(
@@ -66,8 +110,20 @@ def channel_update(
     edits: Sequence[Mapping[str, Any]] = (),
     priorities: Mapping[str, int] | None = None,
     reset: bool = False,
+    archive: ArchiveRecord | None = None,
+    drop: Mapping[str, Sequence[str]] | None = None,
+    slim: Sequence[str] = (),
 ) -> LangctxChannel:
     """An update for the ``langctx`` channel (entries are copied).
+
+    Args:
+        compactions: new compaction entries (appended by id).
+        edits: new edit entries (appended by id).
+        priorities: ledger changes (message id -> priority).
+        reset: replace the channel instead of appending (the ``archive`` record is kept).
+        archive: the new archive record (archive mode).
+        drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
+        slim: ids of compaction entries whose covered ids were archived (archive mode).
 
     Example:
         >>> channel_update(priorities={"m1": 10})
@@ -81,6 +137,12 @@ def channel_update(
     )
     if reset:
         out["reset"] = True
+    if archive is not None:
+        out["archive"] = _copy(archive)
+    if drop:
+        out["drop"] = {str(k): [str(i) for i in v] for k, v in drop.items() if v}
+    if slim:
+        out["slim"] = [str(i) for i in slim]
     return out
 
 
@@ -91,7 +153,8 @@ def merge_langctx(
 
     Entries are validated (:func:`langctx.entries.validate_entry`): older versions are migrated,
     unknown ones raise. Keys this version does not know are kept (last writer wins), so later
-    features (the archive mode) can add their own.
+    features can add their own. Archive-mode updates (``drop``, ``slim``) apply after the new
+    entries are appended; see :class:`LangctxChannel`.
 
     Raises:
         StateVersionError: an update or the stored channel has an unknown version.
@@ -101,10 +164,11 @@ def merge_langctx(
         return _normalise(base)
     update = _check_version(right, "update")
     if update.get("reset"):
-        base = {}
+        base = {k: v for k, v in base.items() if k == "archive"}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
-    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", "reset")})
+    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
     out["v"] = CHANNEL_VERSION
+    drop = update.get("drop") or {}
     for key in _LISTS:
         current = [_migrated(e) for e in base.get(key) or []]
         seen = {e.get("id") for e in current}
@@ -113,9 +177,43 @@ def merge_langctx(
             if entry["id"] not in seen:
                 seen.add(entry["id"])
                 current.append(entry)
-        out[key] = current
-    out["priorities"] = {**(base.get("priorities") or {}), **(update.get("priorities") or {})}
+        gone = set(drop.get(key) or ())
+        out[key] = [e for e in current if e.get("id") not in gone] if gone else current
+    gone = set(drop.get("priorities") or ())
+    prio = {**(base.get("priorities") or {}), **(update.get("priorities") or {})}
+    out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
+    slim = set(update.get("slim") or ())
+    if slim:
+        out["compactions"] = [_slimmed(e) if e.get("id") in slim else e for e in out["compactions"]]
     return out  # type: ignore[return-value]
+
+
+def slim_covered(ids: Sequence[str]) -> list[str]:
+    """``ids`` with every id but the first and the last blanked to ``""`` (same length).
+
+    The length, the first and the last id are all the projection and entry ids use, so a slimmed
+    entry projects exactly like the full one.
+
+    Example:
+        >>> slim_covered(["a", "b", "c", "d"])
+        ['a', '', '', 'd']
+    """
+    ids = list(ids)
+    if len(ids) <= 2:
+        return ids
+    return [ids[0], *([""] * (len(ids) - 2)), ids[-1]]
+
+
+def is_slim(ids: Sequence[str]) -> bool:
+    """True when :func:`slim_covered` would not change ``ids``."""
+    return all(not i for i in ids[1:-1])
+
+
+def _slimmed(entry: dict[str, Any]) -> dict[str, Any]:
+    covered = entry.get("covered_ids") or []
+    if is_slim(covered):
+        return entry
+    return {**entry, "covered_ids": slim_covered(covered)}
 
 
 def channel_entries(

@@ -8,8 +8,10 @@ line with the state it was given:
 - the memory's log is a prefix of the state's messages (by id and content) and its entries start
   with the channel's: only the new messages are added (the memory's triggers run on them);
 - otherwise (a new process, a message removed or edited by hand, time travel to an older
-  checkpoint): the memory is rebuilt with ``restore``. Channel entries that name messages no longer
-  in the state are dropped, and the lease's update then resets the channel to the entries kept.
+  checkpoint, messages archived): the memory is rebuilt with ``restore``. Channel entries that
+  name messages no longer in the state are dropped, and the lease's update then resets the channel
+  to the entries kept; entries whose messages were archived (the channel's ``archive`` record says
+  so) are kept and restored with the archive's cut, so the projection is unchanged.
 
 Concurrency: leases of one thread share its memory while their states extend each other, so a
 message added during a running async compaction is appended after it, in order (the core queues
@@ -41,9 +43,15 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 
 from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError
+from langctx.integrations.archive_plan import archive_record, restore_entries
 from langctx.integrations.control import state_messages
 from langctx.integrations.events import emit_compaction_event
-from langctx.integrations.state import LangctxChannel, channel_entries, channel_update
+from langctx.integrations.state import (
+    ArchiveRecord,
+    LangctxChannel,
+    channel_entries,
+    channel_update,
+)
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 
 __all__ = ["NO_THREAD", "MemoryFactory", "MemoryLease", "ThreadMemories", "thread_id_of"]
@@ -85,6 +93,8 @@ class _Plan:
     rebuilt: bool = False
     reset: bool = False
     known: tuple[int, int, dict[str, int]] = (0, 0, {})
+    archive: ArchiveRecord | None = None
+    """The channel's archive record (archive mode), kept for private rebuilds."""
 
 
 class ThreadMemories:
@@ -194,6 +204,7 @@ class ThreadMemories:
         slot = self._slot(key)
         with slot.lock:  # held while adding, so concurrent threads append in order
             plan, messages = self._decide(slot, raw, channel)
+            plan.archive = archive_record(channel)
             try:
                 if plan.rebuilt:
                     plan.known, plan.reset = _rebuild(plan.memory, messages, channel)
@@ -219,6 +230,7 @@ class ThreadMemories:
         slot = self._slot(key)
         with slot.lock:  # no await inside: the decision and the log order stay atomic
             plan, messages = self._decide(slot, raw, channel)
+            plan.archive = archive_record(channel)
             try:
                 if plan.rebuilt:
                     plan.known, plan.reset = _rebuild(plan.memory, messages, channel)
@@ -333,6 +345,7 @@ class MemoryLease:
         self._id_index: dict[str, int] | None = None
         self._known_c, self._known_e, self._known_p = plan.known
         self._reset = plan.reset
+        self._archive = plan.archive
         self._closed = False
         self.input_span: tuple[int, int] | None = None
         """Where the projection sits in a model input (set by `lease_for_input`)."""
@@ -347,6 +360,11 @@ class MemoryLease:
     def shared(self) -> bool:
         """True when the memory is the thread's cached one (not a private rebuild)."""
         return self._slot is not None
+
+    @property
+    def current(self) -> bool:
+        """True when the memory's log is exactly this lease's state (no later state queued)."""
+        return self._slot is None or len(self._slot.seen) == len(self._messages)
 
     def close(self) -> None:
         """End the lease (idempotent). Called by the context manager."""
@@ -447,6 +465,7 @@ class MemoryLease:
             compactions=self.memory.compactions[: self._known_c],
             edits=self.memory.edits[: self._known_e],
             priorities=self._known_p,
+            archive=self._archive,
         )
         known, reset = _rebuild(private, self._messages, channel)
         self._owner._hold(slot, -1)
@@ -519,26 +538,18 @@ def _rebuild(
 ) -> tuple[tuple[int, int, dict[str, int]], bool]:
     """Restore ``memory`` from state; drop channel entries that name messages no longer there.
 
+    In archive mode the state holds only the live messages; entries whose cut was archived are
+    restored with the archive's cut (see :func:`~langctx.integrations.archive_plan.restore_entries`).
+
     Returns the counts of the channel's entries kept (what the channel already holds) and whether
     any were dropped (then the channel must be reset to the kept ones).
     """
     comps, edits, prio = channel_entries(channel)
     present = {str(m.id) for m in messages}
-    kept: list[dict[str, Any]] = []
-    known: set[str] = set()
-    for e in comps:
-        fk = e["first_kept_entry_id"]
-        if e["trigger"] == "merge":
-            ok = all(m in known for m in e.get("merged_from", []))
-        else:
-            ok = fk is None or fk in present
-        if not ok:
-            break  # this entry and every later one no longer fit the messages
-        kept.append(e)
-        known.add(e["id"])
+    kept, restore = restore_entries(comps, present, archive_record(channel))
     kept_edits = [e for e in edits if e["message_id"] in present]
     kept_prio = {k: v for k, v in prio.items() if k in present}
-    memory.restore(messages, compactions=kept, edits=kept_edits, priorities=kept_prio)
+    memory.restore(messages, compactions=restore, edits=kept_edits, priorities=kept_prio)
     dropped = len(kept) < len(comps) or len(kept_edits) < len(edits) or len(kept_prio) < len(prio)
     return (len(kept), len(kept_edits), kept_prio), dropped
 

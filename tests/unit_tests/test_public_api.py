@@ -74,16 +74,27 @@ def test_docstring_examples_run(name: str) -> None:
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 
-CORE_EXCLUDED = ("integrations", "demo", "replay", "inspect")  # adapters and the CLI's skin, which import the core
+CORE_EXCLUDED = (
+    "integrations",
+    "demo",
+    "replay",
+    "inspect",
+)  # adapters and the CLI's skin, which import the core
 
 
 def test_core_does_not_import_integrations() -> None:
     core = [
-        p for p in (ROOT / "langctx").rglob("*.py")
-        if not set(p.relative_to(ROOT / "langctx").parts) & set(CORE_EXCLUDED) and p.name != "cli.py"
+        p
+        for p in (ROOT / "langctx").rglob("*.py")
+        if not set(p.relative_to(ROOT / "langctx").parts) & set(CORE_EXCLUDED)
+        and p.name != "cli.py"
     ]
     pattern = r"^\s*(from|import) (langgraph|langchain\b|langchain\.|langchain_openai|psycopg|rich|matplotlib)"
-    offenders = [str(p.relative_to(ROOT)) for p in core if re.search(pattern, p.read_text(encoding="utf-8"), re.M)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in core
+        if re.search(pattern, p.read_text(encoding="utf-8"), re.M)
+    ]
     assert offenders == []
 
 

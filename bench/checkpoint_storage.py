@@ -1,0 +1,510 @@
+"""Checkpoint storage benchmark: plain ``MessagesState`` vs langctx, with and without archive mode.
+
+Run by hand from the repository root::
+
+    uv run python bench/checkpoint_storage.py                # 200 and 1,000 turns (~2 min)
+    uv run python bench/checkpoint_storage.py --turns 200    # a quick look
+
+A scripted ``create_agent`` agent (``langctx.testing.ScriptedChatModel``) works through a long
+tool-calling session on ``SqliteSaver`` (a file database, default durability): every turn is one
+model call with one ``read_file`` call whose result is ~3 KB of realistic text (source files, test
+logs and tracebacks from ``langctx.demo.session``). Every 25 tool turns the agent answers and the
+user says "Go on", so a thread is many runs, as in a chat. Side by side, in the same run, on fresh
+files:
+
+- ``plain``: ``create_agent`` without langctx (``AgentState``: a ``MessagesState``);
+- ``plain-delta``: the same with ``messages`` as a LangGraph ``DeltaChannel`` (LangGraph's own
+  answer to checkpoint growth, for reference);
+- ``langctx``: ``LangctxMiddleware`` (default 8,000-token budget), no archive;
+- ``archive``: ``LangctxMiddleware(archive=store)``, ``store`` a ``SqliteStore`` in a sibling file;
+- ``archive-delta``: archive mode plus ``state_schema=LangctxDeltaAgentState`` (``messages`` and
+  ``langctx`` as ``DeltaChannel``\\ s);
+- ``plain-exit`` / ``archive-exit``: ``plain`` / ``archive`` run with ``durability="exit"``
+  (LangGraph saves one checkpoint per run instead of one per step; a crash loses the running run).
+
+Measured: the database files' bytes after the connections are closed (``-wal``/``-shm``
+included, checkpoints and archive store together), the raw content bytes (UTF-8 bytes of every
+message's content in the full log), and the wall time of each turn (the model call, the tool call,
+langctx's work and the checkpoint writes; from one "tools" update of ``stream_mode="updates"`` to
+the next). The variants whose checkpoints hold the whole conversation grow quadratically; they are
+measured at ``--quadratic-turns`` (default 200 and 500) and extrapolated (clearly marked) to
+larger turn counts, because 1,000 turns would take gigabytes and many minutes. Writes
+``bench/results/checkpoint_storage.md`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Required
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph.message import _messages_delta_reducer
+from langgraph.store.sqlite import SqliteStore
+
+from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
+from langctx.integrations.archive import full_log
+from langctx.integrations.delta_state import LangctxDeltaAgentState
+from langctx.integrations.middleware import LangctxMiddleware
+from langctx.testing import ScriptedChatModel
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_MD = ROOT / "bench" / "results" / "checkpoint_storage.md"
+RESULTS_JSON = ROOT / "bench" / "results" / "checkpoint_storage.json"
+
+TURNS = (200, 1_000)
+QUADRATIC_TURNS = (200, 500)
+OUTPUT_BYTES = 3_000
+"""Bytes of each tool result."""
+CHUNK = 25
+"""Tool turns per run (then the agent answers and the user says "Go on")."""
+EDGE = 50
+"""Turns in the first-N / last-N step-time windows."""
+SEED = 11
+
+VARIANTS: dict[str, tuple[str, bool]] = {
+    "plain": ("MessagesState (no langctx)", True),
+    "plain-delta": ("MessagesState + DeltaChannel (no langctx)", False),
+    "plain-exit": ('MessagesState, durability="exit" (no langctx)', False),
+    "langctx": ("langctx middleware, no archive", True),
+    "archive": ("langctx + archive mode (SqliteStore)", False),
+    "archive-delta": ("langctx + archive mode + delta channels", False),
+    "archive-exit": ('langctx + archive mode, durability="exit"', False),
+}
+"""key -> (name, grows quadratically: measured at --quadratic-turns and extrapolated)."""
+
+
+class PlainDeltaState(AgentState[Any]):
+    """``AgentState`` with ``messages`` as a ``DeltaChannel`` (no langctx)."""
+
+    messages: Required[Annotated[list[Any], DeltaChannel(_messages_delta_reducer)]]
+
+
+# ---------------------------------------------------------------------- the session
+
+
+def tool_outputs(turns: int) -> list[str]:
+    """``turns`` tool results of ~OUTPUT_BYTES each, cut from the demo session's outputs."""
+    corpus = "\n".join(
+        str(m.content) for turn in iter_turns(240, seed=SEED) for m in turn[1:]
+    ).encode()
+    out = []
+    step = 997  # a prime stride, so consecutive outputs differ
+    for k in range(turns):
+        start = (k * step) % (len(corpus) - OUTPUT_BYTES)
+        text = corpus[start : start + OUTPUT_BYTES].decode("utf-8", "ignore")
+        out.append(f"# src/calc/module_{k % 40}.py (read {k})\n{text}")
+    return out
+
+
+def script(turns: int) -> tuple[list[AIMessage], dict[str, str], int]:
+    """AI responses (tool calls, an answer every CHUNK turns), outputs by call id, and runs."""
+    outputs = tool_outputs(turns)
+    responses: list[AIMessage] = []
+    by_call: dict[str, str] = {}
+    runs = 0
+    for k in range(turns):
+        cid = f"call_{k}"
+        by_call[cid] = outputs[k]
+        responses.append(
+            AIMessage(
+                f"Reading module {k % 40} to follow the nested-list path.",
+                tool_calls=[
+                    {
+                        "id": cid,
+                        "name": "read_file",
+                        "args": {"path": f"src/calc/module_{k % 40}.py"},
+                        "type": "tool_call",
+                    }
+                ],
+                id=f"ai-{k}",
+            )
+        )
+        if (k + 1) % CHUNK == 0 or k == turns - 1:
+            runs += 1
+            responses.append(
+                AIMessage(f"Checkpoint {runs}: still investigating.", id=f"ans-{runs}")
+            )
+    return responses, by_call, runs
+
+
+# ---------------------------------------------------------------------- one measured run
+
+
+@dataclass
+class Run:
+    key: str
+    name: str
+    turns: int
+    db_bytes: int = 0
+    checkpoint_file_bytes: int = 0
+    store_file_bytes: int = 0
+    raw_content_bytes: int = 0
+    full_log_messages: int = 0
+    live_messages: int = 0
+    checkpoints: int = 0
+    checkpoint_blob_bytes: int = 0
+    writes: int = 0
+    write_blob_bytes: int = 0
+    store_items: int = 0
+    wall_s: float = 0.0
+    step_ms: list[float] = field(default_factory=list)
+    extrapolated: bool = False
+
+    def stats(self) -> dict[str, Any]:
+        s = self.step_ms
+        first = statistics.median(s[:EDGE]) if s else 0.0
+        last = statistics.median(s[-EDGE:]) if s else 0.0
+        return {
+            "bytes_per_turn": self.db_bytes / self.turns if self.turns else 0.0,
+            "db_over_raw": self.db_bytes / self.raw_content_bytes if self.raw_content_bytes else 0,
+            "first_median_ms": first,
+            "last_median_ms": last,
+            "last_over_first": last / first if first else 0.0,
+            "median_ms": statistics.median(s) if s else 0.0,
+        }
+
+
+def _files_bytes(path: Path) -> int:
+    return sum(
+        os.path.getsize(f"{path}{suffix}")
+        for suffix in ("", "-wal", "-shm")
+        if os.path.exists(f"{path}{suffix}")
+    )
+
+
+def _agent(key: str, model: ScriptedChatModel, tools: list[Any], saver: Any, store: Any) -> Any:
+    middleware: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    if key == "plain-delta":
+        kwargs["state_schema"] = PlainDeltaState
+    if key.startswith(("langctx", "archive")):
+        middleware.append(LangctxMiddleware(archive=store if key.startswith("archive") else None))
+    if key == "archive-delta":
+        kwargs["state_schema"] = LangctxDeltaAgentState
+    return create_agent(
+        model,
+        tools=tools,
+        system_prompt=SYSTEM_PROMPT,
+        middleware=middleware,
+        checkpointer=saver,
+        store=store if key.startswith("archive") else None,
+        **kwargs,
+    )
+
+
+def run(key: str, turns: int, workdir: Path) -> Run:
+    name = VARIANTS[key][0]
+    responses, by_call, runs = script(turns)
+
+    @tool
+    def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+        """Read a file of the repository."""
+        return ToolMessage(
+            by_call[tool_call_id], tool_call_id=tool_call_id, id=f"tool-{tool_call_id}"
+        )
+
+    model = ScriptedChatModel(responses=responses)
+    db, store_db = workdir / f"{key}-{turns}.sqlite", workdir / f"{key}-{turns}-archive.sqlite"
+    result = Run(key, name, turns)
+    thread_id = f"bench-{key}"
+    cfg: Any = {"configurable": {"thread_id": thread_id}, "recursion_limit": 10 * CHUNK + 20}
+    gc.collect()
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        saver = stack.enter_context(SqliteSaver.from_conn_string(str(db)))
+        store = None
+        if key.startswith("archive"):
+            store = stack.enter_context(SqliteStore.from_conn_string(str(store_db)))
+            store.setup()
+        agent = _agent(key, model, [read_file], saver, store)
+        inputs: Iterator[HumanMessage] = (
+            HumanMessage(TASK if n == 0 else f"Go on ({n}).", id=f"user-{n}") for n in range(runs)
+        )
+        for message in inputs:
+            last = time.perf_counter()
+            durability = "exit" if key.endswith("-exit") else "async"  # "async": the default
+            for update in agent.stream(
+                {"messages": [message]}, cfg, stream_mode="updates", durability=durability
+            ):
+                if "tools" in update:
+                    now = time.perf_counter()
+                    result.step_ms.append((now - last) * 1000)
+                    last = now
+        state = agent.get_state(cfg).values
+        log: Sequence[BaseMessage] = (
+            full_log(store, thread_id, state) if store is not None else state["messages"]
+        )
+        result.live_messages = len(state["messages"])
+        result.full_log_messages = len(log)
+        result.raw_content_bytes = sum(len(str(m.content).encode()) for m in log)
+    result.wall_s = time.perf_counter() - started
+    result.checkpoint_file_bytes = _files_bytes(db)
+    result.store_file_bytes = _files_bytes(store_db) if key.startswith("archive") else 0
+    result.db_bytes = result.checkpoint_file_bytes + result.store_file_bytes
+    with sqlite3.connect(db) as conn:
+        result.checkpoints, result.checkpoint_blob_bytes = conn.execute(
+            "SELECT count(*), coalesce(sum(length(checkpoint)), 0) FROM checkpoints"
+        ).fetchone()
+        result.writes, result.write_blob_bytes = conn.execute(
+            "SELECT count(*), coalesce(sum(length(value)), 0) FROM writes"
+        ).fetchone()
+    conn.close()
+    if key.startswith("archive"):
+        with sqlite3.connect(store_db) as conn:
+            (result.store_items,) = conn.execute("SELECT count(*) FROM store").fetchone()
+        conn.close()
+    expected = 2 * turns + 2 * runs  # each turn: AI + tool result; each run: user + answer
+    if result.full_log_messages != expected:
+        msg = f"{key}: the full log has {result.full_log_messages} messages, not {expected}"
+        raise AssertionError(msg)
+    for path in (db, store_db):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return result
+
+
+def extrapolate(measured: Sequence[Run], turns: int) -> Run:
+    """A quadratic through (0, 0) and the measured points, for a turn count not measured."""
+    (a, ra), (b, rb) = [(r.turns, r) for r in sorted(measured, key=lambda r: r.turns)[-2:]]
+
+    def fit(fa: float, fb: float) -> float:
+        # f(n) = p*n^2 + q*n through (a, fa) and (b, fb)
+        p = (fb / b - fa / a) / (b - a)
+        q = fa / a - p * a
+        return p * turns * turns + q * turns
+
+    def lin(fa: float, fb: float) -> float:
+        return fa + (fb - fa) * (turns - a) / (b - a)
+
+    out = Run(ra.key, ra.name, turns, extrapolated=True)
+    out.db_bytes = int(fit(ra.db_bytes, rb.db_bytes))
+    out.checkpoint_file_bytes = out.db_bytes
+    out.raw_content_bytes = int(lin(ra.raw_content_bytes, rb.raw_content_bytes))
+    out.checkpoints = int(lin(ra.checkpoints, rb.checkpoints))
+    out.full_log_messages = int(lin(ra.full_log_messages, rb.full_log_messages))
+    out.live_messages = out.full_log_messages
+    # step time grows ~linearly with the state: extend the last-50 median on the same line
+    first = statistics.median(ra.step_ms[:EDGE])
+    la, lb = statistics.median(ra.step_ms[-EDGE:]), statistics.median(rb.step_ms[-EDGE:])
+    last = lin(la, lb)
+    out.step_ms = [first] * EDGE + [last] * EDGE
+    out.wall_s = fit(ra.wall_s, rb.wall_s)
+    return out
+
+
+# ---------------------------------------------------------------------- report
+
+
+def environment() -> dict[str, Any]:
+    from importlib.metadata import version
+
+    versions = {"python": platform.python_version()}
+    for pkg in (
+        "langchain-core",
+        "langchain",
+        "langgraph",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint",
+    ):
+        try:
+            versions[pkg] = version(pkg)
+        except Exception:
+            versions[pkg] = "not installed"
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}",
+        "load_average_at_start": [round(x, 2) for x in load],
+        "sqlite": sqlite3.sqlite_version,
+        "versions": versions,
+    }
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} KB"
+
+
+def table(runs: Sequence[Run]) -> list[str]:
+    lines = [
+        "| variant | turns | DB bytes (checkpoints + archive) | bytes / turn | raw content | DB / raw "
+        "| step ms first-50 / last-50 (median) | last / first | live messages | checkpoints |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in sorted(runs, key=lambda r: (r.turns, list(VARIANTS).index(r.key))):
+        s = r.stats()
+        mark = " *(extrapolated)*" if r.extrapolated else ""
+        store = (
+            f" ({_mb(r.checkpoint_file_bytes)} + {_mb(r.store_file_bytes)})"
+            if r.store_file_bytes
+            else ""
+        )
+        lines.append(
+            f"| {r.name}{mark} | {r.turns:,} | {_mb(r.db_bytes)}{store} | {_mb(s['bytes_per_turn'])} "
+            f"| {_mb(r.raw_content_bytes)} | {s['db_over_raw']:,.1f}x "
+            f"| {s['first_median_ms']:.1f} / {s['last_median_ms']:.1f} | {s['last_over_first']:.2f} "
+            f"| {r.live_messages:,} | {r.checkpoints:,} |"
+        )
+    return lines
+
+
+def breakdown(runs: Sequence[Run]) -> list[str]:
+    """Where the bytes of the measured runs go (blob bytes, before SQLite's pages and indexes)."""
+    lines = [
+        "| variant | turns | checkpoints (rows, blob bytes) | writes (rows, blob bytes) "
+        "| archive store (items, file bytes) | files - blobs (indexes, pages, metadata) |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for r in sorted(runs, key=lambda r: (r.turns, list(VARIANTS).index(r.key))):
+        if r.extrapolated:
+            continue
+        blobs = r.checkpoint_blob_bytes + r.write_blob_bytes
+        store = f"{r.store_items:,}, {_mb(r.store_file_bytes)}" if r.store_file_bytes else "-"
+        lines.append(
+            f"| {r.name} | {r.turns:,} | {r.checkpoints:,}, {_mb(r.checkpoint_blob_bytes)} "
+            f"| {r.writes:,}, {_mb(r.write_blob_bytes)} | {store} "
+            f"| {_mb(r.checkpoint_file_bytes - blobs)} |"
+        )
+    return lines
+
+
+def targets(runs: Sequence[Run]) -> list[str]:
+    out = []
+    for r in runs:
+        if r.key.startswith("archive") and r.turns >= 1000 and not r.extrapolated:
+            s = r.stats()
+            size_ok = s["db_over_raw"] <= 5
+            time_ok = s["last_over_first"] <= 1.5
+            out.append(
+                f"- {r.name}, {r.turns:,} turns: DB within 5x of the raw content "
+                f"({s['db_over_raw']:.1f}x): **{'yes' if size_ok else 'no'}**; step time flat "
+                f"(last-50 / first-50 = {s['last_over_first']:.2f} <= 1.5): "
+                f"**{'yes' if time_ok else 'no'}**"
+            )
+    return out
+
+
+def report(runs: Sequence[Run], env: dict[str, Any], wall: float, argv: str) -> str:
+    lines = [
+        "# Checkpoint storage: plain MessagesState vs langctx, with and without archive mode",
+        "",
+        f"Generated by `uv run python bench/checkpoint_storage.py{argv}` ({wall / 60:.1f} min "
+        f"wall). Machine: {env['machine']}; load average at start {env['load_average_at_start']} "
+        "(other jobs shared the machine: compare ratios, not absolute times). SQLite "
+        f"{env['sqlite']}. Versions: "
+        + ", ".join(f"{k} {v}" for k, v in env["versions"].items())
+        + ".",
+        "",
+        f"A scripted `create_agent` agent on `SqliteSaver` (file, default durability): every turn "
+        f"is one model call with one `read_file` call returning ~{OUTPUT_BYTES:,} bytes of "
+        f'realistic text; every {CHUNK} turns the agent answers and the user says "Go on" (a new '
+        "run on the same thread). langctx runs with its defaults (8,000-token budget, local "
+        "summaries). *DB bytes*: the checkpoint database plus, in archive mode, the `SqliteStore` "
+        "file (sizes in parentheses), `-wal`/`-shm` included, after the connections closed. *Raw "
+        "content*: UTF-8 bytes of every message's content in the full log (`full_log` in archive "
+        "mode). *Step ms*: wall time per turn (model call, tool call, langctx, checkpoint writes), "
+        f"median of the first and of the last {EDGE} turns. Rows marked *extrapolated* grow "
+        "quadratically and were not run at that size: bytes and wall time from a quadratic "
+        "through the two measured sizes, the last-50 step time from a straight line (the state "
+        "each step serialises grows linearly).",
+        "",
+        *table(runs),
+        "",
+        "## Where the bytes go",
+        "",
+        *breakdown(runs),
+        "",
+        "## Targets (issue 3, deliverable 4)",
+        "",
+        *(targets(runs) or ["- no 1,000-turn archive run in this report"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, nargs="+", default=list(TURNS))
+    parser.add_argument("--quadratic-turns", type=int, nargs=2, default=list(QUADRATIC_TURNS))
+    parser.add_argument("--only", nargs="+", choices=list(VARIANTS), default=None)
+    parser.add_argument("--no-write", action="store_true", help="print, do not write results")
+    args = parser.parse_args(argv)
+    env = environment()
+    started = time.perf_counter()
+    runs: list[Run] = []
+    workdir = Path(tempfile.mkdtemp(prefix="langctx-bench-"))
+    log: Callable[[Run], None] = lambda r: print(  # noqa: E731
+        f"{r.name:45s} {r.turns:6,d} turns  {_mb(r.db_bytes):>10s}  "
+        f"{r.stats()['db_over_raw']:7.1f}x raw  step {r.stats()['first_median_ms']:6.1f} -> "
+        f"{r.stats()['last_median_ms']:6.1f} ms  ({r.wall_s:5.1f} s)"
+        + ("  [extrapolated]" if r.extrapolated else ""),
+        flush=True,
+    )
+    try:
+        for key in args.only or VARIANTS:
+            quadratic = VARIANTS[key][1]
+            sizes = sorted(set(args.turns))
+            if quadratic:
+                measured_sizes = sorted(
+                    {*args.quadratic_turns, *(t for t in sizes if t <= max(args.quadratic_turns))}
+                )
+            else:
+                measured_sizes = sizes
+            measured = []
+            for turns in measured_sizes:
+                r = run(key, turns, workdir)
+                log(r)
+                measured.append(r)
+                runs.append(r)
+            for turns in sizes:
+                if turns not in measured_sizes:
+                    r = extrapolate(measured, turns)
+                    log(r)
+                    runs.append(r)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    wall = time.perf_counter() - started
+    cli = (
+        ""
+        if argv is None and not (args.only or args.turns != list(TURNS))
+        else " " + " ".join(argv or [])
+    )
+    text = report(runs, env, wall, cli)
+    print(text)
+    if not args.no_write:
+        RESULTS_MD.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS_MD.write_text(text, encoding="utf-8")
+        payload = {
+            "output_bytes": OUTPUT_BYTES,
+            "chunk": CHUNK,
+            "environment": env,
+            "wall_s": wall,
+            "runs": [
+                {k: v for k, v in asdict(r).items() if k != "step_ms"}
+                | r.stats()
+                | {"step_ms": [round(t, 3) for t in r.step_ms]}
+                for r in runs
+            ],
+        }
+        RESULTS_JSON.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,335 @@
+"""Archive mode: compacted messages leave the graph state and are kept, once, in a LangGraph store.
+
+With a plain ``MessagesState`` every checkpoint holds the whole conversation, so a long thread's
+checkpoints grow quadratically. In archive mode (``LangctxMiddleware(archive=store)``,
+``LangctxNode(archive=store)``, ``make_pre_model_hook(archive=store)``), after each compaction
+the messages it folded leave ``messages`` (``RemoveMessage``) and are written to ``store``
+(InMemoryStore, SqliteStore, PostgresStore, ...) as one append-only *batch* under the thread's
+namespace ``("langctx", "archive", <thread_id>)``. Pinned messages (system prompt, task) and the
+recent turns stay in the state, so what the model sees is exactly what it would see without
+archive mode. ``archive=True`` uses the graph's own store (``compile(store=...)``,
+``create_agent(store=...)``).
+
+:func:`full_log` (and :func:`afull_log`) gives the whole conversation back: archived and live
+messages, in order.
+
+Store layout: one item per batch, key ``"<seq:08d>-<digest>"``, value an
+:class:`~langctx.integrations.archive_plan.ArchiveBatch` (plain JSON: message dicts from
+``messages_to_dict``, the compaction entries copied there, the edits and priorities of the archived
+messages). Items are written once and never rewritten: a step that is retried writes the same key
+with the same value, which is found and skipped. Each batch names the one before it, and the
+``langctx`` channel's ``archive`` record names the newest, so a checkpoint reads exactly the
+batches of its own history (also after time travel or with two concurrent runs, whose batches
+may both be in the store).
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langctx.integrations.middleware import LangctxMiddleware
+    >>> from langctx.testing import ScriptedChatModel, ai_tool_call
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def read_file(path: str) -> str:
+    ...     '''Read a file.'''
+    ...     return "x = 1\\n" * 400
+    >>> model = ScriptedChatModel(
+    ...     responses=[ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)] + ["Done."]
+    ... )
+    >>> store = InMemoryStore()
+    >>> agent = create_agent(model, tools=[read_file], checkpointer=InMemorySaver(),
+    ...     middleware=[LangctxMiddleware(max_tokens=3000, archive=store)])
+    >>> cfg = {"configurable": {"thread_id": "t1"}}
+    >>> state = agent.invoke({"messages": [("user", "Read the files.")]}, cfg)
+    >>> len(state["messages"]) < len(full_log(store, "t1", state)) == 26
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, messages_from_dict
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+
+from langctx.errors import ConfigError, LangctxError
+from langctx.integrations.archive_plan import (
+    ArchiveBatch,
+    ArchivePlan,
+    archive_record,
+    plan_archive,
+)
+from langctx.integrations.context_store import namespace_label
+from langctx.integrations.threads import NO_THREAD, MemoryLease
+
+__all__ = [
+    "ARCHIVE_NAMESPACE",
+    "Archive",
+    "ArchiveMissingError",
+    "ArchiveOption",
+    "afull_log",
+    "archive_namespace",
+    "aread_batches",
+    "assemble",
+    "full_log",
+    "read_batches",
+]
+
+ARCHIVE_NAMESPACE: tuple[str, ...] = ("langctx", "archive")
+"""Prefix of the per-thread archive namespaces."""
+
+ArchiveOption = BaseStore | bool | None
+"""What ``archive=`` accepts: a store, True (the graph's store), or None/False (no archive)."""
+
+_PAGE = 500
+
+
+class ArchiveMissingError(LangctxError, LookupError):
+    """A batch the state's archive record names is not in the store.
+
+    Attributes:
+        key: the missing item's key.
+    """
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def archive_namespace(thread_id: str) -> tuple[str, ...]:
+    """The store namespace of a thread's archive.
+
+    Example:
+        >>> archive_namespace("run.1")
+        ('langctx', 'archive', 'run%2E1')
+    """
+    return (*ARCHIVE_NAMESPACE, namespace_label(str(thread_id)))
+
+
+class Archive:
+    """Archive mode for one integration: where batches go, and the archive step itself.
+
+    Args:
+        store: a LangGraph ``BaseStore`` (set it up first: ``SqliteStore.setup()``,
+            ``PostgresStore.setup()``), or True for the graph's own store.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> Archive.from_option(InMemoryStore()) is not None, Archive.from_option(None)
+        (True, None)
+    """
+
+    def __init__(self, store: BaseStore | bool = True) -> None:
+        if store is not True and not isinstance(store, BaseStore):
+            msg = (
+                f"archive= takes a langgraph BaseStore (InMemoryStore, SqliteStore, "
+                f"PostgresStore) or True for the graph's store, got {type(store).__name__}."
+            )
+            raise ConfigError(msg)
+        self.store: BaseStore | None = store if isinstance(store, BaseStore) else None
+
+    @classmethod
+    def from_option(cls, option: ArchiveOption) -> Archive | None:
+        """An :class:`Archive` for an ``archive=`` argument (None when archive mode is off)."""
+        if option is None or option is False:
+            return None
+        return cls(option)
+
+    def resolve(self, runtime_store: BaseStore | None) -> BaseStore:
+        """The store to write to: the configured one, else the graph's."""
+        store = self.store if self.store is not None else runtime_store
+        if store is None:
+            msg = (
+                "archive=True needs the graph's store, and this graph has none: pass "
+                "store=... to compile() / create_agent(), or pass the store itself as archive=."
+            )
+            raise ConfigError(msg)
+        return store
+
+    def plan(self, state: Mapping[str, Any], lease: MemoryLease) -> ArchivePlan | None:
+        """The archive step for ``state`` after ``lease`` synced it (None: nothing to archive).
+
+        Nothing is archived without a thread (no checkpointer or no ``thread_id``: there is no
+        later step to keep the archive's place), nor while a later state of the thread is being
+        synced by another run (that run archives for itself).
+        """
+        if lease.thread_id == NO_THREAD or not lease.current:
+            return None
+        return plan_archive(
+            thread_id=lease.thread_id,
+            raw=list(state.get("messages") or []),
+            first_kept_id=lease.memory.first_kept_id,
+            pinned_ids=lease.memory.pinned_ids,
+            channel=state.get("langctx"),
+            update=lease.update(),
+        )
+
+    def write(self, store: BaseStore, plan: ArchivePlan) -> None:
+        """Write the plan's batch, unless an earlier attempt of the same step already did."""
+        ns = archive_namespace(plan.batch["thread_id"])
+        if store.get(ns, plan.key) is None:
+            store.batch([_put(ns, plan)])
+
+    async def awrite(self, store: BaseStore, plan: ArchivePlan) -> None:
+        """Async version of `write`."""
+        ns = archive_namespace(plan.batch["thread_id"])
+        (found,) = await _abatch(store, [GetOp(ns, plan.key)])
+        if found is None:
+            await _abatch(store, [_put(ns, plan)])
+
+    @staticmethod
+    def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
+        """Add the plan's removals and channel update to a node's state update."""
+        if plan is None:
+            return out
+        out["messages"] = [*(out.get("messages") or []), *plan.removals]
+        out["langctx"] = plan.channel
+        return out
+
+
+def _put(ns: tuple[str, ...], plan: ArchivePlan) -> PutOp:
+    return PutOp(ns, plan.key, dict(plan.batch), index=False)
+
+
+async def _abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
+    try:
+        return await store.abatch(ops)
+    except NotImplementedError:  # a sync-only store (SqliteStore): its calls are quick
+        return store.batch(ops)
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def read_batches(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> list[ArchiveBatch]:
+    """The archived batches of ``state``'s history, oldest first.
+
+    Args:
+        store: the archive store.
+        thread_id: the graph thread.
+        state: the thread's state (``graph.get_state(config).values``); its ``langctx`` channel
+            says where the archive ends.
+
+    Raises:
+        ArchiveMissingError: a batch the state names is not in the store.
+    """
+    ns = archive_namespace(thread_id)
+    items: dict[str, Any] = {}
+    offset = 0
+    while True:
+        page = store.search(ns, limit=_PAGE, offset=offset)
+        _collect(items, page)
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    missing = _walk(items, state, None)
+    while missing is not None:
+        item = store.get(ns, missing)
+        _collect(items, [item] if item is not None else [])
+        missing = _walk(items, state, missing if item is None else None)
+    return _chain(items, state)
+
+
+async def aread_batches(
+    store: BaseStore, thread_id: str, state: Mapping[str, Any]
+) -> list[ArchiveBatch]:
+    """Async version of `read_batches`."""
+    ns = archive_namespace(thread_id)
+    items: dict[str, Any] = {}
+    offset = 0
+    while True:
+        (page,) = await _abatch(store, [SearchOp(ns, limit=_PAGE, offset=offset)])
+        _collect(items, page)
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    missing = _walk(items, state, None)
+    while missing is not None:
+        (item,) = await _abatch(store, [GetOp(ns, missing)])
+        _collect(items, [item] if item is not None else [])
+        missing = _walk(items, state, missing if item is None else None)
+    return _chain(items, state)
+
+
+def full_log(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> list[BaseMessage]:
+    """The thread's whole conversation: archived and live messages, in order.
+
+    It equals the ``messages`` the thread would hold without archive mode.
+
+    Args:
+        store: the archive store.
+        thread_id: the graph thread.
+        state: the thread's state (``graph.get_state(config).values``).
+
+    Raises:
+        ArchiveMissingError: a batch the state names is not in the store.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> full_log(InMemoryStore(), "t1", {"messages": [("user", "hi")]})[0].content
+        'hi'
+    """
+    return assemble(read_batches(store, thread_id, state), state.get("messages") or [])
+
+
+async def afull_log(
+    store: BaseStore, thread_id: str, state: Mapping[str, Any]
+) -> list[BaseMessage]:
+    """Async version of `full_log`."""
+    return assemble(await aread_batches(store, thread_id, state), state.get("messages") or [])
+
+
+def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseMessage]:
+    """Archived batches (oldest first) and the live messages, merged back into one ordered log."""
+    from langchain_core.messages import convert_to_messages
+
+    current = convert_to_messages(list(live))
+    by_id = {str(m.id): m for m in current if m.id is not None}
+    out: list[BaseMessage] = []
+    placed: set[str] = set()
+    for batch in batches:
+        archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
+        for mid in batch["order"]:
+            if mid in placed:
+                continue
+            m = archived.get(mid) or by_id.get(mid)
+            if m is not None:
+                out.append(m)
+                placed.add(mid)
+    out.extend(m for m in current if m.id is None or str(m.id) not in placed)
+    return out
+
+
+def _collect(items: dict[str, Any], found: Sequence[Item]) -> None:
+    for item in found:
+        if isinstance(item.value, Mapping) and item.value.get("kind") == "langctx_archive_batch":
+            items[item.key] = item.value
+
+
+def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None) -> str | None:
+    """The first key of the chain not in ``items`` (None: complete); raise if it was fetched."""
+    record = archive_record(state.get("langctx"))
+    key = record.get("last") if record else None
+    while key is not None:
+        if key not in items:
+            if key == failed:
+                msg = (
+                    f"archived batch {key!r} is not in the store; the state's archive record "
+                    "names it. Pass the store this thread archived to (archive=...)."
+                )
+                raise ArchiveMissingError(msg, key=key)
+            return key
+        key = items[key].get("prev")
+    return None
+
+
+def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBatch]:
+    record = archive_record(state.get("langctx"))
+    key = record.get("last") if record else None
+    out: list[ArchiveBatch] = []
+    while key is not None:
+        out.append(items[key])
+        key = items[key].get("prev")
+    out.reverse()
+    return out

@@ -1,0 +1,259 @@
+"""Archive mode, the pure part: what leaves the live state after a compaction, and how to restore.
+
+After a compaction, every message before the memory's cut (its ``first_kept_id``) is folded into
+a summary. In archive mode those messages, except the pinned ones (system messages and the task),
+leave ``messages`` (``RemoveMessage``) and go, once, into one *batch* in a LangGraph store
+(:mod:`langctx.integrations.archive` does the I/O). So does everything the ``langctx`` channel no
+longer needs: compaction entries merged into higher-level ones (each entry is copied to the store
+the first time it is archived), edits and ledger priorities of archived messages. The entries
+left in the channel are *slimmed* (``covered_ids`` keeps its length and its first and last id),
+so the channel stays bounded too.
+
+Restoring a memory from an archived state (:func:`restore_entries`) passes only the live messages;
+the entries whose ``first_kept_entry_id`` was archived get the archived cut instead (a copy), which
+leaves the projection exactly as it was.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    >>> raw = [SystemMessage("Be brief.", id="s"), HumanMessage("Fix it", id="t"),
+    ...        AIMessage("a", id="a1"), AIMessage("b", id="a2"), AIMessage("c", id="a3")]
+    >>> archivable(raw, first_kept_id="a3", pinned_ids=["s", "t"])
+    (['s', 't', 'a1', 'a2'], ['a1', 'a2'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict
+
+from langchain_core.messages import BaseMessage, RemoveMessage, messages_to_dict
+
+from langctx.entries import active_summaries
+from langctx.integrations.state import (
+    ARCHIVE_RECORD_VERSION,
+    ArchiveRecord,
+    LangctxChannel,
+    channel_update,
+    is_slim,
+    merge_langctx,
+)
+
+__all__ = [
+    "BATCH_VERSION",
+    "ArchiveBatch",
+    "ArchivePlan",
+    "archivable",
+    "archive_record",
+    "plan_archive",
+    "restore_entries",
+]
+
+BATCH_VERSION = 1
+"""Version of the :class:`ArchiveBatch` shape."""
+
+
+class ArchiveBatch(TypedDict):
+    """One archived batch, the value of one store item (version 1). JSON values only."""
+
+    v: int
+    kind: Literal["langctx_archive_batch"]
+    thread_id: str
+    seq: int
+    """0 for the thread's first batch, then 1, 2, ..."""
+    prev: str | None
+    """Store key of the batch before this one (None for the first)."""
+    order: list[str]
+    """Ids of the state's messages before the cut, in order: the archived ones and the pinned
+    ones that stayed in ``messages`` (so the full log can be put back in order)."""
+    messages: list[dict[str, Any]]
+    """The archived messages (``messages_to_dict``)."""
+    compactions: list[dict[str, Any]]
+    """Compaction entries copied here for the first time, as the channel first held them."""
+    edits: list[dict[str, Any]]
+    """Edit entries of the archived messages (they left the channel)."""
+    priorities: dict[str, int]
+    """Ledger priorities of the archived messages (they left the channel)."""
+    first_kept: str
+    """Id of the first message kept in ``messages`` (the cut)."""
+    created_at: str
+
+
+@dataclass
+class ArchivePlan:
+    """What one archive step does: one store item, the removals, the channel update."""
+
+    key: str
+    """Store key of the new batch."""
+    batch: ArchiveBatch
+    removals: list[RemoveMessage] = field(default_factory=list)
+    """``RemoveMessage`` for every archived message."""
+    channel: LangctxChannel = field(default_factory=lambda: channel_update())
+    """The ``langctx`` update: the lease's own new entries plus the archive's drop/slim/record."""
+
+
+def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
+    """The channel's archive record, or None when the thread has nothing archived."""
+    record = (channel or {}).get("archive") if isinstance(channel, Mapping) else None
+    if not isinstance(record, Mapping) or not record.get("last"):
+        return None
+    return record  # type: ignore[return-value]
+
+
+def archivable(
+    raw: Sequence[BaseMessage], *, first_kept_id: str | None, pinned_ids: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """The ids before the cut (in order) and those of them that may leave the state.
+
+    Pinned messages stay; so do messages without an id (a ``RemoveMessage`` cannot name them).
+    Nothing is archivable when the cut is unknown or not in ``raw``.
+    """
+    if first_kept_id is None:
+        return [], []
+    ids = [None if m.id is None else str(m.id) for m in raw]
+    try:
+        cut = ids.index(first_kept_id)
+    except ValueError:
+        return [], []
+    pinned = set(pinned_ids)
+    order = [i for i in ids[:cut] if i is not None]
+    return order, [i for i in order if i not in pinned]
+
+
+def plan_archive(
+    *,
+    thread_id: str,
+    raw: Sequence[BaseMessage],
+    first_kept_id: str | None,
+    pinned_ids: Sequence[str],
+    channel: Mapping[str, Any] | None,
+    update: Mapping[str, Any] | None,
+) -> ArchivePlan | None:
+    """Decide the archive step for a state whose memory has just been synced (pure).
+
+    Args:
+        thread_id: the graph thread.
+        raw: the state's ``messages``.
+        first_kept_id: the memory's cut (:attr:`~langctx.LayeredChatMemory.first_kept_id`).
+        pinned_ids: the memory's pinned ids (never archived).
+        channel: the state's ``langctx`` channel (before this step).
+        update: what this step writes to the channel anyway (``MemoryLease.update()``), or None.
+
+    Returns:
+        The plan, or None when nothing is archivable.
+    """
+    order, gone = archivable(raw, first_kept_id=first_kept_id, pinned_ids=pinned_ids)
+    if not gone:
+        return None
+    after = merge_langctx(channel, update or None)
+    comps: list[dict[str, Any]] = after["compactions"]
+    if not comps:
+        return None  # a cut without a compaction entry (restored by hand): nothing to fold
+    assert first_kept_id is not None
+    gone_set = set(gone)
+    live = {str(m.id) for m in raw if m.id is not None} - gone_set
+    record = archive_record(after) or {}
+    saved = min(int(record.get("saved", 0)), len(comps))
+
+    active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
+    latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
+    keep = active | {latest}
+    drop_c = [e["id"] for e in comps if e["id"] not in keep]
+    slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
+    edits_out = [e for e in after["edits"] if e["message_id"] not in live]
+    prio_out = {k: v for k, v in after["priorities"].items() if k not in live}
+
+    prev = record.get("last")
+    seq = int(record.get("batches", 0))
+    fresh = [dict(e) for e in comps[saved:]]
+    by_id = {str(m.id): m for m in raw if m.id is not None}
+    archived = messages_to_dict([by_id[i] for i in gone])
+    content = [thread_id, prev, order, archived, [e["id"] for e in fresh]]
+    digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+    key = f"{seq:08d}-{digest[:12]}"  # the same batch gets the same key: a retry finds it
+    batch = ArchiveBatch(
+        v=BATCH_VERSION,
+        kind="langctx_archive_batch",
+        thread_id=thread_id,
+        seq=seq,
+        prev=prev,
+        order=order,
+        messages=archived,
+        compactions=fresh,
+        edits=[dict(e) for e in edits_out],
+        priorities=prio_out,
+        first_kept=first_kept_id,
+        created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+    )
+    new_record = ArchiveRecord(
+        v=ARCHIVE_RECORD_VERSION,
+        last=key,
+        batches=seq + 1,
+        messages=int(record.get("messages", 0)) + len(gone),
+        saved=len(comps) - len(drop_c),
+        first_kept=first_kept_id,
+    )
+    delta = channel_update(
+        archive=new_record,
+        drop={
+            "compactions": drop_c,
+            "edits": [e["id"] for e in edits_out],
+            "priorities": list(prio_out),
+        },
+        slim=slim,
+    )
+    combined: dict[str, Any] = dict(update) if update else dict(channel_update())
+    combined.update({k: v for k, v in delta.items() if k in ("archive", "drop", "slim")})
+    return ArchivePlan(
+        key=key,
+        batch=batch,
+        removals=[RemoveMessage(id=i) for i in gone],
+        channel=combined,  # type: ignore[arg-type]
+    )
+
+
+def restore_entries(
+    comps: Sequence[Mapping[str, Any]],
+    present: set[str],
+    record: Mapping[str, Any] | None,
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The channel's compaction entries that still fit the state, and copies to restore from.
+
+    Without an archive record, an entry fits when its cut (``first_kept_entry_id``) is in the
+    state; a merge fits when every entry it merged is kept (or was moved to the archive store).
+    The first entry that does not fit ends the list (later ones build on it). With an archive
+    record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
+    its restore copy gets the archive's cut (``record["first_kept"]``) instead, which is never
+    earlier than its own and never later than the memory's, so the memory's cut is unchanged.
+
+    Returns:
+        The kept entries (as stored) and the entries to pass to ``restore`` (copies where a cut
+        was replaced).
+    """
+    in_channel = {e["id"] for e in comps}
+    saved = int(record.get("saved", 0)) if record else 0
+    anchor = record.get("first_kept") if record else None
+    kept: list[Mapping[str, Any]] = []
+    restore: list[Mapping[str, Any]] = []
+    known: set[str] = set()
+    for n, e in enumerate(comps):
+        fk = e["first_kept_entry_id"]
+        copy = e
+        if e["trigger"] == "merge":
+            ok = all(m in known or m not in in_channel for m in e.get("merged_from", []))
+        elif fk is not None and fk in present:
+            ok = True
+        elif n < saved and anchor is not None and anchor in present:
+            ok = True  # an archived cut (or none): the archived one stands in
+            copy = {**e, "first_kept_entry_id": anchor}
+        else:
+            ok = fk is None
+        if not ok:
+            break
+        kept.append(e)
+        restore.append(copy)
+        known.add(e["id"])
+    return kept, restore

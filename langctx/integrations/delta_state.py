@@ -1,0 +1,115 @@
+"""State schemas whose checkpoints store what changed, not the whole state (LangGraph ``DeltaChannel``).
+
+A checkpointer such as SqliteSaver writes every channel's whole value into every checkpoint, so
+each step of an agent costs the size of its live state, however small the step. Archive mode
+(:mod:`langctx.integrations.archive`) bounds the live state; these schemas make each step cost
+only what it wrote: ``messages`` and ``langctx`` become LangGraph ``DeltaChannel``\\ s, which keep
+each step's writes and a full snapshot every ``snapshot_frequency`` updates, and rebuild the value
+by replaying writes when a checkpoint is loaded. Together, a long thread's database grows linearly
+with the conversation (see ``bench/results/checkpoint_storage.md``).
+
+- :class:`LangctxDeltaState`: for a custom ``StateGraph`` with
+  :class:`~langctx.integrations.langgraph.LangctxNode` (like
+  :class:`~langctx.integrations.state.LangctxState`).
+- ``LangctxDeltaAgentState``: for ``create_agent(..., state_schema=LangctxDeltaAgentState)`` with
+  :class:`~langctx.integrations.middleware.LangctxMiddleware` (needs ``langchain``; built on first
+  use).
+
+``DeltaChannel`` is marked beta by LangGraph (needs langgraph >= 1.2): its on-disk format may
+change. Threads written with these schemas can only be read with them (a plain ``MessagesState``
+graph does not replay writes).
+
+Example:
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> from langgraph.graph import START, StateGraph
+    >>> builder = StateGraph(LangctxDeltaState)
+    >>> _ = builder.add_node("echo", lambda s: {"messages": [("ai", s["messages"][-1].content)]})
+    >>> _ = builder.add_edge(START, "echo")
+    >>> graph = builder.compile(checkpointer=InMemorySaver())
+    >>> cfg = {"configurable": {"thread_id": "t1"}}
+    >>> [m.content for m in graph.invoke({"messages": [("user", "hi")]}, cfg)["messages"]]
+    ['hi', 'hi']
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
+from langgraph.channels.delta import DeltaChannel
+
+# LangGraph's own batch reducer for message DeltaChannels (its documented example imports it by
+# this name); LangGraph gives every message written to it a stable id before saving the write.
+from langgraph.graph.message import _messages_delta_reducer
+
+from langctx.integrations.state import LangctxChannel, merge_langctx
+
+__all__ = [
+    "DEFAULT_SNAPSHOT_FREQUENCY",
+    "LangctxDeltaAgentState",
+    "LangctxDeltaState",
+    "merge_langctx_writes",
+]
+
+DEFAULT_SNAPSHOT_FREQUENCY = 100
+"""Updates of a channel between two full snapshots (LangGraph's default)."""
+
+
+def merge_langctx_writes(
+    state: Mapping[str, Any] | None, writes: Sequence[Mapping[str, Any] | None]
+) -> LangctxChannel:
+    """The ``langctx`` reducer in ``DeltaChannel`` form: apply a batch of updates in order.
+
+    Batching-invariant, as ``DeltaChannel`` requires: applying ``xs`` then ``ys`` equals applying
+    ``xs + ys``.
+
+    Example:
+        >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
+        {'m1': 10}
+    """
+    out = merge_langctx(state, None)
+    for update in writes:
+        out = merge_langctx(out, update)
+    return out
+
+
+def _delta(reducer: Any) -> DeltaChannel[Any]:
+    return DeltaChannel(reducer, snapshot_frequency=DEFAULT_SNAPSHOT_FREQUENCY)
+
+
+class LangctxDeltaState(TypedDict):
+    """:class:`~langctx.integrations.state.LangctxState` with delta-stored ``messages`` and ``langctx``."""
+
+    messages: Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]
+    langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+    llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+
+
+def _agent_state() -> type:
+    from langchain.agents.middleware import AgentState
+
+    class LangctxDeltaAgentState(AgentState[Any]):
+        """The ``create_agent`` state with delta-stored ``messages`` and ``langctx``.
+
+        Pass it as ``create_agent(..., state_schema=LangctxDeltaAgentState)``; the agent's own
+        schema wins over the middleware's, so the channels become ``DeltaChannel``\\ s.
+        """
+
+        messages: Required[Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]]
+        langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+
+    LangctxDeltaAgentState.__module__ = __name__
+    return LangctxDeltaAgentState
+
+
+if TYPE_CHECKING:
+    LangctxDeltaAgentState: type
+else:
+
+    def __getattr__(name: str) -> Any:
+        if name == "LangctxDeltaAgentState":
+            value = _agent_state()
+            globals()[name] = value
+            return value
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)

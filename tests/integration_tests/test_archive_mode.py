@@ -1,0 +1,470 @@
+"""Archive mode: folded messages leave the state for a store; the model sees exactly the same.
+
+Each test runs one deterministic session twice, archived and not, and compares what the model got
+at every call, message by message; the archive's full log must equal the plain run's messages.
+Resume runs in a NEW process from SqliteSaver + SqliteStore files (and PostgresSaver +
+PostgresStore) with ``LANGGRAPH_STRICT_MSGPACK=true``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import ensure_config
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+
+from langctx.errors import ConfigError
+from langctx.integrations.archive import (
+    ArchiveMissingError,
+    afull_log,
+    archive_namespace,
+    full_log,
+    read_batches,
+)
+from langctx.integrations.checkpoint import open_checkpointer
+from langctx.integrations.middleware import LangctxMiddleware
+from langctx.integrations.threads import ThreadMemories
+from langctx.testing import ScriptedChatModel, ai_tool_call
+from tests.integration_tests._agents import PG_URI, postgres_available, require_postgres
+from tests.integration_tests._archive_agents import (
+    adrive,
+    build,
+    dicts,
+    drive,
+    first_input,
+    open_store,
+    script,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TURNS = 150
+BUDGET = 5000
+
+
+@dataclass
+class Session:
+    """One scripted session's model inputs, final state and archive."""
+
+    calls: list[list[BaseMessage]]
+    state: dict[str, Any]
+    store: BaseStore
+    thread_id: str
+    live_sizes: list[int] = field(default_factory=list)
+    store_snapshots: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _store_items(store: BaseStore, thread_id: str) -> dict[str, Any]:
+    items = store.search(archive_namespace(thread_id), limit=100_000)
+    return {i.key: (json.dumps(i.value, sort_keys=True), i.created_at, i.updated_at) for i in items}
+
+
+def _session(
+    kind: str, *, archive: bool, turns: int = TURNS, seed: int = 5, delta: bool = False
+) -> Session:
+    responses, outputs = script(turns, seed=seed)
+    model = ScriptedChatModel(responses=responses)
+    store = InMemoryStore()
+    graph, _ = build(
+        kind,
+        model,
+        outputs,
+        budget=BUDGET,
+        archive=store if archive else None,
+        checkpointer=InMemorySaver(),
+        store=store,
+        delta=delta,
+    )
+    tid = f"archive-{uuid.uuid4().hex[:8]}"
+    cfg = {"configurable": {"thread_id": tid}, "recursion_limit": 5000}
+    session = Session([], {}, store, tid)
+
+    def invoke(x: dict[str, Any]) -> dict[str, Any]:
+        last: dict[str, Any] = {}
+        for values in graph.stream(x, cfg, stream_mode="values"):
+            session.live_sizes.append(len(values["messages"]))
+            last = values
+        return last
+
+    def after_each(_: dict[str, Any]) -> None:
+        session.store_snapshots.append(_store_items(store, tid))
+
+    drive(invoke, model, first_input(kind), after_each=after_each)
+    session.state = graph.get_state(cfg).values
+    session.calls = model.calls
+    return session
+
+
+@pytest.fixture(scope="module")
+def middleware_runs() -> tuple[Session, Session]:
+    return _session("middleware", archive=True), _session("middleware", archive=False)
+
+
+def test_model_sees_exactly_the_same_with_and_without_archive(
+    middleware_runs: tuple[Session, Session],
+) -> None:
+    archived, plain = middleware_runs
+    assert len(archived.calls) == len(plain.calls) > TURNS
+    for n, (a, p) in enumerate(zip(archived.calls, plain.calls, strict=True)):
+        assert dicts(a) == dicts(p), f"model call {n} differs"
+    assert len(archived.state["langctx"]["compactions"]) < len(
+        plain.state["langctx"]["compactions"]
+    )
+
+
+def test_full_log_equals_the_plain_log(middleware_runs: tuple[Session, Session]) -> None:
+    archived, plain = middleware_runs
+    log = full_log(archived.store, archived.thread_id, archived.state)
+    assert dicts(log) == dicts(plain.state["messages"])
+    record = archived.state["langctx"]["archive"]
+    assert record["messages"] + len(archived.state["messages"]) == len(log)
+    batches = read_batches(archived.store, archived.thread_id, archived.state)
+    assert [b["seq"] for b in batches] == list(range(record["batches"]))
+    saved = [e["id"] for b in batches for e in b["compactions"]]
+    assert len(saved) == len(set(saved))  # every entry copied to the archive once
+    assert set(saved) | {e["id"] for e in archived.state["langctx"]["compactions"]} >= {
+        e["id"] for e in plain.state["langctx"]["compactions"]
+    }  # nothing lost: every entry the plain run has is in the archive or the channel
+
+
+def test_live_state_and_channel_stay_bounded(middleware_runs: tuple[Session, Session]) -> None:
+    archived, plain = middleware_runs
+    biggest_projection = max(len(c) for c in archived.calls)
+    assert max(archived.live_sizes) <= biggest_projection + 4  # pinned + recent + the newest turn
+    assert max(archived.live_sizes) < 40 < max(plain.live_sizes)
+    channel = archived.state["langctx"]
+    assert len(channel["compactions"]) <= 10  # active summaries + the latest cut
+    assert all(
+        e["message_id"] in {m.id for m in archived.state["messages"]} for e in channel["edits"]
+    )
+    assert len(json.dumps(channel)) < 40_000 < len(json.dumps(plain.state["langctx"]))
+
+
+def test_archive_is_append_only(middleware_runs: tuple[Session, Session]) -> None:
+    archived, _ = middleware_runs
+    snapshots = archived.store_snapshots
+    assert len(snapshots[-1]) > 10
+    for before, after in itertools.pairwise(snapshots):
+        assert set(before) <= set(after)
+        for key, item in before.items():
+            assert after[key] == item, f"archived item {key} was rewritten"
+
+
+async def test_node_graph_async_with_the_graphs_own_store() -> None:
+    responses, outputs = script(120, seed=9)
+
+    async def run(archive: bool) -> tuple[ScriptedChatModel, dict[str, Any], BaseStore, str]:
+        model = ScriptedChatModel(responses=list(responses))
+        store = stores.enter_context(open_store(":memory:"))  # sync-only: async calls fall back
+        graph, _ = build(
+            "node",
+            model,
+            outputs,
+            budget=BUDGET,
+            archive=True if archive else None,
+            checkpointer=InMemorySaver(),
+            store=store,
+        )
+        tid = f"node-{uuid.uuid4().hex[:8]}"
+        cfg = {"configurable": {"thread_id": tid}, "recursion_limit": 5000}
+        await adrive(lambda x: graph.ainvoke(x, cfg), model, first_input("node"))
+        return model, (await graph.aget_state(cfg)).values, store, tid
+
+    with contextlib.ExitStack() as stores:
+        (ma, sa, store, tid), (mp, sp, _, _) = await run(True), await run(False)
+        assert [dicts(c) for c in ma.calls] == [dicts(c) for c in mp.calls]
+        assert dicts(await afull_log(store, tid, sa)) == dicts(sp["messages"])
+        assert len(sa["messages"]) < 40 < len(sp["messages"])
+
+
+def test_compact_command_archives_and_keeps_the_log() -> None:
+    responses, outputs = script(40, seed=4)
+    states = []
+    for archive in (True, False):
+        model = ScriptedChatModel(responses=list(responses))
+        store = InMemoryStore()
+        graph, memories = build(
+            "middleware",
+            model,
+            outputs,
+            budget=BUDGET,
+            archive=store if archive else None,
+            checkpointer=InMemorySaver(),
+            store=store,
+        )
+        cfg = {"configurable": {"thread_id": "compact"}, "recursion_limit": 5000}
+        drive(lambda x, g=graph, c=cfg: g.invoke(x, c), model, first_input("middleware"))
+        out = graph.invoke(
+            {"messages": [HumanMessage("/compact keep the lexer notes", id="cmd")]}, cfg
+        )
+        assert out["messages"][-1].id.startswith("langctx-notice-")
+        assert "cmd" not in {m.id for m in out["messages"]}
+        with memories.lease(out, cfg) as lease:
+            projection = dicts(lease.projection())
+        log = full_log(store, "compact", out) if archive else out["messages"]
+        states.append((dicts(log), projection, len(out["messages"])))
+    (log_a, proj_a, live_a), (log_p, proj_p, live_p) = states
+    notice = "langctx-notice-"  # notices get fresh ids: compare the rest exactly, and their text
+    assert [m for m in log_a if not m["data"]["id"].startswith(notice)] == [
+        m for m in log_p if not m["data"]["id"].startswith(notice)
+    ]
+    assert [m["data"]["content"] for m in log_a if m["data"]["id"].startswith(notice)] == [
+        m["data"]["content"] for m in log_p if m["data"]["id"].startswith(notice)
+    ]
+    assert proj_a == proj_p
+    assert live_a < live_p
+
+
+def test_archive_true_without_a_store_fails_clearly() -> None:
+    responses, outputs = script(30, seed=2)
+    model = ScriptedChatModel(responses=responses)
+    graph, _ = build(
+        "middleware", model, outputs, budget=3000, archive=True, checkpointer=InMemorySaver()
+    )
+    cfg = {"configurable": {"thread_id": "no-store"}, "recursion_limit": 5000}
+    with pytest.raises(ConfigError, match="needs the graph's store"):
+        drive(lambda x: graph.invoke(x, cfg), model, first_input("middleware"))
+
+
+def test_nothing_is_archived_without_a_thread() -> None:
+    responses, outputs = script(30, seed=2)
+    model = ScriptedChatModel(responses=responses)
+    store = InMemoryStore()
+    graph, _ = build("middleware", model, outputs, budget=3000, archive=store)
+    out = graph.invoke(first_input("middleware"), {"recursion_limit": 5000})
+    assert out["langctx"]["compactions"] and "archive" not in out["langctx"]  # compacted only
+    assert [m.id for m in out["messages"]][:2] == ["task", "ai-2-1"] and not store.search(
+        ("langctx",)
+    )
+
+
+def test_bad_archive_option_and_missing_batches_fail_clearly() -> None:
+    with pytest.raises(ConfigError, match="BaseStore"):
+        LangctxMiddleware(archive="sqlite:///x.db")  # type: ignore[arg-type]
+    state = {"messages": [], "langctx": {"v": 1, "archive": {"v": 1, "last": "00000003-abc"}}}
+    with pytest.raises(ArchiveMissingError, match="00000003-abc"):
+        full_log(InMemoryStore(), "t1", state)
+
+
+# ---------------------------------------------------------------------- resume in a new process
+
+FIRST, TOTAL = 30, 70
+Case = tuple[str, str, bool]  # (backend, kind, delta)
+
+
+def _first_process(case: Case, uri: str, store_uri: str, tid: str, seed: int) -> dict[str, Any]:
+    _backend, kind, delta = case
+    responses, outputs = script(FIRST, seed=seed, final_id="final-1")
+    model = ScriptedChatModel(responses=responses)
+    cfg = {"configurable": {"thread_id": tid}, "recursion_limit": 5000}
+    users: list[int] = []
+    with open_checkpointer(uri) as saver, open_store(store_uri) as store:
+        graph, memories = build(
+            kind,
+            model,
+            outputs,
+            budget=BUDGET,
+            archive=True if kind == "node" else store,
+            checkpointer=saver,
+            store=store,
+            delta=delta,
+        )
+        drive(
+            lambda x: graph.invoke(x, cfg),
+            model,
+            first_input(kind),
+            after_each=lambda _: users.append(1),
+        )
+        state = graph.get_state(cfg).values
+        with memories.lease(state, cfg) as lease:
+            assert lease.update() is None
+            projection = dicts(lease.projection())
+    assert state["langctx"]["archive"]["batches"] >= 3
+    return {"projection": projection, "calls": len(model.calls), "first_user": len(users)}
+
+
+def _reference(kind: str, seed: int) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The same two-part session in one process without archive mode."""
+    first, outputs = script(FIRST, seed=seed, final_id="final-1")
+    rest, more = script(TOTAL, seed=seed, start=FIRST)
+    model = ScriptedChatModel(responses=[*first, *rest])
+    graph, _ = build(kind, model, {**outputs, **more}, budget=BUDGET, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "reference"}, "recursion_limit": 5000}
+    out = drive(lambda x: graph.invoke(x, cfg), model, first_input(kind))
+    return [dicts(c) for c in model.calls], dicts(out["messages"])
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, Any]:
+    cases: list[Case] = [
+        ("sqlite", "middleware", False),
+        ("sqlite", "middleware", True),
+        ("sqlite", "node", False),
+    ]
+    if postgres_available():
+        cases += [("postgres", "node", False), ("postgres", "middleware", True)]
+    jobs, firsts = [], {}
+    for n, case in enumerate(cases):
+        backend, kind, delta = case
+        if backend == "postgres":
+            uri = store_uri = PG_URI
+        else:
+            folder = tmp_path_factory.mktemp(f"{kind}-{delta}")
+            uri, store_uri = str(folder / "checkpoints.sqlite"), str(folder / "archive.sqlite")
+        tid = f"archive-resume-{backend}-{kind}-{delta}-{uuid.uuid4().hex[:8]}"
+        seed = 40 + n
+        firsts[case] = _first_process(case, uri, store_uri, tid, seed)
+        jobs.append(
+            {
+                "uri": uri,
+                "store_uri": store_uri,
+                "thread_id": tid,
+                "kind": kind,
+                "delta": delta,
+                "budget": BUDGET,
+                "seed": seed,
+                "first": FIRST,
+                "total": TOTAL,
+                "first_user": firsts[case]["first_user"],
+            }
+        )
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.integration_tests._archive_worker", json.dumps(jobs)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seconds = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {
+        case: (firsts[case], second, proc.stderr, _reference(case[1], 40 + n))
+        for n, (case, second) in enumerate(zip(cases, seconds, strict=True))
+    }
+
+
+def _check(first: dict[str, Any], second: dict[str, Any], stderr: str, reference: Any) -> None:
+    ref_calls, ref_log = reference
+    assert second["projection"] == first["projection"]  # the same context after the restart
+    assert second["pending_update"] is None  # nothing stale, nothing missing in the channel
+    assert second["calls"] == ref_calls[first["calls"] :]  # and the same from there on
+    assert second["full_log"] == ref_log  # archived + live = the plain run's messages
+    assert second["live"] < 40 and second["compactions_in_channel"] <= 10
+    assert second["archived_messages"] + second["live"] == len(ref_log)
+    lowered = stderr.lower()
+    assert "unregistered" not in lowered and "blocked deserialization" not in lowered, stderr
+    assert "traceback" not in lowered, stderr
+
+
+@pytest.mark.parametrize(
+    "case",
+    [("sqlite", "middleware", False), ("sqlite", "middleware", True), ("sqlite", "node", False)],
+    ids=["middleware", "middleware-delta", "node"],
+)
+def test_resume_from_sqlite_files_in_a_new_process(resumed: dict[Case, Any], case: Case) -> None:
+    _check(*resumed[case])
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "case", [("postgres", "node", False), ("postgres", "middleware", True)], ids=["node", "delta"]
+)
+def test_resume_from_postgres_in_a_new_process(resumed: dict[Case, Any], case: Case) -> None:
+    require_postgres()
+    _check(*resumed[case])
+
+
+async def test_two_concurrent_runs_each_keep_their_own_archive_chain() -> None:
+    """Both runs fork from one checkpoint; each state's full log is its own history."""
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return f"# {path}\n" + "def parse(tokens, pos):\n    return tokens[pos], pos + 1\n" * 120
+
+    made: dict[str, int] = {}
+
+    def step(messages: list[BaseMessage]) -> Any:
+        label = ensure_config()["configurable"]["run_label"]
+        made[label] = made.get(label, 0) + 1
+        if made[label] <= 8:
+            return ai_tool_call("read_file", {"path": f"src/{label}{made[label]}.py"})
+        return f"Handled run {label}"
+
+    store = InMemoryStore()
+    agent = create_agent(
+        ScriptedChatModel(responses=[step], cycle=True),
+        tools=[read_file],
+        middleware=[LangctxMiddleware(max_tokens=3000, archive=True)],
+        checkpointer=InMemorySaver(),
+        store=store,
+    )
+    tid = f"concurrent-{uuid.uuid4().hex[:8]}"
+
+    def run(label: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": tid, "run_label": label}, "recursion_limit": 500}
+
+    await agent.ainvoke({"messages": [HumanMessage("Fix the parser.", id="task")]}, run("S"))
+    fork = (await agent.aget_state(run("S"))).values
+    before = [m.id for m in full_log(store, tid, fork)]
+    a, b = await asyncio.gather(
+        agent.ainvoke({"messages": [HumanMessage("run A", id="a")]}, run("A")),
+        agent.ainvoke({"messages": [HumanMessage("run B", id="b")]}, run("B")),
+    )
+    for final, mine, other in ((a, "a", "b"), (b, "b", "a")):
+        log = [m.id for m in full_log(store, tid, final)]
+        assert log[: len(before)] == before  # the shared history, then this run's own
+        assert mine in log and other not in log
+        assert len(log) == len(set(log)) == len(before) + 1 + 2 * 8 + 1
+        assert len(final["messages"]) < len(log) // 2  # this branch archived too
+        with ThreadMemories(max_tokens=3000).lease(final, run("X")) as lease:
+            assert lease.update() is None  # the channel fits this branch's messages
+
+
+def _user_turns(n: int) -> list[dict[str, Any]]:
+    """'Go on (k).' for k in 1 .. n - 1, with the ids `drive` gives them."""
+    return [{"messages": [HumanMessage(f"Go on ({k}).", id=f"user-{k}")]} for k in range(1, n)]
+
+
+def test_archive_mode_can_be_turned_on_and_off_on_a_running_thread() -> None:
+    responses, outputs = script(90, seed=8)
+    reference = ScriptedChatModel(responses=list(responses))
+    graph, _ = build("middleware", reference, outputs, budget=BUDGET, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "switch"}, "recursion_limit": 5000}
+    plain = drive(lambda x: graph.invoke(x, cfg), reference, first_input("middleware"))
+
+    model = ScriptedChatModel(responses=list(responses))
+    saver, store = InMemorySaver(), InMemoryStore()
+    inputs = iter([first_input("middleware"), *_user_turns(len(reference.calls))])
+    lives = []
+    for archive, runs in ((None, 6), (store, 6), (None, 100)):  # off, on, off again
+        graph, _ = build(
+            "middleware", model, outputs, budget=BUDGET, archive=archive, checkpointer=saver
+        )
+        for _ in range(runs):
+            message = next(inputs, None)
+            if message is None or model._index >= len(model.responses):
+                break
+            out = graph.invoke(message, cfg)
+            lives.append(len(out["messages"]))
+    assert [dicts(c) for c in model.calls] == [dicts(c) for c in reference.calls]
+    assert dicts(full_log(store, "switch", out)) == dicts(plain["messages"])
+    assert min(lives[6:12]) < lives[5]  # switching archive mode on archived the folded history
