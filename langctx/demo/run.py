@@ -23,8 +23,11 @@ def run_agent_demo(
     out: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
     """Run the coding agent (scripted offline, OpenAI with a key) and return the final figures."""
+    from langgraph.store.sqlite import SqliteStore
+
     from langctx._tiktoken_offline import seed_tiktoken_cache
     from langctx.demo.agent import build_coding_agent, default_models
+    from langctx.integrations.archive import full_log
     from langctx.integrations.checkpoint import open_checkpointer
     from langctx.integrations.middleware import LangctxMiddleware
 
@@ -33,9 +36,6 @@ def run_agent_demo(
     db_path = db or str(workdir / "checkpoints.sqlite")
     thread = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
     model, summarizer, label = default_models(turns=turns)
-    middleware = LangctxMiddleware(
-        max_tokens=budget, summarizer=summarizer, token_counter="tiktoken"
-    )
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * turns + 20}
     out(
         f"langctx demo: coding agent ({label}), budget {budget} tokens, SQLite {db_path}, thread {thread}"
@@ -45,7 +45,12 @@ def run_agent_demo(
     calls = compactions = 0
     peak = 0
     last_text = ""
-    with open_checkpointer(db_path) as saver:
+    archive_path = str(Path(db_path).with_suffix(".archive.sqlite"))
+    with open_checkpointer(db_path) as saver, SqliteStore.from_conn_string(archive_path) as store:
+        store.setup()
+        middleware = LangctxMiddleware(
+            max_tokens=budget, summarizer=summarizer, token_counter="tiktoken", archive=store
+        )
         agent = build_coding_agent(
             model=model, sandbox=workdir / "project", checkpointer=saver, middleware=middleware
         )
@@ -89,22 +94,23 @@ def run_agent_demo(
                     )
                     out(f"model call {calls:4d}: context {tokens:6d} tokens  {tools}")
         state = agent.get_state(config).values
+        log = full_log(store, thread, state)
     elapsed = time.perf_counter() - started
     mem = middleware.memories.get(thread)
-    full = mem.counter.count_messages(mem.messages) if mem is not None else 0
+    full = mem.counter.count_messages(log) if mem is not None else 0
     entries = (state.get("langctx") or {}).get("compactions", [])
-    db_bytes = sum(p.stat().st_size for p in Path(db_path).parent.glob(Path(db_path).name + "*"))
+    db_bytes = sum(p.stat().st_size for p in Path(db_path).parent.glob(Path(db_path).stem + "*"))
     out("")
     out(f"final answer      {last_text[:160]}")
     out(f"model calls       {calls:8d}")
     out(
-        f"full history      {full:8d} tokens in {len(state.get('messages', []))} messages (all kept)"
+        f"full history      {full:8d} tokens in {len(log)} messages (all kept: {len(state.get('messages', []))} live, the rest archived)"
     )
     out(f"model saw at most {peak:8d} tokens (budget {budget})")
     out(
         f"compactions       {sum(1 for e in entries if e['trigger'] != 'merge'):8d} (+{sum(1 for e in entries if e['trigger'] == 'merge')} merges), persisted in the checkpoint"
     )
-    out(f"SQLite            {db_bytes:8d} bytes")
+    out(f"SQLite            {db_bytes:8d} bytes (checkpoints + archive)")
     out(f"time              {elapsed:8.1f} s")
     return {
         "calls": calls,

@@ -218,9 +218,9 @@ def test_small_budget_compacts_the_long_sessions() -> None:
 def _default_predicate_cases() -> list[Any]:
     sessions = [session_id(p) for p in session_files()] or [""]
     reason = (
-        "default is_substantive_task pins the first human message that is not a bare slash "
-        "command; here that is aider's command line + start-up banner (or an aider command with "
-        "arguments) or SWE-agent's demonstration, not the task"
+        "default is_substantive_task pins the first human message whose first line does not "
+        "start with '/'; here that is an aider command's echoed output "
+        "or a SWE-agent demonstration, not the task"
     )
     return [
         pytest.param(
