@@ -67,7 +67,13 @@ from langctx.errors import (
     InvalidMessageError,
     StateVersionError,
 )
-from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+from langctx.files import (
+    DEFAULT_COMMAND_TOOLS,
+    DEFAULT_FILE_TOOLS,
+    FileToolSpec,
+    empty_facts,
+    extract_facts,
+)
 from langctx.projection import (
     CONTEXT_MODE_STAMP,
     render_facts,
@@ -823,7 +829,8 @@ class LayeredChatMemory:
                 ),
                 {},
             )
-        facts = self._extract([self._log[owner], m] if owner is not None else [m])
+        # files come from the call's arguments alone: no need to scan the (large) output
+        facts = self._extract([self._log[owner]]) if owner is not None else empty_facts()
         files = [*facts["read_files"], *facts["modified_files"]]
         args = json.dumps(call.get("args", {}), ensure_ascii=False)
         args = args if len(args) <= 160 else args[:157] + "..."
