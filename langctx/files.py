@@ -27,6 +27,7 @@ facts of a summary-of-summaries are the merge of the facts it replaces.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import re
@@ -408,6 +409,24 @@ _SCAN_HEAD = 100
 _SCAN_TAIL = 400
 """Error lines are looked for in the first and last lines of very long outputs only."""
 _TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
+_KEYWORDS = (
+    "error",
+    "exception",
+    "fail",
+    "traceback",
+    "fatal",
+    "panic",
+    "npm ",
+    ": ***",
+    "command not found",
+    "timed out",
+    "no such file",
+    "\ne: ",
+)
+"""Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
+newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
+or is the first line and starts with ``E:``."""
+_POSITION_RE = re.compile(r":\d+:\d+: ")
 
 
 def _text_of(content: Any) -> str:
@@ -447,6 +466,34 @@ def _exit_code(message: ToolMessage, text: str) -> int | None:
     return int(match.group(1) or match.group(2))
 
 
+def _candidate_lines(lines: list[str]) -> list[int]:
+    """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast).
+
+    Every alternative of the strong and weak patterns needs one of ``_KEYWORDS`` (in any case),
+    a ``:line:col:`` position, or ``E:`` at the start of a line; substring searches over the
+    lower-cased text find those in C, so the regexes run on these lines only.
+    """
+    low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
+    starts = [0]
+    pos = low.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = low.find("\n", pos + 1)
+    hits: set[int] = set()
+    for keyword in _KEYWORDS:
+        at_start = keyword.startswith("\n")  # the hit is the newline before the line
+        pos = low.find(keyword)
+        while pos != -1:
+            line = bisect.bisect_right(starts, pos + at_start) - 1
+            hits.add(line)
+            # one hit per line is enough: go on from the next line
+            pos = low.find(keyword, starts[line + 1] - at_start) if line + 1 < len(starts) else -1
+    hits.update(bisect.bisect_right(starts, m.start()) - 1 for m in _POSITION_RE.finditer(low))
+    if low.startswith("e: "):
+        hits.add(0)
+    return sorted(hits)
+
+
 def _error_lines(text: str) -> list[str]:
     """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
 
@@ -463,8 +510,21 @@ def _error_lines(text: str) -> list[str]:
     all_lines = text.splitlines()
     if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
         all_lines = [*all_lines[:_SCAN_HEAD], "", *all_lines[-_SCAN_TAIL:]]
-    for raw in all_lines:
-        line = raw.rstrip()
+    candidates = _candidate_lines(all_lines)
+    next_candidate = 0
+    index = 0
+    while True:
+        # Between tracebacks and labels, only candidate lines can change anything: jump to them.
+        if not in_traceback and label_tier is None:
+            while next_candidate < len(candidates) and candidates[next_candidate] < index:
+                next_candidate += 1
+            if next_candidate == len(candidates):
+                break
+            index = candidates[next_candidate]
+        if index >= len(all_lines):
+            break
+        line = all_lines[index].rstrip()
+        index += 1
         stripped = line.strip()
         if not stripped:
             continue
@@ -486,7 +546,7 @@ def _error_lines(text: str) -> list[str]:
             strong.append(stripped)
             in_traceback = True
             continue
-        if not _ANY_LINE_RE.search(line):  # one search for the many lines that match neither
+        if not _ANY_LINE_RE.search(line):  # a keyword in passing (``test_errors.py``, ...)
             continue
         tier = strong if _STRONG_LINE_RE.search(line) else weak
         tier.append(stripped)

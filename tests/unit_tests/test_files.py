@@ -840,3 +840,44 @@ def test_extract_then_merge_equals_extract_of_the_whole(
         assert len(set(paths)) == len(paths)
         assert all(p and p == p.strip() and not p.startswith("./") for p in paths)
     assert merge_facts(whole, whole)["read_files"] == whole["read_files"]
+
+
+_ERROR_LINE_PIECES = [
+    "Traceback (most recent call last):",
+    '  File "src/a.py", line 3, in f',
+    "ValueError: bad value",
+    "E   AssertionError: assert 1 == 2",
+    "FAILED tests/t.py::test_x",
+    "Failed to build wheel",
+    "PASSED: 3 FAIL: 1",
+    "error[E0308]: mismatched types",
+    "src/a.c:3:4: error: expected ';'",
+    "a.ts(1,2): error TS2322: x",
+    "fatal: not a git repository",
+    "thread 'main' panicked at src/main.rs:2:5",
+    "npm ERR! code 1",
+    "make[2]: *** [all] Error 1",
+    "sh: foo: command not found",
+    "EXECUTION TIMED OUT",
+    "src/x.py:1:2: E501 line too long",
+    "cat: x: No such file or directory",
+    "E: Unable to locate package",
+    "ERROR:",
+    "tests/test_errors.py::test_ok PASSED",
+    "İSTANBUL Error",  # lower() changes the length of this line
+    "e: lower",
+    "ok",
+    "",
+    "   ",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ERROR_LINE_PIECES) | st.text(max_size=30), max_size=15))
+def test_candidate_lines_include_every_line_an_error_pattern_matches(lines: list[str]) -> None:
+    """The fast pre-scan may over-select but never skip a line the regexes would keep."""
+    lines = [line for chunk in lines for line in (chunk.splitlines() or [chunk])]
+    candidates = set(files_module._candidate_lines(lines))
+    matching = {i for i, line in enumerate(lines) if files_module._ANY_LINE_RE.search(line.rstrip())}
+    assert matching <= candidates
+    assert candidates <= set(range(len(lines)))
