@@ -119,7 +119,9 @@ class MemoryConfig:
 
     max_facts_tokens: int | None = None
     """Cap of the mechanical facts ledger under the summaries (constraints, modified files, latest
-    failure). Default: 1.5 * the summary cap. 0 turns the ledger off."""
+    failure). Default: 1.5 * the summary cap, or on large budgets up to 1/20 of the head budget
+    (at most 1,000), so that long sessions keep more of their modified files. 0 turns the ledger
+    off."""
 
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
@@ -257,7 +259,7 @@ class MemoryConfig:
         """The cap of the facts ledger in effect."""
         if self.max_facts_tokens is not None:
             return self.max_facts_tokens
-        return self.max_summary_tokens_resolved * 3 // 2
+        return max(self.max_summary_tokens_resolved * 3 // 2, min(self.head_budget // 20, 1_000))
 
     @property
     def summary_cap_tokens(self) -> int:

@@ -976,8 +976,10 @@ class LayeredChatMemory:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
         if self._active:
             facts = merge_summary_facts(*[e["facts"] for e in self._active if e["facts"]])
-            ledger = truncate_to_tokens(
-                render_facts(facts), self.config.max_facts_tokens_resolved, self.counter.count_text
+            ledger = render_facts(
+                facts,
+                max_tokens=self.config.max_facts_tokens_resolved,
+                count=self.counter.count_text,
             )
             self._block = render_summary_block(
                 self._active, role=self.config.summary_role, facts=ledger

@@ -13,13 +13,14 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry
+from langctx.summarize.text import truncate_to_tokens
 
 __all__ = [
     "PREAMBLE",
@@ -112,43 +113,131 @@ def _has_delimiter(content: str | list) -> bool:
     )
 
 
-def render_facts(facts: Mapping[str, Any]) -> str:
+def render_facts(
+    facts: Mapping[str, Any],
+    *,
+    max_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> str:
     """The mechanical ledger shown under the summaries: what no summary may lose.
 
     User constraints, every modified file and the latest failure, taken from the compaction
-    entries' mechanical facts (never from summary text). The memory caps its size.
+    entries' mechanical facts (never from summary text). With ``max_tokens`` and ``count``, a
+    ledger over the cap keeps the latest failure, then the most recent modified files and user
+    constraints (saying how many older ones it leaves out), instead of cutting its tail.
 
     Example:
-        >>> print(render_facts({"constraints": ["Do not edit tests."], "modified_files": ["a.py"],
+        >>> facts = {"constraints": ["Do not edit tests."], "modified_files": ["a.py", "b.py"],
         ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
-        ...     "errors": [{"lines": ["E   AssertionError"]}]}))
+        ...     "errors": [{"lines": ["E   AssertionError"]}]}
+        >>> print(render_facts(facts))
         User constraints so far:
         - Do not edit tests.
-        Files modified so far: a.py
+        Files modified so far: a.py, b.py
+        Latest failure: `pytest` exit 1: E   AssertionError
+        >>> print(render_facts(facts, max_tokens=20, count=lambda t: len(t.split())))
+        Files modified so far (the 1 most recent of 2): b.py
         Latest failure: `pytest` exit 1: E   AssertionError
     """
-    lines: list[str] = []
-    constraints = list(facts.get("constraints") or [])
-    if constraints:
-        lines.append("User constraints so far:")
-        lines.extend(f"- {c}" for c in constraints)
-    modified = list(facts.get("modified_files") or [])
-    if modified:
-        lines.append("Files modified so far: " + ", ".join(modified))
+    constraints = [str(c) for c in facts.get("constraints") or []]
+    modified = [str(f) for f in facts.get("modified_files") or []]
+    failure = _failure_line(facts)
+    text = _ledger(constraints, len(constraints), modified, len(modified), failure)
+    if max_tokens is None or count is None or count(text) <= max_tokens:
+        return text
+    return _fit_ledger(constraints, modified, failure, max_tokens, count)
+
+
+def _failure_line(facts: Mapping[str, Any]) -> str | None:
     failing = [c for c in facts.get("commands") or [] if c.get("ok") is False]
     errors = facts.get("errors") or []
-    if failing or errors:
-        parts = []
-        if failing:
-            code = failing[-1].get("exit_code")
-            parts.append(
-                f"`{str(failing[-1].get('command') or '?')[:160]}`"
-                + (f" exit {code}" if code is not None else " failed")
-            )
-        if errors:
-            parts.append("; ".join(str(x)[:200] for x in (errors[-1].get("lines") or [])[-2:]))
-        lines.append("Latest failure: " + ": ".join(p for p in parts if p))
+    if not (failing or errors):
+        return None
+    parts = []
+    if failing:
+        code = failing[-1].get("exit_code")
+        parts.append(
+            f"`{str(failing[-1].get('command') or '?')[:160]}`"
+            + (f" exit {code}" if code is not None else " failed")
+        )
+    if errors:
+        parts.append("; ".join(str(x)[:200] for x in (errors[-1].get("lines") or [])[-2:]))
+    return "Latest failure: " + ": ".join(p for p in parts if p)
+
+
+def _ledger(
+    constraints: Sequence[str],
+    n_constraints: int,
+    modified: Sequence[str],
+    n_modified: int,
+    failure: str | None,
+) -> str:
+    """Render the ledger; ``n_*`` are the totals the kept (most recent) items were taken from."""
+    lines: list[str] = []
+    if constraints:
+        head = "User constraints so far"
+        if len(constraints) < n_constraints:
+            head += f" (the {len(constraints)} most recent of {n_constraints})"
+        lines.append(head + ":")
+        lines.extend(f"- {c}" for c in constraints)
+    if modified:
+        head = "Files modified so far"
+        if len(modified) < n_modified:
+            head += f" (the {len(modified)} most recent of {n_modified})"
+        lines.append(head + ": " + ", ".join(modified))
+    if failure:
+        lines.append(failure)
     return "\n".join(lines)
+
+
+def _fit_ledger(
+    constraints: list[str],
+    modified: list[str],
+    failure: str | None,
+    max_tokens: int,
+    count: Callable[[str], int],
+) -> str:
+    """The longest prefix of a priority order that fits: the latest failure, then the most recent
+    modified files and user constraints taken in turn (each list gets about half the room).
+
+    A binary search over the prefix length, checked with ``count`` (a handful of counts).
+    """
+    order: list[tuple[str, int]] = [("failure", 0)] if failure else []
+    spent = {"file": 0, "rule": 0}
+    f, r = len(modified), len(constraints)
+    while f or r:
+        kind = "file" if f and (not r or spent["file"] <= spent["rule"]) else "rule"
+        if kind == "file":
+            f -= 1
+            spent["file"] += len(modified[f]) + 2
+            order.append(("file", f))
+        else:
+            r -= 1
+            spent["rule"] += len(constraints[r]) + 3
+            order.append(("rule", r))
+
+    def render(k: int) -> str:
+        chosen = order[:k]
+        files = sorted(i for kind, i in chosen if kind == "file")
+        rules = sorted(i for kind, i in chosen if kind == "rule")
+        return _ledger(
+            [constraints[i] for i in rules],
+            len(constraints),
+            [modified[i] for i in files],
+            len(modified),
+            failure if ("failure", 0) in chosen else None,
+        )
+
+    lo, hi = 0, len(order)  # render(lo) fits (the empty ledger); find the largest such prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(render(mid)) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0 and failure:
+        return truncate_to_tokens(failure, max_tokens, count)
+    return render(lo)
 
 
 def render_summary_block(

@@ -7,8 +7,8 @@ tool messages and zero unanswered calls in every projection, and the pinned task
 unaltered, in every request after it arrived.
 
 For the two pi sessions the issue's target is at least 85% fewer input tokens than sending the full
-history at every call. ``before-compaction`` meets it (92.1% here, 92.0% with exact o200k counts).
-``large-session`` does not (78.8% here, 78.9% exact): it is 138k tokens over 438 model calls, so the
+history at every call. ``before-compaction`` meets it (92.1% here, 92.2% with exact o200k counts).
+``large-session`` does not (78.8% here, 78.5% exact): it is 138k tokens over 438 model calls, so the
 full-history baseline averages 84k per call;
 85% fewer needs a mean request of 12.6k, 39% of the budget, below the 25.6k compaction mark and even
 below the ~10k a compaction leaves. A memory that sent min(history, 32k) at every call would save only
@@ -33,7 +33,7 @@ BUDGET = 32_000
 PI_TARGET = 0.85
 PI_SHORTFALL = {
     "pi-mono/large-session": (
-        "measured 78.8% fewer input tokens at 32k (78.9% with exact o200k: 7.77M vs 36.74M tokens "
+        "measured 78.8% fewer input tokens at 32k (78.5% with exact o200k: 7.92M vs 36.74M tokens "
         "over 438 calls), target 85%: the baseline averages 84k per call, so 85% needs a mean "
         "request of 12.6k; a 32k budget compacts at 25.6k down to ~10k, which averages 17.8k"
     ),

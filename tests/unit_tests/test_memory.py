@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import (
@@ -17,9 +20,10 @@ from langctx import (
     LayeredChatMemory,
     MemoryConfig,
     StateVersionError,
+    TiktokenCounter,
 )
 from langctx.demo.session import TASK, coding_session, iter_turns
-from langctx.projection import PREAMBLE
+from langctx.projection import PREAMBLE, render_facts
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
 
@@ -580,3 +584,61 @@ def test_manual_compact_keep_recent_override() -> None:
     assert entry is not None
     ctx = mem.build_context()
     assert len(ctx) <= 3 + 4  # pinned, summary block, the newest turn only
+
+
+def test_facts_ledger_over_its_cap_keeps_the_failure_and_the_most_recent_files() -> None:
+    mem = LayeredChatMemory(max_tokens=6000, max_facts_tokens=60)
+    mem.add_messages([SystemMessage("s"), HumanMessage("Refactor the package.")])
+    for i in range(40):
+        call = {"id": f"e{i}", "name": "edit_file", "args": {"path": f"pkg/module_{i}.py"}}
+        mem.add_messages(
+            [
+                AIMessage("editing " + "word " * 150, tool_calls=[call]),
+                ToolMessage("ok", tool_call_id=f"e{i}"),
+            ]
+        )
+    run = {"id": "r", "name": "bash", "args": {"command": "pytest -q"}}
+    mem.add_messages(
+        [
+            AIMessage("testing", tool_calls=[run]),
+            ToolMessage("E   AssertionError: boom\nexit code: 1", tool_call_id="r"),
+        ]
+    )
+    mem.add_messages([HumanMessage("Go on."), AIMessage("On it.")])
+    mem.compact(keep_recent_tokens=1)
+    block = mem.build_context()[2].content
+    ledger = block.split("<langctx:facts>\n", 1)[1].split("\n</langctx:facts>", 1)[0]
+    assert mem.counter.count_text(ledger) <= 60
+    assert "Latest failure: `pytest -q` exit 1" in ledger
+    header = ledger.split("Files modified so far (the ", 1)[1]
+    kept = int(header.split(" ", 1)[0])
+    assert 0 < kept < 40 and " most recent of 40): " in header
+    folded = [int(p) for p in re.findall(r"pkg/module_(\d+)\.py", ledger)]
+    newest = max(int(f[11:-3]) for e in mem.compactions for f in e["modified_files"])
+    assert len(folded) == kept and folded == list(range(newest - kept + 1, newest + 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=40), max_size=8),
+    st.lists(st.from_regex(r"[a-z]{1,8}/[a-z]{1,8}\.py", fullmatch=True), max_size=30),
+    st.booleans(),
+    st.integers(min_value=0, max_value=120),
+)
+def test_render_facts_never_exceeds_its_cap(
+    constraints: list[str], files: list[str], failing: bool, cap: int
+) -> None:
+    facts = {
+        "constraints": constraints,
+        "modified_files": files,
+        "commands": [{"command": "make test", "exit_code": 2, "ok": False}] if failing else [],
+        "errors": [],
+    }
+    count = TiktokenCounter().count_text
+    text = render_facts(facts, max_tokens=cap, count=count)
+    assert count(text) <= cap
+    full = render_facts(facts)
+    if count(full) <= cap:
+        assert text == full
+    elif failing and count("Latest failure: `make test` exit 2") <= cap:
+        assert "Latest failure: `make test` exit 2" in text
