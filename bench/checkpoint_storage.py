@@ -164,6 +164,14 @@ class Run:
     writes: int = 0
     write_blob_bytes: int = 0
     store_items: int = 0
+    checkpoint_metadata_bytes: int = 0
+    store_value_bytes: int = 0
+    index_bytes: int = 0
+    """Used bytes of the SQLite index pages (both files)."""
+    unused_bytes: int = 0
+    """Page space holding no data (both files): SQLite's per-page slack and free pages."""
+    wal_open_bytes: int = 0
+    """``-wal`` files just before the connections closed (SQLite removes them on close)."""
     wall_s: float = 0.0
     step_ms: list[float] = field(default_factory=list)
     extrapolated: bool = False
@@ -188,6 +196,28 @@ def _files_bytes(path: Path) -> int:
         for suffix in ("", "-wal", "-shm")
         if os.path.exists(f"{path}{suffix}")
     )
+
+
+def _page_stats(path: Path) -> tuple[int, int]:
+    """(index bytes, unused bytes) of a closed SQLite file, from the ``dbstat`` table.
+
+    Index bytes are the used part of the index pages; unused bytes cover every page.
+
+    Falls back to (0, free pages) when this SQLite has no ``dbstat``.
+    """
+    with sqlite3.connect(path) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+        try:
+            index, unused = conn.execute(
+                "SELECT coalesce(sum(CASE WHEN name IN (SELECT name FROM sqlite_master "
+                "WHERE type = 'index') OR name LIKE 'sqlite_autoindex%' THEN pgsize - unused END), 0), "
+                "coalesce(sum(unused), 0) FROM dbstat"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            index, unused = 0, 0
+    conn.close()
+    return int(index), int(unused) + free
 
 
 def _agent(key: str, model: ScriptedChatModel, tools: list[Any], saver: Any, store: Any) -> Any:
@@ -255,22 +285,36 @@ def run(key: str, turns: int, workdir: Path) -> Run:
         result.live_messages = len(state["messages"])
         result.full_log_messages = len(log)
         result.raw_content_bytes = sum(len(str(m.content).encode()) for m in log)
+        result.wal_open_bytes = sum(
+            os.path.getsize(f"{path}-wal")
+            for path in (db, store_db)
+            if Path(f"{path}-wal").exists()
+        )
     result.wall_s = time.perf_counter() - started
     result.checkpoint_file_bytes = _files_bytes(db)
     result.store_file_bytes = _files_bytes(store_db) if key.startswith("archive") else 0
     result.db_bytes = result.checkpoint_file_bytes + result.store_file_bytes
     with sqlite3.connect(db) as conn:
-        result.checkpoints, result.checkpoint_blob_bytes = conn.execute(
-            "SELECT count(*), coalesce(sum(length(checkpoint)), 0) FROM checkpoints"
-        ).fetchone()
+        result.checkpoints, result.checkpoint_blob_bytes, result.checkpoint_metadata_bytes = (
+            conn.execute(
+                "SELECT count(*), coalesce(sum(length(checkpoint)), 0), "
+                "coalesce(sum(length(metadata)), 0) FROM checkpoints"
+            ).fetchone()
+        )
         result.writes, result.write_blob_bytes = conn.execute(
             "SELECT count(*), coalesce(sum(length(value)), 0) FROM writes"
         ).fetchone()
     conn.close()
     if key.startswith("archive"):
         with sqlite3.connect(store_db) as conn:
-            (result.store_items,) = conn.execute("SELECT count(*) FROM store").fetchone()
+            result.store_items, result.store_value_bytes = conn.execute(
+                "SELECT count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) FROM store"
+            ).fetchone()
         conn.close()
+    for path in (db, store_db) if key.startswith("archive") else (db,):
+        index, unused = _page_stats(path)
+        result.index_bytes += index
+        result.unused_bytes += unused
     expected = 2 * turns + 2 * runs  # each turn: AI + tool result; each run: user + answer
     if result.full_log_messages != expected:
         msg = f"{key}: the full log has {result.full_log_messages} messages, not {expected}"
@@ -365,21 +409,33 @@ def table(runs: Sequence[Run]) -> list[str]:
 
 
 def breakdown(runs: Sequence[Run]) -> list[str]:
-    """Where the bytes of the measured runs go (blob bytes, before SQLite's pages and indexes)."""
+    """Where the bytes of the measured runs go (SQLite's ``dbstat`` for indexes and slack)."""
     lines = [
-        "| variant | turns | checkpoints (rows, blob bytes) | writes (rows, blob bytes) "
-        "| archive store (items, file bytes) | files - blobs (indexes, pages, metadata) |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| variant | turns | checkpoints (rows: blob + metadata) | writes (rows: values) "
+        "| archive store (items: values / file) | indexes | unused page space "
+        "| other (keys, row headers) | WAL while open |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in sorted(runs, key=lambda r: (r.turns, list(VARIANTS).index(r.key))):
         if r.extrapolated:
             continue
-        blobs = r.checkpoint_blob_bytes + r.write_blob_bytes
-        store = f"{r.store_items:,}, {_mb(r.store_file_bytes)}" if r.store_file_bytes else "-"
+        data = (
+            r.checkpoint_blob_bytes
+            + r.checkpoint_metadata_bytes
+            + r.write_blob_bytes
+            + r.store_value_bytes
+        )
+        other = r.db_bytes - data - r.index_bytes - r.unused_bytes
+        store = (
+            f"{r.store_items:,}: {_mb(r.store_value_bytes)} / {_mb(r.store_file_bytes)}"
+            if r.store_file_bytes
+            else "-"
+        )
         lines.append(
-            f"| {r.name} | {r.turns:,} | {r.checkpoints:,}, {_mb(r.checkpoint_blob_bytes)} "
-            f"| {r.writes:,}, {_mb(r.write_blob_bytes)} | {store} "
-            f"| {_mb(r.checkpoint_file_bytes - blobs)} |"
+            f"| {r.name} | {r.turns:,} | {r.checkpoints:,}: {_mb(r.checkpoint_blob_bytes)} + "
+            f"{_mb(r.checkpoint_metadata_bytes)} | {r.writes:,}: {_mb(r.write_blob_bytes)} "
+            f"| {store} | {_mb(r.index_bytes)} | {_mb(r.unused_bytes)} | {_mb(other)} "
+            f"| {_mb(r.wal_open_bytes)} |"
         )
     return lines
 
@@ -427,6 +483,16 @@ def report(runs: Sequence[Run], env: dict[str, Any], wall: float, argv: str) -> 
         *table(runs),
         "",
         "## Where the bytes go",
+        "",
+        "Measured runs only. *Checkpoints*: `checkpoints` rows, their serialised checkpoint and "
+        "their JSON metadata; *writes*: pending-write rows and their serialised values; *archive "
+        "store*: `SqliteStore` items, their JSON values and the store file; *indexes*: the used "
+        "bytes of the SQLite index pages (primary keys) of both files; *unused page space*: bytes of the files' pages "
+        "that hold no data (SQLite's `dbstat`; rows of ~3 KB leave slack in 4 KB pages), free "
+        "pages included; *other*: the rest (key columns, row and page headers). *WAL while open*: "
+        "the `-wal` files just before the connections closed: SQLite checkpoints them into the "
+        "database and removes them on close, so they are not in *DB bytes*; while a process runs "
+        "they stay at about the auto-checkpoint size (~4 MB a file), whatever the thread length.",
         "",
         *breakdown(runs),
         "",

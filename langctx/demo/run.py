@@ -77,14 +77,19 @@ def run_agent_demo(
             if mode != "updates" or not isinstance(chunk, dict):
                 continue
             for node, update in chunk.items():
-                if node != "model" or not isinstance(update, dict):
+                # a list when the step wrote a channel twice: the model's message first, then
+                # the middleware's own update (archived messages removed, new entries)
+                parts = [p for p in (update if isinstance(update, list) else [update]) if p]
+                if node != "model" or not all(isinstance(p, dict) for p in parts) or not parts:
                     continue
                 calls += 1
                 mem = middleware.memories.get(thread)
                 tokens = mem.context_tokens() if mem is not None else 0
                 peak = max(peak, tokens)
-                msgs = update.get("messages") or []
-                if msgs and getattr(msgs[-1], "text", ""):
+                msgs: list[Any] = next(
+                    (list(p["messages"]) for p in parts if p.get("messages")), []
+                )
+                if msgs and getattr(msgs[-1], "text", None):
                     last_text = msgs[-1].text
                 if calls % 10 == 0 or calls <= 3:
                     tools = (

@@ -14,9 +14,12 @@ archive mode. ``archive=True`` uses the graph's own store (``compile(store=...)`
 messages, in order.
 
 Store layout: one item per batch, key ``"<seq:08d>-<digest>"``, value an
-:class:`~langctx.integrations.archive_plan.ArchiveBatch` (plain JSON: message dicts from
-``messages_to_dict``, the compaction entries copied there, the edits and priorities of the archived
-messages). Items are written once and never rewritten: a step that is retried writes the same key
+:class:`~langctx.integrations.archive_plan.ArchiveBatch` (plain JSON: message dicts in
+``messages_to_dict`` form without the fields left at their default value, which
+``messages_from_dict`` reads back exactly; the compaction entries copied there, the edits and
+priorities of the archived messages). The channel update of the same step carries the new
+compaction entries already slimmed (their full ``covered_ids`` are in the batch), and none that the
+step drops. Items are written once and never rewritten: a step that is retried writes the same key
 with the same value, which is found and skipped. Each batch names the one before it, and the
 ``langctx`` channel's ``archive`` record names the newest, so a checkpoint reads exactly the
 batches of its own history (also after time travel or with two concurrent runs, whose batches

@@ -1,18 +1,26 @@
 """``LangctxMiddleware``: layered, compacting memory for ``langchain.agents.create_agent``.
 
-What it does on each model call of the agent loop:
+What it does on each model call of the agent loop, all inside ``wrap_model_call`` (the middleware
+adds no node, so no step and no checkpoint, to the agent loop):
 
-- ``before_model``: brings the thread's memory in line with the state (only new messages are
-  added; the memory's threshold and proactive triggers run), writes new compaction entries to the
-  ``langctx`` channel, and handles a ``/compact [instructions]`` message: it compacts, replaces the
-  command by a short notice in ``messages`` and ends the run (the model never sees the command).
-- ``wrap_model_call``: replaces ``request.messages`` with the projection (pinned first human
-  message, summaries, recent turns; ``create_agent`` passes the system prompt separately and it is
-  kept). If the provider rejects the request as too long, the memory compacts with
-  ``trigger="overflow"`` and the same request is retried (:mod:`langctx.integrations.recovery`).
-- ``wrap_tool_call``: the Context-mode hook point. It calls the tool, then
-  ``tool_output_processor`` (None by default) may rewrite the ``ToolMessage`` before it reaches
-  the state and the memory.
+- brings the thread's memory in line with the state (only new messages are added; the memory's
+  threshold and proactive triggers run);
+- handles a ``/compact [instructions]`` message: it compacts, and the model call answers with a
+  short notice instead of calling the model (the command leaves ``messages``; the model never sees
+  it, and without tool calls the run ends);
+- in archive mode (:mod:`langctx.integrations.archive`), writes the folded messages to the store;
+- replaces ``request.messages`` with the projection (pinned first human message, summaries, recent
+  turns; ``create_agent`` passes the system prompt separately and it is kept). If the provider
+  rejects the request as too long, the memory compacts with ``trigger="overflow"`` and the same
+  request is retried (:mod:`langctx.integrations.recovery`);
+- returns the model's response with the step's state update (``ExtendedModelResponse``): new
+  compaction entries for the ``langctx`` channel, and in archive mode the ``RemoveMessage`` of
+  every archived message. With ``stream_mode="updates"`` the ``model`` node's update is then a list
+  of dicts when it writes ``messages`` twice (the model's message first, then the removals).
+
+``wrap_tool_call`` is the Context-mode hook point. It calls the tool, then
+``tool_output_processor`` (None by default) may rewrite the ``ToolMessage`` before it reaches the
+state and the memory.
 
 The compaction entries live in the graph state, so any checkpointer persists them and a resumed
 thread (even in a new process) projects exactly the same context.
@@ -43,14 +51,13 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
-    hook_config,
 )
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.runnables import ensure_config
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langctx.integrations.archive import Archive, ArchiveOption
+from langctx.integrations.archive_plan import ArchivePlan
 from langctx.integrations.control import handled_command, pending_command
 from langctx.integrations.events import deferred_callbacks
 from langctx.integrations.langgraph import make_compact_tool
@@ -75,7 +82,7 @@ class LangctxMiddlewareState(AgentState[Any]):
 
 
 class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
-    """Compaction before the model call, overflow recovery around it, a tool-output hook point.
+    """Compaction and archiving in the model call, overflow recovery around it, a tool hook point.
 
     Args:
         memories: the per-thread memory cache. Default: ``ThreadMemories(**memory_kwargs)``.
@@ -119,46 +126,6 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         self.tool_output_processor = tool_output_processor
         self.tools = [make_compact_tool(self.memories)] if compact_tool else []
 
-    # ------------------------------------------------------------------ before the model
-
-    @hook_config(can_jump_to=["end"])
-    def before_model(
-        self, state: LangctxMiddlewareState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Sync the memory (triggers run), write new entries, handle ``/compact``, archive."""
-        command = pending_command(state["messages"])
-        with self.memories.lease(state, ensure_config()) as lease:
-            out: dict[str, Any] = {}
-            if command is not None:
-                before = lease.context_tokens()
-                entry = lease.compact(command[1] or None)
-                out.update(_command_handled(command, lease, before, entry))
-            if self.archive is not None:
-                plan = self.archive.plan(state, lease)
-                if plan is not None:
-                    self.archive.write(self.archive.resolve(runtime.store), plan)
-                    return self.archive.apply(out, plan)
-            return _with_entries(out, lease)
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(
-        self, state: LangctxMiddlewareState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async version of `before_model`."""
-        command = pending_command(state["messages"])
-        async with deferred_callbacks(), self.memories.alease(state, ensure_config()) as lease:
-            out: dict[str, Any] = {}
-            if command is not None:
-                before = lease.context_tokens()
-                entry = await lease.acompact(command[1] or None)
-                out.update(_command_handled(command, lease, before, entry))
-            if self.archive is not None:
-                plan = self.archive.plan(state, lease)
-                if plan is not None:
-                    await self.archive.awrite(self.archive.resolve(runtime.store), plan)
-                    return self.archive.apply(out, plan)
-            return _with_entries(out, lease)
-
     # ------------------------------------------------------------------ around the model
 
     def wrap_model_call(
@@ -166,12 +133,23 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        """Send the projection instead of the whole history; recover from overflow errors."""
-        with self.memories.lease(request.state, ensure_config()) as lease:
-            response = self.recovery.run(
-                lease, lambda: handler(request.override(messages=_projection(lease)))
-            )
-            return _with_command(response, lease)
+        """Sync the memory, archive, send the projection (or handle ``/compact``); recover."""
+        state = request.state
+        command = pending_command(state["messages"])
+        with self.memories.lease(state, ensure_config()) as lease:
+            if command is not None:
+                before = lease.context_tokens()
+                entry = lease.compact(command[1] or None)
+                response = _command_handled(command, lease, before, entry)
+            archive = self.archive
+            plan = archive.plan(state, lease) if archive is not None else None
+            if archive is not None and plan is not None:
+                archive.write(archive.resolve(request.runtime.store), plan)
+            if command is None:
+                response = self.recovery.run(
+                    lease, lambda: handler(request.override(messages=_projection(lease)))
+                )
+            return _with_update(response, lease, plan, command)
 
     async def awrap_model_call(
         self,
@@ -179,14 +157,22 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of `wrap_model_call`."""
-        async with (
-            deferred_callbacks(),
-            self.memories.alease(request.state, ensure_config()) as lease,
-        ):
-            response = await self.recovery.arun(
-                lease, lambda: handler(request.override(messages=_projection(lease)))
-            )
-            return _with_command(response, lease)
+        state = request.state
+        command = pending_command(state["messages"])
+        async with deferred_callbacks(), self.memories.alease(state, ensure_config()) as lease:
+            if command is not None:
+                before = lease.context_tokens()
+                entry = await lease.acompact(command[1] or None)
+                response = _command_handled(command, lease, before, entry)
+            archive = self.archive
+            plan = archive.plan(state, lease) if archive is not None else None
+            if archive is not None and plan is not None:
+                await archive.awrite(archive.resolve(request.runtime.store), plan)
+            if command is None:
+                response = await self.recovery.arun(
+                    lease, lambda: handler(request.override(messages=_projection(lease)))
+                )
+            return _with_update(response, lease, plan, command)
 
     # ------------------------------------------------------------------ around tools
 
@@ -226,28 +212,36 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
 def _command_handled(
     command: tuple[BaseMessage, str], lease: MemoryLease, before: int, entry: Any
-) -> dict[str, Any]:
-    messages = handled_command(command, entry, tokens=before, tokens_after=lease.context_tokens())
-    return {"messages": messages, "jump_to": "end"}
+) -> ModelResponse[Any]:
+    """The model call's result for a handled ``/compact``: the notice (no model call)."""
+    _, notice = handled_command(command, entry, tokens=before, tokens_after=lease.context_tokens())
+    return ModelResponse(result=[notice])
 
 
 def _projection(lease: MemoryLease) -> list[AnyMessage]:
     return cast("list[AnyMessage]", lease.projection())
 
 
-def _with_entries(out: dict[str, Any], lease: MemoryLease) -> dict[str, Any] | None:
-    update = lease.update()
-    if update is not None:
-        out["langctx"] = update
-    return out or None
-
-
-def _with_command(
-    response: ModelResponse[Any], lease: MemoryLease
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-    update = lease.update()
-    if update is None:
+def _with_update(
+    response: ModelResponse[Any] | AIMessage,
+    lease: MemoryLease,
+    plan: ArchivePlan | None,
+    command: tuple[BaseMessage, str] | None,
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    """The response plus this step's state update (new entries, archive removals, the command)."""
+    update: dict[str, Any] = {}
+    removals: list[BaseMessage] = []
+    if command is not None:
+        removals.append(RemoveMessage(id=str(command[0].id)))
+    channel = lease.update()
+    if plan is not None:
+        removals.extend(plan.removals)
+        channel = plan.channel_with(channel)  # the lease may have compacted again (overflow)
+    if removals:
+        update["messages"] = removals
+    if channel is not None:
+        update["langctx"] = channel
+    if not update:
         return response
-    return ExtendedModelResponse(
-        model_response=response, command=Command(update={"langctx": update})
-    )
+    model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])
+    return ExtendedModelResponse(model_response=model_response, command=Command(update=update))

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+import openai
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -37,6 +39,7 @@ from langctx.integrations.archive import (
     full_log,
     read_batches,
 )
+from langctx.integrations.archive_plan import ArchivePlan
 from langctx.integrations.checkpoint import open_checkpointer
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.threads import ThreadMemories
@@ -50,6 +53,7 @@ from tests.integration_tests._archive_agents import (
     first_input,
     open_store,
     script,
+    tools,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,33 +196,56 @@ async def test_node_graph_async_with_the_graphs_own_store() -> None:
         assert len(sa["messages"]) < 40 < len(sp["messages"])
 
 
-def test_compact_command_archives_and_keeps_the_log() -> None:
+def _in_memory_middleware_agent(
+    model: ScriptedChatModel, outputs: Any, store: InMemoryStore, *, archive: bool
+) -> tuple[Any, Any]:
+    """A middleware agent on InMemorySaver, archiving to ``store`` when ``archive``."""
+    return build(
+        "middleware",
+        model,
+        outputs,
+        budget=BUDGET,
+        archive=store if archive else None,
+        checkpointer=InMemorySaver(),
+        store=store,
+    )
+
+
+def _compact_session(archive: bool, *, asynchronous: bool) -> tuple[list[Any], list[Any], int]:
+    """A 40-turn session then ``/compact``: (full log, projection, live messages)."""
     responses, outputs = script(40, seed=4)
-    states = []
-    for archive in (True, False):
-        model = ScriptedChatModel(responses=list(responses))
-        store = InMemoryStore()
-        graph, memories = build(
-            "middleware",
-            model,
-            outputs,
-            budget=BUDGET,
-            archive=store if archive else None,
-            checkpointer=InMemorySaver(),
-            store=store,
-        )
-        cfg = {"configurable": {"thread_id": "compact"}, "recursion_limit": 5000}
-        drive(lambda x, g=graph, c=cfg: g.invoke(x, c), model, first_input("middleware"))
-        out = graph.invoke(
-            {"messages": [HumanMessage("/compact keep the lexer notes", id="cmd")]}, cfg
-        )
-        assert out["messages"][-1].id.startswith("langctx-notice-")
-        assert "cmd" not in {m.id for m in out["messages"]}
-        with memories.lease(out, cfg) as lease:
-            projection = dicts(lease.projection())
-        log = full_log(store, "compact", out) if archive else out["messages"]
-        states.append((dicts(log), projection, len(out["messages"])))
-    (log_a, proj_a, live_a), (log_p, proj_p, live_p) = states
+    model = ScriptedChatModel(responses=list(responses))
+    store = InMemoryStore()
+    graph, memories = _in_memory_middleware_agent(model, outputs, store, archive=archive)
+    cfg = {"configurable": {"thread_id": "compact"}, "recursion_limit": 5000}
+    command = {"messages": [HumanMessage("/compact keep the lexer notes", id="cmd")]}
+    if asynchronous:
+
+        async def main() -> dict[str, Any]:
+            await adrive(lambda x: graph.ainvoke(x, cfg), model, first_input("middleware"))
+            calls = len(model.calls)
+            out: dict[str, Any] = await graph.ainvoke(command, cfg)
+            assert len(model.calls) == calls  # the command never reaches the model
+            return out
+
+        out = asyncio.run(main())
+    else:
+        drive(lambda x: graph.invoke(x, cfg), model, first_input("middleware"))
+        calls = len(model.calls)
+        out = graph.invoke(command, cfg)
+        assert len(model.calls) == calls
+    assert out["messages"][-1].id.startswith("langctx-notice-")
+    assert "cmd" not in {m.id for m in out["messages"]}
+    with memories.lease(out, cfg) as lease:
+        projection = dicts(lease.projection())
+    log = full_log(store, "compact", out) if archive else out["messages"]
+    return dicts(log), projection, len(out["messages"])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_compact_command_archives_and_keeps_the_log(asynchronous: bool) -> None:
+    log_a, proj_a, live_a = _compact_session(True, asynchronous=asynchronous)
+    log_p, proj_p, live_p = _compact_session(False, asynchronous=asynchronous)
     notice = "langctx-notice-"  # notices get fresh ids: compare the rest exactly, and their text
     assert [m for m in log_a if not m["data"]["id"].startswith(notice)] == [
         m for m in log_p if not m["data"]["id"].startswith(notice)
@@ -228,6 +255,103 @@ def test_compact_command_archives_and_keeps_the_log() -> None:
     ]
     assert proj_a == proj_p
     assert live_a < live_p
+
+
+@pytest.mark.parametrize("archive", [False, True], ids=["plain", "archive"])
+def test_the_middleware_adds_no_step_to_the_agent_loop(archive: bool) -> None:
+    """Memory sync, archiving and /compact all run in the model call: no node, no checkpoint."""
+    responses, outputs = script(30, seed=6)
+    counts = []
+    for with_langctx in (True, False):
+        model = ScriptedChatModel(responses=list(responses))
+        store = InMemoryStore()
+        if with_langctx:
+            graph, _ = build(
+                "middleware",
+                model,
+                outputs,
+                budget=3000,
+                archive=store if archive else None,
+                checkpointer=InMemorySaver(),
+                store=store,
+            )
+            assert set(graph.nodes) == {"__start__", "model", "tools"}
+        else:
+            graph = create_agent(
+                model, tools=tools(outputs), system_prompt="x", checkpointer=InMemorySaver()
+            )
+        cfg = {"configurable": {"thread_id": "steps"}, "recursion_limit": 5000}
+        out = drive(lambda x, g=graph, c=cfg: g.invoke(x, c), model, first_input("middleware"))
+        if with_langctx and archive:
+            assert out["langctx"]["archive"]["batches"] >= 3
+        counts.append(len(list(graph.get_state_history(cfg))))
+    assert counts[0] == counts[1]
+
+
+def _overflow_error() -> openai.BadRequestError:
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    body = {"message": "maximum context length exceeded", "code": "context_length_exceeded"}
+    return openai.BadRequestError(
+        "Error code: 400", response=httpx.Response(400, request=request), body=body
+    )
+
+
+def test_an_overflow_retry_in_an_archiving_model_call_keeps_both_updates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The archive step is planned before the call; an overflow compaction during it is kept."""
+    responses, outputs = script(60, seed=7)
+    late: list[str] = []
+    channel_with = ArchivePlan.channel_with
+
+    def spy(plan: ArchivePlan, update: Any) -> Any:
+        planned = {e["id"] for e in plan.channel["compactions"]}
+        late.extend(
+            e["id"] for e in (update or {}).get("compactions", []) if e["id"] not in planned
+        )
+        return channel_with(plan, update)
+
+    monkeypatch.setattr(ArchivePlan, "channel_with", spy)
+    runs = []
+    for archive in (True, False):
+        done = {"next": 0, "calls": 0, "failed": False}
+
+        def step(messages: list[BaseMessage], done: dict[str, Any] = done) -> Any:
+            """The script, but every third call with a big input first fails as too long."""
+            done["calls"] += 1
+            big = len(messages) >= 10  # room to compact: several recent turns
+            if big and done["calls"] % 3 == 0 and not done["failed"]:
+                done["failed"] = True
+                raise _overflow_error()
+            done["failed"] = False
+            done["next"] += 1
+            return responses[done["next"] - 1]
+
+        model = ScriptedChatModel(responses=[step], cycle=True)
+        store = InMemoryStore()
+        graph, memories = _in_memory_middleware_agent(model, outputs, store, archive=archive)
+        cfg = {"configurable": {"thread_id": "overflow"}, "recursion_limit": 5000}
+        out = graph.invoke(first_input("middleware"), cfg)
+        n = 1
+        while done["next"] < len(responses):
+            out = graph.invoke({"messages": [HumanMessage(f"Go on ({n}).", id=f"user-{n}")]}, cfg)
+            n += 1
+        memories.forget()  # the projection from the saved state alone
+        with memories.lease(out, cfg) as lease:
+            projection = dicts(lease.projection())
+        log = full_log(store, "overflow", out) if archive else out["messages"]
+        kept = {e["id"]: e["trigger"] for e in out["langctx"]["compactions"]}
+        if archive:  # entry ids are random: each run is checked against its own entries
+            for batch in read_batches(store, "overflow", out):
+                kept.update({e["id"]: e["trigger"] for e in batch["compactions"]})
+        runs.append((model.calls, dicts(log), projection, kept))
+    (calls_a, log_a, proj_a, kept_a), (calls_p, log_p, proj_p, kept_p) = runs
+    assert late  # some model call compacted again after its archive step was planned
+    assert {kept_a[i] for i in late} <= {"overflow", "merge"}  # ... and its entries were kept
+    assert [dicts(c) for c in calls_a] == [dicts(c) for c in calls_p]
+    assert log_a == log_p and proj_a == proj_p
+    overflow = [t for t in kept_a.values() if t == "overflow"]
+    assert overflow and len(overflow) == sum(t == "overflow" for t in kept_p.values())
 
 
 def test_archive_true_without_a_store_fails_clearly() -> None:

@@ -8,6 +8,7 @@ that state alone must project exactly what the original memory projects, at ever
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +17,9 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
+    ToolMessage,
+    message_to_dict,
+    messages_from_dict,
     messages_to_dict,
 )
 
@@ -23,7 +27,12 @@ from langctx import LayeredChatMemory
 from langctx.demo.session import coding_session
 from langctx.entries import new_compaction_entry, new_edit_entry
 from langctx.integrations.archive import assemble
-from langctx.integrations.archive_plan import archivable, plan_archive, restore_entries
+from langctx.integrations.archive_plan import (
+    archivable,
+    lean_message_dict,
+    plan_archive,
+    restore_entries,
+)
 from langctx.integrations.state import (
     channel_entries,
     channel_update,
@@ -123,34 +132,48 @@ def _apply(state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return {"messages": messages, "langctx": merge_langctx(state.get("langctx"), update["langctx"])}
 
 
-@pytest.mark.parametrize("budget", [2500, 6000])
-def test_a_memory_restored_from_the_archived_state_projects_the_same(budget: int) -> None:
+def _archive_steps(
+    budget: int,
+) -> Iterator[tuple[LayeredChatMemory, dict[str, Any], dict[str, Any], Any, dict[str, Any]]]:
+    """A session driven through a memory and archive plans, three messages at a time.
+
+    Yields, for every step that archives: (the memory, the state before, the lease's update, the
+    plan, the state after the graph applied it).
+    """
     session = coding_session(150, seed=3)
-    original = LayeredChatMemory(max_tokens=budget)
+    memory = LayeredChatMemory(max_tokens=budget)
     state: dict[str, Any] = {"messages": [], "langctx": {}}
     known_c = known_e = 0
-    batches: list[Any] = []
     for pos in range(0, len(session), 3):
         new = session[pos : pos + 3]
-        original.add_messages(new)
+        memory.add_messages(new)
         state["messages"] = [*state["messages"], *new]
         update = channel_update(
-            compactions=original.compactions[known_c:], edits=original.edits[known_e:]
+            compactions=memory.compactions[known_c:], edits=memory.edits[known_e:]
         )
-        known_c, known_e = len(original.compactions), len(original.edits)
+        known_c, known_e = len(memory.compactions), len(memory.edits)
         plan = plan_archive(
             thread_id="t",
             raw=state["messages"],
-            first_kept_id=original.first_kept_id,
-            pinned_ids=original.pinned_ids,
+            first_kept_id=memory.first_kept_id,
+            pinned_ids=memory.pinned_ids,
             channel=state["langctx"],
             update=update,
         )
         if plan is None:
             state["langctx"] = merge_langctx(state["langctx"], update)
             continue
+        after = _apply(state, {"messages": plan.removals, "langctx": plan.channel})
+        yield memory, state, dict(update), plan, after
+        state = after
+
+
+@pytest.mark.parametrize("budget", [2500, 6000])
+def test_a_memory_restored_from_the_archived_state_projects_the_same(budget: int) -> None:
+    batches: list[Any] = []
+    state: dict[str, Any] = {}
+    for original, _before, _update, plan, state in _archive_steps(budget):
         batches.append(plan.batch)
-        state = _apply(state, {"messages": plan.removals, "langctx": plan.channel})
         restored = LayeredChatMemory(max_tokens=budget)
         comps, edits, prio = channel_entries(state["langctx"])
         present = {str(m.id) for m in state["messages"]}
@@ -165,7 +188,7 @@ def test_a_memory_restored_from_the_archived_state_projects_the_same(budget: int
         ]
         assert len(state["langctx"]["compactions"]) <= 10
     assert len(batches) >= 5
-    assert len(state["messages"]) < len(session) // 4
+    assert len(state["messages"]) < len(coding_session(150, seed=3)) // 4
 
 
 def test_assemble_puts_pinned_messages_back_in_their_place() -> None:
@@ -182,3 +205,93 @@ def test_assemble_puts_pinned_messages_back_in_their_place() -> None:
         },
     ]
     assert [m.id for m in assemble(batches, live)] == ["s", "x", "t", "y", "r"]
+
+
+def test_lean_message_dicts_read_back_exactly() -> None:
+    raw_tool_calls = {
+        "tool_calls": [
+            {"id": "c9", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+        ]
+    }
+    messages: list[BaseMessage] = [
+        SystemMessage("Be brief.", id="s"),
+        HumanMessage("Fix it", id="h", name="ana"),
+        AIMessage(
+            "Reading.",
+            id="a",
+            tool_calls=[{"name": "read_file", "args": {"path": "x.py"}, "id": "c1"}],
+            usage_metadata={"input_tokens": 10, "output_tokens": 2, "total_tokens": 12},
+            response_metadata={"model_name": "m"},
+        ),
+        ToolMessage("x = 1\n" * 50, tool_call_id="c1", id="t"),
+        ToolMessage("boom", tool_call_id="c2", id="t2", status="error", artifact={"n": 0}),
+        AIMessage("", id="a2", additional_kwargs=raw_tool_calls),  # provider-format tool calls
+        # built without validation: tool_calls [] next to provider-format ones in
+        # additional_kwargs; without its tool_calls field, reading it back would parse them
+        AIMessage.model_construct(
+            content="",
+            additional_kwargs=raw_tool_calls,
+            response_metadata={},
+            type="ai",
+            name=None,
+            id="a3",
+            tool_calls=[],
+            invalid_tool_calls=[],
+            usage_metadata=None,
+        ),
+    ]
+    for m in messages:
+        lean = lean_message_dict(m)
+        full = message_to_dict(m)
+        back = messages_from_dict([lean])[0]
+        assert json.dumps(message_to_dict(back), sort_keys=True) == json.dumps(
+            message_to_dict(messages_from_dict([full])[0]), sort_keys=True
+        ), m.id
+        assert len(json.dumps(lean)) <= len(json.dumps(full))
+    tool = lean_message_dict(messages[3])
+    assert tool == {
+        "type": "tool",
+        "data": {"content": "x = 1\n" * 50, "id": "t", "tool_call_id": "c1"},
+    }
+    assert lean_message_dict(messages[-1]) == message_to_dict(messages[-1])  # kept whole
+    # an older batch (full messages_to_dict dicts) reads back the same way
+    assert [
+        m.id for m in assemble([{"order": ["t"], "messages": [message_to_dict(messages[3])]}], [])
+    ] == ["t"]
+
+
+def _replay(budget: int) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
+    """Every archive step of a session: (channel before, the lease's update, the plan)."""
+    return [
+        (before["langctx"], update, plan) for _, before, update, plan, _ in _archive_steps(budget)
+    ]
+
+
+def test_the_channel_update_writes_new_entries_already_dropped_and_slimmed() -> None:
+    steps = _replay(2500)
+    written = unfiltered = 0
+    for before, update, plan in steps:
+        ops = {k: v for k, v in plan.channel.items() if k in ("archive", "drop", "slim")}
+        naive = {**update, **ops}  # the entries as the lease made them, ops applied by the reducer
+        assert merge_langctx(before, plan.channel) == merge_langctx(before, naive)
+        dropped = set(ops.get("drop", {}).get("compactions", []))
+        assert not {e["id"] for e in plan.channel["compactions"]} & dropped
+        slimmed = set(ops.get("slim", []))
+        assert all(
+            is_slim(e["covered_ids"]) for e in plan.channel["compactions"] if e["id"] in slimmed
+        )
+        written += len(json.dumps(plan.channel))
+        unfiltered += len(json.dumps(naive))
+    assert written < unfiltered
+
+
+def test_channel_with_a_later_update_keeps_the_planned_archive_ops() -> None:
+    _, update, plan = _replay(2500)[-1]
+    late_entry = _entry(3, "m3")
+    late = {**update, "compactions": [*update["compactions"], late_entry]}
+    channel = plan.channel_with(late)
+    assert {k: channel.get(k) for k in ("archive", "drop", "slim")} == {
+        k: plan.channel.get(k) for k in ("archive", "drop", "slim")
+    }
+    assert channel["compactions"][-1]["id"] == late_entry["id"]
+    assert plan.channel_with(update) == plan.channel
