@@ -8,8 +8,8 @@ Example:
     >>> e = new_compaction_entry(summary="Goal: fix the parser", level=1, covered_ids=["m1", "m2"],
     ...     first_kept_entry_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
     ...     quality="local", read_files=["a.py"], modified_files=[])
-    >>> e["v"], e["level"], e["first_kept_entry_id"]
-    (1, 1, 'm3')
+    >>> e["v"], e["level"], e["first_kept_entry_id"], covered_count(e)
+    (2, 1, 'm3', 2)
     >>> validate_entry(e) is e
     True
 """
@@ -31,12 +31,19 @@ __all__ = [
     "Quality",
     "Trigger",
     "active_summaries",
+    "covered_count",
+    "entry_facts",
     "new_compaction_entry",
     "new_edit_entry",
     "validate_entry",
 ]
 
-ENTRY_VERSION = 1
+ENTRY_VERSION = 2
+"""Version 2: ``covered_ids`` lists only the messages an entry folded itself (a merge: none),
+``covered_count`` counts every message it stands for (through ``merged_from`` too), and ``facts``
+no longer repeats ``read_files`` / ``modified_files``. So an entry's size does not grow with the
+history it summarizes (version 1 merges listed every id again: quadratic in a long session).
+Version 0 and 1 entries are migrated on read."""
 
 Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
 Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
@@ -46,7 +53,7 @@ merging summaries."""
 
 
 class CompactionEntry(TypedDict):
-    """One compaction: a summary standing in for a span of the log (version 1)."""
+    """One compaction: a summary standing in for a span of the log (version 2)."""
 
     v: int
     kind: Literal["compaction"]
@@ -58,10 +65,15 @@ class CompactionEntry(TypedDict):
     tokens_after: int
     first_kept_entry_id: str | None
     covered_ids: list[str]
+    """The messages this entry folded from the log itself (not those of the entries it merged)."""
+    covered_count: int
+    """Every message this entry stands for: its own ``covered_ids`` and its merged entries'."""
     merged_from: list[str]
     read_files: list[str]
     modified_files: list[str]
     facts: dict[str, Any]
+    """Mechanical facts for later summaries (commands, errors, constraints, next step); the file
+    lists are the entry's own ``read_files`` / ``modified_files`` (see :func:`entry_facts`)."""
     trigger: str
     quality: str
     instructions: str | None
@@ -121,8 +133,14 @@ def new_compaction_entry(
     merged_from: Sequence[str] = (),
     facts: Mapping[str, Any] | None = None,
     instructions: str | None = None,
+    covered_count: int | None = None,
 ) -> CompactionEntry:
-    """Build a compaction entry with a fresh id and timestamp."""
+    """Build a compaction entry with a fresh id and timestamp.
+
+    ``covered_ids`` are the messages the entry folds itself; ``covered_count`` (default: their
+    number) also counts the messages of the entries in ``merged_from``.
+    """
+    count = len(covered_ids) if covered_count is None else covered_count
     return CompactionEntry(
         v=ENTRY_VERSION,
         kind="compaction",
@@ -132,7 +150,7 @@ def new_compaction_entry(
             trigger,
             *covered_ids[:1],
             *covered_ids[-1:],
-            len(covered_ids),
+            count,
             *merged_from,
         ),
         level=level,
@@ -142,10 +160,11 @@ def new_compaction_entry(
         tokens_after=tokens_after,
         first_kept_entry_id=first_kept_entry_id,
         covered_ids=list(covered_ids),
+        covered_count=count,
         merged_from=list(merged_from),
         read_files=list(read_files),
         modified_files=list(modified_files),
-        facts=dict(facts or {}),
+        facts={k: v for k, v in (facts or {}).items() if k not in _FILE_FACTS},
         trigger=trigger,
         quality=quality,
         instructions=instructions,
@@ -179,6 +198,33 @@ def new_edit_entry(
     return entry
 
 
+_FILE_FACTS = ("read_files", "modified_files")
+
+
+def covered_count(entry: Mapping[str, Any]) -> int:
+    """How many messages a compaction entry stands for (its own and its merged entries').
+
+    Example:
+        >>> covered_count({"covered_ids": ["m1", "m2"]})  # a version-1 shape
+        2
+    """
+    count = entry.get("covered_count")
+    return int(count) if isinstance(count, int) else len(entry.get("covered_ids") or ())
+
+
+def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry's mechanical facts with its file lists (which the entry keeps once, at top level).
+
+    Example:
+        >>> entry_facts({"facts": {"commands": []}, "read_files": ["a.py"], "modified_files": []})
+        {'commands': [], 'read_files': ['a.py'], 'modified_files': []}
+    """
+    out = dict(entry.get("facts") or {})
+    for key in _FILE_FACTS:
+        out[key] = list(entry.get(key) or out.get(key) or [])
+    return out
+
+
 _REQUIRED = {
     "compaction": ("id", "level", "summary", "covered_ids", "first_kept_entry_id"),
     "edit": ("id", "message_id", "content"),
@@ -196,7 +242,9 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
         raise StateVersionError(msg)
     version = entry.get("v")
     if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
-        entry = _migrate_v0(entry)
+        entry = _migrate_v1(_migrate_v0(entry))
+    elif version == 1:  # every id a merge stands for listed again; facts repeat the file lists
+        entry = _migrate_v1(entry)
     elif version != ENTRY_VERSION:
         msg = (
             f"langctx entry {entry.get('id')!r} has version {version!r}; this langctx reads "
@@ -214,9 +262,18 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     return entry
 
 
-def _migrate_v0(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _migrate_v1(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2: count what ``covered_ids`` lists (the lists themselves are kept)."""
     out = dict(entry)
     out["v"] = ENTRY_VERSION
+    if out.get("kind") == "compaction":
+        out.setdefault("covered_count", len(out.get("covered_ids") or ()))
+    return out
+
+
+def _migrate_v0(entry: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(entry)
+    out["v"] = 1
     out.setdefault("kind", "edit" if "message_id" in out else "compaction")
     if out["kind"] == "compaction":
         out.setdefault("covered_ids", list(out.pop("covered", [])))

@@ -56,6 +56,8 @@ from langctx.entries import (
     EditEntry,
     EvictionRecord,
     active_summaries,
+    covered_count,
+    entry_facts,
     new_compaction_entry,
     new_edit_entry,
     validate_entry,
@@ -759,7 +761,7 @@ class LayeredChatMemory:
         msgs = [self._log[i] for i in batch]
         facts = summary_facts(msgs, extract=self._extract)
         if absorbed:
-            facts = merge_summary_facts(*[e["facts"] for e in absorbed], facts)
+            facts = merge_summary_facts(*[entry_facts(e) for e in absorbed], facts)
         request = SummaryRequest(
             kind="turns",
             messages=msgs,
@@ -932,14 +934,13 @@ class LayeredChatMemory:
         if not plan.batch:
             return None
         covered = [self._id(i) for i in plan.batch]
-        for e in plan.absorbed:
-            covered = [*e["covered_ids"], *covered]
         facts = plan.request.facts if plan.request is not None else {}
         entry = new_compaction_entry(
             summary=summary,
             summary_tokens=self.counter.count_text(summary),
             level=1,
             covered_ids=covered,
+            covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
             first_kept_entry_id=self._id(plan.cut) if plan.cut < len(self._log) else None,
             tokens_before=plan.tokens_before,
             tokens_after=0,
@@ -975,7 +976,7 @@ class LayeredChatMemory:
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
         if self._active:
-            facts = merge_summary_facts(*[e["facts"] for e in self._active if e["facts"]])
+            facts = merge_summary_facts(*[entry_facts(e) for e in self._active])
             ledger = render_facts(
                 facts,
                 max_tokens=self.config.max_facts_tokens_resolved,
@@ -1041,7 +1042,7 @@ class LayeredChatMemory:
         return SummaryRequest(
             kind="merge",
             summaries=[e["summary"] for e in group],
-            facts=merge_summary_facts(*[e["facts"] for e in group]),
+            facts=merge_summary_facts(*[entry_facts(e) for e in group]),
             task=self._task_text(),
             max_tokens=self.config.max_summary_tokens_resolved,
             level=min(group[0]["level"] + 1, _MAX_LEVEL),
@@ -1051,15 +1052,13 @@ class LayeredChatMemory:
         self, group: list[CompactionEntry], text: str, quality: str
     ) -> CompactionEntry:
         level = min(group[0]["level"] + 1, _MAX_LEVEL)
-        facts = merge_summary_facts(*[e["facts"] for e in group])
-        covered: list[str] = []
-        for e in group:
-            covered.extend(e["covered_ids"])
+        facts = merge_summary_facts(*[entry_facts(e) for e in group])
         entry = new_compaction_entry(
             summary=text,
             summary_tokens=self.counter.count_text(text),
             level=level,
-            covered_ids=covered,
+            covered_ids=[],  # a merge folds no message itself: its entries did
+            covered_count=sum(covered_count(e) for e in group),
             first_kept_entry_id=group[-1]["first_kept_entry_id"],
             tokens_before=self.context_tokens(),
             tokens_after=0,

@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.config import SummaryRole
-from langctx.entries import CompactionEntry, EditEntry
+from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.summarize.text import truncate_to_tokens
 
 __all__ = [
@@ -250,7 +250,7 @@ def render_summary_block(
     """
     parts = [PREAMBLE]
     for e in summaries:
-        n = len(e["covered_ids"])
+        n = covered_count(e)
         parts.append(
             f'<langctx:summary level="{e["level"]}" covers="{n} messages" id="{e["id"]}">\n'
             f"{escape_delimiters(e['summary'])}\n</langctx:summary>"

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
+from langctx.entries import covered_count
 from langctx.memory import CompactionEvent, LayeredChatMemory
 
 __all__ = ["amnesia_probes", "run_engine_demo"]
@@ -46,7 +47,7 @@ def run_engine_demo(
             e = ev.entry
             out(
                 f"  ↳ compaction #{mem.stats()['compactions']} [{ev.trigger}] {ev.tokens_before} → {ev.tokens_after} tokens, "
-                f"folded {len(e['covered_ids'])} messages, quality={e['quality']}, "
+                f"folded {covered_count(e)} messages, quality={e['quality']}, "
                 f"files read {len(e['read_files'])} / modified {len(e['modified_files'])}"
             )
         elif ev.phase == "end" and ev.edits:

@@ -39,7 +39,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
-from langctx.entries import CompactionEntry, EditEntry
+from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.inspect.store import CheckpointStore
 from langctx.integrations.archive_plan import archive_record, restore_entries
@@ -367,7 +367,7 @@ def _layers(report: ThreadReport, memory: LayeredChatMemory) -> None:
             "quality": e["quality"],
             "trigger": e["trigger"],
             "created_at": e["created_at"],
-            "messages_covered": len(e["covered_ids"]),
+            "messages_covered": covered_count(e),
             "summary_tokens": e["summary_tokens"],
             "text": e["summary"],
         }
@@ -394,7 +394,7 @@ def _timeline_row(e: CompactionEntry, active: bool) -> dict[str, Any]:
         "quality": e["quality"],
         "tokens_before": e["tokens_before"],
         "tokens_after": e["tokens_after"],
-        "messages_covered": len(covered),
+        "messages_covered": covered_count(e),
         "first_covered_id": covered[0] if covered else None,
         "last_covered_id": covered[-1] if covered else None,
         "first_kept_id": e["first_kept_entry_id"],
@@ -439,7 +439,7 @@ def _eviction_log(memory: LayeredChatMemory) -> list[dict[str, Any]]:
             ids = list(e["merged_from"])
             action = "merge"
         else:
-            detail = f"folded {len(e['covered_ids'])} messages into {e['id']} ({e['quality']})"
+            detail = f"folded {covered_count(e)} messages into {e['id']} ({e['quality']})"
             ids = list(e["covered_ids"])
             action = "compact"
         rows.append(

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 
 from langctx.commands import parse_compact_command
-from langctx.entries import CompactionEntry
+from langctx.entries import CompactionEntry, covered_count
 
 __all__ = [
     "ACK_REQUEST",
@@ -91,7 +91,7 @@ def compact_notice(
     else:
         after = entry["tokens_after"] if tokens_after is None else tokens_after
         text = (
-            f"[langctx] Compacted {len(entry['covered_ids'])} messages into a summary "
+            f"[langctx] Compacted {covered_count(entry)} messages into a summary "
             f"({entry['quality']}); context {tokens} -> {after} tokens."
         )
         if instructions:

@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
 from langgraph.config import get_stream_writer
 
+from langctx.entries import covered_count
 from langctx.memory import CompactionEvent
 
 __all__ = ["EVENT_NAME", "deferred_callbacks", "emit_compaction_event", "event_payload"]
@@ -53,7 +54,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
         "quality": entry["quality"] if entry is not None else None,
         "entry_id": entry["id"] if entry is not None else None,
         "level": entry["level"] if entry is not None else None,
-        "covered": len(entry["covered_ids"]) if entry is not None else 0,
+        "covered": covered_count(entry) if entry is not None else 0,
         "edits": event.edits,
     }
 

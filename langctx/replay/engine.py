@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from langctx.entries import covered_count
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.files import Facts, empty_facts, extract_facts, merge_facts
 from langctx.memory import CompactionEvent, LayeredChatMemory
@@ -539,7 +540,7 @@ class _Replay:
                     quality=e["quality"] if e is not None else "none",
                     tokens_before=ev.tokens_before,
                     tokens_after=int(ev.tokens_after or 0),
-                    messages_covered=len(e["covered_ids"]) if e is not None else 0,
+                    messages_covered=covered_count(e) if e is not None else 0,
                     edits=ev.edits,
                 )
             )
@@ -554,7 +555,7 @@ class _Replay:
                         quality=e["quality"],
                         tokens_before=e["tokens_before"],
                         tokens_after=e["tokens_after"],
-                        messages_covered=len(e["covered_ids"]),
+                        messages_covered=covered_count(e),
                     )
                 )
         return out

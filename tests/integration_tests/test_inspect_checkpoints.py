@@ -29,6 +29,7 @@ from langgraph.graph import START, StateGraph, add_messages
 from langgraph.store.memory import InMemoryStore
 
 from langctx.cli import main
+from langctx.entries import covered_count
 from langctx.integrations.checkpoint import open_checkpointer
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.threads import ThreadMemories
@@ -222,7 +223,7 @@ def test_node_thread_json_matches_the_checkpoint_and_the_live_memory(
             entry["tokens_before"],
             entry["tokens_after"],
         )
-        assert row["messages_covered"] == len(entry["covered_ids"])
+        assert row["messages_covered"] == covered_count(entry)
         assert row["read_files"] == entry["read_files"]
         assert row["modified_files"] == entry["modified_files"]
         assert row["created_at"] == entry["created_at"]

@@ -20,6 +20,7 @@ from langgraph.graph import START, StateGraph, add_messages
 
 from langctx import InvalidHistoryError, LayeredChatMemory, StateVersionError
 from langctx.demo.session import coding_session
+from langctx.entries import ENTRY_VERSION
 from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.threads import ThreadMemories
 from langctx.summarize import SummaryRequest
@@ -49,9 +50,13 @@ def _old_entries(messages: list[BaseMessage], version: int) -> dict[str, Any]:
     memory.add_messages(messages)
     assert memory.compactions
     old = []
+    full: dict[str, list[str]] = {}  # before version 2, a merge listed every id it stood for
     for e in memory.compactions:
-        d = {k: v for k, v in e.items() if k not in ("kind", "covered_ids", "facts")}
-        d.update(v=version, covered=e["covered_ids"])
+        full[e["id"]] = [i for m in e["merged_from"] for i in full[m]] + list(e["covered_ids"])
+        d = {
+            k: v for k, v in e.items() if k not in ("kind", "covered_ids", "covered_count", "facts")
+        }
+        d.update(v=version, covered=full[e["id"]])
         old.append(d)
     return {"v": 1, "compactions": old, "edits": [], "priorities": {}}
 
@@ -76,7 +81,7 @@ def test_checkpoint_with_v0_entries_is_migrated_and_continues() -> None:
     assert {e["v"] for e in stored} == {0}
 
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
-    assert {e["v"] for e in out["langctx"]["compactions"]} == {1}  # migrated by the reducer
+    assert {e["v"] for e in out["langctx"]["compactions"]} == {ENTRY_VERSION}  # migrated
     assert len(out["langctx"]["compactions"]) > len(stored)
     memory = memories.get(cfg["configurable"]["thread_id"])
     assert memory is not None

@@ -878,6 +878,8 @@ def test_candidate_lines_include_every_line_an_error_pattern_matches(lines: list
     """The fast pre-scan may over-select but never skip a line the regexes would keep."""
     lines = [line for chunk in lines for line in (chunk.splitlines() or [chunk])]
     candidates = set(files_module._candidate_lines(lines))
-    matching = {i for i, line in enumerate(lines) if files_module._ANY_LINE_RE.search(line.rstrip())}
+    matching = {
+        i for i, line in enumerate(lines) if files_module._ANY_LINE_RE.search(line.rstrip())
+    }
     assert matching <= candidates
     assert candidates <= set(range(len(lines)))

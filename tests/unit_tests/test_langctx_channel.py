@@ -7,7 +7,7 @@ import json
 import pytest
 
 from langctx import StateVersionError
-from langctx.entries import new_compaction_entry, new_edit_entry
+from langctx.entries import ENTRY_VERSION, new_compaction_entry, new_edit_entry
 from langctx.integrations.state import (
     CHANNEL_VERSION,
     channel_entries,
@@ -74,14 +74,25 @@ def test_unknown_keys_are_kept_for_later_features() -> None:
 
 def test_v0_entries_are_migrated_on_write_and_on_read() -> None:
     old = _v0(_compaction())
+    old.pop("covered_count")
     written = merge_langctx({}, {"v": 1, "compactions": [old]})
-    assert written["compactions"][0]["v"] == 1
+    assert written["compactions"][0]["v"] == ENTRY_VERSION
     assert written["compactions"][0]["covered_ids"] == ["m1", "m2"]  # from the v0 `covered`
+    assert written["compactions"][0]["covered_count"] == 2
     comps, _edits, _prio = channel_entries({"v": 1, "compactions": [old]})
-    assert comps[0]["kind"] == "compaction" and comps[0]["v"] == 1
+    assert comps[0]["kind"] == "compaction" and comps[0]["v"] == ENTRY_VERSION
     stored_v0 = {"v": 1, "compactions": [old], "edits": [], "priorities": {}}
     merged = merge_langctx(stored_v0, channel_update(compactions=[_compaction("m5")]))
-    assert [e["v"] for e in merged["compactions"]] == [1, 1]
+    assert [e["v"] for e in merged["compactions"]] == [ENTRY_VERSION, ENTRY_VERSION]
+
+
+def test_v1_entries_get_their_covered_count() -> None:
+    v1 = {**_compaction("m9"), "v": 1}
+    v1.pop("covered_count")
+    v1["facts"] = {"read_files": ["a.py"], "modified_files": [], "commands": []}
+    comps, _edits, _prio = channel_entries({"v": 1, "compactions": [v1]})
+    assert comps[0]["v"] == ENTRY_VERSION and comps[0]["covered_count"] == 8
+    assert comps[0]["covered_ids"] == v1["covered_ids"]
 
 
 def test_unknown_entry_version_raises_a_clear_error() -> None:

@@ -23,6 +23,7 @@ from langctx import (
     TiktokenCounter,
 )
 from langctx.demo.session import TASK, coding_session, iter_turns
+from langctx.entries import covered_count
 from langctx.projection import PREAMBLE, render_facts
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
@@ -642,3 +643,58 @@ def test_render_facts_never_exceeds_its_cap(
         assert text == full
     elif failing and count("Latest failure: `make test` exit 2") <= cap:
         assert "Latest failure: `make test` exit 2" in text
+
+
+def _as_v1(entries: list[dict]) -> list[dict]:
+    """Version-1 shapes of version-2 entries: merges list every id again, facts repeat files."""
+    full: dict[str, list[str]] = {}
+    out = []
+    for e in entries:
+        if e["kind"] != "compaction":
+            out.append({**e, "v": 1})
+            continue
+        ids = [i for m in e["merged_from"] for i in full[m]] + list(e["covered_ids"])
+        full[e["id"]] = ids
+        old = {k: v for k, v in e.items() if k != "covered_count"}
+        old.update(
+            v=1,
+            covered_ids=ids,
+            facts={
+                **e["facts"],
+                "read_files": e["read_files"],
+                "modified_files": e["modified_files"],
+            },
+        )
+        out.append(old)
+    return out
+
+
+def test_entries_do_not_grow_with_the_history_they_summarize() -> None:
+    mem = LayeredChatMemory(max_tokens=3000)
+    run_session(mem, 400)
+    merges = [e for e in mem.compactions if e["trigger"] == "merge"]
+    assert any(e["level"] == 3 for e in merges)
+    assert all(e["covered_ids"] == [] for e in merges)
+    assert max(len(json.dumps(e)) for e in mem.compactions) < 8_000  # v1: an L3 entry ~15k
+    # every message before the cut is covered exactly once by the active summaries
+    pinned = set(mem.pinned_ids)
+    cut = [m.id for m in mem.messages].index(mem.first_kept_id)
+    folded = [m for m in mem.messages[:cut] if m.id not in pinned]
+    assert sum(covered_count(e) for e in mem.summaries) == len(folded)
+
+
+def test_version_1_state_restores_the_same_projection() -> None:
+    mem = LayeredChatMemory(max_tokens=3000)
+    run_session(mem, 200)
+    state = json.loads(json.dumps(mem.to_state()))
+    old = {**state, "compactions": _as_v1(state["compactions"]), "edits": _as_v1(state["edits"])}
+    assert any(len(e["covered_ids"]) > 50 for e in old["compactions"])  # the v1 bloat
+    again = LayeredChatMemory.from_state(old, max_tokens=3000)
+    assert again.build_context() == mem.build_context()
+    assert [covered_count(e) for e in again.compactions] == [
+        covered_count(e) for e in mem.compactions
+    ]
+    turn = next(iter(iter_turns(201, seed=0)))
+    mem.add_messages(turn)
+    again.add_messages(turn)
+    assert again.build_context() == mem.build_context()
