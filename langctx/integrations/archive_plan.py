@@ -45,7 +45,7 @@ from langctx.integrations.state import (
     channel_update,
     is_slim,
     merge_langctx,
-    slim_covered,
+    slim_entry,
 )
 
 __all__ = [
@@ -285,7 +285,7 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
         gone = set(drop.get(key) or ())
         if gone or (slim and key == "compactions"):
             out[key] = [
-                _slim_entry(e) if e.get("id") in slim else e
+                slim_entry(e) if e.get("id") in slim else e
                 for e in out.get(key) or []
                 if e.get("id") not in gone
             ]
@@ -295,13 +295,6 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
             k: v for k, v in (out.get("priorities") or {}).items() if k not in gone_p
         }
     return out  # type: ignore[return-value]
-
-
-def _slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    covered = entry.get("covered_ids") or []
-    if is_slim(covered):
-        return dict(entry)
-    return {**entry, "covered_ids": slim_covered(covered)}
 
 
 def restore_entries(

@@ -45,6 +45,7 @@ __all__ = [
     "is_slim",
     "merge_langctx",
     "slim_covered",
+    "slim_entry",
 ]
 
 CHANNEL_VERSION = 1
@@ -184,7 +185,9 @@ def merge_langctx(
     out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
     slim = set(update.get("slim") or ())
     if slim:
-        out["compactions"] = [_slimmed(e) if e.get("id") in slim else e for e in out["compactions"]]
+        out["compactions"] = [
+            slim_entry(e) if e.get("id") in slim else e for e in out["compactions"]
+        ]
     return out  # type: ignore[return-value]
 
 
@@ -209,10 +212,11 @@ def is_slim(ids: Sequence[str]) -> bool:
     return all(not i for i in ids[1:-1])
 
 
-def _slimmed(entry: dict[str, Any]) -> dict[str, Any]:
+def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``entry`` with its ``covered_ids`` slimmed (:func:`slim_covered`)."""
     covered = entry.get("covered_ids") or []
     if is_slim(covered):
-        return entry
+        return dict(entry)
     return {**entry, "covered_ids": slim_covered(covered)}
 
 
