@@ -1030,12 +1030,21 @@ class LayeredChatMemory:
             entry["tokens_after"] = self.context_tokens()
 
     def _merge_group(self) -> list[CompactionEntry] | None:
+        """The next summaries to merge, oldest first, or None.
+
+        Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
+        over ``max_level2`` level-2 summaries, the oldest ``merge_count`` merge *into* the level-3
+        summary (one call, not a level 3 that a second merge would fold at once).
+        """
         caps = {1: self.config.max_summaries, 2: self.config.max_level2, 3: 1}
         for level in (1, 2, 3):
             live = [e for e in self._active if e["level"] == level]
             if len(live) > caps[level]:
-                k = self.config.merge_count if level < _MAX_LEVEL else len(live)
-                return live[:k]
+                if level == _MAX_LEVEL:
+                    return live
+                top = [e for e in self._active if e["level"] == _MAX_LEVEL]
+                group = live[: self.config.merge_count]
+                return [*top, *group] if level == _MAX_LEVEL - 1 else group
         return None
 
     def _merge_request(self, group: list[CompactionEntry]) -> SummaryRequest:

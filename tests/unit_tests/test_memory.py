@@ -698,3 +698,20 @@ def test_version_1_state_restores_the_same_projection() -> None:
     mem.add_messages(turn)
     again.add_messages(turn)
     assert again.build_context() == mem.build_context()
+
+
+def test_level_2_overflow_merges_into_the_level_3_summary_in_one_call() -> None:
+    model = ScriptedChatModel(responses=["Merged: parser work so far."], cycle=True)
+    mem = LayeredChatMemory(max_tokens=3000, summarizer=model)
+    run_session(mem, 400)
+    by_id = {e["id"]: e for e in mem.compactions}
+    tops = [e for e in mem.compactions if e["level"] == 3]
+    assert len(tops) >= 3
+    for e in tops:
+        levels = sorted(by_id[m]["level"] for m in e["merged_from"])
+        assert levels in ([2, 2], [2, 2, 3])  # the oldest two level-2 and the previous level 3
+    # no merge is folded again by the very next merge of the same cascade
+    for a, b in zip(mem.compactions, mem.compactions[1:], strict=False):
+        assert not (a["trigger"] == b["trigger"] == "merge" and a["id"] in b["merged_from"])
+    assert len(model.calls) == sum(e["quality"] in ("model", "merged") for e in mem.compactions)
+    assert sum(e["level"] == 3 for e in mem.summaries) == 1
