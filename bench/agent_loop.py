@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -34,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+import _common
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -529,22 +528,7 @@ def observations(runs: list[Run]) -> list[str]:
 
 
 def environment() -> dict[str, Any]:
-    import langchain_core
-
-    versions = {"python": platform.python_version(), "langchain-core": langchain_core.__version__}
-    for pkg in ("langchain", "langmem", "langgraph", "tiktoken"):
-        try:
-            from importlib.metadata import version
-
-            versions[pkg] = version(pkg)
-        except Exception:
-            versions[pkg] = "not installed"
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
-    return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}",
-        "load_average_at_start": [round(x, 2) for x in load],
-        "versions": versions,
-    }
+    return _common.environment(("langchain-core", "langchain", "langmem", "langgraph", "tiktoken"))
 
 
 def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
@@ -659,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in runs
             ],
         }
-        RESULTS_JSON.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        _common.write_json(RESULTS_JSON, payload)
     return 0
 
 

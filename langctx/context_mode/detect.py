@@ -17,17 +17,16 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import shlex
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reducers.source import split_listing
 from langctx.context_mode.reducers.source_outline import language_for_path
+from langctx.context_mode.reducers.table import sniff_delimiter
 
 __all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
 
@@ -216,21 +215,7 @@ def _looks_stack_trace(lines: list[str]) -> bool:
 
 
 def _looks_delimited(lines: list[str]) -> bool:
-    if len(lines) < 3:
-        return False
-    sample = lines[:40]
-    for delimiter in (",", "\t", ";", "|"):
-        try:
-            rows = list(csv.reader(sample, delimiter=delimiter))
-        except csv.Error:
-            continue
-        widths = Counter(len(row) for row in rows)
-        width, hits = widths.most_common(1)[0]
-        if width < 2 or hits < 0.8 * len(rows) or len(rows[0]) != width:
-            continue
-        if all(_HEADER_CELL.match(cell) for cell in rows[0]):
-            return True
-    return False
+    return sniff_delimiter(lines, header=_HEADER_CELL) is not None
 
 
 def _looks_table(lines: list[str]) -> bool:

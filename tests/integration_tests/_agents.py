@@ -7,10 +7,14 @@ tool calls) the "user" says "Go on." until the script is spent.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -223,3 +227,23 @@ def require_postgres() -> str:
 def messages_of(state: dict[str, Any]) -> Iterator[BaseMessage]:
     """The messages of a state (for readability in tests)."""
     yield from state["messages"]
+
+
+def run_worker(module: str, jobs: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Run ``python -m module JOBS`` in a new process (strict msgpack on); its results and stderr.
+
+    The worker prints one JSON list, a result per job, as its last line of output.
+    """
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-m", module, json.dumps(list(jobs))],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr

@@ -12,9 +12,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
-import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +41,12 @@ from langctx.integrations.checkpoint import open_checkpointer
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.threads import ThreadMemories
 from langctx.testing import ScriptedChatModel, ai_tool_call
-from tests.integration_tests._agents import PG_URI, postgres_available, require_postgres
+from tests.integration_tests._agents import (
+    PG_URI,
+    postgres_available,
+    require_postgres,
+    run_worker,
+)
 from tests.integration_tests._archive_agents import (
     adrive,
     build,
@@ -467,20 +469,9 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, Any]:
                 "first_user": firsts[case]["first_user"],
             }
         )
-    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.integration_tests._archive_worker", json.dumps(jobs)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seconds = json.loads(proc.stdout.strip().splitlines()[-1])
+    seconds, stderr = run_worker("tests.integration_tests._archive_worker", jobs)
     return {
-        case: (firsts[case], second, proc.stderr, _reference(case[1], 40 + n))
+        case: (firsts[case], second, stderr, _reference(case[1], 40 + n))
         for n, (case, second) in enumerate(zip(cases, seconds, strict=True))
     }
 

@@ -8,10 +8,6 @@ may be blocked and no "unregistered type" warning may appear.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -33,6 +29,7 @@ from tests.integration_tests._agents import (
     node_agent,
     postgres_available,
     require_postgres,
+    run_worker,
     session_script,
     session_tools,
 )
@@ -94,21 +91,9 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, Any]:
                 "turns": TOTAL,
             }
         )
-    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.integration_tests._resume_worker", json.dumps(jobs)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seconds = json.loads(proc.stdout.strip().splitlines()[-1])
+    seconds, stderr = run_worker("tests.integration_tests._resume_worker", jobs)
     return {
-        case: (firsts[case], second, proc.stderr)
-        for case, second in zip(cases, seconds, strict=True)
+        case: (firsts[case], second, stderr) for case, second in zip(cases, seconds, strict=True)
     }
 
 

@@ -37,11 +37,11 @@ _PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
 _BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
 
 
-def sniff_delimiter(lines: Sequence[str]) -> str | None:
+def sniff_delimiter(lines: Sequence[str], *, header: re.Pattern[str] = _HEADER_CELL) -> str | None:
     """The delimiter of CSV-like lines (``,``, tab, ``;`` or ``|``), or ``None`` if not a table.
 
-    The first row must look like a header (short names that start with a letter) and at least
-    80% of the sampled rows must have as many cells.
+    Every cell of the first row must match ``header`` (default: short names that start with a
+    letter) and at least 80% of the sampled rows must have as many cells.
 
     Example:
         >>> sniff_delimiter(["name\\tage", "ann\\t3", "bob\\t4"])
@@ -59,7 +59,7 @@ def sniff_delimiter(lines: Sequence[str]) -> str | None:
         width, hits = widths.most_common(1)[0]
         if width < 2 or hits < 0.8 * len(rows) or len(rows[0]) != width:
             continue
-        if all(_HEADER_CELL.match(cell) for cell in rows[0]):
+        if all(header.match(cell) for cell in rows[0]):
             return delimiter
     return None
 
