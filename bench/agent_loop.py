@@ -34,12 +34,10 @@ from typing import Any, Protocol, cast
 
 import _common
 from langchain_core.messages import (
-    AIMessage,
     BaseMessage,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
-    ToolMessage,
     trim_messages,
 )
 
@@ -47,6 +45,7 @@ from langctx import LayeredChatMemory, TiktokenCounter
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.demo.session import TASK, coding_session, iter_turns
 from langctx.testing import ScriptedChatModel
+from langctx.turns import pair_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_MD = ROOT / "bench" / "results" / "agent_loop.md"
@@ -269,22 +268,6 @@ APPROACHES: dict[str, Callable[[], Approach]] = {
 
 
 # ---------------------------------------------------------------------------- checks
-
-
-def pair_errors(ctx: Sequence[BaseMessage]) -> tuple[int, int]:
-    """(tool results without their call before them, tool calls without a result)."""
-    calls: set[str] = set()
-    answered: set[str] = set()
-    orphans = 0
-    for m in ctx:
-        if isinstance(m, AIMessage):
-            calls.update(str(tc["id"]) for tc in m.tool_calls if tc.get("id"))
-        elif isinstance(m, ToolMessage):
-            if m.tool_call_id in calls:
-                answered.add(m.tool_call_id)
-            else:
-                orphans += 1
-    return orphans, len(calls - answered)
 
 
 def leading_systems(ctx: Sequence[BaseMessage]) -> int:

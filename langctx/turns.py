@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-__all__ = ["Unit", "UnitGrouping", "group_units", "tool_call_ids"]
+__all__ = ["Unit", "UnitGrouping", "group_units", "pair_errors", "tool_call_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,31 @@ def tool_call_ids(message: BaseMessage) -> list[str]:
     if not isinstance(message, AIMessage):
         return []
     return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
+
+
+def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
+    """(tool results without an earlier call they answer first, tool calls without a result).
+
+    The check a model request must pass: both numbers are 0 in every langctx projection.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, ToolMessage
+        >>> call = AIMessage("", tool_calls=[{"id": "c1", "name": "read", "args": {}}])
+        >>> pair_errors([ToolMessage("x", tool_call_id="c0"), call])
+        (1, 1)
+    """
+    calls: set[str] = set()
+    answered: set[str] = set()
+    orphans = 0
+    for m in messages:
+        if isinstance(m, AIMessage):
+            calls.update(tool_call_ids(m))
+        elif isinstance(m, ToolMessage):
+            if m.tool_call_id in calls and m.tool_call_id not in answered:
+                answered.add(m.tool_call_id)
+            else:
+                orphans += 1
+    return orphans, len(calls - answered)
 
 
 def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:

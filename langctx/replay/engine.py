@@ -65,6 +65,7 @@ from langctx.summarize import (
     resolve_summarizer,
 )
 from langctx.tokens import TokenCounter
+from langctx.turns import pair_errors
 
 __all__ = [
     "PROBES",
@@ -416,22 +417,6 @@ def _same(a: BaseMessage, b: BaseMessage) -> bool:
     )
 
 
-def _pair_errors(ctx: Sequence[BaseMessage]) -> tuple[int, int]:
-    """(orphan tool results, unanswered tool calls) in one request."""
-    open_calls: set[str] = set()
-    answered: set[str] = set()
-    orphans = 0
-    for m in ctx:
-        if isinstance(m, AIMessage):
-            open_calls.update(str(tc.get("id")) for tc in m.tool_calls)
-        elif isinstance(m, ToolMessage):
-            if m.tool_call_id in open_calls and m.tool_call_id not in answered:
-                answered.add(m.tool_call_id)
-            else:
-                orphans += 1
-    return orphans, len(open_calls - answered)
-
-
 def _unanswered_calls(messages: Sequence[BaseMessage]) -> int:
     """Tool calls of the session that no later tool result answers."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
@@ -601,7 +586,7 @@ class _Replay:
             if not _same(a, b):
                 break
             prefix += sizes[j]
-        orphans, unanswered = _pair_errors(ctx)
+        orphans, unanswered = pair_errors(ctx)
         record = CallRecord(
             index=len(self.calls) + 1,
             message_index=message_index,
