@@ -478,37 +478,47 @@ class ContextModeProcessor:
         plan = self._plan(output, tool_name, args)
         if isinstance(plan, ProcessedOutput):
             return plan
-        description, summarized = plan.reduction, False
-        assert description is not None
-        if plan.summarize:
-            assert self.summarizer is not None
-            summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
-            try:
-                summary = call_with_timeout(
-                    lambda: summarizer.summarize(plan.text, **kwargs), self.config.summary_timeout
-                )
-            except Exception as exc:
-                self._summary_failed(exc)
-                summary = None
-            wrapped = self._with_summary(plan, summary)
-            if wrapped is not None:
-                description, summarized = wrapped, True
+        description, summarized = self._described(plan, self._summary(plan))
         meta = None
         if plan.reference:
-            tid = thread_id or NO_THREAD_ID
-            try:
-                for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
-                    try:
-                        existing: ReferenceMeta | None = self.store.meta(tid, candidate["ref_id"])
-                    except KeyError:
-                        existing = None
-                    if self._free(existing, candidate):
-                        self.store.put(tid, candidate, self._raw(plan)[0])
-                        meta = candidate
-                        break
-            except Exception as exc:
-                self._store_failed(exc)
+            meta = self._reference(plan, description, thread_id, tool_call_id, message_id)
         return self._result(plan, description, summarized, meta)
+
+    def _summary(self, plan: _Plan) -> str | None:
+        """The model summary of a planned output (None: not asked for, or it failed)."""
+        if not plan.summarize or self.summarizer is None:
+            return None
+        summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
+        try:
+            return call_with_timeout(
+                lambda: summarizer.summarize(plan.text, **kwargs), self.config.summary_timeout
+            )
+        except Exception as exc:
+            self._summary_failed(exc)
+            return None
+
+    def _reference(
+        self,
+        plan: _Plan,
+        description: Reduction,
+        thread_id: str | None,
+        tool_call_id: str | None,
+        message_id: str | None,
+    ) -> ReferenceMeta | None:
+        """Store the raw output under the first free candidate reference (None: store failed)."""
+        tid = thread_id or NO_THREAD_ID
+        try:
+            for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
+                try:
+                    existing: ReferenceMeta | None = self.store.meta(tid, candidate["ref_id"])
+                except KeyError:
+                    existing = None
+                if self._free(existing, candidate):
+                    self.store.put(tid, candidate, self._raw(plan)[0])
+                    return candidate
+        except Exception as exc:
+            self._store_failed(exc)
+        return None
 
     async def aprocess(
         self,
@@ -524,39 +534,55 @@ class ContextModeProcessor:
         plan = self._plan(output, tool_name, args)
         if isinstance(plan, ProcessedOutput):
             return plan
-        description, summarized = plan.reduction, False
-        assert description is not None
-        if plan.summarize:
-            assert self.summarizer is not None
-            summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
-            try:
-                summary = await acall_with_timeout(
-                    lambda: summarizer.asummarize(plan.text, **kwargs), self.config.summary_timeout
-                )
-            except Exception as exc:
-                self._summary_failed(exc)
-                summary = None
-            wrapped = self._with_summary(plan, summary)
-            if wrapped is not None:
-                description, summarized = wrapped, True
+        description, summarized = self._described(plan, await self._asummary(plan))
         meta = None
         if plan.reference:
-            tid = thread_id or NO_THREAD_ID
-            try:
-                for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
-                    try:
-                        existing: ReferenceMeta | None = await self.store.ameta(
-                            tid, candidate["ref_id"]
-                        )
-                    except KeyError:
-                        existing = None
-                    if self._free(existing, candidate):
-                        await self.store.aput(tid, candidate, self._raw(plan)[0])
-                        meta = candidate
-                        break
-            except Exception as exc:
-                self._store_failed(exc)
+            meta = await self._areference(plan, description, thread_id, tool_call_id, message_id)
         return self._result(plan, description, summarized, meta)
+
+    async def _asummary(self, plan: _Plan) -> str | None:
+        """Async version of `_summary`."""
+        if not plan.summarize or self.summarizer is None:
+            return None
+        summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
+        try:
+            return await acall_with_timeout(
+                lambda: summarizer.asummarize(plan.text, **kwargs), self.config.summary_timeout
+            )
+        except Exception as exc:
+            self._summary_failed(exc)
+            return None
+
+    async def _areference(
+        self,
+        plan: _Plan,
+        description: Reduction,
+        thread_id: str | None,
+        tool_call_id: str | None,
+        message_id: str | None,
+    ) -> ReferenceMeta | None:
+        """Async version of `_reference`."""
+        tid = thread_id or NO_THREAD_ID
+        try:
+            for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
+                try:
+                    existing: ReferenceMeta | None = await self.store.ameta(
+                        tid, candidate["ref_id"]
+                    )
+                except KeyError:
+                    existing = None
+                if self._free(existing, candidate):
+                    await self.store.aput(tid, candidate, self._raw(plan)[0])
+                    return candidate
+        except Exception as exc:
+            self._store_failed(exc)
+        return None
+
+    def _described(self, plan: _Plan, summary: str | None) -> tuple[Reduction, bool]:
+        """The text standing for the output: the reduction, or it with the summary wrapped in."""
+        assert plan.reduction is not None
+        wrapped = self._with_summary(plan, summary)
+        return (wrapped, True) if wrapped is not None else (plan.reduction, False)
 
     # ------------------------------------------------------------------ messages
 
