@@ -134,6 +134,19 @@ class _Entries:
 # ---------------------------------------------------------------------------------- backends
 
 
+@dataclass(frozen=True)
+class _Write:
+    """One write to a backend: new messages from log index ``start`` and the new entries."""
+
+    start: int
+    messages: Sequence[BaseMessage]
+    encoded: list[str]
+    """``messages`` as the backend stores them (``encode``; empty when it keeps objects)."""
+    new: _Entries
+    total: _Entries
+    """Every entry so far, ``new`` included (for backends that rewrite them whole)."""
+
+
 class _Backend(Protocol):
     """Where a history's full log and langctx entries live (one writer per session)."""
 
@@ -143,23 +156,9 @@ class _Backend(Protocol):
 
     def encode(self, messages: Sequence[BaseMessage]) -> list[str]: ...
 
-    def write(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None: ...
+    def write(self, w: _Write) -> None: ...
 
-    async def awrite(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None: ...
+    async def awrite(self, w: _Write) -> None: ...
 
     def clear(self) -> None: ...
 
@@ -178,24 +177,10 @@ class _InProcess:
     def encode(self, messages: Sequence[BaseMessage]) -> list[str]:
         return []
 
-    def write(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
+    def write(self, w: _Write) -> None:
         return None
 
-    async def awrite(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
+    async def awrite(self, w: _Write) -> None:
         return None
 
     def clear(self) -> None:
@@ -234,29 +219,15 @@ class _Wrapped:
         if new and self.state is not None:
             self.state[self.key] = total.to_state()
 
-    def write(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
-        if messages:
-            self.history.add_messages(list(messages))
-        self._save(new, total)
+    def write(self, w: _Write) -> None:
+        if w.messages:
+            self.history.add_messages(list(w.messages))
+        self._save(w.new, w.total)
 
-    async def awrite(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
-        if messages:
-            await self.history.aadd_messages(list(messages))
-        self._save(new, total)
+    async def awrite(self, w: _Write) -> None:
+        if w.messages:
+            await self.history.aadd_messages(list(w.messages))
+        self._save(w.new, w.total)
 
     def clear(self) -> None:
         self.history.clear()
@@ -333,20 +304,13 @@ class _SQLite:
                 raise InvalidMessageError(msg) from exc
         return out
 
-    def write(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
+    def write(self, w: _Write) -> None:
         sid = self.session_id
-        rows = [(sid, start + k, text) for k, text in enumerate(encoded)]
+        rows = [(sid, w.start + k, text) for k, text in enumerate(w.encoded)]
         tagged = [
-            *(("compaction", e) for e in new.compactions),
-            *(("edit", e) for e in new.edits),
-            *(("eviction", e) for e in new.evictions),
+            *(("compaction", e) for e in w.new.compactions),
+            *(("edit", e) for e in w.new.edits),
+            *(("eviction", e) for e in w.new.evictions),
         ]
         with self.store.lock:
             entry_rows = [
@@ -377,15 +341,8 @@ class _SQLite:
                 raise InvalidHistoryError(msg) from exc
             self.next_seq += len(entry_rows)
 
-    async def awrite(
-        self,
-        start: int,
-        messages: Sequence[BaseMessage],
-        encoded: list[str],
-        new: _Entries,
-        total: _Entries,
-    ) -> None:
-        await asyncio.to_thread(self.write, start, messages, encoded, new, total)
+    async def awrite(self, w: _Write) -> None:
+        await asyncio.to_thread(self.write, w)
 
     def clear(self) -> None:
         with self.store.lock:
@@ -611,7 +568,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             try:
                 self._memory.add_messages(tagged)
                 new = self._new_entries()
-                self._backend.write(start, batch, encoded, new, self._total(new))
+                self._backend.write(_Write(start, batch, encoded, new, self._total(new)))
             except BaseException:
                 self._restore_memory()
                 raise
@@ -629,7 +586,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             try:
                 await self._memory.aadd_messages(tagged)
                 new = self._new_entries()
-                await self._backend.awrite(start, batch, encoded, new, self._total(new))
+                await self._backend.awrite(_Write(start, batch, encoded, new, self._total(new)))
             except BaseException:
                 self._restore_memory()
                 raise
@@ -645,7 +602,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             try:
                 entry = self._memory.compact(instructions)
                 new = self._new_entries()
-                self._backend.write(len(self._log), [], [], new, self._total(new))
+                self._backend.write(_Write(len(self._log), [], [], new, self._total(new)))
             except BaseException:
                 self._restore_memory()
                 raise
@@ -658,7 +615,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             try:
                 entry = await self._memory.acompact(instructions)
                 new = self._new_entries()
-                await self._backend.awrite(len(self._log), [], [], new, self._total(new))
+                await self._backend.awrite(_Write(len(self._log), [], [], new, self._total(new)))
             except BaseException:
                 self._restore_memory()
                 raise
