@@ -88,7 +88,8 @@ class EditEntry(TypedDict):
     id: str
     message_id: str
     reason: Literal["placeholder", "truncate"]
-    content: str
+    content: str | list[Any]
+    """Replacement content: a string, or the message's blocks with only text blocks cut."""
     tool_calls: NotRequired[list[dict[str, Any]]]
     """Replacement tool calls (an AI message whose arguments were cut), when present."""
     tokens_before: int
@@ -176,7 +177,7 @@ def new_edit_entry(
     *,
     message_id: str,
     reason: Literal["placeholder", "truncate"],
-    content: str,
+    content: str | list[Any],
     tokens_before: int,
     tokens_after: int,
     tool_calls: Sequence[Mapping[str, Any]] | None = None,

@@ -49,6 +49,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
+from langctx.blocks import cut_text_blocks, has_opaque_blocks, has_thinking, is_provider_compaction
 from langctx.config import MemoryConfig
 from langctx.entries import (
     ENTRY_VERSION,
@@ -221,6 +222,10 @@ class LayeredChatMemory:
         self._first_kept = 0
         self._system_idx: list[int] = []
         self._task_idx: int | None = None
+        self._task_closed = False  # a provider compaction stands in for the task from now on
+        self._pc: int | None = None  # latest message holding a provider compaction item
+        self._pc_memo: tuple[tuple[int, int], range] | None = None
+        self._thinking: list[int] = []  # indices of AI messages with thinking blocks
         self._seen_non_system = False
         self._skip: set[int] = set()
         self._call_owner: dict[str, int] = {}
@@ -442,6 +447,7 @@ class LayeredChatMemory:
             self._seen_non_system = True
             if (
                 self._task_idx is None
+                and not self._task_closed
                 and isinstance(message, HumanMessage)
                 and self.config.is_task(message)
             ):
@@ -451,9 +457,45 @@ class LayeredChatMemory:
                     self._refresh_recent()
         if pinned and not self._restoring:
             self._check_pinned()
-        if isinstance(message, AIMessage) and message.usage_metadata:
+        if has_thinking(message):
+            self._thinking.append(i)
+        if is_provider_compaction(message):
+            self._provider_compacted(i)
+        elif isinstance(message, AIMessage) and message.usage_metadata:
             self._calibrate(message)
         return True
+
+    def _provider_compacted(self, i: int) -> None:
+        """The provider compacted everything before message ``i``: project from it on.
+
+        What lies before it is neither sent nor summarized again; langctx summaries written
+        before it stop being projected (the provider's item replaces them), and so does the
+        task (the provider's summary carries it). System messages stay. The item's tokens come
+        from the next response's usage (calibration restarts here).
+        """
+        self._pc = i
+        self._first_kept = max(self._first_kept, i)
+        if self._task_idx is not None and self._task_idx < i:
+            self._task_idx = None
+        self._task_closed = True
+        self._active = [e for e in self._active if self._after_pc(e)]
+        if not self._restoring:
+            self._refresh()
+        self._calibration = 0
+        self._record(
+            "provider_compaction",
+            "add",
+            [self._id(i)],
+            0,
+            "provider compaction item: earlier history is the provider's summary now",
+        )
+
+    def _after_pc(self, entry: CompactionEntry) -> bool:
+        """True when ``entry`` folds messages after the latest provider compaction item."""
+        if self._pc is None:
+            return True
+        fk = entry["first_kept_entry_id"]
+        return fk is None or self._pos.get(fk, -1) > self._pc
 
     def _orphan(self, message: ToolMessage, i: int) -> None:
         if self.config.orphan_policy == "error":
@@ -553,9 +595,21 @@ class LayeredChatMemory:
         if start == 0:
             return 0
         pinned = {*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])}
+        pinned.update(self._pc_unit())
         while start < len(self._log) and start in pinned:
             start += 1
         return start
+
+    def _pc_unit(self) -> range:
+        """Indices of the latest provider compaction item's unit (its message and results)."""
+        if self._pc is None:
+            return range(0)
+        key = (self._pc, len(self._log))
+        if self._pc_memo is None or self._pc_memo[0] != key:
+            width = 2 + 2 * len(tool_call_ids(self._log[self._pc]))
+            units = group_units(self._log[self._pc : self._pc + width]).units
+            self._pc_memo = (key, range(self._pc, self._pc + (units[0].end if units else 1)))
+        return self._pc_memo[1]
 
     def _lifted_task(self) -> int | None:
         """The task's index when it sits in the recent layer behind summaries.
@@ -575,6 +629,7 @@ class LayeredChatMemory:
             self._task_idx < start or self._lifted_task() is not None
         ):
             idx.append(self._task_idx)
+        idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
         return sorted(idx)
 
     def _view(self, i: int) -> BaseMessage:
@@ -699,8 +754,9 @@ class LayeredChatMemory:
     ) -> _Plan | None:
         tokens_before = self.context_tokens()
         n = len(self._log)
-        grouping = group_units(self._log[self._first_kept : n])
-        starts = [self._first_kept + u.start for u in grouping.units]
+        lo = max(self._first_kept, self._pc_unit().stop)  # never fold the provider's compaction
+        grouping = group_units(self._log[lo:n])
+        starts = [lo + u.start for u in grouping.units]
         if not starts:
             return None
         keep = self._keep_target() if keep_override is None else max(0, keep_override)
@@ -713,15 +769,13 @@ class LayeredChatMemory:
             acc += add
             cut = s
         t = self._task_idx
-        if t is not None and self._first_kept <= t and cut <= t:
+        if t is not None and lo <= t and cut <= t:
             # Never leave the task behind a summary: fold everything before it as well.
             cut = next((s for s in starts if s > t), n)
         target = self._head_tokens() + keep
         placeholders: list[EditEntry] = []
-        if trigger in ("threshold", "proactive") and cut > self._first_kept:
-            placeholders = self._plan_placeholders(
-                self._first_kept, cut, self.context_tokens() - target
-            )
+        if trigger in ("threshold", "proactive") and cut > lo:
+            placeholders = self._plan_placeholders(lo, cut, self.context_tokens() - target)
             saved = sum(e["tokens_before"] - e["tokens_after"] for e in placeholders)
             if placeholders and self.context_tokens() - saved <= target:
                 self._apply_edits(placeholders, trigger)
@@ -737,7 +791,7 @@ class LayeredChatMemory:
                 )
         batch = [
             i
-            for i in range(self._first_kept, cut)
+            for i in range(lo, cut)
             if i not in self._skip and i not in self._system_idx and i != self._task_idx
         ]
         if not batch:
@@ -786,9 +840,10 @@ class LayeredChatMemory:
 
     def _plan_placeholders(self, lo: int, hi: int, excess: int) -> list[EditEntry]:
         """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
+        floor = self._edit_floor()
         cands = [
             i
-            for i in range(lo, hi)
+            for i in range(max(lo, floor + 1), hi)
             if isinstance(self._log[i], ToolMessage)
             and i not in self._skip
             and self._id(i) not in self._edit_of
@@ -849,6 +904,17 @@ class LayeredChatMemory:
             parts.append(f"first line: {first[:120]}")
         parts.append("The full output is kept in the log; re-run the tool if you need it.")
         return "\n".join(parts)
+
+    def _edit_floor(self) -> int:
+        """Index of the latest projected thinking message (-1: none).
+
+        Nothing at or before a live thinking block is edited in place: Anthropic checks that the
+        content before a thinking block is what the model saw when it wrote the block.
+        """
+        if not self._thinking:
+            return -1
+        last = self._thinking[-1]
+        return last if last >= self._recent_start() else -1
 
     def _head_tokens(self) -> int:
         return sum(self._view_tokens(i) for i in self._head_pinned()) + self._block_tokens
@@ -1114,7 +1180,12 @@ class LayeredChatMemory:
         over = self.context_tokens() - target
         if over <= 0:
             return
-        recent = [i for i in range(self._recent_start(), len(self._log)) if i not in self._skip]
+        floor = self._edit_floor()
+        recent = [
+            i
+            for i in range(max(self._recent_start(), floor + 1), len(self._log))
+            if i not in self._skip
+        ]
         edits: list[EditEntry] = []
         for i in sorted(recent, key=lambda i: (-self._view_tokens(i), i)):
             if over <= 0:
@@ -1141,17 +1212,15 @@ class LayeredChatMemory:
         m = self._log[i]
         view = self._view(i)
         before = self._view_tokens(i)
-        if before <= keep_tokens:
-            return None
-        text = view.text
+        if before <= keep_tokens or has_opaque_blocks(m):
+            return None  # signed / encrypted blocks travel whole: the message is kept or folded
+        content = view.content
         calls = [dict(tc) for tc in view.tool_calls] if isinstance(view, AIMessage) else []
         ratio = max(keep_tokens - 40, 0) / before
-        best: tuple[str, list[dict[str, Any]] | None, int] | None = None
+        best: tuple[str | list[Any], list[dict[str, Any]] | None, int] | None = None
         new_calls: list[dict[str, Any]] = []
         for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
-            new_text = (
-                _head_tail(text, int(len(text) * ratio), str(m.id)) if len(text) > 200 else text
-            )
+            new_text = _cut_content(content, ratio, str(m.id))
             new_calls = [
                 {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
             ]
@@ -1302,6 +1371,9 @@ class LayeredChatMemory:
                     cut = max(cut, self._pos[fk])
                 elif e["trigger"] != "merge" and fk is None:
                     cut = len(self._log)
+            if self._pc is not None:
+                cut = max(cut, self._pc)
+                self._active = [e for e in self._active if self._after_pc(e)]
             self._first_kept = cut
             self._priority = {str(k): int(v) for k, v in (priorities or {}).items()}
             self._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
@@ -1357,6 +1429,17 @@ def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
     if isinstance(value, list):
         return [_cut_args(v, ratio, message_id) for v in value]
     return value
+
+
+def _cut_content(content: str | list[Any], ratio: float, message_id: str) -> str | list[Any]:
+    """Content cut to about ``ratio`` of its text; a list stays blocks (only text blocks cut)."""
+
+    def cut(text: str) -> str:
+        return _head_tail(text, int(len(text) * ratio), message_id) if len(text) > 200 else text
+
+    if isinstance(content, str):
+        return cut(content)
+    return cut_text_blocks(content, cut)
 
 
 def _head_tail(text: str, keep_chars: int, message_id: str) -> str:

@@ -8,6 +8,9 @@ Example:
     True
     >>> is_context_overflow(ValueError("rate limit exceeded"))
     False
+    >>> is_context_overflow(ValueError(
+    ...     "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 41000."))
+    False
     >>> matcher = OverflowMatcher(extra_patterns=[r"payload too big"])
     >>> matcher(RuntimeError("Payload too big for model"))
     True
@@ -18,7 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["DEFAULT_OVERFLOW_PATTERNS", "OverflowMatcher", "is_context_overflow"]
+__all__ = [
+    "DEFAULT_OVERFLOW_PATTERNS",
+    "DEFAULT_RATE_LIMIT_PATTERNS",
+    "OverflowMatcher",
+    "is_context_overflow",
+    "is_rate_limit",
+]
 
 DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
     r"context_length_exceeded",  # OpenAI error code
@@ -37,6 +46,18 @@ DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
     r"model_context_window_exceeded",
 )
 
+DEFAULT_RATE_LIMIT_PATTERNS: tuple[str, ...] = (
+    r"rate[ _-]?limit",  # "rate limit reached", rate_limit_exceeded, RateLimitError
+    r"tokens per (min|minute|day)",
+    r"requests per (min|minute|day)",
+    r"\b(TPM|RPM|TPD|RPD|ITPM|OTPM)\b",
+    r"too many requests",
+    r"\b429\b",
+    r"quota",
+    r"overloaded",  # Anthropic 529: retry later, the request itself fits
+)
+"""A rate limit or overload is never an overflow: compacting would not help, backing off does."""
+
 
 class OverflowMatcher:
     """Decides whether an exception means "the prompt does not fit the model's window"."""
@@ -46,30 +67,58 @@ class OverflowMatcher:
         *,
         patterns: Iterable[str] = DEFAULT_OVERFLOW_PATTERNS,
         extra_patterns: Iterable[str] = (),
+        rate_limit_patterns: Iterable[str] = DEFAULT_RATE_LIMIT_PATTERNS,
     ) -> None:
         self.patterns = (*patterns, *extra_patterns)
+        self.rate_limit_patterns = tuple(rate_limit_patterns)
         self._regex = re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE)
+        self._rate = (
+            re.compile("|".join(f"(?:{p})" for p in self.rate_limit_patterns), re.IGNORECASE)
+            if self.rate_limit_patterns
+            else None
+        )
 
     def __call__(self, exc: BaseException) -> bool:
-        """True when ``exc`` (or an exception it was raised from) is a context overflow."""
-        seen: set[int] = set()
-        cur: BaseException | None = exc
-        while cur is not None and id(cur) not in seen:
-            seen.add(id(cur))
-            if self._match_one(cur):
+        """True when ``exc`` (or an exception it was raised from) is a context overflow.
+
+        A rate limit (HTTP 429, TPM / RPM, quota, overload) anywhere in the chain is never an
+        overflow, even when its message also says "request too large".
+        """
+        chain = _chain(exc)
+        if self.is_rate_limit(exc):
+            return False
+        return any(self._regex.search(_describe(e)) for e in chain)
+
+    def is_rate_limit(self, exc: BaseException) -> bool:
+        """True when ``exc`` (or an exception it was raised from) is a rate limit or overload."""
+        for e in _chain(exc):
+            if getattr(e, "status_code", None) in (429, 529):
                 return True
-            cur = cur.__cause__ or cur.__context__
+            if self._rate is not None and self._rate.search(_describe(e)):
+                return True
         return False
 
-    def _match_one(self, exc: BaseException) -> bool:
-        parts = [type(exc).__name__, str(exc)]
-        code = getattr(exc, "code", None)
-        if isinstance(code, str):
-            parts.append(code)
-        body = getattr(exc, "body", None)
-        if body is not None:
-            parts.append(str(body))
-        return bool(self._regex.search(" ".join(parts)))
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def _describe(exc: BaseException) -> str:
+    parts = [type(exc).__name__, str(exc)]
+    code = getattr(exc, "code", None)
+    if isinstance(code, str):
+        parts.append(code)
+    body = getattr(exc, "body", None)
+    if body is not None:
+        parts.append(str(body))
+    return " ".join(parts)
 
 
 _DEFAULT = OverflowMatcher()
@@ -78,3 +127,8 @@ _DEFAULT = OverflowMatcher()
 def is_context_overflow(exc: BaseException) -> bool:
     """True when ``exc`` says the request exceeded the model's context window (default patterns)."""
     return _DEFAULT(exc)
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    """True when ``exc`` is a rate limit or overload (back off and retry; do not compact)."""
+    return _DEFAULT.is_rate_limit(exc)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from langctx.blocks import PROVIDER_COMPACTION_TOKENS
 from langctx.errors import ConfigError, InvalidMessageError, LangctxWarning
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ TOOL_RESULT_OVERHEAD_TOKENS = 3
 _IMAGE_BLOCK_TYPES = frozenset({"image", "image_url", "input_image"})
 _TEXT_BLOCK_TYPES = frozenset({"text", "reasoning", "thinking"})  # text under the type's key
 _TOOL_CALL_BLOCK_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
+_OPAQUE_BLOB_TYPES = frozenset({"compaction", "redacted_thinking", "reasoning"})
 
 
 @runtime_checkable
@@ -405,7 +407,27 @@ class _MessageCounter:
             text = block.get(block_type, block.get("text"))
             if isinstance(text, str):
                 return self.count_text(text)
+        if block_type in _OPAQUE_BLOB_TYPES:
+            return self._count_opaque(block)
         return self.count_text(_to_json(block))
+
+    def _count_opaque(self, block: dict[str, Any]) -> int:
+        """Signed or encrypted blocks: their readable text, never the length of the blob.
+
+        Anthropic ``compaction`` blocks carry their summary as ``content`` text; encrypted items
+        (OpenAI compaction, redacted thinking, reasoning without a summary) count as
+        `PROVIDER_COMPACTION_TOKENS` until provider usage calibrates the total.
+        """
+        texts: list[str] = []
+        content = block.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        for part in block.get("summary") or []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        if texts:
+            return sum(self.count_text(t) for t in texts)
+        return PROVIDER_COMPACTION_TOKENS
 
 
 class ApproximateCounter(_MessageCounter):

@@ -5,6 +5,15 @@ together with every ToolMessage answering those calls (parallel calls included),
 message. A cut — where the verbatim recent layer starts — is only ever placed at the start of a unit,
 so no projection holds a tool result without its call, or a call without its result.
 
+Invalid tool calls (``AIMessage.invalid_tool_calls`` with an id and a name) pair like tool calls:
+langchain-openai and langchain-anthropic send them as calls, so their answers belong to them.
+
+Thinking: when the first AI message of an assistant turn (the AI and tool messages after a human
+message) carries a thinking block, Anthropic requires the kept part of that turn to start with a
+thinking block. A later AI message of the same turn without one therefore starts no unit: it
+joins the unit before it, so a cut keeps the turn from its thinking on or folds it whole.
+Interleaved thinking (a thinking block before each call) leaves every call a unit of its own.
+
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> msgs = [
@@ -17,6 +26,10 @@ Example:
     ... ]
     >>> [u.start for u in group_units(msgs).units]
     [0, 1, 4]
+    >>> think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
+    >>> msgs[1] = AIMessage(think, id="a", tool_calls=msgs[1].tool_calls)
+    >>> [u.start for u in group_units(msgs).units]  # "done" has no thinking: it cannot start a unit
+    [0, 1]
 """
 
 from __future__ import annotations
@@ -25,6 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langctx.blocks import has_thinking, starts_with_thinking
 
 __all__ = ["Unit", "UnitGrouping", "group_units", "pair_errors", "tool_call_ids"]
 
@@ -51,10 +66,18 @@ class UnitGrouping:
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Ids of the tool calls an AI message makes (empty for other messages)."""
+    """Ids of the tool calls an AI message makes, invalid ones included (empty for others).
+
+    An invalid tool call counts when it has an id and a name: that is when the provider
+    packages send it as a call that needs an answer.
+    """
     if not isinstance(message, AIMessage):
         return []
-    return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
+    ids = [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
+    ids.extend(
+        str(tc.get("id")) for tc in message.invalid_tool_calls if tc.get("id") and tc.get("name")
+    )
+    return ids
 
 
 def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
@@ -126,4 +149,31 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
             units.append(Unit(i, i + 1))
     if open_start is not None:
         units.append(Unit(open_start, len(messages), pending=True))
-    return UnitGrouping(units=units, orphans=orphans, unanswered=unanswered)
+    return UnitGrouping(
+        units=_join_thinking_turns(messages, units), orphans=orphans, unanswered=unanswered
+    )
+
+
+def _join_thinking_turns(messages: Sequence[BaseMessage], units: list[Unit]) -> list[Unit]:
+    """Merge each unit that may not start a kept part into the unit before it.
+
+    A unit starting at an AI message may start the kept part when no earlier AI message of its
+    assistant turn (within ``messages``) had thinking, or when it starts with thinking itself.
+    """
+    out: list[Unit] = []
+    thinking_turn = False
+    for unit in units:
+        first = messages[unit.start]
+        if not isinstance(first, AIMessage):
+            if not isinstance(first, ToolMessage):
+                thinking_turn = False  # a human or system message ends the assistant turn
+            out.append(unit)
+            continue
+        joins = bool(out) and thinking_turn and not starts_with_thinking(first)
+        thinking_turn = thinking_turn or has_thinking(first)
+        if joins:
+            prev = out.pop()
+            out.append(Unit(prev.start, unit.end, pending=unit.pending))
+        else:
+            out.append(unit)
+    return out

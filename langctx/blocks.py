@@ -1,0 +1,120 @@
+"""Provider content blocks that langctx must not touch: thinking, reasoning, compaction items.
+
+Providers put things in a message's content list that are only valid byte for byte and in place:
+
+* **thinking** / **redacted_thinking** (Anthropic): signed; with thinking on, the assistant turn
+  of a tool loop must start with one, and nothing at or before a live thinking block may change.
+* **reasoning** (OpenAI Responses): an item that must travel with the item that follows it.
+* **compaction** (Anthropic ``compaction`` blocks, OpenAI Responses compaction items): the
+  provider's own summary of everything before it; the provider ignores what precedes it.
+* images and block types langctx does not know: carried verbatim with their message.
+
+The functions here are pure and look only at ``message.content`` and ``additional_kwargs``.
+
+Example:
+    >>> from langchain_core.messages import AIMessage
+    >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s1"},
+    ...                 {"type": "text", "text": "Reading."}])
+    >>> starts_with_thinking(ai), has_thinking(ai)
+    (True, True)
+    >>> is_provider_compaction(AIMessage([{"type": "compaction", "content": "Summary..."}]))
+    True
+    >>> cut_text_blocks(ai.content, lambda text: text[:3])[1]
+    {'type': 'text', 'text': 'Rea'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+__all__ = [
+    "PROVIDER_COMPACTION_TOKENS",
+    "THINKING_BLOCK_TYPES",
+    "cut_text_blocks",
+    "has_opaque_blocks",
+    "has_reasoning",
+    "has_thinking",
+    "is_provider_compaction",
+    "starts_with_thinking",
+]
+
+THINKING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
+"""Anthropic's signed reasoning blocks."""
+
+_COMPACTION_TYPES = frozenset({"compaction"})
+_OPAQUE_TYPES = frozenset({*THINKING_BLOCK_TYPES, "reasoning", *_COMPACTION_TYPES})
+
+PROVIDER_COMPACTION_TOKENS = 500
+"""Estimate for an encrypted provider compaction item until provider usage says better.
+
+The encrypted blob's length says nothing about its tokens; the next response's
+``usage_metadata.input_tokens`` calibrates the running total (see ``LayeredChatMemory``).
+"""
+
+
+def _blocks(message: BaseMessage) -> list[Any]:
+    return message.content if isinstance(message.content, list) else []
+
+
+def _type(block: Any) -> str | None:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def has_thinking(message: BaseMessage) -> bool:
+    """True when an AI message carries a thinking or redacted_thinking block."""
+    if not isinstance(message, AIMessage):
+        return False
+    return any(_type(b) in THINKING_BLOCK_TYPES for b in _blocks(message))
+
+
+def starts_with_thinking(message: BaseMessage) -> bool:
+    """True when an AI message's first content block is thinking or redacted_thinking."""
+    blocks = _blocks(message)
+    return (
+        isinstance(message, AIMessage) and bool(blocks) and _type(blocks[0]) in THINKING_BLOCK_TYPES
+    )
+
+
+def has_reasoning(message: BaseMessage) -> bool:
+    """True when an AI message carries OpenAI reasoning (a block or ``additional_kwargs``)."""
+    if not isinstance(message, AIMessage):
+        return False
+    return "reasoning" in message.additional_kwargs or any(
+        _type(b) == "reasoning" for b in _blocks(message)
+    )
+
+
+def has_opaque_blocks(message: BaseMessage) -> bool:
+    """True when the message holds a block that must not be edited in place.
+
+    Thinking, reasoning and compaction blocks are signed or encrypted: the message may be kept
+    whole or folded whole, never cut.
+    """
+    if isinstance(message, AIMessage) and "reasoning" in message.additional_kwargs:
+        return True
+    return any(_type(b) in _OPAQUE_TYPES for b in _blocks(message))
+
+
+def is_provider_compaction(message: BaseMessage) -> bool:
+    """True when the message holds a provider compaction item (Anthropic or OpenAI Responses)."""
+    return any(_type(b) in _COMPACTION_TYPES for b in _blocks(message))
+
+
+def cut_text_blocks(content: list[Any], cut: Callable[[str], str]) -> list[Any]:
+    """The same blocks with every text block's text passed through ``cut``; others verbatim.
+
+    Strings in the list count as text blocks. Block order and every non-text block (images,
+    thinking, reasoning, compaction, unknown types) are kept byte-identical.
+    """
+    out: list[Any] = []
+    for block in content:
+        if isinstance(block, str):
+            out.append(cut(block))
+        elif _type(block) == "text" and isinstance(block.get("text"), str):
+            out.append({**block, "text": cut(block["text"])})
+        else:
+            out.append(block)
+    return out
