@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langctx.blocks import has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.summarize.text import truncate_to_tokens
@@ -98,6 +99,8 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
         return message.model_copy(update=update)
     if isinstance(message, ToolMessage) and CONTEXT_MODE_STAMP in message.response_metadata:
         return message  # Context-mode already escaped the untrusted parts; its own markers stay
+    if has_thinking(message):
+        return message  # signed: nothing in a thinking message changes (its text is the model's)
     if isinstance(message, ToolMessage | AIMessage) and _has_delimiter(message.content):
         return message.model_copy(update={"content": _escape_content(message.content)})
     return message
