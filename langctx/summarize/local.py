@@ -1,8 +1,9 @@
 """The local deterministic summarizer: offline default and fallback when a model fails.
 
 It writes the same fixed structure as the model prompt, from mechanical facts only: the goal (the
-pinned task), constraints found in human messages, files read and modified, the last failing command
-with its error lines, and the last stated next step. Lists shrink until the summary fits its cap.
+pinned task, agent machinery such as ``<environment_context>`` stripped), constraints found in
+human messages, files read and modified, the last failing command with its error lines, and the
+last stated next step. Lists shrink until the summary fits its cap.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from langctx.machinery import strip_machinery
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
 
@@ -86,6 +88,7 @@ def render_local_summary(
     read = list(facts.get("read_files") or [])
     modified = list(facts.get("modified_files") or [])
     commands = facts.get("commands") or []
+    goal = strip_machinery(request.task) if request.task else ""
     # Shrink step by step: fewer observed files, shorter lines, fewer constraints, fewer error lines.
     for read_limit, width, n_constraints, err_lines, mod_limit in (
         (12, 200, 6, 3, 12),
@@ -96,7 +99,7 @@ def render_local_summary(
         (0, 60, 2, 1, 2),
         (0, 50, 1, 0, 1),
     ):
-        lines = ["Goal:", f"- {_clip(request.task or 'see the pinned task', width)}"]
+        lines = ["Goal:", f"- {_clip(goal or 'see the pinned task', width)}"]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")

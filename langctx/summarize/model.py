@@ -19,6 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langctx.machinery import strip_machinery
 from langctx.summarize.request import SummaryRequest
 
 __all__ = [
@@ -155,9 +156,10 @@ class ModelSummarizer:
         else:
             system = self.prompt.format(max_tokens=request.max_tokens)
             parts = []
-            if request.task:
+            task = strip_machinery(request.task) if request.task else ""
+            if task:  # the user's request, without the agent's preamble blocks
                 parts.append(
-                    f"Original task (kept verbatim elsewhere):\n{_clip_middle(request.task, 2000)}"
+                    f"Original task (kept verbatim elsewhere):\n{_clip_middle(task, 2000)}"
                 )
             if request.summaries:
                 parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))

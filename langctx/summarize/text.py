@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.files import Facts, extract_facts, merge_facts
+from langctx.machinery import substantive_text
 
 __all__ = [
     "SummaryFacts",
@@ -44,16 +45,24 @@ def extract_constraints(
 ) -> list[str]:
     """User constraints: sentences of human messages that say must / never / only / keep ...
 
+    Only what the user wrote counts: tool results and AI messages are never read, and agent
+    machinery (``<system-reminder>`` blocks, slash-command tags and their output, environment
+    blocks, hook output; see :mod:`langctx.machinery`) is stripped first. A message that is
+    machinery only (e.g. a command's output an agent sends as a user message) gives none.
+
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> extract_constraints([HumanMessage("Fix the bug. Do not edit tests. Thanks")])
         ['Do not edit tests.']
+        >>> extract_constraints([HumanMessage(
+        ...     "<system-reminder>You must use TodoWrite.</system-reminder>\\nKeep the API stable.")])
+        ['Keep the API stable.']
     """
     found: list[str] = []
     for msg in messages:
         if not isinstance(msg, HumanMessage):
             continue
-        for sentence in _sentences(msg.text):
+        for sentence in _sentences(substantive_text(msg)):
             if _CONSTRAINT.search(sentence):
                 s = sentence[:_MAX_SENTENCE]
                 if s not in found:
