@@ -3,10 +3,12 @@
 ``langctx replay SESSION`` is the command-line face of this package. The pieces:
 
 * :func:`read_session` / :func:`parse_session` read LangChain message JSONL, OpenAI
-  chat-completions JSON, Claude Code session JSONL and pi session JSONL, detected from the content;
+  chat-completions JSON, Claude Code session JSONL (and its sub-agent transcripts), Codex CLI
+  rollouts and pi session JSONL, detected from the content;
 * :func:`replay_session` feeds a session to a :class:`~langctx.LayeredChatMemory` call by call and
   returns a :class:`ReplayReport` (tokens per call with and without langctx, compactions, prompt-cache
-  prefix share, amnesia probes, integrity checks);
+  prefix share, amnesia probes on every request, integrity checks); the probes' truth comes from
+  ``langctx.replay.truth``, its own parser of the raw session;
 * ``langctx.replay.render`` prints a report (rich when installed) and ``langctx.replay.plot`` draws it
   (matplotlib); both are imported only when used.
 
@@ -28,6 +30,7 @@ from langctx.replay.engine import (
     REPORT_VERSION,
     CallRecord,
     CompactionRecord,
+    ProbeLoss,
     ReplayReport,
     parse_token_count,
     replay_session,
@@ -51,6 +54,7 @@ __all__ = [
     "CompactionRecord",
     "EmptySessionError",
     "ParsedSession",
+    "ProbeLoss",
     "ReplayReport",
     "SessionFormat",
     "SessionFormatError",

@@ -8,22 +8,16 @@ agent without langctx sends (the full-history baseline).
 
 Per call the report holds the context tokens with and without langctx, the unchanged-prefix share
 (tokens of the longest common prefix of this request's and the previous request's message lists,
-over this request's tokens: what provider prompt caching can reuse) and the integrity checks (no
+over this request's tokens: what provider prompt caching can reuse), the integrity checks (no
 tool result without its call and no call without its result in the projection; the pinned task
-present). Per compaction it holds the trigger, tokens before and after, level, quality, and the
-*amnesia probes*, checked on the request right after the compaction:
-
-* ``task`` -- the pinned task message is in the request, unaltered;
-* ``constraints`` -- every user constraint so far (:func:`~langctx.summarize.extract_constraints`
-  over the human messages) appears in the request;
-* ``files_modified`` -- every file modified so far (:func:`~langctx.files.extract_facts` over the
-  tool calls) appears in the request;
-* ``latest_failure`` -- one of the error lines of the latest failing tool result appears;
-* ``next_step`` -- the last stated next step (:func:`~langctx.summarize.extract_next_step`) appears.
-
-A fact "appears" when its first 48 characters, whitespace collapsed, are in the request's text
-(message texts plus tool-call names and JSON arguments); summaries clip long lines, so a prefix is
-the fair test. A probe is ``None`` when there is nothing to check yet (no failure so far, ...).
+present) and the *amnesia probes* of :mod:`langctx.replay.truth` on the request: ``task``,
+``constraints``, ``files_modified``, ``latest_failure`` and ``next_step``. Their truth is read from
+the raw session by that module's own parser (not langctx's fact extraction); paths must be named
+whole, error lines and constraints contained whole, and a probe with nothing to check is ``None``.
+Per compaction it holds the trigger, tokens before and after, level, quality, and the probes on
+the request right after it. :meth:`ReplayReport.probe_shares` is the share of requests after the
+first compaction in which each probe held; :meth:`ReplayReport.losses` says which fact was lost
+from which request, and after which compaction it was first missing.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -41,7 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import warnings
@@ -53,15 +46,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from langctx.entries import covered_count
 from langctx.errors import ConfigError, LangctxWarning
-from langctx.files import Facts, empty_facts, extract_facts, merge_facts
 from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.replay.formats import EmptySessionError, ParsedSession
+from langctx.replay.truth import PROBES, Truth, probe_request, session_roots
 from langctx.summarize import (
     LocalSummarizer,
     ModelSummarizer,
     SummaryRequest,
-    extract_constraints,
-    extract_next_step,
     resolve_summarizer,
 )
 from langctx.tokens import TokenCounter
@@ -72,18 +63,15 @@ __all__ = [
     "REPORT_VERSION",
     "CallRecord",
     "CompactionRecord",
+    "ProbeLoss",
     "ReplayReport",
     "parse_token_count",
     "replay_session",
 ]
 
-REPORT_VERSION = 1
-"""Version of :meth:`ReplayReport.to_dict`'s layout."""
+REPORT_VERSION = 2
+"""Version of :meth:`ReplayReport.to_dict`'s layout (2: independent probes on every request)."""
 
-PROBES: tuple[str, ...] = ("task", "constraints", "files_modified", "latest_failure", "next_step")
-"""The amnesia probes, in report order."""
-
-_PREFIX_CHARS = 48
 _TOKENS_RE = re.compile(r"(?i)^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$")
 
 CompactionKind = Literal["fold", "placeholder", "merge", "truncate", "noop"]
@@ -144,6 +132,10 @@ class CallRecord:
     """Tool calls in the request without their result (must be 0)."""
     compactions: int = 0
     """Compaction records written while the turn before this call was added."""
+    probes: Mapping[str, bool | None] = field(default_factory=dict)
+    """The amnesia probes on this request (None: nothing to check yet)."""
+    missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per failed probe, the facts it did not find in this request."""
 
     @property
     def prefix_share(self) -> float:
@@ -180,6 +172,33 @@ class CompactionRecord:
     """The amnesia probes on the request right after it (see the module docstring)."""
     coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """``(found, total)`` for the list probes (constraints, files_modified)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeLoss:
+    """One fact a probe did not find: from which request on, and after which compaction.
+
+    Example:
+        >>> str(ProbeLoss("files_modified", "src/a.py", first_call=57, calls=3, compaction=3))
+        "files_modified: 'src/a.py' missing from request 57 (first lost after compaction 3; 3 requests)"
+    """
+
+    probe: str
+    fact: str
+    first_call: int
+    """The first request (1-based call index) that lacks it."""
+    calls: int
+    """Requests that lack it."""
+    compaction: int
+    """Compactions before :attr:`first_call` (0: lost before any compaction)."""
+
+    def __str__(self) -> str:
+        after = (
+            f"after compaction {self.compaction}" if self.compaction else "before any compaction"
+        )
+        shown = self.fact if len(self.fact) <= 100 else self.fact[:97] + "..."
+        n = f"{self.calls} request{'s' if self.calls != 1 else ''}"
+        return f"{self.probe}: {shown!r} missing from request {self.first_call} (first lost {after}; {n})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,15 +300,43 @@ class ReplayReport:
         """How many compaction records of ``kind``."""
         return sum(1 for c in self.compactions if c.kind == kind)
 
-    def probe_shares(self) -> dict[str, float | None]:
-        """Per probe, the share of compactions after which it held (None: nothing to check)."""
+    def calls_after_compaction(self) -> tuple[CallRecord, ...]:
+        """The requests from the first one built after a compaction on."""
+        for i, c in enumerate(self.calls):
+            if c.compactions:
+                return self.calls[i:]
+        return ()
+
+    def probe_shares(self, *, after_compaction: bool = True) -> dict[str, float | None]:
+        """Per probe, the share of requests in which it held (None: nothing to check).
+
+        Args:
+            after_compaction: count only the requests from the first compaction on (the amnesia
+                test); False counts every request.
+        """
+        calls = self.calls_after_compaction() if after_compaction else self.calls
         out: dict[str, float | None] = {}
-        probed = [c for c in self.compactions if c.kind != "noop"]
         for name in PROBES:
-            values = [c.probes.get(name) for c in probed]
-            checked = [v for v in values if v is not None]
+            checked = [v for c in calls if (v := c.probes.get(name)) is not None]
             out[name] = sum(checked) / len(checked) if checked else None
         return out
+
+    def losses(self) -> list[ProbeLoss]:
+        """Every fact some request lacked, in the order they were first lost."""
+        first: dict[tuple[str, str], list[int]] = {}
+        compactions = 0
+        before: dict[int, int] = {}
+        for c in self.calls:
+            compactions += c.compactions
+            before[c.index] = compactions
+            for probe, facts in c.missing.items():
+                for fact in facts:
+                    first.setdefault((probe, fact), []).append(c.index)
+        out = [
+            ProbeLoss(probe, fact, calls[0], len(calls), before[calls[0]])
+            for (probe, fact), calls in first.items()
+        ]
+        return sorted(out, key=lambda x: (x.first_call, PROBES.index(x.probe)))
 
     def totals(self) -> dict[str, Any]:
         """The headline figures, JSON-safe."""
@@ -326,7 +373,7 @@ class ReplayReport:
             >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")])
             >>> d = r.to_dict()
             >>> d["v"], d["totals"]["calls"], d["calls"][0]["context_tokens"] > 0
-            (1, 1, True)
+            (2, 1, True)
         """
         return {
             "v": REPORT_VERSION,
@@ -337,6 +384,17 @@ class ReplayReport:
             "task": self.task,
             "totals": self.totals(),
             "probes": self.probe_shares(),
+            "probes_all_requests": self.probe_shares(after_compaction=False),
+            "losses": [
+                {
+                    "probe": x.probe,
+                    "fact": x.fact,
+                    "first_call": x.first_call,
+                    "calls": x.calls,
+                    "compaction": x.compaction,
+                }
+                for x in self.losses()
+            ],
             "calls": [
                 {
                     "index": c.index,
@@ -350,6 +408,7 @@ class ReplayReport:
                     "orphans": c.orphans,
                     "unanswered": c.unanswered,
                     "compactions": c.compactions,
+                    "probes": dict(c.probes),
                 }
                 for c in self.calls
             ],
@@ -429,30 +488,15 @@ def _unanswered_calls(messages: Sequence[BaseMessage]) -> int:
     )
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _haystack(ctx: Sequence[BaseMessage]) -> str:
-    parts: list[str] = []
-    for m in ctx:
-        parts.append(m.text)
-        if isinstance(m, AIMessage):
-            for tc in m.tool_calls:
-                parts.append(f"{tc['name']} {json.dumps(tc['args'], ensure_ascii=False)}")
-    return _norm("\n".join(parts))
-
-
-def _present(needle: str, hay: str) -> bool:
-    key = _norm(needle)[:_PREFIX_CHARS]
-    return not key or key in hay
-
-
 class _Replay:
     """State of one replay; :func:`replay_session` drives it."""
 
     def __init__(
-        self, messages: Sequence[BaseMessage], memory: LayeredChatMemory, processor: Any = None
+        self,
+        messages: Sequence[BaseMessage],
+        memory: LayeredChatMemory,
+        processor: Any = None,
+        cwd: str | None = None,
     ) -> None:
         self.log = list(messages)
         self.mem = memory
@@ -465,8 +509,8 @@ class _Replay:
         self.added = 0
         self.full = 0
         self.prev: list[BaseMessage] = []
-        self.facts: Facts = empty_facts()
-        self.humans: list[BaseMessage] = []
+        self.last_coverage: dict[str, tuple[int, int]] = {}
+        self.truth = Truth(session_roots(self.log, cwd))
         self.by_id = {str(m.id): m for m in self.log}
 
     def add(self, batch: list[BaseMessage]) -> list[CompactionRecord]:
@@ -477,13 +521,8 @@ class _Replay:
         self.mem.add_messages(self._through_context_mode(batch))
         self.added += len(batch)
         self.full += sum(self.counter.count_message(m) for m in batch)
-        self.humans.extend(m for m in batch if isinstance(m, HumanMessage))
-        self.facts = merge_facts(
-            self.facts,
-            extract_facts(
-                batch, file_tools=self.mem.file_tools, command_tools=self.mem.command_tools
-            ),
-        )
+        for m in batch:
+            self.truth.add(m)
         return self._records(entries, evictions)
 
     def _through_context_mode(self, batch: list[BaseMessage]) -> list[BaseMessage]:
@@ -554,23 +593,17 @@ class _Replay:
 
     def probes(
         self, ctx: Sequence[BaseMessage]
-    ) -> tuple[dict[str, bool | None], dict[str, tuple[int, int]]]:
-        hay = _haystack(ctx)
-        task = self.task()
-        probes: dict[str, bool | None] = {"task": self.task_present(ctx, task)}
-        coverage: dict[str, tuple[int, int]] = {}
-        constraints = extract_constraints(self.humans)
-        files = self.facts["modified_files"]
-        for name, items in (("constraints", constraints), ("files_modified", files)):
-            found = sum(1 for item in items if _present(item, hay))
-            coverage[name] = (found, len(items))
-            probes[name] = found == len(items) if items else None
-        errors = self.facts["errors"]
-        lines = [ln for ln in errors[-1]["lines"] if ln.strip()] if errors else []
-        probes["latest_failure"] = any(_present(ln, hay) for ln in lines) if lines else None
-        step = extract_next_step(self.log[: self.added])
-        probes["next_step"] = _present(step, hay) if step else None
-        return probes, coverage
+    ) -> tuple[dict[str, bool | None], dict[str, tuple[str, ...]], dict[str, tuple[int, int]]]:
+        """The probes on one request: held per probe, missing facts, ``(found, total)``."""
+        results = probe_request(self.truth, ctx)
+        held = {name: results[name].held for name in PROBES}
+        missing = {n: r.missing for n, r in results.items() if r.missing}
+        coverage = {
+            n: (r.total - len(r.missing), r.total)
+            for n, r in results.items()
+            if n in ("constraints", "files_modified")
+        }
+        return held, missing, coverage
 
     @staticmethod
     def task_present(ctx: Sequence[BaseMessage], task: BaseMessage | None) -> bool | None:
@@ -587,6 +620,8 @@ class _Replay:
                 break
             prefix += sizes[j]
         orphans, unanswered = pair_errors(ctx)
+        held, missing, coverage = self.probes(ctx)
+        self.last_coverage = coverage
         record = CallRecord(
             index=len(self.calls) + 1,
             message_index=message_index,
@@ -598,6 +633,8 @@ class _Replay:
             orphans=orphans,
             unanswered=unanswered,
             compactions=n_records,
+            probes=held,
+            missing=missing,
         )
         self.calls.append(record)
         self.prev = ctx
@@ -606,14 +643,13 @@ class _Replay:
     def turn(self, batch: list[BaseMessage], next_ai: int | None) -> None:
         """Add ``batch``; then, if a model call follows (``next_ai``), record it."""
         records = self.add(batch) if batch else []
-        ctx: list[BaseMessage] | None = None
         if next_ai is not None:
-            _, ctx = self.call(next_ai, len(records))
+            record, _ = self.call(next_ai, len(records))
+            probes, coverage = dict(record.probes), self.last_coverage
         if not records:
             return
-        if ctx is None:
-            ctx = self.mem.build_context()
-        probes, coverage = self.probes(ctx)
+        if next_ai is None:
+            probes, _, coverage = self.probes(self.mem.build_context())
         before = len(self.calls) if next_ai is not None else None
         for r in records:
             self.records.append(
@@ -694,7 +730,9 @@ def replay_session(
     started = time.perf_counter()
     fmt: str | None = None
     notes: tuple[str, ...] = ()
+    cwd: str | None = None
     if isinstance(session, ParsedSession):
+        cwd = session.cwd
         messages: list[BaseMessage] = list(session.messages)
         name = name or session.name
         fmt = session.format
@@ -745,7 +783,7 @@ def replay_session(
         from langctx.context_mode.pipeline import ContextModeProcessor
 
         processor = ContextModeProcessor(count_tokens=mem.counter.count_text)
-    replay = _Replay(messages, mem, processor)
+    replay = _Replay(messages, mem, processor, cwd)
     total = len(ai_positions)
     batch: list[BaseMessage] = []
     for i, m in enumerate(messages):

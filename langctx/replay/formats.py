@@ -13,8 +13,24 @@ The format is detected from the content, never from the file name:
 * ``claude-code`` -- Claude Code session JSONL: lines of ``type`` ``"user"`` / ``"assistant"`` whose
   ``message.content`` holds ``text``, ``tool_use`` and ``tool_result`` blocks. Claude Code writes
   one line per content block, so consecutive assistant lines with the same ``message.id`` are merged
-  into one AI message. Sidechain (sub-agent) lines, ``summary``, ``system``, ``file-history-snapshot``
-  and other bookkeeping lines are skipped and counted in :attr:`ParsedSession.notes`.
+  into one AI message. ``summary``, ``system``, ``file-history-snapshot``, ``progress`` and other
+  bookkeeping lines are skipped and counted in :attr:`ParsedSession.notes`. Sub-agents: Claude Code
+  writes each sub-agent's transcript to ``<session>/subagents/agent-<id>.jsonl`` (every line
+  ``isSidechain: true``); such a file is read as a session of its own (the sub-agent's prompt is
+  its task). In a main session, sidechain lines (older versions wrote them inline) are skipped:
+  the parent sees a sub-agent only through the ``Task`` tool's result, which is an ordinary tool
+  result there. :func:`read_session` lists the sub-agent files found beside a main session in
+  :attr:`ParsedSession.subagents` (``agent-acompact-*`` files, Claude Code's own compaction
+  calls, are left out).
+* ``codex`` -- Codex CLI rollouts (``rollout-*.jsonl``): ``session_meta`` / ``turn_context`` /
+  ``response_item`` / ``event_msg`` lines (``{"type", "payload"}``), or the older layout of a
+  ``{"id", "timestamp", "instructions"}`` header followed by bare response items. Response items
+  are read: ``message`` (user / assistant / developer, ``input_text`` / ``output_text`` blocks),
+  ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` and their ``*_output`` items
+  (a JSON ``{"output", "metadata": {"exit_code"}}`` output becomes its text, with the exit code
+  noted when non-zero); ``reasoning`` items are dropped, ``event_msg`` lines duplicate the
+  response items and are skipped. The user messages Codex injects (``<environment_context>``,
+  ``<user_instructions>``) are kept as human messages, as Codex sends them.
 * ``pi`` -- pi coding-agent session JSONL (badlogic/pi-mono, ``packages/coding-agent``): a
   ``{"type": "session", ...}`` header, then ``{"type": "message", "message": {"role": "user" |
   "assistant" | "toolResult" | "bashExecution" | "custom", "content": ...}}`` lines, where assistant
@@ -67,7 +83,7 @@ __all__ = [
     "read_session",
 ]
 
-SessionFormat = Literal["langchain", "openai", "claude-code", "pi"]
+SessionFormat = Literal["langchain", "openai", "claude-code", "codex", "pi"]
 """The session formats :func:`parse_session` reads."""
 
 SESSION_FORMATS: tuple[SessionFormat, ...] = get_args(SessionFormat)
@@ -88,6 +104,22 @@ _PI_ENTRY_TYPES = frozenset(
     }
 )
 _CLAUDE_ONLY_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation"})
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+_CODEX_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "reasoning",
+        "web_search_call",
+    }
+)
 _DETECT_RECORDS = 200
 _BRANCH_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -99,8 +131,8 @@ _COMPACTION_PREFIX = (
 )
 _COMPACTION_SUFFIX = "\n</summary>"
 _FORMATS_HELP = (
-    "LangChain message JSONL, OpenAI chat-completions JSON, Claude Code session JSONL or pi "
-    "session JSONL"
+    "LangChain message JSONL, OpenAI chat-completions JSON, Claude Code session JSONL, Codex CLI "
+    "rollout JSONL or pi session JSONL"
 )
 
 
@@ -157,6 +189,11 @@ class ParsedSession:
     """The file it was read from."""
     notes: tuple[str, ...] = field(default=())
     """What was skipped or assumed while reading (bookkeeping lines, pi's own compactions, ...)."""
+    cwd: str | None = None
+    """The agent's working directory, when the session records it (Claude Code, Codex, pi)."""
+    subagents: tuple[str, ...] = field(default=())
+    """Claude Code sub-agent transcripts found beside the file (``<stem>/subagents/agent-*.jsonl``);
+    replay each with :func:`read_session` on its own."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,7 +241,33 @@ def read_session(
             f"JSONL ({_FORMATS_HELP})."
         )
         raise SessionFormatError(msg, path=str(p), line=line) from exc
-    return parse_session(text, format=format, name=name or _stem(p), path=str(p))
+    parsed = parse_session(text, format=format, name=name or _stem(p), path=str(p))
+    if parsed.format == "claude-code":
+        found = _subagent_files(p)
+        if found:
+            note = f"{len(found)} sub-agent transcript(s) beside it (replay each on its own)"
+            parsed = ParsedSession(
+                name=parsed.name,
+                format=parsed.format,
+                messages=parsed.messages,
+                path=parsed.path,
+                notes=(*parsed.notes, note),
+                cwd=parsed.cwd,
+                subagents=found,
+            )
+    return parsed
+
+
+def _subagent_files(path: Path) -> tuple[str, ...]:
+    """``<dir>/<stem>/subagents/agent-*.jsonl`` beside a Claude Code session, compaction calls left out."""
+    folder = path.with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return ()
+    return tuple(
+        str(f)
+        for f in sorted(folder.glob("agent-*.jsonl"))
+        if not f.name.startswith("agent-acompact")
+    )
 
 
 def parse_session(
@@ -260,7 +323,12 @@ def parse_session(
         msg = f"{where}: the session holds no messages{skipped}. Check that this is an agent session log."
         raise EmptySessionError(msg, path=path)
     return ParsedSession(
-        name=name, format=fmt, messages=reader.out, path=path, notes=tuple(reader.notes)
+        name=name,
+        format=fmt,
+        messages=reader.out,
+        path=path,
+        notes=tuple(reader.notes),
+        cwd=reader.cwd,
     )
 
 
@@ -350,6 +418,12 @@ def _classify(rec: Any) -> SessionFormat | None:
         return "claude-code"
     if "sessionId" in rec and ("uuid" in rec or "parentUuid" in rec):
         return "claude-code"
+    if kind in _CODEX_TYPES and isinstance(rec.get("payload"), dict):
+        return "codex"
+    if kind in _CODEX_ITEMS and ("call_id" in rec or "role" in rec or "summary" in rec):
+        return "codex"
+    if rec.get("record_type") == "state" or ("instructions" in rec and "timestamp" in rec):
+        return "codex"
     if kind in _LC_TYPES and ("content" in rec or isinstance(rec.get("data"), dict)):
         return "langchain"
     if isinstance(rec.get("role"), str) and ("content" in rec or "tool_calls" in rec):
@@ -480,6 +554,7 @@ class _Reader:
         self.skipped: Counter[str] = Counter()
         self._notes: list[str] = []
         self._per_line: Counter[str] = Counter()
+        self.cwd: str | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -507,6 +582,8 @@ class _Reader:
                 self.openai_message(rec, str(line), line)
         elif fmt == "claude-code":
             self.claude_code(records)
+        elif fmt == "codex":
+            self.codex(records)
         else:
             self.pi(records)
 
@@ -689,9 +766,18 @@ class _Reader:
 
     def claude_code(self, records: list[tuple[int, Any]]) -> None:
         open_ai: tuple[str, int] | None = None  # (message.id, index in out) of the last AI
+        talk = [rec for _, rec in records if rec.get("type") in ("user", "assistant")]
+        subagent = bool(talk) and all(rec.get("isSidechain") for rec in talk)
+        if subagent:
+            agent = next((r.get("agentId") for r in talk if r.get("agentId")), None)
+            self._notes.append(
+                f"a sub-agent transcript{f' (agent {agent})' if agent else ''}: read on its own"
+            )
         for line, rec in records:
             kind = rec.get("type")
-            if rec.get("isSidechain"):
+            if self.cwd is None and isinstance(rec.get("cwd"), str):
+                self.cwd = str(rec["cwd"])
+            if rec.get("isSidechain") and not subagent:
                 self.skipped["sidechain (sub-agent) lines skipped"] += 1
                 continue
             message = rec.get("message")
@@ -719,9 +805,89 @@ class _Reader:
                 if any(not isinstance(m, ToolMessage) for m in self.out[before:]):
                     open_ai = None  # a human turn closes the assistant message
 
+    # ---------------------------------------------------------------- codex
+
+    def codex(self, records: list[tuple[int, Any]]) -> None:
+        open_ai: int | None = None  # index in out of the AI message collecting calls
+        for line, rec in records:
+            kind = rec.get("type")
+            payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else None
+            if kind == "session_meta" and payload is not None:
+                if isinstance(payload.get("cwd"), str):
+                    self.cwd = str(payload["cwd"])
+                continue
+            if kind in ("event_msg", "turn_context", "compacted") or rec.get("record_type"):
+                what = kind if kind else f"{rec.get('record_type')} records"
+                self.skipped[f"codex {what} lines skipped"] += 1
+                continue
+            if kind is None and "instructions" in rec:  # the older header line
+                continue
+            item = payload if kind == "response_item" and payload is not None else rec
+            open_ai = self._codex_item(item, line, open_ai)
+
+    def _codex_item(self, item: dict[str, Any], line: int, open_ai: int | None) -> int | None:
+        kind = item.get("type")
+        label = str(line)
+        if kind == "message":
+            role = item.get("role")
+            text = _flatten(item.get("content"))
+            if role == "assistant":
+                self.out.append(AIMessage(content=text, id=self._id(label)))
+                return len(self.out) - 1
+            if role in ("system", "developer"):
+                self.out.append(SystemMessage(content=text, id=self._id(label)))
+            else:
+                self.out.append(HumanMessage(content=text, id=self._id(label)))
+            return None
+        if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            call_id = item.get("call_id") or item.get("id")
+            if kind == "local_shell_call":
+                action = item.get("action")
+                command = action.get("command") if isinstance(action, dict) else None
+                args: dict[str, Any] = {"command": command}
+                name = "local_shell"
+            elif kind == "custom_tool_call":
+                args, name = {"input": item.get("input")}, str(item.get("name") or "custom")
+            else:
+                args, name = _args(item.get("arguments")), str(item.get("name") or "")
+            if not name or not call_id:
+                raise self._fail(line, f"a codex {kind} needs a name and a call_id.")
+            call = {"id": str(call_id), "name": name, "args": args, "type": "tool_call"}
+            if open_ai is None or not isinstance(self.out[open_ai], AIMessage):
+                self.out.append(AIMessage(content="", id=self._id(label)))
+                open_ai = len(self.out) - 1
+            ai = self.out[open_ai]
+            assert isinstance(ai, AIMessage)
+            self.out[open_ai] = AIMessage(
+                content=ai.content, id=ai.id, tool_calls=[*ai.tool_calls, call]
+            )
+            return open_ai
+        if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            call_id = item.get("call_id")
+            if not call_id:
+                raise self._fail(line, f"a codex {kind} needs a call_id.")
+            text, code = _codex_output(item.get("output"))
+            self.out.append(
+                ToolMessage(
+                    content=text,
+                    id=self._id(label),
+                    tool_call_id=str(call_id),
+                    status="error" if code not in (None, 0) else "success",
+                )
+            )
+            return None  # the next call belongs to the next model response
+        if kind == "reasoning":
+            self.skipped["codex reasoning items dropped"] += 1
+            return open_ai
+        self.skipped[f"codex {kind!s} items skipped"] += 1
+        return open_ai
+
     # ---------------------------------------------------------------- pi
 
     def pi(self, records: list[tuple[int, Any]]) -> None:
+        for _, rec in records:
+            if rec.get("type") == "session" and isinstance(rec.get("cwd"), str):
+                self.cwd = str(rec["cwd"])
         entries = [(line, rec) for line, rec in records if rec.get("type") != "session"]
         if any("parentId" in rec and "id" in rec for _, rec in entries):
             entries = self._pi_branch(entries)
@@ -823,6 +989,28 @@ def _extend_ai(ai: BaseMessage, blocks: Sequence[Any]) -> AIMessage:
         elif (t := _block_text(block)) is not None and t:
             parts.append(t)
     return AIMessage(content="\n".join(parts), id=ai.id, tool_calls=calls)
+
+
+def _codex_output(output: Any) -> tuple[str, int | None]:
+    """A codex tool output as text and its exit code: JSON ``{"output", "metadata"}`` unwrapped."""
+    if isinstance(output, dict):
+        data: Any = output
+    elif isinstance(output, str) and output.lstrip().startswith("{"):
+        try:
+            data = json.loads(output)
+        except json.JSONDecodeError:
+            return output, None
+    else:
+        return _flatten(output), None
+    if not isinstance(data, dict) or "output" not in data:
+        return (output if isinstance(output, str) else json.dumps(output)), None
+    text = _flatten(data.get("output"))
+    meta = data.get("metadata")
+    raw = meta.get("exit_code") if isinstance(meta, dict) else None
+    code = raw if isinstance(raw, int) else None
+    if code:
+        text += f"\n\nProcess exited with code {code}"
+    return text, code
 
 
 def _pi_bash_text(message: Mapping[str, Any]) -> str:

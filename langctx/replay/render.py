@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from langctx.replay.engine import PROBES, CompactionRecord, ReplayReport
+from langctx.replay.engine import CompactionRecord, ReplayReport
+from langctx.replay.truth import PROBES
 
 __all__ = ["format_report", "print_report", "progress", "report_rows"]
 
@@ -53,7 +54,7 @@ def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
     s = report.settings
     window = f", window {_n(s['context_window'])}" if s.get("context_window") else ""
     shares = report.probe_shares()
-    probed = sum(1 for c in report.compactions if c.kind != "noop")
+    probed = len(report.calls_after_compaction())
     probe_text = (
         ", ".join(f"{_PROBE_LABELS[p]} {_pct(shares[p])}" for p in PROBES)
         if probed
@@ -92,7 +93,10 @@ def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
             f"mean {_pct(t['mean_prefix_share'])} of each request unchanged; cacheable "
             f"{_n(t['cacheable_tokens'])} tokens (full history {_n(t['cacheable_tokens_full'])})",
         ),
-        ("amnesia probes", probe_text + (f" (after {probed} compactions)" if probed else "")),
+        (
+            "amnesia probes",
+            probe_text + (f" (of {probed} requests after the first compaction)" if probed else ""),
+        ),
         (
             "integrity",
             f"orphans in projections {t['projection_orphans']}, task missing at "
@@ -166,6 +170,13 @@ def format_report(report: ReplayReport, *, max_rows: int = 20) -> str:
         ]
         if hidden:
             lines.append(f"  ... {hidden} more (use --rows 0 to show all)")
+    losses = report.losses()
+    if losses:
+        lines += ["", f"lost facts ({len(losses)})"]
+        shown = losses[:max_rows] if max_rows else losses
+        lines += [f"  - {x}" for x in shown]
+        if len(shown) < len(losses):
+            lines.append(f"  ... {len(losses) - len(shown)} more (use --rows 0 to show all)")
     extra = [*report.warnings, *report.notes]
     if extra:
         lines += ["", "notes"]
@@ -228,6 +239,12 @@ def print_report(
         console.print(table)
         if hidden:
             console.print(f"... {hidden} more (use --rows 0 to show all)")
+    losses = report.losses()
+    shown = losses[:max_rows] if max_rows else losses
+    for x in shown:
+        console.print(f"lost: {x}", markup=False)
+    if len(shown) < len(losses):
+        console.print(f"... {len(losses) - len(shown)} more lost facts (use --rows 0 to show all)")
     for x in [*report.warnings, *report.notes]:
         console.print(f"note: {x}", markup=False)
 

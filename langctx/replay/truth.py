@@ -1,0 +1,656 @@
+"""Ground truth for the replay's amnesia probes, read from the raw session with its own parser.
+
+Nothing here uses langctx's own fact extraction (``langctx.files``, ``langctx.summarize``) or the
+memory: the probes check the memory, so their truth must not come from it. :class:`Truth` is fed the
+session's messages in order and knows, at any point, five facts; :func:`probe_request` checks one
+request (the messages langctx would send) against them:
+
+* ``task`` -- the text of the first human message with substance (agent machinery stripped when
+  ``langctx.machinery`` is available), whitespace-normalized, is contained in the request;
+* ``constraints`` -- every constraint sentence of the human messages so far (a sentence with
+  *must, never, do not, don't, only, always, avoid, make sure, ...*), taken verbatim, is contained
+  in the request (whitespace normalized, trailing punctuation ignored);
+* ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
+  blocks, and shell writes: ``>``/``>>`` redirects, ``tee``, ``sed -i``, ``mv``, ``cp``, ``rm``,
+  ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named*: the exact path, or its
+  path relative to the session's common root, bounded by characters that cannot be part of a path;
+* ``latest_failure`` -- one of the error lines of the latest failing tool result (non-zero exit,
+  ``status="error"``, a traceback or test failure) is contained whole (whitespace normalized);
+* ``next_step`` -- the latest *informative* next-step statement of the agent is contained whole.
+  A sentence is a next-step statement when it starts with a lead (*let me, I'll, I will, next,
+  now I, I'm going to, the plan is to ...*); it is informative when what follows the lead names a
+  concrete target (a path, a file name, a backticked or quoted term, a code identifier) or has at
+  least four content words. "Let me read the relevant files:" is not informative (one content word).
+
+An empty fact is never "present": a probe with nothing to check is ``None``, and a fact whose text
+normalizes to nothing is not collected.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> t = Truth()
+    >>> for m in [HumanMessage("Fix the parser. Never edit tests/."),
+    ...           AIMessage("", tool_calls=[{"id": "c", "name": "bash",
+    ...                                    "args": {"command": "sed -i s/a/b/ src/p.py"}}]),
+    ...           ToolMessage("ok", tool_call_id="c")]:
+    ...     t.add(m)
+    >>> t.modified, t.constraints
+    (['src/p.py'], ['Never edit tests/'])
+    >>> r = probe_request(t, [HumanMessage("Fix the parser. Never edit tests/.")])
+    >>> r["task"].held, r["files_modified"].held, r["files_modified"].missing
+    (True, False, ('src/p.py',))
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+__all__ = [
+    "PROBES",
+    "Failure",
+    "ProbeResult",
+    "Request",
+    "Truth",
+    "common_root",
+    "error_lines",
+    "is_failure",
+    "is_informative_step",
+    "modified_paths",
+    "probe_request",
+    "session_roots",
+]
+
+PROBES: tuple[str, ...] = ("task", "constraints", "files_modified", "latest_failure", "next_step")
+"""The amnesia probes, in report order."""
+
+# ------------------------------------------------------------------------------------ text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                for key in ("text", "thinking", "content"):
+                    value = block.get(key)
+                    if isinstance(value, str):
+                        parts.append(value)
+                        break
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string inside a JSON value (tool-call arguments), depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None:
+        yield json.dumps(value)
+
+
+def _strip_machinery(text: str) -> str:
+    """``text`` without agent machinery, when ``langctx.machinery`` provides a stripper."""
+    # TODO(issue 9 item 2): langctx.machinery is being written; until it lands the probes use
+    # the whole text of human messages (so a Codex <environment_context> first message counts
+    # as the task). The lookup below picks it up without a change here once it exists.
+    try:
+        from langctx import machinery  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return text
+    strip = getattr(machinery, "strip_machinery", None)
+    if callable(strip):
+        return str(strip(text))
+    return text
+
+
+# ------------------------------------------------------------------------------------ paths
+
+_PATH_CHARS = r"\w.\-/\\~+@%"
+_READ_TOOLS = frozenset(
+    {"read", "read_file", "view", "open", "cat", "glob", "grep", "ls", "find_file", "search_file"}
+)
+_WRITE_TOOLS = frozenset(
+    {
+        "edit",
+        "write",
+        "multiedit",
+        "notebookedit",
+        "write_file",
+        "edit_file",
+        "create_file",
+        "replace",
+        "insert",
+        "create",
+        "file_write",
+        "str_replace",
+        "file_editor",
+    }
+)
+_EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "file_editor"})
+_EDITOR_WRITES = frozenset({"create", "str_replace", "insert", "undo_edit", "write"})
+_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "filepath")
+_PATCH_RE = re.compile(
+    r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M
+)
+_DIFF_RE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
+
+
+def _clean(path: str) -> str | None:
+    p = path.strip().strip("'\"`")
+    if not p or p in ("-", "/dev/null", "/dev/stdout", "/dev/stderr") or p.startswith("&"):
+        return None
+    if any(c in p for c in "$*?{}<>|") or p.startswith("-"):
+        return None
+    while p.startswith("./"):
+        p = p[2:]
+    p = re.sub(r"/{2,}", "/", p)
+    return p or None
+
+
+def _shell_script(args: Mapping[str, Any]) -> str | None:
+    cmd = args.get("command", args.get("cmd", args.get("script")))
+    if isinstance(cmd, list):
+        words = [str(w) for w in cmd]
+        if (
+            len(words) >= 3
+            and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+            and words[1]
+            in (
+                "-lc",
+                "-c",
+            )
+        ):
+            return words[2]
+        return " ".join(shlex.quote(w) for w in words)
+    return cmd if isinstance(cmd, str) else None
+
+
+def _words(line: str) -> list[str]:
+    lex = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
+    lex.whitespace_split = True
+    try:
+        return list(lex)
+    except ValueError:  # unbalanced quotes: fall back to whitespace
+        return line.split()
+
+
+def _commands(words: list[str]) -> Iterable[list[str]]:
+    current: list[str] = []
+    for w in words:
+        if w and set(w) <= set(";&|()"):
+            if current:
+                yield current
+            current = []
+        else:
+            current.append(w)
+    if current:
+        yield current
+
+
+def _shell_writes(script: str) -> list[str]:
+    """Files a shell script writes: redirects, tee, sed -i, mv/cp targets, rm, touch, patches."""
+    out: list[str] = []
+    heredoc = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", script)
+    head, body = script, ""
+    if heredoc:  # a heredoc body is data, not commands (but may be a patch)
+        start = script.find("\n", heredoc.end())
+        if start != -1:
+            head, body = script[:start], script[start + 1 :]
+    out += [m.group(1) or m.group(2) for m in _PATCH_RE.finditer(body or script)]
+    cwd: str | None = None
+    for line in head.splitlines():
+        for words in _commands(_words(line)):
+            if words[0] == "cd" and len(words) == 2:
+                target = words[1]
+                cwd = target if target.startswith("/") or cwd is None else f"{cwd}/{target}"
+                cwd = posixpath.normpath(cwd) if cwd.startswith("/") else None
+                continue
+            found = len(out)
+            plain: list[str] = []
+            i = 0
+            while i < len(words):
+                w = words[i]
+                if w in (">", ">>", ">|") and i + 1 < len(words):
+                    if not (plain and plain[-1].isdigit() and plain[-1] != "1"):
+                        out.append(words[i + 1])
+                    elif plain:
+                        plain.pop()  # 2> err.log: not a file the task writes
+                    i += 2
+                    continue
+                if w in ("<", "<<", ">&", "<&", "&>", "&>>") and i + 1 < len(words):
+                    i += 2
+                    continue
+                plain.append(w)
+                i += 1
+            while plain and re.match(r"^\w+=", plain[0]):
+                plain = plain[1:]  # VAR=value prefixes
+            if not plain:
+                continue
+            cmd, rest = plain[0].rsplit("/", 1)[-1], plain[1:]
+            if cmd == "sed" and any(w.startswith("-i") for w in rest):
+                out += _sed_files(rest)
+            elif cmd == "perl" and any(re.match(r"^-\w*i", w) for w in rest):
+                out += [w for w in rest if not w.startswith("-")][1:]
+            else:
+                operands = [w for w in rest if not w.startswith("-")]
+                if cmd == "tee" or cmd in ("rm", "touch", "truncate", "unlink"):
+                    out += operands
+                elif cmd in ("mv", "cp", "install") and len(operands) >= 2:
+                    *sources, dest = operands
+                    if len(sources) > 1 or dest.endswith("/") or dest == ".":
+                        out += [posixpath.join(dest, posixpath.basename(x)) for x in sources]
+                    else:
+                        out.append(dest)
+            if cwd is not None:  # relative to the directory this script cd'ed into
+                out[found:] = [
+                    p if p.startswith(("/", "~")) else posixpath.normpath(f"{cwd}/{p}")
+                    for p in out[found:]
+                ]
+    return out
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    """The file operands of ``sed -i``: what is left after options and the script."""
+    files: list[str] = []
+    script_given = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-e", "-f", "--expression", "--file"):
+            script_given = True
+            i += 2
+            continue
+        if a == "-i" and i + 1 < len(args) and args[i + 1] == "":
+            i += 2  # BSD sed: -i ''
+            continue
+        if a.startswith("-"):
+            i += 1
+            continue
+        files.append(a)
+        i += 1
+    return files if script_given else files[1:]
+
+
+def modified_paths(name: str, args: Mapping[str, Any], open_file: str | None = None) -> list[str]:
+    """Files a tool call modifies, read from its name and arguments only.
+
+    Example:
+        >>> modified_paths("Edit", {"file_path": "/r/a.py", "old_string": "x"})
+        ['/r/a.py']
+        >>> modified_paths("shell", {"command": ["bash", "-lc", "echo hi > out.txt && tee -a log.md"]})
+        ['out.txt', 'log.md']
+        >>> modified_paths("edit", {"command": "edit 3:4\\nx = 1\\nend_of_edit"}, open_file="m.py")
+        ['m.py']
+    """
+    low = name.lower()
+    raw: list[str] = []
+    if low in _EDITOR_TOOLS:
+        if str(args.get("command", "")) in _EDITOR_WRITES:
+            raw += [str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)][:1]
+    elif low == "apply_patch" or ("patch" in args and isinstance(args.get("patch"), str)):
+        text = "\n".join(_strings(args))
+        raw += [m.group(1) or m.group(2) for m in _PATCH_RE.finditer(text)]
+        raw += _DIFF_RE.findall(text) if not raw else []
+    elif low in _WRITE_TOOLS and any(isinstance(args.get(k), str) for k in _PATH_KEYS):
+        raw += [str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)][:1]
+    elif low in _WRITE_TOOLS or low in ("open", "rm"):
+        command = args.get("command")
+        words = command.split("\n", 1)[0].split() if isinstance(command, str) else []
+        verb = words[0] if words else low
+        if verb in ("create", "rm") and len(words) > 1:
+            raw += words[1:]
+        elif verb in ("edit", "insert", "append") and open_file:
+            raw.append(open_file)
+        elif low in ("edit", "insert") and open_file and not words:
+            raw.append(open_file)
+    else:
+        script = _shell_script(args)
+        if script is not None:
+            raw += _shell_writes(script)
+    out: list[str] = []
+    for r in raw:
+        p = _clean(r)
+        if p is not None and p not in out:
+            out.append(p)
+    return out
+
+
+def _opened(name: str, args: Mapping[str, Any]) -> str | None:
+    """The file an SWE-agent style ``open``/``create`` makes current (edits go to it)."""
+    command = args.get("command")
+    words = command.split("\n", 1)[0].split() if isinstance(command, str) else []
+    if words and words[0] in ("open", "create") and len(words) > 1:
+        return _clean(words[1])
+    if name.lower() in ("open", "create"):
+        for key in ("path", "filename", "file"):
+            if isinstance(args.get(key), str):
+                return _clean(str(args[key]))
+    return None
+
+
+def common_root(paths: Iterable[str]) -> str | None:
+    """The deepest directory holding every absolute path, or None (fewer than two / only ``/``).
+
+    Example:
+        >>> common_root(["/r/app/a.py", "/r/app/sub/b.py", "rel.py"])
+        '/r/app'
+    """
+    dirs = [posixpath.dirname(p) for p in paths if p.startswith("/")]
+    if not dirs:
+        return None
+    root = posixpath.commonpath(dirs) if len(dirs) > 1 else dirs[0]
+    return root if root not in ("/", "") else None
+
+
+def session_roots(messages: Sequence[BaseMessage], cwd: str | None = None) -> tuple[str, ...]:
+    """The roots relative paths are read against: the session's cwd and the common root of every
+    absolute path its tool calls name (``path``-like arguments and ``cd`` targets)."""
+    paths: list[str] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for tc in m.tool_calls:
+                args = tc.get("args") or {}
+                paths += [str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)]
+                script = _shell_script(args)
+                if script:
+                    paths += [p + "/" for p in re.findall(r"\bcd\s+(/[^\s;&|]+)", script)]
+    roots: list[str] = []
+    if cwd:
+        roots.append(cwd.rstrip("/"))
+    root = common_root(paths)
+    if root and root not in roots:
+        roots.append(root)
+    return tuple(roots)
+
+
+def _path_forms(path: str, roots: Sequence[str]) -> list[str]:
+    forms = [path]
+    for root in roots:
+        if path.startswith(root + "/"):
+            forms.append(path[len(root) + 1 :])
+        elif not path.startswith("/"):
+            forms.append(f"{root}/{path}")
+    return [f for f in dict.fromkeys(forms) if f]
+
+
+def _has_path(hay: str, path: str, roots: Sequence[str]) -> bool:
+    for form in _path_forms(path, roots):
+        start = 0
+        while (i := hay.find(form, start)) != -1:
+            start = i + 1
+            before = hay[i - 1] if i else " "
+            after = hay[i + len(form) : i + len(form) + 2]
+            if re.match(f"[{_PATH_CHARS}]", before):
+                continue
+            if after[:1] and (re.match(r"[\w\-/\\]", after[:1]) or re.match(r"\.\w", after)):
+                continue
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------------ failures
+
+_EXIT_RE = re.compile(
+    r"(?i)(?:exit(?:ed)?\s+(?:with\s+)?(?:code|status)|exit\s+code|exit_code|returncode|"
+    r"process exited with code)\s*[:=]?\s*(-?\d+)"
+)
+_TEST_FAIL_RE = re.compile(
+    r"(?m)Traceback \(most recent call last\)|^FAILED\b|\b\d+ failed\b|^FAIL[: ]|^ERROR:|"
+    r"\berror TS\d+|^npm ERR!|^error(?:\[\w+\])?:|^fatal:|^panic:|\bTIMED OUT\b|\btimed out\b"
+)
+_ERROR_LINE_RE = re.compile(
+    r"(?i)(?:^|\s)(?:[\w.]*(?:error|exception)\b[:\]]?|[\w.]+(?:Error|Exception|Interrupt|Exit)\b)"
+    r"|^(?:FAILED|FAIL|E)\s|\bfailed\b|^fatal:|^panic:|npm ERR!|\bno such file\b|"
+    r"\bcommand not found\b|\bpermission denied\b|\bnot found\b|\bcannot\b|\bunable to\b|"
+    r"\btimed out\b"
+)
+_NOTE_RE = re.compile(r"^\[[^\]\n]*\]$")
+"""A lone bracketed note (``[no tool result recorded ...]``): a recording gap, not an error."""
+_TRAILER_RE = re.compile(r"(?i)^\W*(?:command )?(?:exited|finished) with (?:exit )?code \d+\W*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failing tool result: where it is, the command, and its error lines (normalized)."""
+
+    index: int
+    """Position of the tool result in the session (0-based)."""
+    command: str
+    """The call's name and arguments, short."""
+    lines: tuple[str, ...]
+    """Up to three error lines, in output order (the probe needs one of them)."""
+
+
+def is_failure(output: str, *, status: str | None = None, tool: str = "") -> bool:
+    """Whether a tool result reports a failure: a non-zero exit code, ``status="error"`` (unless the
+    output is only a bracketed recording note), or (for tools that do not just read a file) a
+    traceback or a test/compiler failure.
+
+    Example:
+        >>> is_failure("1 passed"), is_failure("x\\nCommand exited with code 2")
+        (False, True)
+    """
+    codes = [int(c) for c in _EXIT_RE.findall(output)]
+    if codes:
+        return codes[-1] != 0
+    if status == "error":
+        return not _NOTE_RE.match(output.strip())
+    return tool.lower() not in _READ_TOOLS and bool(_TEST_FAIL_RE.search(output))
+
+
+def error_lines(output: str, limit: int = 3) -> tuple[str, ...]:
+    """The last ``limit`` lines that read as errors, whitespace-normalized; else the last line.
+
+    Example:
+        >>> error_lines("ok\\nTraceback (most recent call last):\\n  x\\nValueError: bad  value\\n")
+        ('ValueError: bad value',)
+    """
+    lines = [_norm(ln) for ln in output.splitlines()]
+    lines = [ln for ln in lines if ln and not _TRAILER_RE.match(ln)]
+    hits = [ln for ln in lines if _ERROR_LINE_RE.search(ln) and not ln.startswith("Traceback")]
+    if hits:
+        return tuple(hits[-limit:])
+    return tuple(lines[-1:])
+
+
+# ------------------------------------------------------------------------------------ sentences
+
+_CONSTRAINT_RE = re.compile(
+    r"(?i)\b(?:must(?:n't| not)?|never|do not|don't|dont|does not|doesn't|only|always|"
+    r"should(?:n't| not)|make sure|ensure|avoid|no need to|cannot|can't|without|required?)\b"
+)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+>•]|\d+[.)])\s+")
+_LEAD_RE = re.compile(
+    r"(?i)^(?:(?:ok(?:ay)?|now|great|good|perfect|first|then|next|finally|so)[,!.]?\s+)*"
+    r"(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|now i(?:'ll| will)|"
+    r"next(?: step)?(?: is)?[:,]?|the next step is(?: to)?|the plan is to|my next step is(?: to)?)"
+    r"\s+(?P<rest>.+)$"
+)
+_TARGET_RE = re.compile(
+    r"`[^`]+`|\"[^\"]{2,}\"|'[^']{2,}'|\S+/\S+|\b\w+\.[A-Za-z]{1,5}\b|\b\w+_\w+\b|\b\w+\(\)|"
+    r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+)
+_STOP = frozenset(
+    "the a an and or to of in on at for with from into this that these those it its them their "
+    "now first then again also just some more any all other relevant file files code codebase "
+    "look check see take quick closer start begin continue understand what how where which there "
+    "here let me you your our out up about over can will would could should need".split()
+)
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for raw in _SENTENCE_SPLIT.split(text):
+        s = _norm(_BULLET_RE.sub("", raw)).rstrip(" .!?:;,")
+        if s:
+            out.append(s)
+    return out
+
+
+def is_informative_step(sentence: str) -> bool:
+    """Whether a sentence states a concrete next step (see the module docstring).
+
+    Example:
+        >>> is_informative_step("Let me read the relevant files:")
+        False
+        >>> is_informative_step("Let me fix `parse_header` in src/http.py")
+        True
+        >>> is_informative_step("Next, I will rerun the failing integration tests with verbose logs")
+        True
+    """
+    m = _LEAD_RE.match(_norm(sentence))
+    if not m:
+        return False
+    rest = m.group("rest")
+    if _TARGET_RE.search(rest):
+        return True
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", rest)]
+    return sum(1 for w in words if w not in _STOP) >= 4
+
+
+# ------------------------------------------------------------------------------------ truth
+
+
+class Truth:
+    """The five facts of a session up to the last message added (:meth:`add`).
+
+    Args:
+        roots: directories relative paths are read against (:func:`session_roots`).
+    """
+
+    def __init__(self, roots: Sequence[str] = ()) -> None:
+        self.roots = tuple(roots)
+        self.task: str | None = None
+        """Normalized text of the task (first substantive human message)."""
+        self.task_index: int | None = None
+        self.constraints: list[str] = []
+        self.modified: list[str] = []
+        self.failure: Failure | None = None
+        """The latest failing tool result."""
+        self.failures: list[Failure] = []
+        """Every failing tool result so far, in order."""
+        self.next_step: str | None = None
+        self.added = 0
+        self._calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self._open: str | None = None
+
+    def add(self, message: BaseMessage) -> None:
+        """Take one message of the session, in order."""
+        index = self.added
+        self.added += 1
+        if isinstance(message, HumanMessage):
+            text = _strip_machinery(_content_text(message.content))
+            if self.task is None and _norm(text):
+                self.task, self.task_index = _norm(text), index
+            for s in _sentences(text):
+                if 8 <= len(s) <= 400 and _CONSTRAINT_RE.search(s) and s not in self.constraints:
+                    self.constraints.append(s)
+        elif isinstance(message, AIMessage):
+            for s in _sentences(_content_text(message.content)):
+                if is_informative_step(s):
+                    self.next_step = s
+            for tc in message.tool_calls:
+                name, args = str(tc.get("name") or ""), tc.get("args") or {}
+                self._calls[str(tc.get("id"))] = (name, args)
+                for p in modified_paths(name, args, self._open):
+                    if p not in self.modified:
+                        self.modified.append(p)
+                self._open = _opened(name, args) or self._open
+        elif isinstance(message, ToolMessage):
+            name, call_args = self._calls.get(str(message.tool_call_id), ("", {}))
+            output = _content_text(message.content)
+            if is_failure(output, status=message.status, tool=name):
+                lines = error_lines(output)
+                if lines:
+                    shown = _norm(f"{name} {' '.join(_strings(call_args))}")[:200]
+                    self.failure = Failure(index=index, command=shown, lines=lines)
+                    self.failures.append(self.failure)
+
+
+# ------------------------------------------------------------------------------------ probes
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe on one request: whether it held, and the facts it did not find."""
+
+    held: bool | None
+    """None when there is nothing to check yet."""
+    missing: tuple[str, ...] = ()
+    total: int = 0
+    """Facts checked."""
+
+
+class Request:
+    """The searchable text of one request: message texts, tool-call names and argument strings."""
+
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+        parts: list[str] = []
+        for m in messages:
+            parts.append(_content_text(m.content))
+            if isinstance(m, AIMessage):
+                for tc in m.tool_calls:
+                    parts.append(str(tc.get("name") or ""))
+                    parts.extend(_strings(tc.get("args") or {}))
+        self.text = _norm("\n".join(parts))
+
+    def has(self, fact: str) -> bool:
+        """``fact`` (normalized, non-empty) is contained in the request."""
+        key = _norm(fact)
+        return bool(key) and key in self.text
+
+    def has_path(self, path: str, roots: Sequence[str] = ()) -> bool:
+        """``path`` (or its form relative to a root) is named, bounded by non-path characters."""
+        return bool(path) and _has_path(self.text, path, roots)
+
+
+def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, ProbeResult]:
+    """Every probe of :data:`PROBES` on one request, against the facts so far."""
+    req = Request(messages)
+    out: dict[str, ProbeResult] = {}
+    if truth.task is None:
+        out["task"] = ProbeResult(None)
+    else:
+        ok = req.has(truth.task)
+        out["task"] = ProbeResult(ok, () if ok else (truth.task[:120],), 1)
+    for name, items, test in (
+        ("constraints", truth.constraints, req.has),
+        ("files_modified", truth.modified, lambda p: req.has_path(p, truth.roots)),
+    ):
+        missing = tuple(i for i in items if not test(i))
+        out[name] = ProbeResult(not missing if items else None, missing, len(items))
+    f = truth.failure
+    if f is None:
+        out["latest_failure"] = ProbeResult(None)
+    else:
+        ok = any(req.has(ln) for ln in f.lines)
+        out["latest_failure"] = ProbeResult(ok, () if ok else (f.lines[-1],), 1)
+    step = truth.next_step
+    if step is None:
+        out["next_step"] = ProbeResult(None)
+    else:
+        ok = req.has(step)
+        out["next_step"] = ProbeResult(ok, () if ok else (step,), 1)
+    return out
