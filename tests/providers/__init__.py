@@ -1,0 +1,1 @@
+"""Provider validity for the test suite: real payload builders, documented rules, history strategies."""
