@@ -8,12 +8,16 @@ facts are read here from the structure of the messages, never from prose:
   :class:`FileToolSpec` per tool name says whether a call reads or modifies, and under which
   argument keys its path(s) sit. :data:`DEFAULT_FILE_TOOLS` covers the tool names of pi,
   SWE-agent, OpenHands, aider, mini-swe-agent, Anthropic's text editor, Codex's ``apply_patch``,
-  Claude Code, Gemini CLI, Cursor, Cline and the LangChain/deepagents file tools.
+  Claude Code, Gemini CLI, Cursor, Cline and the LangChain/deepagents file tools. The command
+  of a shell tool is parsed too (:func:`langctx.shell.parse_command`: ``cat``, ``sed -n``,
+  ``rg``, ``apply_patch`` heredocs, ``sed -i``, ``>`` redirects, ``mv``...).
 * **Commands** are the calls of shell tools (:data:`DEFAULT_COMMAND_TOOLS`); their exit code is
   read from the matching ``ToolMessage`` (its ``status``, its artifact, or an exit-code trailer
   in its text such as ``Command exited with code 1`` or ``<returncode>1</returncode>``).
-* **Errors** are the error lines of failing tool results: a command whose exit code is not zero
-  or whose output plainly reports a failure, or any tool result with ``status="error"``.
+* **Errors** are the error lines of failing tool results: a command that failed (a non-zero
+  exit code other than a search's "no match", a failing test run or build in its output) or
+  any tool result with ``status="error"``. Output of a command that only reads files is file
+  content, not a diagnosis.
 
 A call counts when it is made, whatever its result: a failed edit still tells the summary which
 file the agent was working on. Results are matched to calls by ``tool_call_id``, so parallel
@@ -22,30 +26,32 @@ checked for errors. The work is linear in the size of the messages, and tool out
 only for command tools or results marked as errors.
 
 The facts are plain JSON dicts (:class:`Facts`) that :func:`merge_facts` folds together, so the
-facts of a summary-of-summaries are the merge of the facts it replaces.
+facts of a summary-of-summaries are the merge of the facts it replaces. Their size is bounded:
+every modified file is kept, the most recent reads are listed and the older ones counted.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 import re
 import shlex
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langctx.errors import ConfigError, InvalidMessageError
+from langctx.shell import ShellCommand, looks_like_file, parse_command, patch_text_paths
 
 __all__ = [
     "DEFAULT_COMMAND_TOOLS",
     "DEFAULT_FILE_TOOLS",
     "DEFAULT_MAX_COMMANDS",
     "DEFAULT_MAX_ERRORS",
+    "DEFAULT_MAX_READ_FILES",
     "DEFAULT_PATH_KEYS",
     "CommandFact",
     "ErrorFact",
@@ -69,6 +75,13 @@ DEFAULT_MAX_COMMANDS = 20
 DEFAULT_MAX_ERRORS = 5
 """How many of the most recent errors a :class:`Facts` keeps."""
 
+DEFAULT_MAX_READ_FILES = 50
+"""How many of the most recently read files a :class:`Facts` lists; older reads are counted in
+``read_files_dropped``. Modified files are never dropped."""
+
+_MAX_READ_FILES_CHARS = 8_000
+"""The listed read paths hold at most this many characters together (the newest always fits)."""
+
 _MAX_ERROR_LINES = 8
 _MAX_LINE_CHARS = 300
 _MAX_COMMAND_CHARS = 500
@@ -86,8 +99,10 @@ class CommandFact(TypedDict):
     """One shell command the agent ran.
 
     ``message_id`` is the id of the tool result when the batch holds it, else of the AI message
-    that made the call. ``ok`` is ``False`` on a non-zero exit code, an error status or an output
-    that plainly reports a failure; ``True`` when exit code 0 is known; ``None`` otherwise.
+    that made the call. ``ok`` is ``False`` when the command failed (a non-zero exit code, an
+    error status, a failing test run in its output; see :func:`_command_failed`); ``True`` when
+    exit code 0 is known and nothing failed; ``None`` otherwise (no result, no exit code, or a
+    search that matched nothing). ``command`` is clipped to 500 characters.
     """
 
     command: str
@@ -111,14 +126,20 @@ class ErrorFact(TypedDict):
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    File lists are unique and in order of first appearance. ``commands`` and ``errors`` keep the
-    most recent entries only (20 and 5 by default).
+    File lists are unique. ``modified_files`` is in order of first modification and is never
+    cut. ``read_files`` is in order of the latest read (a file read again moves to the end) and
+    lists the most recent 50 by default (at most 8,000 characters of paths); the reads left out
+    are counted in ``read_files_dropped`` (missing means 0). ``commands`` and ``errors`` keep
+    the most recent entries only (20 and 5 by default).
     """
 
     read_files: list[str]
     modified_files: list[str]
     commands: list[CommandFact]
     errors: list[ErrorFact]
+    read_files_dropped: NotRequired[int]
+    """How many older reads ``read_files`` leaves out. A file left out and read again later is
+    listed, and may still be counted once: an upper bound on the files not listed."""
 
 
 RoleFunc = Callable[[dict[str, Any]], FileRole | None]
@@ -210,51 +231,19 @@ def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
     return words[1:2]
 
 
-_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
-_GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
-
-
-def _diff_header_path(line: str) -> str | None:
-    path = line[4:].split("\t", 1)[0].strip()
-    if path == "/dev/null":
-        return None
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    return path
-
-
-def _patch_text_paths(text: str) -> Iterator[str]:
-    if "*** " in text:
-        for match in _PATCH_FILE_RE.finditer(text):
-            yield match.group(1)
-    if "diff --git " in text:
-        for match in _GIT_DIFF_RE.finditer(text):
-            yield match.group(1)
-            yield match.group(2)
-    if "+++ " in text:
-        # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
-        # looks like one ('-- comment' removed) is not followed by '+++ '.
-        lines = text.splitlines()
-        for before, after in itertools.pairwise(lines):
-            if before.startswith("--- ") and after.startswith("+++ "):
-                for path in (_diff_header_path(before), _diff_header_path(after)):
-                    if path:
-                        yield path
-
-
 def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
     """Files named by patch text in any argument (Codex ``*** Update File: x``, unified diffs)."""
     found: list[str] = []
     for value in args.values():
         if isinstance(value, str):
-            found.extend(_patch_text_paths(value))
+            found.extend(patch_text_paths(value))
         elif isinstance(value, Mapping):  # OpenAI apply_patch: {"operation": {"path": ..., ...}}
             inner = value.get("path")
             if isinstance(inner, str):
                 found.append(inner)
             for item in value.values():
                 if isinstance(item, str):
-                    found.extend(_patch_text_paths(item))
+                    found.extend(patch_text_paths(item))
     return found
 
 
@@ -279,10 +268,38 @@ _CREATE = FileToolSpec(
 )
 _EDIT_OPEN = FileToolSpec(role="modified", path_keys=_MORE_PATH_KEYS, defaults_to_open_file=True)
 _PATCH = FileToolSpec(role="modified", path_keys=_MORE_PATH_KEYS, paths=_patch_paths)
+
+
+def _searched_file(args: dict[str, Any]) -> Iterable[str]:
+    """The ``path`` of a search tool when it names one file (``Grep``), not a directory."""
+    path = args.get("path")
+    if isinstance(path, str) and looks_like_file(path) and not any(c in path for c in "*?[{"):
+        return (path,)
+    return ()
+
+
+def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
+    """SWE-agent ``search_file <term> [<file>]``: the file, when one is named."""
+    command = args.get("command")
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command.strip().split("\n", 1)[0])
+        except ValueError:
+            words = command.split()
+        if len(words) >= 3:
+            return words[2:3]
+    for key in ("file", "file_name", "path"):
+        value = args.get(key)
+        if isinstance(value, str) and looks_like_file(value):
+            return (value,)
+    return ()
+
+
 _MOVE = FileToolSpec(
     role="modified", path_keys=("source", "destination", "source_path", "destination_path")
 )
 _COPY = FileToolSpec(role="modified", path_keys=("destination", "destination_path"))
+_SEARCH = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
 
 DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
     {
@@ -320,6 +337,9 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
         "edit_existing_file": _MODIFIED,  # Continue
         "move_file": _MOVE,
         "copy_file": _COPY,
+        # searches: a read of the one file they name (Claude Code Grep with a file path)
+        "grep": _SEARCH,
+        "search_file": FileToolSpec(role="read", path_keys=(), paths=_search_file_action),
         # command-selected editors: view -> read; create/str_replace/insert/undo_edit -> modified
         "str_replace_editor": _EDITOR,  # OpenHands, SWE-agent function calling
         "str_replace_based_edit_tool": _EDITOR,  # Anthropic text editor
@@ -332,9 +352,11 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
 )
 """Tool name -> :class:`FileToolSpec` for the agents langctx is tested against.
 
-Names are matched exactly, then lower-cased (``Read`` finds ``read``). ``ls``, ``glob``,
-``grep`` and ``find_file`` are not file reads. Shell commands (``cat x``, ``sed -i``) are not
-parsed for paths.
+Names are matched exactly, then lower-cased (``Read`` finds ``read``). ``ls``, ``glob`` and
+``find_file`` list names, they read no file; ``grep`` (Claude Code ``Grep``) and SWE-agent's
+``search_file`` read the file they name, never a directory or a pattern. The shell commands of
+:data:`DEFAULT_COMMAND_TOOLS` (``cat x``, ``sed -i``, ``apply_patch <<EOF``) are parsed by
+:func:`langctx.shell.parse_command`.
 """
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
@@ -396,11 +418,63 @@ _FAILURE_PATTERN = (
 )
 _FAILURE_RE = re.compile(_FAILURE_PATTERN, re.M)
 
+# A test run or build that failed, whatever the exit code says (a pipe to `tail` hides it).
+_TEST_FAILURE_RE = re.compile(
+    r"^Traceback \(most recent call last\):"
+    r"|^(?:FAILED|FAIL)\b|^--- FAIL: "  # pytest short summary, go, jest
+    r"|^=+ .*\b[1-9]\d* (?:failed|errors?)\b"  # pytest summary line
+    r"|^[1-9]\d* failed\b|^\s*[1-9]\d* failing\s*$"  # pytest -q, mocha
+    r"|^Tests?:.*\b[1-9]\d* failed\b"  # jest, vitest
+    r"|^E\s+\w*(?:Error|Exception)\b"  # pytest assertion lines
+    r"|^npm (?:ERR!|error)\s|^error\[E\d+\]|^error: (?:could not compile|test failed)"
+    r"|test result: FAILED|\bpanicked at\b",
+    re.M,
+)
+
+# A reading command that could not read (`cat: x: No such file or directory`).
+_READ_ERROR_RE = re.compile(
+    r"^[\w./-]+: .*(?:No such file or directory|Permission denied|Is a directory"
+    r"|command not found|invalid option|unrecognized option)",
+    re.M,
+)
+
+_NO_MATCH_PROGRAMS = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "diff", "cmp", "test", "[", "[["}
+)
+"""Programs whose exit code 1 is an answer (no line matched, the files differ, false)."""
+
+
+def _command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
+    """Whether a shell command failed, from its exit code, its output and its parsed form.
+
+    * A non-zero exit fails, except 1 from a search or comparison whose status is the
+      command's (``grep`` that matched nothing, ``diff`` of files that differ).
+    * A command that only reads or lists (``cat``, ``grep``, ``sed -n``) prints file content:
+      its output is never read as a failure, bar the reader's own error line.
+    * A failing test run or build in the output fails whatever the exit code (a pipe to
+      ``tail`` returns 0), and so do the broader error lines when the exit code is unknown or
+      masked by a pipe or a list. A clean exit 0 is not overruled by shell noise.
+    """
+    if exit_code is not None and exit_code != 0:
+        return not (
+            exit_code == 1 and shell is not None and shell.status_program in _NO_MATCH_PROGRAMS
+        )
+    if shell is not None and shell.inspects_only:
+        return exit_code is None and _READ_ERROR_RE.search(text) is not None
+    if _TEST_FAILURE_RE.search(text) is not None:
+        return True
+    if exit_code is None or (shell is not None and shell.status_masked):
+        return _FAILURE_RE.search(text) is not None
+    return False
+
+
 # Lines kept from a failing output: the strong ones if any, else the weak ones, else the tail.
 _STRONG_LINE_RE = re.compile(
     _FAILURE_PATTERN
     + r"|^[^\s:]+:\d+:\d+: "  # linters: path:line:col: CODE message
     + r"|No such file or directory|^E: "
+    + r"|^=+ .*\b\d+ failed\b"  # pytest summary: names the count
+    + r"|^--- FAIL: "  # go: names the test
 )
 _WEAK_LINE_RE = re.compile(r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berror\b|\bfatal\b|\bpanic")
 _ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
@@ -591,14 +665,15 @@ def _path_values(value: object) -> Iterator[str]:
 
 
 def _as_args(raw: object) -> dict[str, Any]:
-    """Tool-call arguments as a dict; a JSON object string is decoded, anything else is ``{}``."""
+    """Tool-call arguments as a dict: a JSON object string is decoded, other text is the
+    ``input`` of a freeform tool, anything else is ``{}``."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):
         try:
             decoded = json.loads(raw)
         except ValueError:
-            return {}
+            return {"input": raw}  # a freeform tool's text (Codex's custom apply_patch)
         if isinstance(decoded, dict):
             return decoded
     return {}
@@ -612,6 +687,7 @@ def _argv_command(argv: Sequence[str]) -> str:
 
 
 def _command_text(args: Mapping[str, Any]) -> str | None:
+    """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped."""
     for key in _COMMAND_KEYS:
         value = args.get(key)
         if isinstance(value, str):
@@ -622,7 +698,7 @@ def _command_text(args: Mapping[str, Any]) -> str | None:
         else:
             continue
         if command:
-            return _clip(command, _MAX_COMMAND_CHARS)
+            return command
     return None
 
 
@@ -663,17 +739,15 @@ class _Extraction:
         "commands",
         "errors",
         "modified_files",
-        "read_files",
     )
 
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
         self._open_file: str | None = None
-        self._pending: dict[str, tuple[str, CommandFact | None]] = {}
-        self._read_seen: set[str] = set()
+        self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
+        self._read_seen: dict[str, None] = {}
         self._modified_seen: set[str] = set()
-        self.read_files: list[str] = []
         self.modified_files: list[str] = []
         self.commands: list[CommandFact] = []
         self.errors: list[ErrorFact] = []
@@ -695,15 +769,22 @@ class _Extraction:
             if spec is not None:
                 self._files(name, spec, args)
             fact: CommandFact | None = None
+            shell: ShellCommand | None = None
             if self._is_command_tool(name):
                 command = _command_text(args)
                 if command is not None:
                     fact = CommandFact(
-                        command=command, exit_code=None, ok=None, message_id=message.id
+                        command=_clip(command, _MAX_COMMAND_CHARS),
+                        exit_code=None,
+                        ok=None,
+                        message_id=message.id,
                     )
                     self.commands.append(fact)
+                    shell = parse_command(command)
+                    self._add("read", shell.read)
+                    self._add("modified", shell.modified)
             if call_id is not None:
-                self._pending[call_id] = (name, fact)
+                self._pending[call_id] = (name, fact, shell)
 
     def _files(self, name: str, spec: FileToolSpec, args: dict[str, Any]) -> None:
         role = spec.role(args) if callable(spec.role) else spec.role
@@ -727,19 +808,27 @@ class _Extraction:
             paths.append(self._open_file)
         if spec.sets_open_file and paths:
             self._open_file = paths[0]
-        seen, target = (
-            (self._read_seen, self.read_files)
-            if role == "read"
-            else (self._modified_seen, self.modified_files)
-        )
-        for path in paths:
-            if path not in seen:
-                seen.add(path)
-                target.append(path)
+        self._add(role, paths)
+
+    def _add(self, role: FileRole, paths: Iterable[str]) -> None:
+        """Record paths: reads in order of their latest read, modifications of their first."""
+        for path in dict.fromkeys(_normalise_path(raw) for raw in paths):  # once per call
+            if not path:
+                continue
+            if role == "read":
+                self._read_seen.pop(path, None)  # a read again moves to the end
+                self._read_seen[path] = None
+            elif path not in self._modified_seen:
+                self._modified_seen.add(path)
+                self.modified_files.append(path)
+
+    @property
+    def read_files(self) -> list[str]:
+        return list(self._read_seen)
 
     def on_tool(self, message: ToolMessage) -> None:
         pending = self._pending.get(message.tool_call_id)
-        name, fact = pending if pending is not None else (message.name, None)
+        name, fact, shell = pending if pending is not None else (message.name, None, None)
         is_command = fact is not None or (pending is None and self._is_command_tool(name))
         is_error = message.status == "error"
         if fact is not None:
@@ -752,11 +841,7 @@ class _Extraction:
         if "\x1b" in text:
             text = _ANSI_RE.sub("", text)
         exit_code = _exit_code(message, text) if is_command else None
-        failed = (
-            is_error
-            or (exit_code is not None and exit_code != 0)
-            or (is_command and _FAILURE_RE.search(text) is not None)
-        )
+        failed = is_error or (is_command and _command_failed(exit_code, text, shell))
         if fact is not None:
             fact["exit_code"] = exit_code
             fact["ok"] = False if failed else (True if exit_code == 0 else None)
@@ -809,6 +894,7 @@ def extract_facts(
     command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
     """Extract files read/modified, commands and errors from a batch of messages.
 
@@ -819,6 +905,7 @@ def extract_facts(
         command_tools: Names of tools that run shell commands.
         max_commands: Keep the most recent this many commands.
         max_errors: Keep the most recent this many errors.
+        max_read_files: List the most recently read this many files (the rest are counted).
 
     Returns:
         A fresh :class:`Facts` dict.
@@ -847,6 +934,7 @@ def extract_facts(
     command_set = _check_tools(file_tools, command_tools)
     max_commands = _check_limit("max_commands", max_commands)
     max_errors = _check_limit("max_errors", max_errors)
+    max_read_files = _check_limit("max_read_files", max_read_files)
     if isinstance(messages, BaseMessage | str):
         msg = (
             "extract_facts() takes a sequence of messages, got a single "
@@ -865,12 +953,29 @@ def extract_facts(
                 "convert it with langchain_core.messages.convert_to_messages first."
             )
             raise InvalidMessageError(msg)
-    return Facts(
-        read_files=run.read_files,
+    facts = Facts(
+        read_files=[],
         modified_files=run.modified_files,
         commands=run.commands[-max_commands:] if max_commands else [],
         errors=run.errors[-max_errors:] if max_errors else [],
     )
+    _set_reads(facts, run.read_files, 0, max_read_files)
+    return facts
+
+
+def _set_reads(facts: Facts, reads: list[str], dropped: int, limit: int) -> None:
+    """Keep the most recent reads within ``limit`` and the character cap; count the rest."""
+    keep = 0
+    chars = 0
+    for path in reversed(reads):
+        if keep >= limit or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
+            break
+        keep += 1
+        chars += len(path)
+    facts["read_files"] = reads[len(reads) - keep :] if keep else []
+    dropped += len(reads) - keep
+    if dropped:
+        facts["read_files_dropped"] = dropped
 
 
 def empty_facts() -> Facts:
@@ -881,6 +986,16 @@ def empty_facts() -> Facts:
         {'read_files': [], 'modified_files': [], 'commands': [], 'errors': []}
     """
     return Facts(read_files=[], modified_files=[], commands=[], errors=[])
+
+
+def _latest(lists: Iterable[Iterable[str]]) -> list[str]:
+    """Unique items in order of their last appearance."""
+    order: dict[str, None] = {}
+    for items in lists:
+        for item in items:
+            order.pop(item, None)
+            order[item] = None
+    return list(order)
 
 
 def _union(lists: Iterable[Iterable[str]]) -> list[str]:
@@ -898,38 +1013,52 @@ def merge_facts(
     *facts: Facts,
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """Fold facts together, oldest first.
+    """Fold facts together, oldest first, into facts of bounded size.
 
-    File lists are an order-preserving union; commands and errors are concatenated and only the
-    most recent ``max_commands`` / ``max_errors`` are kept. The inputs are not modified, and a
-    dict missing a key (an older persisted entry) counts as empty there.
+    ``modified_files`` is an order-preserving union and is never cut. ``read_files`` is ordered
+    by the latest read and keeps the most recent ``max_read_files``; the rest are added to
+    ``read_files_dropped``. Commands and errors are concatenated and only the most recent
+    ``max_commands`` / ``max_errors`` are kept. So merging facts over and over (summaries of
+    summaries) never grows them past those caps, whatever the length of the session. The inputs
+    are not modified, and a dict missing a key (an older persisted entry) counts as empty there.
 
     Args:
         *facts: The facts to merge, oldest first.
         max_commands: Keep the most recent this many commands.
         max_errors: Keep the most recent this many errors.
+        max_read_files: List the most recently read this many files.
 
     Returns:
         A fresh :class:`Facts` dict.
 
     Example:
         >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
-        >>> b = {**empty_facts(), "read_files": ["c.py", "a.py"]}
-        >>> merge_facts(a, b)["read_files"]
-        ['a.py', 'b.py', 'c.py']
+        >>> b = {**empty_facts(), "read_files": ["c.py", "a.py"], "modified_files": ["d.py"]}
+        >>> merged = merge_facts(a, b, max_read_files=2)
+        >>> merged["read_files"], merged["read_files_dropped"], merged["modified_files"]
+        (['c.py', 'a.py'], 1, ['b.py', 'd.py'])
     """
     max_commands = _check_limit("max_commands", max_commands)
     max_errors = _check_limit("max_errors", max_errors)
+    max_read_files = _check_limit("max_read_files", max_read_files)
     commands = [CommandFact(**c) for f in facts for c in f.get("commands", ())]
     errors = [
         ErrorFact(command=e["command"], lines=list(e["lines"]), message_id=e["message_id"])
         for f in facts
         for e in f.get("errors", ())
     ]
-    return Facts(
-        read_files=_union(f.get("read_files", ()) for f in facts),
+    merged = Facts(
+        read_files=[],
         modified_files=_union(f.get("modified_files", ()) for f in facts),
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
+    dropped = sum(_count(f.get("read_files_dropped")) for f in facts)
+    _set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
+    return merged
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -129,8 +129,8 @@ def test_read_and_modified_are_ordered_unique_and_independent() -> None:
         call("write", {"path": "c.py", "content": ""}),
         call("edit", {"path": "a.py"}, "again2"),
     )
-    assert read == ["b.py", "a.py"]  # a modified file stays listed as read
-    assert modified == ["a.py", "c.py"]  # modifying does not imply reading
+    assert read == ["a.py", "b.py"]  # by latest read; a modified file stays listed as read
+    assert modified == ["a.py", "c.py"]  # by first change; modifying does not imply reading
 
 
 @pytest.mark.parametrize(
@@ -207,8 +207,14 @@ def test_every_default_path_key_is_read(key: str) -> None:
         ("glob", {"pattern": "**/*.py", "path": "src"}, [], []),
         ("grep", {"pattern": "x", "path": "src"}, [], []),
         ("find_file", {"file_name": "a.py", "dir": "src"}, [], []),
-        ("cat", {"command": "cat secret.txt"}, [], []),  # a shell line is not parsed
-        ("bash", {"command": "cat a.py && sed -i s/x/y/ b.py"}, [], []),
+        ("cat", {"command": "cat secret.txt"}, [], []),  # a cat tool's text is not a shell line
+        ("bash", {"command": "cat a.py && sed -i s/x/y/ b.py"}, ["a.py"], ["b.py"]),
+        # Claude Code Grep / SWE-agent search_file: a read of one named file only
+        ("Grep", {"pattern": "x", "path": "src/app.py"}, ["src/app.py"], []),
+        ("Grep", {"pattern": "x", "path": "src/*.py"}, [], []),
+        ("search_file", {"command": "search_file foo src/app.py"}, ["src/app.py"], []),
+        ("search_file", {"command": "search_file foo"}, [], []),
+        ("Glob", {"pattern": "src/app.py"}, [], []),
         ("unknown_tool", {"path": "a.py"}, [], []),
     ],
 )
@@ -766,11 +772,11 @@ def _facts(read: list[str], modified: list[str], commands: list[str], errors: li
     )
 
 
-def test_merge_is_an_order_preserving_union_with_caps() -> None:
+def test_merge_is_a_union_with_caps() -> None:
     a = _facts(["a", "b"], ["b"], [f"a{i}" for i in range(15)], ["ea1", "ea2", "ea3"])
     b = _facts(["c", "a"], ["d", "b"], [f"b{i}" for i in range(15)], ["eb1", "eb2", "eb3"])
     merged = merge_facts(a, b)
-    assert merged["read_files"] == ["a", "b", "c"]
+    assert merged["read_files"] == ["b", "c", "a"]  # by latest read: a was read again in b
     assert merged["modified_files"] == ["b", "d"]
     assert [c["command"] for c in merged["commands"]] == [f"a{i}" for i in range(10, 15)] + [
         f"b{i}" for i in range(15)
