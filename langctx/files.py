@@ -474,6 +474,8 @@ _STRONG_LINE_RE = re.compile(
     + r"|^[^\s:]+:\d+:\d+: "  # linters: path:line:col: CODE message
     + r"|No such file or directory|^E: "
     + r"|^=+ .*\b\d+ failed\b"  # pytest summary: names the count
+    + r"|^E {3,}\S"  # pytest: the assertion that failed
+    + r"|^[^\s:]+:\d+: \w*(?:Error|Exception)$"  # pytest: where it failed
     + r"|^--- FAIL: "  # go: names the test
 )
 _WEAK_LINE_RE = re.compile(r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berror\b|\bfatal\b|\bpanic")
@@ -496,6 +498,7 @@ _KEYWORDS = (
     "timed out",
     "no such file",
     "\ne: ",
+    "\ne   ",
 )
 """Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
 newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
@@ -563,7 +566,7 @@ def _candidate_lines(lines: list[str]) -> list[int]:
             # one hit per line is enough: go on from the next line
             pos = low.find(keyword, starts[line + 1] - at_start) if line + 1 < len(starts) else -1
     hits.update(bisect.bisect_right(starts, m.start()) - 1 for m in _POSITION_RE.finditer(low))
-    if low.startswith("e: "):
+    if low.startswith(("e: ", "e   ")):
         hits.add(0)
     return sorted(hits)
 

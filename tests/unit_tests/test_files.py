@@ -868,6 +868,8 @@ _ERROR_LINE_PIECES = [
     "src/x.py:1:2: E501 line too long",
     "cat: x: No such file or directory",
     "E: Unable to locate package",
+    "E       assert 3 == 4",
+    "tests/test_calc.py:5: AssertionError",
     "ERROR:",
     "tests/test_errors.py::test_ok PASSED",
     "İSTANBUL Error",  # lower() changes the length of this line
@@ -889,3 +891,201 @@ def test_candidate_lines_include_every_line_an_error_pattern_matches(lines: list
     }
     assert matching <= candidates
     assert candidates <= set(range(len(lines)))
+
+
+# ---------------------------------------------------------------------------------- failing command
+
+
+def _shell_run(*steps: tuple[str, str]) -> Facts:
+    """Run (command, output) pairs through bash calls, in order."""
+    messages: list[BaseMessage] = []
+    for i, (command, output) in enumerate(steps):
+        messages.append(ai(call("bash", {"command": command}, f"c{i}")))
+        messages.append(result(f"c{i}", output, msg_id=f"t{i}"))
+    return extract_facts(messages)
+
+
+PYTEST_FAIL = """============================= test session starts ==============================
+collected 3 items
+
+tests/test_calc.py .F.                                                   [100%]
+
+=================================== FAILURES ===================================
+___________________________________ test_add ___________________________________
+
+    def test_add():
+>       assert add(1, 2) == 4
+E       assert 3 == 4
+
+tests/test_calc.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_calc.py::test_add - assert 3 == 4
+========================= 1 failed, 2 passed in 0.05s ========================="""
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "ok"),
+    [
+        # a search that matched nothing answers; it does not fail
+        ("grep -n console src/theme.ts", "(no output)\n\nCommand exited with code 1", None),
+        ("cd /r && rg -n foo src/a.py", "Command exited with code 1", None),
+        ("diff a.txt b.txt", "1c1\n< a\n---\n> b\nexit code 1", None),
+        ("grep -n x missing.ts", "grep: missing.ts: No such file or directory\nexit code 2", False),
+        ("grep -n x a.ts | wc -l", "0\nexit code 1", False),  # wc's exit 1 is a failure
+        # file content is not a diagnosis
+        ("cat log.txt", "Traceback (most recent call last):\nValueError: x\nexit code 0", True),
+        ("sed -n '1,40p' test_x.py", "FAILED = 1\nraise Error('x')", None),
+        ("grep -rn 'error:' src", "src/a.c:3: error: old message", None),
+        ("cat missing.py", "cat: missing.py: No such file or directory", False),
+        # a failing test run fails whatever the exit code of the pipe says
+        ("pytest -q 2>&1 | tail -20", PYTEST_FAIL + "\nexit code 0", False),
+        ("go test ./... | tail", "--- FAIL: TestAdd (0.00s)\nFAIL\nexit code 0", False),
+        (
+            "cargo test 2>&1 | tail -3",
+            "test result: FAILED. 1 passed; 1 failed\nexit code 0",
+            False,
+        ),
+        ("npm test | cat", "npm ERR! Test failed.\nexit code 0", False),
+        # a clean exit 0 is not overruled by shell noise...
+        (
+            "git pull",
+            "fatal: unable to access proxy, retrying\nAlready up to date.\nexit code 0",
+            True,
+        ),
+        ("make", "warning: x\nError: deprecated flag (ignored)\nexit code 0", True),
+        # ... unless a pipe or a list may hide the failure
+        ("make 2>&1 | tail -5", "Error: cannot find x\nexit code 0", False),
+        ("make; echo done", "make: *** [all] Error 2\ndone\nexit code 0", False),
+        # the exit code alone
+        ("pytest -q", "exit code 1", False),
+        ("python run.py", "done\nexit code 0", True),
+    ],
+)
+def test_failing_command_rule(command: str, output: str, ok: bool | None) -> None:
+    facts = _shell_run((command, output))
+    assert facts["commands"][0]["ok"] is ok
+    assert bool(facts["errors"]) is (ok is False)
+
+
+def test_the_latest_failure_is_the_failing_test_not_later_noise() -> None:
+    from langctx.projection import render_facts
+
+    facts = _shell_run(
+        ("pytest -q 2>&1 | tail -40", PYTEST_FAIL + "\nexit code 0"),
+        ("git status", "warning: LF will be replaced by CRLF in a.py\nOn branch main\nexit code 0"),
+        ("grep -rn 'Error' src | head", "src/errors.py:3:class ParseError(Exception):"),
+        ("cat build.log", "fatal: error: linker failed\nexit code 0"),
+        ("grep -n add src/calc.py", "Command exited with code 1"),
+    )
+    assert [e["command"] for e in facts["errors"]] == ["pytest -q 2>&1 | tail -40"]
+    lines = facts["errors"][-1]["lines"]
+    assert "FAILED tests/test_calc.py::test_add - assert 3 == 4" in lines
+    assert "E       assert 3 == 4" in lines
+    assert any("1 failed, 2 passed" in line for line in lines)
+    failure = next(ln for ln in render_facts(facts).splitlines() if "Latest failure" in ln)
+    assert "pytest -q" in failure and "test_add" in failure
+
+
+def test_go_failure_lines_name_the_test() -> None:
+    output = "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    calc_test.go:9: got 3\nFAIL\nexit status 1"
+    facts = _shell_run(("go test ./...", output))
+    assert "--- FAIL: TestAdd (0.00s)" in facts["errors"][0]["lines"]
+
+
+# ---------------------------------------------------------------------------------- bounded merge
+
+
+def test_read_files_keep_the_most_recent_and_count_the_rest() -> None:
+    calls = [call("read", {"path": f"f{i}.py"}, f"r{i}") for i in range(60)]
+    facts = extract_facts([ai(*calls)])
+    assert facts["read_files"] == [f"f{i}.py" for i in range(10, 60)]
+    assert facts["read_files_dropped"] == 10
+    small = extract_facts([ai(*calls)], max_read_files=3)
+    assert small["read_files"] == ["f57.py", "f58.py", "f59.py"]
+    assert small["read_files_dropped"] == 57
+    assert "read_files_dropped" not in extract_facts([ai(*calls[:5])])  # optional: 0 is left out
+    with pytest.raises(ConfigError):
+        extract_facts([], max_read_files=-1)
+    with pytest.raises(ConfigError):
+        merge_facts(max_read_files=True)  # type: ignore[arg-type]
+
+
+def test_read_paths_are_capped_by_characters_too() -> None:
+    long_paths = [f"{'d' * 1000}/{i}.py" for i in range(20)]
+    facts = extract_facts([ai(*[call("read", {"path": p}, p) for p in long_paths])])
+    assert 1 <= len(facts["read_files"]) <= 8
+    assert facts["read_files"][-1] == long_paths[-1]
+    assert len(facts["read_files"]) + facts["read_files_dropped"] == 20
+
+
+def test_a_file_read_again_is_listed_again() -> None:
+    old = extract_facts([ai(*[call("read", {"path": f"f{i}.py"}, f"r{i}") for i in range(60)])])
+    again = extract_facts([ai(call("read", {"path": "f0.py"}, "x"))])
+    merged = merge_facts(old, again)
+    assert merged["read_files"][-1] == "f0.py" and len(merged["read_files"]) == 50
+    assert merged["read_files_dropped"] == 11  # an upper bound: f0.py was counted once
+
+
+def test_20000_merges_stay_bounded_and_keep_every_modified_file() -> None:
+    facts = empty_facts()
+    sizes: list[int] = []
+    for turn in range(20_000):
+        modified = [f"src/mod_{turn}.py"] if turn % 100 == 0 else []
+        batch = Facts(
+            read_files=[f"src/pkg_{turn % 97}/file_{turn}.py"],
+            modified_files=modified,
+            commands=[
+                {
+                    "command": f"pytest -k t{turn}",
+                    "exit_code": 1,
+                    "ok": False,
+                    "message_id": str(turn),
+                }
+            ],
+            errors=[
+                {
+                    "command": f"pytest -k t{turn}",
+                    "lines": ["E   assert 1 == 2"],
+                    "message_id": str(turn),
+                }
+            ],
+        )
+        facts = merge_facts(facts, batch)
+        if turn % 1000 == 999:
+            sizes.append(len(json.dumps(facts)))
+    assert facts["modified_files"] == [f"src/mod_{t}.py" for t in range(0, 20_000, 100)]
+    assert len(facts["read_files"]) == 50
+    assert facts["read_files"][-1] == "src/pkg_19999/file_19999.py".replace(
+        "pkg_19999", f"pkg_{19999 % 97}"
+    )
+    assert facts["read_files_dropped"] == 20_000 - 50
+    assert (
+        len(facts["commands"]) == DEFAULT_MAX_COMMANDS
+        and len(facts["errors"]) == DEFAULT_MAX_ERRORS
+    )
+    # the size grows only with the modified files (200 here): nothing else accumulates
+    read_part = len(json.dumps(facts["read_files"]))
+    assert read_part < 2_500
+    growth = max(sizes) - min(sizes)
+    assert growth <= len(json.dumps(facts["modified_files"])) + 50 * 2 + 10  # + longer numbers
+    assert sizes[-1] < 12_000, sizes
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 30), max_size=12), min_size=1, max_size=8),
+    st.integers(1, 10),
+)
+def test_capped_merge_lists_the_tail_of_the_uncapped_one(parts: list[list[int]], cap: int) -> None:
+    batches = [
+        extract_facts(
+            [ai(*[call("read", {"path": f"f{i}.py"}, f"{j}-{k}") for k, i in enumerate(p)])],
+            max_read_files=cap,
+        )
+        for j, p in enumerate(parts)
+    ]
+    capped = merge_facts(*batches, max_read_files=cap)
+    whole = [f"f{i}.py" for p in parts for i in p]
+    latest = list(dict.fromkeys(reversed(whole)))[::-1]  # by latest read
+    assert capped["read_files"] == latest[-cap:]
+    assert capped.get("read_files_dropped", 0) >= len(latest) - len(capped["read_files"])
