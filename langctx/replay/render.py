@@ -241,8 +241,8 @@ def print_report(
             console.print(f"... {hidden} more (use --rows 0 to show all)")
     losses = report.losses()
     shown = losses[:max_rows] if max_rows else losses
-    for x in shown:
-        console.print(f"lost: {x}", markup=False)
+    for loss in shown:
+        console.print(f"lost: {loss}", markup=False)
     if len(shown) < len(losses):
         console.print(f"... {len(losses) - len(shown)} more lost facts (use --rows 0 to show all)")
     for x in [*report.warnings, *report.notes]:

@@ -5,9 +5,11 @@ memory: the probes check the memory, so their truth must not come from it. :clas
 session's messages in order and knows, at any point, five facts; :func:`probe_request` checks one
 request (the messages langctx would send) against them:
 
-* ``task`` -- the text of the first human message with substance (agent machinery stripped when
-  ``langctx.machinery`` is available), whitespace-normalized, is contained in the request;
-* ``constraints`` -- every constraint sentence of the human messages so far (a sentence with
+* ``task`` -- the text of the first human message with substance once agent machinery is
+  stripped (:func:`langctx.machinery.substantive_text`: environment blocks, slash commands and
+  their output, system reminders, ...), whitespace-normalized, is contained in the request;
+* ``constraints`` -- every constraint sentence of the human messages so far, machinery stripped
+  (a sentence with
   *must, never, do not, don't, only, always, avoid, make sure, ...*), taken verbatim, is contained
   in the request (whitespace normalized, trailing punctuation ignored);
 * ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
@@ -51,6 +53,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langctx.machinery import substantive_text
 
 __all__ = [
     "PROBES",
@@ -107,21 +111,6 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(v)
     elif value is not None:
         yield json.dumps(value)
-
-
-def _strip_machinery(text: str) -> str:
-    """``text`` without agent machinery, when ``langctx.machinery`` provides a stripper."""
-    # TODO(issue 9 item 2): langctx.machinery is being written; until it lands the probes use
-    # the whole text of human messages (so a Codex <environment_context> first message counts
-    # as the task). The lookup below picks it up without a change here once it exists.
-    try:
-        from langctx import machinery  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return text
-    strip = getattr(machinery, "strip_machinery", None)
-    if callable(strip):
-        return str(strip(text))
-    return text
 
 
 # ------------------------------------------------------------------------------------ paths
@@ -561,7 +550,7 @@ class Truth:
         index = self.added
         self.added += 1
         if isinstance(message, HumanMessage):
-            text = _strip_machinery(_content_text(message.content))
+            text = substantive_text(message)
             if self.task is None and _norm(text):
                 self.task, self.task_index = _norm(text), index
             for s in _sentences(text):

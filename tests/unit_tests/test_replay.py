@@ -68,7 +68,11 @@ def write_long_session(path: Path, turns: int = 60) -> Path:
             "args": {"path": f"src/m{i}.py"},
         }
         lines.append(
-            {"type": "ai", "content": f"Step {i}: next I will open m{i}.", "tool_calls": [call]}
+            {
+                "type": "ai",
+                "content": f"Step {i} done. Next I will open src/m{i + 1}.py.",
+                "tool_calls": [call],
+            }
         )
         out = f"FAILED test_m{i} - AssertionError: {i}\n" if i % 7 == 0 else ""
         lines.append(
@@ -339,7 +343,7 @@ def test_window_sets_the_budget() -> None:
 def test_report_json_fields(tmp_path: Path) -> None:
     report = replay_session(read_session(write_long_session(tmp_path / "l.jsonl")), max_tokens=3000)
     d = json.loads(json.dumps(report.to_dict()))
-    assert d["v"] == 1 and d["session"] == "l" and d["format"] == "langchain"
+    assert d["v"] == 2 and d["session"] == "l" and d["format"] == "langchain"
     assert set(d["totals"]) >= {
         "calls",
         "input_tokens",
@@ -355,8 +359,9 @@ def test_report_json_fields(tmp_path: Path) -> None:
         "projection_orphans",
         "task_missing_calls",
     }
-    assert set(d["probes"]) == set(PROBES)
-    assert set(d["calls"][0]) >= {"index", "context_tokens", "full_tokens", "prefix_share"}
+    assert set(d["probes"]) == set(PROBES) and set(d["probes_all_requests"]) == set(PROBES)
+    assert isinstance(d["losses"], list)
+    assert set(d["calls"][0]) >= {"index", "context_tokens", "full_tokens", "prefix_share", "probes"}
     assert set(d["compactions"][0]) >= {
         "before_call",
         "kind",
