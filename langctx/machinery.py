@@ -82,10 +82,10 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
     # Codex IDE context: everything up to its request marker.
     r"^[ \t]*# (?:Context from my IDE setup|Files mentioned by the user):.*?^[ \t]*## My request for Codex:[ \t]*",
     # SWE-agent's demonstration template, with its three lead-in lines.
-    r"(?:^[ \t]*Here is a demonstration of how to correctly accomplish this task\.\s*"
+    r"^[ \t]*(?:Here is a demonstration of how to correctly accomplish this task\.\s*"
     r"(?:It is included to show you how to correctly use the interface\.\s*)?"
     r"(?:You do not need to follow exactly what is done in the demonstration\.\s*)?)?"
-    r"^[ \t]*--- DEMONSTRATION ---.*?--- END OF DEMONSTRATION ---",
+    r"--- DEMONSTRATION ---.*?--- END OF DEMONSTRATION ---",
     # Injected instruction files and skill bodies outside a reminder: the whole text block.
     r"\A\s*(?:Base directory for this skill:|# claudeMd\b|Codebase and user instructions are "
     r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \().*\Z",
@@ -135,10 +135,10 @@ class Machinery:
     sources: tuple[str, ...] = MACHINERY_SOURCES
     """``additional_kwargs["source"]`` values marking a whole message as machinery."""
 
-    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _regexes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_regex", _compile(self.tags, self.patterns))
+        object.__setattr__(self, "_regexes", _compile(self.tags, self.patterns))
 
     def extend(
         self,
@@ -159,15 +159,13 @@ class Machinery:
 
 
 @functools.lru_cache(maxsize=32)
-def _compile(tags: tuple[str, ...], patterns: tuple[str, ...]) -> re.Pattern[str]:
-    parts = [
-        rf"<{re.escape(t)}(?:\s[^<>]*)?>.*?</{re.escape(t)}\s*>"
-        for t in sorted(set(tags), key=len, reverse=True)
-    ]
-    parts += [f"(?:{p})" for p in patterns]
-    if not parts:
-        return re.compile(r"(?!)")
-    return re.compile("|".join(parts), re.S | re.M)
+def _compile(tags: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """One regex for all tags (a literal ``<`` first, so searching is fast), one per pattern."""
+    out = [re.compile(p, re.S | re.M) for p in patterns]
+    if tags:
+        names = "|".join(re.escape(t) for t in sorted(set(tags), key=len, reverse=True))
+        out.insert(0, re.compile(rf"<({names})(?:\s[^<>]*)?>.*?</\1\s*>", re.S))
+    return tuple(out)
 
 
 DEFAULT_MACHINERY = Machinery()
@@ -196,19 +194,33 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _strip_once(text: str, regex: re.Pattern[str]) -> str:
-    code = _code_spans(text)
+def _next_match(regex: re.Pattern[str], text: str, pos: int) -> re.Match[str] | None:
+    """The next non-empty match at or after ``pos`` (an empty match removes nothing)."""
+    while pos <= len(text):
+        m = regex.search(text, pos)
+        if m is None or m.end() > m.start():
+            return m
+        pos = m.start() + 1
+    return None
+
+
+def _strip_once(text: str, regexes: tuple[re.Pattern[str], ...]) -> str:
+    code: list[tuple[int, int]] | None = None  # computed once a candidate is found
     pieces: list[str] = []
     pos = keep_from = 0
-    while (m := regex.search(text, pos)) is not None:
+    found = [_next_match(r, text, 0) for r in regexes]
+    while True:
+        for i, m in enumerate(found):  # refresh matches that start before the cursor
+            if m is not None and m.start() < pos:
+                found[i] = _next_match(regexes[i], text, pos)
+        live = [m for m in found if m is not None]
+        if not live:
+            break
+        m = min(live, key=lambda x: (x.start(), -x.end()))
+        code = _code_spans(text) if code is None else code
         inside = next((b for a, b in code if a <= m.start() < b), None)
         if inside is not None:  # a tag quoted in code is prose: look again after the code
             pos = inside
-            continue
-        if m.end() == m.start():  # an empty match removes nothing
-            pos = m.end() + 1
-            if pos > len(text):
-                break
             continue
         pieces += [text[keep_from : m.start()], "\n"]
         pos = keep_from = m.end()
@@ -237,7 +249,7 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """
     out = _normalise(_ANSI.sub("", text))
     while True:  # a removal can join two halves into new machinery: strip to a fixed point
-        nxt = _normalise(_strip_once(out, rules._regex))
+        nxt = _normalise(_strip_once(_ANSI.sub("", out), rules._regexes))
         if nxt == out:
             return out
         out = nxt
