@@ -162,16 +162,33 @@ def test_each_preamble_is_machinery(text: str) -> None:
     assert extract_constraints([message]) == []
 
 
-@pytest.mark.parametrize("text", MACHINERY_ONLY.values(), ids=MACHINERY_ONLY.keys())
+WHOLE_BLOCK = {"claude-claude-md-bare", "claude-skill-body"}
+"""Shapes that open an injected file: the rest of their text block is the file (see below)."""
+DELIMITED = {k: v for k, v in MACHINERY_ONLY.items() if k not in WHOLE_BLOCK}
+
+
+@pytest.mark.parametrize("text", DELIMITED.values(), ids=DELIMITED.keys())
 def test_request_after_or_before_machinery_is_kept(text: str) -> None:
-    if text.lstrip().startswith(("Contents of", "Base directory")):
-        pytest.skip("opens a whole injected file block: what follows in that block is the file")
     for combined in (f"{text}\n{REQUEST}", f"{text}{REQUEST}"):
         assert strip_machinery(combined) == REQUEST, combined
         assert is_substantive_task(HumanMessage(combined))
         assert not is_machinery(HumanMessage(combined))
     if not text.lstrip().startswith(("Caveat", "[Request", "# AGENTS", "Here is")):
         assert strip_machinery(f"{REQUEST}\n\n{text}") == REQUEST
+
+
+@pytest.mark.parametrize("key", sorted(WHOLE_BLOCK))
+def test_an_injected_file_block_runs_to_the_end_of_its_text_block(key: str) -> None:
+    """Documented limit: no end marker, so a request in the SAME text block is taken as the file.
+
+    Claude Code sends such injections as their own content block (or inside a reminder), so
+    the request in the next block is kept.
+    """
+    text = MACHINERY_ONLY[key]
+    assert strip_machinery(f"{text}\n\n{REQUEST}") == ""
+    assert strip_machinery(f"{REQUEST}\n\n{text}") == f"{REQUEST}\n\n{text}"  # not at the start
+    separate = HumanMessage(content=[{"type": "text", "text": text}, REQUEST])
+    assert substantive_text(separate) == REQUEST
 
 
 def test_codex_ide_context_keeps_the_request() -> None:
@@ -447,3 +464,18 @@ def test_memory_pins_the_real_request(preamble: list) -> None:
         assert "<environment_context>" not in goal and "<system-reminder>" not in goal
         assert REQUEST[:60] in goal
         assert "TodoWrite" not in entry["summary"]  # the reminder never became a constraint
+
+
+def test_a_later_new_task_does_not_replace_the_pinned_one() -> None:
+    """The documented policy (see ``is_substantive_task``): the first request stays the task."""
+    mem = LayeredChatMemory(max_tokens=4_000)
+    mem.add_messages(CODEX_SESSION)
+    turns = iter_turns(60)
+    for _ in range(10):
+        mem.add_messages(next(turns))
+    mem.add_messages([HumanMessage("New task: port the CLI to click instead.", id="new-task")])
+    for turn in turns:
+        mem.add_messages(turn)
+    assert mem.pinned_ids == ["sys", "task"]
+    assert mem.compactions, "the session compacted"
+    assert all(REQUEST[:60] in e["summary"].split("Current status:")[0] for e in mem.compactions)
