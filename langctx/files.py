@@ -444,6 +444,11 @@ _NO_MATCH_PROGRAMS = frozenset(
 """Programs whose exit code 1 is an answer (no line matched, the files differ, false)."""
 
 
+def _no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
+    """Exit 1 from the search or comparison whose status is the command's: an answer."""
+    return exit_code == 1 and shell is not None and shell.status_program in _NO_MATCH_PROGRAMS
+
+
 def _command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
     """Whether a shell command failed, from its exit code, its output and its parsed form.
 
@@ -456,9 +461,7 @@ def _command_failed(exit_code: int | None, text: str, shell: ShellCommand | None
       masked by a pipe or a list. A clean exit 0 is not overruled by shell noise.
     """
     if exit_code is not None and exit_code != 0:
-        return not (
-            exit_code == 1 and shell is not None and shell.status_program in _NO_MATCH_PROGRAMS
-        )
+        return not _no_match(exit_code, shell)
     if shell is not None and shell.inspects_only:
         return exit_code is None and _READ_ERROR_RE.search(text) is not None
     if _TEST_FAILURE_RE.search(text) is not None:
@@ -844,7 +847,11 @@ class _Extraction:
         if "\x1b" in text:
             text = _ANSI_RE.sub("", text)
         exit_code = _exit_code(message, text) if is_command else None
-        failed = is_error or (is_command and _command_failed(exit_code, text, shell))
+        # an error status that only mirrors a search's exit 1 (pi marks every non-zero exit)
+        no_match = is_command and _no_match(exit_code, shell)
+        failed = (is_error and not no_match) or (
+            is_command and _command_failed(exit_code, text, shell)
+        )
         if fact is not None:
             fact["exit_code"] = exit_code
             fact["ok"] = False if failed else (True if exit_code == 0 else None)

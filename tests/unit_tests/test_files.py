@@ -1089,3 +1089,12 @@ def test_capped_merge_lists_the_tail_of_the_uncapped_one(parts: list[list[int]],
     latest = list(dict.fromkeys(reversed(whole)))[::-1]  # by latest read
     assert capped["read_files"] == latest[-cap:]
     assert capped.get("read_files_dropped", 0) >= len(latest) - len(capped["read_files"])
+
+
+def test_an_error_status_that_mirrors_a_search_without_match_is_no_failure() -> None:
+    facts = run_command(
+        "(no output)\n\nCommand exited with code 1", status="error", command="grep -n x a.py"
+    )
+    assert facts["commands"][0]["ok"] is None and facts["errors"] == []
+    facts = run_command("Command exited with code 1", status="error", command="make")
+    assert facts["commands"][0]["ok"] is False
