@@ -409,10 +409,11 @@ _TEST_FAIL_RE = re.compile(
     r"\berror TS\d+|^npm ERR!|^error(?:\[\w+\])?:|^fatal:|^panic:|\bTIMED OUT\b|\btimed out\b"
 )
 _ERROR_LINE_RE = re.compile(
-    r"(?i)(?:^|\s)(?:[\w.]*(?:error|exception)\b[:\]]?|[\w.]+(?:Error|Exception|Interrupt|Exit)\b)"
-    r"|^(?:FAILED|FAIL|E)\s|\bfailed\b|^fatal:|^panic:|npm ERR!|\bno such file\b|"
+    r"(?i)(?:^|\s)[\w.]*(?:error|exception)(?:\[\w+\])?:|\b(?:\d+|some|an?) errors?\b"
+    r"|^(?:FAILED|FAIL|E|ERROR|fatal:|panic:|npm ERR!|[×✗✘])\s|\bfailed\b|\bno such file\b|"
     r"\bcommand not found\b|\bpermission denied\b|\bnot found\b|\bcannot\b|\bunable to\b|"
-    r"\btimed out\b"
+    r"\bcould not\b|\btimed out\b"
+    r"|^\s*[\w.]+(?:Error|Exception|Interrupt|Exit)\b"
 )
 _NOTE_RE = re.compile(r"^\[[^\]\n]*\]$")
 """A lone bracketed note (``[no tool result recorded ...]``): a recording gap, not an error."""
@@ -459,7 +460,7 @@ def error_lines(output: str, limit: int = 3) -> tuple[str, ...]:
     lines = [ln for ln in lines if ln and not _TRAILER_RE.match(ln)]
     hits = [ln for ln in lines if _ERROR_LINE_RE.search(ln) and not ln.startswith("Traceback")]
     if hits:
-        return tuple(hits[-limit:])
+        return tuple(dict.fromkeys(reversed(hits)))[:limit][::-1]
     return tuple(lines[-1:])
 
 

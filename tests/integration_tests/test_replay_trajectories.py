@@ -1,4 +1,6 @@
-"""`langctx replay` over the 38 recorded sessions in ``../shared/data/trajectories`` at 32k.
+"""`langctx replay` over the 38 recorded sessions in ``../shared/data/trajectories`` at 32k, and
+over the real public sessions in ``tests/fixtures/sessions`` (Claude Code with a sub-agent, Codex,
+pi) at 8k and 32k with the independent amnesia probes of ``langctx.replay.truth``.
 
 Every session is read through the replay's own reader (format detected from the content, checked
 against the test helper's loader), replayed at a 32,000-token budget with the approximate counter
@@ -112,3 +114,62 @@ def test_pi_sessions_reduce_input_tokens_by_85_percent(sid: str) -> None:
         f"{sid}: {100 * report.reduction:.1f}% fewer input tokens "
         f"({report.input_tokens:,} vs {report.input_tokens_full:,})"
     )
+
+
+# ------------------------------------------------------------------------------------------
+# Real public sessions (tests/fixtures/sessions, see its README): each format at 8k and 32k
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+FIXTURE_FILES = sorted(
+    str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("**/*.jsonl") if p.is_file()
+)
+FIXTURE_FORMATS = {"claude-code": "claude-code", "codex": "codex", "pi": "pi"}
+
+
+@functools.cache
+def replayed_fixture(rel: str, budget: int) -> ReplayReport:
+    return replay_session(read_session(FIXTURES / rel), max_tokens=budget)
+
+
+def test_every_format_has_a_real_fixture() -> None:
+    assert {rel.split("/", 1)[0] for rel in FIXTURE_FILES} == set(FIXTURE_FORMATS)
+    assert any("/subagents/agent-" in rel for rel in FIXTURE_FILES)
+
+
+@pytest.mark.parametrize("budget", [8_000, 32_000])
+@pytest.mark.parametrize("rel", FIXTURE_FILES)
+def test_real_fixture_replays_intact_and_keeps_its_facts(rel: str, budget: int) -> None:
+    session = read_session(FIXTURES / rel)
+    assert session.format == FIXTURE_FORMATS[rel.split("/", 1)[0]]
+    report = replayed_fixture(rel, budget)
+    orphans = sum(c.orphans for c in report.calls)
+    unanswered = sum(c.unanswered for c in report.calls)
+    assert (orphans, unanswered, report.over_budget_calls) == (0, 0, 0)
+    every = report.probe_shares(after_compaction=False)
+    after = report.probe_shares()
+
+    def lost(probe: str) -> list[str]:
+        return [str(x) for x in report.losses() if x.probe == probe][:3]
+
+    assert every["task"] in (None, 1.0), (every["task"], lost("task"))
+    assert after["files_modified"] in (None, 1.0), (after["files_modified"], lost("files_modified"))
+    failure = after["latest_failure"]
+    assert failure is None or failure >= 0.95, (failure, lost("latest_failure"))
+
+
+def test_main_session_lists_its_subagents_and_each_replays_on_its_own() -> None:
+    main = read_session(FIXTURES / "claude-code" / "ae4a77f8.jsonl")
+    assert [Path(p).name for p in main.subagents] == ["agent-aac57f5.jsonl"]
+    task_calls = [
+        tc["id"]
+        for m in main.messages
+        if m.type == "ai"
+        for tc in getattr(m, "tool_calls", [])
+        if tc["name"] == "Task"
+    ]
+    results = [m for m in main.messages if getattr(m, "tool_call_id", None) in task_calls]
+    assert results and "agentId: aac57f5" in results[0].text  # the sub-agent's answer
+    sub = read_session(main.subagents[0])
+    assert sub.messages[0].type == "human" and sub.messages[0].text.startswith("Search hex.pm")
+    report = replay_session(sub, max_tokens=8_000)
+    assert report.projection_orphans == 0 and len(report.calls) > 1
