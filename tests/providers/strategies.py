@@ -45,7 +45,8 @@ _WORDS = (
     "lists and push each new one before reading its items then pop at the closing bracket test "
     "fails with AssertionError in tests/test_parser.py line 42 while src/parser.py handles tokens"
 ).split()
-_POOL = " ".join(random.Random(7).choice(_WORDS) for _ in range(12_000))
+_RNG = random.Random(7)
+_POOL = " ".join(_RNG.choice(_WORDS) for _ in range(12_000))
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 SIZES = {"small": (20, 300), "medium": (800, 3_000), "large": (6_000, 16_000)}
 
@@ -142,7 +143,7 @@ def _step_ai(
             id=ids("a"),
         )
     if flavor == "anthropic":
-        blocks: list[dict[str, Any]] = []
+        blocks: list[Any] = []
         if compaction:
             blocks.append({"type": "compaction", "content": "Summary: " + text(300, ids.n)})
         if think:
@@ -161,7 +162,9 @@ def _step_ai(
         if unknown:
             blocks.append({"type": "x_future_block", "payload": {"k": ids.n}})
         for c in calls:
-            blocks.append({"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]})
+            blocks.append(
+                {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]}
+            )
         if not blocks:
             blocks.append({"type": "text", "text": "Continuing."})
         return AIMessage(
@@ -177,7 +180,7 @@ def _step_ai(
     enc = f"gAAAAB{ids.n:06d}enc=="
     meta: dict[str, Any] = {"model_provider": "openai"}
     kwargs: dict[str, Any] = {}
-    out: list[dict[str, Any]] = []
+    out: list[Any] = []
     if compaction:
         out.append({"type": "compaction", "id": ids("cmp_"), "encrypted_content": f"CMP{ids.n}=="})
     if form == "v0":
@@ -212,7 +215,11 @@ def _step_ai(
         for c in calls:
             out.append({"type": "tool_call", "id": c["id"], "name": c["name"], "args": c["args"]})
         return AIMessage(
-            out, tool_calls=calls, invalid_tool_calls=invalid, id=ids("resp_"), response_metadata=meta
+            out,
+            tool_calls=calls,
+            invalid_tool_calls=invalid,
+            id=ids("resp_"),
+            response_metadata=meta,
         )
     if think:
         out.append({"type": "reasoning", "id": rs_id, "summary": summary, "encrypted_content": enc})
@@ -267,7 +274,9 @@ def histories(draw: Any, flavor: str | None = None, max_turns: int = 5) -> Histo
     n_turns = draw(st.integers(1, max_turns))
     for turn in range(n_turns):
         if turn:
-            msgs.append(_human(draw, ids, "Follow-up: " + text(draw(st.integers(10, 300)), turn), True))
+            msgs.append(
+                _human(draw, ids, "Follow-up: " + text(draw(st.integers(10, 300)), turn), True)
+            )
         steps = draw(st.integers(1, 6))
         last_turn = turn == n_turns - 1
         stop_mid_loop = last_turn and draw(st.booleans())
@@ -282,7 +291,9 @@ def histories(draw: Any, flavor: str | None = None, max_turns: int = 5) -> Histo
                     args: dict[str, Any] = {"path": f"src/mod{ids.n % 7}.py"}
                     if name == "write_file" and draw(st.integers(0, 4)) == 0:
                         args["content"] = text(draw(st.integers(2_000, 12_000)), ids.n)
-                    calls.append({"id": ids(call_prefix), "name": name, "args": args, "type": "tool_call"})
+                    calls.append(
+                        {"id": ids(call_prefix), "name": name, "args": args, "type": "tool_call"}
+                    )
                 if draw(st.integers(0, 7)) == 0:
                     invalid.append(
                         {
@@ -317,7 +328,11 @@ def histories(draw: Any, flavor: str | None = None, max_turns: int = 5) -> Histo
                 )
             )
             answers = calls + invalid
-            order = draw(st.permutations(range(len(answers)))) if len(answers) > 1 else range(len(answers))
+            order = (
+                draw(st.permutations(range(len(answers))))
+                if len(answers) > 1
+                else range(len(answers))
+            )
             for k in order:
                 c = answers[k]
                 lo, hi = SIZES[draw(st.sampled_from(["small", "small", "medium", "large"]))]
@@ -332,5 +347,7 @@ def histories(draw: Any, flavor: str | None = None, max_turns: int = 5) -> Histo
                     )
                 else:
                     body = text(draw(st.integers(lo, hi)), draw(st.integers(0, 10**6)))
-                    msgs.append(ToolMessage(body, tool_call_id=c["id"], name=c["name"], id=ids("t")))
+                    msgs.append(
+                        ToolMessage(body, tool_call_id=c["id"], name=c["name"], id=ids("t"))
+                    )
     return h

@@ -63,7 +63,10 @@ RULES: dict[str, str] = {
     "builder_error": "the provider package's payload builder raised on the messages",
     # Anthropic Messages API
     "anthropic.no_messages": "the request holds no user/assistant message",
-    "anthropic.first_message_user": "the first non-system message must be a user message",
+    "anthropic.first_message_user": (
+        "the first non-system message is a user message (or the assistant message holding a "
+        "server-side compaction block, which the compaction docs put at the front)"
+    ),
     "anthropic.roles_alternate": "user and assistant messages alternate after the builder merges",
     "anthropic.empty_content": "every message (but an optional final assistant) has content",
     "anthropic.duplicate_tool_use_id": "tool_use ids are unique in the request",
@@ -165,6 +168,7 @@ KNOWN_TYPES = frozenset(
 )
 """Block types the validator knows; others are "unknown" and must travel verbatim."""
 
+
 def _speed_up_block_type_lookup() -> None:
     """Cache langchain-core's data-block type list (it re-reads type hints on every block).
 
@@ -175,7 +179,7 @@ def _speed_up_block_type_lookup() -> None:
 
     fn = content._get_data_content_block_types
     if not hasattr(fn, "cache_info"):
-        content._get_data_content_block_types = lru_cache(maxsize=1)(fn)  # type: ignore[assignment]
+        content._get_data_content_block_types = lru_cache(maxsize=1)(fn)
 
 
 _speed_up_block_type_lookup()
@@ -208,10 +212,11 @@ class Violation:
 @lru_cache(maxsize=4)
 def _anthropic_model(thinking: bool) -> Any:
     from langchain_anthropic import ChatAnthropic
+    from pydantic import SecretStr
 
     return ChatAnthropic(  # type: ignore[call-arg]
         model=ANTHROPIC_MODEL,
-        api_key="fake",
+        api_key=SecretStr("fake"),
         max_tokens=8192,
         thinking=THINKING if thinking else None,
     )
@@ -307,7 +312,10 @@ def _anthropic_rules(
     if not conv:
         add("anthropic.no_messages", None, "no user or assistant message")
         return out
-    if conv[0][1]["role"] != "user":
+    # After a server-side compaction the history may start at the returned assistant message
+    # ("drop the messages you sent from the front and put the returned message in their place").
+    opens_with_compaction = _types(conv[0][1].get("content"))[:1] == ["compaction"]
+    if conv[0][1]["role"] != "user" and not opens_with_compaction:
         add("anthropic.first_message_user", conv[0][0], f"first role is {conv[0][1]['role']!r}")
     seen_ids: set[str] = set()
     for k, (i, m) in enumerate(conv):
@@ -351,7 +359,11 @@ def _anthropic_rules(
             results = [b for b in blocks if b.get("type") == "tool_result"]
             prev = conv[k - 1][1] if k else None
             prev_ids = (
-                {str(b.get("id")) for b in _blocks(prev.get("content")) if b.get("type") == "tool_use"}
+                {
+                    str(b.get("id"))
+                    for b in _blocks(prev.get("content"))
+                    if b.get("type") == "tool_use"
+                }
                 if prev is not None and prev["role"] == "assistant"
                 else set()
             )
@@ -366,8 +378,13 @@ def _anthropic_rules(
             types = [str(b.get("type")) for b in blocks]
             if results and types[: len(results)] != ["tool_result"] * len(results):
                 add("anthropic.tool_result_first", i, f"block order {types}")
-    last_i, last_m = conv[-1]
-    if thinking and turn_needs_thinking and last_m["role"] == "user" and _is_tool_result_only(last_m):
+    last_m = conv[-1][1]
+    if (
+        thinking
+        and turn_needs_thinking
+        and last_m["role"] == "user"
+        and _is_tool_result_only(last_m)
+    ):
         # The turn in progress: from the last user message that is not only tool results.
         start = 0
         for k in range(len(conv) - 1, -1, -1):
@@ -437,7 +454,7 @@ def _check_anthropic(
     target = "anthropic+thinking" if thinking else "anthropic"
     try:
         payload = anthropic_payload(messages, thinking=thinking)
-    except Exception as exc:  # noqa: BLE001 - any builder failure is a finding
+    except Exception as exc:
         return _builder_error(target, exc), None
     out = _anthropic_rules(
         payload,
@@ -447,16 +464,22 @@ def _check_anthropic(
     )
     if original is not None:
         by_id = {m.id: m for m in original if m.id}
-        restored = [by_id.get(m.id, m) if isinstance(m, AIMessage) else m for m in messages]
+        restored = [
+            by_id.get(m.id, m) if isinstance(m, AIMessage) and m.id else m for m in messages
+        ]
         if restored != list(messages):
             try:
                 expected = _thinking_seq(anthropic_payload(restored, thinking=thinking))
-            except Exception:  # noqa: BLE001 - the original's own failure is reported elsewhere
+            except Exception:
                 expected = None
             actual = _thinking_seq(payload)
             if expected is not None and _dump(expected) != _dump(actual):
                 k = next(
-                    (n for n, (a, b) in enumerate(zip(expected, actual)) if _dump(a) != _dump(b)),
+                    (
+                        n
+                        for n, (a, b) in enumerate(zip(expected, actual, strict=False))
+                        if _dump(a) != _dump(b)
+                    ),
                     min(len(expected), len(actual)),
                 )
                 out.append(
@@ -510,7 +533,11 @@ class AnthropicSession:
                 before = [_dump(m) for m in msgs[:k]]
                 if sys0 != system or before0 != before:
                     diff = next(
-                        (n for n, (a, c) in enumerate(zip(before0, before)) if a != c),
+                        (
+                            n
+                            for n, (a, c) in enumerate(zip(before0, before, strict=False))
+                            if a != c
+                        ),
                         min(len(before0), len(before)),
                     )
                     what = "system prompt" if sys0 != system else f"message {diff}"
@@ -552,7 +579,7 @@ def check_openai_chat(messages: Sequence[BaseMessage]) -> list[Violation]:
     target = "openai_chat"
     try:
         payload = openai_chat_payload(messages)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return _builder_error(target, exc)
     out: list[Violation] = []
 
@@ -580,7 +607,11 @@ def check_openai_chat(messages: Sequence[BaseMessage]) -> list[Violation]:
         content = m.get("content")
         if isinstance(content, list):
             allowed = _CHAT_TYPES.get(str(role), set())
-            bad = [b.get("type") for b in content if isinstance(b, dict) and b.get("type") not in allowed]
+            bad = [
+                b.get("type")
+                for b in content
+                if isinstance(b, dict) and b.get("type") not in allowed
+            ]
             if bad:
                 add("openai.unsupported_content_block", i, f"{role} content blocks of types {bad}")
         if role == "tool":
@@ -596,7 +627,11 @@ def check_openai_chat(messages: Sequence[BaseMessage]) -> list[Violation]:
         if role == "assistant":
             calls = [str(tc.get("id")) for tc in m.get("tool_calls") or []]
             if not calls and not content and not m.get("function_call") and not m.get("audio"):
-                add("openai.assistant_without_content", i, "assistant with no content, no tool_calls")
+                add(
+                    "openai.assistant_without_content",
+                    i,
+                    "assistant with no content, no tool_calls",
+                )
             if calls:
                 open_ids, open_at = calls, i
     close(len(msgs))
@@ -645,7 +680,7 @@ def check_responses(
     target = f"responses[{output_version or 'default'}]"
     try:
         payload = responses_payload(messages, output_version=output_version)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return _builder_error(target, exc)
     out: list[Violation] = []
 
@@ -715,9 +750,9 @@ def _responses_verbatim(
                     add("responses.compaction_changed", got[0], f"compaction {it['id']!r} differs")
         reasoning = [it for it in own if it.get("type") == "reasoning" and it.get("id")]
         for it in reasoning:
-            got = sent.get(str(it["id"]))
-            if got is not None and _dump(got[1]) != _dump(it):
-                add("responses.reasoning_changed", got[0], f"reasoning {it['id']!r} differs")
+            hit = sent.get(str(it["id"]))
+            if hit is not None and _dump(hit[1]) != _dump(it):
+                add("responses.reasoning_changed", hit[0], f"reasoning {it['id']!r} differs")
         for it in own:
             if it.get("type") == "reasoning" or not it.get("id") or str(it["id"]) not in sent:
                 continue
@@ -759,11 +794,16 @@ def check_pairs(messages: Sequence[BaseMessage], *, complete: bool = True) -> li
             if cid not in open_ids:
                 out.append(
                     Violation(
-                        "pairs.orphan_tool_result", i, f"result {cid!r} answers no open call", target
+                        "pairs.orphan_tool_result",
+                        i,
+                        f"result {cid!r} answers no open call",
+                        target,
                     )
                 )
             elif cid in answered:
-                out.append(Violation("pairs.duplicate_result", i, f"{cid!r} answered twice", target))
+                out.append(
+                    Violation("pairs.duplicate_result", i, f"{cid!r} answered twice", target)
+                )
             answered.add(cid)
             continue
         close()
@@ -816,7 +856,7 @@ def check_verbatim(
         "unknown": "unknown_block_changed",
     }
     for i, m in enumerate(messages):
-        o = by_id.get(m.id)
+        o = by_id.get(m.id) if m.id else None
         if o is None or o is m:
             continue
         if o.content == m.content and o.additional_kwargs == m.additional_kwargs:

@@ -61,10 +61,12 @@ def think(sig: str, body: str = "I should read the parser first.") -> dict[str, 
 
 def anth_ai(mid: str, *blocks: dict[str, Any], calls: tuple[str, ...] = ()) -> AIMessage:
     tcs = [call(c) for c in calls]
-    content = list(blocks) + [
+    content: list[Any] = list(blocks) + [
         {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]} for c in tcs
     ]
-    return AIMessage(content, tool_calls=tcs, id=mid, response_metadata={"model_provider": "anthropic"})
+    return AIMessage(
+        content, tool_calls=tcs, id=mid, response_metadata={"model_provider": "anthropic"}
+    )
 
 
 def tool(cid: str, body: str = "ok", mid: str | None = None) -> ToolMessage:
@@ -75,13 +77,26 @@ def rs_ai(mid: str, rs: str, enc: str = "ENC", calls: tuple[str, ...] = ()) -> A
     """A Responses API AIMessage (``responses/v1`` content): reasoning, text, function calls."""
     tcs = [call(c) for c in calls]
     content: list[Any] = [
-        {"type": "reasoning", "id": rs, "summary": [{"type": "summary_text", "text": "plan"}], "encrypted_content": enc},
+        {
+            "type": "reasoning",
+            "id": rs,
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": enc,
+        },
         {"type": "text", "text": "Reading.", "annotations": [], "id": "msg_" + mid},
     ] + [
-        {"type": "function_call", "id": "fc_" + c["id"], "call_id": c["id"], "name": c["name"], "arguments": "{}"}
+        {
+            "type": "function_call",
+            "id": "fc_" + c["id"],
+            "call_id": c["id"],
+            "name": c["name"],
+            "arguments": "{}",
+        }
         for c in tcs
     ]
-    return AIMessage(content, tool_calls=tcs, id=mid, response_metadata={"model_provider": "openai"})
+    return AIMessage(
+        content, tool_calls=tcs, id=mid, response_metadata={"model_provider": "openai"}
+    )
 
 
 H = HumanMessage("Fix the parser bug.", id="h0")
@@ -125,14 +140,18 @@ def _cut_thinking_turn() -> list[Violation]:
 
 def _signature_changed() -> list[Violation]:
     log = _thinking_loop()
-    forged = anth_ai("a1", think("SIG-FORGED"), {"type": "text", "text": "Reading."}, calls=("toolu_1",))
+    forged = anth_ai(
+        "a1", think("SIG-FORGED"), {"type": "text", "text": "Reading."}, calls=("toolu_1",)
+    )
     proj = [SYS, H, forged, *log[3:]]
     return check_anthropic(proj, thinking=True, original=log) + check_verbatim(proj, log)
 
 
 def _thinking_modified() -> list[Violation]:
     log = _thinking_loop()
-    edited = anth_ai("a1", think("SIG-1", "shortened"), {"type": "text", "text": "Reading."}, calls=("toolu_1",))
+    edited = anth_ai(
+        "a1", think("SIG-1", "shortened"), {"type": "text", "text": "Reading."}, calls=("toolu_1",)
+    )
     return check_verbatim([SYS, H, edited, *log[3:]], log)
 
 
@@ -149,7 +168,9 @@ def _item_without_reasoning() -> list[Violation]:
 
 def _reasoning_changed_payload() -> list[Violation]:
     log = [H, rs_ai("r1", "rs_1", "ENC-A", calls=("call_1",)), tool("call_1")]
-    return check_responses([H, rs_ai("r1", "rs_1", "ENC-B", calls=("call_1",)), log[2]], original=log)
+    return check_responses(
+        [H, rs_ai("r1", "rs_1", "ENC-B", calls=("call_1",)), log[2]], original=log
+    )
 
 
 def _reasoning_changed_kwargs() -> list[Violation]:
@@ -157,7 +178,14 @@ def _reasoning_changed_kwargs() -> list[Violation]:
         return AIMessage(
             "Reading.",
             id="m1",
-            additional_kwargs={"reasoning": {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": enc}},
+            additional_kwargs={
+                "reasoning": {
+                    "id": "rs_1",
+                    "type": "reasoning",
+                    "summary": [],
+                    "encrypted_content": enc,
+                }
+            },
         )
 
     return check_verbatim([H, v0("B")], [H, v0("A")])
@@ -176,24 +204,45 @@ def _compaction_log() -> list[BaseMessage]:
         H,
         AIMessage("Looked at it.", id="a1"),
         HumanMessage("Continue.", id="h1"),
-        AIMessage([{"type": "compaction", "content": "Summary of the work so far."}, {"type": "text", "text": "Resuming."}], id="a2"),
+        AIMessage(
+            [
+                {"type": "compaction", "content": "Summary of the work so far."},
+                {"type": "text", "text": "Resuming."},
+            ],
+            id="a2",
+        ),
         HumanMessage("Now the tests.", id="h2"),
     ]
 
 
 def _compaction_changed() -> list[Violation]:
     log = _compaction_log()
-    edited = AIMessage([{"type": "compaction", "content": "Summary (trimmed)."}, {"type": "text", "text": "Resuming."}], id="a2")
+    edited = AIMessage(
+        [
+            {"type": "compaction", "content": "Summary (trimmed)."},
+            {"type": "text", "text": "Resuming."},
+        ],
+        id="a2",
+    )
     return check_verbatim([SYS, H, edited, log[5]], log)
 
 
+def _compaction_prefix_resent() -> list[Violation]:
+    log = [*_compaction_log(), HumanMessage("later", id="h9")]
+    return check_verbatim([*log[:5], log[6]], log)  # a1, h1 before the compaction at a2
+
+
 def _unknown_block_changed() -> list[Violation]:
-    orig = AIMessage([{"type": "text", "text": "hi"}, {"type": "x_future_block", "payload": 1}], id="u1")
+    orig = AIMessage(
+        [{"type": "text", "text": "hi"}, {"type": "x_future_block", "payload": 1}], id="u1"
+    )
     return check_verbatim([H, AIMessage([{"type": "text", "text": "hi"}], id="u1")], [H, orig])
 
 
 def _image_dropped_and_flattened() -> list[Violation]:
-    orig = HumanMessage([{"type": "text", "text": "see"}, {"type": "image", "url": "https://e.com/x.png"}], id="h0")
+    orig = HumanMessage(
+        [{"type": "text", "text": "see"}, {"type": "image", "url": "https://e.com/x.png"}], id="h0"
+    )
     return check_verbatim([HumanMessage("see [image]", id="h0")], [orig])
 
 
@@ -201,54 +250,117 @@ CASES: dict[str, Callable[[], list[Violation]]] = {
     "builder_error": lambda: check_anthropic([SYS, H, SystemMessage("again"), HumanMessage("x")]),
     "anthropic.no_messages": lambda: check_anthropic([SYS]),
     "anthropic.first_message_user": lambda: check_anthropic([AIMessage("hello"), H]),
-    "anthropic.roles_alternate": lambda: check_anthropic([H, AIMessage("a"), AIMessage("b"), HumanMessage("c")]),
+    "anthropic.roles_alternate": lambda: check_anthropic(
+        [H, AIMessage("a"), AIMessage("b"), HumanMessage("c")]
+    ),
     "anthropic.empty_content": lambda: check_anthropic([HumanMessage(""), AIMessage("a"), H]),
     "anthropic.duplicate_tool_use_id": lambda: check_anthropic(
-        [H, anth_ai("a1", calls=("toolu_1",)), tool("toolu_1"), anth_ai("a2", calls=("toolu_1",)), tool("toolu_1", mid="t2")]
+        [
+            H,
+            anth_ai("a1", calls=("toolu_1",)),
+            tool("toolu_1"),
+            anth_ai("a2", calls=("toolu_1",)),
+            tool("toolu_1", mid="t2"),
+        ]
     ),
-    "anthropic.tool_use_without_result": lambda: check_anthropic([H, anth_ai("a1", calls=("toolu_1",)), HumanMessage("next")]),
-    "anthropic.tool_result_without_tool_use": lambda: check_anthropic([H, AIMessage("thinking aloud"), tool("toolu_9")]),
+    "anthropic.tool_use_without_result": lambda: check_anthropic(
+        [H, anth_ai("a1", calls=("toolu_1",)), HumanMessage("next")]
+    ),
+    "anthropic.tool_result_without_tool_use": lambda: check_anthropic(
+        [H, AIMessage("thinking aloud"), tool("toolu_9")]
+    ),
     "anthropic.tool_result_first": lambda: check_anthropic(
         [H, anth_ai("a1", calls=("toolu_1",)), HumanMessage("note"), tool("toolu_1")]
     ),
     "anthropic.thinking_first_in_message": lambda: check_anthropic(
-        [H, anth_ai("a1", {"type": "text", "text": "x"}, think("S"), calls=("toolu_1",)), tool("toolu_1")]
+        [
+            H,
+            anth_ai("a1", {"type": "text", "text": "x"}, think("S"), calls=("toolu_1",)),
+            tool("toolu_1"),
+        ]
     ),
     "anthropic.thinking_first_block": _cut_thinking_turn,
-    "anthropic.thinking_in_final_assistant": lambda: check_anthropic([H, anth_ai("a1", think("S"), {"type": "text", "text": "x"})]),
+    "anthropic.thinking_in_final_assistant": lambda: check_anthropic(
+        [H, anth_ai("a1", think("S"), {"type": "text", "text": "x"})]
+    ),
     "anthropic.thinking_prefix_changed": _session_prefix_changed,
     "anthropic.thinking_modified": _thinking_modified,
     "signature_changed": _signature_changed,
-    "openai.tool_message_without_call": lambda: check_openai_chat([H, AIMessage("x"), tool("call_1")]),
+    "openai.tool_message_without_call": lambda: check_openai_chat(
+        [H, AIMessage("x"), tool("call_1")]
+    ),
     "openai.tool_call_without_answer": lambda: check_openai_chat(
         [
             H,
-            AIMessage("", invalid_tool_calls=[{"id": "call_bad", "name": "edit", "args": "{", "error": "json", "type": "invalid_tool_call"}]),
+            AIMessage(
+                "",
+                invalid_tool_calls=[
+                    {
+                        "id": "call_bad",
+                        "name": "edit",
+                        "args": "{",
+                        "error": "json",
+                        "type": "invalid_tool_call",
+                    }
+                ],
+            ),
             HumanMessage("next"),
         ]
     ),
-    "openai.duplicate_tool_answer": lambda: check_openai_chat([H, AIMessage("", tool_calls=[call("call_1")]), tool("call_1"), tool("call_1", mid="t2")]),
-    "openai.assistant_without_content": lambda: check_openai_chat([H, AIMessage(""), HumanMessage("next")]),
+    "openai.duplicate_tool_answer": lambda: check_openai_chat(
+        [H, AIMessage("", tool_calls=[call("call_1")]), tool("call_1"), tool("call_1", mid="t2")]
+    ),
+    "openai.assistant_without_content": lambda: check_openai_chat(
+        [H, AIMessage(""), HumanMessage("next")]
+    ),
     "openai.unsupported_content_block": lambda: check_openai_chat(_compaction_log()),
     "responses.function_call_output_without_call": lambda: check_responses([H, tool("call_1")]),
-    "responses.function_call_without_output": lambda: check_responses([H, AIMessage("", tool_calls=[call("call_1")]), HumanMessage("next")]),
-    "responses.duplicate_call_id": lambda: check_responses([H, AIMessage("", tool_calls=[call("call_1")]), tool("call_1"), tool("call_1", mid="t2")]),
+    "responses.function_call_without_output": lambda: check_responses(
+        [H, AIMessage("", tool_calls=[call("call_1")]), HumanMessage("next")]
+    ),
+    "responses.duplicate_call_id": lambda: check_responses(
+        [H, AIMessage("", tool_calls=[call("call_1")]), tool("call_1"), tool("call_1", mid="t2")]
+    ),
     "responses.reasoning_without_following_item": lambda: check_responses(
-        [H, AIMessage([{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "E"}], id="r1"), HumanMessage("next")]
+        [
+            H,
+            AIMessage(
+                [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "E"}],
+                id="r1",
+            ),
+            HumanMessage("next"),
+        ]
     ),
     "responses.item_without_reasoning": _item_without_reasoning,
     "responses.reasoning_changed": _reasoning_changed_payload,
     "responses.compaction_changed": _compaction_responses,
     "pairs.orphan_tool_result": lambda: check_pairs([H, tool("call_1")]),
     "pairs.unanswered_call": lambda: check_pairs(
-        [H, AIMessage("", invalid_tool_calls=[{"id": "call_bad", "name": "edit", "args": "{", "error": "json", "type": "invalid_tool_call"}]), HumanMessage("next")]
+        [
+            H,
+            AIMessage(
+                "",
+                invalid_tool_calls=[
+                    {
+                        "id": "call_bad",
+                        "name": "edit",
+                        "args": "{",
+                        "error": "json",
+                        "type": "invalid_tool_call",
+                    }
+                ],
+            ),
+            HumanMessage("next"),
+        ]
     ),
-    "pairs.duplicate_result": lambda: check_pairs([H, AIMessage("", tool_calls=[call("c1")]), tool("c1"), tool("c1", mid="t2")]),
+    "pairs.duplicate_result": lambda: check_pairs(
+        [H, AIMessage("", tool_calls=[call("c1")]), tool("c1"), tool("c1", mid="t2")]
+    ),
     "pairs.langctx_pair_errors": lambda: check_pairs([H, tool("call_1")]),
     "reasoning_changed": _reasoning_changed_kwargs,
     "compaction_changed": _compaction_changed,
     "compaction_dropped": lambda: check_verbatim([SYS, H, _compaction_log()[5]], _compaction_log()),
-    "compaction_prefix_resent": lambda: check_verbatim([SYS, H, *_compaction_log()[2:5], _compaction_log()[5]][:-1] + [HumanMessage("later", id="h9")], _compaction_log() + [HumanMessage("later", id="h9")]),
+    "compaction_prefix_resent": _compaction_prefix_resent,
     "unknown_block_changed": _unknown_block_changed,
     "image_dropped": _image_dropped_and_flattened,
     "content_flattened": _image_dropped_and_flattened,
@@ -281,7 +393,13 @@ def test_valid_requests_pass() -> None:
 
 def test_unanswered_invalid_tool_call_is_sent_by_both_builders() -> None:
     """langchain-openai and langchain-anthropic both send an invalid call: it needs its answer."""
-    bad = {"id": "call_bad", "name": "edit", "args": "{", "error": "json", "type": "invalid_tool_call"}
+    bad = {
+        "id": "call_bad",
+        "name": "edit",
+        "args": "{",
+        "error": "json",
+        "type": "invalid_tool_call",
+    }
     msgs = [H, AIMessage("", invalid_tool_calls=[bad], id="a1"), HumanMessage("next")]
     assert "anthropic.tool_use_without_result" in _names(check_anthropic(msgs))
     assert "openai.tool_call_without_answer" in _names(check_openai_chat(msgs))
@@ -289,6 +407,7 @@ def test_unanswered_invalid_tool_call_is_sent_by_both_builders() -> None:
 
 
 # ---------------------------------------------------------------------------- 2. raw histories
+
 
 def _settings(examples: int) -> settings:
     return settings(
@@ -352,14 +471,17 @@ def test_every_projection_is_provider_valid(h: History, budget: int) -> None:
 
 def thinking_loop_script(steps: int = 60, *, per_turn: int = 5) -> list[BaseMessage]:
     """Human turns, each opening an AI tool loop; only the first AI message of a turn thinks."""
-    msgs: list[BaseMessage] = [SYS, HumanMessage("Fix the parser: nested lists are flattened.", id="task")]
+    msgs: list[BaseMessage] = [
+        SYS,
+        HumanMessage("Fix the parser: nested lists are flattened.", id="task"),
+    ]
     for step in range(steps):
         k = step % per_turn
         if step and k == 0:
             msgs.append(AIMessage(f"Turn done at step {step}.", id=f"end{step}"))
             msgs.append(HumanMessage(f"Next: check module {step // per_turn}.", id=f"h{step}"))
         cid = f"toolu_{step:03d}"
-        blocks: list[dict[str, Any]] = []
+        blocks: list[Any] = []
         if k == 0:
             blocks.append(think(f"EqQBsig{step:03d}==", text(400, step)))
         blocks.append({"type": "text", "text": f"Step {step}: reading src/mod{step}.py"})
