@@ -86,13 +86,13 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
     r"(?:It is included to show you how to correctly use the interface\.\s*)?"
     r"(?:You do not need to follow exactly what is done in the demonstration\.\s*)?)?"
     r"--- DEMONSTRATION ---.*?--- END OF DEMONSTRATION ---",
-    # Injected instruction files and skill bodies outside a reminder: the whole text block.
+    # Injected instruction files, skill bodies and Stop-hook feedback: the whole text block.
     r"\A\s*(?:Base directory for this skill:|# claudeMd\b|Codebase and user instructions are "
-    r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \().*\Z",
+    r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \(|(?:Subagent)?Stop hook feedback:).*\Z",
 )
 """Regular expressions (DOTALL, MULTILINE) of untagged machinery: caveat and interrupt lines,
 Codex's AGENTS.md heading and IDE-context prefix, SWE-agent's demonstration, and text blocks that
-open as an injected CLAUDE.md / skill body (removed whole)."""
+open as an injected CLAUDE.md / skill body or as Claude Code's Stop-hook feedback (removed whole)."""
 
 MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output")
 """``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery."""

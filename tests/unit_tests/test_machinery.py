@@ -117,6 +117,10 @@ CC_INTERRUPTED = "[Request interrupted by user for tool use]"
 CC_SKILL = (
     "Base directory for this skill: /home/dev/.claude/skills/pdf\n\n# PDF\nYou must use pypdf."
 )
+CC_STOP_HOOK = (
+    "Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: # Running Quality Checks...\n\n"
+    "# Uncommitted Changes Detected\n\nCannot exit with unstaged changes.\n\nYou must stage them."
+)
 SWE_DEMO = (
     "Here is a demonstration of how to correctly accomplish this task.\nIt is included to show you "
     "how to correctly use the interface.\nYou do not need to follow exactly what is done in the "
@@ -146,6 +150,7 @@ MACHINERY_ONLY = {
     "claude-task-notification": CC_TASK_NOTE,
     "claude-interrupted": CC_INTERRUPTED,
     "claude-skill-body": CC_SKILL,
+    "claude-stop-hook": CC_STOP_HOOK,
     "claude-caveat+command+stdout": "\n".join([CC_CAVEAT_BARE, CC_CLEAR, CC_STDOUT]),
     "swe-agent-demonstration": SWE_DEMO,
 }
@@ -162,7 +167,7 @@ def test_each_preamble_is_machinery(text: str) -> None:
     assert extract_constraints([message]) == []
 
 
-WHOLE_BLOCK = {"claude-claude-md-bare", "claude-skill-body"}
+WHOLE_BLOCK = {"claude-claude-md-bare", "claude-skill-body", "claude-stop-hook"}
 """Shapes that open an injected file: the rest of their text block is the file (see below)."""
 DELIMITED = {k: v for k, v in MACHINERY_ONLY.items() if k not in WHOLE_BLOCK}
 
