@@ -338,7 +338,9 @@ def test_probe_truth_agrees_with_truth_json(sess: Any) -> None:
     if recorded:
         assert t.failure is not None
         want = json.loads(recorded[-1]["args"])
-        calls = {tc["id"]: tc for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls}
+        calls: dict[str, Any] = {
+            str(tc["id"]): tc for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls
+        }
         shell = re.compile(
             r"^\((?:Open file|Current directory)|^bash-\$"
         )  # SWE-agent's prompt lines
