@@ -1007,7 +1007,7 @@ def test_read_files_keep_the_most_recent_and_count_the_rest() -> None:
     with pytest.raises(ConfigError):
         extract_facts([], max_read_files=-1)
     with pytest.raises(ConfigError):
-        merge_facts(max_read_files=True)  # type: ignore[arg-type]
+        merge_facts(max_read_files=True)
 
 
 def test_read_paths_are_capped_by_characters_too() -> None:

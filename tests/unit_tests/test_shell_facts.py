@@ -450,9 +450,8 @@ def test_shell_tools_of_the_agents(
 
 def test_codex_freeform_apply_patch_text_is_read() -> None:
     message = AIMessage("")
-    message.tool_calls = [
-        {"id": "p", "name": "apply_patch", "args": CODEX_HEREDOC.split("\n", 1)[1]}
-    ]  # type: ignore[list-item]
+    patch: Any = CODEX_HEREDOC.split("\n", 1)[1]  # a freeform tool's raw text, not JSON
+    message.tool_calls = [{"id": "p", "name": "apply_patch", "args": patch}]
     assert extract_facts([message])["modified_files"][:2] == ["src/app.py", "src/new.py"]
 
 
