@@ -39,6 +39,7 @@ __all__ = [
     "has_thinking",
     "is_provider_compaction",
     "starts_with_thinking",
+    "strip_thinking",
 ]
 
 THINKING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -118,3 +119,22 @@ def cut_text_blocks(content: list[Any], cut: Callable[[str], str]) -> list[Any]:
         else:
             out.append(block)
     return out
+
+
+def strip_thinking(message: BaseMessage) -> BaseMessage:
+    """The message without its thinking / redacted_thinking blocks (the message itself if none).
+
+    For a completed turn whose prefix changed (Anthropic's prefix check would reject its blocks).
+    A message left with no content says so in a text block, so providers accept it.
+
+    Example:
+        >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s"}, "Done."])
+        >>> strip_thinking(ai).content
+        ['Done.']
+    """
+    if not has_thinking(message):
+        return message
+    kept = [b for b in _blocks(message) if _type(b) not in THINKING_BLOCK_TYPES]
+    if not kept and not getattr(message, "tool_calls", None):
+        kept = [{"type": "text", "text": "(reasoning omitted)"}]
+    return message.model_copy(update={"content": kept})

@@ -49,7 +49,13 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
-from langctx.blocks import cut_text_blocks, has_opaque_blocks, has_thinking, is_provider_compaction
+from langctx.blocks import (
+    cut_text_blocks,
+    has_opaque_blocks,
+    has_thinking,
+    is_provider_compaction,
+    strip_thinking,
+)
 from langctx.config import MemoryConfig
 from langctx.entries import (
     ENTRY_VERSION,
@@ -226,6 +232,9 @@ class LayeredChatMemory:
         self._pc: int | None = None  # latest message holding a provider compaction item
         self._pc_memo: tuple[tuple[int, int], range] | None = None
         self._thinking: list[int] = []  # indices of AI messages with thinking blocks
+        self._last_human = -1  # index of the latest human message
+        self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
+        self._thinking_memo: tuple[list[int], frozenset[int]] = ([], frozenset())
         self._seen_non_system = False
         self._skip: set[int] = set()
         self._call_owner: dict[str, int] = {}
@@ -414,6 +423,8 @@ class LayeredChatMemory:
         if message.id is None:
             message = message.model_copy(update={"id": f"lcx-{uuid.uuid4().hex}"})
         i = len(self._log)
+        if isinstance(message, HumanMessage):
+            self._last_human = i
         if isinstance(message, ToolMessage):
             if self._open_ai is None or message.tool_call_id not in self._open_calls:
                 self._orphan(message, i)
@@ -459,6 +470,14 @@ class LayeredChatMemory:
             self._check_pinned()
         if has_thinking(message):
             self._thinking.append(i)
+        if (
+            isinstance(message, HumanMessage)
+            and self._block is not None
+            and self._thinking
+            and self._thinking[-1] >= self._first_kept
+            and not self._restoring
+        ):
+            self._refresh_recent()  # the turn before it completed: its thinking is not sent
         if is_provider_compaction(message):
             self._provider_compacted(i)
         elif isinstance(message, AIMessage) and message.usage_metadata:
@@ -633,10 +652,45 @@ class LayeredChatMemory:
         return sorted(idx)
 
     def _view(self, i: int) -> BaseMessage:
+        if self._thinking_dropped(i):
+            return self._stripped_view(i)[0]
         return self._views.get(i, self._log[i])
 
     def _view_tokens(self, i: int) -> int:
+        if self._thinking_dropped(i):
+            return self._stripped_view(i)[1]
         return self._vtok.get(i, self._tok[i])
+
+    def _live_start(self) -> int:
+        """First index of the live run: the AI and tool messages after the latest human message."""
+        return max(self._last_human + 1, self._first_kept)
+
+    def _thinking_dropped(self, i: int) -> bool:
+        """True when message ``i`` is sent without its thinking blocks.
+
+        Once summaries stand in for earlier history, the thinking blocks of completed turns in
+        the recent layer no longer match the prefix they were written for (Anthropic's prefix
+        check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
+        live run keeps its thinking: a compaction never changes what precedes it (see
+        ``_plan``).
+        """
+        return self._block is not None and i < self._live_start() and i in self._thinking_set()
+
+    def _thinking_set(self) -> frozenset[int]:
+        if len(self._thinking_memo[0]) != len(self._thinking):
+            self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
+        return self._thinking_memo[1]
+
+    def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
+        if i not in self._stripped:
+            view = strip_thinking(self._views.get(i, self._log[i]))
+            self._stripped[i] = (view, self.counter.count_message(view))
+        return self._stripped[i]
+
+    def _live_thinking(self) -> bool:
+        """True when a projected message of the live run carries thinking."""
+        live = self._live_start()
+        return bool(self._thinking) and self._thinking[-1] >= max(live, self._recent_start())
 
     def _id(self, i: int) -> str:
         return str(self._log[i].id)
@@ -772,6 +826,13 @@ class LayeredChatMemory:
         if t is not None and lo <= t and cut <= t:
             # Never leave the task behind a summary: fold everything before it as well.
             cut = next((s for s in starts if s > t), n)
+        if cut > lo and self._live_thinking():
+            # A fold changes what precedes the live run's thinking blocks, which Anthropic then
+            # rejects: fold the live run with it (the request ends with the summary), or wait
+            # for the results of calls still open.
+            if grouping.units[-1].pending:
+                return None
+            cut = n
         target = self._head_tokens() + keep
         placeholders: list[EditEntry] = []
         if trigger in ("threshold", "proactive") and cut > lo:

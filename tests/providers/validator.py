@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -464,8 +464,10 @@ def _check_anthropic(
     )
     if original is not None:
         by_id = {m.id: m for m in original if m.id}
+        omitted = _omitted_thinking(messages, by_id)
         restored = [
-            by_id.get(m.id, m) if isinstance(m, AIMessage) and m.id else m for m in messages
+            (m if i in omitted else by_id.get(m.id, m)) if isinstance(m, AIMessage) and m.id else m
+            for i, m in enumerate(messages)
         ]
         if restored != list(messages):
             try:
@@ -842,6 +844,38 @@ def _has_compaction(message: BaseMessage) -> bool:
     return isinstance(message, AIMessage) and "compaction" in _types(message.content)
 
 
+def _omitted_thinking(
+    messages: Sequence[BaseMessage], by_id: Mapping[str | None, BaseMessage]
+) -> set[int]:
+    """Indices of messages that left out all their thinking the way Anthropic allows.
+
+    Anthropic's prefix-check guide: after trimming or summarizing older turns, remove the
+    thinking of the kept turns. Allowed for a completed turn (a user message follows it in the
+    request) when every thinking block of the message is left out, everything else is sent
+    byte-identical, and no earlier message of the request sends thinking (a block left out
+    between others fails the check).
+    """
+    last_user = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    out: set[int] = set()
+    for i, m in enumerate(messages):
+        if not isinstance(m, AIMessage):
+            continue
+        sends = any(b.get("type") in THINKING_TYPES for b in _blocks(m.content))
+        if sends:
+            break  # thinking sent from here on: nothing after may be left out
+        o = by_id.get(m.id) if m.id else None
+        if o is None or i > last_user:
+            continue
+        ob = _blocks(o.content)
+        if not any(b.get("type") in THINKING_TYPES for b in ob):
+            continue
+        rest = [_dump(b) for b in ob if b.get("type") not in THINKING_TYPES]
+        mb = [_dump(b) for b in _blocks(m.content)]
+        if mb == rest or (not rest and len(mb) == 1):
+            out.add(i)
+    return out
+
+
 def check_verbatim(
     messages: Sequence[BaseMessage], original: Sequence[BaseMessage]
 ) -> list[Violation]:
@@ -855,9 +889,10 @@ def check_verbatim(
         "compaction": "compaction_changed",
         "unknown": "unknown_block_changed",
     }
+    omitted = _omitted_thinking(messages, by_id)
     for i, m in enumerate(messages):
         o = by_id.get(m.id) if m.id else None
-        if o is None or o is m:
+        if o is None or o is m or i in omitted:
             continue
         if o.content == m.content and o.additional_kwargs == m.additional_kwargs:
             continue

@@ -31,25 +31,39 @@ def _call(i: int, *, thinking: bool, name: str = "read_file") -> AIMessage:
     )
 
 
-def _turns(n_turns: int, steps: int, *, interleaved: bool) -> list[list[BaseMessage]]:
-    """Batches to add: each human turn opens a tool loop; thinking on the first (or every) step."""
-    batches: list[list[BaseMessage]] = [
-        [SystemMessage("sys", id="s"), HumanMessage("Fix p.py", id="h0")]
-    ]
+def _run_loop(
+    mem: LayeredChatMemory, n_turns: int, steps: int, *, interleaved: bool
+) -> tuple[list[list[BaseMessage]], dict[str, BaseMessage]]:
+    """A scripted Anthropic agent: each human turn opens a tool loop. Like the real model, it
+    thinks when the request ends with a user message (and, interleaved, before every call).
+    Returns every request sent and the log by id."""
+    requests: list[list[BaseMessage]] = []
+    log: dict[str, BaseMessage] = {}
+
+    def add(batch: list[BaseMessage]) -> None:
+        mem.add_messages(batch)
+        log.update({str(m.id): m for m in batch})
+
+    add([SystemMessage("sys", id="s"), HumanMessage("Fix p.py", id="h0")])
     i = 0
     for t in range(n_turns):
         if t:
-            batches.append([HumanMessage(f"Now part {t}", id=f"h{t}")])
-        for k in range(steps):
+            add([HumanMessage(f"Now part {t}", id=f"h{t}")])
+        for _ in range(steps):
+            request = mem.build_context()
+            requests.append(request)
             i += 1
-            ai = _call(i, thinking=interleaved or k == 0)
-            batches.append([ai, ToolMessage("x = 1\n" * 150, tool_call_id=f"c{i}", id=f"t{i}")])
-    return batches
+            opens_turn = not isinstance(request[-1], ToolMessage)
+            add([_call(i, thinking=interleaved or opens_turn)])
+            add([ToolMessage("x = 1\n" * 150, tool_call_id=f"c{i}", id=f"t{i}")])
+    requests.append(mem.build_context())
+    return requests, log
 
 
 def _assistant_turns_valid(ctx: list[BaseMessage], log: dict[str, BaseMessage]) -> list[str]:
-    """Anthropic's rule, restated independently: the kept part of a turn whose first AI message
-    had thinking starts with a thinking block; thinking messages are the logged objects."""
+    """Anthropic's rule, restated independently: the live turn (after the last user message), when
+    its first AI message had thinking, starts with a thinking block; thinking that is sent is
+    the logged block, unchanged."""
     errors = []
     turn_thinks: dict[str, bool] = {}
     thinks = False
@@ -59,11 +73,11 @@ def _assistant_turns_valid(ctx: list[BaseMessage], log: dict[str, BaseMessage]) 
         elif isinstance(m, AIMessage):
             thinks = thinks or has_thinking(m)
             turn_thinks[str(m.id)] = thinks
+    live = max((j for j, m in enumerate(ctx) if isinstance(m, HumanMessage)), default=-1) + 1
     for j, m in enumerate(ctx):
         if not isinstance(m, AIMessage) or m.id not in log:
             continue
-        prev = ctx[j - 1] if j else None
-        if isinstance(prev, HumanMessage | SystemMessage) and turn_thinks.get(str(m.id)):
+        if j == live and turn_thinks.get(str(m.id)):  # the live turn's first assistant message
             if not starts_with_thinking(m):
                 errors.append(f"{m.id} starts a kept thinking turn without thinking")
         if has_thinking(m) and m.content != log[str(m.id)].content:
@@ -74,15 +88,12 @@ def _assistant_turns_valid(ctx: list[BaseMessage], log: dict[str, BaseMessage]) 
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_thinking_tool_loop_stays_valid_through_compactions(interleaved: bool) -> None:
     mem = LayeredChatMemory(max_tokens=3000)
-    log: dict[str, BaseMessage] = {}
-    for batch in _turns(6, 10, interleaved=interleaved):
-        mem.add_messages(batch)
-        log.update({str(m.id): m for m in batch})
-        ctx = mem.build_context()
-        assert _assistant_turns_valid(ctx, log) == []
-        assert pair_errors(ctx) == (0, 0)
-        assert mem.context_tokens() <= 3000
-    assert len(mem.compactions) >= 10
+    requests, log = _run_loop(mem, 6, 10, interleaved=interleaved)
+    for request in requests:
+        assert _assistant_turns_valid(request, log) == []
+        assert pair_errors(request) == (0, 0)
+        assert mem.counter.count_messages(request) <= 3000
+    assert len(mem.compactions) >= 5
 
 
 def test_non_interleaved_turn_is_one_unit_interleaved_is_not() -> None:

@@ -31,6 +31,7 @@ from langchain_core.messages import (
 )
 
 from langctx import LayeredChatMemory
+from langctx.blocks import starts_with_thinking
 from tests._trajectories import iter_sessions, require_data_dir
 from tests.providers.strategies import History, histories, request_points, text
 from tests.providers.validator import (
@@ -439,19 +440,38 @@ def replay(h: History, budget: int) -> tuple[list[tuple[int, Violation]], int]:
     others = tuple(t for t in h.targets if not t.startswith("anthropic") and t != "responses_v1")
     points = set(request_points(h.messages))
     found: list[tuple[int, Violation]] = []
+    log: list[BaseMessage] = []
     for i, m in enumerate(h.messages):
+        if h.thinking and isinstance(m, AIMessage):
+            m = _as_model_answers(m, mem.build_context())
         if session is not None and isinstance(m, AIMessage):
             session.produced(m)
         mem.add_message(m)
+        log.append(m)
         if i not in points:
             continue
         ctx = mem.build_context()
-        log = h.messages[: i + 1]
         vs = check_all(ctx, original=log, targets=others)
         if session is not None:
             vs += session.request(ctx, original=log)
         found += [(i, v) for v in vs]
     return found, len(mem.compactions)
+
+
+def _as_model_answers(m: AIMessage, request: list[BaseMessage]) -> AIMessage:
+    """The AI message as a thinking model would write it for ``request``.
+
+    A generated history is a script: after langctx folds a tool loop whole, the request ends
+    with the summary (a user message), and Claude opens a new assistant turn with a thinking
+    block, where the script's message (a later step of the old turn) has none. The replay gives
+    that message the thinking block the model would have written, so the check asks what a
+    live run would send.
+    """
+    if not request or isinstance(request[-1], ToolMessage) or starts_with_thinking(m):
+        return m
+    block = {"type": "thinking", "thinking": "New turn: plan.", "signature": f"live-{m.id}"}
+    content = m.content if isinstance(m.content, list) else [{"type": "text", "text": m.content}]
+    return m.model_copy(update={"content": [block, *content]})
 
 
 def _report(h: History, budget: int, found: list[tuple[int, Violation]]) -> str:
@@ -529,3 +549,26 @@ def test_recorded_session_projections_at_8k(name: str) -> None:
             bad += [f"after message {i}: {v}" for v in vs]
     assert len(points) > 1
     assert not bad, f"{len(bad)} violations in {session}:\n" + "\n".join(bad[:20])
+
+
+def test_thinking_may_be_left_out_of_completed_turns_only_before_all_sent_thinking() -> None:
+    """Anthropic's advice after summarizing older turns: remove the kept turns' thinking. Left out
+    of a completed turn that no sent thinking precedes, it passes; between sent blocks, or in
+    the live turn, it is a violation."""
+    a1 = anth_ai("a1", think("S1"), {"type": "text", "text": "one"}, calls=("toolu_1",))
+    a2 = anth_ai("a2", think("S2"), {"type": "text", "text": "two"}, calls=("toolu_2",))
+    a3 = anth_ai("a3", think("S3"), {"type": "text", "text": "three"}, calls=("toolu_3",))
+    h2 = HumanMessage("next", id="h2")
+    h3 = HumanMessage("and next", id="h3")
+    log = [SYS, H, a1, tool("toolu_1"), h2, a2, tool("toolu_2"), h3, a3, tool("toolu_3")]
+
+    def bare(m: AIMessage) -> AIMessage:
+        return m.model_copy(update={"content": [b for b in m.content if b["type"] != "thinking"]})
+
+    ok = [SYS, H, bare(a1), *log[3:5], bare(a2), *log[6:]]
+    assert check_verbatim(ok, log) == []
+    assert check_anthropic(ok, thinking=True, original=log) == []
+    between = [SYS, H, a1, *log[3:5], bare(a2), *log[6:]]
+    assert "signature_changed" in {v.rule for v in check_verbatim(between, log)}
+    live = [*log[:8], bare(a3), log[9]]
+    assert {v.rule for v in check_all(live, original=log, targets=("anthropic_thinking",))}
