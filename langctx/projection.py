@@ -21,9 +21,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx.blocks import has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
+from langctx.paths import common_root, compress_paths
 from langctx.summarize.text import truncate_to_tokens
 
 __all__ = [
+    "DEFAULT_MAX_READ_FILES",
+    "FACTS_GROWTH",
     "PREAMBLE",
     "SUMMARY_PRIORITY",
     "escape_delimiters",
@@ -116,39 +119,104 @@ def _has_delimiter(content: str | list) -> bool:
     )
 
 
+DEFAULT_MAX_READ_FILES = 12
+"""Most recent files read that the ledger names (the rest are counted)."""
+
+FACTS_GROWTH = 4
+"""Default ceiling of the ledger, in multiples of its cap, when it grows to name every modified file."""
+
+_MODIFIED_TOOL_HINT = 'older: working_memory(kind="files")'
+_READ_TOOL_HINT = 'older: re-read, or working_memory(kind="files")'
+
+
 def render_facts(
     facts: Mapping[str, Any],
     *,
     max_tokens: int | None = None,
     count: Callable[[str], int] | None = None,
+    ceiling_tokens: int | None = None,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> str:
     """The mechanical ledger shown under the summaries: what no summary may lose.
 
-    User constraints, every modified file and the latest failure, taken from the compaction
-    entries' mechanical facts (never from summary text). With ``max_tokens`` and ``count``, a
-    ledger over the cap keeps the latest failure, then the most recent modified files and user
-    constraints (saying how many older ones it leaves out), instead of cutting its tail.
+    User constraints, every modified file, the most recent files read and the latest failure,
+    taken from the compaction entries' mechanical facts (never from summary text).
+
+    The rule with ``max_tokens`` and ``count`` (a ledger over the cap is never cut at its tail):
+
+    1. The latest failure, the newest constraint and **every modified file** come first, each
+       file as a whole path: as logged, or relative to their common root said once
+       (``under /root/``), whichever first fits ``max_tokens``.
+    2. When neither fits, the ledger grows past ``max_tokens`` for them (they outrank read files
+       and older constraints, which are left out) up to ``ceiling_tokens`` (default
+       ``FACTS_GROWTH * max_tokens``); past the ceiling they are grouped by directory
+       (:func:`langctx.paths.compress_paths`), and only a session that modified more files than
+       the ceiling can name even so keeps "the K most recent of N" of them.
+    3. The room left under ``max_tokens`` takes older constraints (newest first), then the files
+       read: at most ``max_read_files``, the most recent, the rest counted and pointed to the
+       ``working_memory`` tool.
 
     Example:
         >>> facts = {"constraints": ["Do not edit tests."], "modified_files": ["a.py", "b.py"],
+        ...     "read_files": ["a.py", "c.py"],
         ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
         ...     "errors": [{"lines": ["E   AssertionError"]}]}
         >>> print(render_facts(facts))
         User constraints so far:
         - Do not edit tests.
         Files modified so far: a.py, b.py
+        Files read: c.py
         Latest failure: `pytest` exit 1: E   AssertionError
-        >>> print(render_facts(facts, max_tokens=20, count=lambda t: len(t.split())))
-        Files modified so far (the 1 most recent of 2): b.py
-        Latest failure: `pytest` exit 1: E   AssertionError
+        >>> shop = {"constraints": ["Keep Python 3.9.", "Never push."],
+        ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py", "/w/shop/t/test_cart.py"],
+        ...     "read_files": ["/w/shop/README.md", "/w/shop/src/db.py"]}
+        >>> print(render_facts(shop, max_tokens=150, count=len))  # read files go first
+        User constraints so far:
+        - Keep Python 3.9.
+        - Never push.
+        Files modified so far: /w/shop/src/cart.py, /w/shop/src/pay.py, /w/shop/t/test_cart.py
+        >>> print(render_facts(shop, max_tokens=40, count=len))  # grows past 40 for modified files
+        User constraints so far (the 1 most recent of 2):
+        - Never push.
+        Files modified so far (under /w/shop/): src/cart.py, src/pay.py, t/test_cart.py
     """
-    constraints = [str(c) for c in facts.get("constraints") or []]
-    modified = [str(f) for f in facts.get("modified_files") or []]
+    if max_tokens == 0:
+        return ""  # the ledger is off
+    constraints = list(dict.fromkeys(str(c) for c in facts.get("constraints") or []))
+    modified = list(dict.fromkeys(str(f) for f in facts.get("modified_files") or []))
+    changed = set(modified)
+    read = [
+        r for r in dict.fromkeys(str(f) for f in facts.get("read_files") or []) if r not in changed
+    ]
+    n_read = len(read)
+    recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
-    text = _ledger(constraints, len(constraints), modified, len(modified), failure)
-    if max_tokens is None or count is None or count(text) <= max_tokens:
-        return text
-    return _fit_ledger(constraints, modified, failure, max_tokens, count)
+    forms = _modified_forms(modified)
+    full = _Ledger(constraints, len(constraints), forms["plain"], recent, n_read, "plain", failure)
+    if max_tokens is None or count is None or count(full.text()) <= max_tokens:
+        return full.text()
+    if failure and count(failure) > max_tokens:
+        failure = truncate_to_tokens(failure, max_tokens, count)
+    core = _Ledger(constraints[-1:], len(constraints), "", [], n_read, "plain", failure)
+    for form, line in forms.items():
+        if form == "group":
+            continue  # grouping hides whole paths: only past the ceiling
+        core.modified = line
+        if count(core.text()) <= max_tokens:
+            core.read_form = form
+            break
+    else:
+        ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
+        return _grown(core, modified, forms, ceiling, count)
+
+    def fits(ledger: _Ledger) -> bool:
+        return count(ledger.text()) <= max_tokens
+
+    older = _largest(len(constraints) - 1, lambda k: fits(core.with_constraints(constraints, k)))
+    core = core.with_constraints(constraints, older)
+    shown = _largest(len(recent), lambda k: fits(core.with_read(recent, k)))
+    best = core.with_read(recent, shown)
+    return best.text() if fits(best) else core.text()
 
 
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
@@ -168,79 +236,156 @@ def _failure_line(facts: Mapping[str, Any]) -> str | None:
     return "Latest failure: " + ": ".join(p for p in parts if p)
 
 
-def _ledger(
-    constraints: Sequence[str],
-    n_constraints: int,
-    modified: Sequence[str],
-    n_modified: int,
-    failure: str | None,
-) -> str:
-    """Render the ledger; ``n_*`` are the totals the kept (most recent) items were taken from."""
-    lines: list[str] = []
-    if constraints:
-        head = "User constraints so far"
-        if len(constraints) < n_constraints:
-            head += f" (the {len(constraints)} most recent of {n_constraints})"
-        lines.append(head + ":")
-        lines.extend(f"- {c}" for c in constraints)
-    if modified:
-        head = "Files modified so far"
-        if len(modified) < n_modified:
-            head += f" (the {len(modified)} most recent of {n_modified})"
-        lines.append(head + ": " + ", ".join(modified))
-    if failure:
-        lines.append(failure)
-    return "\n".join(lines)
-
-
-def _fit_ledger(
-    constraints: list[str],
-    modified: list[str],
-    failure: str | None,
-    max_tokens: int,
-    count: Callable[[str], int],
-) -> str:
-    """The longest prefix of a priority order that fits: the latest failure, then the most recent
-    modified files and user constraints taken in turn (each list gets about half the room).
-
-    A binary search over the prefix length, checked with ``count`` (a handful of counts).
-    """
-    order: list[tuple[str, int]] = [("failure", 0)] if failure else []
-    spent = {"file": 0, "rule": 0}
-    f, r = len(modified), len(constraints)
-    while f or r:
-        kind = "file" if f and (not r or spent["file"] <= spent["rule"]) else "rule"
-        if kind == "file":
-            f -= 1
-            spent["file"] += len(modified[f]) + 2
-            order.append(("file", f))
-        else:
-            r -= 1
-            spent["rule"] += len(constraints[r]) + 3
-            order.append(("rule", r))
-
-    def render(k: int) -> str:
-        chosen = order[:k]
-        files = sorted(i for kind, i in chosen if kind == "file")
-        rules = sorted(i for kind, i in chosen if kind == "rule")
-        return _ledger(
-            [constraints[i] for i in rules],
-            len(constraints),
-            [modified[i] for i in files],
-            len(modified),
-            failure if ("failure", 0) in chosen else None,
-        )
-
-    lo, hi = 0, len(order)  # render(lo) fits (the empty ledger); find the largest such prefix
+def _largest(n: int, ok: Callable[[int], bool]) -> int:
+    """The largest k in [0, n] with ok(k), assuming ok is monotone (ok(0) is not checked)."""
+    lo, hi = 0, max(0, n)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if count(render(mid)) <= max_tokens:
+        if ok(mid):
             lo = mid
         else:
             hi = mid - 1
-    if lo == 0 and failure:
-        return truncate_to_tokens(failure, max_tokens, count)
-    return render(lo)
+    return lo
+
+
+def _paths_head(title: str, notes: Sequence[str]) -> str:
+    return f"{title} ({'; '.join(notes)}): " if notes else f"{title}: "
+
+
+def _modified_forms(modified: Sequence[str]) -> dict[str, str]:
+    """The modified-files line naming them all, by form: ``plain`` (as logged), ``root`` (under
+    their common root, when there is one) and ``group`` (also grouped by directory)."""
+    if not modified:
+        return {"plain": ""}
+    title = "Files modified so far"
+    root = common_root(modified)
+    notes = [f"under {root}"] if root else []
+    forms = {"plain": _paths_head(title, []) + compress_paths(modified)}
+    if root:
+        forms["root"] = _paths_head(title, notes) + compress_paths(modified, root=root)
+    grouped = compress_paths(modified, root=root, group=True)
+    if grouped != compress_paths(modified, root=root):
+        forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
+    return forms
+
+
+def _grown(
+    core: _Ledger,
+    modified: Sequence[str],
+    forms: Mapping[str, str],
+    ceiling: int,
+    count: Callable[[str], int],
+) -> str:
+    """The ledger past its cap: every modified file in the most compact form that keeps whole
+    relative paths, grouped past ``ceiling``, and the K most recent of N past it even so."""
+    for form in (forms.get("root", forms["plain"]), forms.get("group")):
+        if form is None:
+            continue
+        core.modified = form
+        if count(core.text()) <= ceiling:
+            return core.text()
+    root = common_root(modified)
+
+    def subset(k: int) -> str:
+        kept = list(modified[len(modified) - k :])
+        notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
+        notes += [f"under {root}"] if root else []
+        grouped = compress_paths(kept, root=root, group=True)
+        if grouped != compress_paths(kept, root=root):
+            notes.append("by directory")
+        return _paths_head("Files modified so far", notes) + grouped
+
+    def ok(k: int) -> bool:
+        core.modified = subset(k)
+        return count(core.text()) <= ceiling
+
+    core.modified = subset(max(1, _largest(len(modified), ok)))
+    return core.text()
+
+
+class _Ledger:
+    """The parts of a ledger; ``text()`` renders them (constraints, modified, read, failure)."""
+
+    __slots__ = (
+        "constraints",
+        "failure",
+        "modified",
+        "n_constraints",
+        "n_read",
+        "read",
+        "read_count",
+        "read_form",
+    )
+
+    def __init__(
+        self,
+        constraints: list[str],
+        n_constraints: int,
+        modified: str,
+        read: list[str],
+        n_read: int,
+        read_form: str,
+        failure: str | None,
+    ) -> None:
+        self.constraints, self.n_constraints = constraints, n_constraints
+        self.modified, self.read, self.n_read = modified, read, n_read
+        self.read_form, self.failure = read_form, failure
+        self.read_count = False  # with no read file shown, still say how many there are
+
+    def with_constraints(self, constraints: list[str], older: int) -> _Ledger:
+        kept = constraints[len(constraints) - 1 - older :] if constraints else []
+        return _Ledger(
+            kept,
+            self.n_constraints,
+            self.modified,
+            self.read,
+            self.n_read,
+            self.read_form,
+            self.failure,
+        )
+
+    def with_read(self, recent: list[str], k: int) -> _Ledger:
+        out = _Ledger(
+            self.constraints,
+            self.n_constraints,
+            self.modified,
+            recent[len(recent) - k :],
+            self.n_read,
+            self.read_form,
+            self.failure,
+        )
+        out.read_count = True
+        return out
+
+    def text(self) -> str:
+        lines: list[str] = []
+        if self.constraints:
+            head = "User constraints so far"
+            if len(self.constraints) < self.n_constraints:
+                head += f" (the {len(self.constraints)} most recent of {self.n_constraints})"
+            lines.append(head + ":")
+            lines.extend(f"- {c}" for c in self.constraints)
+        if self.modified:
+            lines.append(self.modified)
+        read_line = self._read_line()
+        if read_line:
+            lines.append(read_line)
+        if self.failure:
+            lines.append(self.failure)
+        return "\n".join(lines)
+
+    def _read_line(self) -> str:
+        if not self.read:
+            if self.read_count and self.n_read:
+                return f"Files read: {self.n_read} (not listed; {_READ_TOOL_HINT})"
+            return ""
+        notes: list[str] = []
+        if len(self.read) < self.n_read:
+            notes.append(f"the {len(self.read)} most recent of {self.n_read}; {_READ_TOOL_HINT}")
+        root = common_root(self.read) if self.read_form == "root" else ""
+        if root:
+            notes.append(f"under {root}")
+        return _paths_head("Files read", notes) + compress_paths(self.read, root=root)
 
 
 def render_summary_block(

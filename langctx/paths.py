@@ -1,0 +1,170 @@
+"""Lossless short forms of file-path lists for the facts ledger (pure functions).
+
+Two steps, each reversible by :func:`expand_paths`:
+
+- **root**: when every path is absolute, their longest common directory (:func:`common_root`) is
+  said once by the caller, and each path is written relative to it;
+- **grouping** (``group=True``): paths of one directory share it, said once: ``dir/: a.py, b.py``.
+
+Grammar of the text: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain
+paths separated by ``", "``. A path that would be ambiguous there (it holds ``", "``, ``"; "`` or
+``": "``, starts with a quote, has a control character or edge whitespace, is empty or ends with
+``/``) is written whole as a JSON string in a group of its own. With ``group=False`` every path
+is written whole (relative to the root), so a reader matching whole paths finds each one verbatim.
+
+Example:
+    >>> paths = ["/w/app/src/a.py", "/w/app/src/b.py", "/w/app/README.md"]
+    >>> root = common_root(paths)
+    >>> root
+    '/w/app/'
+    >>> compress_paths(paths, root=root)
+    'src/a.py, src/b.py, README.md'
+    >>> text = compress_paths(paths, root=root, group=True)
+    >>> text
+    'src/: a.py, b.py; README.md'
+    >>> expand_paths(text, root=root) == paths
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+from langctx.errors import ConfigError
+
+__all__ = ["common_root", "compress_paths", "expand_paths", "relative_path"]
+
+_AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')
+"""What makes a path need quoting: a separator, a control character, edge space or quote, a
+trailing ``/`` (no file name)."""
+_DECODER = json.JSONDecoder()
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def common_root(paths: Iterable[str]) -> str:
+    """The longest directory (ending in ``/``) that holds every path, when all are absolute.
+
+    ``""`` when a path is relative, when there are fewer than two distinct paths, or when the only
+    common directory is ``/`` (nothing to say once).
+
+    Example:
+        >>> common_root(["/r/p/a.py", "/r/p/sub/b.py"])
+        '/r/p/'
+        >>> common_root(["/r/a.py", "/s/b.py"]), common_root(["/r/a.py", "b.py"])
+        ('', '')
+    """
+    unique = _unique(paths)
+    if len(unique) < 2 or not all(p.startswith("/") for p in unique):
+        return ""
+    first, last = min(unique), max(unique)  # the common prefix of all is that of these two
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    root = first[: first.rfind("/", 0, n) + 1] if "/" in first[:n] else ""
+    # a prefix shared with a path that *is* the root directory name must still end at a "/"
+    return root if len(root) > 1 else ""
+
+
+def relative_path(path: str, root: str) -> str:
+    """``path`` relative to ``root``; unchanged when it is not under it or would read as absolute.
+
+    Example:
+        >>> relative_path("/r/p/a.py", "/r/p/"), relative_path("/x/a.py", "/r/p/")
+        ('a.py', '/x/a.py')
+    """
+    if root and path.startswith(root) and len(path) > len(root) and path[len(root)] != "/":
+        return path[len(root) :]
+    return path
+
+
+def _needs_quote(path: str) -> bool:
+    return not path or _AMBIGUOUS.search(path) is not None
+
+
+def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False) -> str:
+    """The paths as short text, duplicates once; :func:`expand_paths` gives them back.
+
+    ``root`` (say it once beside the text) requires every path to be absolute. ``group=False``
+    keeps each relative path verbatim, in order (quoted ones first); ``group=True`` writes each directory
+    once, directories in order of first appearance (a directory with one path stays a plain path).
+
+    Raises:
+        ConfigError: ``root`` is given but some path is relative (it could not be told apart).
+
+    Example:
+        >>> compress_paths(["src/a.py", "tests/t.py", "src/b.py"], group=True)
+        'src/: a.py, b.py; tests/t.py'
+        >>> compress_paths(["odd, name.py", "ok.py"])
+        '"odd, name.py"; ok.py'
+    """
+    unique = _unique(paths)
+    if root and not all(p.startswith("/") for p in unique):
+        msg = "compress_paths(root=...) needs absolute paths only; pass root='' for mixed lists."
+        raise ConfigError(msg)
+    quoted: list[str] = []
+    plain: list[str] = []
+    for p in unique:
+        rel = relative_path(p, root)
+        if _needs_quote(rel):
+            quoted.append(json.dumps(rel, ensure_ascii=False))
+        else:
+            plain.append(rel)
+    groups: list[str] = []
+    if not group:
+        if plain:
+            groups.append(", ".join(plain))
+    else:
+        by_dir: dict[str, list[str]] = {}
+        for p in plain:
+            cut = p.rfind("/") + 1
+            by_dir.setdefault(p[:cut], []).append(p[cut:])
+        loose: list[str] = []
+        for directory, names in by_dir.items():
+            if directory and len(names) > 1:
+                if loose:
+                    groups.append(", ".join(loose))
+                    loose = []
+                groups.append(f"{directory}: " + ", ".join(names))
+            else:
+                loose.extend(directory + n for n in names)
+        if loose:
+            groups.append(", ".join(loose))
+    return "; ".join([*quoted, *groups])
+
+
+def expand_paths(text: str, *, root: str = "") -> list[str]:
+    """The paths written by :func:`compress_paths` (with the same ``root``), in text order.
+
+    Raises:
+        ConfigError: ``text`` does not follow the grammar (a broken quoted path).
+
+    Example:
+        >>> expand_paths("src/: a.py, b.py; tests/t.py", root="/w/")
+        ['/w/src/a.py', '/w/src/b.py', '/w/tests/t.py']
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '"':  # a quoted path, a group of its own
+            try:
+                path, i = _DECODER.raw_decode(text, i)
+            except json.JSONDecodeError as exc:
+                msg = f"broken quoted path at character {i} of the path list: {exc}"
+                raise ConfigError(msg) from exc
+            out.append(path)
+            i += 2  # the "; " after it
+            continue
+        end = text.find("; ", i)
+        end = n if end < 0 else end
+        body = text[i:end]
+        directory, sep, names = body.partition(": ")
+        if not sep:
+            directory, names = "", body
+        out.extend(directory + name for name in names.split(", "))
+        i = end + 2
+    return [p if not root or p.startswith("/") else root + p for p in out]

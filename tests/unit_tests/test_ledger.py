@@ -1,0 +1,311 @@
+"""The facts ledger: every modified file named at any cap, read files bounded, paths lossless."""
+
+from __future__ import annotations
+
+import doctest
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+import langctx.paths as paths_module
+import langctx.projection as projection_module
+from langctx import LayeredChatMemory
+from langctx.errors import ConfigError
+from langctx.paths import common_root, compress_paths, expand_paths, relative_path
+from langctx.projection import DEFAULT_MAX_READ_FILES, FACTS_GROWTH, render_facts
+from langctx.tokens import TiktokenCounter
+
+EXACT = TiktokenCounter().count_text
+
+
+def COUNT(text: str) -> int:  # a cheap counter for property tests
+    return (len(text) + 3) // 4
+
+
+# ----------------------------------------------------------------- an independent reader
+
+_EDGE = r"(?<![\w./-])"
+_TAIL = r"(?![\w/-]|\.\w)"
+
+
+def whole_path_named(path: str, text: str) -> bool:
+    """A reader that knows only the ledger's header words, not langctx's parser: ``path`` is
+    in ``text`` as a whole path, or as a whole path relative to a root the text states with
+    ``under <root>``."""
+    if re.search(_EDGE + re.escape(path) + _TAIL, text):
+        return True
+    for root in re.findall(r"under (/[^\s;)]*/)[;)]", text):
+        if path.startswith(root):
+            rel = path[len(root) :]
+            if re.search(_EDGE + re.escape(rel) + _TAIL, text):
+                return True
+    return False
+
+
+def modified_named(ledger: str) -> list[str]:
+    """The modified files a ledger names, read back with :func:`expand_paths`."""
+    line = next((ln for ln in ledger.splitlines() if ln.startswith("Files modified so far")), "")
+    if not line:
+        return []
+    head, _, body = (
+        line.partition("): ")
+        if line.startswith("Files modified so far (")
+        else (
+            "",
+            "",
+            line.split(": ", 1)[1],
+        )
+    )
+    root = m.group(1) if (m := re.search(r"under (/[^\s;)]*/)", head)) else ""
+    return expand_paths(body, root=root)
+
+
+# ----------------------------------------------------------------- strategies
+
+_segment = st.sampled_from(["src", "lib", "pkg", "tests", "core", "a", "b_c", "x-y"])
+_name = st.builds(
+    "{}{}.{}".format,
+    st.sampled_from(["mod", "test_", "util", "a", "b"]),
+    st.integers(0, 99),
+    st.sampled_from(["py", "ts", "md"]),
+)
+
+
+@st.composite
+def project_paths(draw: st.DrawFn, max_size: int = 40) -> list[str]:
+    """Paths of one project: relative, or absolute under one root (like real agent sessions)."""
+    root = draw(st.sampled_from(["", "/home/dev/proj/", "/testbed/", "/Users/x/w/app/"]))
+    dirs = draw(st.lists(st.lists(_segment, max_size=3).map("/".join), min_size=1, max_size=6))
+    picks = draw(st.lists(st.tuples(st.integers(0, len(dirs) - 1), _name), max_size=max_size))
+    return [root + (dirs[i] + "/" if dirs[i] else "") + name for i, name in picks]
+
+
+_odd_text = st.text(
+    alphabet=st.sampled_from(list('ab/.,;: "\\\n\t-_é')) | st.characters(), max_size=12
+)
+
+
+# ----------------------------------------------------------------- paths
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_odd_text, max_size=12), st.booleans(), st.booleans())
+def test_compress_round_trip_any_strings(raw: list[str], absolute: bool, group: bool) -> None:
+    paths = ["/r/o/" + p for p in raw] if absolute else raw
+    root = common_root(paths)
+    text = compress_paths(paths, root=root, group=group)
+    back = expand_paths(text, root=root)
+    assert sorted(back) == sorted(dict.fromkeys(paths))
+
+
+@settings(max_examples=300, deadline=None)
+@given(project_paths(), st.booleans())
+def test_compress_round_trip_project_paths(paths: list[str], group: bool) -> None:
+    root = common_root(paths)
+    text = compress_paths(paths, root=root, group=group)
+    back = expand_paths(text, root=root)
+    assert sorted(back) == sorted(set(paths))
+    if not group:  # the plain form keeps the order and each relative path verbatim
+        assert back == list(dict.fromkeys(paths))
+        tokens = text.split(", ") if text else []
+        assert tokens == [relative_path(p, root) for p in dict.fromkeys(paths)]
+    else:
+        assert len(text) <= len(compress_paths(paths, root=root))
+
+
+@settings(max_examples=300, deadline=None)
+@given(project_paths())
+def test_common_root_is_the_longest_shared_directory(paths: list[str]) -> None:
+    root = common_root(paths)
+    unique = set(paths)
+    if not root:
+        return
+    assert root.endswith("/") and all(p.startswith("/") for p in unique)
+    assert all(p.startswith(root) for p in unique)
+    deeper = {p[len(root) :].split("/", 1)[0] for p in unique}
+    assert len(deeper) > 1 or any("/" not in p[len(root) :] for p in unique)
+
+
+def test_common_root_needs_two_absolute_paths_and_more_than_slash() -> None:
+    assert common_root(["/a/b/c.py"]) == ""
+    assert common_root(["/a/x.py", "/b/y.py"]) == ""
+    assert common_root(["/a/x.py", "rel/y.py"]) == ""
+    assert common_root(["/a/bc/x.py", "/a/bd/y.py"]) == "/a/"
+
+
+def test_a_root_with_relative_paths_is_refused() -> None:
+    with pytest.raises(ConfigError, match="absolute paths only"):
+        compress_paths(["/a/x.py", "y.py"], root="/a/")
+
+
+def test_a_broken_quoted_path_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="broken quoted path"):
+        expand_paths('"unterminated')
+
+
+# ----------------------------------------------------------------- the ledger
+
+
+def _facts(modified: list[str], read: list[str], constraints: list[str], failing: bool) -> dict:
+    return {
+        "constraints": constraints,
+        "modified_files": modified,
+        "read_files": read,
+        "commands": [{"command": "pytest -q", "exit_code": 1, "ok": False}] if failing else [],
+        "errors": [{"lines": ["E   AssertionError: 2 != 3"]}] if failing else [],
+    }
+
+
+_constraints = st.lists(
+    st.from_regex(r"(Do not|Never|Always) [a-z ]{3,30}\.", fullmatch=True), max_size=6
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    project_paths(max_size=40),
+    project_paths(max_size=40),
+    _constraints,
+    st.booleans(),
+    st.integers(min_value=1, max_value=400),
+)
+def test_every_modified_file_is_named_at_any_cap(
+    modified: list[str], read: list[str], constraints: list[str], failing: bool, cap: int
+) -> None:
+    facts = _facts(modified, read, constraints, failing)
+    text = render_facts(facts, max_tokens=cap, count=COUNT, ceiling_tokens=10**9)
+    assert sorted(modified_named(text)) == sorted(set(modified))
+    # no grouping is needed below an unbounded ceiling: an independent whole-path reader finds each
+    assert all(whole_path_named(p, text) for p in modified)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    project_paths(max_size=50),
+    _constraints,
+    st.booleans(),
+    st.integers(min_value=20, max_value=400),
+)
+def test_past_the_ceiling_the_most_recent_are_named_and_the_rest_counted(
+    modified: list[str], constraints: list[str], failing: bool, cap: int
+) -> None:
+    facts = _facts(modified, [], constraints, failing)
+    text = render_facts(facts, max_tokens=cap, count=COUNT)
+    unique = list(dict.fromkeys(modified))
+    named = modified_named(text)
+    if not unique:
+        assert "Files modified" not in text
+        return
+    line = next(ln for ln in text.splitlines() if ln.startswith("Files modified so far"))
+    if len(named) < len(unique):  # only past FACTS_GROWTH * cap, and then said so
+        m = re.search(r"the (\d+) most recent of (\d+)", line)
+        assert m is not None and int(m.group(2)) == len(unique)
+        assert int(m.group(1)) == len(named) and sorted(named) == sorted(unique[-len(named) :])
+        assert COUNT(text) <= FACTS_GROWTH * cap or len(named) == 1
+    else:
+        assert sorted(named) == sorted(unique)
+    assert 'working_memory(kind="files")' in text or len(named) == len(unique)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    project_paths(max_size=10),
+    st.integers(min_value=0, max_value=2000),
+    _constraints,
+    st.integers(min_value=60, max_value=600),
+)
+def test_read_files_are_bounded_and_counted(
+    modified: list[str], n_read: int, constraints: list[str], cap: int
+) -> None:
+    read = [f"/srv/app/src/m{i // 50}/file_{i}.py" for i in range(n_read)]
+    facts = _facts(modified, read, constraints, True)
+    text = render_facts(facts, max_tokens=cap, count=COUNT)
+    shown = re.findall(r"file_(\d+)\.py", text)
+    assert len(shown) <= DEFAULT_MAX_READ_FILES
+    assert [int(s) for s in shown] == list(range(n_read - len(shown), n_read))  # the most recent
+    if 0 < len(shown) < n_read or (n_read and not shown and "Files read" in text):
+        assert f"of {n_read}" in text or f"Files read: {n_read} (not listed" in text
+    whole = render_facts(facts, max_tokens=10**9, count=COUNT, ceiling_tokens=10**9)
+    if COUNT(text) > cap:  # only the latest failure, newest constraint and modified files grow it
+        assert "Files read" not in text
+        assert sum(ln.startswith("- ") for ln in text.splitlines()) <= 1
+    assert len(re.findall(r"file_\d+\.py", whole)) == min(n_read, DEFAULT_MAX_READ_FILES)
+
+
+def test_read_files_never_grow_the_ledger_with_the_session() -> None:
+    sizes = []
+    for n in (100, 1_000, 10_000, 100_000):
+        read = [f"/srv/app/src/m{i % 97:02d}/file_{i:06d}.py" for i in range(n)]
+        facts = _facts(["/srv/app/src/core.py"], read, ["Never push."], True)
+        sizes.append(COUNT(render_facts(facts, max_tokens=300, count=COUNT)))
+    assert max(sizes) <= 300 and max(sizes) - min(sizes) <= 4  # only the count's digits change
+
+
+def test_the_ledger_prefers_whole_paths_and_compresses_only_when_needed() -> None:
+    modified = [
+        f"/Users/dev/work/pi-mono/packages/coding-agent/src/core/mod_{i}.ts" for i in range(6)
+    ]
+    facts = _facts(modified, [], [], False)
+    roomy = render_facts(facts, max_tokens=500, count=COUNT)
+    assert all(p in roomy for p in modified)  # as logged when it fits
+    tight = render_facts(facts, max_tokens=60, count=COUNT)
+    assert "under /Users/dev/work/pi-mono/packages/coding-agent/src/core/" in tight
+    assert all(whole_path_named(p, tight) for p in modified)
+    assert COUNT(tight) < COUNT(roomy)
+
+
+def test_modified_files_outrank_read_files_and_older_constraints() -> None:
+    modified = [f"src/pkg_{i}/mod_{i}.py" for i in range(30)]
+    constraints = ["Keep Python 3.9.", "Never push to main.", "Do not edit tests."]
+    facts = _facts(modified, [f"docs/d{i}.md" for i in range(30)], constraints, True)
+    text = render_facts(facts, max_tokens=80, count=COUNT)
+    assert all(whole_path_named(p, text) for p in modified)
+    assert "Do not edit tests." in text and "Keep Python 3.9." not in text
+    assert "docs/d" not in text and "Latest failure: `pytest -q` exit 1" in text
+
+
+def test_a_zero_cap_turns_the_ledger_off() -> None:
+    assert render_facts(_facts(["a.py"], [], [], True), max_tokens=0, count=COUNT) == ""
+
+
+# ----------------------------------------------------------------- through the memory
+
+
+def test_every_request_after_a_compaction_names_every_modified_file() -> None:
+    mem = LayeredChatMemory(max_tokens=8000)
+    mem.add_messages([SystemMessage("You are a coding agent."), HumanMessage("Refactor the shop.")])
+    root = "/home/dev/projects/shop/"
+    edited: list[str] = []
+    checked = 0
+    for t in range(600):
+        calls = [{"id": f"r{t}", "name": "read_file", "args": {"path": f"{root}lib/r_{t}.py"}}]
+        if t % 10 == 9:
+            path = f"{root}src/area_{t % 7}/sub_{t % 3}/changed_{t}.py"
+            calls.append({"id": f"e{t}", "name": "edit_file", "args": {"path": path}})
+            edited.append(path)
+        mem.add_messages(
+            [AIMessage(f"step {t} " + "word " * 40, tool_calls=calls)]
+            + [ToolMessage("x = 1\n" * 30, tool_call_id=c["id"]) for c in calls]
+        )
+        if not mem.compactions:
+            continue
+        folded = {f for e in mem.compactions for f in e["modified_files"]}
+        hay = "\n".join(str(m.content) for m in mem.build_context())
+        lost = [p for p in edited if p in folded and not whole_path_named(p, hay)]
+        assert lost == [], f"turn {t}: {len(lost)} modified files not named, e.g. {lost[:2]}"
+        checked += 1
+    ledger = hay.split("<langctx:facts>\n", 1)[1].split("\n</langctx:facts>", 1)[0]
+    grown = mem.counter.count_text(ledger) > mem.config.max_facts_tokens_resolved
+    assert checked > 500 and len(folded) >= 50 and grown  # past its cap, and kept them all
+
+
+# ----------------------------------------------------------------- docstrings
+
+
+@pytest.mark.parametrize("module", [paths_module, projection_module])
+def test_doctests(module: object) -> None:
+    outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert outcome.attempted > 0 and outcome.failed == 0
