@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from langctx.errors import ConfigError
 
@@ -77,11 +78,14 @@ def relative_path(path: str, root: str) -> str:
         >>> relative_path("/r/p/a.py", "/r/p/"), relative_path("/x/a.py", "/r/p/")
         ('a.py', '/x/a.py')
     """
-    if root and path.startswith(root) and len(path) > len(root) and path[len(root)] != "/":
-        return path[len(root) :]
+    if root and path.startswith(root):
+        rest = path[len(root) :]
+        if rest and rest[0] != "/":
+            return rest
     return path
 
 
+@lru_cache(maxsize=1 << 16)  # the same paths are rendered at every compaction
 def _needs_quote(path: str) -> bool:
     return not path or _AMBIGUOUS.search(path) is not None
 

@@ -188,7 +188,8 @@ def render_facts(
     read = [
         r for r in dict.fromkeys(str(f) for f in facts.get("read_files") or []) if r not in changed
     ]
-    n_read = len(read)
+    dropped = facts.get("read_files_dropped")  # counted, not listed, by langctx.files.merge_facts
+    n_read = len(read) + (dropped if isinstance(dropped, int) and dropped > 0 else 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
     forms = _modified_forms(modified)
@@ -260,11 +261,13 @@ def _modified_forms(modified: Sequence[str]) -> dict[str, str]:
     title = "Files modified so far"
     root = common_root(modified)
     notes = [f"under {root}"] if root else []
-    forms = {"plain": _paths_head(title, []) + compress_paths(modified)}
+    whole = compress_paths(modified)
+    forms = {"plain": _paths_head(title, []) + whole}
     if root:
-        forms["root"] = _paths_head(title, notes) + compress_paths(modified, root=root)
+        whole = compress_paths(modified, root=root)
+        forms["root"] = _paths_head(title, notes) + whole
     grouped = compress_paths(modified, root=root, group=True)
-    if grouped != compress_paths(modified, root=root):
+    if grouped != whole:
         forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
     return forms
 
@@ -291,7 +294,7 @@ def _grown(
         notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
         notes += [f"under {root}"] if root else []
         grouped = compress_paths(kept, root=root, group=True)
-        if grouped != compress_paths(kept, root=root):
+        if "/: " in grouped:  # a directory said once
             notes.append("by directory")
         return _paths_head("Files modified so far", notes) + grouped
 

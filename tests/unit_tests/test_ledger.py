@@ -267,6 +267,15 @@ def test_modified_files_outrank_read_files_and_older_constraints() -> None:
     assert "docs/d" not in text and "Latest failure: `pytest -q` exit 1" in text
 
 
+def test_read_files_dropped_by_the_merge_are_counted() -> None:
+    facts = {**_facts([], ["a.py", "b.py"], [], False), "read_files_dropped": 310}
+    text = render_facts(facts, max_read_files=1)
+    assert (
+        text
+        == 'Files read (the 1 most recent of 312; older: re-read, or working_memory(kind="files")): b.py'
+    )
+
+
 def test_a_zero_cap_turns_the_ledger_off() -> None:
     assert render_facts(_facts(["a.py"], [], [], True), max_tokens=0, count=COUNT) == ""
 
