@@ -83,6 +83,7 @@ from langctx.files import (
     empty_facts,
     extract_facts,
 )
+from langctx.machinery import substantive_text
 from langctx.projection import (
     CONTEXT_MODE_STAMP,
     render_facts,
@@ -991,7 +992,9 @@ class LayeredChatMemory:
         return total
 
     def _task_text(self) -> str | None:
-        return self._log[self._task_idx].text if self._task_idx is not None else None
+        if self._task_idx is None:
+            return None
+        return substantive_text(self._log[self._task_idx]) or self._log[self._task_idx].text
 
     def _extract(self, messages: Sequence[BaseMessage]) -> Any:
         return extract_facts(messages, file_tools=self.file_tools, command_tools=self.command_tools)

@@ -281,6 +281,9 @@ def _grown(
 ) -> str:
     """The ledger past its cap: every modified file in the most compact form that keeps whole
     relative paths, grouped past ``ceiling``, and the K most recent of N past it even so."""
+    if not modified:  # over the cap on constraints or the failure alone: nothing to name
+        core.modified = ""
+        return core.text()
     for form in (forms.get("root", forms["plain"]), forms.get("group")):
         if form is None:
             continue

@@ -111,6 +111,7 @@ def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
             modified_files=p.get("modified_files", []),
             commands=p.get("commands", []),
             errors=p.get("errors", []),
+            read_files_dropped=p.get("read_files_dropped", 0),
         )
         for p in parts
     ]

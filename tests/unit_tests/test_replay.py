@@ -361,7 +361,13 @@ def test_report_json_fields(tmp_path: Path) -> None:
     }
     assert set(d["probes"]) == set(PROBES) and set(d["probes_all_requests"]) == set(PROBES)
     assert isinstance(d["losses"], list)
-    assert set(d["calls"][0]) >= {"index", "context_tokens", "full_tokens", "prefix_share", "probes"}
+    assert set(d["calls"][0]) >= {
+        "index",
+        "context_tokens",
+        "full_tokens",
+        "prefix_share",
+        "probes",
+    }
     assert set(d["compactions"][0]) >= {
         "before_call",
         "kind",
