@@ -6,8 +6,9 @@ session's messages in order and knows, at any point, five facts; :func:`probe_re
 request (the messages langctx would send) against them:
 
 * ``task`` -- the text of the first human message with substance once agent machinery is
-  stripped (:func:`langctx.machinery.substantive_text`: environment blocks, slash commands and
-  their output, system reminders, ...), whitespace-normalized, is contained in the request;
+  stripped by this module's own rule (:func:`user_text`: the agents' machinery elements such as
+  ``<environment_context>``, ``<system-reminder>``, ``<command-name>``, ANSI codes, caveat lines, injected instruction files, slash
+  commands), whitespace-normalized, is contained in the request;
 * ``constraints`` -- every constraint sentence of the human messages so far, machinery stripped
   (a sentence with
   *must, never, do not, don't, only, always, avoid, make sure, ...*), taken verbatim, is contained
@@ -54,8 +55,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langctx.machinery import substantive_text
-
 __all__ = [
     "PROBES",
     "Failure",
@@ -69,12 +68,80 @@ __all__ = [
     "modified_paths",
     "probe_request",
     "session_roots",
+    "user_text",
 ]
 
 PROBES: tuple[str, ...] = ("task", "constraints", "files_modified", "latest_failure", "next_step")
 """The amnesia probes, in report order."""
 
 # ------------------------------------------------------------------------------------ text
+
+
+_AGENT_TAGS = (  # what Codex CLI and Claude Code wrap around text the user did not type
+    "environment_context",
+    "user_instructions",
+    "user_shell_command",
+    "turn_aborted",
+    "permissions",
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "user-prompt-submit-hook",
+    "task-notification",
+    "INSTRUCTIONS",
+)
+_ELEMENT = re.compile(
+    r"<(" + "|".join(map(re.escape, _AGENT_TAGS)) + r")(?:\s[^<>]*)?>.*?</\1>", re.S
+)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_INJECTED = re.compile(r"^\s*(?:Contents of \S+\.md\b|# claudeMd\b|# AGENTS\.md\b)")
+_CHAT_MODES = ("/ask ", "/code ", "/architect ")
+_NOT_TYPED = ("is_demo", "command_output")
+_NOT_TYPED_SOURCES = ("aider_console", "user_bash_execution", "environment_error")
+
+
+def user_text(message: BaseMessage) -> str:
+    """What the user typed in a human message, by this module's own rule (not langctx's).
+
+    Drops the complete elements of the tags agents wrap their machinery in (Codex CLI's and
+    Claude Code's, listed here, not taken from langctx), ANSI codes, caveat lines, text blocks that are injected instruction files, and slash
+    commands (a chat-mode prefix such as ``/ask `` is dropped, the question kept). Messages the
+    recording marks as not typed (``additional_kwargs``) have none.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> user_text(HumanMessage("<environment_context><cwd>/r</cwd></environment_context>Fix it"))
+        'Fix it'
+        >>> user_text(HumanMessage("/mode")), user_text(HumanMessage("/ask why does it fail?"))
+        ('', 'why does it fail?')
+    """
+    extra = message.additional_kwargs or {}
+    if any(extra.get(k) for k in _NOT_TYPED) or extra.get("source") in _NOT_TYPED_SOURCES:
+        return ""
+    content = message.content
+    blocks = [content] if isinstance(content, str) else content
+    parts: list[str] = []
+    for block in blocks:
+        text = block if isinstance(block, str) else _content_text([block])
+        if not text or _INJECTED.match(text):
+            continue
+        text = _ELEMENT.sub(" ", _ANSI.sub("", text))
+        lines = [ln for ln in text.splitlines() if not ln.strip().startswith("Caveat:")]
+        text = "\n".join(lines).strip()
+        if text.startswith("/"):
+            mode = next((m for m in _CHAT_MODES if text.startswith(m)), None)
+            text = text[len(mode) :] if mode else ""
+        if text:
+            parts.append(text)
+    return "\n".join(parts)
 
 
 def _norm(text: str) -> str:
@@ -551,7 +618,7 @@ class Truth:
         index = self.added
         self.added += 1
         if isinstance(message, HumanMessage):
-            text = substantive_text(message)
+            text = user_text(message)
             if self.task is None and _norm(text):
                 self.task, self.task_index = _norm(text), index
             for s in _sentences(text):

@@ -357,35 +357,14 @@ def test_probe_truth_agrees_with_truth_json(sess: Any) -> None:
         assert t.failure.index >= (same or runs)[-1]
 
 
-TASK_GAPS = {
-    "pi-mono/large-session": (
-        "the first user message is the bare slash command '/mode', which langctx.machinery does "
-        "not strip yet, so the probe takes it as the task"
-    ),
-    "aider/session_0247": (
-        "the first user message is aider's '/run scripts/pip-compile.sh --upgrade' (a slash "
-        "command and its output), which langctx.machinery does not strip yet"
-    ),
-    "aider/session_0543": (
-        "the task is sent as '/ask <question>'; langctx.machinery keeps the '/ask ' prefix"
-    ),
-}
-
-
 @pytest.mark.trajectories
 @pytest.mark.parametrize(
     "sess",
-    [
-        pytest.param(
-            s, marks=pytest.mark.xfail(strict=True, reason=TASK_GAPS[f"{s.source}/{s.id}"])
-        )
-        if f"{s.source}/{s.id}" in TASK_GAPS
-        else s
-        for s in _sessions()
-    ],
+    list(_sessions()),
     ids=repr,
 )
 def test_probe_task_is_the_real_request(sess: Any) -> None:
+    """The probe's own task rule (not langctx.machinery) agrees with truth.json on every session."""
     t, _ = _truth_of(sess.messages_path)
     assert t.task == " ".join(sess.truth()["task"].split())
 
