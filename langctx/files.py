@@ -480,8 +480,11 @@ _STRONG_LINE_RE = re.compile(
     + r"|^E {3,}\S"  # pytest: the assertion that failed
     + r"|^[^\s:]+:\d+: \w*(?:Error|Exception)$"  # pytest: where it failed
     + r"|^--- FAIL: "  # go: names the test
+    + r"|^\s*[×✗✘] \S"  # biome, ruff, cargo-style diagnostics marked with a cross
 )
-_WEAK_LINE_RE = re.compile(r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berror\b|\bfatal\b|\bpanic")
+_WEAK_LINE_RE = re.compile(
+    r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berrors?\b|\bfatal\b|\bpanic"
+)
 _ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
 _SCAN_HEAD = 100
@@ -502,6 +505,9 @@ _KEYWORDS = (
     "no such file",
     "\ne: ",
     "\ne   ",
+    "×",
+    "✗",
+    "✘",
 )
 """Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
 newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
@@ -578,14 +584,16 @@ def _error_lines(text: str) -> list[str]:
     """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
 
     Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, ``fatal:``, a traceback's
-    last frame and exception) win over weak ones (any mention of error/failed); with neither,
-    the last three non-empty lines stand in.
+    last frame and exception) win over weak ones (any mention of error/failed), except the last
+    weak line after every strong one (a tool's closing verdict, "Found 49 errors."), which is
+    kept after them; with neither, the last three non-empty lines stand in.
     """
     strong: list[str] = []
     weak: list[str] = []
     last_frame: str | None = None
     in_traceback = False
     label_tier: list[str] | None = None  # the tier of a bare "ERROR:" label awaiting its text
+    verdict: str | None = None  # the last weak line after the last strong one
 
     all_lines = text.splitlines()
     if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
@@ -630,9 +638,12 @@ def _error_lines(text: str) -> list[str]:
             continue
         tier = strong if _STRONG_LINE_RE.search(line) else weak
         tier.append(stripped)
+        verdict = None if tier is strong else stripped
         if stripped.endswith(":") and len(stripped) <= 20:
             label_tier = tier
     picked = strong or weak
+    if strong and verdict is not None:  # the closing verdict ("Found 49 errors.") after them
+        picked = [*strong, verdict]
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
     unique = [_clip(line, _MAX_LINE_CHARS) for line in dict.fromkeys(picked)]
@@ -732,6 +743,19 @@ def _tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str,
 # --------------------------------------------------------------------------------------------
 
 
+def _runs_itself(name: str, args: Mapping[str, Any]) -> bool:
+    """A tool named after the program its one ``command`` argument runs (SWE-agent's
+    ``./rock`` with ``{"command": "./rock"}``, ``python`` with ``python solve.py``): a shell call.
+    """
+    if len(args) != 1:
+        return False
+    command = args.get("command", args.get("cmd"))
+    if not isinstance(command, str):
+        return False
+    first = command.strip().split(maxsplit=1)
+    return bool(first) and first[0] == name
+
+
 class _Extraction:
     """One linear pass over a batch of messages."""
 
@@ -776,7 +800,9 @@ class _Extraction:
                 self._files(name, spec, args)
             fact: CommandFact | None = None
             shell: ShellCommand | None = None
-            if self._is_command_tool(name):
+            if self._is_command_tool(name) or (
+                spec is None and self._command_tools and _runs_itself(name, args)
+            ):
                 command = _command_text(args)
                 if command is not None:
                     fact = CommandFact(

@@ -948,9 +948,11 @@ class LayeredChatMemory:
                 ),
                 {},
             )
-        # files come from the call's arguments alone: no need to scan the (large) output
-        facts = self._extract([self._log[owner]]) if owner is not None else empty_facts()
+        # files from the call's arguments; error lines from the output when the call failed
+        facts = self._extract([self._log[owner], m]) if owner is not None else empty_facts()
         files = [*facts["read_files"], *facts["modified_files"]]
+        failed = [c for c in facts["commands"] if c.get("ok") is False]
+        error_lines = [ln for e in facts["errors"][-1:] for ln in e.get("lines") or []][-3:]
         args = json.dumps(call.get("args", {}), ensure_ascii=False)
         args = args if len(args) <= 160 else args[:157] + "..."
         text = m.text
@@ -961,6 +963,14 @@ class LayeredChatMemory:
         ]
         if files:
             parts.append("files: " + ", ".join(files[:5]))
+        if failed or error_lines:
+            code = failed[-1].get("exit_code") if failed else None
+            parts.append(
+                "failed"
+                + (f" (exit {code})" if code is not None else "")
+                + ": "
+                + "; ".join(error_lines)
+            )
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         if first:
             parts.append(f"first line: {first[:120]}")

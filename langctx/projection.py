@@ -221,20 +221,30 @@ def render_facts(
 
 
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
+    """The latest failing command with its own error lines (the last three), and the latest
+    tool error when it came from another call (an edit that did not apply), on its own line."""
     failing = [c for c in facts.get("commands") or [] if c.get("ok") is False]
     errors = facts.get("errors") or []
     if not (failing or errors):
         return None
-    parts = []
-    if failing:
-        code = failing[-1].get("exit_code")
-        parts.append(
-            f"`{str(failing[-1].get('command') or '?')[:160]}`"
-            + (f" exit {code}" if code is not None else " failed")
-        )
-    if errors:
-        parts.append("; ".join(str(x)[:200] for x in (errors[-1].get("lines") or [])[-2:]))
-    return "Latest failure: " + ": ".join(p for p in parts if p)
+    if not failing:
+        return "Latest failure: " + _error_text(errors[-1])
+    command = failing[-1]
+    own = next((e for e in reversed(errors) if e.get("command") == command.get("command")), None)
+    if own is None and errors and "command" not in errors[-1]:
+        own = errors[-1]  # facts written before errors named their command
+    code = command.get("exit_code")
+    head = f"`{str(command.get('command') or '?')[:160]}`" + (
+        f" exit {code}" if code is not None else " failed"
+    )
+    text = "Latest failure: " + head + (f": {_error_text(own)}" if own else "")
+    if errors and errors[-1] is not own and not errors[-1].get("command"):
+        text += "\nLatest tool error: " + _error_text(errors[-1])
+    return text
+
+
+def _error_text(error: Mapping[str, Any]) -> str:
+    return "; ".join(str(x)[:200] for x in (error.get("lines") or [])[-3:])
 
 
 def _largest(n: int, ok: Callable[[int], bool]) -> int:

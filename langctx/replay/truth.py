@@ -16,7 +16,9 @@ request (the messages langctx would send) against them:
 * ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
   blocks, and shell writes: ``>``/``>>`` redirects, ``tee``, ``sed -i``, ``mv``, ``cp``, ``rm``,
   ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named*: the exact path, or its
-  path relative to the session's common root, bounded by characters that cannot be part of a path;
+  path relative to the session's common root, bounded by characters that cannot be part of a path
+  (or, for a file the command that changed it names only in parts, as in ``cd src && mv a.ts
+  utils/``, that command verbatim);
 * ``latest_failure`` -- one of the error lines of the latest failing tool result (non-zero exit,
   ``status="error"``, a traceback or test failure) is contained whole (whitespace normalized);
 * ``next_step`` -- the latest *informative* next-step statement of the agent is contained whole.
@@ -310,12 +312,19 @@ def _shell_writes(script: str) -> list[str]:
                 out += [w for w in rest if not w.startswith("-")][1:]
             else:
                 operands = [w for w in rest if not w.startswith("-")]
-                if cmd == "tee" or cmd in ("rm", "touch", "truncate", "unlink"):
+                recursive = any(re.match(r"^-\w*[rR]", w) or w == "--recursive" for w in rest)
+                if cmd == "rm" and recursive:
+                    out += [w for w in operands if _names_file(w)]
+                elif cmd == "tee" or cmd in ("rm", "touch", "truncate", "unlink"):
                     out += operands
                 elif cmd in ("mv", "cp", "install") and len(operands) >= 2:
                     *sources, dest = operands
                     if len(sources) > 1 or dest.endswith("/") or dest == ".":
-                        out += [posixpath.join(dest, posixpath.basename(x)) for x in sources]
+                        out += [  # a directory moved whole (`mv tools core/`) is not a file
+                            posixpath.join(dest, posixpath.basename(x))
+                            for x in sources
+                            if _names_file(x)
+                        ]
                     else:
                         out.append(dest)
             if cwd is not None:  # relative to the directory this script cd'ed into
@@ -324,6 +333,22 @@ def _shell_writes(script: str) -> list[str]:
                     for p in out[found:]
                 ]
     return out
+
+
+def _names_whole(args: Mapping[str, Any], path: str) -> bool:
+    """True when the call's arguments hold ``path`` as written (not only its parts)."""
+    return any(path in text for text in _strings(args))
+
+
+_EXTENSIONLESS_FILES = frozenset(
+    {"Makefile", "Dockerfile", "LICENSE", "README", "Procfile", "Gemfile", "Rakefile", "Justfile"}
+)
+
+
+def _names_file(path: str) -> bool:
+    """A path whose last part has an extension (or is a well-known file name): not a directory."""
+    name = posixpath.basename(path.rstrip("/"))
+    return not path.endswith("/") and ("." in name.strip(".") or name in _EXTENSIONLESS_FILES)
 
 
 def _sed_files(args: list[str]) -> list[str]:
@@ -440,6 +465,9 @@ def session_roots(messages: Sequence[BaseMessage], cwd: str | None = None) -> tu
     return tuple(roots)
 
 
+_STATED_ROOT = re.compile(r"\bunder (/[^\s:;()]+)\)?:")
+
+
 def _path_forms(path: str, roots: Sequence[str]) -> list[str]:
     forms = [path]
     for root in roots:
@@ -477,10 +505,11 @@ _TEST_FAIL_RE = re.compile(
 )
 _ERROR_LINE_RE = re.compile(
     r"(?i)(?:^|\s)[\w.]*(?:error|exception)(?:\[\w+\])?:|\b(?:\d+|some|an?) errors?\b"
-    r"|^(?:FAILED|FAIL|E|ERROR|fatal:|panic:|npm ERR!|[×✗✘])\s|\bfailed\b|\bno such file\b|"
+    r"|^(?:FAILED|FAIL|E|ERROR|fatal:|panic:|npm ERR!|npm error|[×✗✘])\s|\bfailed\b|\bno such file\b|"
     r"\bcommand not found\b|\bpermission denied\b|\bnot found\b|\bcannot\b|\bunable to\b|"
     r"\bcould not\b|\btimed out\b"
     r"|^\s*[\w.]+(?:Error|Exception|Interrupt|Exit)\b"
+    r"|^[\w./\\-]+:\d+(?::\d+)?:\s*\S"  # a diagnostic: path:line[:col]: message (compilers, linters)
 )
 _NOTE_RE = re.compile(r"^\[[^\]\n]*\]$")
 """A lone bracketed note (``[no tool result recorded ...]``): a recording gap, not an error."""
@@ -604,6 +633,8 @@ class Truth:
         self.task_index: int | None = None
         self.constraints: list[str] = []
         self.modified: list[str] = []
+        self.modified_by: dict[str, list[str]] = {}
+        """For a modified path its call's arguments do not name whole: those arguments."""
         self.failure: Failure | None = None
         """The latest failing tool result."""
         self.failures: list[Failure] = []
@@ -631,9 +662,12 @@ class Truth:
             for tc in message.tool_calls:
                 name, args = str(tc.get("name") or ""), tc.get("args") or {}
                 self._calls[str(tc.get("id"))] = (name, args)
-                for p in modified_paths(name, args, self._open):
+                paths = modified_paths(name, args, self._open)
+                for p in paths:
                     if p not in self.modified:
                         self.modified.append(p)
+                    if not _names_whole(args, p):  # `cd src && mv a.ts utils/`: no whole path
+                        self.modified_by.setdefault(p, []).append(_norm(" ".join(_strings(args))))
                 self._open = _opened(name, args) or self._open
         elif isinstance(message, ToolMessage):
             name, call_args = self._calls.get(str(message.tool_call_id), ("", {}))
@@ -672,6 +706,7 @@ class Request:
                     parts.append(str(tc.get("name") or ""))
                     parts.extend(_strings(tc.get("args") or {}))
         self.text = _norm("\n".join(parts))
+        self._stated: tuple[str, ...] | None = None
 
     def has(self, fact: str) -> bool:
         """``fact`` (normalized, non-empty) is contained in the request."""
@@ -679,8 +714,16 @@ class Request:
         return bool(key) and key in self.text
 
     def has_path(self, path: str, roots: Sequence[str] = ()) -> bool:
-        """``path`` (or its form relative to a root) is named, bounded by non-path characters."""
-        return bool(path) and _has_path(self.text, path, roots)
+        """``path`` (or its form relative to a root) is named, bounded by non-path characters.
+
+        A root the request itself states for a list of paths ("... (under /repo/): a.py, b.py",
+        the usual way to say a common prefix once) counts as a root too.
+        """
+        if self._stated is None:
+            self._stated = tuple(
+                dict.fromkeys(m.rstrip("/") for m in _STATED_ROOT.findall(self.text))
+            )
+        return bool(path) and _has_path(self.text, path, (*roots, *self._stated))
 
 
 def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, ProbeResult]:
@@ -694,7 +737,14 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
         out["task"] = ProbeResult(ok, () if ok else (truth.task[:120],), 1)
     for name, items, test in (
         ("constraints", truth.constraints, req.has),
-        ("files_modified", truth.modified, lambda p: req.has_path(p, truth.roots)),
+        (
+            "files_modified",
+            truth.modified,
+            lambda p: (
+                req.has_path(p, truth.roots)
+                or any(c and c in req.text for c in truth.modified_by.get(p, ()))
+            ),
+        ),
     ):
         missing = tuple(i for i in items if not test(i))
         out[name] = ProbeResult(not missing if items else None, missing, len(items))

@@ -137,9 +137,10 @@ def shell_commands(session: Session) -> list[str]:
     out: list[str] = []
     for message in session.messages():
         for tool_call in getattr(message, "tool_calls", None) or []:
-            if tool_call["name"].lower() not in DEFAULT_COMMAND_TOOLS:
-                continue
             value = tool_call["args"].get("command") or tool_call["args"].get("cmd")
+            named_after = isinstance(value, str) and value.split(" ", 1)[0] == tool_call["name"]
+            if tool_call["name"].lower() not in DEFAULT_COMMAND_TOOLS and not named_after:
+                continue  # a shell tool, or one named after the program it runs (SWE-agent)
             if isinstance(value, list):
                 value = " ".join(str(v) for v in value)
             if isinstance(value, str):
@@ -257,7 +258,7 @@ SHELL_ADDED: dict[str, tuple[int, int, int, int]] = {
     "mini-swe-agent": (1, 0, 1, 2),  # its sed -i / cat > edit is found; its cat reads added
     "openhands": (12, 12, 12, 6),  # echo > / touch / mv / cat of files the editor never opened
     "pi-mono": (80, 79, 79, 65),  # grep/cat/head reads, sed -i '' / mv / cp / rm / cat > edits
-    "swe-agent": (53, 53, 53, 2),  # the two `create` files of DEVIATIONS (tool calls)
+    "swe-agent": (53, 53, 53, 5),  # DEVIATIONS' two `create` files; pub1..3.pub read by `cat`
 }
 
 

@@ -483,8 +483,11 @@ def test_custom_command_tools() -> None:
         ai(call("python", {"command": "python x.py"}, "c")),
         result("c", 'Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: 1'),
     ]
-    assert extract_facts(msgs)["commands"] == []
-    facts = extract_facts(msgs, command_tools={"python"})
+    other = [ai(call("runner", {"command": "python x.py"}, "c")), msgs[1]]
+    assert extract_facts(other)["commands"] == []
+    assert extract_facts(other, command_tools={"runner"})["commands"][0]["ok"] is False
+    # a tool named after the program its one command runs (SWE-agent's shape) is a command
+    facts = extract_facts(msgs)
     assert facts["commands"][0]["ok"] is False
     assert facts["errors"][0]["lines"][-1] == "KeyError: 1"
 
