@@ -5,7 +5,8 @@ session call by call (local summarizer, exact ``o200k_base`` counting offline th
 tiktoken cache) and the table reports: model calls, compactions (folds + merges), the largest
 request, input tokens summed over all calls with langctx and with the full history, the reduction,
 the mean share of each request that is an unchanged prefix of the previous one (prompt caching),
-the amnesia probes after compactions (share of compactions after which each held) and the
+the amnesia probes (share of requests from the first compaction on in which each held, by the
+independent parser of ``langctx/replay/truth.py``) and the
 integrity checks (over-budget calls, orphan tool messages in projections, calls without the task).
 
 For context on the reduction it also reports, per session, the reduction of two reference
@@ -138,9 +139,10 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
         "*input tokens* sums the request of every call (langctx: the projected context; full: the whole",
         "history so far). *prefix* is the mean share of a request that is an unchanged prefix of the",
         "previous request (what provider prompt caching can reuse; the full history's is ~100% by",
-        "construction). *probes* are the shares of compactions after which the request still held the",
-        "task (T), every user constraint so far (C), every modified file (F), a line of the latest failure",
-        "(L) and the last stated next step (N); – means nothing to check. *fill ref* is the reduction of",
+        "construction). *probes* are the shares of requests, from the first compaction on, that still",
+        "held the task (T), every user constraint so far verbatim (C), every modified file as a whole",
+        "path (F), an error line of the latest failure (L) and the last informative next step (N), by",
+        "the independent parser of `langctx/replay/truth.py`; – means nothing to check. *fill ref* is the reduction of",
         "a reference memory that keeps every request as full as allowed: min(history, budget) /",
         "min(history, compaction mark) at every call. A task counts as missing when it is not in the",
         "request verbatim (at 8k the two SWE-agent sessions whose task is a whole demonstration",
