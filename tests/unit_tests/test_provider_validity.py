@@ -240,6 +240,18 @@ def _unknown_block_changed() -> list[Violation]:
     return check_verbatim([H, AIMessage([{"type": "text", "text": "hi"}], id="u1")], [H, orig])
 
 
+def _unanswered_invalid() -> list[BaseMessage]:
+    """An invalid tool call (id and name) that no tool message answers."""
+    bad = {
+        "id": "call_bad",
+        "name": "edit",
+        "args": "{",
+        "error": "json",
+        "type": "invalid_tool_call",
+    }
+    return [H, AIMessage("", invalid_tool_calls=[bad]), HumanMessage("next")]
+
+
 def _image_dropped_and_flattened() -> list[Violation]:
     orig = HumanMessage(
         [{"type": "text", "text": "see"}, {"type": "image", "url": "https://e.com/x.png"}], id="h0"
@@ -290,24 +302,7 @@ CASES: dict[str, Callable[[], list[Violation]]] = {
     "openai.tool_message_without_call": lambda: check_openai_chat(
         [H, AIMessage("x"), tool("call_1")]
     ),
-    "openai.tool_call_without_answer": lambda: check_openai_chat(
-        [
-            H,
-            AIMessage(
-                "",
-                invalid_tool_calls=[
-                    {
-                        "id": "call_bad",
-                        "name": "edit",
-                        "args": "{",
-                        "error": "json",
-                        "type": "invalid_tool_call",
-                    }
-                ],
-            ),
-            HumanMessage("next"),
-        ]
-    ),
+    "openai.tool_call_without_answer": lambda: check_openai_chat(_unanswered_invalid()),
     "openai.duplicate_tool_answer": lambda: check_openai_chat(
         [H, AIMessage("", tool_calls=[call("call_1")]), tool("call_1"), tool("call_1", mid="t2")]
     ),
@@ -336,24 +331,7 @@ CASES: dict[str, Callable[[], list[Violation]]] = {
     "responses.reasoning_changed": _reasoning_changed_payload,
     "responses.compaction_changed": _compaction_responses,
     "pairs.orphan_tool_result": lambda: check_pairs([H, tool("call_1")]),
-    "pairs.unanswered_call": lambda: check_pairs(
-        [
-            H,
-            AIMessage(
-                "",
-                invalid_tool_calls=[
-                    {
-                        "id": "call_bad",
-                        "name": "edit",
-                        "args": "{",
-                        "error": "json",
-                        "type": "invalid_tool_call",
-                    }
-                ],
-            ),
-            HumanMessage("next"),
-        ]
-    ),
+    "pairs.unanswered_call": lambda: check_pairs(_unanswered_invalid()),
     "pairs.duplicate_result": lambda: check_pairs(
         [H, AIMessage("", tool_calls=[call("c1")]), tool("c1"), tool("c1", mid="t2")]
     ),
