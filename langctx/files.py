@@ -33,6 +33,7 @@ every modified file is kept, the most recent reads are listed and the older ones
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 import shlex
@@ -580,7 +581,8 @@ def _candidate_lines(lines: list[str]) -> list[int]:
     return sorted(hits)
 
 
-def _error_lines(text: str) -> list[str]:
+@functools.lru_cache(maxsize=512)  # a failing output is read again when its turn is folded
+def _error_lines(text: str) -> tuple[str, ...]:
     """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
 
     Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, ``fatal:``, a traceback's
@@ -649,7 +651,7 @@ def _error_lines(text: str) -> list[str]:
     unique = [_clip(line, _MAX_LINE_CHARS) for line in dict.fromkeys(picked)]
     if len(unique) > _MAX_ERROR_LINES:
         unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
-    return unique
+    return tuple(unique)
 
 
 # --------------------------------------------------------------------------------------------
@@ -885,7 +887,7 @@ class _Extraction:
             self.errors.append(
                 ErrorFact(
                     command=fact["command"] if fact is not None else None,
-                    lines=_error_lines(text),
+                    lines=list(_error_lines(text)),
                     message_id=message.id,
                 )
             )
