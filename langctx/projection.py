@@ -170,7 +170,7 @@ def render_facts(
         >>> shop = {"constraints": ["Keep Python 3.9.", "Never push."],
         ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py", "/w/shop/t/test_cart.py"],
         ...     "read_files": ["/w/shop/README.md", "/w/shop/src/db.py"]}
-        >>> print(render_facts(shop, max_tokens=150, count=len))  # read files go first
+        >>> print(render_facts(shop, max_tokens=150, count=len))  # read files are left out first
         User constraints so far:
         - Keep Python 3.9.
         - Never push.
