@@ -38,6 +38,8 @@ def load_session(path: Path) -> list[BaseMessage]:
         d = json.loads(line)
         cls = _TYPES[d["type"]]
         kw: dict = {"content": d.get("content") or "", "id": f"{path.parent.name}-{stem}-{i}"}
+        if d.get("additional_kwargs"):  # the recording's marks (aider's console output, ...)
+            kw["additional_kwargs"] = d["additional_kwargs"]
         if d["type"] == "ai" and d.get("tool_calls"):
             kw["tool_calls"] = [
                 {

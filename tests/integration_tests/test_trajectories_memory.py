@@ -59,7 +59,7 @@ pytestmark = pytest.mark.trajectories
 
 BUDGETS = (8_000, 32_000)
 
-DEFAULT_PREDICATE_MISSES = frozenset({"aider/session_0247"})
+DEFAULT_PREDICATE_MISSES: frozenset[str] = frozenset()
 """Sessions whose first substantive human message (by the default predicate) is not the task."""
 
 _ORDER_BUG = (
