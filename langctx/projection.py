@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -192,7 +193,7 @@ def render_facts(
     n_read = len(read) + (dropped if isinstance(dropped, int) and dropped > 0 else 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
-    forms = _modified_forms(modified)
+    forms = _modified_forms(tuple(modified))
     full = _Ledger(constraints, len(constraints), forms["plain"], recent, n_read, "plain", failure)
     if max_tokens is None or count is None or count(full.text()) <= max_tokens:
         return full.text()
@@ -263,7 +264,13 @@ def _paths_head(title: str, notes: Sequence[str]) -> str:
     return f"{title} ({'; '.join(notes)}): " if notes else f"{title}: "
 
 
-def _modified_forms(modified: Sequence[str]) -> dict[str, str]:
+@functools.lru_cache(maxsize=64)  # the modified files change rarely between two renders
+def _compressed(paths: tuple[str, ...], root: str | None = "", *, group: bool = False) -> str:
+    return compress_paths(paths, root=root or "", group=group)
+
+
+@functools.lru_cache(maxsize=16)
+def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
     """The modified-files line naming them all, by form: ``plain`` (as logged), ``root`` (under
     their common root, when there is one) and ``group`` (also grouped by directory)."""
     if not modified:
@@ -271,12 +278,12 @@ def _modified_forms(modified: Sequence[str]) -> dict[str, str]:
     title = "Files modified so far"
     root = common_root(modified)
     notes = [f"under {root}"] if root else []
-    whole = compress_paths(modified)
+    whole = _compressed(tuple(modified))
     forms = {"plain": _paths_head(title, []) + whole}
     if root:
-        whole = compress_paths(modified, root=root)
+        whole = _compressed(tuple(modified), root)
         forms["root"] = _paths_head(title, notes) + whole
-    grouped = compress_paths(modified, root=root, group=True)
+    grouped = _compressed(tuple(modified), root, group=True)
     if grouped != whole:
         forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
     return forms
@@ -306,7 +313,7 @@ def _grown(
         kept = list(modified[len(modified) - k :])
         notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
         notes += [f"under {root}"] if root else []
-        grouped = compress_paths(kept, root=root, group=True)
+        grouped = _compressed(tuple(kept), root, group=True)
         if "/: " in grouped:  # a directory said once
             notes.append("by directory")
         return _paths_head("Files modified so far", notes) + grouped
