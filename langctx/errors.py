@@ -1,19 +1,33 @@
-"""Exceptions raised by langctx.
+"""Exceptions raised by langctx, and the whole tree of them.
 
 Every error derives from :class:`LangctxError`, so one ``except LangctxError`` catches them all.
-Where the meaning matches a builtin, the class subclasses it too::
+Where the meaning matches a builtin, the class subclasses it too (in parentheses). Classes defined
+outside this module name their module (under ``langctx.``)::
 
     LangctxError
-    ├── ConfigError (ValueError)               invalid configuration values
-    ├── InvalidMessageError (TypeError)        something that is not a chat message
-    ├── InvalidHistoryError (ValueError)       orphan tool results, conflicting duplicate ids
-    ├── BudgetError (ValueError)               pinned messages do not fit the budget (policy "error")
-    ├── SummarizerError                        the summarizer failed and no fallback was allowed
-    ├── StateVersionError (ValueError)         persisted state of an unknown version
-    ├── ContextOverflowError                   the provider still rejects the request after retries
-    └── ReferenceNotFoundError (KeyError)      an unknown, expired or foreign context reference
+    ├── ConfigError (ValueError)                       invalid configuration or arguments
+    ├── InvalidMessageError (TypeError)                something that is not a chat message
+    ├── InvalidHistoryError (ValueError)               orphan tool result, conflicting duplicate id
+    ├── BudgetError (ValueError)                       pinned messages exceed the budget
+    ├── SummarizerError                                the summarizer failed, no fallback allowed
+    ├── StateVersionError (ValueError)                 persisted state of an unknown version
+    ├── ContextOverflowError                           the provider rejects it even after retries
+    ├── ReferenceNotFoundError (KeyError)              unknown, expired or foreign reference
+    ├── GuardTimeoutError (TimeoutError)               context_mode.guard: a tool call timed out
+    ├── ScriptExhaustedError (RuntimeError)            testing: the scripted model ran out
+    ├── CheckpointerConnectionError (ConnectionError)  integrations.checkpoint: cannot connect
+    ├── ArchiveMissingError (LookupError)              integrations.archive: a batch is gone
+    ├── SessionFormatError (ValueError)                replay.formats: unreadable session file
+    │   └── EmptySessionError                          replay.formats: nothing to replay
+    └── InspectError                                   inspect.errors: inspect cannot read it
+        ├── DatabaseNotFoundError (FileNotFoundError)  inspect.errors: --db names no file
+        ├── NotACheckpointDatabaseError (ValueError)   inspect.errors: no checkpoint tables
+        ├── ThreadNotFoundError (LookupError)          inspect.errors: no such thread
+        └── CheckpointNotFoundError (LookupError)      inspect.errors: no such checkpoint
 
-Messages end with what to do about it.
+    LangctxWarning (UserWarning)                       something degraded gracefully
+
+Messages end with what to do about it. ``tests/unit_tests/test_errors.py`` keeps this tree complete.
 """
 
 from __future__ import annotations

@@ -30,13 +30,15 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from langctx.errors import LangctxError
+
 __all__ = ["Response", "ScriptExhaustedError", "ScriptedChatModel", "ai_tool_call"]
 
 Response = str | AIMessage | BaseException | Callable[[list[BaseMessage]], "str | AIMessage"]
 """A scripted step: text, a full AIMessage, an exception to raise, or a function of the input."""
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(LangctxError, RuntimeError):
     """The scripted model was called more times than it has responses (and ``cycle`` is off)."""
 
 

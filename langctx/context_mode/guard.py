@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import ToolMessage
 
 from langctx.context_mode.sanitize import escape_delimiters
-from langctx.errors import ConfigError
+from langctx.errors import ConfigError, LangctxError
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -58,7 +58,7 @@ _HEAD_SHARE = 0.6
 T = TypeVar("T")
 
 
-class GuardTimeoutError(TimeoutError):
+class GuardTimeoutError(LangctxError, TimeoutError):
     """A guarded call did not return in time (distinct from a ``TimeoutError`` the tool raised)."""
 
     def __init__(self, timeout: float) -> None:

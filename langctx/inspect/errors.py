@@ -1,18 +1,9 @@
 """Errors of ``langctx inspect``: what it was pointed at cannot be read as a thread's memory.
 
-Every class derives from :class:`~langctx.errors.LangctxError` (the CLI prints one line and exits
-with status 2). A PostgreSQL server that does not answer raises
-:class:`~langctx.integrations.checkpoint.CheckpointerConnectionError` (also a ``LangctxError``),
-which names the connection string with its password hidden::
-
-    LangctxError
-    └── InspectError                                  inspect cannot read what it was given
-        ├── DatabaseNotFoundError (FileNotFoundError)      --db names no file (none is created)
-        ├── NotACheckpointDatabaseError (ValueError)       no LangGraph checkpoint tables there
-        ├── ThreadNotFoundError (LookupError)              no checkpoint for that thread id
-        └── CheckpointNotFoundError (LookupError)          no checkpoint with that id in the thread
-
-Messages end with what to do about it.
+Every class derives from :class:`InspectError`, a :class:`~langctx.errors.LangctxError` (the CLI
+prints one line and exits with status 2); the tree is drawn in :mod:`langctx.errors`. A PostgreSQL
+server that does not answer raises
+:class:`~langctx.integrations.checkpoint.CheckpointerConnectionError` instead.
 
 Example:
     >>> from langctx.errors import LangctxError

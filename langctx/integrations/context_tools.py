@@ -52,7 +52,7 @@ from langctx.context_mode.wrapped_tool import (
     guarded_tools,
     thread_id_from_config,
 )
-from langctx.errors import LangctxError
+from langctx.errors import ConfigError, LangctxError
 from langctx.files import FileToolSpec
 from langctx.integrations.context_store import BaseStoreReferenceStore
 from langctx.integrations.long_term import LongTermMemory
@@ -339,7 +339,7 @@ def wrap_tools_with_context_mode(
         processor = ContextModeProcessor(store=None if store is None else reference_store(store))
     elif store is not None:
         msg = "pass either processor= or store=, not both (the processor has its store)."
-        raise TypeError(msg)
+        raise ConfigError(msg)
     guard = guard if guard is not None else ToolGuard()
     out: list[BaseTool] = [ContextModeTool.wrap(t, guard=guard, processor=processor) for t in tools]
     if fetch_tool:
