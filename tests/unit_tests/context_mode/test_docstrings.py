@@ -1,26 +1,13 @@
-"""The ``>>>`` examples in every Context-mode module run and pass; the public names are pinned."""
+"""Every public Context-mode function has a ``>>>`` example; the public names are pinned.
+
+Their examples run once, with every langctx module's, in ``tests/unit_tests/test_public_api.py``.
+"""
 
 from __future__ import annotations
 
 import doctest
-import importlib
-import pkgutil
-
-import pytest
 
 import langctx.context_mode as context_mode
-
-MODULES = sorted(
-    ["langctx.context_mode"]
-    + [m.name for m in pkgutil.walk_packages(context_mode.__path__, "langctx.context_mode.")]
-)
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name: str) -> None:
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
-    assert result.failed == 0, f"{result.failed} failing example(s) in {name}"
 
 
 def test_public_functions_have_examples() -> None:
@@ -44,7 +31,6 @@ def test_all_is_sorted_and_complete() -> None:
         "MIN_INLINE_TOKENS",
         "REDUCERS",
         "ContentKind",
-        "Facts",
         "OutputMeta",
         "Reducer",
         "Reduction",
@@ -52,7 +38,6 @@ def test_all_is_sorted_and_complete() -> None:
         "clean_terminal",
         "detect_kind",
         "escape_delimiters",
-        "extract_facts",
         "reduce_output",
     ]
     for name in context_mode.__all__:
