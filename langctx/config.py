@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypedDict
 
 from langchain_core.messages import BaseMessage
 
@@ -297,3 +297,58 @@ def _ratio(name: str, value: object) -> None:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1:
         msg = f"{name} must be a number strictly between 0 and 1, got {value!r}."
         raise ConfigError(msg)
+
+
+class ConfigOptions(TypedDict, total=False):
+    """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``).
+
+    Every langctx entry point that takes memory options types them with this, so an IDE
+    completes them and a type checker rejects a misspelt one.
+    """
+
+    max_tokens: int | None
+    reserve_ratio: float
+    context_window: int | None
+    reserve_tokens: int
+    keep_recent_tokens: int | None
+    proactive_ratio: float
+    summary_threshold_tokens: int
+    max_summaries: int
+    merge_count: int
+    max_level2: int
+    max_summary_tokens: int | None
+    max_facts_tokens: int | None
+    placeholder_min_tokens: int
+    summary_role: SummaryRole
+    oversize_policy: OversizePolicy
+    orphan_policy: OrphanPolicy
+    summary_timeout: float | None
+    max_summarizer_input_tokens: int
+    is_task: Callable[[BaseMessage], bool]
+
+
+def config_from(
+    config: MemoryConfig | None, options: ConfigOptions | dict[str, object]
+) -> MemoryConfig:
+    """``config``, or a :class:`MemoryConfig` built from ``options`` (never both).
+
+    Raises:
+        ConfigError: both were given, or an option is unknown or invalid.
+
+    Example:
+        >>> config_from(None, {"max_tokens": 4000}).max_tokens
+        4000
+    """
+    if config is not None:
+        if options:
+            msg = f"pass either config=MemoryConfig(...) or its options, not both (got {sorted(options)})."
+            raise ConfigError(msg)
+        if not isinstance(config, MemoryConfig):
+            msg = f"config must be a MemoryConfig, got {type(config).__name__}."
+            raise ConfigError(msg)
+        return config
+    unknown = sorted(set(options) - set(ConfigOptions.__annotations__))
+    if unknown:
+        msg = f"unknown memory option(s) {unknown}; see MemoryConfig for the fields."
+        raise ConfigError(msg)
+    return MemoryConfig(**options)

@@ -78,6 +78,12 @@ class CompactionEntry(TypedDict):
     quality: str
     instructions: str | None
     created_at: str
+    task_id: NotRequired[str | None]
+    """The pinned task when the entry was written (None: none yet, or closed)."""
+    provider_compaction_id: NotRequired[str | None]
+    """The latest provider compaction item when the entry was written."""
+    last_id: NotRequired[str | None]
+    """The last message of the log when the entry was written."""
 
 
 class EditEntry(TypedDict):

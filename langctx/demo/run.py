@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from langctx.demo.script import DEMO_TASK
+from langctx.state_memory import view_state
 
 __all__ = ["run_agent_demo"]
 
@@ -83,8 +84,8 @@ def run_agent_demo(
                 if node != "model" or not all(isinstance(p, dict) for p in parts) or not parts:
                     continue
                 calls += 1
-                mem = middleware.memories.get(thread)
-                tokens = mem.context_tokens() if mem is not None else 0
+                values = agent.get_state(config).values
+                tokens = view_state(values, middleware.settings, thread_id=thread).context_tokens()
                 peak = max(peak, tokens)
                 msgs: list[Any] = next(
                     (list(p["messages"]) for p in parts if p.get("messages")), []
@@ -101,8 +102,7 @@ def run_agent_demo(
         state = agent.get_state(config).values
         log = full_log(store, thread, state)
     elapsed = time.perf_counter() - started
-    mem = middleware.memories.get(thread)
-    full = mem.counter.count_messages(log) if mem is not None else 0
+    full = middleware.settings.counter.count_messages(log)
     entries = (state.get("langctx") or {}).get("compactions", [])
     db_bytes = sum(p.stat().st_size for p in Path(db_path).parent.glob(Path(db_path).stem + "*"))
     out("")

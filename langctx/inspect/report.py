@@ -9,7 +9,7 @@ does the same for a thread of a :class:`~langctx.inspect.store.CheckpointStore`.
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> from langctx import LayeredChatMemory
-    >>> from langctx.integrations.state import channel_update
+    >>> from langctx.channel import channel_update
     >>> mem = LayeredChatMemory(max_tokens=2000)
     >>> mem.add_messages([HumanMessage("Fix the parser.", id="task")])
     >>> for i in range(12):
@@ -39,12 +39,13 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
+from langctx.channel import channel_entries
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.inspect.store import CheckpointStore
 from langctx.integrations.archive_plan import archive_record, restore_entries
 from langctx.integrations.control import state_messages
-from langctx.integrations.state import channel_entries
+from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 
 __all__ = ["REPORT_VERSION", "ThreadReport", "build_report", "inspect_thread"]
@@ -53,8 +54,7 @@ REPORT_VERSION = 1
 """Version of the JSON shape of :meth:`ThreadReport.to_dict`."""
 
 _OPEN_BUDGET = 1_000_000  # restore with room to spare when the budget is unknown: nothing is cut
-_SUMMARY_PREFIX = "langctx-summary-"
-_FACTS = re.compile(r"<langctx:facts>\n(.*?)\n</langctx:facts>", re.S)
+_FACTS = re.compile(re.escape(FACTS_OPEN) + r"\n(.*?)\n" + re.escape(FACTS_CLOSE), re.S)
 _PREVIEW = 100
 
 
@@ -356,7 +356,7 @@ def _layers(report: ThreadReport, memory: LayeredChatMemory) -> None:
                 "preview": _preview(message),
             }
         )
-    block = next((m for m in context if str(m.id).startswith(_SUMMARY_PREFIX)), None)
+    block = next((m for m in context if str(m.id).startswith(SUMMARY_ID_PREFIX)), None)
     if block is not None:
         found = _FACTS.search(_text(block))
         report.facts = found.group(1) if found else ""

@@ -64,7 +64,7 @@ from langctx.integrations.archive_plan import (
     plan_archive,
 )
 from langctx.integrations.context_store import namespace_label
-from langctx.integrations.threads import NO_THREAD, MemoryLease
+from langctx.state_memory import NO_THREAD, ThreadView
 
 __all__ = [
     "ARCHIVE_NAMESPACE",
@@ -150,22 +150,22 @@ class Archive:
             raise ConfigError(msg)
         return store
 
-    def plan(self, state: Mapping[str, Any], lease: MemoryLease) -> ArchivePlan | None:
-        """The archive step for ``state`` after ``lease`` synced it (None: nothing to archive).
+    def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
+        """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
 
         Nothing is archived without a thread (no checkpointer or no ``thread_id``: there is no
         later step to keep the archive's place), nor while a later state of the thread is being
         synced by another run (that run archives for itself).
         """
-        if lease.thread_id == NO_THREAD or not lease.current:
+        if view.thread_id == NO_THREAD or not view.current:
             return None
         return plan_archive(
-            thread_id=lease.thread_id,
+            thread_id=view.thread_id,
             raw=list(state.get("messages") or []),
-            first_kept_id=lease.memory.first_kept_id,
-            pinned_ids=lease.memory.pinned_ids,
+            first_kept_id=view.memory.first_kept_id,
+            pinned_ids=view.memory.pinned_ids,
             channel=state.get("langctx"),
-            update=lease.update(),
+            update=view.update(),
         )
 
     def write(self, store: BaseStore, plan: ArchivePlan) -> None:

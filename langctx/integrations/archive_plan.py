@@ -37,8 +37,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from langctx.entries import active_summaries
-from langctx.integrations.state import (
+from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
     LangctxChannel,
@@ -47,6 +46,7 @@ from langctx.integrations.state import (
     merge_langctx,
     slim_entry,
 )
+from langctx.entries import active_summaries
 
 __all__ = [
     "BATCH_VERSION",
@@ -100,10 +100,10 @@ class ArchivePlan:
     removals: list[RemoveMessage] = field(default_factory=list)
     """``RemoveMessage`` for every archived message."""
     channel: LangctxChannel = field(default_factory=lambda: channel_update())
-    """The ``langctx`` update: the lease's own new entries plus the archive's drop/slim/record."""
+    """The ``langctx`` update: the view's own new entries plus the archive's drop/slim/record."""
 
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
-        """:attr:`channel` for a later ``MemoryLease.update()`` of the same step.
+        """:attr:`channel` for a later ``ThreadView.update()`` of the same step.
 
         A model call may compact again (overflow recovery) after the plan was made; its update
         then holds more entries. The archive's record, drops and slims stay as planned.
@@ -195,7 +195,7 @@ def plan_archive(
         first_kept_id: the memory's cut (:attr:`~langctx.LayeredChatMemory.first_kept_id`).
         pinned_ids: the memory's pinned ids (never archived).
         channel: the state's ``langctx`` channel (before this step).
-        update: what this step writes to the channel anyway (``MemoryLease.update()``), or None.
+        update: what this step writes to the channel anyway (``ThreadView.update()``), or None.
 
     Returns:
         The plan, or None when nothing is archivable.
@@ -270,7 +270,7 @@ def plan_archive(
 
 
 def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> LangctxChannel:
-    """The lease's update plus the archive ops, its new entries already dropped and slimmed.
+    """The view's update plus the archive ops, its new entries already dropped and slimmed.
 
     The reducer applies ``drop`` and ``slim`` after appending the update's entries, so an entry
     the same update drops never needs writing, and one it slims can be written slim: the channel

@@ -10,8 +10,8 @@ What it does:
 
 - ``wrap_tool_call``: runs every tool under the guard (timeout, error result instead of a crash,
   output cap), then through the :class:`~langctx.context_mode.pipeline.ContextModeProcessor`. A
-  referenced output is returned as a ``Command`` that also gives its message the ``context_ref``
-  priority (20) in the ``langctx`` channel. Its own tools (``fetch_context``, ...) run untouched.
+  referenced output carries Context-mode's stamp, which gives it the ``context_ref`` priority (20)
+  in the memory. Its own tools (``fetch_context``, ...) run untouched.
 - adds the tools ``fetch_context`` and ``working_memory`` (and ``remember`` with long-term memory);
   after a fetch the reference's priority drops to ``fetched_ref`` (10);
 - ``wrap_model_call``: appends :data:`~langctx.context_mode.prompt.CONTEXT_MODE_SYSTEM_PROMPT` to
@@ -56,8 +56,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.types import Command
 
+from langctx.channel import LangctxChannel, merge_langctx
 from langctx.context_mode.guard import ToolGuard
-from langctx.context_mode.pipeline import STAMP_KEY, ContextModeProcessor
+from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.wrapped_tool import thread_id_from_config
 from langctx.integrations.context_tools import (
@@ -67,8 +68,6 @@ from langctx.integrations.context_tools import (
     working_memory_tool,
 )
 from langctx.integrations.long_term import LongTermMemory
-from langctx.integrations.state import LangctxChannel, channel_update, merge_langctx
-from langctx.memory import DEFAULT_PRIORITIES
 
 __all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor"]
 
@@ -82,19 +81,6 @@ class ContextModeState(AgentState[Any]):
 def _config_of(request: ToolCallRequest) -> RunnableConfig:
     config = getattr(request.runtime, "config", None)
     return config if config is not None else ensure_config()
-
-
-def _referenced(message: ToolMessage) -> bool:
-    stamp = (message.response_metadata or {}).get(STAMP_KEY) or {}
-    return stamp.get("action") == "referenced" and message.id is not None
-
-
-def _with_priority(message: ToolMessage) -> ToolMessage | Command[Any]:
-    if not _referenced(message):
-        return message
-    assert message.id is not None
-    update = channel_update(priorities={message.id: DEFAULT_PRIORITIES["context_ref"]})
-    return Command(update={"messages": [message], "langctx": update})
 
 
 def _last_human_text(messages: Any) -> str:
@@ -218,9 +204,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         if not isinstance(result, ToolMessage):
             return result  # type: ignore[return-value]  # a Command: the tool manages its state
         tid = thread_id_from_config(_config_of(request))
-        return _with_priority(
-            self.processor.process_message(result, thread_id=tid, args=call["args"])
-        )
+        return self.processor.process_message(result, thread_id=tid, args=call["args"])
 
     async def awrap_tool_call(
         self,
@@ -240,15 +224,14 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         if not isinstance(result, ToolMessage):
             return result  # type: ignore[return-value]
         tid = thread_id_from_config(_config_of(request))
-        processed = await self.processor.aprocess_message(result, thread_id=tid, args=call["args"])
-        return _with_priority(processed)
+        return await self.processor.aprocess_message(result, thread_id=tid, args=call["args"])
 
 
 class ContextModeToolProcessor:
     """A ``tool_output_processor`` for ``LangctxMiddleware``: Context-mode without a second middleware.
 
     It processes each ``ToolMessage`` (no guard: the tool already ran; no ``Command``: the hook
-    returns messages only, so the ``context_ref`` priority is not recorded at creation). Add
+    the stamp on the message gives it the ``context_ref`` priority). Add
     ``fetch_context_tool(processor)`` to the agent's tools and the prompt text yourself.
 
     Example:

@@ -40,6 +40,7 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from langctx.channel import channel_update
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.pipeline import STAMP_KEY, ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -53,10 +54,9 @@ from langctx.context_mode.wrapped_tool import (
     thread_id_from_config,
 )
 from langctx.errors import ConfigError, LangctxError
-from langctx.files import FileToolSpec
+from langctx.facts import FileToolSpec
 from langctx.integrations.context_store import BaseStoreReferenceStore
 from langctx.integrations.long_term import LongTermMemory
-from langctx.integrations.state import channel_update
 from langctx.memory import DEFAULT_PRIORITIES
 
 __all__ = [

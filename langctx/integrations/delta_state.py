@@ -42,7 +42,7 @@ from langgraph.channels.delta import DeltaChannel
 # this name); LangGraph gives every message written to it a stable id before saving the write.
 from langgraph.graph.message import _messages_delta_reducer
 
-from langctx.integrations.state import LangctxChannel, merge_langctx
+from langctx.channel import LangctxChannel, merge_langctx
 
 __all__ = [
     "DEFAULT_SNAPSHOT_FREQUENCY",

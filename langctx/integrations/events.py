@@ -21,15 +21,16 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
 from langgraph.config import get_stream_writer
 
 from langctx.entries import covered_count
 from langctx.memory import CompactionEvent
+from langctx.state_memory import MemoryOptions, MemorySettings
 
-__all__ = ["EVENT_NAME", "deferred_callbacks", "emit_compaction_event", "event_payload"]
+__all__ = ["EVENT_NAME", "deferred_callbacks", "emit_compaction_event", "emitting", "event_payload"]
 
 logger = logging.getLogger("langctx")
 
@@ -62,7 +63,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
 def emit_compaction_event(event: CompactionEvent) -> None:
     """Send one event to the custom stream and the callbacks of the current run, if any.
 
-    Used as a memory's ``on_compaction`` by :class:`~langctx.integrations.threads.ThreadMemories`.
+    Every integration's memory calls it (see :func:`emitting`).
     Never raises: a listener's failure is logged, not propagated into the compaction.
     """
     payload = event_payload(event)
@@ -118,3 +119,15 @@ async def _dispatch(events: list[dict[str, Any]]) -> None:
             await adispatch_custom_event(EVENT_NAME, payload)
         except RuntimeError:
             pass  # not inside a run
+
+
+def emitting(**options: Unpack[MemoryOptions]) -> MemorySettings:
+    """Settings whose compactions are also emitted as events (the user's listener still runs)."""
+    user = options.get("on_compaction")
+
+    def on_compaction(event: CompactionEvent) -> None:
+        emit_compaction_event(event)
+        if user is not None:
+            user(event)
+
+    return MemorySettings.of(**options).with_listener(on_compaction)

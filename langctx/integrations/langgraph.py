@@ -1,24 +1,19 @@
 """LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool.
 
-For ``langchain.agents.create_agent`` use :class:`~langctx.integrations.middleware.LangctxMiddleware`
-instead; this module is for custom graphs and ``create_react_agent``.
-
-:class:`LangctxNode` runs before each model call. It brings the thread's memory in line with the
-state (see :class:`~langctx.integrations.threads.ThreadMemories`; the memory's triggers run on what
-is new), handles a ``/compact`` command (see :mod:`langctx.integrations.control`), writes new
-compaction entries to the ``langctx`` channel and the projection to ``llm_input_messages``. Give the
-model node that key, and wrap the model with
-:func:`~langctx.integrations.recovery.with_overflow_recovery` for overflow retries. After a
-``/compact`` there is nothing for the model to answer: route with :func:`route_after_memory`.
+For ``langchain.agents.create_agent`` use :class:`~langctx.integrations.middleware.LangctxMiddleware`.
+:class:`LangctxNode` runs before each model call: from the state it is given it compacts when due
+or on ``/compact``, writes new entries to the ``langctx`` channel and the projection to
+``llm_input_messages``. Wrap the model with :func:`with_overflow_recovery` for overflow retries and
+route with :func:`route_after_memory` (after a ``/compact`` there is nothing to answer).
 
 Example:
     >>> from langgraph.graph import END, START, StateGraph
     >>> from langctx.integrations.state import LangctxState
     >>> from langctx.testing import ScriptedChatModel
-    >>> memories = ThreadMemories(max_tokens=4000)
-    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["Hello!"]), memories)
+    >>> memory = LangctxNode(max_tokens=4000)
+    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["Hello!"]), memory.settings)
     >>> builder = StateGraph(LangctxState)
-    >>> _ = builder.add_node("memory", LangctxNode(memories))
+    >>> _ = builder.add_node("memory", memory)
     >>> _ = builder.add_node("model", lambda s: {"messages": [model.invoke(s["llm_input_messages"])]})
     >>> _ = builder.add_edge(START, "memory")
     >>> _ = builder.add_conditional_edges("memory", route_after_memory("model"), ["model", END])
@@ -32,7 +27,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Unpack
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda, ensure_config
@@ -51,14 +46,20 @@ from langctx.integrations.control import (
     is_notice,
     pending_command,
 )
-from langctx.integrations.events import deferred_callbacks
+from langctx.integrations.events import deferred_callbacks, emitting
 from langctx.integrations.recovery import with_overflow_recovery
 from langctx.integrations.state import LangctxState
-from langctx.integrations.threads import MemoryLease, ThreadMemories
+from langctx.markers import ACK_ID_PREFIX
+from langctx.state_memory import (
+    MemoryOptions,
+    MemorySettings,
+    ThreadView,
+    thread_id_of,
+    view_state,
+)
 
 __all__ = [
     "LangctxNode",
-    "ThreadMemories",
     "make_compact_tool",
     "make_pre_model_hook",
     "route_after_memory",
@@ -69,77 +70,82 @@ DEFAULT_OUTPUT_KEY = "llm_input_messages"
 
 
 class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
-    """The memory node: sync the thread's memory, compact when due, project for the model.
+    """The memory node: compact when due, project for the model (from the state it is given).
 
     Returns a state update with ``langctx`` (new entries, when any), ``output_key`` (the
     projection) and, after a ``/compact`` command, ``messages`` (the command removed, a notice
-    added). Sync and async (``invoke`` / ``ainvoke``) share one implementation.
+    added). Sync and async (``invoke`` / ``ainvoke``).
 
     Args:
-        memories: the per-thread memory cache; share it with :func:`with_overflow_recovery`.
-            Default: a new ``ThreadMemories(**memory_kwargs)``.
-        output_key: state key for the projection; None to not write it (read it from the
-            memories instead).
+        output_key: state key for the projection; None to not write it.
         name: the node's run name.
         archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
             for the graph's store. After each compaction the folded messages leave ``messages``
             and are kept in the store; the projection is unchanged. Default None (off).
-        **memory_kwargs: options of :class:`~langctx.LayeredChatMemory` when ``memories`` is None.
+        **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`).
+
+    Attributes:
+        settings: the resolved options; give them to :func:`with_overflow_recovery` and
+            :func:`make_compact_tool` so that they compact the same way.
     """
 
     def __init__(
         self,
-        memories: ThreadMemories | None = None,
         *,
         output_key: str | None = DEFAULT_OUTPUT_KEY,
         name: str = "langctx_memory",
         archive: ArchiveOption = None,
-        **memory_kwargs: Any,
+        **options: Unpack[MemoryOptions],
     ) -> None:
-        self.memories = memories if memories is not None else ThreadMemories(**memory_kwargs)
+        self.settings = emitting(**options)
         self.output_key = output_key
         self.archive = Archive.from_option(archive)
         super().__init__(self._sync, afunc=self._async, name=name)
 
     def _sync(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         command = pending_command(state.get("messages") or [])
-        with self.memories.lease(state, config) as lease:
-            out: dict[str, Any] = {}
-            if command is not None:
-                before = lease.context_tokens()
-                entry = lease.compact(command[1] or None)
-                out["messages"] = _replace_command(command, lease, before, entry)
-            out = self._finish(out, lease, command is not None)
-            if self.archive is None:
-                return out
-            plan = self.archive.plan(state, lease)
-            if plan is not None:
-                self.archive.write(self.archive.resolve(_graph_store()), plan)
-            return self.archive.apply(out, plan)
+        view = view_state(state, self.settings, thread_id=thread_id_of(config))
+        out: dict[str, Any] = {}
+        if command is not None:
+            before = view.context_tokens()
+            entry = view.compact(command[1] or None)
+            out["messages"] = _replace_command(command, view, before, entry)
+        else:
+            view.compact_if_due()
+        out = self._finish(out, view, command is not None)
+        if self.archive is None:
+            return out
+        plan = self.archive.plan(state, view)
+        if plan is not None:
+            self.archive.write(self.archive.resolve(_graph_store()), plan)
+        return self.archive.apply(out, plan)
 
     async def _async(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         command = pending_command(state.get("messages") or [])
-        async with deferred_callbacks(), self.memories.alease(state, config) as lease:
+        view = view_state(state, self.settings, thread_id=thread_id_of(config))
+        async with deferred_callbacks():
             out: dict[str, Any] = {}
             if command is not None:
-                before = lease.context_tokens()
-                entry = await lease.acompact(command[1] or None)
-                out["messages"] = _replace_command(command, lease, before, entry)
-            out = self._finish(out, lease, command is not None)
+                before = view.context_tokens()
+                entry = await view.acompact(command[1] or None)
+                out["messages"] = _replace_command(command, view, before, entry)
+            else:
+                await view.acompact_if_due()
+            out = self._finish(out, view, command is not None)
             if self.archive is None:
                 return out
-            plan = self.archive.plan(state, lease)
+            plan = self.archive.plan(state, view)
             if plan is not None:
                 await self.archive.awrite(self.archive.resolve(_graph_store()), plan)
             return self.archive.apply(out, plan)
 
-    def _finish(self, out: dict[str, Any], lease: MemoryLease, compacted: bool) -> dict[str, Any]:
+    def _finish(self, out: dict[str, Any], view: ThreadView, compacted: bool) -> dict[str, Any]:
         if self.output_key is not None:
-            projection = lease.projection()
+            projection = view.projection()
             if compacted:
-                projection.append(HumanMessage(ACK_REQUEST, id=f"langctx-ack-{uuid.uuid4().hex}"))
+                projection.append(HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}"))
             out[self.output_key] = projection
-        update = lease.update()
+        update = view.update()
         if update is not None:
             out["langctx"] = update
         return out
@@ -154,16 +160,13 @@ def _graph_store() -> BaseStore | None:
 
 
 def _replace_command(
-    command: tuple[BaseMessage, str], lease: MemoryLease, before: int, entry: Any
+    command: tuple[BaseMessage, str], view: ThreadView, before: int, entry: Any
 ) -> list[BaseMessage]:
-    return handled_command(command, entry, tokens=before, tokens_after=lease.context_tokens())
+    return handled_command(command, entry, tokens=before, tokens_after=view.context_tokens())
 
 
 def make_pre_model_hook(
-    memories: ThreadMemories | None = None,
-    *,
-    archive: ArchiveOption = None,
-    **memory_kwargs: Any,
+    *, archive: ArchiveOption = None, **options: Unpack[MemoryOptions]
 ) -> LangctxNode:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
@@ -178,7 +181,7 @@ def make_pre_model_hook(
         >>> hook.output_key
         'llm_input_messages'
     """
-    return LangctxNode(memories, name="pre_model_hook", archive=archive, **memory_kwargs)
+    return LangctxNode(name="pre_model_hook", archive=archive, **options)
 
 
 def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]], str]:
@@ -198,36 +201,41 @@ def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]]
     return route
 
 
-def make_compact_tool(memories: ThreadMemories, *, name: str = "compact_conversation") -> BaseTool:
+def make_compact_tool(
+    settings: MemorySettings | None = None, *, name: str = "compact_conversation"
+) -> BaseTool:
     """A tool the model may call to compact the conversation (optionally with focus instructions).
 
     It writes the new entries to the ``langctx`` channel through a ``Command``; bind it with the
-    agent's other tools (the graph state must have the ``langctx`` channel).
+    agent's other tools (the graph state must have the ``langctx`` channel). Give it the
+    ``settings`` of the node or middleware that projects the thread.
 
     Example:
-        >>> make_compact_tool(ThreadMemories()).name
+        >>> make_compact_tool(LangctxNode(max_tokens=8000).settings).name
         'compact_conversation'
     """
+    resolved = settings if settings is not None else emitting()
 
     def compact(
         state: Annotated[dict[str, Any], InjectedState],
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        with memories.lease(state, ensure_config()) as lease:
-            before = lease.context_tokens()
-            entry = lease.compact(instructions or None)
-            return _tool_result(lease, before, entry, instructions, tool_call_id)
+        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
+        before = view.context_tokens()
+        entry = view.compact(instructions or None)
+        return _tool_result(view, before, entry, instructions, tool_call_id)
 
     async def acompact(
         state: Annotated[dict[str, Any], InjectedState],
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        async with deferred_callbacks(), memories.alease(state, ensure_config()) as lease:
-            before = lease.context_tokens()
-            entry = await lease.acompact(instructions or None)
-            return _tool_result(lease, before, entry, instructions, tool_call_id)
+        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
+        async with deferred_callbacks():
+            before = view.context_tokens()
+            entry = await view.acompact(instructions or None)
+            return _tool_result(view, before, entry, instructions, tool_call_id)
 
     return StructuredTool.from_function(
         func=compact,
@@ -242,15 +250,15 @@ def make_compact_tool(memories: ThreadMemories, *, name: str = "compact_conversa
 
 
 def _tool_result(
-    lease: MemoryLease, before: int, entry: Any, instructions: str, tool_call_id: str
+    view: ThreadView, before: int, entry: Any, instructions: str, tool_call_id: str
 ) -> Command[Any]:
     notice = compact_notice(
-        entry, tokens=before, tokens_after=lease.context_tokens(), instructions=instructions
+        entry, tokens=before, tokens_after=view.context_tokens(), instructions=instructions
     )
     update: dict[str, Any] = {
         "messages": [ToolMessage(notice.text, tool_call_id=tool_call_id, name="compact")]
     }
-    channel = lease.update()
+    channel = view.update()
     if channel is not None:
         update["langctx"] = channel
     return Command(update=update)

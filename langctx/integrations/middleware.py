@@ -1,29 +1,11 @@
 """``LangctxMiddleware``: layered, compacting memory for ``langchain.agents.create_agent``.
 
-What it does on each model call of the agent loop, all inside ``wrap_model_call`` (the middleware
-adds no node, so no step and no checkpoint, to the agent loop):
-
-- brings the thread's memory in line with the state (only new messages are added; the memory's
-  threshold and proactive triggers run);
-- handles a ``/compact [instructions]`` message: it compacts, and the model call answers with a
-  short notice instead of calling the model (the command leaves ``messages``; the model never sees
-  it, and without tool calls the run ends);
-- in archive mode (:mod:`langctx.integrations.archive`), writes the folded messages to the store;
-- replaces ``request.messages`` with the projection (pinned first human message, summaries, recent
-  turns; ``create_agent`` passes the system prompt separately and it is kept). If the provider
-  rejects the request as too long, the memory compacts with ``trigger="overflow"`` and the same
-  request is retried (:mod:`langctx.integrations.recovery`);
-- returns the model's response with the step's state update (``ExtendedModelResponse``): new
-  compaction entries for the ``langctx`` channel, and in archive mode the ``RemoveMessage`` of
-  every archived message. With ``stream_mode="updates"`` the ``model`` node's update is then a list
-  of dicts when it writes ``messages`` twice (the model's message first, then the removals).
-
-``wrap_tool_call`` is the Context-mode hook point. It calls the tool, then
-``tool_output_processor`` (None by default) may rewrite the ``ToolMessage`` before it reaches the
-state and the memory.
-
-The compaction entries live in the graph state, so any checkpointer persists them and a resumed
-thread (even in a new process) projects exactly the same context.
+On each model call, from the state it is given (nothing is kept between calls): compact when a
+trigger fires or a ``/compact [instructions]`` message asks (answered with a notice, no model
+call), archive folded messages in archive mode, send the projection instead of
+``request.messages``, and on "prompt too long" compact and retry. The response carries the
+step's state update (new entries for the ``langctx`` channel, archive removals).
+``wrap_tool_call`` runs ``tool_output_processor`` on each tool result (the Context-mode hook).
 
 Example:
     >>> from langchain.agents import create_agent
@@ -42,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, Unpack, cast
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -56,18 +38,18 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMe
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
+from langctx.channel import LangctxChannel, merge_langctx
 from langctx.integrations.archive import Archive, ArchiveOption
 from langctx.integrations.archive_plan import ArchivePlan
 from langctx.integrations.control import handled_command, pending_command
-from langctx.integrations.events import deferred_callbacks
+from langctx.integrations.events import deferred_callbacks, emitting
 from langctx.integrations.langgraph import make_compact_tool
 from langctx.integrations.recovery import (
     DEFAULT_MAX_OVERFLOW_RETRIES,
     Matcher,
     OverflowRecovery,
 )
-from langctx.integrations.state import LangctxChannel, merge_langctx
-from langctx.integrations.threads import MemoryLease, ThreadMemories
+from langctx.state_memory import MemoryOptions, ThreadView, thread_id_of, view_state
 
 __all__ = ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"]
 
@@ -85,46 +67,41 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     """Compaction and archiving in the model call, overflow recovery around it, a tool hook point.
 
     Args:
-        memories: the per-thread memory cache. Default: ``ThreadMemories(**memory_kwargs)``.
         overflow_matcher: recognises "request too long" errors (default
             :class:`~langctx.overflow.OverflowMatcher`; extend it with ``extra_patterns``).
         max_overflow_retries: compact-and-retry rounds before
             :class:`~langctx.ContextOverflowError`.
         tool_output_processor: called with each tool's ``ToolMessage`` and the request; returns
             the message to keep. Sync or async. None (default): results pass through unchanged.
-        compact_tool: also give the model the ``compact_conversation`` tool
-            (:func:`~langctx.integrations.langgraph.make_compact_tool`).
+        compact_tool: also give the model the ``compact_conversation`` tool.
         archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
             for the agent's store (``create_agent(store=...)``). After each compaction the folded
             messages leave ``messages`` and are kept, once, in the store; what the model sees is
-            unchanged, and :func:`~langctx.integrations.archive.full_log` gives the whole
-            conversation back. Default None (off).
-        **memory_kwargs: options of :class:`~langctx.LayeredChatMemory` (``max_tokens``,
-            ``summarizer``, ``token_counter``, ...) when ``memories`` is None.
+            unchanged. Default None (off).
+        **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`:
+            ``max_tokens``, ``summarizer``, ``token_counter``, any ``MemoryConfig`` field).
 
-    The memory's ``max_tokens`` budgets the conversation; the system prompt and the tool schemas
-    come on top of it.
+    ``max_tokens`` budgets the conversation; the system prompt and the tool schemas come on top.
     """
 
     state_schema = LangctxMiddlewareState
 
     def __init__(
         self,
-        memories: ThreadMemories | None = None,
         *,
         overflow_matcher: Matcher | None = None,
         max_overflow_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
         tool_output_processor: ToolOutputProcessor | None = None,
         compact_tool: bool = False,
         archive: ArchiveOption = None,
-        **memory_kwargs: Any,
+        **options: Unpack[MemoryOptions],
     ) -> None:
         super().__init__()
-        self.memories = memories if memories is not None else ThreadMemories(**memory_kwargs)
+        self.settings = emitting(**options)
         self.archive = Archive.from_option(archive)
         self.recovery = OverflowRecovery(matcher=overflow_matcher, max_retries=max_overflow_retries)
         self.tool_output_processor = tool_output_processor
-        self.tools = [make_compact_tool(self.memories)] if compact_tool else []
+        self.tools = [make_compact_tool(self.settings)] if compact_tool else []
 
     # ------------------------------------------------------------------ around the model
 
@@ -133,23 +110,25 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        """Sync the memory, archive, send the projection (or handle ``/compact``); recover."""
+        """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         state = request.state
         command = pending_command(state["messages"])
-        with self.memories.lease(state, ensure_config()) as lease:
-            if command is not None:
-                before = lease.context_tokens()
-                entry = lease.compact(command[1] or None)
-                response = _command_handled(command, lease, before, entry)
-            archive = self.archive
-            plan = archive.plan(state, lease) if archive is not None else None
-            if archive is not None and plan is not None:
-                archive.write(archive.resolve(request.runtime.store), plan)
-            if command is None:
-                response = self.recovery.run(
-                    lease, lambda: handler(request.override(messages=_projection(lease)))
-                )
-            return _with_update(response, lease, plan, command)
+        view = view_state(state, self.settings, thread_id=thread_id_of(ensure_config()))
+        if command is not None:
+            before = view.context_tokens()
+            entry = view.compact(command[1] or None)
+            response = _command_handled(command, view, before, entry)
+        else:
+            view.compact_if_due()
+        archive = self.archive
+        plan = archive.plan(state, view) if archive is not None else None
+        if archive is not None and plan is not None:
+            archive.write(archive.resolve(request.runtime.store), plan)
+        if command is None:
+            response = self.recovery.run(
+                view, lambda: handler(request.override(messages=_projection(view)))
+            )
+        return _with_update(response, view, plan, command)
 
     async def awrap_model_call(
         self,
@@ -159,20 +138,23 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         """Async version of `wrap_model_call`."""
         state = request.state
         command = pending_command(state["messages"])
-        async with deferred_callbacks(), self.memories.alease(state, ensure_config()) as lease:
+        view = view_state(state, self.settings, thread_id=thread_id_of(ensure_config()))
+        async with deferred_callbacks():
             if command is not None:
-                before = lease.context_tokens()
-                entry = await lease.acompact(command[1] or None)
-                response = _command_handled(command, lease, before, entry)
+                before = view.context_tokens()
+                entry = await view.acompact(command[1] or None)
+                response = _command_handled(command, view, before, entry)
+            else:
+                await view.acompact_if_due()
             archive = self.archive
-            plan = archive.plan(state, lease) if archive is not None else None
+            plan = archive.plan(state, view) if archive is not None else None
             if archive is not None and plan is not None:
                 await archive.awrite(archive.resolve(request.runtime.store), plan)
             if command is None:
                 response = await self.recovery.arun(
-                    lease, lambda: handler(request.override(messages=_projection(lease)))
+                    view, lambda: handler(request.override(messages=_projection(view)))
                 )
-            return _with_update(response, lease, plan, command)
+            return _with_update(response, view, plan, command)
 
     # ------------------------------------------------------------------ around tools
 
@@ -211,20 +193,20 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
 
 def _command_handled(
-    command: tuple[BaseMessage, str], lease: MemoryLease, before: int, entry: Any
+    command: tuple[BaseMessage, str], view: ThreadView, before: int, entry: Any
 ) -> ModelResponse[Any]:
     """The model call's result for a handled ``/compact``: the notice (no model call)."""
-    _, notice = handled_command(command, entry, tokens=before, tokens_after=lease.context_tokens())
+    _, notice = handled_command(command, entry, tokens=before, tokens_after=view.context_tokens())
     return ModelResponse(result=[notice])
 
 
-def _projection(lease: MemoryLease) -> list[AnyMessage]:
-    return cast("list[AnyMessage]", lease.projection())
+def _projection(view: ThreadView) -> list[AnyMessage]:
+    return cast("list[AnyMessage]", view.projection())
 
 
 def _with_update(
     response: ModelResponse[Any] | AIMessage,
-    lease: MemoryLease,
+    view: ThreadView,
     plan: ArchivePlan | None,
     command: tuple[BaseMessage, str] | None,
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
@@ -233,10 +215,10 @@ def _with_update(
     removals: list[BaseMessage] = []
     if command is not None:
         removals.append(RemoveMessage(id=str(command[0].id)))
-    channel = lease.update()
+    channel = view.update()
     if plan is not None:
         removals.extend(plan.removals)
-        channel = plan.channel_with(channel)  # the lease may have compacted again (overflow)
+        channel = plan.channel_with(channel)  # the view may have compacted again (overflow)
     if removals:
         update["messages"] = removals
     if channel is not None:

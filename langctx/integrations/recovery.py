@@ -13,9 +13,8 @@ re-raised at once, unretried. A summarizer failing during recovery falls back to
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langctx.integrations.threads import ThreadMemories
     >>> from langctx.testing import ScriptedChatModel
-    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["hi"]), ThreadMemories())
+    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["hi"]))
     >>> model.invoke([HumanMessage("hello")]).content
     'hi'
 """
@@ -32,8 +31,8 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 
 from langctx.errors import ConfigError, ContextOverflowError
 from langctx.integrations.events import deferred_callbacks
-from langctx.integrations.threads import MemoryLease, ThreadMemories
 from langctx.overflow import OverflowMatcher
+from langctx.state_memory import NO_THREAD, MemorySettings, ThreadView
 
 __all__ = [
     "DEFAULT_MAX_OVERFLOW_RETRIES",
@@ -81,28 +80,26 @@ class OverflowRecovery:
         """True when ``exc`` should be recovered from by compacting."""
         return not isinstance(exc, ContextOverflowError) and self.matcher(exc)
 
-    def keep_levels(self, lease: MemoryLease, attempt: int) -> list[int | None]:
+    def keep_levels(self, view: ThreadView, attempt: int) -> list[int | None]:
         """Recent tokens to keep on retry ``attempt`` (1-based), gentlest first.
 
         The first retry starts with the configured low mark, each later one with half the
         previous; within a retry, smaller marks are tried until a compaction frees something.
         """
-        keep = lease.memory.config.keep_recent_tokens_resolved
+        keep = view.memory.config.keep_recent_tokens_resolved
         levels: list[int | None] = [None] if attempt <= 1 else []
         levels += [max(1, keep >> k) for k in range(max(1, attempt - 1), _MAX_HALVINGS + 1)]
         return levels
 
-    def run(
-        self, lease: MemoryLease, call: Callable[[], T], *, failed: Exception | None = None
-    ) -> T:
-        """Call ``call()``; on overflow compact ``lease`` and call again (``call`` re-reads it).
+    def run(self, view: ThreadView, call: Callable[[], T], *, failed: Exception | None = None) -> T:
+        """Call ``call()``; on overflow compact ``view`` and call again (``call`` re-reads it).
 
         Args:
-            lease: the thread's memory, in line with the request.
-            call: makes the request from the lease's current projection.
+            view: the thread's memory, in line with the request.
+            call: makes the request from the view's current projection.
             failed: the overflow error of a first attempt already made outside.
         """
-        attempt, figures = 0, (lease.context_tokens(),) * 2
+        attempt, figures = 0, (view.context_tokens(),) * 2
         error = failed
         while True:
             if error is None:
@@ -113,22 +110,22 @@ class OverflowRecovery:
             self._check(error, attempt, figures)
             error = None
             attempt += 1
-            before = lease.context_tokens()
-            for keep in self.keep_levels(lease, attempt):
-                lease.compact(trigger="overflow", keep_recent_tokens=keep)
-                if lease.context_tokens() < before:
+            before = view.context_tokens()
+            for keep in self.keep_levels(view, attempt):
+                view.compact(trigger="overflow", keep_recent_tokens=keep)
+                if view.context_tokens() < before:
                     break
-            figures = self._progress(lease, attempt, before)
+            figures = self._progress(view, attempt, before)
 
     async def arun(
         self,
-        lease: MemoryLease,
+        view: ThreadView,
         call: Callable[[], Awaitable[T]],
         *,
         failed: Exception | None = None,
     ) -> T:
         """Async version of `run`."""
-        attempt, figures = 0, (lease.context_tokens(),) * 2
+        attempt, figures = 0, (view.context_tokens(),) * 2
         error = failed
         while True:
             if error is None:
@@ -139,13 +136,13 @@ class OverflowRecovery:
             self._check(error, attempt, figures)
             error = None
             attempt += 1
-            before = lease.context_tokens()
+            before = view.context_tokens()
             async with deferred_callbacks():
-                for keep in self.keep_levels(lease, attempt):
-                    await lease.acompact(trigger="overflow", keep_recent_tokens=keep)
-                    if lease.context_tokens() < before:
+                for keep in self.keep_levels(view, attempt):
+                    await view.acompact(trigger="overflow", keep_recent_tokens=keep)
+                    if view.context_tokens() < before:
                         break
-            figures = self._progress(lease, attempt, before)
+            figures = self._progress(view, attempt, before)
 
     def _check(self, exc: Exception, attempt: int, figures: tuple[int, int]) -> None:
         """Re-raise what is not an overflow; raise ContextOverflowError when retries are spent."""
@@ -163,8 +160,8 @@ class OverflowRecovery:
                 msg, tokens_before=before, tokens_after=after, attempts=attempt
             ) from exc
 
-    def _progress(self, lease: MemoryLease, attempt: int, before: int) -> tuple[int, int]:
-        after = lease.context_tokens()
+    def _progress(self, view: ThreadView, attempt: int, before: int) -> tuple[int, int]:
+        after = view.context_tokens()
         if after >= before:
             msg = (
                 f"the model rejects the request as too long and there is nothing left to compact "
@@ -181,29 +178,33 @@ class OverflowRecovery:
 class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
     """A chat model (or any Runnable over messages) with overflow recovery around each call.
 
-    Its input must contain the thread's projection (for example ``llm_input_messages`` from
-    :class:`~langctx.integrations.langgraph.LangctxNode`, after an optional system prompt). On
-    overflow, the messages of the projection are replaced by the compacted projection and the call
-    is retried. Use :func:`with_overflow_recovery` to make one.
+    On overflow, a memory is built from the call's own input (its system messages stay pinned),
+    compacted, and the call retried with the compacted input. Nothing is persisted: the memory
+    node's next step sees the thread's state as before. Use :func:`with_overflow_recovery`.
     """
 
     def __init__(
-        self, bound: Runnable[Any, Any], memories: ThreadMemories, policy: OverflowRecovery
+        self, bound: Runnable[Any, Any], settings: MemorySettings, policy: OverflowRecovery
     ) -> None:
         self.bound = bound
-        self.memories = memories
+        self.settings = settings
         self.policy = policy
         self.name = f"OverflowRecovering[{getattr(bound, 'name', None) or type(bound).__name__}]"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OverflowRecoveringModel:
         """Bind tools on the wrapped model; the result keeps the recovery."""
         bound = self.bound.bind_tools(tools, **kwargs)  # type: ignore[attr-defined]
-        return OverflowRecoveringModel(bound, self.memories, self.policy)
+        return OverflowRecoveringModel(bound, self.settings, self.policy)
+
+    def _view(self, messages: list[BaseMessage]) -> ThreadView:
+        memory = self.settings.new_memory()
+        memory.restore(messages)
+        return ThreadView(memory, thread_id=NO_THREAD)
 
     def invoke(
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> BaseMessage:
-        """Call the model; on overflow compact the thread and retry (see the module docs)."""
+        """Call the model; on overflow compact the input and retry (see the module docs)."""
         config = ensure_config(config)
         messages = _as_messages(input)
         try:
@@ -212,12 +213,10 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
             if not self.policy.is_overflow(exc):
                 raise
             failed = exc
-        with self.memories.lease_for_input(messages, config) as lease:
-            return self.policy.run(
-                lease,
-                lambda: self.bound.invoke(_rebuild_input(messages, lease), config, **kwargs),
-                failed=failed,
-            )
+        view = self._view(messages)
+        return self.policy.run(
+            view, lambda: self.bound.invoke(view.projection(), config, **kwargs), failed=failed
+        )
 
     async def ainvoke(
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
@@ -231,37 +230,40 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
             if not self.policy.is_overflow(exc):
                 raise
             failed = exc
-        with self.memories.lease_for_input(messages, config) as lease:
-            return await self.policy.arun(
-                lease,
-                lambda: self.bound.ainvoke(_rebuild_input(messages, lease), config, **kwargs),
-                failed=failed,
-            )
+        view = self._view(messages)
+        return await self.policy.arun(
+            view,
+            lambda: self.bound.ainvoke(view.projection(), config, **kwargs),
+            failed=failed,
+        )
 
 
 def with_overflow_recovery(
     model: Runnable[Any, Any],
-    memories: ThreadMemories,
+    settings: MemorySettings | None = None,
     *,
     matcher: Matcher | None = None,
     max_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
 ) -> OverflowRecoveringModel:
-    """Wrap a chat model so that "prompt too long" errors compact the thread and retry.
+    """Wrap a chat model so that "prompt too long" errors compact its input and retry.
 
     Args:
         model: the chat model (tools may be bound before or after wrapping).
-        memories: the same :class:`ThreadMemories` the memory node or hook uses.
+        settings: the memory settings of the thread's node (``LangctxNode(...).settings``);
+            default: the default options.
         matcher: recognises overflow errors (default :class:`~langctx.overflow.OverflowMatcher`).
         max_retries: compact-and-retry rounds before :class:`~langctx.ContextOverflowError`.
 
     Example:
         >>> from langctx.testing import ScriptedChatModel
-        >>> wrapped = with_overflow_recovery(ScriptedChatModel(), ThreadMemories(), max_retries=1)
+        >>> wrapped = with_overflow_recovery(ScriptedChatModel(), max_retries=1)
         >>> wrapped.policy.max_retries
         1
     """
     return OverflowRecoveringModel(
-        model, memories, OverflowRecovery(matcher=matcher, max_retries=max_retries)
+        model,
+        settings if settings is not None else MemorySettings.of(),
+        OverflowRecovery(matcher=matcher, max_retries=max_retries),
     )
 
 
@@ -271,9 +273,3 @@ def _as_messages(value: LanguageModelInput) -> list[BaseMessage]:
     if isinstance(value, str):
         return convert_to_messages([value])
     return convert_to_messages(list(value))
-
-
-def _rebuild_input(messages: list[BaseMessage], lease: MemoryLease) -> list[BaseMessage]:
-    """The original input with its projection span replaced by the lease's new projection."""
-    start, length = lease.input_span or (0, len(messages))
-    return [*messages[:start], *lease.projection(), *messages[start + length :]]

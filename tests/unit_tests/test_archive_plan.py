@@ -33,7 +33,7 @@ from langctx.integrations.archive_plan import (
     plan_archive,
     restore_entries,
 )
-from langctx.integrations.state import (
+from langctx.channel import (
     channel_entries,
     channel_update,
     is_slim,

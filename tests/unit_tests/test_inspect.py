@@ -30,7 +30,7 @@ from langctx.inspect.render import (
     threads_to_dict,
 )
 from langctx.inspect.store import checkpoint_time
-from langctx.integrations.state import channel_update
+from langctx.channel import channel_update
 
 BUDGET = 2000
 

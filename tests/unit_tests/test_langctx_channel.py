@@ -8,7 +8,7 @@ import pytest
 
 from langctx import StateVersionError
 from langctx.entries import ENTRY_VERSION, new_compaction_entry, new_edit_entry
-from langctx.integrations.state import (
+from langctx.channel import (
     CHANNEL_VERSION,
     channel_entries,
     channel_update,

@@ -1,0 +1,265 @@
+"""The ``langctx`` graph-state channel: one versioned ``TypedDict`` of plain JSON values.
+
+It holds what the memory decided (compaction entries, in-place edits, the priority ledger, the
+archive record), never the messages themselves. :func:`merge_langctx` is its reducer: entries are
+appended by id, so applying an update twice changes nothing.
+
+Example:
+    >>> from langctx.entries import new_edit_entry
+    >>> e = new_edit_entry(message_id="m1", reason="placeholder", content="[elided]",
+    ...     tokens_before=900, tokens_after=12)
+    >>> state = merge_langctx({}, channel_update(edits=[e]))
+    >>> state = merge_langctx(state, channel_update(edits=[e]))  # idempotent
+    >>> len(state["edits"]), state["v"]
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from langctx.entries import ENTRY_VERSION, validate_entry
+from langctx.errors import StateVersionError
+
+__all__ = [
+    "ARCHIVE_RECORD_VERSION",
+    "CHANNEL_VERSION",
+    "ArchiveRecord",
+    "LangctxChannel",
+    "channel_entries",
+    "channel_update",
+    "is_slim",
+    "merge_langctx",
+    "slim_covered",
+    "slim_entry",
+]
+
+CHANNEL_VERSION = 1
+"""Version of the channel's own shape (entries carry their own ``v``)."""
+
+ARCHIVE_RECORD_VERSION = 1
+"""Version of the :class:`ArchiveRecord` shape."""
+
+_LISTS = ("compactions", "edits")
+_OPS = ("reset", "drop", "slim")
+"""Update-only keys: they say how to apply an update and are never stored."""
+
+
+class ArchiveRecord(TypedDict, total=False):
+    """Where a thread's archive ends (archive mode), kept in the channel under ``archive``.
+
+    The archived batches form a chain in the store (each names the one before it), so a
+    checkpoint's record finds exactly the batches of its own history, even after time travel.
+    """
+
+    v: int
+    last: str | None
+    """Store key of the newest archived batch (None: nothing archived yet)."""
+    batches: int
+    """Batches archived so far."""
+    messages: int
+    """Messages archived so far."""
+    saved: int
+    """The first ``saved`` compaction entries of the channel are already copied to the store."""
+    first_kept: str | None
+    """Id of the first message kept in ``messages`` after the newest batch (the cut)."""
+
+
+class LangctxChannel(TypedDict, total=False):
+    """The value of the ``langctx`` state key (version 1). All fields are JSON values.
+
+    An update may also carry ``reset: True``: the update then replaces the channel instead of
+    being appended (used to drop entries that no longer match hand-edited messages, and to clear
+    a thread's langctx state: ``{"v": 1, "reset": True}``). A reset keeps the ``archive`` record
+    unless the update brings one: the archived messages are no longer in ``messages``, so
+    forgetting where they are would lose them.
+
+    Archive mode adds two more update-only keys, applied after the new entries are appended:
+    ``drop`` (``{"compactions": [ids], "edits": [ids], "priorities": [message ids]}``: entries
+    copied to the archive store leave the channel) and ``slim`` (compaction ids whose
+    ``covered_ids`` keep their length, first and last id, with the ids in between blanked to
+    ``""``: the full lists are in the archive store).
+    """
+
+    v: int
+    compactions: list[dict[str, Any]]
+    edits: list[dict[str, Any]]
+    priorities: dict[str, int]
+    archive: ArchiveRecord
+    reset: bool
+    drop: dict[str, list[str]]
+    slim: list[str]
+
+
+def channel_update(
+    *,
+    compactions: Sequence[Mapping[str, Any]] = (),
+    edits: Sequence[Mapping[str, Any]] = (),
+    priorities: Mapping[str, int] | None = None,
+    reset: bool = False,
+    archive: ArchiveRecord | None = None,
+    drop: Mapping[str, Sequence[str]] | None = None,
+    slim: Sequence[str] = (),
+) -> LangctxChannel:
+    """An update for the ``langctx`` channel (entries are copied).
+
+    Args:
+        compactions: new compaction entries (appended by id).
+        edits: new edit entries (appended by id).
+        priorities: ledger changes (message id -> priority).
+        reset: replace the channel instead of appending (the ``archive`` record is kept).
+        archive: the new archive record (archive mode).
+        drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
+        slim: ids of compaction entries whose covered ids were archived (archive mode).
+
+    Example:
+        >>> channel_update(priorities={"m1": 10})
+        {'v': 1, 'compactions': [], 'edits': [], 'priorities': {'m1': 10}}
+    """
+    out = LangctxChannel(
+        v=CHANNEL_VERSION,
+        compactions=[_copy(e) for e in compactions],
+        edits=[_copy(e) for e in edits],
+        priorities={str(k): int(v) for k, v in (priorities or {}).items()},
+    )
+    if reset:
+        out["reset"] = True
+    if archive is not None:
+        out["archive"] = _copy(archive)
+    if drop:
+        out["drop"] = {str(k): [str(i) for i in v] for k, v in drop.items() if v}
+    if slim:
+        out["slim"] = [str(i) for i in slim]
+    return out
+
+
+def merge_langctx(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
+) -> LangctxChannel:
+    """Reducer of the ``langctx`` channel: append new entries by id, merge the priority ledger.
+
+    Entries are validated (:func:`langctx.entries.validate_entry`): older versions are migrated,
+    unknown ones raise. Keys this version does not know are kept (last writer wins), so later
+    features can add their own. Archive-mode updates (``drop``, ``slim``) apply after the new
+    entries are appended; see :class:`LangctxChannel`.
+
+    Raises:
+        StateVersionError: an update or the stored channel has an unknown version.
+    """
+    base = _check_version(left or {}, "stored")
+    if not right:
+        return _normalise(base)
+    update = _check_version(right, "update")
+    if update.get("reset"):
+        base = {k: v for k, v in base.items() if k == "archive"}
+    out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
+    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
+    out["v"] = CHANNEL_VERSION
+    drop = update.get("drop") or {}
+    for key in _LISTS:
+        current = [_migrated(e) for e in base.get(key) or []]
+        seen = {e.get("id") for e in current}
+        for raw in update.get(key) or []:
+            entry = validate_entry(dict(raw))
+            if entry["id"] not in seen:
+                seen.add(entry["id"])
+                current.append(entry)
+        gone = set(drop.get(key) or ())
+        out[key] = [e for e in current if e.get("id") not in gone] if gone else current
+    gone = set(drop.get("priorities") or ())
+    prio = {**(base.get("priorities") or {}), **(update.get("priorities") or {})}
+    out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
+    slim = set(update.get("slim") or ())
+    if slim:
+        out["compactions"] = [
+            slim_entry(e) if e.get("id") in slim else e for e in out["compactions"]
+        ]
+    return out  # type: ignore[return-value]
+
+
+def slim_covered(ids: Sequence[str]) -> list[str]:
+    """``ids`` with every id but the first and the last blanked to ``""`` (same length).
+
+    The length, the first and the last id are all the projection and entry ids use, so a slimmed
+    entry projects exactly like the full one.
+
+    Example:
+        >>> slim_covered(["a", "b", "c", "d"])
+        ['a', '', '', 'd']
+    """
+    ids = list(ids)
+    if len(ids) <= 2:
+        return ids
+    return [ids[0], *([""] * (len(ids) - 2)), ids[-1]]
+
+
+def is_slim(ids: Sequence[str]) -> bool:
+    """True when :func:`slim_covered` would not change ``ids``."""
+    return all(not i for i in ids[1:-1])
+
+
+def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``entry`` with its ``covered_ids`` slimmed (:func:`slim_covered`)."""
+    covered = entry.get("covered_ids") or []
+    if is_slim(covered):
+        return dict(entry)
+    return {**entry, "covered_ids": slim_covered(covered)}
+
+
+def channel_entries(
+    channel: Mapping[str, Any] | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """The validated (migrated) compactions, edits and priorities stored in a channel value.
+
+    Raises:
+        StateVersionError: the channel or one of its entries has an unknown version.
+    """
+    if not channel:
+        return [], [], {}
+    base = _check_version(channel, "stored")
+    return (
+        [validate_entry(dict(e)) for e in base.get("compactions") or []],
+        [validate_entry(dict(e)) for e in base.get("edits") or []],
+        {str(k): int(v) for k, v in (base.get("priorities") or {}).items()},
+    )
+
+
+def _check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"the langctx channel must be a dict, got {type(value).__name__}."
+        raise StateVersionError(msg)
+    version = value.get("v", CHANNEL_VERSION if not value else None)
+    if version not in (0, CHANNEL_VERSION):
+        msg = (
+            f"the {what} langctx channel has version {version!r}; this langctx reads version "
+            f"{CHANNEL_VERSION}. Upgrade langctx, or clear the thread's langctx state with "
+            'graph.update_state(config, {"langctx": {"v": 1, "reset": True}}).'
+        )
+        raise StateVersionError(msg)
+    return value
+
+
+def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
+    if value.get("v") == CHANNEL_VERSION and all(k in value for k in (*_LISTS, "priorities")):
+        return value  # type: ignore[return-value]
+    out = dict(value)
+    out["v"] = CHANNEL_VERSION
+    for key in _LISTS:
+        out[key] = [_migrated(e) for e in out.get(key) or []]
+    out["priorities"] = dict(out.get("priorities") or {})
+    return out  # type: ignore[return-value]
+
+
+def _migrated(entry: Mapping[str, Any]) -> dict[str, Any]:
+    if entry.get("v") == ENTRY_VERSION:
+        return entry  # type: ignore[return-value]
+    return dict(validate_entry(dict(entry)))
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v) for v in value]
+    return value

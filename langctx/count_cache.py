@@ -1,0 +1,114 @@
+"""Message token counts remembered across calls: a bounded LRU keyed by message id and content.
+
+The stateless integrations rebuild their view of a thread on every model call; this cache makes
+that cost a lookup per message already counted, in any worker, whatever thread it came from.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langctx.tokens import ApproximateCounter
+    >>> counter = CachedCounter(ApproximateCounter(), MessageCountCache(maxsize=8))
+    >>> m = HumanMessage("Fix the parser in src/parse.py", id="h1")
+    >>> counter.count_message(m) == counter.count_message(m), counter.cache.misses
+    (True, 1)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+
+from langchain_core.messages import BaseMessage
+
+from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
+
+__all__ = ["DEFAULT_CACHE_SIZE", "CachedCounter", "MessageCountCache", "shared_cache"]
+
+DEFAULT_CACHE_SIZE = 100_000
+"""Message counts kept per process (about 100 bytes each)."""
+
+
+class MessageCountCache:
+    """A thread-safe bounded LRU: (counter key, message id) -> (content fingerprint, tokens)."""
+
+    def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[tuple[Hashable, str], tuple[int, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[Hashable, str], fingerprint: int) -> int | None:
+        with self._lock:
+            found = self._data.get(key)
+            if found is None or found[0] != fingerprint:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return found[1]
+
+    def put(self, key: tuple[Hashable, str], fingerprint: int, tokens: int) -> None:
+        with self._lock:
+            self._data[key] = (fingerprint, tokens)
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every count (a cold worker, for benchmarks)."""
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+_SHARED = MessageCountCache()
+
+
+def shared_cache() -> MessageCountCache:
+    """The process-wide cache the integrations use."""
+    return _SHARED
+
+
+class CachedCounter:
+    """A :class:`~langctx.tokens.TokenCounter` whose message counts come from a cache when known.
+
+    Messages without an id are counted every time. Text counts are not cached (summaries are few).
+    """
+
+    def __init__(self, inner: TokenCounter, cache: MessageCountCache | None = None) -> None:
+        self.inner = inner
+        self.cache = cache if cache is not None else _SHARED
+        self.name = inner.name
+        # built-in counters with the same name count alike; any other object is its own key
+        self._key: Hashable = (
+            inner.name if type(inner) in (ApproximateCounter, TiktokenCounter) else id(inner)
+        )
+
+    def count_text(self, text: str) -> int:
+        return self.inner.count_text(text)
+
+    def count_message(self, message: BaseMessage) -> int:
+        if message.id is None:
+            return self.inner.count_message(message)
+        key = (self._key, message.id)
+        fingerprint = _fingerprint(message)
+        tokens = self.cache.get(key, fingerprint)
+        if tokens is None:
+            tokens = self.inner.count_message(message)
+            self.cache.put(key, fingerprint, tokens)
+        return tokens
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+def _fingerprint(message: BaseMessage) -> int:
+    """A hash of everything a counter reads: type, content, tool calls, name, extra fields."""
+    calls = getattr(message, "tool_calls", None)
+    return hash(
+        repr((message.type, message.content, calls, message.name, message.additional_kwargs))
+    )

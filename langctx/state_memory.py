@@ -1,0 +1,361 @@
+"""A thread's memory computed from its graph state on every call (the integrations' engine).
+
+Nothing is kept between calls but message token counts (:mod:`langctx.count_cache`): the state's
+``messages`` and ``langctx`` channel are read, a :class:`~langctx.LayeredChatMemory` is rebuilt
+over the part the projection can reach (the pinned head and the log from the latest cut on), its
+triggers are checked, and what it decided goes back as a channel update. Two workers, two
+concurrent runs or a fork given the same state compute the same thing.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage, SystemMessage
+    >>> settings = MemorySettings.of(max_tokens=4000)
+    >>> state = {"messages": [SystemMessage("Be brief.", id="s"), HumanMessage("Hi", id="h")]}
+    >>> view = view_state(state, settings)
+    >>> [m.id for m in view.projection()], view.update()
+    (['s', 'h'], None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Unpack
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from langctx.channel import ArchiveRecord, LangctxChannel, channel_entries, channel_update
+from langctx.config import ConfigOptions, MemoryConfig, config_from
+from langctx.count_cache import CachedCounter
+from langctx.entries import CompactionEntry, EditEntry
+from langctx.facts import FileToolSpec
+from langctx.integrations.archive_plan import archive_record, restore_entries
+from langctx.integrations.control import is_control_message
+from langctx.markers import NO_THREAD
+from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
+from langctx.summarize import Summarizer, resolve_summarizer
+from langctx.tokens import TokenCounter, resolve_token_counter
+from langctx.turns import tool_call_ids
+
+__all__ = [
+    "NO_THREAD",
+    "MemoryOptions",
+    "MemorySettings",
+    "ThreadView",
+    "thread_id_of",
+    "view_state",
+]
+
+def thread_id_of(config: Mapping[str, Any] | None) -> str:
+    """The ``thread_id`` of a run's config, or :data:`NO_THREAD`."""
+    tid = ((config or {}).get("configurable") or {}).get("thread_id")
+    return NO_THREAD if tid is None else str(tid)
+
+
+class MemoryOptions(ConfigOptions, total=False):
+    """Every option of a langctx memory as keywords: the :class:`~langctx.MemoryConfig` fields
+    (or ``config`` itself) and the memory's collaborators."""
+
+    config: MemoryConfig
+    summarizer: object
+    """None/"local", a chat model or Runnable, an object with ``summarize``, or a callable."""
+    token_counter: object
+    """"approximate", "tiktoken", an encoding name, a chat model, a callable, a TokenCounter."""
+    file_tools: Mapping[str, FileToolSpec]
+    command_tools: Iterable[str]
+    on_compaction: Callable[[CompactionEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    """Everything a thread's memory is built from, resolved once (frozen).
+
+    Build it with :meth:`of`, which takes the :class:`~langctx.MemoryConfig` fields as keywords.
+    """
+
+    config: MemoryConfig
+    summarizer: Summarizer
+    counter: TokenCounter
+    file_tools: Mapping[str, FileToolSpec] | None = None
+    command_tools: frozenset[str] | None = None
+    on_compaction: Callable[[CompactionEvent], None] | None = None
+
+    @classmethod
+    def of(cls, **options: Unpack[MemoryOptions]) -> MemorySettings:
+        """Resolve the options of :class:`~langctx.LayeredChatMemory` once.
+
+        Raises:
+            ConfigError: an option is unknown or invalid, or both ``config`` and its fields given.
+        """
+        opts: dict[str, Any] = dict(options)
+        counter = resolve_token_counter(opts.pop("token_counter", "approximate"))
+        file_tools = opts.pop("file_tools", None)
+        command_tools = opts.pop("command_tools", None)
+        return cls(
+            summarizer=resolve_summarizer(opts.pop("summarizer", None)),
+            counter=counter if isinstance(counter, CachedCounter) else CachedCounter(counter),
+            file_tools=dict(file_tools) if file_tools is not None else None,
+            command_tools=frozenset(command_tools) if command_tools is not None else None,
+            on_compaction=opts.pop("on_compaction", None),
+            config=config_from(opts.pop("config", None), opts),
+        )
+
+    def with_listener(self, listener: Callable[[CompactionEvent], None]) -> MemorySettings:
+        """These settings with ``listener`` as ``on_compaction`` (it should call the old one)."""
+        return replace(self, on_compaction=listener)
+
+    def new_memory(self) -> LayeredChatMemory:
+        """An empty memory with these settings."""
+        return LayeredChatMemory(
+            config=self.config,
+            summarizer=self.summarizer,
+            token_counter=self.counter,
+            file_tools=self.file_tools,
+            command_tools=self.command_tools,
+            on_compaction=self.on_compaction,
+        )
+
+
+class ThreadView:
+    """One call's memory of a thread: rebuilt from a state, compacted when due.
+
+    Attributes:
+        memory: the memory over the state's window (private to this call).
+        thread_id: the thread, or :data:`NO_THREAD`.
+    """
+
+    current = True
+    """The view is of exactly the state it was given (kept for archive mode's checks)."""
+
+    def __init__(
+        self,
+        memory: LayeredChatMemory,
+        *,
+        thread_id: str,
+        known: int = 0,
+        known_edits: int = 0,
+        priorities: Mapping[str, int] | None = None,
+        reset: bool = False,
+        archive: ArchiveRecord | None = None,
+    ) -> None:
+        self.memory = memory
+        self.thread_id = thread_id
+        self._known = known
+        self._known_edits = known_edits
+        self._known_priorities = dict(priorities or {})
+        self._reset = reset
+        self._archive = archive
+        self.input_span: tuple[int, int] | None = None
+        """Where the projection sits in a model input (overflow recovery of a model input)."""
+
+    def projection(self) -> list[BaseMessage]:
+        """What the model should see (pinned, summaries, recent)."""
+        return self.memory.build_context()
+
+    def context_tokens(self) -> int:
+        """Tokens of the projection, by the memory's counter."""
+        return self.memory.context_tokens()
+
+    def due(self) -> Trigger | None:
+        """The trigger that fires on this state, if any ("threshold" after a response)."""
+        if not self.memory.needs_compaction():
+            return None
+        log = self.memory.messages
+        last = log[-1] if log else None
+        return "threshold" if isinstance(last, AIMessage) and last.usage_metadata else "proactive"
+
+    def compact(
+        self,
+        instructions: str | None = None,
+        *,
+        trigger: Trigger = "manual",
+        keep_recent_tokens: int | None = None,
+    ) -> CompactionEntry | None:
+        """Compact now (see :meth:`~langctx.LayeredChatMemory.compact`)."""
+        return self.memory.compact(
+            instructions, trigger=trigger, keep_recent_tokens=keep_recent_tokens
+        )
+
+    async def acompact(
+        self,
+        instructions: str | None = None,
+        *,
+        trigger: Trigger = "manual",
+        keep_recent_tokens: int | None = None,
+    ) -> CompactionEntry | None:
+        """Async version of `compact`."""
+        return await self.memory.acompact(
+            instructions, trigger=trigger, keep_recent_tokens=keep_recent_tokens
+        )
+
+    def compact_if_due(self) -> CompactionEntry | None:
+        """Compact when a trigger fires (what every integration does before projecting)."""
+        trigger = self.due()
+        return self.compact(trigger=trigger) if trigger else None
+
+    async def acompact_if_due(self) -> CompactionEntry | None:
+        """Async version of `compact_if_due`."""
+        trigger = self.due()
+        return await self.acompact(trigger=trigger) if trigger else None
+
+    def update(self) -> LangctxChannel | None:
+        """What to write to the ``langctx`` channel (None: nothing new)."""
+        comps = self.memory.compactions
+        edits = self.memory.edits
+        prio = self.memory.priorities
+        if self._reset:
+            return channel_update(compactions=comps, edits=edits, priorities=prio, reset=True)
+        new_c, new_e = comps[self._known :], edits[self._known_edits :]
+        new_p = {k: v for k, v in prio.items() if self._known_priorities.get(k) != v}
+        if not (new_c or new_e or new_p):
+            return None
+        return channel_update(compactions=new_c, edits=new_e, priorities=new_p)
+
+
+def view_state(
+    state: Mapping[str, Any],
+    settings: MemorySettings,
+    *,
+    thread_id: str = NO_THREAD,
+) -> ThreadView:
+    """The memory of ``state`` (``messages`` + the ``langctx`` channel); no compaction runs.
+
+    Work is proportional to the window the projection can reach, and the token counter and the
+    message checks only see what is new since the latest response (plus messages this process has
+    never counted). A channel whose latest cut is not in ``messages`` (messages removed by hand,
+    time travel) is rebuilt from the whole state, and the update then resets the channel to the
+    entries that still fit.
+    """
+    raw = list(state.get("messages") or [])
+    channel = state.get("langctx") or {}
+    comps: list[CompactionEntry] = list(channel.get("compactions") or [])
+    edits: list[EditEntry] = list(channel.get("edits") or [])
+    priorities = channel.get("priorities") or {}
+    archive = channel.get("archive")
+    memory = settings.new_memory()
+    span = _window(raw, comps, archive)
+    if span is None:
+        return _rebuilt(memory, raw, channel, thread_id)
+    head, start = span
+    window = [m for m in raw[start:] if not is_control_message(m)]
+    memory.restore_window(
+        head,
+        window,
+        compactions=comps,
+        edits=edits,
+        priorities=priorities,
+        validate_from=_last_response(window),
+    )
+    known_p = {k: v for k, v in memory.priorities.items()}
+    return ThreadView(
+        memory,
+        thread_id=thread_id,
+        known=len(comps),
+        known_edits=len(memory.edits),
+        priorities=known_p,
+        archive=archive,
+    )
+
+
+def _window(
+    raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
+) -> tuple[list[BaseMessage], int] | None:
+    """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
+    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
+    if cut_entry is None:
+        return [], 0
+    fk = cut_entry["first_kept_entry_id"]
+    if fk is not None:
+        start = _rfind(raw, fk)
+    else:  # the fold reached the log's end: the cut is just after its last message
+        covered = cut_entry["covered_ids"]
+        last = _rfind(raw, covered[-1]) if covered else None
+        start = None if last is None else last + 1
+    if start is None and isinstance(archive, Mapping) and archive.get("first_kept"):
+        start = _rfind(raw, str(archive["first_kept"]))  # the folded messages were archived
+    if start is None:
+        return None
+    k = 0
+    while k < start and isinstance(raw[k], SystemMessage):
+        k += 1
+    head = [m for m in raw[:k] if not is_control_message(m)]
+    pc_id = cut_entry.get("provider_compaction_id")
+    if pc_id:
+        p = _rfind(raw, pc_id, hi=start)
+        if p is None:
+            return None
+        head.extend(_unit(raw, p, start))
+    elif "task_id" in cut_entry:
+        task_id = cut_entry["task_id"]
+        t = _find(raw, task_id, lo=k, hi=start) if task_id else None
+        if task_id and t is None:
+            return None
+        if t is not None:
+            head.append(raw[t])
+    else:  # an entry of an older langctx: the task is the first substantive human message
+        head.extend(_legacy_task(raw, k, start))
+    return head, start
+
+
+def _legacy_task(raw: Sequence[BaseMessage], lo: int, hi: int) -> list[BaseMessage]:
+    from langctx.config import is_substantive_task
+
+    for m in raw[lo:hi]:
+        if isinstance(m, HumanMessage) and not is_control_message(m) and is_substantive_task(m):
+            return [m]
+    return []
+
+
+def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
+    """The message at ``p`` and the tool results answering its calls (before ``hi``)."""
+    calls = set(tool_call_ids(raw[p]))
+    out = [raw[p]]
+    for m in raw[p + 1 : hi]:
+        if getattr(m, "tool_call_id", None) not in calls:
+            break
+        out.append(m)
+    return out
+
+
+def _last_response(window: Sequence[BaseMessage]) -> int:
+    """Index of the latest AI message: what precedes it was an earlier call's checked input."""
+    for i in range(len(window) - 1, -1, -1):
+        if isinstance(window[i], AIMessage):
+            return i
+    return 0
+
+
+def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
+    for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
+        if raw[i].id == mid:
+            return i
+    return None
+
+
+def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | None:
+    for i in range(lo, hi):
+        if raw[i].id == mid:
+            return i
+    return None
+
+
+def _rebuilt(
+    memory: LayeredChatMemory, raw: list[BaseMessage], channel: Any, thread_id: str
+) -> ThreadView:
+    """The whole state restored; channel entries naming messages no longer there are dropped."""
+    comps, edits, prio = channel_entries(channel)
+    messages = [m for m in raw if not is_control_message(m)]
+    present = {str(m.id) for m in messages}
+    kept, restore = restore_entries(comps, present, archive_record(channel))
+    kept_edits = [e for e in edits if e["message_id"] in present]
+    kept_prio = {k: v for k, v in prio.items() if k in present}
+    memory.restore(messages, compactions=restore, edits=kept_edits, priorities=kept_prio)
+    dropped = len(kept) < len(comps) or len(kept_edits) < len(edits) or len(kept_prio) < len(prio)
+    return ThreadView(
+        memory,
+        thread_id=thread_id,
+        known=len(kept),
+        known_edits=len(kept_edits),
+        priorities=kept_prio,
+        reset=dropped,
+        archive=archive_record(channel),
+    )
