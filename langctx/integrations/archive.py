@@ -1,48 +1,24 @@
 """Archive mode: compacted messages leave the graph state and are kept, once, in a LangGraph store.
 
-With a plain ``MessagesState`` every checkpoint holds the whole conversation, so a long thread's
-checkpoints grow quadratically. In archive mode (``LangctxMiddleware(archive=store)``,
-``LangctxNode(archive=store)``, ``make_pre_model_hook(archive=store)``), after each compaction
-the messages it folded leave ``messages`` (``RemoveMessage``) and are written to ``store``
-(InMemoryStore, SqliteStore, PostgresStore, ...) as one append-only *batch* under the thread's
-namespace ``("langctx", "archive", <thread_id>)``. Pinned messages (system prompt, task) and the
-recent turns stay in the state, so what the model sees is exactly what it would see without
-archive mode. ``archive=True`` uses the graph's own store (``compile(store=...)``,
-``create_agent(store=...)``).
-
-:func:`full_log` (and :func:`afull_log`) gives the whole conversation back: archived and live
-messages, in order.
-
-Store layout: one item per batch, key ``"<seq:08d>-<digest>"``, value an
-:class:`~langctx.integrations.archive_plan.ArchiveBatch` (plain JSON: message dicts in
-``messages_to_dict`` form without the fields left at their default value, which
-``messages_from_dict`` reads back exactly; the compaction entries copied there, the edits and
-priorities of the archived messages). The channel update of the same step carries the new
-compaction entries already slimmed (their full ``covered_ids`` are in the batch), and none that the
-step drops. Items are written once and never rewritten: a step that is retried writes the same key
-with the same value, which is found and skipped. Each batch names the one before it, and the
-``langctx`` channel's ``archive`` record names the newest, so a checkpoint reads exactly the
-batches of its own history (also after time travel or with two concurrent runs, whose batches
-may both be in the store).
+After each compaction the messages it folded leave ``messages`` (``RemoveMessage``) and are written
+as one append-only :class:`~langctx.integrations.archive_plan.ArchiveBatch` under
+``("langctx", "archive", <thread_id>)``; the pinned messages and recent turns stay, so the model
+sees what it would see without archive mode. :func:`full_log` (:func:`afull_log`) gives the whole
+conversation back, in order. Store layout and guarantees: docs/integrations.md, "Archive mode".
 
 Example:
     >>> from langchain.agents import create_agent
+    >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langctx.integrations.middleware import LangctxMiddleware
     >>> from langctx.testing import ScriptedChatModel, ai_tool_call
-    >>> from langchain_core.tools import tool
-    >>> @tool
-    ... def read_file(path: str) -> str:
-    ...     '''Read a file.'''
-    ...     return "x = 1\\n" * 400
-    >>> model = ScriptedChatModel(
-    ...     responses=[ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)] + ["Done."]
-    ... )
-    >>> store = InMemoryStore()
-    >>> agent = create_agent(model, tools=[read_file], checkpointer=InMemorySaver(),
-    ...     middleware=[LangctxMiddleware(max_tokens=3000, archive=store)])
-    >>> cfg = {"configurable": {"thread_id": "t1"}}
+    >>> read_file = tool("read_file", description="Read a file.")(lambda path: "x = 1\\n" * 400)
+    >>> calls = [ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)]
+    >>> store, cfg = InMemoryStore(), {"configurable": {"thread_id": "t1"}}
+    >>> agent = create_agent(ScriptedChatModel(responses=[*calls, "Done."]), tools=[read_file],
+    ...     middleware=[LangctxMiddleware(max_tokens=3000, archive=store)],
+    ...     checkpointer=InMemorySaver())
     >>> state = agent.invoke({"messages": [("user", "Read the files.")]}, cfg)
     >>> len(state["messages"]) < len(full_log(store, "t1", state)) == 26
     True

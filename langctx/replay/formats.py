@@ -1,49 +1,13 @@
-"""Read recorded agent sessions in four formats as langchain-core messages.
+"""Read recorded agent sessions in five formats as langchain-core messages.
 
-The format is detected from the content, never from the file name:
-
-* ``langchain`` -- one message per line, ``{"type": "system"|"human"|"ai"|"tool", "content": ...,
-  "tool_calls": [{"id", "name", "args"}], "tool_call_id": ...}`` (the format of the recorded
-  sessions in ``../shared/data``), or langchain's own ``messages_to_dict`` records
-  ``{"type": ..., "data": {...}}``. A JSON array of such records works too.
-* ``openai`` -- a chat-completions request body ``{"messages": [...]}`` or a bare list of messages
-  with ``role`` / ``content`` / ``tool_calls`` / ``tool_call_id`` (also one message per line).
-  Anthropic Messages bodies (``system`` at the top, ``tool_use`` / ``tool_result`` blocks) are read
-  by the same parser.
-* ``claude-code`` -- Claude Code session JSONL: lines of ``type`` ``"user"`` / ``"assistant"`` whose
-  ``message.content`` holds ``text``, ``tool_use`` and ``tool_result`` blocks. Claude Code writes
-  one line per content block, so consecutive assistant lines with the same ``message.id`` are merged
-  into one AI message. ``summary``, ``system``, ``file-history-snapshot``, ``progress`` and other
-  bookkeeping lines are skipped and counted in :attr:`ParsedSession.notes`. Sub-agents: Claude Code
-  writes each sub-agent's transcript to ``<session>/subagents/agent-<id>.jsonl`` (every line
-  ``isSidechain: true``); such a file is read as a session of its own (the sub-agent's prompt is
-  its task). In a main session, sidechain lines (older versions wrote them inline) are skipped:
-  the parent sees a sub-agent only through the ``Task`` tool's result, which is an ordinary tool
-  result there. :func:`read_session` lists the sub-agent files found beside a main session in
-  :attr:`ParsedSession.subagents` (``agent-acompact-*`` files, Claude Code's own compaction
-  calls, are left out).
-* ``codex`` -- Codex CLI rollouts (``rollout-*.jsonl``): ``session_meta`` / ``turn_context`` /
-  ``response_item`` / ``event_msg`` lines (``{"type", "payload"}``), or the older layout of a
-  ``{"id", "timestamp", "instructions"}`` header followed by bare response items. Response items
-  are read: ``message`` (user / assistant / developer, ``input_text`` / ``output_text`` blocks),
-  ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` and their ``*_output`` items
-  (a JSON ``{"output", "metadata": {"exit_code"}}`` output becomes its text, with the exit code
-  noted when non-zero); ``reasoning`` items are dropped, ``event_msg`` lines duplicate the
-  response items and are skipped. The user messages Codex injects (``<environment_context>``,
-  ``<user_instructions>``) are kept as human messages, as Codex sends them.
-* ``pi`` -- pi coding-agent session JSONL (badlogic/pi-mono, ``packages/coding-agent``): a
-  ``{"type": "session", ...}`` header, then ``{"type": "message", "message": {"role": "user" |
-  "assistant" | "toolResult" | "bashExecution" | "custom", "content": ...}}`` lines, where assistant
-  content blocks are ``text`` / ``thinking`` / ``toolCall {id, name, arguments}`` and tool results
-  carry ``toolCallId``, ``toolName`` and ``isError``. Sessions of format version 2 and later link
-  entries by ``id`` / ``parentId``; the branch that ends at the last entry is read, as pi does.
-  pi's own ``compaction`` entries are skipped: the replay feeds the full history and lets langctx
-  compact it. ``branch_summary`` and ``custom_message`` entries become human messages, as pi sends
-  them. Thinking blocks are dropped in every format (they are not resent to the model).
-
-Every message gets a stable id, ``"<name>:<line>"`` (``"<name>:<line>.<k>"`` when one line yields
-several messages; ``"<name>:m<index>"`` in a JSON document), so reading a file twice gives the same
-messages. Tool calls without an id get ``"<message id>-call<k>"``.
+The format is detected from the content, never from the file name: ``langchain`` (message JSONL,
+``messages_to_dict`` records), ``openai`` (chat-completions or Anthropic Messages bodies),
+``claude-code`` (session JSONL; sub-agent transcripts listed beside it), ``codex`` (CLI rollouts)
+and ``pi`` (coding-agent session JSONL). Each ``_Reader`` method says how it reads its format;
+thinking blocks are dropped in all of them. Every message gets a stable id, ``"<name>:<line>"``
+(``"<name>:<line>.<k>"`` when one line yields several, ``"<name>:m<index>"`` in a JSON document;
+a tool call without one gets ``"<message id>-call<k>"``), so reading a file twice gives the same
+messages.
 
 Example:
     >>> text = '{"type": "human", "content": "Fix the parser."}\\n{"type": "ai", "content": "On it."}'
@@ -590,6 +554,11 @@ class _Reader:
     # ---------------------------------------------------------------- langchain
 
     def langchain(self, records: list[tuple[int, Any]], *, index_label: str = "line") -> None:
+        """One message per line, ``{"type": "system"|"human"|"ai"|"tool", "content": ...,
+        "tool_calls": [{"id", "name", "args"}], "tool_call_id": ...}`` (the recorded sessions in
+        ``../shared/data``), or langchain's ``messages_to_dict`` records ``{"type", "data"}``; a
+        JSON array of such records works too.
+        """
         for line, rec in records:
             where: int | str = line if index_label == "line" else f"item {line}"
             label = str(line) if index_label == "line" else f"m{line - 1}"
@@ -649,6 +618,10 @@ class _Reader:
     # ---------------------------------------------------------------- openai / anthropic
 
     def openai_document(self, doc: Any) -> None:
+        """A chat-completions body ``{"messages": [...]}`` or a bare list of messages (``role`` /
+        ``content`` / ``tool_calls`` / ``tool_call_id``, also one per line); Anthropic Messages
+        bodies (top-level ``system``, ``tool_use`` / ``tool_result`` blocks) are read here too.
+        """
         if isinstance(doc, dict):
             system = doc.get("system")  # Anthropic Messages API
             if system:
@@ -765,6 +738,17 @@ class _Reader:
     # ---------------------------------------------------------------- claude code
 
     def claude_code(self, records: list[tuple[int, Any]]) -> None:
+        """Claude Code JSONL: ``"user"`` / ``"assistant"`` lines whose ``message.content`` holds
+        ``text``, ``tool_use`` and ``tool_result`` blocks.
+
+        Claude Code writes one line per content block, so consecutive assistant lines with the same
+        ``message.id`` are merged into one AI message. ``summary``, ``system``,
+        ``file-history-snapshot``, ``progress`` and other bookkeeping lines are skipped and counted
+        in the notes. A sub-agent's transcript (``<session>/subagents/agent-<id>.jsonl``, every line
+        ``isSidechain: true``) is a session of its own whose task is the sub-agent's prompt; in a
+        main session, sidechain lines (older versions wrote them inline) are skipped: the parent
+        sees a sub-agent only through the ``Task`` tool's result.
+        """
         open_ai: tuple[str, int] | None = None  # (message.id, index in out) of the last AI
         talk = [rec for _, rec in records if rec.get("type") in ("user", "assistant")]
         subagent = bool(talk) and all(rec.get("isSidechain") for rec in talk)
@@ -808,6 +792,17 @@ class _Reader:
     # ---------------------------------------------------------------- codex
 
     def codex(self, records: list[tuple[int, Any]]) -> None:
+        """Codex CLI rollouts: ``{"type", "payload"}`` lines (``session_meta`` / ``turn_context`` /
+        ``response_item`` / ``event_msg``), or the older ``{"id", "timestamp", "instructions"}``
+        header followed by bare response items.
+
+        Response items are read: ``message`` (``input_text`` / ``output_text`` blocks),
+        ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` and their ``*_output``
+        items (a JSON ``{"output", "metadata": {"exit_code"}}`` output becomes its text, a non-zero
+        exit code noted); ``reasoning`` items are dropped and ``event_msg`` lines, which duplicate
+        the response items, skipped. The user messages Codex injects (``<environment_context>``,
+        ``<user_instructions>``) stay human messages, as Codex sends them.
+        """
         open_ai: int | None = None  # index in out of the AI message collecting calls
         for line, rec in records:
             kind = rec.get("type")
@@ -885,6 +880,15 @@ class _Reader:
     # ---------------------------------------------------------------- pi
 
     def pi(self, records: list[tuple[int, Any]]) -> None:
+        """pi coding-agent JSONL: a ``{"type": "session"}`` header, then ``{"type": "message",
+        "message": {"role": "user" | "assistant" | "toolResult" | "bashExecution" | "custom"}}``
+        lines; assistant blocks are ``text`` / ``thinking`` / ``toolCall {id, name, arguments}``.
+
+        From format version 2 entries link by ``id`` / ``parentId`` and the branch ending at the
+        last entry is read, as pi does. pi's own ``compaction`` entries are skipped (the replay
+        feeds the full history and lets langctx compact it); ``branch_summary`` and
+        ``custom_message`` entries become human messages, as pi sends them.
+        """
         for _, rec in records:
             if rec.get("type") == "session" and isinstance(rec.get("cwd"), str):
                 self.cwd = str(rec["cwd"])
