@@ -1,34 +1,9 @@
 """Ground truth for the replay's amnesia probes, read from the raw session with its own parser.
 
-Nothing here uses langctx's own fact extraction (``langctx.files``, ``langctx.summarize``) or the
-memory: the probes check the memory, so their truth must not come from it. :class:`Truth` is fed the
-session's messages in order and knows, at any point, five facts; :func:`probe_request` checks one
-request (the messages langctx would send) against them:
-
-* ``task`` -- the text of the first human message with substance once agent machinery is
-  stripped by this module's own rule (:func:`user_text`: the agents' machinery elements such as
-  ``<environment_context>``, ``<system-reminder>``, ``<command-name>``, ANSI codes, caveat lines, injected instruction files, slash
-  commands), whitespace-normalized, is contained in the request;
-* ``constraints`` -- every constraint sentence of the human messages so far, machinery stripped
-  (a sentence with
-  *must, never, do not, don't, only, always, avoid, make sure, ...*), taken verbatim, is contained
-  in the request (whitespace normalized, trailing punctuation ignored);
-* ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
-  blocks, and shell writes: ``>``/``>>`` redirects, ``tee``, ``sed -i``, ``mv``, ``cp``, ``rm``,
-  ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named*: the exact path, or its
-  path relative to the session's common root, bounded by characters that cannot be part of a path
-  (or, for a file the command that changed it names only in parts, as in ``cd src && mv a.ts
-  utils/``, that command verbatim);
-* ``latest_failure`` -- one of the error lines of the latest failing tool result (non-zero exit,
-  ``status="error"``, a traceback or test failure) is contained whole (whitespace normalized);
-* ``next_step`` -- the latest *informative* next-step statement of the agent is contained whole.
-  A sentence is a next-step statement when it starts with a lead (*let me, I'll, I will, next,
-  now I, I'm going to, the plan is to ...*); it is informative when what follows the lead names a
-  concrete target (a path, a file name, a backticked or quoted term, a code identifier) or has at
-  least four content words. "Let me read the relevant files:" is not informative (one content word).
-
-An empty fact is never "present": a probe with nothing to check is ``None``, and a fact whose text
-normalizes to nothing is not collected.
+Nothing here uses langctx's own fact extraction (``langctx.facts``, ``langctx.summarize``) or the
+memory: the probes check the memory, so their truth must not come from it. :class:`Truth` is fed
+the session's messages in order and knows five facts at any point (task, constraints, files
+modified, latest failure, next step); :func:`probe_request` checks one request against them.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -727,7 +702,35 @@ class Request:
 
 
 def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, ProbeResult]:
-    """Every probe of :data:`PROBES` on one request, against the facts so far."""
+    """Every probe of :data:`PROBES` on one request (the messages langctx would send).
+
+    What each probe requires of the request:
+
+    * ``task`` -- the text of the first human message with substance, once :func:`user_text` has
+      stripped the agents' machinery (``<environment_context>``, ``<system-reminder>``,
+      ``<command-name>``, ANSI codes, caveat lines, injected instruction files, slash commands),
+      whitespace normalized, is contained in it;
+    * ``constraints`` -- every constraint sentence of the human messages so far, machinery
+      stripped (a sentence with *must, never, do not, don't, only, always, avoid, make sure, ...*),
+      taken verbatim, is contained in it (whitespace normalized, trailing punctuation ignored);
+    * ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
+      blocks, and shell writes: ``>``/``>>`` redirects, ``tee``, ``sed -i``, ``mv``, ``cp``,
+      ``rm``, ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named*: the exact
+      path, or its path relative to the session's common root, bounded by characters that cannot
+      be part of a path (or, for a file the command that changed it names only in parts, as in
+      ``cd src && mv a.ts utils/``, that command verbatim);
+    * ``latest_failure`` -- one of the error lines of the latest failing tool result (non-zero
+      exit, ``status="error"``, a traceback or test failure) is contained whole (whitespace
+      normalized);
+    * ``next_step`` -- the latest *informative* next-step statement of the agent is contained
+      whole. A sentence is a next-step statement when it starts with a lead (*let me, I'll, I will,
+      next, now I, I'm going to, the plan is to ...*); it is informative when what follows the lead
+      names a concrete target (a path, a file name, a backticked or quoted term, a code
+      identifier) or has at least four content words ("Let me read the relevant files:" has one).
+
+    An empty fact is never "present": a probe with nothing to check is ``None``, and a fact whose
+    text normalizes to nothing is not collected.
+    """
     req = Request(messages)
     out: dict[str, ProbeResult] = {}
     if truth.task is None:
