@@ -1,7 +1,8 @@
-"""Message token counts remembered across calls: a bounded LRU keyed by message id and content.
+"""What the stateless engine remembers across calls: message token counts and rendered blocks.
 
-The stateless integrations rebuild their view of a thread on every model call; this cache makes
-that cost a lookup per message already counted, in any worker, whatever thread it came from.
+Both are bounded LRUs keyed by content (a message's id and a fingerprint of what it holds; the
+ids, levels and texts of the summaries of a block), so an entry can never describe another state:
+a thread rebuilt on every call costs a lookup per message already counted, in any worker.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -17,12 +18,20 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 
-__all__ = ["DEFAULT_CACHE_SIZE", "CachedCounter", "MessageCountCache", "shared_cache"]
+__all__ = [
+    "DEFAULT_CACHE_SIZE",
+    "CachedCounter",
+    "MessageCountCache",
+    "counter_key",
+    "shared_blocks",
+    "shared_cache",
+]
 
 DEFAULT_CACHE_SIZE = 100_000
 """Message counts kept per process (about 100 bytes each)."""
@@ -68,6 +77,46 @@ class MessageCountCache:
 _SHARED = MessageCountCache()
 
 
+class _BlockCache:
+    """Rendered summary blocks (message, tokens) by their summaries' identity (bounded LRU)."""
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            found = self._data.get(key)
+            if found is not None:
+                self._data.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_BLOCKS = _BlockCache()
+
+
+def shared_blocks() -> _BlockCache:
+    """The process-wide cache of rendered summary blocks."""
+    return _BLOCKS
+
+
+def counter_key(counter: TokenCounter) -> Hashable:
+    """What identifies a counter's counts: built-in counters by name, any other by identity."""
+    inner = counter.inner if isinstance(counter, CachedCounter) else counter
+    return inner.name if type(inner) in (ApproximateCounter, TiktokenCounter) else id(inner)
+
+
 def shared_cache() -> MessageCountCache:
     """The process-wide cache the integrations use."""
     return _SHARED
@@ -83,10 +132,7 @@ class CachedCounter:
         self.inner = inner
         self.cache = cache if cache is not None else _SHARED
         self.name = inner.name
-        # built-in counters with the same name count alike; any other object is its own key
-        self._key: Hashable = (
-            inner.name if type(inner) in (ApproximateCounter, TiktokenCounter) else id(inner)
-        )
+        self._key = counter_key(inner)
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)

@@ -1,18 +1,9 @@
 """Turns and safe cut points (pure functions).
 
 A *unit* is the smallest run of messages that may never be split: an AIMessage with tool calls
-together with every ToolMessage answering those calls (parallel calls included), or any other single
-message. A cut — where the verbatim recent layer starts — is only ever placed at the start of a unit,
-so no projection holds a tool result without its call, or a call without its result.
-
-Invalid tool calls (``AIMessage.invalid_tool_calls`` with an id and a name) pair like tool calls:
-langchain-openai and langchain-anthropic send them as calls, so their answers belong to them.
-
-Thinking: when the first AI message of an assistant turn (the AI and tool messages after a human
-message) carries a thinking block, Anthropic requires the kept part of that turn to start with a
-thinking block. A later AI message of the same turn without one therefore starts no unit: it
-joins the unit before it, so a cut keeps the turn from its thinking on or folds it whole.
-Interleaved thinking (a thinking block before each call) leaves every call a unit of its own.
+together with every ToolMessage answering them (parallel and invalid calls included), or any other
+single message. A cut, where the verbatim recent layer starts, is only ever placed at the start of
+a unit, so no projection holds a tool result without its call, or a call without its result.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -26,10 +17,6 @@ Example:
     ... ]
     >>> [u.start for u in group_units(msgs).units]
     [0, 1, 4]
-    >>> think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
-    >>> msgs[1] = AIMessage(think, id="a", tool_calls=msgs[1].tool_calls)
-    >>> [u.start for u in group_units(msgs).units]  # "done" has no thinking: it cannot start a unit
-    [0, 1]
 """
 
 from __future__ import annotations
@@ -112,6 +99,22 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     any order. A ToolMessage with no open call is an orphan: it forms no unit and is reported. An AI
     turn whose calls stay unanswered when a non-tool message arrives is closed and reported in
     ``unanswered``; an AI turn still waiting at the end of the sequence is marked ``pending``.
+
+    Invalid tool calls (``AIMessage.invalid_tool_calls`` with an id and a name) pair like tool
+    calls: langchain-openai and langchain-anthropic send them as calls. When the first AI message of
+    an assistant turn carries a thinking block, Anthropic requires the kept part of that turn to
+    start with one, so a later AI message of the turn without one joins the unit before it (a cut
+    keeps the turn from its thinking on, or folds it whole); interleaved thinking leaves every call
+    a unit of its own.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        >>> think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
+        >>> call = {"id": "c1", "name": "read", "args": {}}
+        >>> msgs = [HumanMessage("fix it", id="h"), AIMessage(think, id="a", tool_calls=[call]),
+        ...         ToolMessage("x", tool_call_id="c1", id="t1"), AIMessage("done", id="b")]
+        >>> [u.start for u in group_units(msgs).units]  # "done" has no thinking: no unit of its own
+        [0, 1]
     """
     units: list[Unit] = []
     orphans: list[int] = []
