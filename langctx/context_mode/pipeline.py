@@ -67,16 +67,19 @@ from langctx.context_mode.references import (
     render_slice,
     slice_window,
 )
-from langctx.context_mode.sanitize import escape_delimiters
 from langctx.context_mode.slice_codec import to_raw
 from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, OutputSummarizer, summary_reduction
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
-from langctx.projection import CONTEXT_MODE_STAMP
+from langctx.markers import (
+    CONTEXT_MODE_STAMP,
+    NO_THREAD,
+    REFERENCE_MESSAGE_ID_PREFIX,
+    escape_delimiters,
+)
 
 __all__ = [
     "DEFAULT_SUMMARY_TIMEOUT",
-    "NO_THREAD_ID",
     "STAMP_KEY",
     "Action",
     "ContextModeConfig",
@@ -87,11 +90,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 STAMP_KEY = CONTEXT_MODE_STAMP
-"""``ToolMessage.response_metadata`` key of the stamp Context-mode leaves on a processed message
-(never sent to a provider); a stamped message is not processed again."""
-
-NO_THREAD_ID = "__langctx_no_thread__"
-"""Thread id used when a run has none (the same as the integrations' ``NO_THREAD``)."""
+"""Alias of :data:`langctx.markers.CONTEXT_MODE_STAMP` (the stamp's ``response_metadata`` key)."""
 
 DEFAULT_SUMMARY_TIMEOUT = 20.0
 """Seconds a summarizer call may take before the deterministic reduction is used."""
@@ -399,7 +398,7 @@ class ContextModeProcessor:
                 source=source,
                 tool_name=plan.tool_name,
                 tool_call_id=tool_call_id,
-                message_id=message_id or f"langctx-ref-{ref_id}",
+                message_id=message_id or f"{REFERENCE_MESSAGE_ID_PREFIX}{ref_id}",
                 kind=description.kind,
                 tokens=plan.tokens,
                 ttl_seconds=self.config.ttl_seconds,
@@ -506,7 +505,7 @@ class ContextModeProcessor:
         message_id: str | None,
     ) -> ReferenceMeta | None:
         """Store the raw output under the first free candidate reference (None: store failed)."""
-        tid = thread_id or NO_THREAD_ID
+        tid = thread_id or NO_THREAD
         try:
             for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
                 try:
@@ -562,7 +561,7 @@ class ContextModeProcessor:
         message_id: str | None,
     ) -> ReferenceMeta | None:
         """Async version of `_reference`."""
-        tid = thread_id or NO_THREAD_ID
+        tid = thread_id or NO_THREAD
         try:
             for candidate in self._candidates(plan, description, tid, tool_call_id, message_id):
                 try:
@@ -739,7 +738,7 @@ class ContextModeProcessor:
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
         self._check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD_ID
+        tid = thread_id or NO_THREAD
         meta = self.store.meta(tid, ref_id)
         if grep:
             data = self.store.read(tid, ref_id, 0, meta["size"])
@@ -761,7 +760,7 @@ class ContextModeProcessor:
     ) -> FetchResult:
         """Async version of `fetch`."""
         self._check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD_ID
+        tid = thread_id or NO_THREAD
         meta = await self.store.ameta(tid, ref_id)
         if grep:
             data = await self.store.aread(tid, ref_id, 0, meta["size"])
@@ -776,10 +775,10 @@ class ContextModeProcessor:
         """The stored meta of a reference (raises ReferenceNotFoundError like :meth:`fetch`)."""
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
-        return self.store.meta(thread_id or NO_THREAD_ID, ref_id)
+        return self.store.meta(thread_id or NO_THREAD, ref_id)
 
     async def areference_meta(self, ref_id: str, *, thread_id: str | None = None) -> ReferenceMeta:
         """Async version of `reference_meta`."""
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
-        return await self.store.ameta(thread_id or NO_THREAD_ID, ref_id)
+        return await self.store.ameta(thread_id or NO_THREAD, ref_id)

@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langctx.context_mode.sanitize import escape_delimiters
 from langctx.context_mode.slice_codec import (
     SLICE_ENCODINGS,
     SliceEncoding,
@@ -40,13 +39,13 @@ from langctx.context_mode.slice_codec import (
     utf8_boundary,
 )
 from langctx.context_mode.token_count import default_count_tokens
+from langctx.markers import REF_MARKER, REFERENCE_ID_PREFIX, escape_delimiters
 
 __all__ = [
     "DEFAULT_GREP_MAX_MATCHES",
     "DEFAULT_REFERENCE_MIN_TOKENS",
     "MAX_GREP_PATTERN_CHARS",
     "REF_ID_RE",
-    "REF_MARKER",
     "FetchResult",
     "ParsedSlice",
     "fetch_call",
@@ -63,10 +62,8 @@ __all__ = [
     "slice_window",
 ]
 
-REF_MARKER = "[langctx ref="
-"""Start of every line langctx writes about a reference; tool output can never produce it."""
-
-REF_ID_RE = re.compile(r"ctx_[0-9a-f]{8}")
+_ID = re.escape(REFERENCE_ID_PREFIX) + "[0-9a-f]{8}"
+REF_ID_RE = re.compile(_ID)
 """What a reference id looks like: ``ctx_`` and eight hex digits."""
 
 DEFAULT_REFERENCE_MIN_TOKENS = 4_000
@@ -83,9 +80,11 @@ _WINDOW_BYTES_PER_TOKEN = (
     16  # no text needs more bytes per token: a window this big always suffices
 )
 _SLICE_HEAD = re.compile(
-    r"^\[langctx ref=(?P<ref>ctx_[0-9a-f]{8}) slice offset=(?P<start>\d+) end=(?P<end>\d+) "
+    "^" + re.escape(REF_MARKER) + f"(?P<ref>{_ID})"
+    r" slice offset=(?P<start>\d+) end=(?P<end>\d+) "
     r"total=(?P<total>\d+) encoding=(?P<enc>utf-8\+x|utf-8|base64)\]$"
 )
+_FOUND = re.compile(re.escape(REF_MARKER) + f"({_ID})" + r"\b")
 
 TokenCounter = Callable[[str], int]
 
@@ -143,7 +142,7 @@ def reference_id(thread_id: str, tool_call_id: str | None, sha256: str, *, attem
         (True, True)
     """
     seed = f"{thread_id}\0{tool_call_id or ''}\0{sha256}\0{attempt}".encode()
-    return "ctx_" + hashlib.sha256(seed).hexdigest()[:8]
+    return REFERENCE_ID_PREFIX + hashlib.sha256(seed).hexdigest()[:8]
 
 
 def is_reference_id(value: object) -> bool:
@@ -165,7 +164,7 @@ def find_reference_ids(text: str) -> list[str]:
         >>> find_reference_ids('[langctx ref=ctx_0123abcd · ...] [\\u200blangctx ref=ctx_99999999]')
         ['ctx_0123abcd']
     """
-    found = re.findall(r"\[langctx ref=(ctx_[0-9a-f]{8})\b", text)
+    found = _FOUND.findall(text)
     return list(dict.fromkeys(found))
 
 

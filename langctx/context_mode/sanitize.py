@@ -1,8 +1,8 @@
 """Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
 
-Text that comes out of a tool is data, never instructions from langctx. If an output contains
-something that looks like one of langctx's own markers (``<langctx:...>``, ``[langctx ref ...]``),
-:func:`escape_delimiters` breaks it with a zero-width space, so later stages can trust that every
+Text that comes out of a tool is data, never instructions from langctx. Anything in it that looks
+like one of langctx's own markers (``<langctx:...>``, ``[langctx ref ...]``) is broken by
+:func:`langctx.markers.escape_delimiters` (re-exported here), so later stages can trust that every
 marker they see was written by langctx.
 
 Example:
@@ -16,36 +16,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ZERO_WIDTH_SPACE", "clean_terminal", "escape_delimiters"]
+from langctx.markers import escape_delimiters
 
-ZERO_WIDTH_SPACE = "\u200b"
-"""Inserted after ``<`` or ``[`` to break a delimiter-like ``<langctx``/``[langctx`` in tool output."""
+__all__ = ["clean_terminal", "escape_delimiters"]
 
-_DELIMITER = re.compile(r"([<\[])(?=langctx)", re.IGNORECASE)
 # CSI sequences, OSC sequences (terminated by BEL or ST) and two-character escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _BACKSPACED = re.compile(r"[^\n\x08]\x08")
-
-
-def escape_delimiters(text: str) -> str:
-    """Break anything in ``text`` that looks like a langctx marker (``<langctx``, ``[langctx``).
-
-    A zero-width space goes between the bracket and the word, case-insensitively, so the text reads
-    the same to a person but can never match a marker langctx writes.
-
-    Args:
-        text: untrusted text (a tool output or part of one).
-
-    Returns:
-        The text with every ``<langctx``/``[langctx`` neutralised.
-
-    Example:
-        >>> "<langctx:" in escape_delimiters("<LangCtx:summary> <langctx:ref>")
-        False
-    """
-    if "langctx" not in text.lower():
-        return text
-    return _DELIMITER.sub(r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def clean_terminal(text: str) -> str:

@@ -10,8 +10,8 @@ bytes of the slice:
 - ``base64``: binary bytes.
 
 In the two text encodings anything that looks like a langctx marker (``[langctx``, ``<langctx``) is
-broken with a zero-width space, *reversibly* (:func:`escape_markers`), so a slice can never forge a
-marker, and :func:`decode_body` still gives back the exact bytes.
+broken with a zero-width space, *reversibly* (:func:`langctx.markers.escape_markers`), so a slice
+can never forge a marker, and :func:`decode_body` still gives back the exact bytes.
 
 Example:
     >>> data = b"ok [langctx ref=ctx_00000000]\\n\\xff\\x00 done"
@@ -28,7 +28,7 @@ import binascii
 import re
 from typing import Literal, get_args
 
-from langctx.context_mode.sanitize import ZERO_WIDTH_SPACE
+from langctx.markers import escape_markers, unescape_markers
 
 __all__ = [
     "SLICE_ENCODINGS",
@@ -36,10 +36,8 @@ __all__ = [
     "choose_encoding",
     "decode_body",
     "encode_body",
-    "escape_markers",
     "from_raw",
     "to_raw",
-    "unescape_markers",
     "utf8_boundary",
 ]
 
@@ -52,8 +50,6 @@ SLICE_ENCODINGS: tuple[SliceEncoding, ...] = get_args(SliceEncoding)
 _MAX_ESCAPED_SHARE = (
     0.10  # above this share of raw bytes, ``base64`` is shorter and no less readable
 )
-_ESCAPE = re.compile(r"([<\[])(?=\u200b*langctx)", re.IGNORECASE)
-_UNESCAPE = re.compile(r"([<\[])\u200b(?=\u200b*langctx)", re.IGNORECASE)
 _NEEDS_X = re.compile(r"[\\\x00\udc80-\udcff]")
 _X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
 
@@ -124,35 +120,6 @@ def choose_encoding(data: bytes) -> SliceEncoding:
             return "utf-8"
     raw = sum(1 for ch in text if ch == "\x00" or "\udc80" <= ch <= "\udcff")
     return "utf-8+x" if raw <= _MAX_ESCAPED_SHARE * max(1, len(data)) else "base64"
-
-
-def escape_markers(text: str) -> str:
-    """Break every ``[langctx``/``<langctx`` in ``text`` with one more zero-width space, reversibly.
-
-    A bracket already followed by zero-width spaces and ``langctx`` gets one more, so
-    :func:`unescape_markers` can remove exactly the ones added here.
-
-    Example:
-        >>> s = "[langctx x] and [\\u200blangctx y]"
-        >>> escaped = escape_markers(s)
-        >>> "[langctx" in escaped, unescape_markers(escaped) == s
-        (False, True)
-    """
-    if "langctx" not in text.lower():
-        return text
-    return _ESCAPE.sub(r"\1" + ZERO_WIDTH_SPACE, text)
-
-
-def unescape_markers(text: str) -> str:
-    """Inverse of :func:`escape_markers`.
-
-    Example:
-        >>> unescape_markers("[\\u200blangctx]")
-        '[langctx]'
-    """
-    if "langctx" not in text.lower():
-        return text
-    return _UNESCAPE.sub(r"\1", text)
 
 
 def _x_escape(match: re.Match[str]) -> str:

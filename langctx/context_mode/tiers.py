@@ -41,10 +41,10 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langctx.context_mode.sanitize import escape_delimiters
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
 from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+from langctx.markers import CONTEXT_MODE_STAMP, escape_delimiters
 
 __all__ = [
     "WORKING_MEMORY_VERSION",
@@ -65,7 +65,6 @@ WORKING_MEMORY_VERSION = 1
 QueryKind = Literal["all", "files", "commands", "errors"]
 """What a working-memory query asks for."""
 
-_STAMP_KEY = "langctx_context_mode"
 _MAX_LINE = 200
 
 
@@ -176,7 +175,7 @@ class WorkingMemory:
         if call:
             batch.insert(0, AIMessage("", tool_calls=[{**call, "type": "tool_call"}]))
         facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
-        stamp = (result.response_metadata or {}).get(_STAMP_KEY) or {}
+        stamp = (result.response_metadata or {}).get(CONTEXT_MODE_STAMP) or {}
         size = stamp.get("original_bytes") if stamp else None
         if size is None:
             size = len(result.text) if isinstance(result.content, str) else None

@@ -29,7 +29,8 @@ from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
 from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT, ToolGuard
-from langctx.context_mode.pipeline import NO_THREAD_ID, ContextModeProcessor
+from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.markers import NO_THREAD
 
 __all__ = ["ContextModeTool", "guard_tool", "guarded_tools", "thread_id_from_config"]
 
@@ -43,7 +44,7 @@ def thread_id_from_config(config: RunnableConfig | None) -> str:
     """
     configurable = (config or {}).get("configurable") or {}
     tid = configurable.get("thread_id")
-    return NO_THREAD_ID if tid is None else str(tid)
+    return NO_THREAD if tid is None else str(tid)
 
 
 def _call_of(value: Any) -> tuple[str | None, Mapping[str, Any] | None]:

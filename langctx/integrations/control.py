@@ -3,7 +3,8 @@
 A human message ``/compact [focus instructions]`` asks for a compaction. The integrations handle it
 before the model call and never send it to the model: they compact (the instructions steer the
 summary), remove the command from ``messages`` (``RemoveMessage``) and add in its place a short
-:func:`compact_notice`, an ``AIMessage`` whose id starts with :data:`NOTICE_PREFIX`. Notices are
+:func:`compact_notice`, an ``AIMessage`` whose id starts with
+:data:`~langctx.markers.NOTICE_ID_PREFIX`. Notices are
 for the user (chat UIs, ``stream_mode="updates"``); the memory never logs them, so the model never
 sees them either. A ``/compact`` message that was not handled (left in state by hand) is ignored
 the same way.
@@ -25,10 +26,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 
 from langctx.commands import parse_compact_command
 from langctx.entries import CompactionEntry, covered_count
+from langctx.markers import NOTICE_ID_PREFIX, NOTICE_MARK
 
 __all__ = [
     "ACK_REQUEST",
-    "NOTICE_PREFIX",
     "compact_notice",
     "handled_command",
     "is_control_message",
@@ -37,11 +38,8 @@ __all__ = [
     "state_messages",
 ]
 
-NOTICE_PREFIX = "langctx-notice-"
-"""Id prefix of the notices langctx adds to ``messages``."""
-
 ACK_REQUEST = (
-    "[langctx] The conversation history was just compacted at the user's request (the summary "
+    f"{NOTICE_MARK} The conversation history was just compacted at the user's request (the summary "
     "above stands in for earlier turns). Reply with one short sentence confirming it; do not "
     "continue the task until the user asks."
 )
@@ -51,7 +49,7 @@ ACK_REQUEST = (
 
 def is_notice(message: BaseMessage) -> bool:
     """True for a notice that langctx added to the state."""
-    return isinstance(message.id, str) and message.id.startswith(NOTICE_PREFIX)
+    return isinstance(message.id, str) and message.id.startswith(NOTICE_ID_PREFIX)
 
 
 def is_control_message(message: BaseMessage) -> bool:
@@ -85,18 +83,18 @@ def compact_notice(
     """The notice that replaces a handled ``/compact`` command in ``messages``."""
     if entry is None:
         text = (
-            f"[langctx] Nothing to compact yet: the conversation ({tokens} tokens) is all recent "
+            f"{NOTICE_MARK} Nothing to compact yet: the conversation ({tokens} tokens) is all recent "
             "turns."
         )
     else:
         after = entry["tokens_after"] if tokens_after is None else tokens_after
         text = (
-            f"[langctx] Compacted {covered_count(entry)} messages into a summary "
+            f"{NOTICE_MARK} Compacted {covered_count(entry)} messages into a summary "
             f"({entry['quality']}); context {tokens} -> {after} tokens."
         )
         if instructions:
             text += f" Focus: {instructions}"
-    return AIMessage(text, id=f"{NOTICE_PREFIX}{uuid.uuid4().hex}")
+    return AIMessage(text, id=f"{NOTICE_ID_PREFIX}{uuid.uuid4().hex}")
 
 
 def handled_command(

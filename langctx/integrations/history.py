@@ -19,8 +19,8 @@ What the adapter does:
   stores the full log, with the langctx entries in a ``state`` mapping beside it; or SQLite
   (:class:`SQLiteChatHistoryStore`, stdlib ``sqlite3``, append-only rows).
 
-Inside the memory every message is known by its position in the log (``lcx-hist-<index>`` names
-``full_messages[index]``; compaction entries and truncation markers use these ids), and the
+Inside the memory every message is known by its position in the log (``langctx-hist-<index>``
+names ``full_messages[index]``; compaction entries and truncation markers use these ids), and the
 projection hands back the messages as added, their own ids included. So the history accepts what
 any ``BaseChatMessageHistory`` accepts (messages without ids, the same id twice), reads back exactly
 what was added while nothing is compacted, and restores from any store that returns its messages
@@ -59,6 +59,7 @@ from langchain_core.messages import (
 
 from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
+from langctx.markers import HISTORY_ID_PREFIX, LEGACY_HISTORY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 
 __all__ = ["STATE_KEY", "LangctxChatMessageHistory", "SQLiteChatHistoryStore"]
@@ -67,7 +68,6 @@ STATE_KEY = "langctx"
 """Default key of the langctx entries in the ``state`` mapping beside a wrapped history."""
 
 _STATE_VERSION = 1
-_TAG = "lcx-hist-"  # the memory's id of full_messages[i] is f"{_TAG}{i}" (never shown as an id)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (
@@ -105,6 +105,15 @@ class _Entries:
         self.edits.extend(other.edits)
         self.evictions.extend(other.evictions)
 
+    def with_current_ids(self) -> _Entries:
+        """The entries with ids stored under :data:`~langctx.markers.LEGACY_HISTORY_ID_PREFIX`
+        renamed to :data:`~langctx.markers.HISTORY_ID_PREFIX` (a history saved by older langctx)."""
+        return _Entries(
+            [_current_ids(e) for e in self.compactions],
+            [_current_ids(e) for e in self.edits],
+            [_current_ids(e) for e in self.evictions],
+        )
+
     def to_state(self) -> dict[str, Any]:
         return {
             "v": _STATE_VERSION,
@@ -129,6 +138,18 @@ class _Entries:
             [dict(e) for e in state.get("edits", [])],
             [dict(e) for e in state.get("eviction_log", [])],
         )
+
+
+def _current_ids(value: Any) -> Any:
+    """``value`` with every legacy positional id (a whole string, never text) renamed."""
+    if isinstance(value, str):
+        index = value.removeprefix(LEGACY_HISTORY_ID_PREFIX)
+        return HISTORY_ID_PREFIX + index if index != value and index.isdigit() else value
+    if isinstance(value, list):
+        return [_current_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _current_ids(v) for k, v in value.items()}
+    return value
 
 
 # ---------------------------------------------------------------------------------- backends
@@ -470,7 +491,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._alock: asyncio.Lock | None = None
         self._cache: list[BaseMessage] | None = None
         messages, saved = backend.load()
-        self._saved = saved
+        self._saved = saved = saved.with_current_ids()
         self._log: list[BaseMessage] = []  # exactly what was added
         self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
         self._tags: dict[str, int] = {}  # positional id -> index in the log
@@ -645,7 +666,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     def _tag(self, message: BaseMessage, index: int) -> BaseMessage:
         """The message as the memory gets it: under its position in the log."""
-        return message.model_copy(update={"id": f"{_TAG}{index}"})
+        return message.model_copy(update={"id": f"{HISTORY_ID_PREFIX}{index}"})
 
     def _begin(self, batch: list[BaseMessage]) -> tuple[int, list[BaseMessage]]:
         start = len(self._log)
@@ -658,7 +679,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._log.extend(batch)
         self._memlog.extend(tagged)
         for k in range(len(batch)):
-            self._tags[f"{_TAG}{start + k}"] = start + k
+            self._tags[f"{HISTORY_ID_PREFIX}{start + k}"] = start + k
         self._saved.extend(new)
         self._cache = None
 

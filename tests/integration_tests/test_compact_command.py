@@ -6,12 +6,12 @@ import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langctx.integrations.threads import ThreadMemories
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.control import NOTICE_PREFIX
 from langctx.integrations.langgraph import make_compact_tool
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
+from langctx.markers import NOTICE_ID_PREFIX
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
@@ -31,7 +31,7 @@ def _never_shows_command(calls: list[Any]) -> None:
     for call in calls:
         for m in call:
             assert not m.text.startswith("/compact"), "the model saw the command"
-            assert not str(m.id).startswith(NOTICE_PREFIX), "the model saw a notice"
+            assert not str(m.id).startswith(NOTICE_ID_PREFIX), "the model saw a notice"
 
 
 def test_middleware_compact_with_instructions_steers_the_summary() -> None:
@@ -53,7 +53,7 @@ def test_middleware_compact_with_instructions_steers_the_summary() -> None:
     out = agent.invoke({"messages": [HumanMessage("/compact keep the lexer notes")]}, cfg)
     assert len(model.calls) == calls  # the run ended after compacting: no model call
     notice = out["messages"][-1]
-    assert str(notice.id).startswith(NOTICE_PREFIX)
+    assert str(notice.id).startswith(NOTICE_ID_PREFIX)
     assert "Focus: keep the lexer notes" in notice.text
     assert len(out["messages"]) == len(before["messages"]) + 1  # the command was replaced
     manual = [e for e in out["langctx"]["compactions"] if e["trigger"] == "manual"]

@@ -19,17 +19,18 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
+from langctx.integrations.threads import ThreadMemories
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langctx.context_mode.pipeline import STAMP_KEY, ContextModeProcessor
+from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.references import find_reference_ids
 from langctx.integrations.context_middleware import ContextModeMiddleware, ContextModeToolProcessor
 from langctx.integrations.context_tools import fetch_context_tool, wrap_tools_with_context_mode
 from langctx.integrations.long_term import LongTermMemory
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
+from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.memory import DEFAULT_PRIORITIES
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import resolve_token_counter
@@ -98,7 +99,7 @@ def check_run(
     counter = resolve_token_counter("approximate")
     # the giant output was referenced, not inline
     assert reference.text.startswith("[langctx ref=ctx_") and len(reference.text) < 10_000
-    assert reference.response_metadata[STAMP_KEY]["action"] == "referenced"
+    assert reference.response_metadata[CONTEXT_MODE_STAMP]["action"] == "referenced"
     assert "exit code 2" in reference.text
     # each fetch returned a bounded slice
     for fetched in (grep, page):

@@ -163,7 +163,7 @@ def test_edited_view_keeps_the_id_it_was_added_with(tool_id: str | None) -> None
     assert history.memory.edits  # the newest turn alone was too large: truncated in place
     shown = [m for m in history.messages if isinstance(m, ToolMessage)]
     assert len(shown) == 1 and shown[0].id == tool_id
-    assert "message lcx-hist-3 in the log" in shown[0].text  # == full_messages[3]
+    assert "message langctx-hist-3 in the log" in shown[0].text  # == full_messages[3]
     assert shown[0].content != big.content and "characters cut here" in shown[0].text
     assert history.full_messages[-1] is big  # the log keeps the original
 
@@ -175,7 +175,7 @@ def test_ids_are_the_callers_like_any_chat_history() -> None:
     history.add_messages([HumanMessage("hi"), msg])
     history.add_messages([msg, other])
     assert history.full_messages == history.messages == [HumanMessage("hi"), msg, msg, other]
-    assert [m.id for m in history.memory.messages] == [f"lcx-hist-{i}" for i in range(4)]
+    assert [m.id for m in history.memory.messages] == [f"langctx-hist-{i}" for i in range(4)]
 
 
 def test_equality_and_repr() -> None:
@@ -328,6 +328,19 @@ async def test_wrapping_in_memory_chat_message_history_async() -> None:
     assert reopened.messages == history.messages
     await history.aclear()
     assert store.messages == [] and STATE_KEY not in state
+
+
+def test_entries_saved_with_the_old_id_prefix_restore_the_same_projection() -> None:
+    store, state = ListHistory(), dict[str, Any]()
+    history = LangctxChatMessageHistory(history=store, state=state, max_tokens=BUDGET)
+    for i in range(30):
+        history.add_messages(turn(i))
+    assert history.memory.compactions
+    old = json.loads(json.dumps(state[STATE_KEY]).replace('"langctx-hist-', '"lcx-hist-'))
+    assert "langctx-hist-" not in json.dumps(old["compactions"])
+    reopened = LangctxChatMessageHistory(history=store, state={STATE_KEY: old}, max_tokens=BUDGET)
+    assert reopened.messages == history.messages
+    assert reopened.memory.compactions == history.memory.compactions
 
 
 def test_wrapping_an_existing_long_history_compacts_on_request() -> None:

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 from langctx.context_mode.facts import Facts, extract_facts, missing_facts
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
-from langctx.context_mode.sanitize import escape_delimiters
+from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
 
 __all__ = [
-    "MARKER_OPEN",
     "Candidate",
     "body_budget",
     "clip",
@@ -26,9 +25,6 @@ __all__ = [
     "render_selection",
     "select",
 ]
-
-MARKER_OPEN = "[langctx context-mode"
-"""Start of the header and footer lines; output text can never produce it (it is escaped)."""
 
 # Room kept for the footer while the body is being built: a long footer of the usual shape.
 _FOOTER_SAMPLE = (
@@ -301,11 +297,11 @@ def _header(kind: ContentKind, meta: OutputMeta) -> str:
         parts.append(f"exit code {meta.exit_code}")
     if meta.duration:
         parts.append(f"took {clip(meta.duration, 40)}")
-    return f"{MARKER_OPEN}: {escape_delimiters(' · '.join(parts))}]"
+    return f"{CONTEXT_MODE_MARK}: {escape_delimiters(' · '.join(parts))}]"
 
 
 def _footer(removed: str) -> str:
-    return f"{MARKER_OPEN}: removed {escape_delimiters(removed)}]"
+    return f"{CONTEXT_MODE_MARK}: removed {escape_delimiters(removed)}]"
 
 
 def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:

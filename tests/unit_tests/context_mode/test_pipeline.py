@@ -9,10 +9,11 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from langctx.context_mode.pipeline import STAMP_KEY, ContextModeConfig, ContextModeProcessor
+from langctx.context_mode.pipeline import ContextModeConfig, ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore
 from langctx.context_mode.summary import SUMMARY_TAGS, OutputSummarizer, tool_kind
 from langctx.errors import ConfigError
+from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.testing import ScriptedChatModel
 
 LOG = "\n".join(f"[{i:05d}] compiling unit {i}" for i in range(6000)) + (
@@ -185,17 +186,17 @@ def test_process_message_stamps_and_is_idempotent() -> None:
     p = ContextModeProcessor()
     msg = ToolMessage(LOG, tool_call_id="c1", name="bash")
     once = p.process_message(msg, thread_id="t", args={"command": "make"})
-    assert once.response_metadata[STAMP_KEY]["action"] == "referenced"
-    assert once.id == f"langctx-ref-{once.response_metadata[STAMP_KEY]['ref_id']}"
+    assert once.response_metadata[CONTEXT_MODE_STAMP]["action"] == "referenced"
+    assert once.id == f"langctx-ref-{once.response_metadata[CONTEXT_MODE_STAMP]['ref_id']}"
     assert p.process_message(once, thread_id="t") is once
     small = ToolMessage("ok", tool_call_id="c2")
     assert p.process_message(small) is small
     keep_id = p.process_message(ToolMessage(LOG, tool_call_id="c3", id="m3"), thread_id="t")
     assert (
         keep_id.id == "m3"
-        and p.reference_meta(keep_id.response_metadata[STAMP_KEY]["ref_id"], thread_id="t")[
-            "message_id"
-        ]
+        and p.reference_meta(
+            keep_id.response_metadata[CONTEXT_MODE_STAMP]["ref_id"], thread_id="t"
+        )["message_id"]
         == "m3"
     )
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from langctx.context_mode import Reduction, reduce_output
-from langctx.context_mode.reducers._layout import MARKER_OPEN
+from langctx.markers import CONTEXT_MODE_MARK
 from tests.unit_tests.context_mode import samples as s
 
 BUDGET = 1500
@@ -19,7 +19,9 @@ def reduce(text: str, tool: str | None = None, args: dict[str, Any] | None = Non
     assert reduced is not None
     assert reduced.reduced_tokens <= BUDGET < reduced.original_tokens
     lines = reduced.text.splitlines()
-    assert lines[0].startswith(MARKER_OPEN) and lines[-1].startswith(MARKER_OPEN + ": removed ")
+    assert lines[0].startswith(CONTEXT_MODE_MARK) and lines[-1].startswith(
+        CONTEXT_MODE_MARK + ": removed "
+    )
     assert "\n" not in reduced.removed
     return reduced
 

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
 from langctx.context_mode.references import (
-    REF_MARKER,
     find_reference_ids,
     parse_slice,
     reassemble,
@@ -21,16 +20,23 @@ from langctx.context_mode.slice_codec import (
     choose_encoding,
     decode_body,
     encode_body,
-    escape_markers,
     from_raw,
     to_raw,
-    unescape_markers,
     utf8_boundary,
 )
 from langctx.errors import ConfigError, ReferenceNotFoundError
+from langctx.markers import REF_MARKER, escape_markers, unescape_markers
 
 MARKERS = st.sampled_from(
-    ["[langctx ref=ctx_00000000]", "<langctx:summary>", "[\u200blangctx", "[LANGCTX", "\\", "\\x41"]
+    [
+        "[langctx ref=ctx_00000000]",
+        "<langctx:summary>",
+        "</LangCtx:summary>",
+        "[\u200blangctx",
+        "[LANGCTX",
+        "\\",
+        "\\x41",
+    ]
 )
 # Random bytes that are often invalid UTF-8, with forged markers and backslashes mixed in.
 NASTY_BYTES = st.lists(

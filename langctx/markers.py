@@ -1,0 +1,196 @@
+"""Every marker langctx writes into messages or persisted state: delimiters, stamps, id prefixes.
+
+Each is defined here once and imported wherever it is written or read. Untrusted text (tool
+output, summaries, fetched slices) goes through :func:`escape_delimiters`, so it can never forge
+one: a zero-width space goes between ``<``, ``</`` or ``[`` and ``langctx``, in any letter case.
+
+Example:
+    >>> escape_delimiters("</LangCtx:summary> [langctx ref=ctx_0]") == (
+    ...     "</\\u200bLangCtx:summary> [\\u200blangctx ref=ctx_0]")
+    True
+    >>> summary_open(level=1, covers=12, entry_id="cmp-0a1b")
+    '<langctx:summary level="1" covers="12 messages" id="cmp-0a1b">'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ACK_ID_PREFIX",
+    "COMPACTION_ID_PREFIX",
+    "CONTEXT_MODE_MARK",
+    "CONTEXT_MODE_STAMP",
+    "EDIT_ID_PREFIX",
+    "FACTS_CLOSE",
+    "FACTS_OPEN",
+    "HISTORY_ID_PREFIX",
+    "LEGACY_HISTORY_ID_PREFIX",
+    "MESSAGE_ID_PREFIX",
+    "NOTICE_ID_PREFIX",
+    "NOTICE_MARK",
+    "NO_THREAD",
+    "PLACEHOLDER_MARK",
+    "REFERENCE_ID_PREFIX",
+    "REFERENCE_MESSAGE_ID_PREFIX",
+    "REF_MARKER",
+    "REPAIR_ID_PREFIX",
+    "SUMMARY_CLOSE",
+    "SUMMARY_ID_PREFIX",
+    "TRUNCATION_MARK",
+    "ZERO_WIDTH_SPACE",
+    "escape_delimiters",
+    "escape_markers",
+    "needs_escape",
+    "summary_open",
+    "unescape_markers",
+]
+
+# ---------------------------------------------------------------------------- in message text
+
+NOTICE_MARK = "[langctx]"
+"""Opens every note langctx writes as a message: the summary preamble, ``/compact`` notices, the
+stand-in result of a tool call that has none."""
+
+SUMMARY_CLOSE = "</langctx:summary>"
+"""Closes one summary in the summary block (opened by :func:`summary_open`)."""
+
+FACTS_OPEN = "<langctx:facts>"
+"""Opens the mechanical facts ledger under the summaries."""
+
+FACTS_CLOSE = "</langctx:facts>"
+"""Closes the facts ledger."""
+
+REF_MARKER = "[langctx ref="
+"""Opens every line Context-mode writes about a stored output (reference, slice, grep)."""
+
+CONTEXT_MODE_MARK = "[langctx context-mode"
+"""Opens the header and footer lines of a Context-mode reduction."""
+
+PLACEHOLDER_MARK = "[langctx: tool output elided"
+"""Opens the placeholder that stands in for a large tool output shed in place."""
+
+TRUNCATION_MARK = (
+    "[langctx: {cut} characters cut here to fit the budget; the full text is message "
+    "{message_id} in the log]"
+)
+"""Put where a pinned or oversized message was cut (``str.format`` with ``cut``, ``message_id``)."""
+
+
+def summary_open(*, level: int, covers: int, entry_id: str) -> str:
+    """The opening delimiter of one summary, with its attributes (see :data:`SUMMARY_CLOSE`)."""
+    return f'<langctx:summary level="{level}" covers="{covers} messages" id="{entry_id}">'
+
+
+# ---------------------------------------------------------------------------- stamps and keys
+
+CONTEXT_MODE_STAMP = "langctx_context_mode"
+"""``ToolMessage.response_metadata`` key of the stamp Context-mode leaves on a message it
+processed (never sent to a provider); a stamped message is not processed again."""
+
+NO_THREAD = "__langctx_no_thread__"
+"""Thread id (and store namespace) used when a run's config has no ``thread_id``."""
+
+# ---------------------------------------------------------------------------- id prefixes
+
+MESSAGE_ID_PREFIX = "langctx-msg-"
+"""Id the memory gives a logged message that has none (then a random hex)."""
+
+HISTORY_ID_PREFIX = "langctx-hist-"
+"""The chat-history adapter's id of ``full_messages[i]`` is this and ``i``."""
+
+LEGACY_HISTORY_ID_PREFIX = "lcx-hist-"
+"""What :data:`HISTORY_ID_PREFIX` was; stored entries that use it are read as the new one."""
+
+SUMMARY_ID_PREFIX = "langctx-summary-"
+"""The summary block's id (then a digest of the summaries' ids)."""
+
+NOTICE_ID_PREFIX = "langctx-notice-"
+"""A ``/compact`` notice shown to the user (never to the model)."""
+
+REPAIR_ID_PREFIX = "langctx-repair-"
+"""The stand-in result of a tool call whose result was never recorded (then the call id)."""
+
+ACK_ID_PREFIX = "langctx-ack-"
+"""The request that closes a projection ending with the summary block."""
+
+REFERENCE_MESSAGE_ID_PREFIX = "langctx-ref-"
+"""Id given to a referenced tool message that has none (then the reference id)."""
+
+REFERENCE_ID_PREFIX = "ctx_"
+"""A reference id is this and eight hex digits."""
+
+COMPACTION_ID_PREFIX = "cmp"
+"""Compaction entry ids: this, ``-`` and a digest of what the entry covers."""
+
+EDIT_ID_PREFIX = "edt"
+"""Edit entry ids: this, ``-`` and a digest of the edit."""
+
+# ---------------------------------------------------------------------------- escaping
+
+ZERO_WIDTH_SPACE = "\u200b"
+"""Put between an opening bracket and ``langctx`` to break a delimiter in untrusted text."""
+
+# An opener (``<``, ``</`` or ``[``) right before "langctx" in any case, and the zero-width spaces
+# already there (none for a live marker): the one rule behind every escape below.
+_OPENER = r"(<\/?|\[)"
+_DELIMITER = re.compile(_OPENER + r"(?=langctx)", re.IGNORECASE)
+_ESCAPED = re.compile(_OPENER + r"(?=\u200b*langctx)", re.IGNORECASE)
+_UNESCAPE = re.compile(_OPENER + r"\u200b(?=\u200b*langctx)", re.IGNORECASE)
+
+
+def needs_escape(text: str) -> bool:
+    """True when ``text`` holds something that reads as a langctx delimiter, in any case.
+
+    Example:
+        >>> needs_escape("a [LangCtx ref=x]"), needs_escape("[\\u200blangctx ref=x]")
+        (True, False)
+    """
+    return "langctx" in text.lower() and _DELIMITER.search(text) is not None
+
+
+def escape_delimiters(text: str) -> str:
+    """Break every langctx delimiter in untrusted ``text``, case-insensitively (idempotent).
+
+    The text reads the same to a person, but no ``<langctx``, ``</langctx`` or ``[langctx`` in any
+    letter case is left in it, so it can never open or close a block langctx wrote.
+
+    Example:
+        >>> escape_delimiters("ok </LANGCTX:facts>") == "ok </\\u200bLANGCTX:facts>"
+        True
+        >>> escape_delimiters(escape_delimiters("[langctx]")) == escape_delimiters("[langctx]")
+        True
+    """
+    if "langctx" not in text.lower():
+        return text
+    return _DELIMITER.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+
+
+def escape_markers(text: str) -> str:
+    """Break every langctx delimiter with one more zero-width space, reversibly.
+
+    The rule of :func:`escape_delimiters`, but an opener already followed by zero-width spaces and
+    ``langctx`` gets one more, so :func:`unescape_markers` removes exactly the ones added here
+    (stored bytes shown in a slice decode back to themselves).
+
+    Example:
+        >>> s = "[langctx x] and [\\u200blangctx y] </LangCtx>"
+        >>> escaped = escape_markers(s)
+        >>> needs_escape(escaped), unescape_markers(escaped) == s
+        (False, True)
+    """
+    if "langctx" not in text.lower():
+        return text
+    return _ESCAPED.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+
+
+def unescape_markers(text: str) -> str:
+    """Inverse of :func:`escape_markers`.
+
+    Example:
+        >>> unescape_markers("[\\u200blangctx]")
+        '[langctx]'
+    """
+    if "langctx" not in text.lower():
+        return text
+    return _UNESCAPE.sub(r"\1", text)
