@@ -1,16 +1,10 @@
 """The two tiers beside the conversation: working memory and long-term memory (the pure parts).
 
-Three tiers, no more (DESIGN section 9):
-
-- **context** (the conversation, managed by :class:`~langctx.LayeredChatMemory`): the basis of
-  the model's decisions;
-- **working memory** (:class:`WorkingMemory`): the execution record, kept mechanically from the
-  tool calls (files read and modified with their last known state, commands with exit codes,
-  open errors). It stays out of the prompt; the model queries it with the ``working_memory``
-  tool;
-- **long-term memory**: background knowledge in a LangGraph ``BaseStore`` namespace
-  (:mod:`langctx.integrations.long_term`), found by keyword (:func:`keyword_scores`, offline) or by
-  the store's semantic search, and injected under a token cap (:func:`render_memory_block`).
+:class:`WorkingMemory` is the execution record, kept mechanically from the tool calls (files read
+and modified, commands with exit codes, open errors) and queried by the model with the
+``working_memory`` tool, never in the prompt. Long-term memory lives in a LangGraph ``BaseStore``
+(:mod:`langctx.integrations.long_term`); here are its keyword ranking (:func:`keyword_scores`) and
+its capped prompt block (:func:`render_memory_block`). The three tiers: DESIGN section 9.
 
 Example:
     >>> from langchain_core.messages import AIMessage, ToolMessage

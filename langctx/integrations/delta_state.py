@@ -1,23 +1,11 @@
 """State schemas whose checkpoints store what changed, not the whole state (LangGraph ``DeltaChannel``).
 
-A checkpointer such as SqliteSaver writes every channel's whole value into every checkpoint, so
-each step of an agent costs the size of its live state, however small the step. Archive mode
-(:mod:`langctx.integrations.archive`) bounds the live state; these schemas make each step cost
-only what it wrote: ``messages`` and ``langctx`` become LangGraph ``DeltaChannel``\\ s, which keep
-each step's writes and a full snapshot every ``snapshot_frequency`` updates, and rebuild the value
-by replaying writes when a checkpoint is loaded. Together, a long thread's database grows linearly
-with the conversation (see ``bench/results/checkpoint_storage.md``).
-
-- :class:`LangctxDeltaState`: for a custom ``StateGraph`` with
-  :class:`~langctx.integrations.langgraph.LangctxNode` (like
-  :class:`~langctx.integrations.state.LangctxState`).
-- ``LangctxDeltaAgentState``: for ``create_agent(..., state_schema=LangctxDeltaAgentState)`` with
-  :class:`~langctx.integrations.middleware.LangctxMiddleware` (needs ``langchain``; built on first
-  use).
-
-``DeltaChannel`` is marked beta by LangGraph (needs langgraph >= 1.2): its on-disk format may
-change. Threads written with these schemas can only be read with them (a plain ``MessagesState``
-graph does not replay writes).
+``messages`` and ``langctx`` become ``DeltaChannel``\\ s: a checkpoint keeps the step's writes (and
+a full snapshot every ``snapshot_frequency`` updates), so with archive mode a long thread's database
+grows linearly (docs/integrations.md). :class:`LangctxDeltaState` is for a custom ``StateGraph``
+with :class:`~langctx.integrations.langgraph.LangctxNode`; ``LangctxDeltaAgentState`` for
+``create_agent(..., state_schema=...)`` with ``LangctxMiddleware`` (needs ``langchain``).
+``DeltaChannel`` is beta (langgraph >= 1.2); threads written with these schemas are read with them.
 
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver

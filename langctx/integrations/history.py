@@ -1,30 +1,12 @@
 """``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
 
-**Legacy API.** langchain-core deprecated ``BaseChatMessageHistory`` and
-``RunnableWithMessageHistory`` in 1.6.4 / 1.3.3 (removal planned for 2.0); new code should use the
-``create_agent`` middleware or the LangGraph node (see
-https://docs.langchain.com/oss/python/langchain/short-term-memory). This module exists for
-applications still built on the legacy API. langchain-core warns when ``InMemoryChatMessageHistory``
-itself is instantiated and whenever ``RunnableWithMessageHistory`` is constructed; subclasses of
-``BaseChatMessageHistory`` such as :class:`LangctxChatMessageHistory` do not warn, so importing and
-using this module emits no deprecation warning of its own.
-
-What the adapter does:
-
-- ``messages`` is the memory's deterministic projection (pinned + summaries + recent), cached until
-  the next write: ``RunnableWithMessageHistory`` reads it twice per turn and pays for one build.
-- ``add_messages`` / ``aadd_messages`` append to the log and compact when a trigger fires.
-- ``full_messages`` is the complete append-only log, exactly as added.
-- Persistence, three ways: in-process only (the default); a wrapped ``BaseChatMessageHistory`` that
-  stores the full log, with the langctx entries in a ``state`` mapping beside it; or SQLite
-  (:class:`SQLiteChatHistoryStore`, stdlib ``sqlite3``, append-only rows).
-
-Inside the memory every message is known by its position in the log (``langctx-hist-<index>``
-names ``full_messages[index]``; compaction entries and truncation markers use these ids), and the
-projection hands back the messages as added, their own ids included. So the history accepts what
-any ``BaseChatMessageHistory`` accepts (messages without ids, the same id twice), reads back exactly
-what was added while nothing is compacted, and restores from any store that returns its messages
-in order.
+Legacy API, deprecated by langchain-core (removal planned for 2.0): new code should use the
+``create_agent`` middleware or the LangGraph node. :class:`LangctxChatMessageHistory` serves the
+memory's projection as ``messages`` (cached until the next write) and the whole log as
+``full_messages``, kept in-process, in a wrapped ``BaseChatMessageHistory`` with a ``state``
+mapping, or in SQLite (:class:`SQLiteChatHistoryStore`). The memory knows each message by its
+position in the log, so messages without ids (or with the same id twice) are accepted and read back
+exactly as added.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage

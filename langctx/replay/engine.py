@@ -1,23 +1,11 @@
 """Replay a recorded session through a :class:`~langctx.LayeredChatMemory`, call by call.
 
-The session is fed as an agent loop would feed it: everything that arrives between two model calls
-(an AI message, its tool results, any human messages) is added in one ``add_messages`` call, then the
-context is built as the request of the next model call. Each AI message of the session is one model
-call; the request before it is what langctx would have sent, and the history up to it is what an
-agent without langctx sends (the full-history baseline).
-
-Per call the report holds the context tokens with and without langctx, the unchanged-prefix share
-(tokens of the longest common prefix of this request's and the previous request's message lists,
-over this request's tokens: what provider prompt caching can reuse), the integrity checks (no
-tool result without its call and no call without its result in the projection; the pinned task
-present) and the *amnesia probes* of :mod:`langctx.replay.truth` on the request: ``task``,
-``constraints``, ``files_modified``, ``latest_failure`` and ``next_step``. Their truth is read from
-the raw session by that module's own parser (not langctx's fact extraction); paths must be named
-whole, error lines and constraints contained whole, and a probe with nothing to check is ``None``.
-Per compaction it holds the trigger, tokens before and after, level, quality, and the probes on
-the request right after it. :meth:`ReplayReport.probe_shares` is the share of requests after the
-first compaction in which each probe held; :meth:`ReplayReport.losses` says which fact was lost
-from which request, and after which compaction it was first missing.
+The session is fed as an agent loop would feed it: what arrives between two model calls is added in
+one ``add_messages`` call, then the next request is built; the history before each AI message is
+the full-history baseline. The report holds, per call (:class:`CallRecord`), the context tokens
+with and without langctx, the unchanged-prefix share, the integrity checks and the amnesia probes
+of :mod:`langctx.replay.truth`; per compaction, its trigger, tokens, level, quality and the probes
+right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
