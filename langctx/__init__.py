@@ -21,7 +21,7 @@ from langctx.errors import (
     StateVersionError,
     SummarizerError,
 )
-from langctx.files import FileToolSpec
+from langctx.facts import FileToolSpec
 from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.summarize import LocalSummarizer, ModelSummarizer, SummaryRequest
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter

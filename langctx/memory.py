@@ -76,7 +76,7 @@ from langctx.errors import (
     InvalidMessageError,
     StateVersionError,
 )
-from langctx.files import (
+from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
     DEFAULT_FILE_TOOLS,
     FileToolSpec,

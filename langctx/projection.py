@@ -176,7 +176,7 @@ def render_facts(
     read = [
         r for r in dict.fromkeys(str(f) for f in facts.get("read_files") or []) if r not in changed
     ]
-    dropped = facts.get("read_files_dropped")  # counted, not listed, by langctx.files.merge_facts
+    dropped = facts.get("read_files_dropped")  # counted, not listed, by langctx.facts.merge_facts
     n_read = len(read) + (dropped if isinstance(dropped, int) and dropped > 0 else 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)

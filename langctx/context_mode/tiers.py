@@ -37,7 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
-from langctx.files import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
 from langctx.markers import CONTEXT_MODE_STAMP, escape_delimiters
 
 __all__ = [
@@ -108,7 +108,7 @@ class WorkingMemory:
     """The execution record, maintained mechanically from tool calls (no model involved).
 
     Args:
-        file_tools: tool name -> :class:`~langctx.files.FileToolSpec` (default: langctx's table).
+        file_tools: tool name -> :class:`~langctx.facts.FileToolSpec` (default: langctx's table).
         command_tools: names of the tools that run shell commands.
         max_commands: most recent commands kept.
         max_errors: most recent errors kept.

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langctx.files import Facts, extract_facts, merge_facts
+from langctx.facts import Facts, extract_facts, merge_facts
 from langctx.machinery import substantive_text
 
 __all__ = [

@@ -100,7 +100,7 @@ def test_core_does_not_import_integrations() -> None:
 
 def test_import_langctx_loads_no_integration_library() -> None:
     code = (
-        "import sys, langctx, langctx.memory, langctx.tokens, langctx.files, langctx.summarize\n"
+        "import sys, langctx, langctx.memory, langctx.tokens, langctx.facts, langctx.summarize\n"
         "bad = [m for m in ('langgraph', 'langchain', 'langchain_openai', 'rich', 'matplotlib') if m in sys.modules]\n"
         "print(bad)"
     )

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langctx.files import (
+from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
     DEFAULT_FILE_TOOLS,
     Facts,

@@ -1,9 +1,11 @@
-"""langctx.files: mechanical extraction of files, commands and errors from agent messages."""
+"""langctx.facts: mechanical extraction of files, commands and errors from agent messages."""
 
 from __future__ import annotations
 
 import doctest
+import importlib
 import json
+import pkgutil
 from typing import Any
 
 import pytest
@@ -11,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-import langctx.files as files_module
+import langctx.facts as facts_module
+import langctx.facts.extract as extract_module
+import langctx.facts.failures as failures_module
 from langctx.errors import ConfigError, InvalidMessageError
-from langctx.files import (
+from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
     DEFAULT_FILE_TOOLS,
     DEFAULT_MAX_COMMANDS,
@@ -72,18 +76,28 @@ def run_command(output: Any, *, status: str = "success", command: str = "make", 
 # ---------------------------------------------------------------------------------- public surface
 
 
-def test_module_all_is_sorted_and_complete() -> None:
-    def isort_key(name: str) -> tuple[bool, bool, str]:  # constants, classes, functions
-        return (not name.isupper(), not name[0].isupper(), name)
-
-    assert files_module.__all__ == sorted(files_module.__all__, key=isort_key)
-    for name in files_module.__all__:
-        assert hasattr(files_module, name)
+FACT_MODULES = sorted(
+    ["langctx.facts"]
+    + [m.name for m in pkgutil.iter_modules(facts_module.__path__, "langctx.facts.")]
+)
 
 
-def test_docstring_examples_run() -> None:
-    outcome = doctest.testmod(files_module, optionflags=doctest.ELLIPSIS)
-    assert outcome.attempted >= 4
+def isort_key(name: str) -> tuple[bool, bool, str]:  # constants, classes, functions
+    return (not name.isupper(), not name[0].isupper(), name)
+
+
+@pytest.mark.parametrize("name", FACT_MODULES)
+def test_module_all_is_sorted_and_complete(name: str) -> None:
+    module = importlib.import_module(name)
+    assert module.__all__ == sorted(module.__all__, key=isort_key)
+    for exported in module.__all__:
+        assert hasattr(module, exported)
+
+
+@pytest.mark.parametrize("name", FACT_MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    outcome = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert outcome.attempted >= 1
     assert outcome.failed == 0
 
 
@@ -665,13 +679,13 @@ def test_a_bare_error_label_keeps_its_message() -> None:
 
 def test_successful_non_command_results_are_never_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
     scanned: list[object] = []
-    real_text_of = files_module._text_of
+    real_text_of = extract_module.text_of
 
     def spy(content: object) -> str:
         scanned.append(content)
         return real_text_of(content)
 
-    monkeypatch.setattr(files_module, "_text_of", spy)
+    monkeypatch.setattr(extract_module, "text_of", spy)
     huge = "Traceback (most recent call last):\nValueError: x\n" * 50_000
     facts = extract_facts(
         [ai(call("read", {"path": "a.py"}, "r1")), result("r1", huge), result("orphan", huge)]
@@ -888,9 +902,9 @@ _ERROR_LINE_PIECES = [
 def test_candidate_lines_include_every_line_an_error_pattern_matches(lines: list[str]) -> None:
     """The fast pre-scan may over-select but never skip a line the regexes would keep."""
     lines = [line for chunk in lines for line in (chunk.splitlines() or [chunk])]
-    candidates = set(files_module._candidate_lines(lines))
+    candidates = set(failures_module._candidate_lines(lines))
     matching = {
-        i for i, line in enumerate(lines) if files_module._ANY_LINE_RE.search(line.rstrip())
+        i for i, line in enumerate(lines) if failures_module._ANY_LINE_RE.search(line.rstrip())
     }
     assert matching <= candidates
     assert candidates <= set(range(len(lines)))

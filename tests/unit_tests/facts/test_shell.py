@@ -1,8 +1,7 @@
-"""langctx.shell and the shell facts of langctx.files: real command shapes, chained, quoted."""
+"""langctx.facts.parse_command and the shell facts of extract_facts: real command shapes."""
 
 from __future__ import annotations
 
-import doctest
 from typing import Any
 
 import pytest
@@ -10,25 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-import langctx.shell as shell_module
-from langctx.files import extract_facts
-from langctx.shell import looks_like_file, parse_command
+from langctx.facts import extract_facts, looks_like_file, parse_command
 
 
 def files(command: str, **kwargs: Any) -> tuple[list[str], list[str]]:
     parsed = parse_command(command, **kwargs)
     return list(parsed.read), list(parsed.modified)
-
-
-def test_docstring_examples_run() -> None:
-    outcome = doctest.testmod(shell_module, optionflags=doctest.ELLIPSIS)
-    assert outcome.attempted >= 5
-    assert outcome.failed == 0
-
-
-def test_module_all_is_sorted() -> None:
-    assert shell_module.__all__ == sorted(shell_module.__all__, key=lambda n: (not n.isupper(), n))
-    assert all(hasattr(shell_module, name) for name in shell_module.__all__)
 
 
 # ---------------------------------------------------------------------------------- reads

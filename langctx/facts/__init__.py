@@ -1,0 +1,66 @@
+"""Mechanical facts: what tool calls did (files read and modified, commands run, errors seen).
+
+One vocabulary for the memory, the summaries, Context-mode, working memory and the replay:
+
+* :func:`extract_facts` reads a batch of messages into a :class:`Facts` dict (files read and
+  modified, commands with exit codes, error lines); :func:`merge_facts` folds such dicts
+  together within bounded size. Which tools touch files and which run commands is configurable
+  (:class:`FileToolSpec`, :data:`DEFAULT_FILE_TOOLS`, :data:`DEFAULT_COMMAND_TOOLS`).
+* :func:`parse_command` reads the files a shell command reads and modifies.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, ToolMessage
+    >>> call = {"id": "c1", "name": "bash", "args": {"command": "sed -i 's/a/b/' app.py"}}
+    >>> facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("", tool_call_id="c1")])
+    >>> facts["modified_files"], facts["commands"][0]["command"]
+    (['app.py'], "sed -i 's/a/b/' app.py")
+"""
+
+from langctx.facts.extract import extract_facts
+from langctx.facts.failures import EXIT_CODE_RE, find_exit_code
+from langctx.facts.record import (
+    DEFAULT_MAX_COMMANDS,
+    DEFAULT_MAX_ERRORS,
+    DEFAULT_MAX_READ_FILES,
+    CommandFact,
+    ErrorFact,
+    Facts,
+    empty_facts,
+    merge_facts,
+)
+from langctx.facts.shell_parse import MAX_COMMAND_CHARS, ShellCommand, parse_command
+from langctx.facts.shell_programs import patch_text_paths
+from langctx.facts.shell_words import looks_like_file
+from langctx.facts.tools import (
+    DEFAULT_COMMAND_TOOLS,
+    DEFAULT_FILE_TOOLS,
+    DEFAULT_PATH_KEYS,
+    FileRole,
+    FileToolSpec,
+    is_command_tool,
+)
+
+__all__ = [
+    "DEFAULT_COMMAND_TOOLS",
+    "DEFAULT_FILE_TOOLS",
+    "DEFAULT_MAX_COMMANDS",
+    "DEFAULT_MAX_ERRORS",
+    "DEFAULT_MAX_READ_FILES",
+    "DEFAULT_PATH_KEYS",
+    "EXIT_CODE_RE",
+    "MAX_COMMAND_CHARS",
+    "CommandFact",
+    "ErrorFact",
+    "Facts",
+    "FileRole",
+    "FileToolSpec",
+    "ShellCommand",
+    "empty_facts",
+    "extract_facts",
+    "find_exit_code",
+    "is_command_tool",
+    "looks_like_file",
+    "merge_facts",
+    "parse_command",
+    "patch_text_paths",
+]

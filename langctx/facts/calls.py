@@ -1,0 +1,156 @@
+"""What a tool call says: its name, arguments, command text and paths; the text of a result.
+
+Example:
+    >>> command_text({"cmd": ["bash", "-lc", "make test"]}), normalise_path(" ./src/a.py ")
+    ('make test', 'src/a.py')
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shlex
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from langctx.facts.shell_parse import SHELLS
+
+__all__ = [
+    "clip",
+    "command_text",
+    "normalise_path",
+    "path_values",
+    "runs_itself",
+    "text_of",
+    "tool_calls",
+]
+
+_COMMAND_KEYS = ("command", "cmd", "commands", "script", "code")
+_MAX_PATH_CHARS = 4096
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, or the text parts of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    return ""
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def normalise_path(value: object) -> str | None:
+    """Strip whitespace and leading ``./``; ignore empty, non-string and multi-line values."""
+    if not isinstance(value, str):
+        return None
+    path = value.strip()
+    while path.startswith("./"):
+        path = path[2:].lstrip()
+    if not path or len(path) > _MAX_PATH_CHARS or "\n" in path:
+        return None
+    return path
+
+
+def path_values(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        path = normalise_path(value)
+        if path:
+            yield path
+    elif isinstance(value, list | tuple):
+        for item in value:
+            path = normalise_path(item)
+            if path:
+                yield path
+
+
+def _as_args(raw: object) -> dict[str, Any]:
+    """Tool-call arguments as a dict: a JSON object string is decoded, other text is the
+    ``input`` of a freeform tool, anything else is ``{}``."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            return {"input": raw}  # a freeform tool's text (Codex's custom apply_patch)
+        if isinstance(decoded, dict):
+            return decoded
+    return {}
+
+
+def _argv_command(argv: Sequence[str]) -> str:
+    """``["bash", "-lc", "make test"]`` -> ``make test``; other argv lists are shell-joined."""
+    if (
+        len(argv) >= 3
+        and posixpath.basename(argv[0]) in SHELLS
+        and argv[1] in ("-c", "-lc", "-ic", "-lic")
+    ):
+        return argv[2]
+    return shlex.join(argv)
+
+
+def command_text(args: Mapping[str, Any]) -> str | None:
+    """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped."""
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            command = value.strip()
+        elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+            command = "\n".join(value) if key == "commands" else _argv_command(value)
+            command = command.strip()
+        else:
+            continue
+        if command:
+            return command
+    return None
+
+
+def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, Any]]]:
+    """(id, name, args) of each call; falls back to ``tool_use`` blocks in list content."""
+    calls: Iterable[Any] = message.tool_calls or ()
+    if not message.tool_calls and isinstance(message.content, list):
+        calls = (
+            {"id": b.get("id"), "name": b.get("name"), "args": b.get("input", b.get("args"))}
+            for b in message.content
+            if isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_call")
+        )
+    for call in calls:
+        if not isinstance(call, Mapping):
+            continue
+        name = call.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        call_id = call.get("id")
+        yield (call_id if isinstance(call_id, str) else None), name, _as_args(call.get("args"))
+
+
+# --------------------------------------------------------------------------------------------
+# Extraction
+# --------------------------------------------------------------------------------------------
+
+
+def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
+    """A tool named after the program its one ``command`` argument runs (SWE-agent's
+    ``./rock`` with ``{"command": "./rock"}``, ``python`` with ``python solve.py``): a shell call.
+    """
+    if len(args) != 1:
+        return False
+    command = args.get("command", args.get("cmd"))
+    if not isinstance(command, str):
+        return False
+    first = command.strip().split(maxsplit=1)
+    return bool(first) and first[0] == name

@@ -1,0 +1,303 @@
+"""Facts from agent messages: files read and modified, commands run, errors seen.
+
+A compaction entry must still say which files the agent read and changed, which commands it ran
+and how the last ones failed, after the messages themselves were folded into a summary. Those
+facts are read here from the structure of the messages, never from prose:
+
+* **Files** come only from tool-call arguments (``AIMessage.tool_calls[*]["args"]``), read with
+  a :class:`~langctx.facts.FileToolSpec` per tool name (:data:`~langctx.facts.DEFAULT_FILE_TOOLS`),
+  and from the command of a shell tool (:func:`~langctx.facts.parse_command`).
+* **Commands** are the calls of shell tools (:data:`~langctx.facts.DEFAULT_COMMAND_TOOLS`); their
+  exit code is read from the matching ``ToolMessage`` (its ``status``, its artifact, or an
+  exit-code trailer in its text such as ``Command exited with code 1``).
+* **Errors** are the error lines of failing tool results: a command that failed (a non-zero
+  exit code other than a search's "no match", a failing test run or build in its output) or
+  any tool result with ``status="error"``. Output of a command that only reads files is file
+  content, not a diagnosis.
+
+A call counts when it is made, whatever its result: a failed edit still tells the summary which
+file the agent was working on. Results are matched to calls by ``tool_call_id``, so parallel
+calls answered in any order are handled; a result whose call is not in the batch is still
+checked for errors. The work is linear in the size of the messages, and tool outputs are scanned
+only for command tools or results marked as errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langctx.errors import ConfigError, InvalidMessageError
+from langctx.facts.calls import (
+    clip,
+    command_text,
+    normalise_path,
+    path_values,
+    runs_itself,
+    text_of,
+    tool_calls,
+)
+from langctx.facts.failures import (
+    ANSI_RE,
+    command_exit_code,
+    command_failed,
+    error_lines,
+    is_no_match,
+)
+from langctx.facts.record import (
+    DEFAULT_MAX_COMMANDS,
+    DEFAULT_MAX_ERRORS,
+    DEFAULT_MAX_READ_FILES,
+    CommandFact,
+    ErrorFact,
+    Facts,
+    check_limit,
+    set_reads,
+)
+from langctx.facts.shell_parse import ShellCommand, parse_command
+from langctx.facts.tools import (
+    DEFAULT_COMMAND_TOOLS,
+    DEFAULT_FILE_TOOLS,
+    FileRole,
+    FileToolSpec,
+    is_command_tool,
+)
+
+__all__ = ["extract_facts"]
+
+_MAX_COMMAND_CHARS = 500
+
+
+class _Extraction:
+    """One linear pass over a batch of messages."""
+
+    __slots__ = (
+        "_command_tools",
+        "_file_tools",
+        "_modified_seen",
+        "_open_file",
+        "_pending",
+        "_read_seen",
+        "commands",
+        "errors",
+        "modified_files",
+    )
+
+    def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
+        self._file_tools = file_tools
+        self._command_tools = command_tools
+        self._open_file: str | None = None
+        self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
+        self._read_seen: dict[str, None] = {}
+        self._modified_seen: set[str] = set()
+        self.modified_files: list[str] = []
+        self.commands: list[CommandFact] = []
+        self.errors: list[ErrorFact] = []
+
+    def _spec(self, name: str) -> FileToolSpec | None:
+        spec = self._file_tools.get(name)
+        if spec is None and not name.islower():
+            spec = self._file_tools.get(name.lower())
+        return spec
+
+    def on_ai(self, message: AIMessage) -> None:
+        for call_id, name, args in tool_calls(message):
+            spec = self._spec(name)
+            if spec is not None:
+                self._files(name, spec, args)
+            fact: CommandFact | None = None
+            shell: ShellCommand | None = None
+            if is_command_tool(name, self._command_tools) or (
+                spec is None and self._command_tools and runs_itself(name, args)
+            ):
+                command = command_text(args)
+                if command is not None:
+                    fact = CommandFact(
+                        command=clip(command, _MAX_COMMAND_CHARS),
+                        exit_code=None,
+                        ok=None,
+                        message_id=message.id,
+                    )
+                    self.commands.append(fact)
+                    shell = parse_command(command)
+                    self._add("read", shell.read)
+                    self._add("modified", shell.modified)
+            if call_id is not None:
+                self._pending[call_id] = (name, fact, shell)
+
+    def _files(self, name: str, spec: FileToolSpec, args: dict[str, Any]) -> None:
+        role = spec.role(args) if callable(spec.role) else spec.role
+        if role is None:
+            return
+        if role not in ("read", "modified"):
+            msg = (
+                f"The role function of file tool {name!r} returned {role!r}; "
+                "return 'read', 'modified' or None."
+            )
+            raise ConfigError(msg)
+        paths: list[str] = []
+        for key in spec.path_keys:
+            paths.extend(path_values(args.get(key)))
+        if spec.paths is not None:
+            for value in spec.paths(args):
+                path = normalise_path(value)
+                if path:
+                    paths.append(path)
+        if not paths and spec.defaults_to_open_file and self._open_file is not None:
+            paths.append(self._open_file)
+        if spec.sets_open_file and paths:
+            self._open_file = paths[0]
+        self._add(role, paths)
+
+    def _add(self, role: FileRole, paths: Iterable[str]) -> None:
+        """Record paths: reads in order of their latest read, modifications of their first."""
+        for path in dict.fromkeys(normalise_path(raw) for raw in paths):  # once per call
+            if not path:
+                continue
+            if role == "read":
+                self._read_seen.pop(path, None)  # a read again moves to the end
+                self._read_seen[path] = None
+            elif path not in self._modified_seen:
+                self._modified_seen.add(path)
+                self.modified_files.append(path)
+
+    @property
+    def read_files(self) -> list[str]:
+        return list(self._read_seen)
+
+    def on_tool(self, message: ToolMessage) -> None:
+        pending = self._pending.get(message.tool_call_id)
+        name, fact, shell = pending if pending is not None else (message.name, None, None)
+        is_command = fact is not None or (
+            pending is None and is_command_tool(name, self._command_tools)
+        )
+        is_error = message.status == "error"
+        if fact is not None:
+            fact["message_id"] = message.id
+        if not (is_command or is_error):
+            return  # the fast path: a plain successful result is never scanned
+        if message.additional_kwargs.get("synthetic") is True:
+            return  # a placeholder for a result that was never recorded says nothing
+        text = text_of(message.content)
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        exit_code = command_exit_code(message, text) if is_command else None
+        # an error status that only mirrors a search's exit 1 (pi marks every non-zero exit)
+        no_match = is_command and is_no_match(exit_code, shell)
+        failed = (is_error and not no_match) or (
+            is_command and command_failed(exit_code, text, shell)
+        )
+        if fact is not None:
+            fact["exit_code"] = exit_code
+            fact["ok"] = False if failed else (True if exit_code == 0 else None)
+        if failed:
+            self.errors.append(
+                ErrorFact(
+                    command=fact["command"] if fact is not None else None,
+                    lines=list(error_lines(text)),
+                    message_id=message.id,
+                )
+            )
+
+
+def _check_tools(
+    file_tools: Mapping[str, FileToolSpec], command_tools: Collection[str]
+) -> frozenset[str]:
+    if file_tools is not DEFAULT_FILE_TOOLS:
+        if not isinstance(file_tools, Mapping):
+            msg = f"file_tools must map tool names to FileToolSpec, got {type(file_tools)!r}."
+            raise ConfigError(msg)
+        for key, spec in file_tools.items():
+            if not isinstance(spec, FileToolSpec):
+                msg = (
+                    f"file_tools[{key!r}] must be a FileToolSpec, got {spec!r}; "
+                    f"write FileToolSpec(role='read') or FileToolSpec(role='modified')."
+                )
+                raise ConfigError(msg)
+    if command_tools is DEFAULT_COMMAND_TOOLS:
+        return DEFAULT_COMMAND_TOOLS
+    if isinstance(command_tools, str):
+        msg = (
+            f"command_tools must be a collection of tool names, got the string "
+            f"{command_tools!r}; write command_tools={{{command_tools!r}}}."
+        )
+        raise ConfigError(msg)
+    return frozenset(command_tools)
+
+
+def extract_facts(
+    messages: Sequence[BaseMessage],
+    *,
+    file_tools: Mapping[str, FileToolSpec] = DEFAULT_FILE_TOOLS,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
+    max_commands: int = DEFAULT_MAX_COMMANDS,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
+) -> Facts:
+    """Extract files read/modified, commands and errors from a batch of messages.
+
+    Args:
+        messages: The messages, in order. Human and system messages are skipped.
+        file_tools: Tool name -> :class:`FileToolSpec`. Extend the defaults with
+            ``{**DEFAULT_FILE_TOOLS, "my_tool": FileToolSpec(role="read")}``.
+        command_tools: Names of tools that run shell commands.
+        max_commands: Keep the most recent this many commands.
+        max_errors: Keep the most recent this many errors.
+        max_read_files: List the most recently read this many files (the rest are counted).
+
+    Returns:
+        A fresh :class:`Facts` dict.
+
+    Raises:
+        InvalidMessageError: An item is not a langchain-core message.
+        ConfigError: An option is invalid, or a role callable returned something other than
+            ``"read"``, ``"modified"`` or ``None``.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, ToolMessage
+        >>> calls = [
+        ...     {"id": "c1", "name": "read_file", "args": {"path": "./app.py"}},
+        ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}},
+        ... ]
+        >>> facts = extract_facts([
+        ...     AIMessage("", tool_calls=calls),
+        ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2"),
+        ...     ToolMessage("def add(a, b): ...", tool_call_id="c1"),
+        ... ])
+        >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["commands"][0]["ok"]
+        (['app.py'], 1, False)
+        >>> facts["errors"][0]["lines"]
+        ['FAILED test_app.py::test_add']
+    """
+    command_set = _check_tools(file_tools, command_tools)
+    max_commands = check_limit("max_commands", max_commands)
+    max_errors = check_limit("max_errors", max_errors)
+    max_read_files = check_limit("max_read_files", max_read_files)
+    if isinstance(messages, BaseMessage | str):
+        msg = (
+            "extract_facts() takes a sequence of messages, got a single "
+            f"{type(messages).__name__}; wrap it in a list."
+        )
+        raise InvalidMessageError(msg)
+    run = _Extraction(file_tools, command_set)
+    for index, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            run.on_ai(message)
+        elif isinstance(message, ToolMessage):
+            run.on_tool(message)
+        elif not isinstance(message, BaseMessage):
+            msg = (
+                f"messages[{index}] is a {type(message).__name__}, not a chat message; "
+                "convert it with langchain_core.messages.convert_to_messages first."
+            )
+            raise InvalidMessageError(msg)
+    facts = Facts(
+        read_files=[],
+        modified_files=run.modified_files,
+        commands=run.commands[-max_commands:] if max_commands else [],
+        errors=run.errors[-max_errors:] if max_errors else [],
+    )
+    set_reads(facts, run.read_files, 0, max_read_files)
+    return facts

@@ -1,0 +1,303 @@
+"""Whether a tool result failed, and how: exit codes, failure patterns, error lines (pure).
+
+Example:
+    >>> find_exit_code("FAILED test_app.py::test_add\\nexit code 1")
+    1
+    >>> error_lines("collected 2 items\\nFAILED test_app.py::test_add\\nexit code 1")
+    ('FAILED test_app.py::test_add',)
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Mapping
+
+from langchain_core.messages import ToolMessage
+
+from langctx.facts.calls import clip
+from langctx.facts.shell_parse import ShellCommand
+
+__all__ = [
+    "ANSI_RE",
+    "EXIT_CODE_RE",
+    "OUTPUT_TAIL_CHARS",
+    "command_exit_code",
+    "command_failed",
+    "error_lines",
+    "exit_code_value",
+    "find_exit_code",
+    "is_no_match",
+]
+
+OUTPUT_TAIL_CHARS = 4_000
+"""How far from each end of a tool output Context-mode looks for its exit code and duration."""
+
+_MAX_ERROR_LINES = 8
+_MAX_LINE_CHARS = 300
+_TAIL_CHARS = 400
+_HEAD_CHARS = 300
+"""A command result's exit-code trailer is looked for in its last 400 and first 300 chars."""
+
+_EXIT_KEYS = ("exit_code", "returncode", "exitCode", "return_code", "exit_status")
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+EXIT_CODE_RE = re.compile(
+    r"<returncode>\s*(-?\d{1,6})\s*</returncode>"
+    r"|\b(?:[Ee]xit(?:ed)?(?: with)?[ _](?:[Cc]ode|[Ss]tatus)|EXIT[ _](?:CODE|STATUS)"
+    r"|[Rr]eturn[ _]?[Cc]ode|RETURN[ _]?CODE)"
+    r"\b\s*(?:[:=]|is|was|of)?\s*[\[(]?(-?\d{1,6})\b"
+)
+"""An exit-code statement: ``exit code 1``, ``Exit code: 2``, ``[exit_code: 1]``, ``Command
+exited with code 1``, ``(exit status 1)``, ``returncode=1``, ``<returncode>1</returncode>``,
+``executed with exit code 0.``; not code identifiers like ``exitCode``. The one pattern for
+the facts of tool calls and for Context-mode; :func:`exit_code_value` reads a match."""
+
+# The output plainly reports a failure (only checked for command tools).
+_FAILURE_PATTERN = (
+    r"^Traceback \(most recent call last\):"
+    r"|^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception)(?::|$)"  # Error: x / ValueError: x
+    r"|^(?:FAIL|FAILED|ERROR)\b"
+    r"|\bFAILED\b"
+    r"|^error(?:\[\w+\])?:"  # rustc, git, cargo
+    r"|:\d+(?::\d+)?:\s*(?:fatal\s+)?error\b"  # gcc/clang/go: path:line:col: error
+    r"|\berror TS\d+:"  # tsc
+    r"|^(?:fatal|panic):|\bpanicked at\b"
+    r"|^npm (?:ERR!|error\b)"
+    r"|^g?make(?:\[\d+\])?: \*\*\*"
+    r"|: command not found$"
+    r"|^EXECUTION TIMED OUT|^(?:Command|Process|Execution) timed out\b|\btimed out after \d+"
+)
+_FAILURE_RE = re.compile(_FAILURE_PATTERN, re.M)
+
+# A test run or build that failed, whatever the exit code says (a pipe to `tail` hides it).
+_TEST_FAILURE_RE = re.compile(
+    r"^Traceback \(most recent call last\):"
+    r"|^(?:FAILED|FAIL)\b|^--- FAIL: "  # pytest short summary, go, jest
+    r"|^=+ .*\b[1-9]\d* (?:failed|errors?)\b"  # pytest summary line
+    r"|^[1-9]\d* failed\b|^\s*[1-9]\d* failing\s*$"  # pytest -q, mocha
+    r"|^Tests?:.*\b[1-9]\d* failed\b"  # jest, vitest
+    r"|^E\s+\w*(?:Error|Exception)\b"  # pytest assertion lines
+    r"|^npm (?:ERR!|error)\s|^error\[E\d+\]|^error: (?:could not compile|test failed)"
+    r"|test result: FAILED|\bpanicked at\b",
+    re.M,
+)
+
+# A reading command that could not read (`cat: x: No such file or directory`).
+_READ_ERROR_RE = re.compile(
+    r"^[\w./-]+: .*(?:No such file or directory|Permission denied|Is a directory"
+    r"|command not found|invalid option|unrecognized option)",
+    re.M,
+)
+
+_NO_MATCH_PROGRAMS = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "diff", "cmp", "test", "[", "[["}
+)
+"""Programs whose exit code 1 is an answer (no line matched, the files differ, false)."""
+
+
+def is_no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
+    """Exit 1 from the search or comparison whose status is the command's: an answer."""
+    return exit_code == 1 and shell is not None and shell.status_program in _NO_MATCH_PROGRAMS
+
+
+def command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
+    """Whether a shell command failed, from its exit code, its output and its parsed form.
+
+    * A non-zero exit fails, except 1 from a search or comparison whose status is the
+      command's (``grep`` that matched nothing, ``diff`` of files that differ).
+    * A command that only reads or lists (``cat``, ``grep``, ``sed -n``) prints file content:
+      its output is never read as a failure, bar the reader's own error line.
+    * A failing test run or build in the output fails whatever the exit code (a pipe to
+      ``tail`` returns 0), and so do the broader error lines when the exit code is unknown or
+      masked by a pipe or a list. A clean exit 0 is not overruled by shell noise.
+    """
+    if exit_code is not None and exit_code != 0:
+        return not is_no_match(exit_code, shell)
+    if shell is not None and shell.inspects_only:
+        return exit_code is None and _READ_ERROR_RE.search(text) is not None
+    if _TEST_FAILURE_RE.search(text) is not None:
+        return True
+    if exit_code is None or (shell is not None and shell.status_masked):
+        return _FAILURE_RE.search(text) is not None
+    return False
+
+
+# Lines kept from a failing output: the strong ones if any, else the weak ones, else the tail.
+_STRONG_LINE_RE = re.compile(
+    _FAILURE_PATTERN
+    + r"|^[^\s:]+:\d+:\d+: "  # linters: path:line:col: CODE message
+    + r"|No such file or directory|^E: "
+    + r"|^=+ .*\b\d+ failed\b"  # pytest summary: names the count
+    + r"|^E {3,}\S"  # pytest: the assertion that failed
+    + r"|^[^\s:]+:\d+: \w*(?:Error|Exception)$"  # pytest: where it failed
+    + r"|^--- FAIL: "  # go: names the test
+    + r"|^\s*[×✗✘] \S"  # biome, ruff, cargo-style diagnostics marked with a cross
+)
+_WEAK_LINE_RE = re.compile(
+    r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berrors?\b|\bfatal\b|\bpanic"
+)
+_ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+_SCAN_HEAD = 100
+_SCAN_TAIL = 400
+"""Error lines are looked for in the first and last lines of very long outputs only."""
+_TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
+_KEYWORDS = (
+    "error",
+    "exception",
+    "fail",
+    "traceback",
+    "fatal",
+    "panic",
+    "npm ",
+    ": ***",
+    "command not found",
+    "timed out",
+    "no such file",
+    "\ne: ",
+    "\ne   ",
+    "×",
+    "✗",
+    "✘",
+)
+"""Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
+newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
+or is the first line and starts with ``E:``."""
+_POSITION_RE = re.compile(r":\d+:\d+: ")
+
+
+def command_exit_code(message: ToolMessage, text: str) -> int | None:
+    """The exit code of a command result: structured fields first, then an exit-code trailer."""
+    for source in (message.artifact, message.additional_kwargs, message.response_metadata):
+        if isinstance(source, Mapping):
+            for key in _EXIT_KEYS:
+                value = source.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return value
+    return find_exit_code(text, tail_chars=_TAIL_CHARS, head_chars=_HEAD_CHARS)
+
+
+def exit_code_value(match: re.Match[str]) -> int:
+    """The exit code an :data:`EXIT_CODE_RE` match states."""
+    return int(match.group(1) or match.group(2))
+
+
+def find_exit_code(
+    text: str, *, tail_chars: int = OUTPUT_TAIL_CHARS, head_chars: int = OUTPUT_TAIL_CHARS
+) -> int | None:
+    """The exit code ``text`` states: the last one in its tail, else the first in its head.
+
+    A trailer is usually the last line (pi, OpenHands), a header the first (mini-swe-agent).
+
+    Example:
+        >>> find_exit_code("...\\nCommand exited with code 2\\n")
+        2
+        >>> find_exit_code("<returncode>1</returncode>\\n" + "x\\n" * 300, tail_chars=40)
+        1
+    """
+    tail = list(EXIT_CODE_RE.finditer(text, max(0, len(text) - tail_chars)))
+    match = tail[-1] if tail else EXIT_CODE_RE.search(text, 0, head_chars)
+    return None if match is None else exit_code_value(match)
+
+
+def _candidate_lines(lines: list[str]) -> list[int]:
+    """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast).
+
+    Every alternative of the strong and weak patterns needs one of ``_KEYWORDS`` (in any case),
+    a ``:line:col:`` position, or ``E:`` at the start of a line; substring searches over the
+    lower-cased text find those in C, so the regexes run on these lines only.
+    """
+    low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
+    starts = [0]
+    pos = low.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = low.find("\n", pos + 1)
+    hits: set[int] = set()
+    for keyword in _KEYWORDS:
+        at_start = keyword.startswith("\n")  # the hit is the newline before the line
+        pos = low.find(keyword)
+        while pos != -1:
+            line = bisect.bisect_right(starts, pos + at_start) - 1
+            hits.add(line)
+            # one hit per line is enough: go on from the next line
+            pos = low.find(keyword, starts[line + 1] - at_start) if line + 1 < len(starts) else -1
+    hits.update(bisect.bisect_right(starts, m.start()) - 1 for m in _POSITION_RE.finditer(low))
+    if low.startswith(("e: ", "e   ")):
+        hits.add(0)
+    return sorted(hits)
+
+
+@functools.lru_cache(maxsize=512)  # a failing output is read again when its turn is folded
+def error_lines(text: str) -> tuple[str, ...]:
+    """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
+
+    Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, ``fatal:``, a traceback's
+    last frame and exception) win over weak ones (any mention of error/failed), except the last
+    weak line after every strong one (a tool's closing verdict, "Found 49 errors."), which is
+    kept after them; with neither, the last three non-empty lines stand in.
+    """
+    strong: list[str] = []
+    weak: list[str] = []
+    last_frame: str | None = None
+    in_traceback = False
+    label_tier: list[str] | None = None  # the tier of a bare "ERROR:" label awaiting its text
+    verdict: str | None = None  # the last weak line after the last strong one
+
+    all_lines = text.splitlines()
+    if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
+        all_lines = [*all_lines[:_SCAN_HEAD], "", *all_lines[-_SCAN_TAIL:]]
+    candidates = _candidate_lines(all_lines)
+    next_candidate = 0
+    index = 0
+    while True:
+        # Between tracebacks and labels, only candidate lines can change anything: jump to them.
+        if not in_traceback and label_tier is None:
+            while next_candidate < len(candidates) and candidates[next_candidate] < index:
+                next_candidate += 1
+            if next_candidate == len(candidates):
+                break
+            index = candidates[next_candidate]
+        if index >= len(all_lines):
+            break
+        line = all_lines[index].rstrip()
+        index += 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if label_tier is not None:
+            label_tier.append(stripped)
+            label_tier = None
+            continue
+        if in_traceback:
+            if _TRACEBACK_FRAME_RE.match(line):
+                last_frame = stripped
+            elif not line[0].isspace():  # the exception line that ends the traceback
+                if last_frame is not None:
+                    strong.append(last_frame)
+                strong.append(stripped)
+                in_traceback = False
+                last_frame = None
+            continue
+        if line.startswith(_TRACEBACK_HEAD):
+            strong.append(stripped)
+            in_traceback = True
+            continue
+        if not _ANY_LINE_RE.search(line):  # a keyword in passing (``test_errors.py``, ...)
+            continue
+        tier = strong if _STRONG_LINE_RE.search(line) else weak
+        tier.append(stripped)
+        verdict = None if tier is strong else stripped
+        if stripped.endswith(":") and len(stripped) <= 20:
+            label_tier = tier
+    picked = strong or weak
+    if strong and verdict is not None:  # the closing verdict ("Found 49 errors.") after them
+        picked = [*strong, verdict]
+    if not picked:
+        picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
+    unique = [clip(line, _MAX_LINE_CHARS) for line in dict.fromkeys(picked)]
+    if len(unique) > _MAX_ERROR_LINES:
+        unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
+    return tuple(unique)

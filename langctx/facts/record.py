@@ -1,0 +1,194 @@
+"""The facts record: its JSON types and size caps, :func:`empty_facts` and :func:`merge_facts`.
+
+The facts are plain JSON dicts (:class:`Facts`) that :func:`merge_facts` folds together, so the
+facts of a summary-of-summaries are the merge of the facts it replaces. Their size is bounded:
+every modified file is kept, the most recent reads are listed and the older ones counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NotRequired, TypedDict
+
+from langctx.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_COMMANDS",
+    "DEFAULT_MAX_ERRORS",
+    "DEFAULT_MAX_READ_FILES",
+    "CommandFact",
+    "ErrorFact",
+    "Facts",
+    "check_limit",
+    "empty_facts",
+    "merge_facts",
+    "set_reads",
+]
+
+DEFAULT_MAX_COMMANDS = 20
+"""How many of the most recent commands a :class:`Facts` keeps."""
+
+DEFAULT_MAX_ERRORS = 5
+"""How many of the most recent errors a :class:`Facts` keeps."""
+
+DEFAULT_MAX_READ_FILES = 50
+"""How many of the most recently read files a :class:`Facts` lists; older reads are counted in
+``read_files_dropped``. Modified files are never dropped."""
+
+_MAX_READ_FILES_CHARS = 8_000
+"""The listed read paths hold at most this many characters together (the newest always fits)."""
+
+
+class CommandFact(TypedDict):
+    """One shell command the agent ran.
+
+    ``message_id`` is the id of the tool result when the batch holds it, else of the AI message
+    that made the call. ``ok`` is ``False`` when the command failed (a non-zero exit code, an
+    error status, a failing test run in its output; see :func:`~langctx.facts.failures.command_failed`); ``True`` when
+    exit code 0 is known and nothing failed; ``None`` otherwise (no result, no exit code, or a
+    search that matched nothing). ``command`` is clipped to 500 characters.
+    """
+
+    command: str
+    exit_code: int | None
+    ok: bool | None
+    message_id: str | None
+
+
+class ErrorFact(TypedDict):
+    """The error lines of one failing tool result.
+
+    ``command`` is the command string when the failing tool is a command tool, else ``None``.
+    ``lines`` holds at most 8 lines of at most 300 characters each.
+    """
+
+    command: str | None
+    lines: list[str]
+    message_id: str | None
+
+
+class Facts(TypedDict):
+    """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
+
+    File lists are unique. ``modified_files`` is in order of first modification and is never
+    cut. ``read_files`` is in order of the latest read (a file read again moves to the end) and
+    lists the most recent 50 by default (at most 8,000 characters of paths); the reads left out
+    are counted in ``read_files_dropped`` (missing means 0). ``commands`` and ``errors`` keep
+    the most recent entries only (20 and 5 by default).
+    """
+
+    read_files: list[str]
+    modified_files: list[str]
+    commands: list[CommandFact]
+    errors: list[ErrorFact]
+    read_files_dropped: NotRequired[int]
+    """How many older reads ``read_files`` leaves out. A file left out and read again later is
+    listed, and may still be counted once: an upper bound on the files not listed."""
+
+
+def check_limit(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        msg = f"{name} must be an int >= 0, got {value!r}."
+        raise ConfigError(msg)
+    return value
+
+
+def set_reads(facts: Facts, reads: list[str], dropped: int, limit: int) -> None:
+    """Keep the most recent reads within ``limit`` and the character cap; count the rest."""
+    keep = 0
+    chars = 0
+    for path in reversed(reads):
+        if keep >= limit or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
+            break
+        keep += 1
+        chars += len(path)
+    facts["read_files"] = reads[len(reads) - keep :] if keep else []
+    dropped += len(reads) - keep
+    if dropped:
+        facts["read_files_dropped"] = dropped
+
+
+def empty_facts() -> Facts:
+    """A new :class:`Facts` with nothing in it.
+
+    Example:
+        >>> empty_facts()
+        {'read_files': [], 'modified_files': [], 'commands': [], 'errors': []}
+    """
+    return Facts(read_files=[], modified_files=[], commands=[], errors=[])
+
+
+def _latest(lists: Iterable[Iterable[str]]) -> list[str]:
+    """Unique items in order of their last appearance."""
+    order: dict[str, None] = {}
+    for items in lists:
+        for item in items:
+            order.pop(item, None)
+            order[item] = None
+    return list(order)
+
+
+def _union(lists: Iterable[Iterable[str]]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for items in lists:
+        for item in items:
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out
+
+
+def merge_facts(
+    *facts: Facts,
+    max_commands: int = DEFAULT_MAX_COMMANDS,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
+) -> Facts:
+    """Fold facts together, oldest first, into facts of bounded size.
+
+    ``modified_files`` is an order-preserving union and is never cut. ``read_files`` is ordered
+    by the latest read and keeps the most recent ``max_read_files``; the rest are added to
+    ``read_files_dropped``. Commands and errors are concatenated and only the most recent
+    ``max_commands`` / ``max_errors`` are kept. So merging facts over and over (summaries of
+    summaries) never grows them past those caps, whatever the length of the session. The inputs
+    are not modified, and a dict missing a key (an older persisted entry) counts as empty there.
+
+    Args:
+        *facts: The facts to merge, oldest first.
+        max_commands: Keep the most recent this many commands.
+        max_errors: Keep the most recent this many errors.
+        max_read_files: List the most recently read this many files.
+
+    Returns:
+        A fresh :class:`Facts` dict.
+
+    Example:
+        >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
+        >>> b = {**empty_facts(), "read_files": ["c.py", "a.py"], "modified_files": ["d.py"]}
+        >>> merged = merge_facts(a, b, max_read_files=2)
+        >>> merged["read_files"], merged["read_files_dropped"], merged["modified_files"]
+        (['c.py', 'a.py'], 1, ['b.py', 'd.py'])
+    """
+    max_commands = check_limit("max_commands", max_commands)
+    max_errors = check_limit("max_errors", max_errors)
+    max_read_files = check_limit("max_read_files", max_read_files)
+    commands = [CommandFact(**c) for f in facts for c in f.get("commands", ())]
+    errors = [
+        ErrorFact(command=e["command"], lines=list(e["lines"]), message_id=e["message_id"])
+        for f in facts
+        for e in f.get("errors", ())
+    ]
+    merged = Facts(
+        read_files=[],
+        modified_files=_union(f.get("modified_files", ()) for f in facts),
+        commands=commands[-max_commands:] if max_commands else [],
+        errors=errors[-max_errors:] if max_errors else [],
+    )
+    dropped = sum(_count(f.get("read_files_dropped")) for f in facts)
+    set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
+    return merged
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -1,0 +1,302 @@
+"""Files a shell command reads and modifies, read from its text (pure; never raises).
+
+:func:`parse_command` splits a command line the way a POSIX shell would (quotes, escapes,
+``&&`` / ``||`` / ``;`` / ``|`` / newlines, subshells, ``$(...)``, heredocs, ``bash -lc "..."``
+wrappers) and knows the common forms agents use to look at and change files: reads with
+``cat``, ``sed -n``, ``head``, ``tail``, ``nl``, ``less``, ``wc``, ``grep`` / ``rg`` with a file,
+``awk``, ``diff``, ``<`` input; writes with ``apply_patch`` / ``*** Begin Patch`` heredocs,
+``git apply`` / ``patch`` with the diff in the command, ``sed -i``, ``perl -pi``, ``>`` / ``>>``
+redirects, ``tee``, ``mv``, ``cp`` (source read, destination modified), ``rm``, ``touch``,
+``truncate``, ``git mv`` / ``git rm`` / ``git restore`` / ``git checkout --``. Relative paths are
+resolved against a ``cd`` earlier in the same command. What a script does inside an interpreter
+(``python - <<EOF ... open("x", "w")``) is out of scope: only the shell's own words are read.
+
+Example:
+    >>> cmd = parse_command("cd src && sed -n '1,80p' app.py && sed -i 's/a/b/' util.py > /dev/null")
+    >>> cmd.read, cmd.modified
+    (('src/app.py',), ('src/util.py',))
+    >>> parse_command("grep -rn TODO src | head -5").inspects_only
+    True
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langctx.facts.shell_programs import (
+    HANDLERS,
+    INSPECTORS,
+    WRAPPERS,
+    git_subcommand,
+    writes_anyway,
+)
+from langctx.facts.shell_words import (
+    ASSIGNMENT_RE,
+    Lexer,
+    Redir,
+    SimpleCommand,
+    Word,
+    split_commands,
+)
+
+__all__ = ["MAX_COMMAND_CHARS", "SHELLS", "ShellCommand", "parse_command"]
+
+MAX_COMMAND_CHARS = 200_000
+"""Longer command texts are parsed up to this many characters (bounded work)."""
+
+_MAX_DEPTH = 4
+"""Nesting depth of ``bash -c``, ``$(...)`` and shell heredocs that is still parsed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCommand:
+    """What :func:`parse_command` found in one command text."""
+
+    read: tuple[str, ...]
+    """Files the command reads, unique, in order."""
+    modified: tuple[str, ...]
+    """Files it creates, changes, moves or deletes, unique, in order."""
+    programs: tuple[str, ...]
+    """The program of every simple command, in order (``git`` as ``git <subcommand>``)."""
+    inspects_only: bool
+    """Every program only reads, searches or lists (``cat``, ``sed -n``, ``grep``, ``ls``,
+    ``git diff``...) and nothing is written: its output is file content, not a diagnosis."""
+    status_program: str | None
+    """The program whose exit status is the command's (the last one run at the top level)."""
+    status_masked: bool
+    """A failure before the last part may not reach the exit status (``|``, ``;``, ``||``,
+    ``&``, a newline)."""
+
+
+_UNKNOWN = "\x00unknown-cwd"
+"""The working directory after a ``cd`` langctx cannot follow (``cd $X``, ``cd -``, ``popd``)."""
+
+
+_SKIP_WHOLE = frozenset({"for", "case", "select", "function"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+"""Shell programs whose ``-c`` script or heredoc is parsed as a command of its own."""
+
+
+# --------------------------------------------------------------------------------------------
+# The walk
+# --------------------------------------------------------------------------------------------
+
+
+class _Walk:
+    def __init__(self, resolve: bool) -> None:
+        self.resolve = resolve
+        self.read: dict[str, None] = {}
+        self.modified: dict[str, None] = {}
+        self.programs: list[str] = []
+        self.inspects_only = True
+
+    def _path(self, path: str, cwd: str | None) -> str:
+        if not self.resolve or cwd is None or cwd == _UNKNOWN or path.startswith(("/", "~")):
+            return path
+        return posixpath.normpath(posixpath.join(cwd, path))
+
+    def script(self, text: str, cwd: str | None, depth: int) -> tuple[str | None, bool]:
+        """Walk one script; return (the status program, whether its status is masked)."""
+        lexer = Lexer(text)
+        tokens = lexer.run()
+        status_program: str | None = None
+        masked = pending_mask = after_group = False
+        stack: list[str | None] = []
+        for simple, op, _level in split_commands(tokens):
+            if op == "(":
+                stack.append(cwd)
+                continue
+            content = bool(simple.words or simple.redirs)
+            if content:
+                masked = masked or pending_mask
+            program, cwd, inner_masked = self.simple(simple, cwd, depth)
+            if program is not None:
+                status_program = program
+                masked = masked or inner_masked
+            if op == ")":
+                cwd = stack.pop() if stack else cwd
+                after_group = True
+                continue
+            if op in _MASKING and (content or after_group):
+                pending_mask = True
+            after_group = False
+        if depth < _MAX_DEPTH:
+            for sub in lexer.subs:
+                self.script(sub, cwd, depth + 1)
+        return status_program, masked
+
+    def simple(
+        self, simple: SimpleCommand, cwd: str | None, depth: int
+    ) -> tuple[str | None, str | None, bool]:
+        """Record one simple command: (its status program, the working directory after it,
+        whether a script it ran masks a failure)."""
+        words = list(simple.words)
+        while words and ASSIGNMENT_RE.match(words[0].value):
+            words.pop(0)
+        words = _unwrap(words)
+        if words and words[0].value in _SKIP_WHOLE:
+            return None, cwd, False
+        bodies = [r.body for r in simple.redirs if r.body is not None]
+        if self._redirects(simple.redirs, cwd):
+            self.inspects_only = False
+        if not words:
+            return None, cwd, False
+        first = words[0]
+        name = posixpath.basename(first.value) if first.literal else first.value
+        if not first.literal and first.value not in ("[", "[["):
+            name = "?"
+        args = words[1:]
+        label = name
+        if name == "git":
+            sub, _ = git_subcommand(args)
+            label = f"git {sub}" if sub else "git"
+        self.programs.append(label)
+        if name in ("cd", "pushd"):
+            return label, _cd(args, cwd), False
+        if name == "popd":
+            return label, _UNKNOWN, False
+        if name in SHELLS:
+            script = _shell_script(args)
+            status: str | None = label
+            masked = False
+            if depth < _MAX_DEPTH:
+                for text in [script] if script is not None else bodies:  # bash <<EOF ... EOF
+                    inner, inner_masked = self.script(text, cwd, depth + 1)
+                    status, masked = inner or status, masked or inner_masked
+            return status, cwd, masked
+        if name == "git":
+            directory = _git_directory(args)
+            if directory is not None:
+                cwd = _cd([directory], cwd)
+        handler = HANDLERS.get(name)
+        read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
+        if modified or label not in INSPECTORS or writes_anyway(name, args):
+            self.inspects_only = False
+        for path in read:
+            self.read.setdefault(self._path(path, cwd), None)
+        for path in modified:
+            self.modified.setdefault(self._path(path, cwd), None)
+        return label, cwd, False
+
+    def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> bool:
+        wrote = False
+        for r in redirs:
+            target = r.target
+            if not target.literal or not target.value or target.value.startswith("/dev/"):
+                continue
+            if r.op in (">", ">>", ">|", "<>") and r.fd in ("", "1", "&"):
+                self.modified.setdefault(self._path(target.value, cwd), None)
+                wrote = True
+            elif (
+                r.op == ">&"
+                and r.fd in ("", "1")
+                and not target.value.isdigit()
+                and target.value != "-"
+            ):
+                self.modified.setdefault(self._path(target.value, cwd), None)
+                wrote = True
+            elif r.op == "<" and r.fd in ("", "0"):
+                self.read.setdefault(self._path(target.value, cwd), None)
+        return wrote
+
+
+_MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
+
+
+def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
+    """The working directory after ``cd args`` run in ``cwd`` (``None``: the agent's own)."""
+    operands = [w for w in args if not (w.value.startswith("-") and len(w.value) > 1)]
+    if not operands:
+        return _UNKNOWN  # `cd` alone goes home
+    target = operands[0]
+    value = target.value
+    if not target.literal or value in ("-", "") or value.startswith("~"):
+        return _UNKNOWN
+    if value.startswith("/"):
+        return posixpath.normpath(value)
+    if cwd == _UNKNOWN:
+        return _UNKNOWN
+    return posixpath.normpath(value if cwd is None else posixpath.join(cwd, value))
+
+
+def _git_directory(args: Sequence[Word]) -> Word | None:
+    """The ``-C dir`` of a git command line, when it is a literal path."""
+    for i, word in enumerate(args[:-1]):
+        if word.value == "-C":
+            return args[i + 1] if args[i + 1].literal else None
+        if not word.value.startswith("-"):
+            return None
+    return None
+
+
+def _unwrap(words: list[Word]) -> list[Word]:
+    """Drop ``sudo``/``env``/``timeout``/... prefixes, their options and assignments."""
+    for _ in range(8):
+        if not words or not words[0].literal:
+            return words
+        name = posixpath.basename(words[0].value)
+        takes = WRAPPERS.get(name)
+        if takes is None:
+            return words
+        i = 1
+        while i < len(words):
+            value = words[i].value
+            if value == "--":
+                i += 1
+                break
+            if value.startswith("-") and len(value) > 1:
+                i += 2 if value[-1] in takes and len(value) == 2 else 1
+            elif ASSIGNMENT_RE.match(value):
+                i += 1
+            else:
+                break
+        if name == "timeout" and i < len(words):
+            i += 1  # the duration
+        words = words[i:]
+    return words
+
+
+def _shell_script(args: Sequence[Word]) -> str | None:
+    """The script of ``bash -c '...'`` / ``bash -lc "..."`` (None for ``bash script.sh``)."""
+    for i, word in enumerate(args):
+        value = word.value
+        if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
+            return args[i + 1].value if i + 1 < len(args) else None
+        if not value.startswith("-"):
+            return None
+    return None
+
+
+def parse_command(command: str, *, resolve_cd: bool = True) -> ShellCommand:
+    """Parse a shell command text into the files it reads and modifies.
+
+    Args:
+        command: The command line or script, as the agent sent it.
+        resolve_cd: Join relative paths to the directory of an earlier ``cd`` in the same
+            command (``cd src && cat a.py`` reads ``src/a.py``) and name the files ``mv`` /
+            ``cp`` put into a directory. With ``False`` every path is exactly as written.
+
+    Returns:
+        A :class:`ShellCommand`. Anything it does not understand names no file; it never
+        raises, whatever the text.
+
+    Example:
+        >>> parse_command("cat a.py b.py | rg -n 'def ' && cp a.py /tmp/a.py").read
+        ('a.py', 'b.py')
+        >>> parse_command("bash -lc \\"tail -n 5 log.txt >> notes.md\\"").modified
+        ('notes.md',)
+    """
+    if not isinstance(command, str):
+        return ShellCommand((), (), (), True, None, False)
+    walk = _Walk(resolve_cd)
+    status_program, masked = walk.script(command[:MAX_COMMAND_CHARS], None, 0)
+    return ShellCommand(
+        read=tuple(walk.read),
+        modified=tuple(walk.modified),
+        programs=tuple(walk.programs),
+        inspects_only=walk.inspects_only and bool(walk.programs),
+        status_program=status_program,
+        status_masked=masked,
+    )

@@ -1,0 +1,432 @@
+"""What each program reads and modifies, from its arguments (pure): the shell's handler table.
+
+A handler gets a simple command's arguments and heredoc bodies and returns the files it reads
+and the files it modifies; :data:`INSPECTORS` lists the programs whose output is what they read,
+:data:`WRAPPERS` those that run the rest of their words (``sudo``, ``timeout``...).
+
+Example:
+    >>> list(patch_text_paths("*** Begin Patch\\n*** Add File: a.py\\n+x\\n*** End Patch"))
+    ['a.py']
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from langctx.facts.shell_words import (
+    ASSIGNMENT_RE,
+    Word,
+    literal_paths,
+    looks_like_file,
+    parse_args,
+)
+
+__all__ = [
+    "HANDLERS",
+    "INSPECTORS",
+    "WRAPPERS",
+    "git_subcommand",
+    "patch_text_paths",
+    "writes_anyway",
+]
+
+# --------------------------------------------------------------------------------------------
+# Patch text
+# --------------------------------------------------------------------------------------------
+
+_PATCH_FILE_RE = re.compile(
+    r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M
+)
+_GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+
+
+def _diff_header_path(line: str) -> str | None:
+    path = line[4:].split("\t", 1)[0].strip()
+    if path == "/dev/null" or not path:
+        return None
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    return path
+
+
+def patch_text_paths(text: str) -> Iterator[str]:
+    """Files named by patch text: Codex ``*** Update File: x`` blocks and unified diffs.
+
+    Example:
+        >>> list(patch_text_paths("*** Begin Patch\\n*** Add File: a.py\\n+x\\n*** End Patch"))
+        ['a.py']
+    """
+    if "*** " in text:
+        for match in _PATCH_FILE_RE.finditer(text):
+            yield match.group(1)
+    if "diff --git " in text:
+        for match in _GIT_DIFF_RE.finditer(text):
+            yield match.group(1)
+            yield match.group(2)
+    if "+++ " in text:
+        # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
+        # looks like one ('-- comment' removed) is not followed by '+++ '.
+        before = ""
+        for line in text.splitlines():
+            if before.startswith("--- ") and line.startswith("+++ "):
+                for path in (_diff_header_path(before), _diff_header_path(line)):
+                    if path:
+                        yield path
+            before = line
+
+
+# --------------------------------------------------------------------------------------------
+# Program handlers: (args, heredoc bodies) -> (read, modified)
+# --------------------------------------------------------------------------------------------
+
+_Found = tuple[list[str], list[str]]
+_Handler = Callable[[list[Word], list[str], bool], _Found]
+"""(arguments, heredoc bodies, whether to name the files put into a directory) -> (read,
+modified)."""
+
+
+def _reader(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
+    def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+        operands = parse_args(args, short_values, long_values).operands
+        return literal_paths(w for w in operands if not w.value.startswith("+")), []  # less +G
+
+    return handler
+
+
+def _sed_in_place(args: Sequence[Word]) -> bool:
+    for word in args:
+        value = word.value
+        if value == "--":
+            return False
+        if value.startswith("--in-place") or (
+            value.startswith("-") and not value.startswith("--") and "i" in value[1:2]
+        ):
+            return True
+    return False
+
+
+def writes_anyway(name: str, args: Sequence[Word]) -> bool:
+    """An inspector that writes here (``sed -i`` on a glob, ``find -delete``)."""
+    if name in ("sed", "gsed"):
+        return _sed_in_place(args)
+    if name in ("find", "fd"):
+        return any(w.value in ("-delete", "-exec", "-execdir", "-ok", "-x", "-X") for w in args)
+    return False
+
+
+def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    cleaned: list[Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        cleaned.append(word)
+        i += 1
+        # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word
+        if word.value == "-i" and i + 1 < len(args):
+            nxt = args[i].value
+            if nxt == "" or re.fullmatch(r"\.[\w.~-]+", nxt):
+                i += 1
+    parsed = parse_args(cleaned, "ef", ("expression", "file"))
+    in_place = "i" in parsed.flags or "in-place" in parsed.flags
+    operands = parsed.operands
+    if not (
+        "e" in parsed.values
+        or "f" in parsed.values
+        or "expression" in parsed.flags
+        or "file" in parsed.flags
+    ):
+        operands = operands[1:]  # the script
+    paths = literal_paths(operands)
+    return ([], paths) if in_place else (paths, [])
+
+
+def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(args, "eEIMml")
+    if "i" not in parsed.flags:
+        return [], []
+    operands = (
+        parsed.operands if ("e" in parsed.values or "E" in parsed.values) else parsed.operands[1:]
+    )
+    return [], literal_paths(operands)
+
+
+def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(
+        args,
+        "efmABCdD",
+        (
+            "regexp",
+            "file",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "include",
+            "exclude",
+            "exclude-dir",
+            "label",
+            "directories",
+            "devices",
+        ),
+    )
+    operands = parsed.operands
+    if not ({"e", "f"} & parsed.values.keys() or {"regexp", "file"} & parsed.flags):
+        operands = operands[1:]  # the pattern
+    paths = literal_paths(operands)
+    if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
+        paths = [p for p in paths if looks_like_file(p)]
+    return paths, []
+
+
+def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(
+        args,
+        "efgtTmABCjMEr",
+        (
+            "regexp",
+            "file",
+            "glob",
+            "iglob",
+            "type",
+            "type-not",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "threads",
+            "max-columns",
+            "encoding",
+            "sort",
+            "sortr",
+            "replace",
+            "type-add",
+            "max-depth",
+            "max-filesize",
+            "pre",
+            "colors",
+            "path-separator",
+        ),
+    )
+    if "files" in parsed.flags or "type-list" in parsed.flags:
+        return [], []
+    operands = parsed.operands
+    if not ({"e", "f"} & parsed.values.keys() or {"regexp", "file"} & parsed.flags):
+        operands = operands[1:]
+    return [p for p in literal_paths(operands) if looks_like_file(p)], []
+
+
+def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(args, "Fvf")
+    operands = parsed.operands if "f" in parsed.values else parsed.operands[1:]
+    return [p for p in literal_paths(operands) if not ASSIGNMENT_RE.match(p)], []
+
+
+def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    if any(
+        w.value in ("--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs")
+        for w in args
+    ):
+        return [], []
+    parsed = parse_args(args, "fL", ("indent", "from-file"))
+    operands = (
+        parsed.operands
+        if "f" in parsed.values or "from-file" in parsed.flags
+        else parsed.operands[1:]
+    )
+    return literal_paths(operands), []
+
+
+def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(args, "USIxXFL", ("label", "exclude", "from-file", "to-file"))
+    if parsed.flags & {"r", "recursive"}:
+        return [], []
+    return literal_paths(parsed.operands), []
+
+
+def _tee(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    return [], literal_paths(parse_args(args).operands)
+
+
+def _touch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    return [], literal_paths(parse_args(args, "drtsA", ("date", "reference", "size")).operands)
+
+
+def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(args)
+    paths = literal_paths(parsed.operands)
+    if parsed.flags & {"r", "R", "recursive", "d", "dir"}:
+        paths = [p for p in paths if looks_like_file(p)]
+    return [], paths
+
+
+def _into(directory: str, source: str) -> str:
+    return posixpath.join(directory, posixpath.basename(source.rstrip("/")))
+
+
+def _move_or_copy(args: list[Word], *, copy: bool, resolve: bool = True) -> _Found:
+    parsed = parse_args(args, "tSZ", ("target-directory", "suffix", "backup", "context"))
+    paths = literal_paths(parsed.operands)
+    if not all(w.literal for w in parsed.operands):
+        return [], []  # `mv *.py dir/`: the sources are not paths as written
+    target = next(
+        iter(parsed.values.get("t", []) + parsed.values.get("target-directory", [])), None
+    )
+    if target is not None:
+        sources, dest, into = paths, target, True
+    elif len(paths) >= 2:
+        sources, dest = paths[:-1], paths[-1]
+        into = len(sources) > 1 or dest.endswith("/") or dest in (".", "..")
+    else:
+        return [], []
+    if into and not resolve:
+        return ([], [*sources, dest]) if not copy else (sources, [dest])
+    destinations = [_into(dest, s) for s in sources] if into else [dest]
+    # a directory moved or copied whole is not a file: keep the pairs that name files
+    pairs = [(s, d) for s, d in zip(sources, destinations, strict=False) if looks_like_file(s)]
+    if len(destinations) == 1 and len(sources) == 1 and not pairs and looks_like_file(dest):
+        pairs = [(sources[0], dest)]
+    if copy:
+        return [s for s, _ in pairs], [d for _, d in pairs]
+    return [], [p for pair in pairs for p in pair]
+
+
+def _patch_bodies(texts: Iterable[str]) -> list[str]:
+    return [p for text in texts for p in patch_text_paths(text)]
+
+
+def _apply_patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    return [], _patch_bodies([*bodies, *(w.value for w in args)])
+
+
+def _patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    parsed = parse_args(args, "pioBdDFrVYzg", ("input", "output", "directory", "strip"))
+    read = parsed.values.get("i", []) + parsed.values.get("input", [])
+    modified = _patch_bodies(bodies)
+    operands = literal_paths(parsed.operands)
+    if operands:
+        modified.insert(0, operands[0])  # `patch file.py < fix.diff`
+        read.extend(operands[1:2])  # `patch file.py fix.diff`
+    return read, modified
+
+
+def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+    sub, rest = git_subcommand(args)
+    if sub == "apply":
+        parsed = parse_args(rest, "pC", ("directory", "exclude", "include"))
+        read = literal_paths(parsed.operands)
+        if parsed.flags & {"check", "stat", "numstat", "summary"}:
+            return read, []
+        return read, _patch_bodies(bodies)
+    if sub == "mv":
+        return _move_or_copy(rest, copy=False, resolve=resolve)
+    if sub == "rm":
+        parsed = parse_args(rest)
+        if "cached" in parsed.flags:
+            return [], []
+        return _rm(rest, bodies, resolve)
+    if sub == "restore":
+        parsed = parse_args(rest, "s", ("source",))
+        if parsed.flags & {"S", "staged"} and not parsed.flags & {"W", "worktree"}:
+            return [], []
+        return [], [p for p in literal_paths(parsed.operands) if looks_like_file(p)]
+    if sub == "checkout":
+        values = [w.value for w in rest]
+        if "--" in values:
+            return [], [
+                p for p in literal_paths(rest[values.index("--") + 1 :]) if looks_like_file(p)
+            ]
+    return [], []
+
+
+def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+            i += 2
+        elif value.startswith("-"):
+            i += 1
+        else:
+            return value, list(args[i + 1 :])
+    return None, []
+
+
+HANDLERS: dict[str, _Handler] = {
+    "cat": _reader(),
+    "nl": _reader("bdfhilnsvw"),
+    "less": _reader("bhjkoOpPtTxyz#"),
+    "more": _reader(),
+    "bat": _reader(
+        "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
+    ),
+    "batcat": _reader(
+        "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
+    ),
+    "head": _reader("nc", ("lines", "bytes")),
+    "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
+    "wc": _reader(),
+    "cmp": _reader("in", ("ignore-initial", "bytes")),
+    "diff": _diff,
+    "sed": _sed,
+    "gsed": _sed,
+    "perl": _perl,
+    "grep": _grep,
+    "egrep": _grep,
+    "fgrep": _grep,
+    "rg": _rg,
+    "awk": _awk,
+    "gawk": _awk,
+    "jq": _jq,
+    "tee": _tee,
+    "touch": _touch,
+    "truncate": _touch,
+    "rm": _rm,
+    "unlink": _tee,
+    "mv": lambda args, bodies, resolve: _move_or_copy(args, copy=False, resolve=resolve),
+    "cp": lambda args, bodies, resolve: _move_or_copy(args, copy=True, resolve=resolve),
+    "apply_patch": _apply_patch,
+    "applypatch": _apply_patch,
+    "patch": _patch,
+    "git": _git,
+}
+
+INSPECTORS = frozenset(
+    (
+        "cat nl less more bat batcat head tail wc cmp diff grep egrep fgrep rg ag ack awk "
+        "gawk jq ls ll tree find fd pwd cd pushd popd echo printf file stat which type "
+        "realpath readlink dirname basename sort uniq cut tr column true du df xxd od hexdump "
+        "strings sed "
+    ).split()
+) | frozenset(
+    {
+        "git status",
+        "git log",
+        "git diff",
+        "git show",
+        "git grep",
+        "git blame",
+        "git branch",
+        "git ls-files",
+        "git rev-parse",
+        "git remote",
+    }
+)
+"""Programs whose output is what they read or list (``sed`` only without ``-i``)."""
+
+WRAPPERS: dict[str, str] = {
+    "sudo": "ugCDhprt",
+    "env": "uCS",
+    "nice": "n",
+    "nohup": "",
+    "command": "",
+    "exec": "a",
+    "builtin": "",
+    "stdbuf": "ioe",
+    "ionice": "cnpt",
+    "time": "fo",
+    "timeout": "sk",
+    "xvfb-run": "ase",
+}
+"""Programs that run the rest of their words as a command (option letters taking a value)."""
