@@ -1,27 +1,15 @@
 """Lossless short forms of file-path lists for the facts ledger (pure functions).
 
-Two steps, each reversible by :func:`expand_paths`:
-
-- **root**: when every path is absolute, their longest common directory (:func:`common_root`) is
-  said once by the caller, and each path is written relative to it;
-- **grouping** (``group=True``): paths of one directory share it, said once: ``dir/: a.py, b.py``.
-
-Grammar of the text: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain
-paths separated by ``", "``. A path that would be ambiguous there (it holds ``", "``, ``"; "`` or
-``": "``, starts with a quote, has a control character or edge whitespace, is empty or ends with
-``/``) is written whole as a JSON string in a group of its own. With ``group=False`` every path
-is written whole (relative to the root), so a reader matching whole paths finds each one verbatim.
+:func:`compress_paths` writes paths relative to their :func:`common_root` (said once by the
+caller) and, with ``group=True``, each directory once (``dir/: a.py, b.py``);
+:func:`expand_paths` gives them back exactly.
 
 Example:
     >>> paths = ["/w/app/src/a.py", "/w/app/src/b.py", "/w/app/README.md"]
     >>> root = common_root(paths)
-    >>> root
-    '/w/app/'
-    >>> compress_paths(paths, root=root)
-    'src/a.py, src/b.py, README.md'
     >>> text = compress_paths(paths, root=root, group=True)
-    >>> text
-    'src/: a.py, b.py; README.md'
+    >>> root, text
+    ('/w/app/', 'src/: a.py, b.py; README.md')
     >>> expand_paths(text, root=root) == paths
     True
 """
@@ -96,6 +84,12 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
     ``root`` (say it once beside the text) requires every path to be absolute. ``group=False``
     keeps each relative path verbatim, in order (quoted ones first); ``group=True`` writes each directory
     once, directories in order of first appearance (a directory with one path stays a plain path).
+
+    Grammar of the text: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain
+    paths separated by ``", "``. A path that would be ambiguous there (it holds ``", "``, ``"; "``
+    or ``": "``, starts with a quote, has a control character or edge whitespace, is empty or ends
+    with ``/``) is written whole as a JSON string in a group of its own. With ``group=False`` every
+    path is written whole, so a reader matching whole paths finds each one verbatim.
 
     Raises:
         ConfigError: ``root`` is given but some path is relative (it could not be told apart).

@@ -3,30 +3,8 @@
 :func:`build_report` takes a graph state (``messages`` and the ``langctx`` channel), rebuilds the
 memory with :meth:`~langctx.LayeredChatMemory.restore` (no compaction runs) and describes it: the
 layers the model sees (pinned, summaries by level, recent), the compaction timeline, the in-place
-edits and an eviction log built from the stored entries, and the figures. :func:`inspect_thread`
+edits, an eviction log built from the stored entries, and the figures. :func:`inspect_thread`
 does the same for a thread of a :class:`~langctx.inspect.store.CheckpointStore`.
-
-Example:
-    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    >>> from langctx import LayeredChatMemory
-    >>> from langctx.channel import channel_update
-    >>> mem = LayeredChatMemory(max_tokens=2000)
-    >>> mem.add_messages([HumanMessage("Fix the parser.", id="task")])
-    >>> for i in range(12):
-    ...     mem.add_messages([
-    ...         AIMessage("", id=f"a{i}", tool_calls=[
-    ...             {"id": f"c{i}", "name": "read_file", "args": {"path": f"f{i}.py"}}]),
-    ...         ToolMessage("x = 1\\n" * 60, tool_call_id=f"c{i}", id=f"t{i}"),
-    ...     ])
-    >>> state = {"messages": mem.messages,
-    ...          "langctx": channel_update(compactions=mem.compactions, edits=mem.edits)}
-    >>> report = build_report(state, thread_id="demo", budget=2000)
-    >>> report.figures["context_tokens"] == mem.context_tokens()
-    True
-    >>> [p["id"] for p in report.pinned], report.recent["first_kept_id"] == mem.first_kept_id
-    (['task'], True)
-    >>> report.timeline[0]["trigger"], report.timeline[0]["read_files"][:1]
-    ('proactive', ['f0.py'])
 """
 
 from __future__ import annotations

@@ -1,31 +1,10 @@
 """Context-mode tools for LangGraph agents: ``fetch_context``, ``working_memory``, ``remember``.
 
-- :func:`fetch_context_tool`: reads a referenced output in slices or by grep, for the thread of
-  the run (``config["configurable"]["thread_id"]``). An unknown, expired or foreign id, or an
-  invalid argument, gives an error tool result (``status="error"``), never an exception. After a
-  successful fetch the tool returns a ``Command`` that also writes the reference message's new
-  priority (``fetched_ref``, 10) to the ``langctx`` channel, so the memory sheds it first; graphs
-  without that channel ignore the write.
-- :func:`working_memory_tool`: answers from the execution record of the thread's messages
-  (files, commands with exit codes, open errors), which stays out of the prompt.
-- :func:`remember_tool`: stores a fact in long-term memory.
-- :func:`wrap_tools_with_context_mode`: the tools of a custom graph, ``create_react_agent`` or
-  ``ToolNode``, guarded and passed through Context-mode, plus ``fetch_context``.
-
-Example:
-    >>> from langctx.context_mode.pipeline import ContextModeProcessor
-    >>> processor = ContextModeProcessor()
-    >>> out = processor.process("data row\\n" * 9000, tool_name="query", thread_id="t1")
-    >>> fetch = fetch_context_tool(processor)
-    >>> call = {"type": "tool_call", "id": "c9", "name": "fetch_context",
-    ...         "args": {"ref_id": out.ref_id, "limit": 18}}
-    >>> cmd = fetch.invoke(call, {"configurable": {"thread_id": "t1"}})
-    >>> cmd.update["messages"][0].content.splitlines()[1]
-    'data row'
-    >>> cmd.update["langctx"]["priorities"]
-    {'langctx-ref-...': 10}
-    >>> fetch.invoke(call, {"configurable": {"thread_id": "t2"}}).status  # another thread
-    'error'
+:func:`fetch_context_tool` reads a referenced output in slices or by grep;
+:func:`working_memory_tool` answers from the thread's execution record (kept out of the prompt);
+:func:`remember_tool` stores a fact in long-term memory; :func:`wrap_tools_with_context_mode` guards
+the tools of a custom graph, ``create_react_agent`` or ``ToolNode`` and passes their outputs
+through Context-mode.
 """
 
 from __future__ import annotations
@@ -146,11 +125,31 @@ def fetch_context_tool(
 ) -> BaseTool:
     """The ``fetch_context(ref_id, offset=0, limit=None, grep=None)`` tool over ``processor``'s store.
 
+    The reference is read for the thread of the run (``config["configurable"]["thread_id"]``). An
+    unknown, expired or foreign id, or an invalid argument, gives an error tool result
+    (``status="error"``), never an exception. Graphs without the ``langctx`` channel ignore the
+    priority write.
+
     Args:
         processor: the processor that made the references (its store and budget are used).
         name: the tool's name.
         record_priority: after a successful fetch, return a ``Command`` that lowers the
             reference message's priority in the ``langctx`` channel (``fetched_ref``).
+
+    Example:
+        >>> from langctx.context_mode.pipeline import ContextModeProcessor
+        >>> processor = ContextModeProcessor()
+        >>> out = processor.process("data row\\n" * 9000, tool_name="query", thread_id="t1")
+        >>> fetch = fetch_context_tool(processor)
+        >>> call = {"type": "tool_call", "id": "c9", "name": "fetch_context",
+        ...         "args": {"ref_id": out.ref_id, "limit": 18}}
+        >>> cmd = fetch.invoke(call, {"configurable": {"thread_id": "t1"}})
+        >>> cmd.update["messages"][0].content.splitlines()[1]
+        'data row'
+        >>> cmd.update["langctx"]["priorities"]
+        {'langctx-ref-...': 10}
+        >>> fetch.invoke(call, {"configurable": {"thread_id": "t2"}}).status  # another thread
+        'error'
     """
 
     def fetch_context(
