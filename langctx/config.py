@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_RESERVE_RATIO",
     "DEFAULT_RESERVE_TOKENS",
     "DEFAULT_SUMMARY_THRESHOLD_TOKENS",
+    "DEFAULT_SUMMARY_TIMEOUT",
     "DEFAULT_WINDOW_SHARE",
     "MemoryConfig",
     "is_substantive_task",
@@ -49,6 +50,7 @@ DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
+"""Seconds any summarizer call may take (compaction and Context-mode) before its fallback is used."""
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
 
 SummaryRole = Literal["human", "ai", "system"]

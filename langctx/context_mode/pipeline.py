@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
 
+from langctx.config import DEFAULT_SUMMARY_TIMEOUT
 from langctx.context_mode.facts import extract_facts, find_exit_code, missing_facts
 from langctx.context_mode.guard import acall_with_timeout, call_with_timeout
 from langctx.context_mode.outputs import ContentKind, Reduction
@@ -79,7 +80,6 @@ from langctx.markers import (
 )
 
 __all__ = [
-    "DEFAULT_SUMMARY_TIMEOUT",
     "STAMP_KEY",
     "Action",
     "ContextModeConfig",
@@ -91,9 +91,6 @@ logger = logging.getLogger(__name__)
 
 STAMP_KEY = CONTEXT_MODE_STAMP
 """Alias of :data:`langctx.markers.CONTEXT_MODE_STAMP` (the stamp's ``response_metadata`` key)."""
-
-DEFAULT_SUMMARY_TIMEOUT = 20.0
-"""Seconds a summarizer call may take before the deterministic reduction is used."""
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
@@ -128,7 +125,8 @@ class ContextModeConfig:
     """Content kinds a configured summarizer compresses (others keep the structural reduction)."""
 
     summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
-    """Seconds a summarizer call may take (None: no limit)."""
+    """Seconds a summarizer call may take before the reduction is used (None: no limit); the
+    default is :data:`langctx.config.DEFAULT_SUMMARY_TIMEOUT`, the same as compaction's."""
 
     grep_max_matches: int = DEFAULT_GREP_MAX_MATCHES
     """At most this many matching lines per grep result."""
