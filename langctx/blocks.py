@@ -1,15 +1,11 @@
 """Provider content blocks that langctx must not touch: thinking, reasoning, compaction items.
 
-Providers put things in a message's content list that are only valid byte for byte and in place:
-
-* **thinking** / **redacted_thinking** (Anthropic): signed; with thinking on, the assistant turn
-  of a tool loop must start with one, and nothing at or before a live thinking block may change.
-* **reasoning** (OpenAI Responses): an item that must travel with the item that follows it.
-* **compaction** (Anthropic ``compaction`` blocks, OpenAI Responses compaction items): the
-  provider's own summary of everything before it; the provider ignores what precedes it.
-* images and block types langctx does not know: carried verbatim with their message.
-
-The functions here are pure and look only at ``message.content`` and ``additional_kwargs``.
+They are valid only byte for byte and in place: Anthropic ``thinking`` / ``redacted_thinking``
+(signed; a tool loop's assistant turn must start with one, and nothing at or before a live one may
+change), OpenAI Responses ``reasoning`` (travels with the item after it) and provider
+``compaction`` items (the provider's own summary of all before it). Images and unknown block types
+are carried verbatim. The functions here are pure and read only ``content`` and
+``additional_kwargs``.
 
 Example:
     >>> from langchain_core.messages import AIMessage

@@ -1,16 +1,8 @@
 """The tool call guard: a timeout and a size cap around tool execution.
 
-A tool that hangs, raises or floods must not take the agent down. :class:`ToolGuard` runs a tool
-call so that:
-
-- a call that does not return within ``timeout`` seconds becomes a clear tool result
-  (``[tool X timed out after 30 s] ...``, ``status="error"``);
-- a tool that raises becomes an error ``ToolMessage`` (``status="error"``) naming the exception;
-  LangGraph's interrupts and ``Command`` bubbling (``GraphBubbleUp``) still propagate;
-- an output over ``max_output_chars`` is cut to its head and tail before Context-mode sees it.
-
-A synchronous call that times out keeps running in a daemon thread (Python cannot kill a thread);
-its result is dropped. Async calls are cancelled.
+A tool that hangs, raises or floods must not take the agent down: :class:`ToolGuard` turns a
+timeout or an exception into an error tool result and cuts an oversized output to its head and
+tail before Context-mode sees it.
 
 Example:
     >>> import time
@@ -164,6 +156,15 @@ def cap_content(content: Any, max_chars: int | None) -> Any:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolGuard:
     """A timeout and an output cap for tool calls.
+
+    - A call that does not return within ``timeout`` seconds becomes a clear tool result
+      (``[tool X timed out after 30 s] ...``, ``status="error"``). A synchronous call keeps running
+      in a daemon thread (Python cannot kill a thread) and its result is dropped; async calls are
+      cancelled.
+    - A tool that raises becomes an error ``ToolMessage`` (``status="error"``) naming the
+      exception; LangGraph's interrupts and ``Command`` bubbling (``GraphBubbleUp``) still
+      propagate.
+    - An output over ``max_output_chars`` is cut to its head and tail.
 
     Example:
         >>> ToolGuard(max_output_chars=5).run(lambda: "0123456789", tool_name="t", tool_call_id=None)

@@ -1,17 +1,10 @@
 """Lossless text for stored bytes: how a slice of a stored tool output is written into a message.
 
-A stored output is bytes (a ``str`` output is kept as its UTF-8 encoding, lone surrogates included,
-see :func:`to_raw`). A slice of it is shown to the model in one of three encodings, chosen from the
-bytes of the slice:
-
-- ``utf-8``: valid UTF-8 without NUL bytes, shown as is (the common case);
-- ``utf-8+x``: mostly text with a few bytes that are not: those bytes are written ``\\xNN`` and a
-  backslash is written ``\\\\``, everything else as is;
-- ``base64``: binary bytes.
-
-In the two text encodings anything that looks like a langctx marker (``[langctx``, ``<langctx``) is
-broken with a zero-width space, *reversibly* (:func:`langctx.markers.escape_markers`), so a slice
-can never forge a marker, and :func:`decode_body` still gives back the exact bytes.
+A stored output is bytes (:func:`to_raw`). :func:`choose_encoding` picks one of three encodings
+for a slice: ``utf-8`` (valid UTF-8 without NUL bytes, as is), ``utf-8+x`` (mostly text: the other
+bytes written ``\\xNN``, a backslash ``\\\\``) or ``base64``. In the text encodings anything that
+looks like a langctx marker is broken with a zero-width space, reversibly, so a slice can never
+forge a marker and :func:`decode_body` still gives back the exact bytes.
 
 Example:
     >>> data = b"ok [langctx ref=ctx_00000000]\\n\\xff\\x00 done"

@@ -1,17 +1,10 @@
 """Archive mode, the pure part: what leaves the live state after a compaction, and how to restore.
 
-After a compaction, every message before the memory's cut (its ``first_kept_id``) is folded into
-a summary. In archive mode those messages, except the pinned ones (system messages and the task),
-leave ``messages`` (``RemoveMessage``) and go, once, into one *batch* in a LangGraph store
-(:mod:`langctx.integrations.archive` does the I/O). So does everything the ``langctx`` channel no
-longer needs: compaction entries merged into higher-level ones (each entry is copied to the store
-the first time it is archived), edits and ledger priorities of archived messages. The entries
-left in the channel are *slimmed* (``covered_ids`` keeps its length and its first and last id),
-so the channel stays bounded too.
-
-Restoring a memory from an archived state (:func:`restore_entries`) passes only the live messages;
-the entries whose ``first_kept_entry_id`` was archived get the archived cut instead (a copy), which
-leaves the projection exactly as it was.
+:func:`plan_archive` decides what leaves ``messages`` after a compaction (every message before the
+cut but the pinned ones) and what the ``langctx`` channel sheds (merged entries, edits and
+priorities of archived messages, into one :class:`ArchiveBatch`; the kept entries slimmed);
+:mod:`langctx.integrations.archive` does the I/O. :func:`restore_entries` gives the entries a
+memory restores from (an archived cut replaced by a copy), so the projection stays as it was.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

@@ -1,19 +1,8 @@
 """Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore).
 
 :class:`BaseStoreReferenceStore` implements :class:`~langctx.context_mode.ref_store.ReferenceStore`
-over any ``BaseStore``. Each thread has its own namespace, ``("langctx", "refs", <thread_id>)``, and
-every read names the thread, so a thread can never read another thread's references: the id is
-simply not found there (:class:`~langctx.errors.ReferenceNotFoundError`).
-
-Layout: the item ``<ref_id>`` holds the :class:`~langctx.context_mode.ref_store.ReferenceMeta`;
-the items ``<ref_id>/<n>`` hold the raw bytes in base64 chunks of 1 MiB, so a slice reads only
-the chunks it needs and a 50 MB output is 50 rows. Nothing is embedded (``index=False``), even in a
-store configured for semantic search.
-
-Expiry: with ``ttl_seconds`` each reference records ``expires_at`` and is not found after it, in
-every store. Stores that support TTL (SqliteStore, PostgresStore) also get the TTL on the rows, so
-their sweeper deletes them (refreshed on read, per LangGraph's semantics). InMemoryStore has no TTL:
-expired rows stay in memory until overwritten.
+over any ``BaseStore``, one namespace per thread, so a thread can never read another thread's
+references; its docstring gives the layout and the expiry rules.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -58,6 +47,20 @@ def namespace_label(value: str) -> str:
 
 class BaseStoreReferenceStore:
     """A :class:`~langctx.context_mode.ref_store.ReferenceStore` over a LangGraph ``BaseStore``.
+
+    Each thread has its own namespace, ``("langctx", "refs", <thread_id>)``, and every read names
+    the thread: another thread's id is simply not found there
+    (:class:`~langctx.errors.ReferenceNotFoundError`).
+
+    Layout: the item ``<ref_id>`` holds the :class:`~langctx.context_mode.ref_store.ReferenceMeta`;
+    the items ``<ref_id>/<n>`` hold the raw bytes in base64 chunks of 1 MiB, so a slice reads only
+    the chunks it needs and a 50 MB output is 50 rows. Nothing is embedded (``index=False``), even
+    in a store configured for semantic search.
+
+    Expiry: with ``ttl_seconds`` each reference records ``expires_at`` and is not found after it,
+    in every store. Stores that support TTL (SqliteStore, PostgresStore) also get the TTL on the
+    rows, so their sweeper deletes them (refreshed on read, per LangGraph's semantics).
+    InMemoryStore has no TTL: expired rows stay in memory until overwritten.
 
     Args:
         store: the LangGraph store (set it up first: ``SqliteStore.setup()``,

@@ -1,16 +1,9 @@
 """Replay recorded agent sessions through the memory and measure what it saves and keeps.
 
-``langctx replay SESSION`` is the command-line face of this package. The pieces:
-
-* :func:`read_session` / :func:`parse_session` read LangChain message JSONL, OpenAI
-  chat-completions JSON, Claude Code session JSONL (and its sub-agent transcripts), Codex CLI
-  rollouts and pi session JSONL, detected from the content;
-* :func:`replay_session` feeds a session to a :class:`~langctx.LayeredChatMemory` call by call and
-  returns a :class:`ReplayReport` (tokens per call with and without langctx, compactions, prompt-cache
-  prefix share, amnesia probes on every request, integrity checks); the probes' truth comes from
-  ``langctx.replay.truth``, its own parser of the raw session;
-* ``langctx.replay.render`` prints a report (rich when installed) and ``langctx.replay.plot`` draws it
-  (matplotlib); both are imported only when used.
+``langctx replay SESSION`` is its command-line face. :func:`read_session` / :func:`parse_session`
+read five session formats (:mod:`langctx.replay.formats`); :func:`replay_session` feeds one to a
+:class:`~langctx.LayeredChatMemory` call by call and returns a :class:`ReplayReport`;
+``langctx.replay.render`` prints it and ``langctx.replay.plot`` draws it (imported only when used).
 
 Example:
     >>> from langctx.replay import parse_session, replay_session
