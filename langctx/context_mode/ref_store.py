@@ -1,11 +1,8 @@
 """Where referenced tool outputs are kept: the :class:`ReferenceStore` protocol and an in-memory store.
 
-A store keeps, per thread, the raw bytes of each referenced output and its :class:`ReferenceMeta`.
-A thread only ever reads its own references: every method takes the ``thread_id`` and looks only
-there, so a reference id of another thread is simply not found. An expired reference is not found
-either. Both raise :class:`~langctx.errors.ReferenceNotFoundError`.
-
-The LangGraph ``BaseStore`` implementation (InMemoryStore, SqliteStore, PostgresStore) is
+A store keeps, per thread, each referenced output's raw bytes and :class:`ReferenceMeta`. Every
+method takes the ``thread_id``, so another thread's or an expired reference is simply not found
+(:class:`~langctx.errors.ReferenceNotFoundError`). The LangGraph ``BaseStore`` implementation is
 :class:`langctx.integrations.context_store.BaseStoreReferenceStore`.
 
 Example:

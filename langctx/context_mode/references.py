@@ -1,14 +1,9 @@
 """Reference substitution, pure: reference ids, the reference message, slices and grep of a stored output.
 
-A large tool output is stored (bytes, see :mod:`~langctx.context_mode.ref_store`) and the context
-gets a reference instead: an id, a short description (the reduced text or a summary) and how to
-fetch the rest. ``fetch_context`` then returns the output in slices, or the lines matching a
-pattern, each bounded by a token budget, so a fetch can never flood the context.
-
-Offsets and limits count **bytes** of the stored output (the same as characters for ASCII text).
-Each slice says where it starts and ends, how its body is encoded
-(:mod:`~langctx.context_mode.slice_codec`) and where the next one starts, so reading every slice
-and decoding the bodies (:func:`reassemble`) gives back the original bytes exactly.
+A large tool output is stored and the context gets a reference (an id, a short description, how to
+fetch the rest); ``fetch_context`` returns slices or matching lines, each under a token budget.
+Offsets count **bytes** of the stored output; each slice says where it starts and ends and how its
+body is encoded, so :func:`reassemble` of all slices gives back the original bytes exactly.
 
 Example:
     >>> from langctx.context_mode.ref_store import new_meta

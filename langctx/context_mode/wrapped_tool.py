@@ -1,10 +1,9 @@
 """A tool wrapped with the guard and Context-mode, for graphs that run tools themselves.
 
-:class:`ContextModeTool` keeps the wrapped tool's name, description and argument schema (so the
-model, ``ToolNode`` and its injected arguments see the same tool) and runs it under a
-:class:`~langctx.context_mode.guard.ToolGuard`, then through a
-:class:`~langctx.context_mode.pipeline.ContextModeProcessor` when one is given. Any ``BaseTool``
-works, MCP tools from ``langchain-mcp-adapters`` included (they are ordinary ``StructuredTool``\\ s).
+:class:`ContextModeTool` keeps the wrapped tool's name, description and argument schema, runs it
+under a :class:`~langctx.context_mode.guard.ToolGuard`, then through a
+:class:`~langctx.context_mode.pipeline.ContextModeProcessor` when given. Any ``BaseTool`` works,
+MCP tools from ``langchain-mcp-adapters`` included.
 
 Example:
     >>> from langchain_core.tools import tool

@@ -1,11 +1,8 @@
 """Read a LangGraph checkpoint database without changing it: threads, checkpoints, state values.
 
-:func:`open_store` opens a SQLite file (with SQLite's ``mode=ro``) or a PostgreSQL database (through
-:func:`~langctx.integrations.checkpoint.open_checkpointer` with ``setup=False``, in a read-only
-session) and checks that the LangGraph checkpoint tables are there *before* a checkpointer touches
-it, so pointing it at the wrong file creates nothing: no file, no table. The
-:class:`CheckpointStore` it yields lists threads with their checkpoint counts and loads a thread's
-latest (or a given) checkpoint with the checkpointer's own deserializer.
+:func:`open_store` opens a SQLite file (``mode=ro``) or a PostgreSQL database (a read-only
+session) and checks for the checkpoint tables *before* a checkpointer touches it, so the wrong
+file creates nothing. The :class:`CheckpointStore` it yields lists threads and loads checkpoints.
 
 Example:
     >>> import os, tempfile

@@ -1,13 +1,10 @@
 """Control messages in graph state: the ``/compact`` command and langctx's notices.
 
-A human message ``/compact [focus instructions]`` asks for a compaction. The integrations handle it
-before the model call and never send it to the model: they compact (the instructions steer the
-summary), remove the command from ``messages`` (``RemoveMessage``) and add in its place a short
+A human message ``/compact [focus instructions]`` asks for a compaction: the integrations compact
+before the model call (the instructions steer the summary) and replace the command with a
 :func:`compact_notice`, an ``AIMessage`` whose id starts with
-:data:`~langctx.markers.NOTICE_ID_PREFIX`. Notices are
-for the user (chat UIs, ``stream_mode="updates"``); the memory never logs them, so the model never
-sees them either. A ``/compact`` message that was not handled (left in state by hand) is ignored
-the same way.
+:data:`~langctx.markers.NOTICE_ID_PREFIX`. Commands and notices are for the user; the memory never
+logs them, so the model never sees them.
 
 Example:
     >>> from langchain_core.messages import HumanMessage

@@ -1,11 +1,8 @@
 """Long-term memory: background knowledge in a LangGraph ``BaseStore`` namespace, found by search.
 
-The third tier (DESIGN section 9). Facts live in ``("langctx", "long_term", <user id>)``; the user
-id is read from the run's ``config["configurable"]`` (``user_id``, else ``assistant_id``, else
-``"default"``). A fact is stored explicitly (the ``remember`` tool, :meth:`LongTermMemory.remember`)
-and found by the store's semantic search when the store has an embedding index, else by keyword
-(BM25 over the namespace, offline). :meth:`LongTermMemory.context_block` returns the facts relevant
-to a query as a short text under a token cap, for the system prompt.
+Facts live in ``("langctx", "long_term", <user id>)`` (``user_id``, else ``assistant_id``, else
+``"default"``, from ``config["configurable"]``), stored by :meth:`LongTermMemory.remember` and
+found by the store's semantic search when it has an index, else by keyword (BM25, offline).
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore

@@ -1,10 +1,8 @@
 """Draw a :class:`~langctx.replay.ReplayReport` with matplotlib: tokens per model call.
 
-The plot shows the request size at each call with langctx and with the full history, the budget
-and the compaction mark as horizontal lines, and each compaction as a vertical line at the first
-call that sees it. The y axis turns logarithmic when the full history outgrows the budget more than
-eightfold. It draws on an Agg canvas of its own, so the global matplotlib backend (a notebook's
-inline backend, say) is left alone; matplotlib is imported only here.
+The request size per call with langctx and with the full history, the budget and the compaction
+mark, and each compaction; the y axis turns logarithmic past an eightfold overflow. It draws on an
+Agg canvas of its own (the global backend is left alone); matplotlib is imported only here.
 
 Example:
     >>> import tempfile
