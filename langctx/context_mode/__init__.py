@@ -13,7 +13,6 @@ Example:
 """
 
 from langctx.context_mode.detect import detect_kind
-from langctx.context_mode.facts import Facts, extract_facts
 from langctx.context_mode.outputs import CONTENT_KINDS, ContentKind, OutputMeta, Reduction
 from langctx.context_mode.processor import (
     DEFAULT_MAX_INLINE_TOKENS,
@@ -30,7 +29,6 @@ __all__ = [
     "MIN_INLINE_TOKENS",
     "REDUCERS",
     "ContentKind",
-    "Facts",
     "OutputMeta",
     "Reducer",
     "Reduction",
@@ -38,6 +36,5 @@ __all__ = [
     "clean_terminal",
     "detect_kind",
     "escape_delimiters",
-    "extract_facts",
     "reduce_output",
 ]

@@ -38,7 +38,6 @@ from typing import Any, Literal
 from langchain_core.messages import ToolMessage
 
 from langctx.config import DEFAULT_SUMMARY_TIMEOUT
-from langctx.context_mode.facts import extract_facts, find_exit_code, missing_facts
 from langctx.context_mode.guard import acall_with_timeout, call_with_timeout
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.processor import (
@@ -72,6 +71,7 @@ from langctx.context_mode.slice_codec import to_raw
 from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, OutputSummarizer, summary_reduction
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
+from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import (
     CONTEXT_MODE_STAMP,
     NO_THREAD,
@@ -322,7 +322,7 @@ class ContextModeProcessor:
             cfg.references
             and not plan.reference
             and cfg.reference_lost_facts
-            and missing_facts(extract_facts(text), plan.reduction.text)
+            and missing_output_facts(extract_output_facts(text), plan.reduction.text)
         ):
             plan.reference, plan.budget = True, self.description_tokens
             plan.reduction = self._reduce(plan)

@@ -24,13 +24,13 @@ from types import MappingProxyType
 from typing import Any
 
 from langctx.context_mode.detect import detect_kind, output_path
-from langctx.context_mode.facts import find_duration, find_exit_code
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers import REDUCERS
 from langctx.context_mode.reducers.binary import decode_output, looks_binary, reduce_binary
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
+from langctx.facts import find_duration, find_exit_code
 
 __all__ = ["DEFAULT_MAX_INLINE_TOKENS", "MIN_INLINE_TOKENS", "build_meta", "reduce_output"]
 

@@ -33,9 +33,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langctx.context_mode.detect import is_command_call, is_read_call, output_path
-from langctx.context_mode.facts import extract_facts, missing_facts
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import body_budget, facts_lines, finish
+from langctx.facts import extract_output_facts, missing_output_facts
 
 __all__ = [
     "DEFAULT_SUMMARY_KINDS",
@@ -187,7 +187,7 @@ class OutputSummarizer:
         tk = tool_kind(tool_name, args, kind)
         system = self.prompts.get(tk, self.prompts.get("default", SUMMARY_PROMPTS["default"]))
         system = system.replace("{max_tokens}", str(max_tokens))
-        facts = extract_facts(text)
+        facts = extract_output_facts(text)
         arg_text = json.dumps(dict(args or {}), ensure_ascii=False, default=str)
         parts = [
             f"Tool: {tool_name or 'unknown'}",
@@ -250,8 +250,8 @@ def summary_reduction(
         >>> "A KeyError." in r.text, "a.py:3" in r.text, r.reduced_tokens <= 300
         (True, True, True)
     """
-    facts = extract_facts(text)
-    lost = missing_facts(facts, summary)
+    facts = extract_output_facts(text)
+    lost = missing_output_facts(facts, summary)
     body = summary
     if lost:
         room = max(20, body_budget(kind, meta, budget_tokens) // 3)

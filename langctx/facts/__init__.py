@@ -1,4 +1,4 @@
-"""Mechanical facts: what tool calls did (files read and modified, commands run, errors seen).
+"""Mechanical facts: what tool calls did (files, commands, errors) and what tool outputs state.
 
 One vocabulary for the memory, the summaries, Context-mode, working memory and the replay:
 
@@ -7,6 +7,8 @@ One vocabulary for the memory, the summaries, Context-mode, working memory and t
   together within bounded size. Which tools touch files and which run commands is configurable
   (:class:`FileToolSpec`, :data:`DEFAULT_FILE_TOOLS`, :data:`DEFAULT_COMMAND_TOOLS`).
 * :func:`parse_command` reads the files a shell command reads and modifies.
+* :func:`extract_output_facts` finds the exit codes, error type names and file:line locations
+  in one output's text (:class:`OutputFacts`); Context-mode keeps them through reductions.
 
 Example:
     >>> from langchain_core.messages import AIMessage, ToolMessage
@@ -14,10 +16,23 @@ Example:
     >>> facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("", tool_call_id="c1")])
     >>> facts["modified_files"], facts["commands"][0]["command"]
     (['app.py'], "sed -i 's/a/b/' app.py")
+    >>> extract_output_facts("src/a.py:3: KeyError\\nexit code 1").exit_codes
+    ('exit code 1',)
 """
 
 from langctx.facts.extract import extract_facts
 from langctx.facts.failures import EXIT_CODE_RE, find_exit_code
+from langctx.facts.output import (
+    DURATION_RE,
+    ERROR_NAME_RE,
+    LOCATION_RE,
+    OutputFacts,
+    extract_output_facts,
+    find_duration,
+    merge_output_facts,
+    missing_output_facts,
+    short_location,
+)
 from langctx.facts.record import (
     DEFAULT_MAX_COMMANDS,
     DEFAULT_MAX_ERRORS,
@@ -47,20 +62,29 @@ __all__ = [
     "DEFAULT_MAX_ERRORS",
     "DEFAULT_MAX_READ_FILES",
     "DEFAULT_PATH_KEYS",
+    "DURATION_RE",
+    "ERROR_NAME_RE",
     "EXIT_CODE_RE",
+    "LOCATION_RE",
     "MAX_COMMAND_CHARS",
     "CommandFact",
     "ErrorFact",
     "Facts",
     "FileRole",
     "FileToolSpec",
+    "OutputFacts",
     "ShellCommand",
     "empty_facts",
     "extract_facts",
+    "extract_output_facts",
+    "find_duration",
     "find_exit_code",
     "is_command_tool",
     "looks_like_file",
     "merge_facts",
+    "merge_output_facts",
+    "missing_output_facts",
     "parse_command",
     "patch_text_paths",
+    "short_location",
 ]

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from langctx.context_mode.facts import Facts, extract_facts, missing_facts
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.facts import OutputFacts, extract_output_facts, missing_output_facts
 from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
 
 __all__ = [
@@ -148,7 +148,7 @@ def select_with_facts(
     budget_tokens: int,
     total_lines: int,
     count_tokens: TokenCounter,
-    omitted_text: Callable[[set[int]], list[str] | Facts],
+    omitted_text: Callable[[set[int]], list[str] | OutputFacts],
     max_note_share: float = 0.35,
     markers: bool = True,
     label: str = "Not shown above",
@@ -225,7 +225,7 @@ def _marker(first: int, last: int) -> str:
 
 
 def facts_lines(
-    omitted: Iterable[str] | Facts,
+    omitted: Iterable[str] | OutputFacts,
     kept_text: str,
     *,
     budget_tokens: int,
@@ -249,8 +249,8 @@ def facts_lines(
         ...             count_tokens=lambda s: len(s) // 4)
         (['Not shown above: KeyError; at a.py:3'], 0)
     """
-    facts = omitted if isinstance(omitted, Facts) else extract_facts("\n".join(omitted))
-    missing = missing_facts(facts, kept_text)
+    facts = omitted if isinstance(omitted, OutputFacts) else extract_output_facts("\n".join(omitted))
+    missing = missing_output_facts(facts, kept_text)
     if not missing:
         return [], 0
     groups: list[tuple[str, tuple[str, ...]]] = [

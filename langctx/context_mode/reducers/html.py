@@ -13,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from langctx.context_mode.facts import extract_facts
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
     Candidate,
@@ -23,6 +22,7 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.reducers.text import reduce_text
+from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_HTML_CHARS", "extract_page", "reduce_html"]
 
@@ -383,7 +383,7 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         Candidate(i, clip(line, 400), priority, i) for i, (priority, line) in enumerate(weighted)
     ]
     budget = body_budget("html", meta, budget_tokens) - count(summary) - 12
-    facts = extract_facts("\n".join(line for _, line in weighted))
+    facts = extract_output_facts("\n".join(line for _, line in weighted))
     kept, note, unlisted = select_with_facts(
         candidates,
         budget_tokens=budget,

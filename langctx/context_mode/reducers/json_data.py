@@ -11,7 +11,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from langctx.context_mode.facts import extract_facts
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
     Candidate,
@@ -21,6 +20,7 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.reducers.log import reduce_log
+from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_ITEMS", "compact_json", "reduce_json"]
 
@@ -171,7 +171,7 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         for i, (depth, line) in enumerate(outline):
             candidates.append(Candidate(i, line, min(depth, 4), i))
         total, unit = len(candidates), "outline lines"
-    facts = extract_facts(text)
+    facts = extract_output_facts(text)
     budget = body_budget("json", meta, budget_tokens) - count(summary) - 12
     kept, note, unlisted = select_with_facts(
         candidates,

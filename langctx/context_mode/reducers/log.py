@@ -14,12 +14,6 @@ import string
 from collections import Counter
 from dataclasses import dataclass
 
-from langctx.context_mode.facts import (
-    EXIT_CODE_RE,
-    LOCATION_RE,
-    extract_facts,
-    short_location,
-)
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
     Candidate,
@@ -30,6 +24,7 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.sanitize import clean_terminal
+from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts, short_location
 
 __all__ = ["LineProfile", "reduce_lines", "reduce_log"]
 
@@ -250,7 +245,7 @@ def reduce_lines(
 
     # Facts shown in the kept text are not listed again, so the facts of every line that has any
     # can stand for the facts of the lines that were cut.
-    all_facts = extract_facts("\n".join(lines[i] for i in fact_idx))
+    all_facts = extract_output_facts("\n".join(lines[i] for i in fact_idx))
     budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
     kept, note, unlisted = select_with_facts(
         candidates,

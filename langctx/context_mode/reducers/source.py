@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from langctx.context_mode.facts import extract_facts
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
     Candidate,
@@ -20,6 +19,7 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
+from langctx.facts import extract_output_facts
 
 __all__ = ["Listing", "reduce_source", "split_listing"]
 
@@ -175,7 +175,7 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
             line = f"L{listing.numbers[i]} {clip(code, 160)}"
             candidates.append(Candidate(2 * listing.rows[i] + 1, line, 4, i))
 
-    facts = extract_facts(text)
+    facts = extract_output_facts(text)
     budget = body_budget("source", meta, budget_tokens) - count(summary) - 2
     kept, note, unlisted = select_with_facts(
         candidates,

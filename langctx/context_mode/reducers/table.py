@@ -12,7 +12,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from langctx.context_mode.facts import extract_facts
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
     Candidate,
@@ -22,6 +21,7 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.reducers.log import reduce_log
+from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_ROWS", "reduce_table", "sniff_delimiter"]
 
@@ -178,7 +178,7 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     for j, line in enumerate(trailer):
         candidates.append(Candidate(base + j, line, 0, j))
     budget = body_budget("table", meta, budget_tokens) - count(summary) - 12
-    facts = extract_facts(text)
+    facts = extract_output_facts(text)
     kept, note, unlisted = select_with_facts(
         candidates,
         budget_tokens=budget,

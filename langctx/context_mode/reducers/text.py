@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langctx.context_mode.facts import extract_facts
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import body_budget, facts_lines, finish
+from langctx.facts import extract_output_facts
 
 __all__ = ["HEAD_SHARE", "TAIL_SHARE", "cut_head_tail", "reduce_text"]
 
@@ -110,7 +110,7 @@ def reduce_text(
     head, tail = head.rstrip("\n"), tail.lstrip("\n")
     kept = f"{head}\n{tail}"
     note, unlisted = facts_lines(
-        extract_facts(middle),
+        extract_output_facts(middle),
         kept,
         budget_tokens=max(0, budget - int(budget * (HEAD_SHARE + TAIL_SHARE)) - 20),
         count_tokens=count,

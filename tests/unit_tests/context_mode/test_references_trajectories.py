@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langctx.context_mode.facts import extract_facts, missing_facts
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.references import reassemble
 from langctx.context_mode.slice_codec import from_raw
+from langctx.facts import extract_output_facts, missing_output_facts
 from tests._helpers import load_session, require_data, session_files
 
 pytestmark = pytest.mark.trajectories
@@ -48,7 +48,7 @@ def test_every_large_output_round_trips_and_keeps_its_facts() -> None:
         )
         assert out.tokens <= 1500, name
         if out.ref_id is None:
-            lost = missing_facts(extract_facts(message.content), out.text)
+            lost = missing_output_facts(extract_output_facts(message.content), out.text)
             assert not lost, f"{name}: {lost} lost and not referenced"
             continue
         referenced += 1

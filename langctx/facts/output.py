@@ -1,10 +1,11 @@
-"""Actionable facts in tool output: exit codes, error type names, file:line locations, durations.
+"""Facts in a tool output's text: exit codes, error type names, file:line locations, durations.
 
-Reducers use these to decide which lines must survive, and to list the facts of the parts they cut.
-Every pattern is compiled once and written so a scan stays linear in the length of the text.
+Context-mode's reducers use these to decide which lines must survive, and to list the facts of the
+parts they cut. Every pattern is compiled once and written so a scan stays linear in the length of
+the text; the exit-code pattern is :data:`~langctx.facts.EXIT_CODE_RE`.
 
 Example:
-    >>> facts = extract_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
+    >>> facts = extract_output_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
     >>> facts.locations, facts.errors, facts.exit_codes
     (('app.py:3',), ('ValueError',), ('exit code 1',))
 """
@@ -16,26 +17,20 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from langctx.facts.failures import EXIT_CODE_RE, OUTPUT_TAIL_CHARS, exit_code_value
+
 __all__ = [
     "DURATION_RE",
     "ERROR_NAME_RE",
-    "EXIT_CODE_RE",
     "LOCATION_RE",
-    "Facts",
-    "extract_facts",
+    "MAX_FACT_WINDOWS",
+    "OutputFacts",
+    "extract_output_facts",
     "find_duration",
-    "find_exit_code",
-    "merge_facts",
-    "missing_facts",
+    "merge_output_facts",
+    "missing_output_facts",
     "short_location",
 ]
-
-EXIT_CODE_RE = re.compile(
-    r"\b(?:exit(?:ed)?(?:\s+with)?(?:\s+exit)?\s+(?:code|status)|exit_?code|return_?code"
-    r"|returncode|return code)\b\s*[:=]?\s*(-?\d{1,3})\b(?![.:\d])",
-    re.IGNORECASE,
-)
-"""``exit code 1``, ``Command exited with code 2``, ``exit status 127``, ``returncode=1``."""
 
 ERROR_NAME_RE = re.compile(
     r"\b[A-Z]\w*?(?:Error|Exception)\b"
@@ -74,11 +69,9 @@ _WINDOW = 320
 MAX_FACT_WINDOWS = 20_000
 """At most this many windows around anchors are scanned; beyond it, the first and last halves."""
 
-_TAIL_CHARS = 4_000
-
 
 @dataclass(frozen=True, slots=True)
-class Facts:
+class OutputFacts:
     """Facts found in a text, each kind in order of first appearance without duplicates."""
 
     exit_codes: tuple[str, ...] = ()
@@ -123,7 +116,7 @@ def _error_name(raw: str) -> str:
     return re.sub(r"\s+", " ", raw)
 
 
-def extract_facts(text: str) -> Facts:
+def extract_output_facts(text: str) -> OutputFacts:
     """Find the exit codes, error type names and file:line locations in ``text``.
 
     Args:
@@ -133,14 +126,16 @@ def extract_facts(text: str) -> Facts:
         The facts, deduplicated, in order of first appearance.
 
     Example:
-        >>> extract_facts("src/a.ts(3,5): error TS2304: Cannot find name 'x'.").errors
+        >>> extract_output_facts("src/a.ts(3,5): error TS2304: Cannot find name 'x'.").errors
         ('error TS2304',)
     """
     scanned = _windows_text(text)
-    exit_codes = dict.fromkeys(f"exit code {m.group(1)}" for m in EXIT_CODE_RE.finditer(scanned))
+    exit_codes = dict.fromkeys(
+        f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned)
+    )
     errors = dict.fromkeys(_error_name(m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
     locations = dict.fromkeys(_locations(scanned))
-    return Facts(tuple(exit_codes), tuple(errors), tuple(locations))
+    return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
 
 
 def _windows_text(text: str) -> str:
@@ -179,11 +174,12 @@ def _windows_text(text: str) -> str:
     return "\n".join(text[lo:hi] for lo, hi in spans)
 
 
-def merge_facts(parts: Iterable[Facts]) -> Facts:
-    """Union of several :class:`Facts`, keeping the order of first appearance.
+def merge_output_facts(parts: Iterable[OutputFacts]) -> OutputFacts:
+    """Union of several :class:`OutputFacts`, keeping the order of first appearance.
 
     Example:
-        >>> merge_facts([Facts(errors=("KeyError",)), Facts(errors=("KeyError", "OSError"))]).errors
+        >>> parts = [OutputFacts(errors=("KeyError",)), OutputFacts(errors=("KeyError", "OSError"))]
+        >>> merge_output_facts(parts).errors
         ('KeyError', 'OSError')
     """
     exit_codes: dict[str, None] = {}
@@ -193,39 +189,23 @@ def merge_facts(parts: Iterable[Facts]) -> Facts:
         exit_codes.update(dict.fromkeys(part.exit_codes))
         errors.update(dict.fromkeys(part.errors))
         locations.update(dict.fromkeys(part.locations))
-    return Facts(tuple(exit_codes), tuple(errors), tuple(locations))
+    return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
 
 
-def missing_facts(facts: Facts, kept_text: str) -> Facts:
+def missing_output_facts(facts: OutputFacts, kept_text: str) -> OutputFacts:
     """Return the facts of ``facts`` that ``kept_text`` does not show.
 
     Example:
-        >>> missing_facts(extract_facts("a.py:1 b.py:2 KeyError"), "a.py:1").locations
+        >>> missing_output_facts(extract_output_facts("a.py:1 b.py:2 KeyError"), "a.py:1").locations
         ('b.py:2',)
     """
-    kept = extract_facts(kept_text)
+    kept = extract_output_facts(kept_text)
     kept_exit, kept_locations = set(kept.exit_codes), set(kept.locations)
-    return Facts(
+    return OutputFacts(
         tuple(code for code in facts.exit_codes if code not in kept_exit),
         tuple(name for name in facts.errors if name not in kept_text),
         tuple(loc for loc in facts.locations if loc not in kept_locations),
     )
-
-
-def find_exit_code(text: str) -> int | None:
-    """Return the last exit code ``text`` states, or ``None``.
-
-    Example:
-        >>> find_exit_code("...\\nCommand exited with code 2\\n")
-        2
-    """
-    found = None
-    for m in EXIT_CODE_RE.finditer(text, max(0, len(text) - _TAIL_CHARS)):
-        found = int(m.group(1))
-    if found is None and len(text) > _TAIL_CHARS:
-        for m in EXIT_CODE_RE.finditer(text, 0, _TAIL_CHARS):
-            found = int(m.group(1))
-    return found
 
 
 def find_duration(text: str) -> str | None:
@@ -236,6 +216,6 @@ def find_duration(text: str) -> str | None:
         '0.12s'
     """
     found = None
-    for m in DURATION_RE.finditer(text, max(0, len(text) - _TAIL_CHARS)):
+    for m in DURATION_RE.finditer(text, max(0, len(text) - OUTPUT_TAIL_CHARS)):
         found = m.group(1).replace(" ", "")
     return found
