@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reducers.source import split_listing
 from langctx.context_mode.reducers.source_outline import language_for_path
 from langctx.context_mode.reducers.table import sniff_delimiter
+from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool
 
 __all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
 
@@ -36,13 +37,6 @@ _PATH_KEYS = (
 )  # fmt: skip
 _READ_WORDS = frozenset({"read", "open", "view", "cat", "show", "get", "fetch", "load", "file"})
 _READ_COMMANDS = frozenset({"cat", "open", "view", "less", "more", "head", "tail", "bat", "nl"})
-_COMMAND_TOOLS = frozenset(
-    {
-        "bash", "sh", "zsh", "shell", "terminal", "run", "exec", "execute", "command", "cmd",
-        "powershell", "pwsh", "run_command", "execute_bash", "execute_command", "run_shell_command",
-        "run_terminal_cmd", "shell_exec", "subprocess", "pip", "npm", "pytest", "make",
-    }
-)  # fmt: skip
 _COMMAND_ARGS = ("command", "cmd", "script", "commands")
 _NON_SOURCE = frozenset({"json", "csv", "tsv", "html", "htm", "xhtml", "jsonl", "ndjson", "log"})
 
@@ -146,14 +140,20 @@ def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
     return False
 
 
-def is_command_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
-    """Whether the tool call runs a command (a shell tool, or any tool with a ``command`` argument).
+def is_command_call(
+    tool_name: str | None,
+    args: Mapping[str, Any] | None,
+    *,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
+) -> bool:
+    """Whether the tool call runs a command: one of ``command_tools`` (the memory's default
+    shell tools), or any tool with a ``command`` argument.
 
     Example:
-        >>> is_command_call("execute_bash", {"command": "pytest -q"})
-        True
+        >>> is_command_call("execute_bash", {"command": "pytest -q"}), is_command_call("Bash", None)
+        (True, True)
     """
-    return _lower_name(tool_name) in _COMMAND_TOOLS or _command(args) is not None
+    return is_command_tool(tool_name, command_tools) or _command(args) is not None
 
 
 def _nonblank_lines(text: str) -> list[str]:

@@ -249,7 +249,9 @@ def facts_lines(
         ...             count_tokens=lambda s: len(s) // 4)
         (['Not shown above: KeyError; at a.py:3'], 0)
     """
-    facts = omitted if isinstance(omitted, OutputFacts) else extract_output_facts("\n".join(omitted))
+    facts = (
+        omitted if isinstance(omitted, OutputFacts) else extract_output_facts("\n".join(omitted))
+    )
     missing = missing_output_facts(facts, kept_text)
     if not missing:
         return [], 0
