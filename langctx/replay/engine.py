@@ -757,8 +757,9 @@ def replay_session(
 
     if context_window is not None:
         memory_options["context_window"] = context_window
+    if max_tokens is not None:
+        memory_options["max_tokens"] = max_tokens
     mem = LayeredChatMemory(
-        max_tokens,
         summarizer=spec,
         token_counter=token_counter,
         on_compaction=listen,

@@ -584,7 +584,7 @@ def test_config_errors() -> None:
         LangctxChatMessageHistory(max_tokens=-5)
     with pytest.raises(ConfigError, match="session_id"):
         SQLiteChatHistoryStore(sqlite3.connect(":memory:")).get_history("")
-    with pytest.raises(ConfigError, match="unknown LayeredChatMemory option"):
+    with pytest.raises(ConfigError, match="unknown memory option"):
         SQLiteChatHistoryStore(sqlite3.connect(":memory:"), max_tokes=100)
 
 

@@ -1,0 +1,286 @@
+"""Appending messages to the log and checking them (methods of LayeredChatMemory)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+
+from langctx.blocks import (
+    has_thinking,
+    is_provider_compaction,
+)
+from langctx.entries import (
+    CompactionEntry,
+)
+from langctx.errors import (
+    InvalidHistoryError,
+    InvalidMessageError,
+)
+from langctx.markers import (
+    MESSAGE_ID_PREFIX,
+    NOTICE_MARK,
+    REPAIR_ID_PREFIX,
+)
+from langctx.projection import (
+    view_message,
+)
+from langctx.turns import tool_call_ids
+
+if TYPE_CHECKING:
+    from langctx.memory import LayeredChatMemory
+
+logger = logging.getLogger("langctx")
+
+
+def _append_all(self: LayeredChatMemory, messages: Sequence[Any]) -> bool:
+    if isinstance(messages, BaseMessage | str | dict | tuple):
+        messages = [messages]
+    try:
+        converted = convert_to_messages(list(messages))
+    except (NotImplementedError, ValueError, TypeError) as exc:
+        msg = f"cannot add {messages!r:.200}: {exc}. Pass langchain-core messages."
+        raise InvalidMessageError(msg) from exc
+    self._validate_batch(converted)
+    last_ai = False
+    for m in converted:
+        if self._append(m):
+            last_ai = isinstance(m, AIMessage)
+    return last_ai
+
+
+def _validate_batch(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> None:
+    """Raise before anything is appended, so a rejected batch leaves the memory unchanged."""
+    seen: dict[str, BaseMessage] = {}
+    open_calls = list(self._open_calls) if self._open_ai is not None else []
+    for m in batch:
+        if m.id is not None:
+            old = self._log[self._pos[m.id]] if m.id in self._pos else seen.get(m.id)
+            if old is not None and not _same(old, m):
+                msg = (
+                    f"message id {m.id!r} is already in the log with different content; "
+                    "the log is append-only. Give the new message a new id."
+                )
+                raise InvalidHistoryError(msg)
+            if old is not None:
+                continue
+            seen[m.id] = m
+        if isinstance(m, ToolMessage):
+            if m.tool_call_id in open_calls:
+                open_calls.remove(m.tool_call_id)
+            elif self.config.orphan_policy == "error":
+                msg = (
+                    f"tool result {m.id!r} answers tool call {m.tool_call_id!r}, which is not "
+                    "an open call of the preceding AI message. Add the AI message first, or use "
+                    "orphan_policy='repair'."
+                )
+                raise InvalidHistoryError(msg)
+        else:
+            open_calls = tool_call_ids(m)
+
+
+def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
+    if message.id is not None and message.id in self._pos:
+        old = self._log[self._pos[message.id]]
+        if _same(old, message):
+            return False
+        msg = (
+            f"message id {message.id!r} is already in the log with different content; "
+            "the log is append-only. Give the new message a new id."
+        )
+        raise InvalidHistoryError(msg)
+    if message.id is None:
+        message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
+    i = len(self._log)
+    if isinstance(message, HumanMessage):
+        self._last_human = i
+    if isinstance(message, ToolMessage):
+        if self._open_ai is None or message.tool_call_id not in self._open_calls:
+            self._orphan(message, i)
+        else:
+            self._open_calls.remove(message.tool_call_id)
+            if not self._open_calls:
+                self._open_ai = None
+    else:
+        self._close_open_turn(i)
+        ids = tool_call_ids(message)
+        if ids:
+            self._open_ai = i
+            self._open_calls = list(ids)
+            for cid in ids:
+                self._call_owner[cid] = i
+    self._log.append(message)
+    self._pos[str(message.id)] = i
+    n = self.counter.count_message(message)
+    self._tok.append(n)
+    view = view_message(message)
+    if view is not message:
+        self._views[i] = view
+        self._vtok[i] = self.counter.count_message(view)
+    if i not in self._skip:
+        self._recent_tokens += self._view_tokens(i)
+    pinned = False
+    if isinstance(message, SystemMessage) and not self._seen_non_system:
+        self._system_idx.append(i)
+        pinned = True
+    else:
+        self._seen_non_system = True
+        if (
+            self._task_idx is None
+            and not self._task_closed
+            and isinstance(message, HumanMessage)
+            and self.config.is_task(message)
+        ):
+            self._task_idx = i
+            pinned = True
+            if self._block is not None:  # arrives behind summaries: lifted into the head
+                self._refresh_recent()
+    if pinned and not self._restoring:
+        self._check_pinned()
+    if has_thinking(message):
+        self._thinking.append(i)
+    if (
+        isinstance(message, HumanMessage)
+        and self._block is not None
+        and self._thinking
+        and self._thinking[-1] >= self._first_kept
+        and not self._restoring
+    ):
+        self._refresh_recent()  # the turn before it completed: its thinking is not sent
+    if is_provider_compaction(message):
+        self._provider_compacted(i)
+    elif isinstance(message, AIMessage) and message.usage_metadata:
+        self._calibrate(message)
+    return True
+
+
+def _provider_compacted(self: LayeredChatMemory, i: int) -> None:
+    """The provider compacted everything before message ``i``: project from it on.
+
+    What lies before it is neither sent nor summarized again; langctx summaries written
+    before it stop being projected (the provider's item replaces them), and so does the
+    task (the provider's summary carries it). System messages stay. The item's tokens come
+    from the next response's usage (calibration restarts here).
+    """
+    self._pc = i
+    self._first_kept = max(self._first_kept, i)
+    if self._task_idx is not None and self._task_idx < i:
+        self._task_idx = None
+    self._task_closed = True
+    self._active = [e for e in self._active if self._after_pc(e)]
+    if not self._restoring:
+        self._refresh()
+    self._calibration = 0
+    self._record(
+        "provider_compaction",
+        "add",
+        [self._id(i)],
+        0,
+        "provider compaction item: earlier history is the provider's summary now",
+    )
+
+
+def _after_pc(self: LayeredChatMemory, entry: CompactionEntry) -> bool:
+    """True when ``entry`` folds messages after the latest provider compaction item."""
+    if self._pc is None:
+        return True
+    if "provider_compaction_id" in entry:
+        return entry["provider_compaction_id"] == self._id(self._pc)
+    fk = entry["first_kept_entry_id"]
+    return fk is None or self._pos.get(fk, -1) > self._pc
+
+
+def _orphan(self: LayeredChatMemory, message: ToolMessage, i: int) -> None:
+    if self.config.orphan_policy == "error":
+        msg = (
+            f"tool result {message.id!r} answers tool call {message.tool_call_id!r}, which is not "
+            "an open call of the preceding AI message. Add the AI message first, or use "
+            "orphan_policy='repair'."
+        )
+        raise InvalidHistoryError(msg)
+    self._skip.add(i)
+    self._record(
+        "drop_orphan",
+        "add",
+        [str(message.id)],
+        self._tok[i] if i < len(self._tok) else 0,
+        f"tool result for unknown call {message.tool_call_id!r} kept in the log only",
+    )
+    if i >= self._new_from:
+        logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
+
+
+def _close_open_turn(self: LayeredChatMemory, i: int) -> None:
+    if self._open_ai is None or not self._open_calls:
+        self._open_ai = None
+        return
+    ai = self._log[self._open_ai]
+    names = {tc.get("id"): tc.get("name") for tc in getattr(ai, "tool_calls", [])}
+    repairs = [
+        ToolMessage(
+            f"{NOTICE_MARK} no result was recorded for this tool call.",
+            tool_call_id=cid,
+            name=names.get(cid) or None,
+            status="error",
+            id=f"{REPAIR_ID_PREFIX}{cid}",
+        )
+        for cid in self._open_calls
+    ]
+    self._repair_after[i - 1] = repairs
+    self._recent_tokens += sum(self.counter.count_message(r) for r in repairs)
+    self._record(
+        "repair",
+        "add",
+        [str(ai.id)],
+        0,
+        f"unanswered tool calls {self._open_calls} answered with placeholders",
+    )
+    self._open_ai = None
+    self._open_calls = []
+
+
+def _calibrate(self: LayeredChatMemory, message: AIMessage) -> None:
+    usage = message.usage_metadata
+    if usage is None:
+        return
+    real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+    if real <= 0:
+        return
+    estimated = self._context_tokens_raw()
+    # real count of everything up to this response + estimate of what comes after it
+    self._calibration = max(-estimated // 2, real - estimated)
+
+
+def _calibrate_window(self: LayeredChatMemory) -> None:
+    """The calibration of the latest response with usage since the latest compaction."""
+    last = self._entries[-1].get("last_id", "") if self._entries else None
+    after = -1 if last is None else self._pos.get(last)
+    if after is None:
+        return  # an entry of an older langctx, or its log end is gone: no calibration
+    for i in range(len(self._log) - 1, max(after, self._recent_start() - 1), -1):
+        m = self._log[i]
+        if isinstance(m, AIMessage) and m.usage_metadata:
+            usage = m.usage_metadata
+            real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+            if real > 0:
+                estimated = self._head_tokens() + self._span_tokens(self._recent_start(), i + 1)
+                self._calibration = max(-estimated // 2, real - estimated)
+            return
+
+
+def _same(a: BaseMessage, b: BaseMessage) -> bool:
+    return (
+        a.type == b.type
+        and a.content == b.content
+        and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None)
+    )

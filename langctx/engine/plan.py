@@ -1,0 +1,46 @@
+"""The plan of a compaction and the constants the engine's parts share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langctx.entries import CompactionEntry, EditEntry
+from langctx.summarize import SummaryRequest
+
+__all__ = ["MAX_LEVEL", "SUMMARY_OVERHEAD", "CompactionEvent", "Plan", "Trigger"]
+
+MAX_LEVEL = 3
+"""Summaries merge up to this level (one level-3 summary at most)."""
+
+SUMMARY_OVERHEAD = 40
+"""Delimiters and attributes per summary, in tokens (generous)."""
+
+Trigger = Literal["threshold", "proactive", "manual", "overflow"]
+
+
+@dataclass(slots=True)
+class Plan:
+    """A compaction decided but not yet written (the summarizer call sits in between)."""
+
+    trigger: str
+    tokens_before: int
+    cut: int  # absolute log index of the first kept message
+    batch: list[int]  # absolute log indices folded into the new summary
+    absorbed: list[CompactionEntry]  # mechanical summaries the new one replaces
+    request: SummaryRequest | None  # None: no summarizer call (mechanical or local)
+    quality: str
+    placeholders: list[EditEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """What a listener is told when a compaction starts (``entry`` None) and ends."""
+
+    phase: Literal["start", "end"]
+    trigger: str
+    tokens_before: int
+    tokens_after: int | None = None
+    duration_s: float | None = None
+    entry: CompactionEntry | None = None
+    edits: int = 0

@@ -1,0 +1,346 @@
+"""Writing a compaction: entries, merges, in-place edits, budget truncation, the eviction log."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import (
+    AIMessage,
+)
+
+from langctx.blocks import (
+    cut_text_blocks,
+    has_opaque_blocks,
+)
+from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan
+from langctx.entries import (
+    CompactionEntry,
+    EditEntry,
+    EvictionRecord,
+    covered_count,
+    entry_facts,
+    new_compaction_entry,
+    new_edit_entry,
+)
+from langctx.errors import (
+    BudgetError,
+)
+from langctx.markers import (
+    TRUNCATION_MARK,
+)
+from langctx.projection import (
+    view_message,
+)
+from langctx.summarize import (
+    SummaryRequest,
+)
+from langctx.summarize.text import merge_summary_facts
+
+if TYPE_CHECKING:
+    from langctx.memory import LayeredChatMemory
+
+logger = logging.getLogger("langctx")
+
+
+def _commit(
+    self: LayeredChatMemory, plan: Plan, summary: str, quality: str
+) -> CompactionEntry | None:
+    if not plan.batch:
+        return None
+    covered = [self._id(i) for i in plan.batch]
+    facts = plan.request.facts if plan.request is not None else {}
+    entry = new_compaction_entry(
+        summary=summary,
+        summary_tokens=self.counter.count_text(summary),
+        level=1,
+        covered_ids=covered,
+        covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
+        first_kept_entry_id=self._id(plan.cut) if plan.cut < len(self._log) else None,
+        tokens_before=plan.tokens_before,
+        tokens_after=0,
+        trigger=plan.trigger,
+        quality=quality,
+        read_files=facts.get("read_files", []),
+        modified_files=facts.get("modified_files", []),
+        merged_from=[e["id"] for e in plan.absorbed],
+        facts=facts,
+        instructions=plan.request.instructions if plan.request is not None else None,
+    )
+    self._stamp(entry)
+    self._add_entry(entry)
+    self._first_kept = plan.cut
+    self._refresh()
+    self._record(
+        "compact",
+        plan.trigger,
+        covered,
+        sum(self._tok[i] for i in plan.batch),
+        f"folded {len(plan.batch)} messages into {entry['id']} ({quality})",
+    )
+    return entry
+
+
+def _stamp(self: LayeredChatMemory, entry: CompactionEntry) -> None:
+    """Record what a window restore needs without the log before the cut (see `restore_window`)."""
+    entry["task_id"] = self._id(self._task_idx) if self._task_idx is not None else None
+    entry["provider_compaction_id"] = self._id(self._pc) if self._pc is not None else None
+    entry["last_id"] = self._id(len(self._log) - 1) if self._log else None
+
+
+def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
+    """Append an entry and update the active summaries without rescanning all entries."""
+    self._entries.append(entry)
+    gone = set(entry["merged_from"])
+    self._seq[entry["id"]] = len(self._entries)
+    live = [e for e in self._active if e["id"] not in gone]
+    live.append(entry)
+    self._active = sorted(live, key=lambda e: (-e["level"], self._seq[e["id"]]))
+
+
+def _merge_levels(self: LayeredChatMemory, call: Callable[[SummaryRequest], str]) -> None:
+    merged: list[CompactionEntry] = []
+    while (group := self._merge_group()) is not None:
+        req = self._merge_request(group)
+        text, quality = self._checked(req, call)
+        merged.append(
+            self._commit_merge(group, text, "merged" if quality != "fallback" else "fallback")
+        )
+    self._merged_refresh(merged)
+
+
+async def _amerge_levels(self: LayeredChatMemory) -> None:
+    merged: list[CompactionEntry] = []
+    while (group := self._merge_group()) is not None:
+        req = self._merge_request(group)
+        try:
+            text = await asyncio.wait_for(
+                self.summarizer.asummarize(req), self.config.summary_timeout
+            )
+            out = self._accept(req, text)
+        except Exception as exc:
+            out = self._fallback(req, exc)
+        with self._lock:
+            merged.append(
+                self._commit_merge(group, out[0], "merged" if out[1] != "fallback" else "fallback")
+            )
+    with self._lock:
+        self._merged_refresh(merged)
+
+
+def _merged_refresh(self: LayeredChatMemory, merged: list[CompactionEntry]) -> None:
+    """Re-render the summary block once after a cascade of merges."""
+    if not merged:
+        return
+    self._refresh()
+    for entry in merged:
+        entry["tokens_after"] = self.context_tokens()
+
+
+def _commit_merge(
+    self: LayeredChatMemory, group: list[CompactionEntry], text: str, quality: str
+) -> CompactionEntry:
+    level = min(group[0]["level"] + 1, MAX_LEVEL)
+    facts = merge_summary_facts(*[entry_facts(e) for e in group])
+    entry = new_compaction_entry(
+        summary=text,
+        summary_tokens=self.counter.count_text(text),
+        level=level,
+        covered_ids=[],  # a merge folds no message itself: its entries did
+        covered_count=sum(covered_count(e) for e in group),
+        first_kept_entry_id=group[-1]["first_kept_entry_id"],
+        tokens_before=self.context_tokens(),
+        tokens_after=0,
+        trigger="merge",
+        quality=quality,
+        read_files=facts.get("read_files", []),
+        modified_files=facts.get("modified_files", []),
+        merged_from=[e["id"] for e in group],
+        facts=facts,
+    )
+    self._stamp(entry)
+    self._add_entry(entry)
+    self._record(
+        "merge",
+        "merge",
+        [e["id"] for e in group],
+        sum(e["summary_tokens"] for e in group),
+        f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}",
+    )
+    return entry
+
+
+def _apply_edits(self: LayeredChatMemory, edits: Sequence[EditEntry], trigger: str) -> None:
+    for e in edits:
+        i = self._pos[e["message_id"]]
+        self._edits.append(e)
+        self._edit_of[e["message_id"]] = e
+        self._views[i] = view_message(self._log[i], e)
+        self._vtok[i] = e["tokens_after"]
+    self._refresh_recent()
+
+
+def _enforce_budget(self: LayeredChatMemory, trigger: str) -> None:
+    """Last resort when the newest turn alone is too large: marked truncation, never silent loss.
+
+    Only runs when folding could not bring the context under the compaction mark. It then cuts
+    the largest kept messages (head and tail kept, marked) to a little below the mark, so the
+    next turn does not compact again at once.
+    """
+    budget = self.config.max_tokens_resolved
+    if self.context_tokens() <= min(budget, self.config.high_mark):
+        return
+    target = min(budget, self.config.high_mark - budget // 10)
+    over = self.context_tokens() - target
+    if over <= 0:
+        return
+    floor = self._edit_floor()
+    recent = [
+        i
+        for i in range(max(self._recent_start(), floor + 1), len(self._log))
+        if i not in self._skip
+    ]
+    edits: list[EditEntry] = []
+    for i in sorted(recent, key=lambda i: (-self._view_tokens(i), i)):
+        if over <= 0:
+            break
+        before = self._view_tokens(i)
+        keep = max(before - over - 24, 16)
+        edit = self._truncation(i, keep)
+        if edit is None:
+            continue
+        edits.append(edit)
+        over -= before - edit["tokens_after"]
+    if edits:
+        self._apply_edits(edits, trigger)
+        self._record(
+            "truncate",
+            trigger,
+            [e["message_id"] for e in edits],
+            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
+            "newest turn larger than the budget: head and tail kept, marked",
+        )
+
+
+def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry | None:
+    """Cut message ``i`` (its text, and the string arguments of its tool calls) to ``keep_tokens``."""
+    m = self._log[i]
+    view = self._view(i)
+    before = self._view_tokens(i)
+    if before <= keep_tokens or has_opaque_blocks(m):
+        return None  # signed / encrypted blocks travel whole: the message is kept or folded
+    content = view.content
+    calls = [dict(tc) for tc in view.tool_calls] if isinstance(view, AIMessage) else []
+    ratio = max(keep_tokens - 40, 0) / before
+    best: tuple[str | list[Any], list[dict[str, Any]] | None, int] | None = None
+    new_calls: list[dict[str, Any]] = []
+    for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
+        new_text = _cut_content(content, ratio, str(m.id))
+        new_calls = [
+            {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
+        ]
+        update: dict[str, Any] = {"content": new_text}
+        if calls:
+            update["tool_calls"] = new_calls
+        after = self.counter.count_message(m.model_copy(update=update))
+        best = (new_text, new_calls if calls else None, after)
+        if after <= keep_tokens or ratio <= 0:
+            break
+        ratio *= 0.85
+    assert best is not None
+    new_text, cut_calls, after = best
+    if after >= before:
+        return None
+    return new_edit_entry(
+        message_id=str(m.id),
+        reason="truncate",
+        content=new_text,
+        tool_calls=cut_calls,
+        tokens_before=before,
+        tokens_after=after,
+    )
+
+
+def _check_pinned(self: LayeredChatMemory) -> None:
+    pinned = [*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])]
+    allowed = self.config.head_budget - self.config.summary_cap_tokens - SUMMARY_OVERHEAD * 4
+    total = sum(self._view_tokens(i) for i in pinned)
+    if total <= allowed:
+        return
+    if self.config.oversize_policy == "error":
+        msg = (
+            f"pinned messages (system + task) take {total} tokens but only {allowed} fit beside "
+            "the summaries and the reserve; raise max_tokens, shorten the task, or use "
+            "oversize_policy='truncate'."
+        )
+        raise BudgetError(msg)
+    over = total - allowed
+    edits: list[EditEntry] = []
+    for i in sorted(pinned, key=lambda i: -self._view_tokens(i)):
+        if over <= 0:
+            break
+        before = self._view_tokens(i)
+        edit = self._truncation(i, max(before - over - 24, 16))
+        if edit is not None:
+            edits.append(edit)
+            over -= before - edit["tokens_after"]
+    if edits:
+        self._apply_edits(edits, "add")
+        self._record(
+            "truncate_pinned",
+            "add",
+            [e["message_id"] for e in edits],
+            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
+            "pinned messages larger than their share of the budget: head and tail kept, marked",
+        )
+        logger.warning(
+            "langctx: pinned messages truncated to fit the budget (full text stays in the log)"
+        )
+
+
+def _record(
+    self: LayeredChatMemory, action: str, trigger: str, ids: list[str], tokens: int, detail: str
+) -> None:
+    self._evictions.append(
+        EvictionRecord(
+            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            action=action,
+            trigger=trigger,
+            ids=list(ids),
+            tokens=int(tokens),
+            detail=detail,
+        )
+    )
+
+
+def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
+    """Tool-call arguments with every long string cut to its head and tail (same shape)."""
+    if isinstance(value, str):
+        return _head_tail(value, int(len(value) * ratio), message_id) if len(value) > 200 else value
+    if isinstance(value, dict):
+        return {k: _cut_args(v, ratio, message_id) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_args(v, ratio, message_id) for v in value]
+    return value
+
+
+def _cut_content(content: str | list[Any], ratio: float, message_id: str) -> str | list[Any]:
+    """Content cut to about ``ratio`` of its text; a list stays blocks (only text blocks cut)."""
+
+    def cut(text: str) -> str:
+        return _head_tail(text, int(len(text) * ratio), message_id) if len(text) > 200 else text
+
+    if isinstance(content, str):
+        return cut(content)
+    return cut_text_blocks(content, cut)
+
+
+def _head_tail(text: str, keep_chars: int, message_id: str) -> str:
+    head = keep_chars * 2 // 3
+    tail = keep_chars - head
+    cut = len(text) - keep_chars
+    marker = "\n" + TRUNCATION_MARK.format(cut=cut, message_id=message_id) + "\n"
+    return text[:head] + marker + (text[-tail:] if tail else "")
