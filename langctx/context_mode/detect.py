@@ -240,7 +240,11 @@ def _ratio(lines: list[str], pattern: re.Pattern[str]) -> float:
 
 
 def detect_kind(
-    text: str, *, tool_name: str | None = None, args: Mapping[str, Any] | None = None
+    text: str,
+    *,
+    tool_name: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> ContentKind:
     """Decide which reducer fits a tool output.
 
@@ -248,6 +252,7 @@ def detect_kind(
         text: the tool output.
         tool_name: name of the tool that produced it, if known.
         args: arguments of the tool call, if known (a path or command is a strong hint).
+        command_tools: names of the tools that run shell commands (their output is a log).
 
     Returns:
         One of ``"html"``, ``"table"``, ``"json"``, ``"log"``, ``"stack_trace"``, ``"source"``,
@@ -284,7 +289,7 @@ def detect_kind(
         return "table"
     if split_listing("\n".join(lines)).numbered:
         return "source"
-    if is_command_call(tool_name, args) and not reading:
+    if is_command_call(tool_name, args, command_tools=command_tools) and not reading:
         return "log"
     if reading:
         return "source" if _ratio(lines, _CODE_LINE) >= 0.15 or ext else "text"

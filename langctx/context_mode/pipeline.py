@@ -71,7 +71,12 @@ from langctx.context_mode.slice_codec import to_raw
 from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, OutputSummarizer, summary_reduction
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
-from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
+from langctx.facts import (
+    DEFAULT_COMMAND_TOOLS,
+    extract_output_facts,
+    find_exit_code,
+    missing_output_facts,
+)
 from langctx.markers import (
     CONTEXT_MODE_STAMP,
     NO_THREAD,
@@ -134,6 +139,10 @@ class ContextModeConfig:
     ttl_seconds: float | None = None
     """Stored outputs expire after this many seconds (None: never)."""
 
+    command_tools: frozenset[str] = DEFAULT_COMMAND_TOOLS
+    """Names of the tools that run shell commands, whose output is reduced as a log (the memory's
+    default, :data:`langctx.facts.DEFAULT_COMMAND_TOOLS`; pass the memory's ``command_tools``)."""
+
     def __post_init__(self) -> None:
         for name in ("max_inline_tokens", "reference_min_tokens", "grep_max_matches"):
             value = getattr(self, name)
@@ -155,6 +164,10 @@ class ContextModeConfig:
                 msg = f"{name} must be a positive number of seconds or None, got {value!r}."
                 raise ConfigError(msg)
         object.__setattr__(self, "summary_kinds", frozenset(self.summary_kinds))
+        if isinstance(self.command_tools, str):
+            msg = f"command_tools must be a collection of tool names; write {{{self.command_tools!r}}}."
+            raise ConfigError(msg)
+        object.__setattr__(self, "command_tools", frozenset(self.command_tools))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -338,6 +351,7 @@ class ContextModeProcessor:
             args=plan.args,
             max_inline_tokens=plan.budget,
             count_tokens=self.count_tokens,
+            command_tools=self.config.command_tools,
         )
         assert out is not None  # the output is over the budget, or bytes
         return out

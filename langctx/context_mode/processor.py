@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -30,7 +30,7 @@ from langctx.context_mode.reducers.binary import decode_output, looks_binary, re
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
-from langctx.facts import find_duration, find_exit_code
+from langctx.facts import DEFAULT_COMMAND_TOOLS, find_duration, find_exit_code
 
 __all__ = ["DEFAULT_MAX_INLINE_TOKENS", "MIN_INLINE_TOKENS", "build_meta", "reduce_output"]
 
@@ -78,6 +78,7 @@ def reduce_output(
     args: Mapping[str, Any] | None = None,
     max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS,
     count_tokens: Callable[[str], int] | None = None,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> Reduction | None:
     """Reduce a tool output to at most ``max_inline_tokens`` tokens, or pass it through.
 
@@ -89,6 +90,7 @@ def reduce_output(
         max_inline_tokens: outputs at or under this many tokens pass through; larger ones are
             reduced to fit it. At least :data:`MIN_INLINE_TOKENS`.
         count_tokens: token counter; defaults to langctx's fast estimator.
+        command_tools: names of the tools that run shell commands (their output is a log).
 
     Returns:
         ``None`` when a ``str`` output is at or under ``max_inline_tokens`` (use it unchanged),
@@ -139,7 +141,9 @@ def reduce_output(
         return reduce_binary(text, meta=meta, budget_tokens=max_inline_tokens, raw=raw)
     if tokens <= max_inline_tokens:  # small bytes output: decoded, otherwise unchanged
         return _unchanged(text, meta)
-    kind: ContentKind = detect_kind(text, tool_name=tool_name, args=args)
+    kind: ContentKind = detect_kind(
+        text, tool_name=tool_name, args=args, command_tools=command_tools
+    )
     try:
         return REDUCERS[kind](text, meta=meta, budget_tokens=max_inline_tokens)
     except Exception:  # a reducer bug must never lose a tool output: fall back to head + tail

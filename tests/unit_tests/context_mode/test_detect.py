@@ -8,6 +8,9 @@ import pytest
 
 from langctx.context_mode import detect_kind
 from langctx.context_mode.detect import is_command_call, is_read_call, output_path
+from langctx.context_mode.pipeline import ContextModeConfig
+from langctx.errors import ConfigError
+from langctx.facts import DEFAULT_COMMAND_TOOLS
 from tests.unit_tests.context_mode import samples as s
 
 CASES: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
@@ -105,3 +108,16 @@ def test_hints() -> None:
     assert is_command_call("bash", None)
     assert is_command_call("RsaCtfTool.py", {"command": "RsaCtfTool.py --publickey k.pub"})
     assert not is_command_call("read", {"path": "a.py"})
+
+
+def test_command_tools_are_the_memorys_and_configurable() -> None:
+    assert all(is_command_call(name, None) for name in DEFAULT_COMMAND_TOOLS)
+    assert not is_command_call("runner", None)
+    assert is_command_call("runner", None, command_tools={"runner"})
+    log = "step 1 ok\nstep 2 ok\n" * 5
+    assert detect_kind(log, tool_name="runner") == "text"
+    assert detect_kind(log, tool_name="runner", command_tools={"runner"}) == "log"
+    assert ContextModeConfig().command_tools == DEFAULT_COMMAND_TOOLS
+    assert ContextModeConfig(command_tools=["runner"]).command_tools == frozenset({"runner"})
+    with pytest.raises(ConfigError, match="command_tools"):
+        ContextModeConfig(command_tools="runner")  # type: ignore[arg-type]
