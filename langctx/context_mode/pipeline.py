@@ -77,6 +77,7 @@ from langctx.facts import (
     find_exit_code,
     missing_output_facts,
 )
+from langctx.facts.tools import command_tool_set
 from langctx.markers import (
     CONTEXT_MODE_STAMP,
     NO_THREAD,
@@ -164,10 +165,7 @@ class ContextModeConfig:
                 msg = f"{name} must be a positive number of seconds or None, got {value!r}."
                 raise ConfigError(msg)
         object.__setattr__(self, "summary_kinds", frozenset(self.summary_kinds))
-        if isinstance(self.command_tools, str):
-            msg = f"command_tools must be a collection of tool names; write {{{self.command_tools!r}}}."
-            raise ConfigError(msg)
-        object.__setattr__(self, "command_tools", frozenset(self.command_tools))
+        object.__setattr__(self, "command_tools", command_tool_set(self.command_tools))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -62,6 +62,7 @@ from langctx.facts.tools import (
     DEFAULT_FILE_TOOLS,
     FileRole,
     FileToolSpec,
+    command_tool_set,
     is_command_tool,
 )
 
@@ -216,15 +217,7 @@ def _check_tools(
                     f"write FileToolSpec(role='read') or FileToolSpec(role='modified')."
                 )
                 raise ConfigError(msg)
-    if command_tools is DEFAULT_COMMAND_TOOLS:
-        return DEFAULT_COMMAND_TOOLS
-    if isinstance(command_tools, str):
-        msg = (
-            f"command_tools must be a collection of tool names, got the string "
-            f"{command_tools!r}; write command_tools={{{command_tools!r}}}."
-        )
-        raise ConfigError(msg)
-    return frozenset(command_tools)
+    return command_tool_set(command_tools)
 
 
 def extract_facts(

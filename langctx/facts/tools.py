@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_PATH_KEYS",
     "FileRole",
     "FileToolSpec",
+    "command_tool_set",
     "is_command_tool",
 ]
 
@@ -291,3 +292,21 @@ def is_command_tool(
     if not name:
         return False
     return name in command_tools or name.lower() in command_tools
+
+
+def command_tool_set(command_tools: Collection[str]) -> frozenset[str]:
+    """``command_tools`` as a frozenset of tool names, checked (one string is a mistake).
+
+    Example:
+        >>> sorted(command_tool_set(["bash", "runner"]))
+        ['bash', 'runner']
+    """
+    if command_tools is DEFAULT_COMMAND_TOOLS:
+        return DEFAULT_COMMAND_TOOLS
+    if isinstance(command_tools, str):
+        msg = (
+            f"command_tools must be a collection of tool names, got the string "
+            f"{command_tools!r}; write command_tools={{{command_tools!r}}}."
+        )
+        raise ConfigError(msg)
+    return frozenset(command_tools)
