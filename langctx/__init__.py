@@ -1,5 +1,9 @@
 """langctx: layered, compacting memory for long-running LangChain and LangGraph agents.
 
+Everything the README shows is importable from here. The core (langchain-core only) is imported
+at once; the LangChain and LangGraph integrations load on first use, so ``import langctx`` loads
+neither.
+
 Example:
     >>> from langctx import LayeredChatMemory
     >>> mem = LayeredChatMemory(max_tokens=8000)
@@ -7,7 +11,13 @@ Example:
     0
 """
 
-from langctx.config import MemoryConfig
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from langctx.channel import LangctxChannel, channel_update, merge_langctx
+from langctx.config import ConfigOptions, MemoryConfig
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.errors import (
     BudgetError,
@@ -22,35 +32,132 @@ from langctx.errors import (
     SummarizerError,
 )
 from langctx.facts import FileToolSpec
-from langctx.memory import CompactionEvent, LayeredChatMemory
+from langctx.memory import DEFAULT_PRIORITIES, CompactionEvent, LayeredChatMemory
+from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
 from langctx.summarize import LocalSummarizer, ModelSummarizer, SummaryRequest
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter
 
+if TYPE_CHECKING:
+    from langctx.context_mode.pipeline import ContextModeProcessor
+    from langctx.integrations.archive import afull_log, full_log
+    from langctx.integrations.checkpoint import open_checkpointer
+    from langctx.integrations.context_middleware import (
+        ContextModeMiddleware,
+        ContextModeToolProcessor,
+    )
+    from langctx.integrations.context_tools import fetch_context_tool, wrap_tools_with_context_mode
+    from langctx.integrations.delta_state import LangctxDeltaAgentState, LangctxDeltaState
+    from langctx.integrations.events import COMPACTION_EVENT
+    from langctx.integrations.history import LangctxChatMessageHistory, SQLiteChatHistoryStore
+    from langctx.integrations.langgraph import (
+        LangctxNode,
+        make_compact_tool,
+        make_pre_model_hook,
+        route_after_memory,
+    )
+    from langctx.integrations.long_term import LongTermMemory
+    from langctx.integrations.middleware import LangctxMiddleware
+    from langctx.integrations.recovery import OverflowRecovery, with_overflow_recovery
+    from langctx.integrations.state import LangctxAgentState, LangctxState
+
+_LAZY: dict[str, str] = {
+    "LangctxMiddleware": "langctx.integrations.middleware",
+    "ContextModeMiddleware": "langctx.integrations.context_middleware",
+    "ContextModeToolProcessor": "langctx.integrations.context_middleware",
+    "LangctxNode": "langctx.integrations.langgraph",
+    "make_pre_model_hook": "langctx.integrations.langgraph",
+    "make_compact_tool": "langctx.integrations.langgraph",
+    "route_after_memory": "langctx.integrations.langgraph",
+    "with_overflow_recovery": "langctx.integrations.recovery",
+    "OverflowRecovery": "langctx.integrations.recovery",
+    "LangctxState": "langctx.integrations.state",
+    "LangctxAgentState": "langctx.integrations.state",
+    "LangctxDeltaState": "langctx.integrations.delta_state",
+    "LangctxDeltaAgentState": "langctx.integrations.delta_state",
+    "full_log": "langctx.integrations.archive",
+    "afull_log": "langctx.integrations.archive",
+    "open_checkpointer": "langctx.integrations.checkpoint",
+    "COMPACTION_EVENT": "langctx.integrations.events",
+    "fetch_context_tool": "langctx.integrations.context_tools",
+    "wrap_tools_with_context_mode": "langctx.integrations.context_tools",
+    "LangctxChatMessageHistory": "langctx.integrations.history",
+    "SQLiteChatHistoryStore": "langctx.integrations.history",
+    "LongTermMemory": "langctx.integrations.long_term",
+    "ContextModeProcessor": "langctx.context_mode.pipeline",
+}
+"""Names of the integrations and the module each is loaded from on first use."""
+
 __all__ = [
+    "COMPACTION_EVENT",
+    "DEFAULT_PRIORITIES",
     "ApproximateCounter",
     "BudgetError",
     "CompactionEntry",
     "CompactionEvent",
     "ConfigError",
+    "ConfigOptions",
+    "ContextModeMiddleware",
+    "ContextModeProcessor",
+    "ContextModeToolProcessor",
     "ContextOverflowError",
     "EditEntry",
     "FileToolSpec",
     "InvalidHistoryError",
     "InvalidMessageError",
+    "LangctxAgentState",
+    "LangctxChannel",
+    "LangctxChatMessageHistory",
+    "LangctxDeltaAgentState",
+    "LangctxDeltaState",
     "LangctxError",
+    "LangctxMiddleware",
+    "LangctxNode",
+    "LangctxState",
     "LangctxWarning",
     "LayeredChatMemory",
     "LocalSummarizer",
+    "LongTermMemory",
     "MemoryConfig",
+    "MemoryOptions",
+    "MemorySettings",
     "ModelSummarizer",
+    "OverflowRecovery",
     "ReferenceNotFoundError",
+    "SQLiteChatHistoryStore",
     "StateVersionError",
     "SummarizerError",
     "SummaryRequest",
+    "ThreadView",
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
+    "afull_log",
+    "channel_update",
+    "fetch_context_tool",
+    "full_log",
+    "make_compact_tool",
+    "make_pre_model_hook",
+    "merge_langctx",
+    "open_checkpointer",
     "resolve_token_counter",
+    "route_after_memory",
+    "view_state",
+    "with_overflow_recovery",
+    "wrap_tools_with_context_mode",
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'langctx' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

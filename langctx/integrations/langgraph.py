@@ -8,7 +8,7 @@ route with :func:`route_after_memory` (after a ``/compact`` there is nothing to 
 
 Example:
     >>> from langgraph.graph import END, START, StateGraph
-    >>> from langctx.integrations.state import LangctxState
+    >>> from langctx import LangctxNode, LangctxState, with_overflow_recovery
     >>> from langctx.testing import ScriptedChatModel
     >>> memory = LangctxNode(max_tokens=4000)
     >>> model = with_overflow_recovery(ScriptedChatModel(responses=["Hello!"]), memory.settings)
@@ -47,7 +47,6 @@ from langctx.integrations.control import (
     pending_command,
 )
 from langctx.integrations.events import deferred_callbacks, emitting
-from langctx.integrations.recovery import with_overflow_recovery
 from langctx.integrations.state import LangctxState
 from langctx.markers import ACK_ID_PREFIX
 from langctx.state_memory import (
@@ -63,7 +62,6 @@ __all__ = [
     "make_compact_tool",
     "make_pre_model_hook",
     "route_after_memory",
-    "with_overflow_recovery",
 ]
 
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
