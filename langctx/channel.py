@@ -27,8 +27,10 @@ __all__ = [
     "CHANNEL_VERSION",
     "ArchiveRecord",
     "LangctxChannel",
+    "MemorySnapshot",
     "channel_entries",
     "channel_update",
+    "check_version",
     "is_slim",
     "merge_langctx",
     "slim_covered",
@@ -87,9 +89,28 @@ class LangctxChannel(TypedDict, total=False):
     edits: list[dict[str, Any]]
     priorities: dict[str, int]
     archive: ArchiveRecord
+    eviction_log: list[dict[str, Any]]
+    """What left the projection and why (kept by ``to_state`` and the chat-history adapter; the
+    graph channel does not store it)."""
     reset: bool
     drop: dict[str, list[str]]
     slim: list[str]
+
+
+class MemorySnapshot(LangctxChannel, total=False):
+    """:meth:`~langctx.LayeredChatMemory.to_state`: the channel's shape plus the whole log."""
+
+    messages: list[dict[str, Any]]
+    """The log, as ``messages_to_dict`` dicts."""
+
+
+def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    """``value`` when it is a channel-shaped dict of this version (a migrated older one passes).
+
+    Raises:
+        StateVersionError: it is not a dict, or its version is unknown.
+    """
+    return _check_version(value, what)
 
 
 def channel_update(

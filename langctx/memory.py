@@ -40,6 +40,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
+from langctx.channel import MemorySnapshot, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import (
     compaction,
@@ -57,9 +58,6 @@ from langctx.entries import (
     EditEntry,
     EvictionRecord,
 )
-from langctx.errors import (
-    StateVersionError,
-)
 from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
     DEFAULT_FILE_TOOLS,
@@ -75,11 +73,9 @@ from langctx.summarize import (
 )
 from langctx.tokens import TokenCounter, resolve_token_counter
 
-__all__ = ["DEFAULT_PRIORITIES", "STATE_VERSION", "CompactionEvent", "LayeredChatMemory"]
+__all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
 
 logger = logging.getLogger("langctx")
-
-STATE_VERSION = 1
 
 DEFAULT_PRIORITIES: Mapping[str, int] = {
     "system": 100,
@@ -366,28 +362,25 @@ class LayeredChatMemory:
 
     # ------------------------------------------------------------------ persistence
 
-    def to_state(self) -> dict[str, Any]:
-        """A JSON-safe snapshot: the log, the entries, the edits, the ledger, the eviction log.
+    def to_state(self) -> MemorySnapshot:
+        """A JSON-safe snapshot in the channel's shape, plus the log and the eviction log.
 
         ``LayeredChatMemory.from_state(mem.to_state())`` builds exactly the same projection.
         """
         with self._lock:
-            return {
-                "v": STATE_VERSION,
-                "messages": messages_to_dict(self._log),
-                "compactions": [dict(e) for e in self._entries],
-                "edits": [dict(e) for e in self._edits],
-                "priorities": dict(self._priority),
-                "eviction_log": [dict(r) for r in self._evictions],
-            }
+            snapshot = MemorySnapshot(
+                **channel_update(
+                    compactions=self._entries, edits=self._edits, priorities=self._priority
+                )
+            )
+            snapshot["messages"] = messages_to_dict(self._log)
+            snapshot["eviction_log"] = [dict(r) for r in self._evictions]
+            return snapshot
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
         """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor)."""
-        if not isinstance(state, Mapping) or state.get("v") != STATE_VERSION:
-            version = state.get("v") if isinstance(state, Mapping) else type(state).__name__
-            msg = f"langctx state version {version!r} is not {STATE_VERSION}; upgrade langctx or rebuild the memory."
-            raise StateVersionError(msg)
+        check_version(state, "saved")
         mem = cls(**kwargs)
         mem.restore(
             messages_from_dict(list(state.get("messages", []))),

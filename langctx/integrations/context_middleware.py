@@ -61,6 +61,7 @@ from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.wrapped_tool import thread_id_from_config
+from langctx.errors import ConfigError
 from langctx.integrations.context_tools import (
     fetch_context_tool,
     reference_store,
@@ -135,7 +136,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
             processor = ContextModeProcessor(store=rstore, **config_kwargs)
         elif store is not None or config_kwargs:
             msg = "pass either processor= or store=/config options, not both."
-            raise TypeError(msg)
+            raise ConfigError(msg)
         self.processor = processor
         self.guard = guard
         self.system_prompt = system_prompt

@@ -39,6 +39,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
+from langctx.channel import CHANNEL_VERSION, LangctxChannel
 from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
 from langctx.markers import HISTORY_ID_PREFIX, LEGACY_HISTORY_ID_PREFIX
@@ -49,7 +50,6 @@ __all__ = ["STATE_KEY", "LangctxChatMessageHistory", "SQLiteChatHistoryStore"]
 STATE_KEY = "langctx"
 """Default key of the langctx entries in the ``state`` mapping beside a wrapped history."""
 
-_STATE_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (
@@ -96,22 +96,23 @@ class _Entries:
             [_current_ids(e) for e in self.evictions],
         )
 
-    def to_state(self) -> dict[str, Any]:
-        return {
-            "v": _STATE_VERSION,
-            "compactions": [dict(e) for e in self.compactions],
-            "edits": [dict(e) for e in self.edits],
-            "eviction_log": [dict(e) for e in self.evictions],
-        }
+    def to_state(self) -> LangctxChannel:
+        state = LangctxChannel(
+            v=CHANNEL_VERSION,
+            compactions=[dict(e) for e in self.compactions],
+            edits=[dict(e) for e in self.edits],
+        )
+        state["eviction_log"] = [dict(e) for e in self.evictions]
+        return state
 
     @classmethod
     def from_state(cls, state: object, where: str) -> _Entries:
         if state is None:
             return cls()
-        if not isinstance(state, Mapping) or state.get("v") != _STATE_VERSION:
+        if not isinstance(state, Mapping) or state.get("v") != CHANNEL_VERSION:
             version = state.get("v") if isinstance(state, Mapping) else type(state).__name__
             msg = (
-                f"langctx state in {where} has version {version!r}, not {_STATE_VERSION}; "
+                f"langctx state in {where} has version {version!r}, not {CHANNEL_VERSION}; "
                 "upgrade langctx, or delete that key to rebuild the entries from the log."
             )
             raise StateVersionError(msg)
