@@ -67,9 +67,9 @@ def exact_counter() -> tuple[Callable[[str], int], str]:
         enc = tiktoken.get_encoding("o200k_base")
         enc.encode("warm up")
     except Exception as exc:  # no vocabulary offline: say so and estimate
-        from langctx.context_mode.token_count import default_count_tokens
+        from langctx.tokens import count_tokens_approximately
 
-        return default_count_tokens, f"langctx estimator (tiktoken unavailable: {exc})"
+        return count_tokens_approximately, f"langctx estimator (tiktoken unavailable: {exc})"
     return (lambda s: len(enc.encode(s, disallowed_special=()))), "exact o200k_base (tiktoken)"
 
 

@@ -38,7 +38,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately as lc_count_messages
 
 from langctx._tiktoken_offline import seed_tiktoken_cache
-from langctx.tokens import TiktokenCounter, _estimate_all, count_tokens_approximately
+from langctx.tokens import TiktokenCounter, count_tokens_approximately
+from langctx.tokens.estimate import _estimate_all
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -10,12 +10,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
-from langctx.context_mode.token_count import default_count_tokens
+from langctx.tokens import TextCounter, count_tokens_approximately
 
 __all__ = ["CONTENT_KINDS", "ContentKind", "OutputMeta", "Reduction"]
 
@@ -63,7 +63,7 @@ class OutputMeta:
     duration: str | None = None
     """How long the command took, as the output states it (for example ``"1.2s"``)."""
 
-    count_tokens: Callable[[str], int] = default_count_tokens
+    count_tokens: TextCounter = count_tokens_approximately
     """Token counter used to keep the reduced text under its budget."""
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -69,7 +69,6 @@ from langctx.context_mode.references import (
 )
 from langctx.context_mode.slice_codec import to_raw
 from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, OutputSummarizer, summary_reduction
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
 from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
@@ -84,6 +83,7 @@ from langctx.markers import (
     REFERENCE_MESSAGE_ID_PREFIX,
     escape_delimiters,
 )
+from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = [
     "STAMP_KEY",
@@ -251,7 +251,8 @@ class ContextModeProcessor:
             :class:`~langctx.integrations.context_store.BaseStoreReferenceStore` to persist).
         summarizer: an :class:`~langctx.context_mode.summary.OutputSummarizer`, or a chat
             model / Runnable to wrap in one. None (default): deterministic reductions only.
-        count_tokens: token counter (default: langctx's estimator).
+        count_tokens: a :class:`~langctx.tokens.TokenCounter` or a function counting the tokens
+            of a text (default: langctx's estimator).
         **config_kwargs: :class:`ContextModeConfig` fields.
     """
 
@@ -261,7 +262,7 @@ class ContextModeProcessor:
         *,
         store: ReferenceStore | None = None,
         summarizer: Any = None,
-        count_tokens: Callable[[str], int] | None = None,
+        count_tokens: TokenCounter | TextCounter | None = None,
         **config_kwargs: Any,
     ) -> None:
         if config is not None and config_kwargs:
@@ -281,7 +282,7 @@ class ContextModeProcessor:
                 raise ConfigError(msg)
             summarizer = OutputSummarizer(summarizer)
         self.summarizer: OutputSummarizer | None = summarizer
-        self.count_tokens = count_tokens or default_count_tokens
+        self.count_tokens: TextCounter = text_counter(count_tokens)
         self._frame = reference_frame_tokens(self.count_tokens)
         smallest = MIN_INLINE_TOKENS + self._frame
         if self.config.references and self.config.max_inline_tokens < smallest:

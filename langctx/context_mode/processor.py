@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -28,9 +28,9 @@ from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers import REDUCERS
 from langctx.context_mode.reducers.binary import decode_output, looks_binary, reduce_binary
 from langctx.context_mode.reducers.text import reduce_text
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, find_duration, find_exit_code
+from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["DEFAULT_MAX_INLINE_TOKENS", "MIN_INLINE_TOKENS", "build_meta", "reduce_output"]
 
@@ -49,7 +49,7 @@ def build_meta(
     tool_name: str | None = None,
     args: Mapping[str, Any] | None = None,
     original_tokens: int | None = None,
-    count_tokens: Callable[[str], int] | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
 ) -> OutputMeta:
     """Collect what is known about an output: tool, path, sizes, exit code, duration.
 
@@ -58,7 +58,7 @@ def build_meta(
         >>> m.exit_code, m.duration
         (2, '1.5s')
     """
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     return OutputMeta(
         tool_name=tool_name,
         args=MappingProxyType(dict(args)) if args else MappingProxyType({}),
@@ -77,7 +77,7 @@ def reduce_output(
     tool_name: str | None = None,
     args: Mapping[str, Any] | None = None,
     max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS,
-    count_tokens: Callable[[str], int] | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
     command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> Reduction | None:
     """Reduce a tool output to at most ``max_inline_tokens`` tokens, or pass it through.
@@ -115,7 +115,7 @@ def reduce_output(
             f"use at least {MIN_INLINE_TOKENS}."
         )
         raise ConfigError(msg)
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     raw: bytes | None = None
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,8 +33,8 @@ from langctx.context_mode.slice_codec import (
     encode_body,
     utf8_boundary,
 )
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.markers import REF_MARKER, REFERENCE_ID_PREFIX, escape_delimiters
+from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = [
     "DEFAULT_GREP_MAX_MATCHES",
@@ -80,8 +80,6 @@ _SLICE_HEAD = re.compile(
     r"total=(?P<total>\d+) encoding=(?P<enc>utf-8\+x|utf-8|base64)\]$"
 )
 _FOUND = re.compile(re.escape(REF_MARKER) + f"({_ID})" + r"\b")
-
-TokenCounter = Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,14 +194,14 @@ def _reference_foot(ref_id: str, slice_tokens: int) -> str:
     )
 
 
-def reference_frame_tokens(count_tokens: TokenCounter | None = None) -> int:
+def reference_frame_tokens(count_tokens: TokenCounter | TextCounter | None = None) -> int:
     """Tokens the reference's first and last lines take (for budgeting the description).
 
     Example:
         >>> 40 < reference_frame_tokens() < 150
         True
     """
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     head = _reference_head("ctx_00000000", 999_999_999, 999_999_999)
     return count(head) + count(_reference_foot("ctx_00000000", 999_999)) + 4
 
@@ -302,7 +300,7 @@ def render_slice(
     *,
     limit: int | None = None,
     max_tokens: int,
-    count_tokens: TokenCounter | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
 ) -> FetchResult:
     """One slice of a stored output, starting at ``offset``, fitted to ``max_tokens``.
 
@@ -322,7 +320,7 @@ def render_slice(
         >>> r.encoding, r.data, r.next_offset
         ('base64', b'\\x00\\x01', None)
     """
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
     if limit is not None:
         window = window[: max(0, limit)]
@@ -461,7 +459,7 @@ def render_grep(
     offset: int = 0,
     max_matches: int = DEFAULT_GREP_MAX_MATCHES,
     max_tokens: int,
-    count_tokens: TokenCounter | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
 ) -> FetchResult:
     """The lines of a stored output that match ``pattern``, with line numbers and byte offsets.
 
@@ -481,7 +479,7 @@ def render_grep(
         [langctx ref=ctx_0123abcd grep ends · no more matches · read around a match with
         fetch_context(ref_id="ctx_0123abcd", offset=<its @ offset>)]
     """
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
     if len(pattern) > MAX_GREP_PATTERN_CHARS:
         text = f"{REF_MARKER}{ref_id} · the grep pattern is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})]"

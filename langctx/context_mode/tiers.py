@@ -30,15 +30,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
 from langctx.markers import CONTEXT_MODE_STAMP, escape_delimiters
+from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = [
     "WORKING_MEMORY_VERSION",
@@ -358,7 +358,7 @@ def render_memory_block(
     facts: Iterable[str],
     *,
     max_tokens: int,
-    count_tokens: Callable[[str], int] | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
     title: str = "Long-term memory (retrieved for this request; may be outdated)",
 ) -> str | None:
     """A short block of remembered facts, most relevant first, within ``max_tokens``.
@@ -373,7 +373,7 @@ def render_memory_block(
         >>> render_memory_block([" ".join(f"fact{i}" for i in range(500))], max_tokens=30) is None
         True
     """
-    count = count_tokens or default_count_tokens
+    count = text_counter(count_tokens)
     lines = [f"{title}:"]
     used = count(lines[0])
     for fact in facts:

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from langctx.context_mode.tiers import keyword_scores, render_memory_block
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
 from langctx.integrations.context_store import namespace_label
+from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["DEFAULT_LONG_TERM_TOKENS", "LONG_TERM_NAMESPACE", "LongTermMemory"]
 
@@ -63,7 +63,7 @@ class LongTermMemory:
         max_tokens: int = DEFAULT_LONG_TERM_TOKENS,
         limit: int = 5,
         scan_limit: int = 1_000,
-        count_tokens: Callable[[str], int] | None = None,
+        count_tokens: TokenCounter | TextCounter | None = None,
     ) -> None:
         if not isinstance(store, BaseStore):
             msg = f"store must be a langgraph BaseStore, got {type(store).__name__}."
@@ -81,7 +81,7 @@ class LongTermMemory:
         self.max_tokens = max_tokens
         self.limit = limit
         self.scan_limit = scan_limit
-        self.count_tokens = count_tokens or default_count_tokens
+        self.count_tokens: TextCounter = text_counter(count_tokens)
 
     @property
     def semantic(self) -> bool:

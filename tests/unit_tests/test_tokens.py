@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx import _tiktoken_offline, tokens
+from langctx import _tiktoken_offline
 from langctx.errors import ConfigError, InvalidMessageError, LangctxWarning
 from langctx.tokens import (
     IMAGE_TOKENS,
@@ -35,7 +35,12 @@ from langctx.tokens import (
     TiktokenCounter,
     TokenCounter,
     count_tokens_approximately,
+    estimate,
+    messages,
+    protocol,
+    resolve,
     resolve_token_counter,
+    tiktoken_counter,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -53,10 +58,10 @@ TEXTS = [
 
 
 def test_docstring_examples_run() -> None:
-    for module, at_least in ((tokens, 10), (_tiktoken_offline, 2)):
-        outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert outcome.attempted >= at_least
-        assert outcome.failed == 0
+    modules = (estimate, messages, protocol, resolve, tiktoken_counter, _tiktoken_offline)
+    outcomes = [doctest.testmod(m, optionflags=doctest.ELLIPSIS) for m in modules]
+    assert all(o.attempted >= 1 and o.failed == 0 for o in outcomes)
+    assert sum(o.attempted for o in outcomes) >= 14
 
 
 # ---------------------------------------------------------------- exact counting
@@ -407,7 +412,7 @@ def no_vocabulary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(tiktoken.load, "read_file", no_network)
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
-    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(tiktoken_counter, "_encodings", {})
     monkeypatch.setattr(_tiktoken_offline, "seed_tiktoken_cache", lambda *args, **kwargs: None)
     yield
 
@@ -427,7 +432,7 @@ def test_vocabulary_failure_warns_once_and_estimates() -> None:
 
 
 def test_vocabulary_loads_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(tiktoken_counter, "_encodings", {})
     real_get_encoding = tiktoken.get_encoding
     loads: list[str] = []
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.facts import OutputFacts, extract_output_facts, missing_output_facts
 from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
+from langctx.tokens import TextCounter
 
 __all__ = [
     "Candidate",
@@ -34,8 +35,6 @@ _FOOTER_SAMPLE = (
 _MAX_REMOVED_CHARS = 400
 _MAX_MISSES = 200
 _GAP_SAMPLE = "[… lines 12345–67890 not shown …]"
-
-TokenCounter = Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +92,7 @@ def select(
     *,
     budget_tokens: int,
     total_lines: int,
-    count_tokens: TokenCounter,
+    count_tokens: TextCounter,
     markers: bool = True,
 ) -> list[Candidate]:
     """Keep the most important candidates whose text, plus gap markers, fits ``budget_tokens``.
@@ -147,7 +146,7 @@ def select_with_facts(
     *,
     budget_tokens: int,
     total_lines: int,
-    count_tokens: TokenCounter,
+    count_tokens: TextCounter,
     omitted_text: Callable[[set[int]], list[str] | OutputFacts],
     max_note_share: float = 0.35,
     markers: bool = True,
@@ -229,7 +228,7 @@ def facts_lines(
     kept_text: str,
     *,
     budget_tokens: int,
-    count_tokens: TokenCounter,
+    count_tokens: TextCounter,
     label: str = "Not shown above",
 ) -> tuple[list[str], int]:
     """List the facts of the cut parts that the kept text does not show, within a token budget.
@@ -372,7 +371,7 @@ def _cut_middle(body: str, keep_chars: int) -> str:
     return f"{body[:head]}\n[… {cut:,} chars not shown …]\n{body[len(body) - tail :]}"
 
 
-def _fit(header: str, body: str, footer: str, budget: int, count: TokenCounter) -> tuple[str, int]:
+def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:
     def assemble(keep: int) -> str:
         kept = _cut_middle(body, keep)
         return f"{header}\n{kept}\n{footer}" if kept else f"{header}\n{footer}"

@@ -13,8 +13,8 @@ from langctx.context_mode import (
     escape_delimiters,
     reduce_output,
 )
-from langctx.context_mode.token_count import default_count_tokens
 from langctx.errors import ConfigError
+from langctx.tokens import count_tokens_approximately
 from tests.unit_tests.context_mode import samples as s
 
 
@@ -40,7 +40,7 @@ def test_one_token_over_the_threshold_is_reduced() -> None:
 
 def test_default_counter_and_threshold() -> None:
     small = "ok\n" * 100
-    assert default_count_tokens(small) <= 1500
+    assert count_tokens_approximately(small) <= 1500
     assert reduce_output(small) is None
     big = reduce_output(s.PYTEST_FAILURE, tool_name="bash")
     assert big is not None and big.reduced_tokens <= 1500

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langctx.context_mode import reduce_output
-from langctx.context_mode.token_count import default_count_tokens
+from langctx.tokens import count_tokens_approximately
 
 THRESHOLD = 100  # the smallest allowed, so that short generated texts get reduced too
 
@@ -67,13 +67,13 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 def _check(text: str, tool: str | None, args: dict[str, Any] | None) -> None:
-    original = default_count_tokens(text)
+    original = count_tokens_approximately(text)
     reduced = reduce_output(text, tool_name=tool, args=args, max_inline_tokens=THRESHOLD)
     if original <= THRESHOLD:
         assert reduced is None
         return
     assert reduced is not None
-    assert reduced.reduced_tokens == default_count_tokens(reduced.text)
+    assert reduced.reduced_tokens == count_tokens_approximately(reduced.text)
     assert reduced.reduced_tokens <= THRESHOLD < original
     assert reduced.reduced_tokens < reduced.original_tokens == original
     assert "<langctx" not in reduced.text.lower()

@@ -1,0 +1,185 @@
+"""The script-aware estimator: tokens from character classes, without a tokenizer.
+
+It imitates how BPE tokenizers split text: about one token per word or identifier piece, per run
+of punctuation, per newline, per run of indentation; about 0.76 tokens per CJK character. On
+recorded agent sessions it lands within a few percent of ``o200k_base`` for English prose, Chinese
+technical prose, source code, command output and tool-call arguments; see
+``bench/results/estimator_ratio.md``.
+
+Example:
+    >>> count_tokens_approximately("def add(a, b):\\n    return a + b\\n")
+    13
+"""
+
+from __future__ import annotations
+
+from langctx.tokens.messages import MessageCounter
+
+__all__ = ["ApproximateCounter", "count_tokens_approximately"]
+
+# BPE tokenizers first split text into pieces (a word with its leading space, a run of digits,
+# a run of punctuation, a run of whitespace, a newline), then encode each piece with one token
+# when it is common and a few when it is not. So the estimate counts pieces, not characters:
+# runs of letters, camelCase humps, runs of digits and of punctuation, runs of two or more
+# spaces, newlines, plus a per-character cost for CJK and other non-ASCII text.
+#
+# Counting is done on the UTF-8 bytes with `bytes.translate` and `bytes.count`, which run in C:
+# each byte is mapped to a one-letter class, then runs of a class are counted as the number of
+# places where a non-member is followed by a member. The weights were fitted against o200k_base
+# on recorded agent sessions (tuned on one half of the messages, checked on the other; see
+# bench/estimator_ratio.py).
+
+_WORD = 1.01  # a run of ASCII letters
+_HUMP = 0.89  # a lowercase->uppercase step inside a word (camelCase splits there)
+_DIGIT_RUN = 0.96  # a run of digits ...
+_DIGIT = 0.21  # ... plus a little per digit (long numbers split every 3 digits)
+_PUNCT_RUN = 0.77  # a run of ASCII punctuation or symbols
+_SPACE_RUN = 0.60  # a run of 2+ spaces or tabs (indentation, column padding)
+_SPACE_DIGIT = 1.30  # a space before a digit is a token of its own
+_NEWLINE = 0.88  # per newline character
+_CJK = 0.76  # per CJK ideograph, kana, hangul or fullwidth character
+_NON_ASCII_2 = 0.22  # per 2-byte character (accented Latin, Cyrillic, Greek ...), mostly in words
+_NON_ASCII_3 = 1.0  # per other 3-byte character (symbols, arrows, box drawing)
+# A 4-byte character (emoji) gets 2 * _NON_ASCII_3 - _NON_ASCII_2 = 1.78 by the formula below.
+
+# Texts longer than this are estimated from _WINDOWS evenly spaced windows of _WINDOW characters,
+# scaled to the full length: the cost stays flat (about a millisecond) however long a tool output
+# is, and on recorded outputs of 20k-150k characters the result moves by about 1% at most.
+_SAMPLE_ABOVE = 32_768
+_WINDOWS = 32
+_WINDOW = 1_024
+
+
+def _class_table() -> bytes:
+    table = bytearray(b"x" * 256)  # x: UTF-8 continuation byte or invalid
+    for byte in range(256):
+        char = chr(byte)
+        if "a" <= char <= "z":
+            table[byte] = ord("a")
+        elif "A" <= char <= "Z":
+            table[byte] = ord("A")
+        elif "0" <= char <= "9":
+            table[byte] = ord("d")
+        elif char in "\r\n":
+            table[byte] = ord("n")
+        elif char in " \t\x0b\x0c":
+            table[byte] = ord("s")
+        elif byte < 0x80:
+            table[byte] = ord("p")  # punctuation, symbols, control characters
+        elif 0xE3 <= byte <= 0xED or byte == 0xEF:
+            table[byte] = ord("k")  # lead byte of U+3000..U+DFFF, U+F000..U+FFFF: CJK and friends
+        elif 0xC2 <= byte <= 0xE2 or byte == 0xEE or 0xF0 <= byte <= 0xF4:
+            table[byte] = ord("o")  # lead byte of any other non-ASCII character
+    return bytes(table)
+
+
+def _member_table(members: bytes) -> bytes:
+    """Map the class letters in ``members`` to ``w`` and everything else to ``.``."""
+    table = bytearray(b"." * 256)
+    for byte in members:
+        table[byte] = ord("w")
+    return bytes(table)
+
+
+_CLASSES = _class_table()
+_LETTERS = _member_table(b"aA")
+_DIGITS = _member_table(b"d")
+_PUNCT = _member_table(b"p")
+_SPACES = _member_table(b"s")
+
+
+def _runs(classes: bytes, members: bytes, min_length: int = 1) -> int:
+    marked = classes.translate(members)
+    start = b"w" * min_length
+    return marked.count(b"." + start) + marked.startswith(start)
+
+
+def _estimate_all(text: str) -> float:
+    data = text.encode("utf-8", "surrogatepass")
+    classes = data.translate(_CLASSES)
+    estimate = (
+        _WORD * _runs(classes, _LETTERS)
+        + _HUMP * classes.count(b"aA")
+        + _DIGIT_RUN * _runs(classes, _DIGITS)
+        + _DIGIT * classes.count(b"d")
+        + _PUNCT_RUN * _runs(classes, _PUNCT)
+        + _SPACE_RUN * _runs(classes, _SPACES, 2)
+        + _SPACE_DIGIT * classes.count(b"sd")
+        + _NEWLINE * classes.count(b"n")
+    )
+    extra_bytes = len(data) - len(text)
+    if extra_bytes:
+        cjk = classes.count(b"k")
+        other = classes.count(b"o")
+        # A non-CJK character of n bytes costs a + b * (n - 1): 2 bytes -> _NON_ASCII_2,
+        # 3 bytes -> _NON_ASCII_3. CJK characters are 3 bytes, so they hold 2 * cjk extra bytes.
+        b = _NON_ASCII_3 - _NON_ASCII_2
+        a = _NON_ASCII_2 - b
+        estimate += _CJK * cjk + a * other + b * (extra_bytes - 2 * cjk)
+    return estimate
+
+
+def _estimate(text: str) -> float:
+    """Estimate all of a short text; for a long one, scale up evenly spaced windows."""
+    length = len(text)
+    if length <= _SAMPLE_ABOVE:
+        return _estimate_all(text)
+    step = (length - _WINDOW) / (_WINDOWS - 1)
+    starts = (int(i * step) for i in range(_WINDOWS))
+    sampled = sum(_estimate_all(text[start : start + _WINDOW]) for start in starts)
+    return sampled * length / (_WINDOWS * _WINDOW)
+
+
+def count_tokens_approximately(text: str) -> int:
+    """Estimate the tokens in ``text`` without a tokenizer (see `ApproximateCounter`).
+
+    Within a few percent of ``o200k_base`` on English, Chinese, code and logs, in about a
+    millisecond even for a 150k-character tool output. Non-empty text counts at least 1.
+
+    Args:
+        text: any string.
+
+    Returns:
+        The estimated token count.
+
+    Example:
+        >>> count_tokens_approximately("The quick brown fox jumps over the lazy dog.")
+        10
+        >>> count_tokens_approximately("")
+        0
+    """
+    if not text:
+        return 0
+    return max(1, round(_estimate(text)))
+
+
+class ApproximateCounter(MessageCounter):
+    """Script-aware token estimator: fast, offline, within a few percent of ``o200k_base``.
+
+    See the module docstring for how it estimates. Use it when no tokenizer is available or
+    speed matters more than the last few percent.
+
+    Args:
+        cache_size: how many per-message counts to remember.
+        message_overhead: tokens added per message besides its text.
+        image_tokens: tokens per image block.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> counter = ApproximateCounter()
+        >>> counter.count_text("Hello, world!")
+        4
+        >>> counter.count_message(HumanMessage("Hello, world!"))
+        7
+    """
+
+    name = "approximate"
+
+    def count_text(self, text: str) -> int:
+        """Estimate the tokens in ``text``.
+
+        Example:
+            >>> ApproximateCounter().count_text("for i in range(10):")
+            7
+        """
+        return count_tokens_approximately(text)

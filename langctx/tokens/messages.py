@@ -1,0 +1,244 @@
+"""Counting chat messages: what a message costs besides its text, and the per-message cache.
+
+A message costs its text (string content, text blocks, tool-call names and JSON arguments, its
+``name``) plus `MESSAGE_OVERHEAD_TOKENS`, as in OpenAI's cookbook. Images cost a fixed
+`IMAGE_TOKENS`. Counts are cached per message, so counting a growing history costs work
+proportional to what is new. :class:`MessageCounter` holds that logic; a counter subclasses it
+and says how to count text.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> class Chars(MessageCounter):
+    ...     name = "chars"
+    ...     def count_text(self, text: str) -> int:
+    ...         return len(text)
+    >>> Chars().count_message(HumanMessage("hello")) == 5 + MESSAGE_OVERHEAD_TOKENS
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langctx.blocks import PROVIDER_COMPACTION_TOKENS
+from langctx.errors import ConfigError, InvalidMessageError
+
+__all__ = [
+    "DEFAULT_CACHE_SIZE",
+    "IMAGE_TOKENS",
+    "MESSAGE_OVERHEAD_TOKENS",
+    "TOOL_CALL_OVERHEAD_TOKENS",
+    "TOOL_RESULT_OVERHEAD_TOKENS",
+    "MessageCounter",
+]
+
+DEFAULT_CACHE_SIZE = 100_000
+"""How many per-message counts a counter remembers (least recently used are dropped)."""
+
+MESSAGE_OVERHEAD_TOKENS = 3
+"""Tokens every message costs besides its text (role and delimiters), as in OpenAI's cookbook."""
+
+IMAGE_TOKENS = 85
+"""Fixed cost of one image block (OpenAI's low-detail image price; base64 data is not text)."""
+
+TOOL_CALL_OVERHEAD_TOKENS = 3
+"""Tokens per tool call besides its name and JSON arguments (call id and framing)."""
+
+TOOL_RESULT_OVERHEAD_TOKENS = 3
+"""Tokens a `ToolMessage` costs for its ``tool_call_id``."""
+
+_IMAGE_BLOCK_TYPES = frozenset({"image", "image_url", "input_image"})
+_TEXT_BLOCK_TYPES = frozenset({"text", "reasoning", "thinking"})  # text under the type's key
+_TOOL_CALL_BLOCK_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
+_OPAQUE_BLOB_TYPES = frozenset({"compaction", "redacted_thinking", "reasoning"})
+
+
+def _hash_value(value: Any) -> int:
+    """Hash a JSON-like value. Strings cache their hash, so repeated calls are cheap."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return hash((type(value), value))
+    if isinstance(value, dict):
+        return hash(("dict", *((str(k), _hash_value(v)) for k, v in value.items())))
+    if isinstance(value, list | tuple):
+        return hash(("list", *(_hash_value(v) for v in value)))
+    return hash(("repr", repr(value)))
+
+
+def _message_key(message: BaseMessage) -> Hashable:
+    """A cache key holding hashes only, so it never keeps a large content string alive."""
+    content = message.content
+    content_key = (
+        (len(content), hash(content)) if isinstance(content, str) else _hash_value(content)
+    )
+    extra: tuple[Any, ...] = ()
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+        extra = (_hash_value(message.tool_calls), _hash_value(message.invalid_tool_calls))
+    elif isinstance(message, ToolMessage):
+        extra = (message.tool_call_id,)
+    return (message.id, message.type, message.name, content_key, extra)
+
+
+def _to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class _LRUCache:
+    """A small thread-safe LRU map from message keys to counts."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._maxsize = maxsize
+        self._data: OrderedDict[Hashable, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> int | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: int) -> None:
+        if self._maxsize <= 0:
+            return
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _check_options(*, cache_size: int, message_overhead: int, image_tokens: int) -> None:
+    for option, value in (
+        ("cache_size", cache_size),
+        ("message_overhead", message_overhead),
+        ("image_tokens", image_tokens),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            msg = f"{option} must be a non-negative int, got {value!r}. Pass e.g. {option}=0."
+            raise ConfigError(msg)
+
+
+class MessageCounter:
+    """Shared message logic: split a message into text and fixed costs, cache the result."""
+
+    name: str
+
+    def __init__(
+        self,
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        message_overhead: int = MESSAGE_OVERHEAD_TOKENS,
+        image_tokens: int = IMAGE_TOKENS,
+    ) -> None:
+        _check_options(
+            cache_size=cache_size, message_overhead=message_overhead, image_tokens=image_tokens
+        )
+        self.message_overhead = message_overhead
+        self.image_tokens = image_tokens
+        self._cache = _LRUCache(cache_size)
+
+    def count_text(self, text: str) -> int:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def count_message(self, message: BaseMessage) -> int:
+        """Return the tokens of ``message``, from the cache when it was counted before.
+
+        Counts the content (a string, or blocks: text blocks as text, images as
+        ``image_tokens``, other blocks as their JSON), each tool call's name and JSON arguments
+        plus `TOOL_CALL_OVERHEAD_TOKENS`, a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the
+        ``name`` and ``message_overhead``.
+        """
+        if not isinstance(message, BaseMessage):
+            msg = (
+                f"count_message expects a langchain BaseMessage, got {type(message).__name__}. "
+                "Convert it first with langchain_core.messages.convert_to_messages."
+            )
+            raise InvalidMessageError(msg)
+        key = _message_key(message)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        count = self._count_uncached(message)
+        self._cache.put(key, count)
+        return count
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Return the sum of `count_message` over ``messages``."""
+        return sum(self.count_message(message) for message in messages)
+
+    def clear_cache(self) -> None:
+        """Forget every cached per-message count."""
+        self._cache.clear()
+
+    def _count_uncached(self, message: BaseMessage) -> int:
+        total = self.message_overhead
+        tool_call_ids: set[str] = set()
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                total += TOOL_CALL_OVERHEAD_TOKENS + self.count_text(call["name"])
+                total += self.count_text(_to_json(call["args"]))
+                if call.get("id"):
+                    tool_call_ids.add(str(call["id"]))
+            for invalid in message.invalid_tool_calls:
+                total += TOOL_CALL_OVERHEAD_TOKENS
+                total += self.count_text(invalid.get("name") or "")
+                total += self.count_text(invalid.get("args") or "")
+        elif isinstance(message, ToolMessage):
+            total += TOOL_RESULT_OVERHEAD_TOKENS
+        if message.name:
+            total += 1 + self.count_text(message.name)
+        content = message.content
+        if isinstance(content, str):
+            return total + self.count_text(content)
+        for block in content:
+            total += self._count_block(block, tool_call_ids)
+        return total
+
+    def _count_block(self, block: Any, tool_call_ids: set[str]) -> int:
+        if isinstance(block, str):
+            return self.count_text(block)
+        if not isinstance(block, dict):
+            return self.count_text(_to_json(block))
+        block_type = block.get("type")
+        if block_type in _IMAGE_BLOCK_TYPES:
+            return self.image_tokens
+        if block_type in _TOOL_CALL_BLOCK_TYPES and str(block.get("id")) in tool_call_ids:
+            return 0  # the same call is in message.tool_calls (Anthropic format): count it once
+        if block_type in _TEXT_BLOCK_TYPES:
+            text = block.get(block_type, block.get("text"))
+            if isinstance(text, str):
+                return self.count_text(text)
+        if block_type in _OPAQUE_BLOB_TYPES:
+            return self._count_opaque(block)
+        return self.count_text(_to_json(block))
+
+    def _count_opaque(self, block: dict[str, Any]) -> int:
+        """Signed or encrypted blocks: their readable text, never the length of the blob.
+
+        Anthropic ``compaction`` blocks carry their summary as ``content`` text; encrypted items
+        (OpenAI compaction, redacted thinking, reasoning without a summary) count as
+        `PROVIDER_COMPACTION_TOKENS` until provider usage calibrates the total.
+        """
+        texts: list[str] = []
+        content = block.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        for part in block.get("summary") or []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        if texts:
+            return sum(self.count_text(t) for t in texts)
+        return PROVIDER_COMPACTION_TOKENS

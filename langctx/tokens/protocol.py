@@ -1,0 +1,60 @@
+"""The token-counter protocol every langctx counter satisfies, and the text-only form Context-mode uses.
+
+Example:
+    >>> from langctx.tokens import ApproximateCounter
+    >>> isinstance(ApproximateCounter(), TokenCounter), text_counter(None)("hello world")
+    (True, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from langchain_core.messages import BaseMessage
+
+from langctx.tokens.estimate import count_tokens_approximately
+
+__all__ = ["TextCounter", "TokenCounter", "text_counter"]
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens in text and chat messages.
+
+    Attributes:
+        name: a short stable description, e.g. ``"approximate"`` or ``"tiktoken:o200k_base"``.
+    """
+
+    name: str
+
+    def count_text(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        ...
+
+    def count_message(self, message: BaseMessage) -> int:
+        """Return the tokens of one message: content, tool calls, name and per-message overhead."""
+        ...
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Return the sum of `count_message` over ``messages``."""
+        ...
+
+
+TextCounter = Callable[[str], int]
+"""Counts the tokens of a text: a `TokenCounter`'s ``count_text``, or any such function."""
+
+
+def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
+    """The text counting of ``counter``: its ``count_text``, the function itself, or (None) the
+    estimator :func:`~langctx.tokens.count_tokens_approximately`.
+
+    Example:
+        >>> text_counter(len)("abc"), text_counter(None)("")
+        (3, 0)
+    """
+    if counter is None:
+        return count_tokens_approximately
+    if isinstance(counter, TokenCounter):
+        return counter.count_text
+    return counter

@@ -1,0 +1,127 @@
+"""Turning any token-counter spec into a `TokenCounter`; user callables and chat models as counters.
+
+Example:
+    >>> resolve_token_counter("approximate").name, resolve_token_counter(len).name
+    ('approximate', 'callable:len')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from langctx.errors import ConfigError
+from langctx.tokens.estimate import ApproximateCounter
+from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
+from langctx.tokens.protocol import TokenCounter
+from langctx.tokens.tiktoken_counter import DEFAULT_ENCODING, TiktokenCounter, known_encodings
+
+__all__ = ["CallableCounter", "TokenCounterSpec", "resolve_token_counter"]
+
+
+class CallableCounter(MessageCounter):
+    """Adapts a ``(list[BaseMessage]) -> int`` callable or a chat model, like `trim_messages`.
+
+    A chat model is counted with its ``get_num_tokens_from_messages`` (and ``get_num_tokens``
+    for plain text). Each message is counted alone (``fn([message])``) and cached, so the
+    callable's own per-message overhead is included and ``message_overhead`` is not added.
+    `count_messages` is the sum of those counts; a callable that adds a constant per call (e.g.
+    reply priming) therefore counts it once per message, a slight overestimate.
+
+    Args:
+        fn: returns the token count of a list of messages, or a chat model.
+        text_counter: counts plain text; defaults to the model's ``get_num_tokens``, else to
+            ``fn([HumanMessage(text)])``, which includes one message's overhead.
+        name: the counter's name; defaults to ``"model:<class>"`` or ``"callable:<function>"``.
+        cache_size: how many per-message counts to remember.
+
+    Raises:
+        ConfigError: ``fn`` is neither callable nor a chat model.
+
+    Example:
+        >>> counter = CallableCounter(lambda messages: 10 * len(messages), name="ten")
+        >>> counter.count_messages([HumanMessage("hi"), HumanMessage("there")])
+        20
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> CallableCounter(FakeListChatModel(responses=["x"])).name
+        'model:FakeListChatModel'
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[list[BaseMessage]], int] | BaseLanguageModel[Any],
+        *,
+        text_counter: Callable[[str], int] | None = None,
+        name: str | None = None,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        if isinstance(fn, BaseLanguageModel):
+            model = fn
+            fn = model.get_num_tokens_from_messages
+            text_counter = text_counter or model.get_num_tokens
+            name = name or f"model:{type(model).__name__}"
+        elif not callable(fn):
+            msg = (
+                f"CallableCounter needs a function (list[BaseMessage]) -> int or a chat model, "
+                f"got {type(fn).__name__}. Pass e.g. model.get_num_tokens_from_messages."
+            )
+            raise ConfigError(msg)
+        super().__init__(cache_size=cache_size, message_overhead=0)
+        self._fn = fn
+        self._text_counter = text_counter
+        self.name = name or f"callable:{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+    def count_text(self, text: str) -> int:
+        """Count ``text`` with ``text_counter``, or as a one-message list."""
+        if self._text_counter is not None:
+            return int(self._text_counter(text))
+        return int(self._fn([HumanMessage(content=text)]))
+
+    def _count_uncached(self, message: BaseMessage) -> int:
+        return int(self._fn([message]))
+
+
+TokenCounterSpec = str | TokenCounter | BaseLanguageModel[Any] | Callable[[list[BaseMessage]], int]
+"""Everything `resolve_token_counter` accepts."""
+
+
+def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
+    """Turn any accepted token-counter spec into a `TokenCounter`.
+
+    Args:
+        spec: ``"approximate"``; ``"tiktoken"`` (``o200k_base``); a tiktoken encoding name such
+            as ``"cl100k_base"``; a `TokenCounter` (returned as is); a chat model (counted with
+            ``get_num_tokens_from_messages``); or a ``(list[BaseMessage]) -> int`` callable.
+
+    Returns:
+        A `TokenCounter`.
+
+    Raises:
+        ConfigError: the spec is none of the above.
+
+    Example:
+        >>> resolve_token_counter("approximate").name
+        'approximate'
+        >>> resolve_token_counter("cl100k_base").name
+        'tiktoken:cl100k_base'
+    """
+    if isinstance(spec, str):
+        if spec == "approximate":
+            return ApproximateCounter()
+        if spec == "tiktoken":
+            return TiktokenCounter(DEFAULT_ENCODING)
+        if spec in known_encodings():
+            return TiktokenCounter(spec)
+    elif isinstance(spec, TokenCounter):
+        return spec
+    elif isinstance(spec, BaseLanguageModel) or callable(spec):
+        return CallableCounter(spec)
+    msg = (
+        f"Invalid token counter {spec!r}. Use 'approximate', 'tiktoken', a tiktoken encoding "
+        f"name ({', '.join(known_encodings())}), a TokenCounter, a chat model, "
+        "or a function (list[BaseMessage]) -> int."
+    )
+    raise ConfigError(msg)
