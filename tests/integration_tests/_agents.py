@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Unpack
 
 import pytest
 from langchain.agents import create_agent
@@ -26,14 +26,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from langctx.count_cache import CachedCounter, MessageCountCache, shared_blocks
 from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
 from langctx.integrations.langgraph import LangctxNode, route_after_memory
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.recovery import with_overflow_recovery
 from langctx.integrations.state import LangctxState
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
 from langctx.testing import ScriptedChatModel
-from langctx.tokens import TokenCounter
+from langctx.tokens import ApproximateCounter, TokenCounter
 
 PG_URI = os.environ.get("LANGCTX_PG_URI", "postgresql://postgres@127.0.0.1:5432/test")
 FINAL = "All tests pass now; the parser keeps nested lists."
@@ -103,11 +104,11 @@ def middleware_agent(
 def node_agent(
     model: ScriptedChatModel,
     tools: Sequence[BaseTool],
-    memories: ThreadMemories,
+    node: LangctxNode,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Any:
-    """``StateGraph`` + ``LangctxNode`` + a model node with overflow recovery + ``ToolNode``."""
-    llm = with_overflow_recovery(model.bind_tools(list(tools)), memories)
+    """``StateGraph`` + ``node`` + a model node with overflow recovery + ``ToolNode``."""
+    llm = with_overflow_recovery(model.bind_tools(list(tools)), node.settings)
 
     def call_model(state: LangctxState, config: Any) -> dict[str, Any]:
         return {"messages": [llm.invoke(state["llm_input_messages"], config)]}
@@ -116,7 +117,7 @@ def node_agent(
         return {"messages": [await llm.ainvoke(state["llm_input_messages"], config)]}
 
     builder = StateGraph(LangctxState)
-    builder.add_node("memory", LangctxNode(memories))
+    builder.add_node("memory", node)
     builder.add_node("model", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("tools", ToolNode(list(tools)))
     builder.add_edge(START, "memory")
@@ -132,6 +133,19 @@ def config(thread_id: str | None = None) -> dict[str, Any]:
         "configurable": {"thread_id": thread_id or f"t-{uuid.uuid4().hex[:10]}"},
         "recursion_limit": 5000,
     }
+
+
+def thread_view(graph: Any, cfg: dict[str, Any], settings: MemorySettings) -> ThreadView:
+    """The memory of the thread's latest checkpoint, computed afresh (no compaction runs)."""
+    state = graph.get_state(cfg).values
+    return view_state(state, settings, thread_id=cfg["configurable"]["thread_id"])
+
+
+def cold_settings(**options: Unpack[MemoryOptions]) -> MemorySettings:
+    """Settings as a new process would have them: no message count or summary block cached."""
+    shared_blocks().clear()
+    counter = CachedCounter(ApproximateCounter(), MessageCountCache())
+    return MemorySettings.of(token_counter=counter, **options)
 
 
 def first_input(*, with_system: bool) -> dict[str, Any]:

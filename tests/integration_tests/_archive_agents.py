@@ -28,7 +28,7 @@ from langctx.integrations.langgraph import LangctxNode, route_after_memory
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.recovery import with_overflow_recovery
 from langctx.integrations.state import LangctxState
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import MemorySettings
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import FINAL, session_script
 
@@ -99,8 +99,9 @@ def build(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     store: BaseStore | None = None,
     delta: bool = False,
-) -> tuple[Any, ThreadMemories]:
-    """A ``create_agent`` + middleware agent ("middleware") or a ``StateGraph`` + node ("node")."""
+) -> tuple[Any, MemorySettings]:
+    """A ``create_agent`` + middleware agent ("middleware") or a ``StateGraph`` + node ("node"),
+    and the memory settings it projects with."""
     ts = tools(outputs)
     if kind == "middleware":
         middleware = LangctxMiddleware(max_tokens=budget, archive=archive)
@@ -114,9 +115,9 @@ def build(
             store=store,
             **kwargs,
         )
-        return agent, middleware.memories
-    memories = ThreadMemories(max_tokens=budget)
-    llm = with_overflow_recovery(model.bind_tools(ts), memories)
+        return agent, middleware.settings
+    node = LangctxNode(max_tokens=budget, archive=archive)
+    llm = with_overflow_recovery(model.bind_tools(ts), node.settings)
 
     def call_model(state: LangctxState, config: Any) -> dict[str, Any]:
         return {"messages": [llm.invoke(state["llm_input_messages"], config)]}
@@ -125,14 +126,14 @@ def build(
         return {"messages": [await llm.ainvoke(state["llm_input_messages"], config)]}
 
     builder = StateGraph(LangctxDeltaState if delta else LangctxState)
-    builder.add_node("memory", LangctxNode(memories, archive=archive))
+    builder.add_node("memory", node)
     builder.add_node("model", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("tools", ToolNode(ts))
     builder.add_edge(START, "memory")
     builder.add_conditional_edges("memory", route_after_memory("model"), ["model", END])
     builder.add_conditional_edges("model", tools_condition, ["tools", END])
     builder.add_edge("tools", "memory")
-    return builder.compile(checkpointer=checkpointer, store=store), memories
+    return builder.compile(checkpointer=checkpointer, store=store), node.settings
 
 
 def first_input(kind: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from langctx.integrations.archive import full_log
 from langctx.integrations.checkpoint import open_checkpointer
+from langctx.state_memory import view_state
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._archive_agents import build, dicts, drive, open_store, script
 
@@ -25,7 +26,7 @@ def main(job: dict[str, Any]) -> dict[str, Any]:
     model = ScriptedChatModel(responses=responses)
     cfg = {"configurable": {"thread_id": job["thread_id"]}, "recursion_limit": 5000}
     with open_checkpointer(job["uri"]) as saver, open_store(job["store_uri"]) as store:
-        graph, memories = build(
+        graph, settings = build(
             job["kind"],
             model,
             outputs,
@@ -36,9 +37,10 @@ def main(job: dict[str, Any]) -> dict[str, Any]:
             delta=job["delta"],
         )
         state = graph.get_state(cfg).values
-        with memories.lease(state, cfg) as lease:
-            projection = dicts(lease.projection())
-            pending = lease.update()
+        view = view_state(state, settings, thread_id=job["thread_id"])
+        view.compact_if_due()  # what the next model call would do first
+        projection = dicts(view.projection())
+        pending = view.update()
         out = drive(lambda x: graph.invoke(x, cfg), model, None, first_user=job["first_user"])
         log = full_log(store, job["thread_id"], out)
     return {

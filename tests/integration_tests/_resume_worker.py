@@ -17,8 +17,9 @@ from typing import Any
 from langchain_core.messages import messages_to_dict
 
 from langctx.integrations.checkpoint import open_checkpointer
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import view_state
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     check_calls,
@@ -38,22 +39,22 @@ def main(args: dict[str, Any]) -> dict[str, Any]:
     with open_checkpointer(args["uri"]) as saver:
         if args["kind"] == "middleware":
             middleware = LangctxMiddleware(max_tokens=args["budget"])
-            memories = middleware.memories
+            settings = middleware.settings
             graph = middleware_agent(model, tools, middleware, saver)
         else:
-            memories = ThreadMemories(max_tokens=args["budget"])
-            graph = node_agent(model, tools, memories, saver)
+            node = LangctxNode(max_tokens=args["budget"])
+            settings = node.settings
+            graph = node_agent(model, tools, node, saver)
         state = graph.get_state(cfg).values
-        with memories.lease(state, cfg) as lease:
-            projection = messages_to_dict(lease.projection())
-            pending = lease.update()
+        view = view_state(state, settings, thread_id=args["thread_id"])
+        view.compact_if_due()  # what the next model call would do first
+        projection = messages_to_dict(view.projection())
+        pending = view.update()
         before = len(state["langctx"]["compactions"])
         out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
-        memory = memories.get(args["thread_id"])
-        assert memory is not None
         report = check_calls(
             model.calls,
-            memory.counter,
+            settings.counter,
             args["budget"],
             skip_system_prompt=args["kind"] == "middleware",
         )

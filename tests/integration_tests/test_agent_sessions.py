@@ -10,12 +10,13 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     FINAL,
     check_calls,
+    cold_settings,
     config,
     drive,
     first_input,
@@ -23,6 +24,7 @@ from tests.integration_tests._agents import (
     node_agent,
     session_script,
     session_tools,
+    thread_view,
 )
 
 TURNS = 200
@@ -46,9 +48,7 @@ def test_create_agent_with_middleware_runs_200_turns() -> None:
     out, _ = drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
 
     assert out["messages"][-1].content == FINAL
-    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=True)
+    report = check_calls(model.calls, middleware.settings.counter, BUDGET, skip_system_prompt=True)
     _assert_clean(report, TURNS + 1)
     channel = out["langctx"]
     assert len(channel["compactions"]) >= 20
@@ -59,8 +59,16 @@ def test_create_agent_with_middleware_runs_200_turns() -> None:
         assert [m.type for m in call[:3]] == ["system", "human", "human"]
         assert call[1].id == "task" and str(call[2].id).startswith("langctx-summary-")
         assert sum(m.type == "system" for m in call) == 1
-    assert [e["id"] for e in channel["compactions"]] == [e["id"] for e in memory.compactions]
-    assert [e["id"] for e in channel["edits"]] == [e["id"] for e in memory.edits]
+    # the channel holds every entry the run made: the final state alone projects what the last
+    # call saw, plus the answer, and nothing is due or missing
+    view = thread_view(agent, cfg, middleware.settings)
+    assert [e["id"] for e in channel["compactions"]] == [e["id"] for e in view.memory.compactions]
+    assert view.compact_if_due() is None and view.update() is None
+    assert [m.id for m in view.projection()] == [m.id for m in model.calls[-1][1:]] + [
+        out["messages"][-1].id
+    ]
+    logged = {m.id for m in out["messages"]}
+    assert channel["edits"] and all(e["message_id"] in logged for e in channel["edits"])
     assert (
         len(out["messages"]) > 400
     )  # the state keeps the whole log; the model sees the projection
@@ -69,8 +77,8 @@ def test_create_agent_with_middleware_runs_200_turns() -> None:
 async def test_state_graph_with_memory_node_runs_200_turns_async() -> None:
     script = session_script(TURNS, seed=1)
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
-    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    node = LangctxNode(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     state: dict[str, Any] = {}
 
@@ -85,27 +93,27 @@ async def test_state_graph_with_memory_node_runs_200_turns_async() -> None:
         turns += 1
 
     assert state["messages"][-1].content == FINAL
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    report = check_calls(model.calls, node.settings.counter, BUDGET, skip_system_prompt=False)
     _assert_clean(report, TURNS + 1)
     assert len(state["langctx"]["compactions"]) >= 20
     assert "llm_input_messages" not in state  # ephemeral: not kept after the model step
 
 
-def test_state_graph_sync_matches_a_fresh_rebuild() -> None:
+def test_state_graph_projects_like_a_fresh_process() -> None:
     script = session_script(60, seed=2)
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
-    saver = InMemorySaver()
-    graph = node_agent(model, session_tools(script.outputs), memories, saver)
+    node = LangctxNode(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
 
-    fresh = ThreadMemories(max_tokens=BUDGET)
-    with fresh.lease(out, cfg) as a, memories.lease(out, cfg) as b:
-        assert not a.shared or a.memory is not b.memory
-        pa, pb = a.projection(), b.projection()
-        assert [m.id for m in pa] == [m.id for m in pb]
-        assert [m.content for m in pa] == [m.content for m in pb]
-        assert a.update() is None and b.update() is None
+    assert len(out["langctx"]["compactions"]) >= 3
+    warm = thread_view(graph, cfg, node.settings)  # this process's counts and blocks cached
+    cold = thread_view(graph, cfg, cold_settings(max_tokens=BUDGET))  # nothing cached
+    pa, pb = warm.projection(), cold.projection()
+    assert [m.id for m in pa] == [m.id for m in pb]
+    assert [m.content for m in pa] == [m.content for m in pb]
+    assert warm.context_tokens() == cold.context_tokens()
+    assert warm.update() is None and cold.update() is None
+    # and it is what the last model call saw, plus the final answer
+    assert [m.id for m in pa] == [m.id for m in model.calls[-1]] + [out["messages"][-1].id]

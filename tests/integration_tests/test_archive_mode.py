@@ -39,10 +39,11 @@ from langctx.integrations.archive import (
 from langctx.integrations.archive_plan import ArchivePlan
 from langctx.integrations.checkpoint import open_checkpointer
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import view_state
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests.integration_tests._agents import (
     PG_URI,
+    cold_settings,
     postgres_available,
     require_postgres,
     run_worker,
@@ -218,7 +219,7 @@ def _compact_session(archive: bool, *, asynchronous: bool) -> tuple[list[Any], l
     responses, outputs = script(40, seed=4)
     model = ScriptedChatModel(responses=list(responses))
     store = InMemoryStore()
-    graph, memories = _in_memory_middleware_agent(model, outputs, store, archive=archive)
+    graph, settings = _in_memory_middleware_agent(model, outputs, store, archive=archive)
     cfg = {"configurable": {"thread_id": "compact"}, "recursion_limit": 5000}
     command = {"messages": [HumanMessage("/compact keep the lexer notes", id="cmd")]}
     if asynchronous:
@@ -238,8 +239,7 @@ def _compact_session(archive: bool, *, asynchronous: bool) -> tuple[list[Any], l
         assert len(model.calls) == calls
     assert out["messages"][-1].id.startswith("langctx-notice-")
     assert "cmd" not in {m.id for m in out["messages"]}
-    with memories.lease(out, cfg) as lease:
-        projection = dicts(lease.projection())
+    projection = dicts(view_state(out, settings, thread_id="compact").projection())
     log = full_log(store, "compact", out) if archive else out["messages"]
     return dicts(log), projection, len(out["messages"])
 
@@ -331,16 +331,14 @@ def test_an_overflow_retry_in_an_archiving_model_call_keeps_both_updates(
 
         model = ScriptedChatModel(responses=[step], cycle=True)
         store = InMemoryStore()
-        graph, memories = _in_memory_middleware_agent(model, outputs, store, archive=archive)
+        graph, settings = _in_memory_middleware_agent(model, outputs, store, archive=archive)
         cfg = {"configurable": {"thread_id": "overflow"}, "recursion_limit": 5000}
         out = graph.invoke(first_input("middleware"), cfg)
         n = 1
         while done["next"] < len(responses):
             out = graph.invoke({"messages": [HumanMessage(f"Go on ({n}).", id=f"user-{n}")]}, cfg)
             n += 1
-        memories.forget()  # the projection from the saved state alone
-        with memories.lease(out, cfg) as lease:
-            projection = dicts(lease.projection())
+        projection = dicts(view_state(out, settings, thread_id="overflow").projection())
         log = full_log(store, "overflow", out) if archive else out["messages"]
         kept = {e["id"]: e["trigger"] for e in out["langctx"]["compactions"]}
         if archive:  # entry ids are random: each run is checked against its own entries
@@ -400,7 +398,7 @@ def _first_process(case: Case, uri: str, store_uri: str, tid: str, seed: int) ->
     cfg = {"configurable": {"thread_id": tid}, "recursion_limit": 5000}
     users: list[int] = []
     with open_checkpointer(uri) as saver, open_store(store_uri) as store:
-        graph, memories = build(
+        graph, settings = build(
             kind,
             model,
             outputs,
@@ -417,9 +415,9 @@ def _first_process(case: Case, uri: str, store_uri: str, tid: str, seed: int) ->
             after_each=lambda _: users.append(1),
         )
         state = graph.get_state(cfg).values
-        with memories.lease(state, cfg) as lease:
-            assert lease.update() is None
-            projection = dicts(lease.projection())
+        view = view_state(state, settings, thread_id=tid)
+        assert view.compact_if_due() is None and view.update() is None
+        projection = dicts(view.projection())
     assert state["langctx"]["archive"]["batches"] >= 3
     return {"projection": projection, "calls": len(model.calls), "first_user": len(users)}
 
@@ -516,10 +514,12 @@ async def test_two_concurrent_runs_each_keep_their_own_archive_chain() -> None:
         return f"# {path}\n" + "def parse(tokens, pos):\n    return tokens[pos], pos + 1\n" * 120
 
     made: dict[str, int] = {}
+    seen: dict[str, list[BaseMessage]] = {}  # each run's latest model input
 
     def step(messages: list[BaseMessage]) -> Any:
         label = ensure_config()["configurable"]["run_label"]
         made[label] = made.get(label, 0) + 1
+        seen[label] = list(messages)
         if made[label] <= 8:
             return ai_tool_call("read_file", {"path": f"src/{label}{made[label]}.py"})
         return f"Handled run {label}"
@@ -550,8 +550,11 @@ async def test_two_concurrent_runs_each_keep_their_own_archive_chain() -> None:
         assert mine in log and other not in log
         assert len(log) == len(set(log)) == len(before) + 1 + 2 * 8 + 1
         assert len(final["messages"]) < len(log) // 2  # this branch archived too
-        with ThreadMemories(max_tokens=3000).lease(final, run("X")) as lease:
-            assert lease.update() is None  # the channel fits this branch's messages
+        view = view_state(final, cold_settings(max_tokens=3000), thread_id=tid)
+        assert view.update() is None  # the channel fits this branch's messages
+        # this run's last model call saw what its own final state projects (plus the answer)
+        last = [m.id for m in seen[mine.upper()]]
+        assert [m.id for m in view.projection()] == [*last, final["messages"][-1].id]
 
 
 def _user_turns(n: int) -> list[dict[str, Any]]:

@@ -6,10 +6,9 @@ import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langctx.integrations.threads import ThreadMemories
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.langgraph import make_compact_tool
+from langctx.integrations.langgraph import LangctxNode, make_compact_tool
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.markers import NOTICE_ID_PREFIX
 from langctx.summarize import SummaryRequest
@@ -69,8 +68,7 @@ def test_middleware_compact_with_instructions_steers_the_summary() -> None:
 
 def test_node_compact_without_instructions_and_with_nothing_to_compact() -> None:
     model = ScriptedChatModel(responses=["Hello.", "Still here."])
-    memories = ThreadMemories(max_tokens=BUDGET)
-    graph = node_agent(model, [], memories, InMemorySaver())
+    graph = node_agent(model, [], LangctxNode(max_tokens=BUDGET), InMemorySaver())
     cfg = config()
     graph.invoke(first_input(with_system=True), cfg)
 
@@ -88,8 +86,8 @@ def test_node_compact_command_after_a_long_session_compacts() -> None:
     script = session_script(12, seed=9)
     model = ScriptedChatModel(responses=script.responses)
     # a manual compaction folds down to the low mark, like the automatic ones
-    memories = ThreadMemories(max_tokens=BUDGET, keep_recent_tokens=500)
-    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    node = LangctxNode(max_tokens=BUDGET, keep_recent_tokens=500)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
     before = len(graph.get_state(cfg).values["langctx"]["compactions"])
@@ -118,8 +116,8 @@ def test_middleware_can_offer_the_compact_tool() -> None:
 
 
 def test_compact_tool_writes_the_entry_through_a_command() -> None:
-    memories = ThreadMemories(max_tokens=BUDGET, keep_recent_tokens=500)
-    compact_tool = make_compact_tool(memories)
+    node = LangctxNode(max_tokens=BUDGET, keep_recent_tokens=500)
+    compact_tool = make_compact_tool(node.settings)
     script = session_script(10, seed=10, final=False)
     call_id = f"call_{uuid.uuid4().hex[:8]}"
     ask = AIMessage(
@@ -134,9 +132,7 @@ def test_compact_tool_writes_the_entry_through_a_command() -> None:
         ],
     )
     model = ScriptedChatModel(responses=[*script.responses[:-1], ask, "Compacted, carrying on."])
-    graph = node_agent(
-        model, [*session_tools(script.outputs), compact_tool], memories, InMemorySaver()
-    )
+    graph = node_agent(model, [*session_tools(script.outputs), compact_tool], node, InMemorySaver())
     cfg = config()
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
     results = [m for m in out["messages"] if getattr(m, "tool_call_id", None) == call_id]

@@ -9,9 +9,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.events import EVENT_NAME
+from langctx.integrations.events import COMPACTION_EVENT
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,
@@ -53,7 +53,7 @@ def _check_pairs(payloads: list[dict[str, Any]]) -> None:
     ends = [p for p in payloads if p["phase"] == "end"]
     assert starts and len(starts) == len(ends)
     for p in ends:
-        assert p["event"] == EVENT_NAME
+        assert p["event"] == COMPACTION_EVENT
         assert p["trigger"] in ("threshold", "proactive", "manual", "overflow")
         assert p["tokens_before"] > 0 and p["tokens_after"] is not None
         assert p["duration_s"] is not None and p["duration_s"] >= 0
@@ -80,23 +80,20 @@ def test_events_on_custom_stream_and_callbacks_and_no_summary_in_messages_stream
             message, _meta = chunk
             streamed.append(message.text)
 
-    _check_pairs([c for c in custom if c.get("event") == EVENT_NAME])
-    _check_pairs([data for name, data in recorder.events if name == EVENT_NAME])
+    _check_pairs([c for c in custom if c.get("event") == COMPACTION_EVENT])
+    _check_pairs([data for name, data in recorder.events if name == COMPACTION_EVENT])
     assert len(recorder.events) == len(custom)
     assert streamed, "the agent's own messages do stream"
     assert not any("SUMMARIZER-OUTPUT-MARKER" in text for text in streamed)
-    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    assert any(e["quality"] == "model" for e in memory.compactions)
+    compactions = agent.get_state(cfg).values["langctx"]["compactions"]
+    assert any(e["quality"] == "model" for e in compactions)  # persisted, not only announced
 
 
 async def test_async_node_events_reach_astream_events_and_the_custom_stream() -> None:
     script = session_script(TURNS, seed=17, final=False)
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(
-        max_tokens=BUDGET, summarizer=_summarizer(), summary_threshold_tokens=0
-    )
-    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    node = LangctxNode(max_tokens=BUDGET, summarizer=_summarizer(), summary_threshold_tokens=0)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     custom: list[dict[str, Any]] = []
     streamed: list[tuple[BaseMessage, dict[str, Any]]] = []
@@ -118,10 +115,10 @@ async def test_async_node_events_reach_astream_events_and_the_custom_stream() ->
     cfg2 = config()
     script2 = session_script(TURNS + 8, seed=17, final=False)
     model2 = ScriptedChatModel(responses=script2.responses)
-    graph2 = node_agent(model2, session_tools(script2.outputs), memories, InMemorySaver())
+    graph2 = node_agent(model2, session_tools(script2.outputs), node, InMemorySaver())
     events = [
         e["data"]
         async for e in graph2.astream_events(first_input(with_system=True), cfg2, version="v2")
-        if e["event"] == "on_custom_event" and e["name"] == EVENT_NAME
+        if e["event"] == "on_custom_event" and e["name"] == COMPACTION_EVENT
     ]
     _check_pairs(events)

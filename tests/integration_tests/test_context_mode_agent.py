@@ -19,7 +19,6 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
-from langctx.integrations.threads import ThreadMemories
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -28,10 +27,12 @@ from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.references import find_reference_ids
 from langctx.integrations.context_middleware import ContextModeMiddleware, ContextModeToolProcessor
 from langctx.integrations.context_tools import fetch_context_tool, wrap_tools_with_context_mode
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.long_term import LongTermMemory
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.memory import DEFAULT_PRIORITIES
+from langctx.state_memory import MemorySettings, view_state
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import resolve_token_counter
 from tests._helpers import assert_pairs_intact
@@ -91,7 +92,7 @@ def script() -> list[Any]:
 
 
 def check_run(
-    out: dict[str, Any], model: ScriptedChatModel, memories: ThreadMemories, thread: str
+    out: dict[str, Any], model: ScriptedChatModel, settings: MemorySettings, thread: str
 ) -> None:
     tools = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert [m.name for m in tools] == ["read_log", "fetch_context", "fetch_context"]
@@ -112,10 +113,9 @@ def check_run(
         assert CONTEXT_MODE_SYSTEM_PROMPT in call[0].text
         assert_pairs_intact(call)
         assert counter.count_messages(call[1:]) <= BUDGET
-    # the fetched reference's priority dropped, in the state and in the memory
+    # the fetched reference's priority dropped, in the state and in the memory built from it
     assert out["langctx"]["priorities"][reference.id] == DEFAULT_PRIORITIES["fetched_ref"]
-    memory = memories.get(thread)
-    assert memory is not None
+    memory = view_state(out, settings, thread_id=thread).memory
     assert memory.priority_of(str(reference.id)) == DEFAULT_PRIORITIES["fetched_ref"]
 
 
@@ -137,14 +137,14 @@ def test_giant_output_is_referenced_fetched_and_fits_the_budget() -> None:
     cfg = {"configurable": {"thread_id": "e2e-sync"}}
     out = agent.invoke({"messages": [HumanMessage("Why did the build fail?")]}, cfg)
     assert out["messages"][-1].text.startswith("The build ran out of disk space")
-    check_run(out, model, memory_mw.memories, "e2e-sync")
+    check_run(out, model, memory_mw.settings, "e2e-sync")
 
 
 async def test_giant_output_end_to_end_async() -> None:
     agent, model, memory_mw = agent_and_parts()
     cfg = {"configurable": {"thread_id": "e2e-async"}}
     out = await agent.ainvoke({"messages": [HumanMessage("Why did the build fail?")]}, cfg)
-    check_run(out, model, memory_mw.memories, "e2e-async")
+    check_run(out, model, memory_mw.settings, "e2e-async")
 
 
 def test_a_second_thread_cannot_fetch_the_first_threads_reference() -> None:
@@ -226,9 +226,8 @@ def _guard(timeout: float) -> Any:
 
 def test_custom_graph_with_wrapped_tools_and_the_memory_node() -> None:
     model = ScriptedChatModel(responses=script())
-    memories = ThreadMemories(max_tokens=BUDGET)
     tools = wrap_tools_with_context_mode([read_log], store=InMemoryStore())
-    graph = node_agent(model, tools, memories, InMemorySaver())
+    graph = node_agent(model, tools, LangctxNode(max_tokens=BUDGET), InMemorySaver())
     cfg = {"configurable": {"thread_id": "graph"}}
     out = graph.invoke(
         {"messages": [SystemMessage(SYSTEM), HumanMessage("Why did the build fail?")]}, cfg

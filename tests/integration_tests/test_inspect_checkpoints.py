@@ -31,9 +31,10 @@ from langgraph.store.memory import InMemoryStore
 from langctx.cli import main
 from langctx.entries import covered_count
 from langctx.integrations.checkpoint import open_checkpointer
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
 from langctx.memory import LayeredChatMemory
+from langctx.state_memory import MemorySettings, view_state
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     PG_URI,
@@ -57,7 +58,7 @@ NODE, MIDDLEWARE, PLAIN, BROKEN = (
 
 @dataclass
 class Written:
-    """What the sessions left behind: the live memories and the states, per thread."""
+    """What the sessions left behind: the agents' memories and the states, per thread."""
 
     uri: str
     memories: dict[str, LayeredChatMemory] = field(default_factory=dict)
@@ -78,11 +79,12 @@ def _cfg(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": 5000}
 
 
-def _synced(memories: ThreadMemories, state: dict[str, Any], thread_id: str) -> LayeredChatMemory:
-    """The thread's live memory, brought in line with the final state (the last AI answer)."""
-    with memories.lease(state, _cfg(thread_id)) as lease:
-        assert lease.update() is None  # nothing new to compact: the checkpoint holds it all
-        return lease.memory
+def _synced(settings: MemorySettings, state: dict[str, Any], thread_id: str) -> LayeredChatMemory:
+    """The memory the agent's next model call would compute from the final state."""
+    view = view_state(state, settings, thread_id=thread_id)
+    assert view.compact_if_due() is None  # nothing new to compact: the checkpoint holds it all
+    assert view.update() is None
+    return view.memory
 
 
 def _write_sessions(saver: BaseCheckpointSaver[Any], uri: str, *, tag: str = "") -> Written:
@@ -90,11 +92,11 @@ def _write_sessions(saver: BaseCheckpointSaver[Any], uri: str, *, tag: str = "")
     # StateGraph + LangctxNode: the system prompt lives in state
     script = session_script(30, seed=41)
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
-    graph = node_agent(model, session_tools(script.outputs), memories, saver)
+    node = LangctxNode(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), node, saver)
     drive(lambda x: graph.invoke(x, _cfg(tag + NODE)), model, first_input(with_system=True))
     written.states[NODE] = graph.get_state(_cfg(tag + NODE)).values
-    written.memories[NODE] = _synced(memories, written.states[NODE], tag + NODE)
+    written.memories[NODE] = _synced(node.settings, written.states[NODE], tag + NODE)
     # create_agent + LangctxMiddleware: the system prompt is outside state
     script = session_script(20, seed=42)
     model = ScriptedChatModel(responses=script.responses)
@@ -103,7 +105,7 @@ def _write_sessions(saver: BaseCheckpointSaver[Any], uri: str, *, tag: str = "")
     drive(lambda x: agent.invoke(x, _cfg(tag + MIDDLEWARE)), model, first_input(with_system=False))
     written.states[MIDDLEWARE] = agent.get_state(_cfg(tag + MIDDLEWARE)).values
     written.memories[MIDDLEWARE] = _synced(
-        middleware.memories, written.states[MIDDLEWARE], tag + MIDDLEWARE
+        middleware.settings, written.states[MIDDLEWARE], tag + MIDDLEWARE
     )
     # a graph without langctx
     builder = StateGraph(_PlainState)

@@ -15,7 +15,7 @@ from langctx.integrations.checkpoint import (
     aopen_checkpointer,
     open_checkpointer,
 )
-from langctx.integrations.threads import ThreadMemories
+from langctx.integrations.langgraph import LangctxNode
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import config, node_agent, require_postgres
 
@@ -60,19 +60,19 @@ def test_sqlite_forms_persist_a_thread(tmp_path: Path, form: str) -> None:
     uri = {"plain": str(path), "sqlite-url": f"sqlite:///{path}", "memory": ":memory:"}[form]
     cfg = config()
     with open_checkpointer(uri) as saver:
-        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], ThreadMemories(), saver)
+        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], LangctxNode(), saver)
         graph.invoke({"messages": [HumanMessage("Hello")]}, cfg)
         assert graph.get_state(cfg).values["messages"][-1].content == "Hi."
     if form != "memory":
         with open_checkpointer(uri) as saver:
-            graph = node_agent(ScriptedChatModel(responses=[]), [], ThreadMemories(), saver)
+            graph = node_agent(ScriptedChatModel(responses=[]), [], LangctxNode(), saver)
             assert graph.get_state(cfg).values["messages"][-1].content == "Hi."
 
 
 async def test_async_sqlite_persists_a_thread(tmp_path: Path) -> None:
     cfg = config()
     async with aopen_checkpointer(str(tmp_path / "a.sqlite")) as saver:
-        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], ThreadMemories(), saver)
+        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], LangctxNode(), saver)
         out = await graph.ainvoke({"messages": [HumanMessage("Hello")]}, cfg)
     assert out["messages"][-1].content == "Hi."
 
@@ -82,8 +82,8 @@ def test_postgres_checkpointer_persists_a_thread() -> None:
     uri = require_postgres()
     cfg = config(f"pg-{uuid.uuid4().hex}")
     with open_checkpointer(uri) as saver:
-        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], ThreadMemories(), saver)
+        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], LangctxNode(), saver)
         graph.invoke({"messages": [HumanMessage("Hello")]}, cfg)
     with open_checkpointer(uri) as saver:
-        graph = node_agent(ScriptedChatModel(responses=[]), [], ThreadMemories(), saver)
+        graph = node_agent(ScriptedChatModel(responses=[]), [], LangctxNode(), saver)
         assert graph.get_state(cfg).values["messages"][-1].content == "Hi."

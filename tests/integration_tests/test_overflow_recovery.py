@@ -12,15 +12,15 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx import ContextOverflowError
-from langctx.integrations.langgraph import make_pre_model_hook
+from langctx.demo.session import TASK
+from langctx.integrations.langgraph import LangctxNode, make_pre_model_hook
 from langctx.integrations.middleware import LangctxMiddleware
 from langctx.integrations.recovery import with_overflow_recovery
 from langctx.integrations.state import LangctxAgentState
-from langctx.integrations.threads import ThreadMemories
 from langctx.overflow import OverflowMatcher
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
@@ -77,12 +77,11 @@ def test_middleware_retries_once_after_context_length_exceeded() -> None:
 
     assert out["messages"][-1].content == "Recovered."
     failed, retried = model.calls[calls_before:]
-    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    assert memory.counter.count_messages(retried) < memory.counter.count_messages(failed)
+    counter = middleware.settings.counter
+    assert counter.count_messages(retried) < counter.count_messages(failed)
     overflow = [e for e in out["langctx"]["compactions"] if e["trigger"] == "overflow"]
     assert len(overflow) == 1  # written to the channel through the middleware's Command
-    report = check_calls([failed, retried], memory.counter, BUDGET, skip_system_prompt=True)
+    report = check_calls([failed, retried], counter, BUDGET, skip_system_prompt=True)
     assert report.orphans == report.unanswered == report.missing_task == 0
 
 
@@ -103,16 +102,15 @@ def test_middleware_does_not_retry_unrelated_errors() -> None:
     rate_limited = openai.RateLimitError(
         "Rate limit reached for gpt-4o", response=httpx.Response(429, request=request), body=None
     )
-    agent, model, middleware, cfg = _warm_middleware_agent([rate_limited])
+    agent, model, _, cfg = _warm_middleware_agent([rate_limited])
     calls_before = len(model.calls)
     compactions = len(agent.get_state(cfg).values["langctx"]["compactions"])
     with pytest.raises(openai.RateLimitError):
         agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert len(model.calls) - calls_before == 1
-    memory = middleware.memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    assert not [e for e in memory.compactions if e["trigger"] == "overflow"]
-    assert len(agent.get_state(cfg).values["langctx"]["compactions"]) == compactions
+    after = agent.get_state(cfg).values["langctx"]["compactions"]
+    assert not [e for e in after if e["trigger"] == "overflow"]
+    assert len(after) == compactions
 
 
 def test_summarizer_failing_during_recovery_falls_back_and_still_retries() -> None:
@@ -140,20 +138,34 @@ def test_custom_matcher_extends_the_phrasings() -> None:
     assert out["messages"][-1].content == "Recovered."
 
 
-def test_node_agent_model_wrapper_recovers_and_the_entry_reaches_the_channel() -> None:
+def _check_wrapper_retry(
+    calls: list[list[BaseMessage]], failed_at: int, counter: Any, channel: dict[str, Any]
+) -> None:
+    """Call ``failed_at`` overflowed; the next one is the same request, compacted in private."""
+    failed, retried = calls[failed_at], calls[failed_at + 1]
+    assert counter.count_messages(retried) < counter.count_messages(failed)
+    assert retried[0] == failed[0] and isinstance(retried[0], SystemMessage)  # pinned
+    assert retried[-1].id == failed[-1].id  # the same request: its newest message is kept
+    assert any(isinstance(m, HumanMessage) and m.content == TASK for m in retried)
+    # the wrapper compacts a memory built from the model's input: nothing reaches the channel
+    assert "overflow" not in [e["trigger"] for e in channel["compactions"]]
+
+
+def test_node_agent_model_wrapper_recovers_from_its_own_input() -> None:
     script = session_script(TURNS, seed=6, final=False)
     responses = [*script.responses[:-1], overflow_error(), *script.responses[-1:], "Done."]
     model = ScriptedChatModel(responses=responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
-    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    node = LangctxNode(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
 
-    triggers = [e["trigger"] for e in out["langctx"]["compactions"]]
-    assert "overflow" in triggers  # pending after the model node, written by the next memory step
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    assert out["messages"][-1].content == "Done."
+    assert len(model.calls) == len(responses)
+    _check_wrapper_retry(
+        model.calls, len(script.responses) - 1, node.settings.counter, out["langctx"]
+    )
+    report = check_calls(model.calls, node.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == 0
 
 
@@ -163,13 +175,13 @@ async def test_create_react_agent_hook_and_wrapper_recover_async() -> None:
     script = session_script(TURNS, seed=7, final=False)
     responses = [*script.responses, overflow_error(), AIMessage("Done.")]
     model = ScriptedChatModel(responses=responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
+    hook = make_pre_model_hook(max_tokens=BUDGET)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # create_react_agent is deprecated
         agent = create_react_agent(
-            with_overflow_recovery(model, memories),
+            with_overflow_recovery(model, hook.settings),
             session_tools(script.outputs),
-            pre_model_hook=make_pre_model_hook(memories),
+            pre_model_hook=hook,
             state_schema=LangctxAgentState,
             checkpointer=InMemorySaver(),
         )
@@ -178,8 +190,7 @@ async def test_create_react_agent_hook_and_wrapper_recover_async() -> None:
     while model._index < len(responses):
         out = await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert out["messages"][-1].content == "Done."
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    assert [e["trigger"] for e in memory.compactions].count("overflow") == 1
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    assert len(model.calls) == len(responses)
+    _check_wrapper_retry(model.calls, len(script.responses), hook.settings.counter, out["langctx"])
+    report = check_calls(model.calls, hook.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == report.missing_task == 0

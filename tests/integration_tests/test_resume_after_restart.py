@@ -16,8 +16,9 @@ import pytest
 from langchain_core.messages import messages_to_dict
 
 from langctx.integrations.checkpoint import open_checkpointer
+from langctx.integrations.langgraph import LangctxNode
 from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import view_state
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     FINAL,
@@ -48,22 +49,21 @@ def _first_process(uri: str, kind: str, thread_id: str, seed: int) -> dict[str, 
     with open_checkpointer(uri) as saver:
         if kind == "middleware":
             middleware = LangctxMiddleware(max_tokens=BUDGET)
-            memories = middleware.memories
+            settings = middleware.settings
             graph = middleware_agent(model, tools, middleware, saver)
         else:
-            memories = ThreadMemories(max_tokens=BUDGET)
-            graph = node_agent(model, tools, memories, saver)
+            node = LangctxNode(max_tokens=BUDGET)
+            settings = node.settings
+            graph = node_agent(model, tools, node, saver)
         first = first_input(with_system=kind == "node")
         out, _ = drive(lambda x: graph.invoke(x, cfg), model, first)
         assert out["messages"][-1].content == FINAL
         state = graph.get_state(cfg).values
-        with memories.lease(state, cfg) as lease:  # the live, incrementally synced memory
-            assert lease.update() is None
-            projection = messages_to_dict(lease.projection())
-        memory = memories.get(thread_id)
-        assert memory is not None
+        view = view_state(state, settings, thread_id=thread_id)  # this process: counts cached
+        assert view.compact_if_due() is None and view.update() is None
+        projection = messages_to_dict(view.projection())
         report = check_calls(
-            model.calls, memory.counter, BUDGET, skip_system_prompt=kind == "middleware"
+            model.calls, settings.counter, BUDGET, skip_system_prompt=kind == "middleware"
         )
     assert report.orphans == report.violations == report.missing_task == 0
     return {"projection": projection, "compactions": len(state["langctx"]["compactions"])}

@@ -19,20 +19,23 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph, add_messages
 
 from langctx import InvalidHistoryError, LayeredChatMemory, StateVersionError
+from langctx.channel import merge_langctx
 from langctx.demo.session import coding_session
 from langctx.entries import ENTRY_VERSION
 from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.threads import ThreadMemories
+from langctx.state_memory import view_state
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests.integration_tests._agents import (
     check_calls,
+    cold_settings,
     config,
     drive,
     first_input,
     node_agent,
     session_script,
     session_tools,
+    thread_view,
 )
 
 BUDGET = 6000
@@ -75,18 +78,17 @@ def test_checkpoint_with_v0_entries_is_migrated_and_continues() -> None:
     _write_old_checkpoint(saver, cfg, version=0)
     script = session_script(8, seed=113)  # other ids than the old session
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(max_tokens=BUDGET)
-    graph = node_agent(model, session_tools(script.outputs), memories, saver)
+    node = LangctxNode(max_tokens=BUDGET)
+    graph = node_agent(model, session_tools(script.outputs), node, saver)
     stored = graph.get_state(cfg).values["langctx"]["compactions"]
     assert {e["v"] for e in stored} == {0}
 
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
     assert {e["v"] for e in out["langctx"]["compactions"]} == {ENTRY_VERSION}  # migrated
     assert len(out["langctx"]["compactions"]) > len(stored)
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    report = check_calls(model.calls, node.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.violations == report.missing_task == 0
+    memory = thread_view(graph, cfg, node.settings).memory
     assert memory.compactions[0]["covered_ids"] == stored[0]["covered"]
 
 
@@ -94,7 +96,7 @@ def test_checkpoint_with_an_unknown_entry_version_fails_clearly() -> None:
     saver, cfg = InMemorySaver(), config()
     _write_old_checkpoint(saver, cfg, version=42)
     model = ScriptedChatModel(responses=["unused"])
-    graph = node_agent(model, [], ThreadMemories(max_tokens=BUDGET), saver)
+    graph = node_agent(model, [], LangctxNode(max_tokens=BUDGET), saver)
     with pytest.raises(StateVersionError, match=r"version 42.*Upgrade langctx, or clear"):
         graph.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert model.calls == []
@@ -106,27 +108,25 @@ def test_checkpoint_with_an_unknown_entry_version_fails_clearly() -> None:
 
 def _hand_edited_run(
     edit: Any, **memory_kwargs: Any
-) -> tuple[Any, ScriptedChatModel, ThreadMemories, dict[str, Any]]:
+) -> tuple[Any, ScriptedChatModel, LangctxNode, dict[str, Any]]:
     script = session_script(16, seed=14)
     model = ScriptedChatModel(responses=script.responses)
-    memories = ThreadMemories(max_tokens=BUDGET, **memory_kwargs)
-    graph = node_agent(model, session_tools(script.outputs), memories, InMemorySaver())
+    node = LangctxNode(max_tokens=BUDGET, **memory_kwargs)
+    graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
     graph.update_state(cfg, {"messages": edit(graph.get_state(cfg).values)})
     model.responses.append("Carrying on.")
-    return graph, model, memories, cfg
+    return graph, model, node, cfg
 
 
 def test_hand_edited_orphan_tool_message_is_left_out_not_fatal() -> None:
     stray = ToolMessage("stray output", tool_call_id="call_nobody", id="stray-1")
-    graph, model, memories, cfg = _hand_edited_run(lambda s: [stray])
+    graph, model, node, cfg = _hand_edited_run(lambda s: [stray])
     out = graph.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert out["messages"][-1].content == "Carrying on."
     assert all("stray output" not in m.text for m in model.calls[-1])
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls, memory.counter, BUDGET, skip_system_prompt=False)
+    report = check_calls(model.calls, node.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == 0
 
 
@@ -137,38 +137,46 @@ def test_hand_edited_orphan_with_error_policy_raises() -> None:
         graph.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
 
 
-def test_message_removed_by_hand_rebuilds_and_resets_stale_entries() -> None:
+@pytest.mark.parametrize("which", ["latest", "oldest"])
+def test_message_removed_by_hand_rebuilds_and_resets_stale_entries(which: str) -> None:
+    """The first kept message of a cut is removed: the latest cut (kept turns) or the oldest
+    (folded since by a later compaction)."""
+
     def remove_a_kept_turn(state: dict[str, Any]) -> list[Any]:
         ids = {str(m.id): m for m in state["messages"]}
-        target = next(
+        cuts = [
             e["first_kept_entry_id"]
             for e in state["langctx"]["compactions"]
             if e["trigger"] != "merge" and e["first_kept_entry_id"] in ids
-        )
-        return [RemoveMessage(id=target)]
+        ]
+        assert len(cuts) >= 2
+        return [RemoveMessage(id=cuts[-1] if which == "latest" else cuts[0])]
 
-    graph, model, memories, cfg = _hand_edited_run(remove_a_kept_turn)
+    graph, model, node, cfg = _hand_edited_run(remove_a_kept_turn)
     out = graph.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert out["messages"][-1].content == "Carrying on."
     present = {str(m.id) for m in out["messages"]}
     for e in out["langctx"]["compactions"]:  # the channel was reset to entries that still fit
         assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    report = check_calls(model.calls[-1:], memory.counter, BUDGET, skip_system_prompt=False)
+    report = check_calls(model.calls[-1:], node.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == 0
 
 
-def _looping_model(tool_turns: int) -> ScriptedChatModel:
+def _looping_model(
+    tool_turns: int, seen: dict[str, list[BaseMessage]] | None = None
+) -> ScriptedChatModel:
     """Per run (``configurable.run_label``): ``tool_turns`` file reads, then a final answer.
 
     The count is kept here, not read from the input, because compaction folds old turns away.
+    ``seen`` gets each run's latest model input.
     """
     made: dict[str, int] = {}
 
     def step(messages: list[BaseMessage]) -> AIMessage:
         label = ensure_config()["configurable"]["run_label"]
         made[label] = made.get(label, 0) + 1
+        if seen is not None:
+            seen[label] = list(messages)
         if made[label] <= tool_turns:
             return ai_tool_call("read_file", {"path": f"src/calc/{label}{made[label]}.py"})
         return AIMessage(f"Handled run {label}")
@@ -184,9 +192,10 @@ async def test_two_concurrent_runs_on_one_thread_keep_the_channel_consistent() -
         """Read a file."""
         return f"# {path}\n" + "def parse(tokens, pos):\n    return tokens[pos], pos + 1\n" * 120
 
-    model = _looping_model(tool_turns=6)
-    memories = ThreadMemories(max_tokens=4000)
-    graph = node_agent(model, [read_file], memories, InMemorySaver())
+    seen: dict[str, list[BaseMessage]] = {}
+    model = _looping_model(tool_turns=6, seen=seen)
+    node = LangctxNode(max_tokens=4000)
+    graph = node_agent(model, [read_file], node, InMemorySaver())
     cfg = config()
 
     def run(label: str) -> dict[str, Any]:
@@ -201,17 +210,27 @@ async def test_two_concurrent_runs_on_one_thread_keep_the_channel_consistent() -
     assert b["messages"][-1].content == "Handled run B"
     # each run forked from the same checkpoint; the thread's head is the run that wrote last.
     head = graph.get_state(cfg).values
-    for final in (a, b, head):
+    assert [m.id for m in head["messages"]] in (
+        [m.id for m in a["messages"]],
+        [m.id for m in b["messages"]],
+    )
+    for final, label in ((a, "A"), (b, "B"), (head, None)):
         present = {str(m.id) for m in final["messages"]}
         for e in final["langctx"]["compactions"]:
             assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
-        with ThreadMemories(max_tokens=4000).lease(final, cfg) as lease:
-            assert lease.update() is None  # nothing stale, nothing missing
-    report = check_calls(model.calls, memories.new_memory().counter, 4000, skip_system_prompt=False)
+        view = view_state(final, cold_settings(max_tokens=4000), thread_id="x")
+        assert view.update() is None  # nothing stale, nothing missing
+        if label is not None:  # the run's last call saw what its own state projects, + answer
+            last = [m.id for m in seen[label]]
+            assert [m.id for m in view.projection()] == [*last, final["messages"][-1].id]
+    assert len(a["langctx"]["compactions"]) >= 1 and len(b["langctx"]["compactions"]) >= 1
+    report = check_calls(model.calls, node.settings.counter, 4000, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == 0
 
 
-async def test_messages_added_during_an_async_compaction_are_queued_after_it() -> None:
+async def test_overlapping_calls_during_a_slow_compaction_each_project_their_own_state() -> None:
+    """A call whose state extends another's, made while that one waits for its summarizer: each
+    compacts its own state, and what each returns is what a fresh process makes of it."""
     started, release = asyncio.Event(), asyncio.Event()
 
     async def slow_summarizer(request: SummaryRequest) -> str:
@@ -219,10 +238,8 @@ async def test_messages_added_during_an_async_compaction_are_queued_after_it() -
         await release.wait()
         return "Goal: fix the parser. Status: reading files."
 
-    memories = ThreadMemories(
-        max_tokens=BUDGET, summarizer=slow_summarizer, summary_threshold_tokens=0
-    )
-    node = LangctxNode(memories)
+    options: dict[str, Any] = {"max_tokens": BUDGET, "summary_threshold_tokens": 0}
+    node = LangctxNode(summarizer=slow_summarizer, **options)
     cfg = config()
     first = coding_session(25, seed=15)
     queued = [
@@ -234,18 +251,21 @@ async def test_messages_added_during_an_async_compaction_are_queued_after_it() -
     await started.wait()  # the compaction is waiting for the summarizer
     task2 = asyncio.create_task(node.ainvoke({"messages": [*first, *queued]}, cfg))
     for _ in range(5):
-        await asyncio.sleep(0)  # let task2 append its messages
-    memory = memories.get(cfg["configurable"]["thread_id"])
-    assert memory is not None
-    assert [m.id for m in memory.messages[-2:]] == ["q1", "q2"]  # appended at once, in order
-    assert not memory.compactions  # the compaction is still running
+        await asyncio.sleep(0)
+    assert not task1.done()  # the compaction is still running
     release.set()
     out1, out2 = await asyncio.gather(task1, task2)
 
-    assert [str(m.id) for m in memory.messages] == [str(m.id) for m in [*first, *queued]]
-    entry = memory.compactions[0]
-    assert entry["quality"] == "model"
-    assert not {"q1", "q2"} & set(entry["covered_ids"])  # not folded into the running compaction
     assert [m.id for m in out2["llm_input_messages"][-2:]] == ["q1", "q2"]
     assert not {"q1", "q2"} & {m.id for m in out1["llm_input_messages"]}
-    assert out1["langctx"]["compactions"][0]["id"] == entry["id"]
+    for messages, out in ((first, out1), (list([*first, *queued]), out2)):
+        entries = out["langctx"]["compactions"]
+        assert entries and entries[0]["quality"] == "model"
+        assert all(not {"q1", "q2"} & set(e["covered_ids"]) for e in entries)
+        # the state the call wrote, read by a process with nothing cached, projects the same
+        state = {"messages": messages, "langctx": merge_langctx(None, out["langctx"])}
+        view = view_state(state, cold_settings(**options), thread_id="fresh")
+        assert view.compact_if_due() is None and view.update() is None
+        projected = view.projection()
+        assert [m.id for m in projected] == [m.id for m in out["llm_input_messages"]]
+        assert [m.content for m in projected] == [m.content for m in out["llm_input_messages"]]
