@@ -41,7 +41,7 @@ from langchain_core.messages import (
     trim_messages,
 )
 
-from langctx import LayeredChatMemory, TiktokenCounter
+from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_langctx, view_state
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.demo.session import TASK, coding_session, iter_turns
 from langctx.testing import ScriptedChatModel
@@ -135,6 +135,53 @@ class Langctx:
                 r["tokens"] for r in log if r["action"] == "placeholder"
             ),
             "summaries_projected": len(self.mem.summaries),
+        }
+
+
+class LangctxStateless:
+    """What ``LangctxMiddleware`` does on each model call: the memory computed from the state.
+
+    The state is the whole message list plus the ``langctx`` channel; each call runs
+    ``view_state`` over it, compacts when due and merges the update into the channel, keeping
+    nothing else between calls (message token counts come from the process-wide cache).
+    """
+
+    def __init__(self, *, model: bool) -> None:
+        self.model = scripted_summarizer() if model else None
+        kind = "scripted model summarizer" if model else "local summarizer"
+        self.name = f"langctx stateless (middleware's path, {kind})"
+        self.config = (
+            f"view_state(state, MemorySettings.of(max_tokens={BUDGET}, "
+            f"token_counter=TiktokenCounter(), summarizer="
+            f"{'ScriptedChatModel' if model else 'None (local)'})) per call"
+        )
+        self.settings = MemorySettings.of(
+            max_tokens=BUDGET, token_counter=TiktokenCounter(), summarizer=self.model
+        )
+        self.messages: list[BaseMessage] = []
+        self.channel: dict[str, Any] = {}
+        self.calls = 0
+
+    def start(self, messages: list[BaseMessage]) -> None:
+        self.messages.extend(messages)
+
+    def step(self, turn: list[BaseMessage]) -> list[BaseMessage]:
+        self.messages.extend(turn)
+        view = view_state({"messages": self.messages, "langctx": self.channel}, self.settings)
+        view.compact_if_due()
+        update = view.update()
+        if update is not None:
+            self.channel = dict(merge_langctx(self.channel, update))
+        return view.projection()
+
+    def summarizer_calls(self) -> int:
+        return len(self.model.calls) if self.model is not None else 0
+
+    def extra(self) -> dict[str, Any]:
+        entries = self.channel.get("compactions") or []
+        return {
+            "compactions": sum(1 for e in entries if e["trigger"] != "merge"),
+            "merges": sum(1 for e in entries if e["trigger"] == "merge"),
         }
 
 
@@ -260,6 +307,8 @@ class Middleware:
 APPROACHES: dict[str, Callable[[], Approach]] = {
     "langctx-local": lambda: Langctx(model=False),
     "langctx-model": lambda: Langctx(model=True),
+    "langctx-stateless-local": lambda: LangctxStateless(model=False),
+    "langctx-stateless-model": lambda: LangctxStateless(model=True),
     "trim": lambda: Trim(start_on_human=False),
     "trim-start-on-human": lambda: Trim(start_on_human=True),
     "langmem": LangMemNode,

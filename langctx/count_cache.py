@@ -153,8 +153,20 @@ class CachedCounter:
 
 
 def _fingerprint(message: BaseMessage) -> int:
-    """A hash of everything a counter reads: type, content, tool calls, name, extra fields."""
+    """A hash of everything a counter reads: type, content, tool calls, name, extra fields.
+
+    String content is hashed as is (Python caches a string's hash, so a message seen again
+    costs nothing); block lists, tool calls and extra fields through their ``repr``.
+    """
+    content = message.content
     calls = getattr(message, "tool_calls", None)
+    extra = message.additional_kwargs
     return hash(
-        repr((message.type, message.content, calls, message.name, message.additional_kwargs))
+        (
+            message.type,
+            content if isinstance(content, str) else repr(content),
+            repr(calls) if calls else None,
+            message.name,
+            repr(extra) if extra else None,
+        )
     )

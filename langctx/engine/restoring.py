@@ -10,6 +10,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
+from langctx.count_cache import shared_blocks
 from langctx.entries import (
     CompactionEntry,
     EditEntry,
@@ -123,10 +124,26 @@ def restore_window(
                 self._views[i] = view_message(self._log[i], e)
                 self._vtok[i] = self.counter.count_message(self._views[i])
         self._entries = list(compactions)
-        self._seq = {e["id"]: n for n, e in enumerate(self._entries, 1)}
-        self._active = [e for e in active_summaries(self._entries) if self._after_pc(e)]
+        order = _active_positions(self._entries)
+        self._seq = {self._entries[n - 1]["id"]: n for n in order}
+        self._active = [self._entries[n - 1] for n in order]
+        self._active = [e for e in self._active if self._after_pc(e)]
         self._first_kept = max(len(head) if self._entries else 0, self._first_kept)
         self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
         self._refresh()
         self._calibrate_window()
         self._check_pinned()
+
+
+def _active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
+    """1-based positions of the active summaries, in projection order (memoized: entries only grow,
+    and their ids name their content, so the count and the last id name the list)."""
+    if not entries:
+        return ()
+    key = ("active", len(entries), entries[-1]["id"], entries[0]["id"])
+    found = shared_blocks().get(key)
+    if found is None:
+        order = {e["id"]: n for n, e in enumerate(entries, 1)}
+        found = tuple(order[e["id"]] for e in active_summaries(entries))
+        shared_blocks().put(key, found)
+    return found
