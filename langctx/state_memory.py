@@ -23,10 +23,16 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langctx.channel import ArchiveRecord, LangctxChannel, channel_entries, channel_update
+from langctx.channel import (
+    ArchiveRecord,
+    LangctxChannel,
+    channel_entries,
+    channel_update,
+    check_version,
+)
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
-from langctx.entries import CompactionEntry, EditEntry
+from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_entry
 from langctx.facts import FileToolSpec
 from langctx.integrations.archive_plan import archive_record, restore_entries
 from langctx.integrations.control import is_control_message
@@ -44,6 +50,7 @@ __all__ = [
     "thread_id_of",
     "view_state",
 ]
+
 
 def thread_id_of(config: Mapping[str, Any] | None) -> str:
     """The ``thread_id`` of a run's config, or :data:`NO_THREAD`."""
@@ -226,9 +233,9 @@ def view_state(
     entries that still fit.
     """
     raw = list(state.get("messages") or [])
-    channel = state.get("langctx") or {}
-    comps: list[CompactionEntry] = list(channel.get("compactions") or [])
-    edits: list[EditEntry] = list(channel.get("edits") or [])
+    channel = check_version(state.get("langctx") or {}, "stored")
+    comps: list[CompactionEntry] = _current(channel.get("compactions"))
+    edits: list[EditEntry] = _current(channel.get("edits"))
     priorities = channel.get("priorities") or {}
     archive = channel.get("archive")
     memory = settings.new_memory()
@@ -254,6 +261,15 @@ def view_state(
         priorities=known_p,
         archive=archive,
     )
+
+
+def _current(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
+    """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
+    on every write; a channel stored without it is checked here)."""
+    return [
+        e if e.get("v") == ENTRY_VERSION and "kind" in e else validate_entry(dict(e))
+        for e in entries or ()
+    ]
 
 
 def _window(

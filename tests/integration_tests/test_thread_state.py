@@ -138,9 +138,13 @@ def test_hand_edited_orphan_with_error_policy_raises() -> None:
 
 
 @pytest.mark.parametrize("which", ["latest", "oldest"])
-def test_message_removed_by_hand_rebuilds_and_resets_stale_entries(which: str) -> None:
-    """The first kept message of a cut is removed: the latest cut (kept turns) or the oldest
-    (folded since by a later compaction)."""
+def test_message_removed_by_hand_keeps_the_projection_sound(which: str) -> None:
+    """The first kept message of a cut is removed by hand.
+
+    The latest cut (kept turns): its entry no longer fits the state, so the channel is reset to
+    the entries that do. The oldest cut (folded since by a later compaction): the summaries
+    already stand for it, so nothing changes and no summary is dropped.
+    """
 
     def remove_a_kept_turn(state: dict[str, Any]) -> list[Any]:
         ids = {str(m.id): m for m in state["messages"]}
@@ -150,16 +154,27 @@ def test_message_removed_by_hand_rebuilds_and_resets_stale_entries(which: str) -
             if e["trigger"] != "merge" and e["first_kept_entry_id"] in ids
         ]
         assert len(cuts) >= 2
-        return [RemoveMessage(id=cuts[-1] if which == "latest" else cuts[0])]
+        removed.append(cuts[-1] if which == "latest" else cuts[0])
+        before.extend(e["id"] for e in state["langctx"]["compactions"])
+        return [RemoveMessage(id=removed[-1])]
 
+    removed: list[str] = []
+    before: list[str] = []
     graph, model, node, cfg = _hand_edited_run(remove_a_kept_turn)
     out = graph.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     assert out["messages"][-1].content == "Carrying on."
     present = {str(m.id) for m in out["messages"]}
-    for e in out["langctx"]["compactions"]:  # the channel was reset to entries that still fit
-        assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
+    entries = out["langctx"]["compactions"]
+    latest = next(e for e in reversed(entries) if e["trigger"] != "merge")
+    assert latest["first_kept_entry_id"] in present
+    if which == "latest":  # the channel was reset to entries that still fit
+        for e in entries:
+            assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
+    else:  # every summary written before the removal is still there
+        assert set(before) <= {e["id"] for e in entries}
     report = check_calls(model.calls[-1:], node.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == 0
+    assert all(m.id != removed[0] for m in model.calls[-1])
 
 
 def _looping_model(
