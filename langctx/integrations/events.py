@@ -30,11 +30,17 @@ from langctx.entries import covered_count
 from langctx.memory import CompactionEvent
 from langctx.state_memory import MemoryOptions, MemorySettings
 
-__all__ = ["EVENT_NAME", "deferred_callbacks", "emit_compaction_event", "emitting", "event_payload"]
+__all__ = [
+    "COMPACTION_EVENT",
+    "deferred_callbacks",
+    "emit_compaction_event",
+    "emitting",
+    "event_payload",
+]
 
 logger = logging.getLogger("langctx")
 
-EVENT_NAME = "langctx_compaction"
+COMPACTION_EVENT = "langctx_compaction"
 """Name of the custom event (callbacks) and the ``event`` field of the custom-stream chunk."""
 
 _DEFERRED: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -46,7 +52,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
     """The JSON data of a compaction event (the same for the stream and the callbacks)."""
     entry = event.entry
     return {
-        "event": EVENT_NAME,
+        "event": COMPACTION_EVENT,
         "phase": event.phase,
         "trigger": event.trigger,
         "tokens_before": event.tokens_before,
@@ -78,7 +84,7 @@ def emit_compaction_event(event: CompactionEvent) -> None:
         deferred.append(payload)
         return
     try:
-        dispatch_custom_event(EVENT_NAME, payload)
+        dispatch_custom_event(COMPACTION_EVENT, payload)
     except RuntimeError:
         pass  # not inside a run: nobody to tell
 
@@ -116,7 +122,7 @@ async def deferred_callbacks() -> AsyncIterator[None]:
 async def _dispatch(events: list[dict[str, Any]]) -> None:
     for payload in events:
         try:
-            await adispatch_custom_event(EVENT_NAME, payload)
+            await adispatch_custom_event(COMPACTION_EVENT, payload)
         except RuntimeError:
             pass  # not inside a run
 
