@@ -6,7 +6,7 @@ Run by hand from the repository root (needs the ``bench`` dependency group for L
     uv run --group bench python bench/agent_loop.py --turns 100  # a quick look
 
 An agent loop, as a coding agent runs it: append what arrived since the last model call (one AI
-message and its tool results, from the deterministic coding session in ``langctx.demo.session``),
+message and its tool results, from the deterministic coding session in ``langctx.cli.demo.session``),
 build the context the model would see, repeat. Every approach gets the same turns, the same
 8,000-token budget and exact ``o200k_base`` counting (its own ``TiktokenCounter``, with the same
 per-message cache langctx uses: a generous choice for the anchors, which recount their history on
@@ -43,7 +43,7 @@ from langchain_core.messages import (
 
 from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_langctx, view_state
 from langctx._tiktoken_offline import seed_tiktoken_cache
-from langctx.demo.session import TASK, coding_session, iter_turns
+from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.testing import ScriptedChatModel
 from langctx.turns import pair_errors
 
@@ -578,7 +578,7 @@ def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
         + ".",
         "",
         f"Each loop appends one turn of the deterministic coding session "
-        f"(`langctx.demo.session.iter_turns(turns, seed={SEED})`: file reads, test runs with "
+        f"(`langctx.cli.demo.session.iter_turns(turns, seed={SEED})`: file reads, test runs with "
         "tracebacks, edits, a parallel two-file read every 12 turns, now and then a 4k-9k "
         "token output) and builds the context for the next model call. Same for everyone: "
         f"a **{BUDGET:,}-token budget**, exact o200k_base counting (each approach its own "

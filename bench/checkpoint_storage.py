@@ -8,7 +8,7 @@ Run by hand from the repository root::
 A scripted ``create_agent`` agent (``langctx.testing.ScriptedChatModel``) works through a long
 tool-calling session on ``SqliteSaver`` (a file database, default durability): every turn is one
 model call with one ``read_file`` call whose result is ~3 KB of realistic text (source files, test
-logs and tracebacks from ``langctx.demo.session``). Every 25 tool turns the agent answers and the
+logs and tracebacks from ``langctx.cli.demo.session``). Every 25 tool turns the agent answers and the
 user says "Go on", so a thread is many runs, as in a chat. Side by side, in the same run, on fresh
 files:
 
@@ -58,10 +58,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.message import _messages_delta_reducer
 from langgraph.store.sqlite import SqliteStore
 
-from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
-from langctx.integrations.archive import full_log
-from langctx.integrations.delta_state import LangctxDeltaAgentState
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
+from langctx.delta_state import LangctxDeltaAgentState
+from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Replay all 38 recorded sessions through LayeredChatMemory at 32k and 8k budgets (issue 5).
 
-For every session in ``../shared/data/trajectories`` and each budget, ``langctx.replay`` feeds the
+For every session in ``../shared/data/trajectories`` and each budget, ``langctx.cli.replay`` feeds the
 session call by call (local summarizer, exact ``o200k_base`` counting offline through the seeded
 tiktoken cache) and the table reports: model calls, compactions (folds + merges), the largest
 request, input tokens summed over all calls with langctx and with the full history, the reduction,
@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(ROOT))
     from langctx._tiktoken_offline import seed_tiktoken_cache
-    from langctx.replay import read_session, replay_session
-    from langctx.replay.plot import plot_report
+    from langctx.cli.replay import read_session, replay_session
+    from langctx.cli.replay.plot import plot_report
 
     seed_tiktoken_cache()
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # the report counts them

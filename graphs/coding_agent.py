@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from langctx.demo.agent import build_coding_agent
+from langctx.cli.demo.agent import build_coding_agent
 
 graph = build_coding_agent(
     sandbox=os.environ.get("LANGCTX_SANDBOX"),

@@ -38,51 +38,52 @@ from langctx.summarize import LocalSummarizer, ModelSummarizer, SummaryRequest
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter
 
 if TYPE_CHECKING:
-    from langctx.context_mode.pipeline import ContextModeProcessor
-    from langctx.integrations.archive import afull_log, full_log
-    from langctx.integrations.checkpoint import open_checkpointer
-    from langctx.integrations.context_middleware import (
+    from langctx.context_mode.middleware import (
         ContextModeMiddleware,
         ContextModeToolProcessor,
     )
-    from langctx.integrations.context_tools import fetch_context_tool, wrap_tools_with_context_mode
-    from langctx.integrations.delta_state import LangctxDeltaAgentState, LangctxDeltaState
-    from langctx.integrations.events import COMPACTION_EVENT
-    from langctx.integrations.history import LangctxChatMessageHistory, SQLiteChatHistoryStore
-    from langctx.integrations.langgraph import (
+    from langctx.context_mode.pipeline import ContextModeProcessor
+    from langctx.context_mode.tools import fetch_context_tool, wrap_tools_with_context_mode
+    from langctx.delta_state import LangctxDeltaAgentState, LangctxDeltaState
+    from langctx.events import COMPACTION_EVENT
+    from langctx.history import LangctxChatMessageHistory, SQLiteChatHistoryStore
+    from langctx.langgraph import (
+        LangctxAgentState,
         LangctxNode,
+        LangctxState,
         make_compact_tool,
         make_pre_model_hook,
         route_after_memory,
     )
-    from langctx.integrations.long_term import LongTermMemory
-    from langctx.integrations.middleware import LangctxMiddleware
-    from langctx.integrations.recovery import OverflowRecovery, with_overflow_recovery
-    from langctx.integrations.state import LangctxAgentState, LangctxState
+    from langctx.middleware import LangctxMiddleware
+    from langctx.recovery import OverflowRecovery, with_overflow_recovery
+    from langctx.stores.archive import afull_log, full_log
+    from langctx.stores.checkpoints import open_checkpointer
+    from langctx.stores.long_term import LongTermMemory
 
 _LAZY: dict[str, str] = {
-    "LangctxMiddleware": "langctx.integrations.middleware",
-    "ContextModeMiddleware": "langctx.integrations.context_middleware",
-    "ContextModeToolProcessor": "langctx.integrations.context_middleware",
-    "LangctxNode": "langctx.integrations.langgraph",
-    "make_pre_model_hook": "langctx.integrations.langgraph",
-    "make_compact_tool": "langctx.integrations.langgraph",
-    "route_after_memory": "langctx.integrations.langgraph",
-    "with_overflow_recovery": "langctx.integrations.recovery",
-    "OverflowRecovery": "langctx.integrations.recovery",
-    "LangctxState": "langctx.integrations.state",
-    "LangctxAgentState": "langctx.integrations.state",
-    "LangctxDeltaState": "langctx.integrations.delta_state",
-    "LangctxDeltaAgentState": "langctx.integrations.delta_state",
-    "full_log": "langctx.integrations.archive",
-    "afull_log": "langctx.integrations.archive",
-    "open_checkpointer": "langctx.integrations.checkpoint",
-    "COMPACTION_EVENT": "langctx.integrations.events",
-    "fetch_context_tool": "langctx.integrations.context_tools",
-    "wrap_tools_with_context_mode": "langctx.integrations.context_tools",
-    "LangctxChatMessageHistory": "langctx.integrations.history",
-    "SQLiteChatHistoryStore": "langctx.integrations.history",
-    "LongTermMemory": "langctx.integrations.long_term",
+    "LangctxMiddleware": "langctx.middleware",
+    "ContextModeMiddleware": "langctx.context_mode.middleware",
+    "ContextModeToolProcessor": "langctx.context_mode.middleware",
+    "LangctxNode": "langctx.langgraph",
+    "make_pre_model_hook": "langctx.langgraph",
+    "make_compact_tool": "langctx.langgraph",
+    "route_after_memory": "langctx.langgraph",
+    "with_overflow_recovery": "langctx.recovery",
+    "OverflowRecovery": "langctx.recovery",
+    "LangctxState": "langctx.langgraph",
+    "LangctxAgentState": "langctx.langgraph",
+    "LangctxDeltaState": "langctx.delta_state",
+    "LangctxDeltaAgentState": "langctx.delta_state",
+    "full_log": "langctx.stores.archive",
+    "afull_log": "langctx.stores.archive",
+    "open_checkpointer": "langctx.stores.checkpoints",
+    "COMPACTION_EVENT": "langctx.events",
+    "fetch_context_tool": "langctx.context_mode.tools",
+    "wrap_tools_with_context_mode": "langctx.context_mode.tools",
+    "LangctxChatMessageHistory": "langctx.history",
+    "SQLiteChatHistoryStore": "langctx.history",
+    "LongTermMemory": "langctx.stores.long_term",
     "ContextModeProcessor": "langctx.context_mode.pipeline",
 }
 """Names of the integrations and the module each is loaded from on first use."""

@@ -1,20 +1,40 @@
-"""The ``/compact [focus instructions]`` command (pure, core).
+"""The ``/compact [focus instructions]`` command and langctx's notices (control messages).
+
+The integrations compact before the model call when the last message is a ``/compact`` command
+(the instructions steer the summary) and replace it with a :func:`compact_notice`. Commands and
+notices are for the user; the memory never logs them, so the model never sees them.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> parse_compact_command(HumanMessage("/compact keep the lexer notes"))
     'keep the lexer notes'
-    >>> parse_compact_command(HumanMessage("/compact"))
-    ''
     >>> parse_compact_command(HumanMessage("please /compact")) is None
     True
+    >>> compact_notice(None, tokens=1200).content
+    '[langctx] Nothing to compact yet: the conversation (1200 tokens) is all recent turns.'
 """
 
 from __future__ import annotations
 
-from langchain_core.messages import BaseMessage, HumanMessage
+import uuid
+from collections.abc import Sequence
 
-__all__ = ["COMPACT_COMMAND", "parse_compact_command"]
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+
+from langctx.entries import CompactionEntry, covered_count
+from langctx.markers import NOTICE_ID_PREFIX, NOTICE_MARK
+
+__all__ = [
+    "ACK_REQUEST",
+    "COMPACT_COMMAND",
+    "compact_notice",
+    "handled_command",
+    "is_control_message",
+    "is_notice",
+    "parse_compact_command",
+    "pending_command",
+    "state_messages",
+]
 
 COMPACT_COMMAND = "/compact"
 
@@ -31,3 +51,77 @@ def parse_compact_command(message: BaseMessage) -> str | None:
     ):
         return None
     return text[len(COMPACT_COMMAND) :].strip()
+
+
+ACK_REQUEST = (
+    f"{NOTICE_MARK} The conversation history was just compacted at the user's request (the summary "
+    "above stands in for earlier turns). Reply with one short sentence confirming it; do not "
+    "continue the task until the user asks."
+)
+"""Sent to the model, instead of the command, only where the model cannot be skipped
+(``create_react_agent``'s ``pre_model_hook``, or a memory node followed by a plain edge)."""
+
+
+def is_notice(message: BaseMessage) -> bool:
+    """True for a notice that langctx added to the state."""
+    return isinstance(message.id, str) and message.id.startswith(NOTICE_ID_PREFIX)
+
+
+def is_control_message(message: BaseMessage) -> bool:
+    """True for a ``/compact`` command or a langctx notice (never logged, never projected)."""
+    return is_notice(message) or (
+        isinstance(message, HumanMessage) and parse_compact_command(message) is not None
+    )
+
+
+def state_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The conversation in ``messages``: everything but control messages."""
+    return [m for m in messages if not is_control_message(m)]
+
+
+def pending_command(messages: Sequence[BaseMessage]) -> tuple[BaseMessage, str] | None:
+    """The last message and its focus instructions, when it is a ``/compact`` command."""
+    if not messages:
+        return None
+    last = messages[-1]
+    instructions = parse_compact_command(last)
+    return None if instructions is None else (last, instructions)
+
+
+def compact_notice(
+    entry: CompactionEntry | None,
+    *,
+    tokens: int,
+    tokens_after: int | None = None,
+    instructions: str = "",
+) -> AIMessage:
+    """The notice that replaces a handled ``/compact`` command in ``messages``."""
+    if entry is None:
+        text = (
+            f"{NOTICE_MARK} Nothing to compact yet: the conversation ({tokens} tokens) is all recent "
+            "turns."
+        )
+    else:
+        after = entry["tokens_after"] if tokens_after is None else tokens_after
+        text = (
+            f"{NOTICE_MARK} Compacted {covered_count(entry)} messages into a summary "
+            f"({entry['quality']}); context {tokens} -> {after} tokens."
+        )
+        if instructions:
+            text += f" Focus: {instructions}"
+    return AIMessage(text, id=f"{NOTICE_ID_PREFIX}{uuid.uuid4().hex}")
+
+
+def handled_command(
+    command: tuple[BaseMessage, str],
+    entry: CompactionEntry | None,
+    *,
+    tokens: int,
+    tokens_after: int,
+) -> list[BaseMessage]:
+    """The ``messages`` update after handling a command: remove it, add the notice."""
+    message, instructions = command
+    notice = compact_notice(
+        entry, tokens=tokens, tokens_after=tokens_after, instructions=instructions
+    )
+    return [RemoveMessage(id=str(message.id)), notice]

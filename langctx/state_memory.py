@@ -30,14 +30,14 @@ from langctx.channel import (
     channel_update,
     check_version,
 )
+from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
 from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_entry
 from langctx.facts import FileToolSpec
-from langctx.integrations.archive_plan import archive_record, restore_entries
-from langctx.integrations.control import is_control_message
 from langctx.markers import NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
+from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import tool_call_ids

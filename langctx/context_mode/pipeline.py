@@ -38,7 +38,6 @@ from typing import Any, Literal
 from langchain_core.messages import ToolMessage
 
 from langctx.config import DEFAULT_SUMMARY_TIMEOUT
-from langctx.context_mode.guard import acall_with_timeout, call_with_timeout
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.processor import (
     DEFAULT_MAX_INLINE_TOKENS,
@@ -68,7 +67,7 @@ from langctx.context_mode.references import (
     slice_window,
 )
 from langctx.context_mode.slice_codec import to_raw
-from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, OutputSummarizer, summary_reduction
+from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS, summary_reduction, summary_request
 from langctx.errors import ConfigError
 from langctx.facts import (
     DEFAULT_COMMAND_TOOLS,
@@ -82,6 +81,13 @@ from langctx.markers import (
     NO_THREAD,
     REFERENCE_MESSAGE_ID_PREFIX,
     escape_delimiters,
+)
+from langctx.summarize import (
+    ModelSummarizer,
+    Summarizer,
+    SummaryRequest,
+    acall_summarizer,
+    call_summarizer,
 )
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
@@ -248,9 +254,11 @@ class ContextModeProcessor:
         config: a :class:`ContextModeConfig`; or pass its fields as keywords.
         store: where referenced outputs are kept (default: a process-local
             :class:`~langctx.context_mode.ref_store.InMemoryReferenceStore`; use
-            :class:`~langctx.integrations.context_store.BaseStoreReferenceStore` to persist).
-        summarizer: an :class:`~langctx.context_mode.summary.OutputSummarizer`, or a chat
-            model / Runnable to wrap in one. None (default): deterministic reductions only.
+            :class:`~langctx.stores.references.BaseStoreReferenceStore` to persist).
+        summarizer: a chat model / Runnable (wrapped in a :class:`~langctx.summarize.ModelSummarizer`),
+            a ModelSummarizer (the memory's can serve both), or any
+            :class:`~langctx.summarize.Summarizer` that handles ``kind="tool_output"``
+            requests. None (default): deterministic reductions only.
         count_tokens: a :class:`~langctx.tokens.TokenCounter` or a function counting the tokens
             of a text (default: langctx's estimator).
         **config_kwargs: :class:`ContextModeConfig` fields.
@@ -276,12 +284,15 @@ class ContextModeProcessor:
             )
             raise ConfigError(msg) from exc
         self.store: ReferenceStore = store if store is not None else InMemoryReferenceStore()
-        if summarizer is not None and not isinstance(summarizer, OutputSummarizer):
+        if summarizer is not None and not isinstance(summarizer, Summarizer):
             if not hasattr(summarizer, "invoke"):
-                msg = f"summarizer must be an OutputSummarizer or a chat model, got {type(summarizer).__name__}."
+                msg = (
+                    "summarizer must be a chat model, a ModelSummarizer or another Summarizer "
+                    f"that handles kind='tool_output'; got {type(summarizer).__name__}."
+                )
                 raise ConfigError(msg)
-            summarizer = OutputSummarizer(summarizer)
-        self.summarizer: OutputSummarizer | None = summarizer
+            summarizer = ModelSummarizer(summarizer)
+        self.summarizer: Summarizer | None = summarizer
         self.count_tokens: TextCounter = text_counter(count_tokens)
         self._frame = reference_frame_tokens(self.count_tokens)
         smallest = MIN_INLINE_TOKENS + self._frame
@@ -355,19 +366,20 @@ class ContextModeProcessor:
         assert out is not None  # the output is over the budget, or bytes
         return out
 
-    def _summary_kwargs(self, plan: _Plan) -> dict[str, Any]:
+    def _summary_request(self, plan: _Plan) -> SummaryRequest:
         assert plan.reduction is not None
-        return {
-            "tool_name": plan.tool_name,
-            "args": plan.args,
-            "kind": plan.reduction.kind,
-            "max_tokens": max(50, plan.budget - 120),
-            "reduced": plan.reduction.text,
-        }
+        return summary_request(
+            plan.text,
+            tool_name=plan.tool_name,
+            args=plan.args,
+            kind=plan.reduction.kind,
+            max_tokens=max(50, plan.budget - 120),
+            reduced=plan.reduction.text,
+        )
 
-    def _with_summary(self, plan: _Plan, summary: object) -> Reduction | None:
+    def _with_summary(self, plan: _Plan, summary: str | None) -> Reduction | None:
         assert plan.reduction is not None
-        if not isinstance(summary, str) or not summary.strip():
+        if summary is None:
             return None
         meta = build_meta(
             plan.text,
@@ -377,7 +389,7 @@ class ContextModeProcessor:
             count_tokens=self.count_tokens,
         )
         return summary_reduction(
-            summary.strip(),
+            summary,
             plan.text,
             kind=plan.reduction.kind,
             meta=meta,
@@ -498,11 +510,9 @@ class ContextModeProcessor:
         """The model summary of a planned output (None: not asked for, or it failed)."""
         if not plan.summarize or self.summarizer is None:
             return None
-        summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
+        request, timeout = self._summary_request(plan), self.config.summary_timeout
         try:
-            return call_with_timeout(
-                lambda: summarizer.summarize(plan.text, **kwargs), self.config.summary_timeout
-            )
+            return call_summarizer(self.summarizer, request, timeout=timeout)
         except Exception as exc:
             self._summary_failed(exc)
             return None
@@ -554,11 +564,9 @@ class ContextModeProcessor:
         """Async version of `_summary`."""
         if not plan.summarize or self.summarizer is None:
             return None
-        summarizer, kwargs = self.summarizer, self._summary_kwargs(plan)
+        request, timeout = self._summary_request(plan), self.config.summary_timeout
         try:
-            return await acall_with_timeout(
-                lambda: summarizer.asummarize(plan.text, **kwargs), self.config.summary_timeout
-            )
+            return await acall_summarizer(self.summarizer, request, timeout=timeout)
         except Exception as exc:
             self._summary_failed(exc)
             return None

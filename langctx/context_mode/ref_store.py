@@ -3,7 +3,7 @@
 A store keeps, per thread, each referenced output's raw bytes and :class:`ReferenceMeta`. Every
 method takes the ``thread_id``, so another thread's or an expired reference is simply not found
 (:class:`~langctx.errors.ReferenceNotFoundError`). The LangGraph ``BaseStore`` implementation is
-:class:`langctx.integrations.context_store.BaseStoreReferenceStore`.
+:class:`langctx.stores.references.BaseStoreReferenceStore`.
 
 Example:
     >>> store = InMemoryReferenceStore()

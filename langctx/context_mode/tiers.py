@@ -3,7 +3,7 @@
 :class:`WorkingMemory` is the execution record, kept mechanically from the tool calls (files read
 and modified, commands with exit codes, open errors) and queried by the model with the
 ``working_memory`` tool, never in the prompt. Long-term memory lives in a LangGraph ``BaseStore``
-(:mod:`langctx.integrations.long_term`); here are its keyword ranking (:func:`keyword_scores`) and
+(:mod:`langctx.stores.long_term`); here are its keyword ranking (:func:`keyword_scores`) and
 its capped prompt block (:func:`render_memory_block`). The three tiers: DESIGN section 9.
 
 Example:

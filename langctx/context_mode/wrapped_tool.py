@@ -57,7 +57,7 @@ class ContextModeTool(BaseTool):
     """A ``BaseTool`` that runs another under a guard, then through Context-mode.
 
     Build it with :func:`guard_tool`, :func:`guarded_tools` or
-    ``langctx.integrations.context_tools.wrap_tools_with_context_mode``.
+    ``langctx.context_mode.tools.wrap_tools_with_context_mode``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -1,10 +1,13 @@
 """Summaries: the request type, the model and local summarizers, and how a spec becomes one.
 
 A summarizer is anything with ``summarize(request) -> str`` (and optionally ``asummarize``), or a
-plain callable taking a :class:`SummaryRequest` (sync or async). Every kind goes through the same
-path in the memory: timeout, fallback to the local summarizer, enforced size cap.
+plain callable taking a :class:`SummaryRequest` (sync or async). :class:`ModelSummarizer` is the
+one place that asks a chat model for a summary, for every kind of request (evicted turns, merges,
+Context-mode's tool outputs), each with its own prompt; :func:`call_summarizer` calls any
+summarizer with a deadline and accepts only text, for compaction and Context-mode alike.
 """
 
+from langctx.summarize.calls import acall_summarizer, call_summarizer, summary_text
 from langctx.summarize.local import LocalSummarizer, render_local_summary
 from langctx.summarize.model import ModelSummarizer
 from langctx.summarize.request import (
@@ -26,10 +29,13 @@ __all__ = [
     "ModelSummarizer",
     "Summarizer",
     "SummaryRequest",
+    "acall_summarizer",
+    "call_summarizer",
     "extract_constraints",
     "extract_next_step",
     "render_local_summary",
     "resolve_summarizer",
     "summary_facts",
+    "summary_text",
     "truncate_to_tokens",
 ]

@@ -1,13 +1,17 @@
-"""The model summarizer: a fixed-structure prompt sent to any chat model or Runnable.
+"""The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary.
 
-Its calls carry the ``nostream`` tag (LangGraph keeps them out of ``stream_mode="messages"``) and
-``langctx:summarizer``, so a summarizer call never shows up as the agent talking to the user.
+It serves every kind of :class:`~langctx.summarize.SummaryRequest`, each with its own prompt
+(:mod:`langctx.summarize.prompts`): evicted turns, merges of summaries, and Context-mode's tool
+outputs (one prompt per tool kind). Its calls carry the ``nostream`` tag (LangGraph keeps them
+out of ``stream_mode="messages"``) and ``langctx:summarizer`` (``langctx:context_mode`` for tool
+outputs), so a summarizer call never shows up as the agent talking to the user. An answer that is
+not text is rejected (:func:`~langctx.summarize.calls.summary_text`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -20,53 +24,34 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langctx.machinery import strip_machinery
+from langctx.summarize.calls import summary_text
+from langctx.summarize.prompts import MERGE_PROMPT, SUMMARY_PROMPT, TOOL_OUTPUT_PROMPTS
 from langctx.summarize.request import SummaryRequest
 
 __all__ = [
-    "MERGE_PROMPT",
     "SUMMARIZER_TAGS",
-    "SUMMARY_PROMPT",
+    "TOOL_OUTPUT_TAGS",
     "ModelSummarizer",
+    "clip_middle",
     "format_transcript",
 ]
 
 SUMMARIZER_TAGS = ["langctx:summarizer", "nostream"]
+"""Tags of a compaction's summarizer calls (``kind="turns"`` and ``"merge"``)."""
 
-SUMMARY_PROMPT = """\
-You compact the history of a coding agent's session so it can keep working without re-reading it.
-Write a summary with exactly these sections, in this order, as short bullet lists:
-
-Goal:
-Current status:
-Important constraints:
-Files observed:
-Files modified:
-Open tool results:
-Next step:
-
-Rules:
-- Keep facts the agent needs to continue: user constraints verbatim, tech stack and versions
-  (e.g. "Java 17", "Python 3.11"), file paths with what they contain or what changed, exact error
-  types with file:line, exit codes, and the next step.
-- For file reads keep the file's purpose, key classes/functions and dependencies, not the code.
-- For command output keep the command, exit code, error type and message, failing test names, file:line.
-- For query results keep columns, row counts and anomalies; for web pages the topic, interactive
-  elements and key text.
-- The mechanical facts given below are authoritative; do not contradict or drop them.
-- If something was not kept, say that the agent should re-read it rather than guess.
-- At most {max_tokens} tokens. No preamble, no closing remarks."""
-
-MERGE_PROMPT = """\
-Merge these summaries of consecutive parts of a coding agent's session (oldest first) into one
-summary with the same sections (Goal / Current status / Important constraints / Files observed /
-Files modified / Open tool results / Next step). Keep every user constraint, tech stack version,
-modified file and the newest status and next step; drop what later parts superseded.
-At most {max_tokens} tokens. No preamble."""
+TOOL_OUTPUT_TAGS = ["langctx:context_mode", "nostream"]
+"""Tags of a Context-mode tool-output summary call (``kind="tool_output"``)."""
 
 _MAX_TOOL_CHARS = 4_000
 
 
-def _clip_middle(text: str, limit: int) -> str:
+def clip_middle(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters: its head and tail, and how much was cut.
+
+    Example:
+        >>> clip_middle("abcdefghij", 6)
+        'abcd\\n[… 4 characters cut …]\\nij'
+    """
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
@@ -90,19 +75,19 @@ def format_transcript(messages: Sequence[BaseMessage], *, max_chars: int = 96_00
     for m in messages:
         if isinstance(m, ToolMessage):
             status = " error" if m.status == "error" else ""
-            lines.append(f"[tool {m.name or ''}{status}] {_clip_middle(m.text, per_tool)}")
+            lines.append(f"[tool {m.name or ''}{status}] {clip_middle(m.text, per_tool)}")
         elif isinstance(m, AIMessage):
             calls = "; ".join(
-                f"{tc['name']}({_clip_middle(json.dumps(tc['args'], ensure_ascii=False), 300)})"
+                f"{tc['name']}({clip_middle(json.dumps(tc['args'], ensure_ascii=False), 300)})"
                 for tc in m.tool_calls
             )
-            text = _clip_middle(m.text, 2_000)
+            text = clip_middle(m.text, 2_000)
             lines.append(f"[assistant] {text}" + (f" -> calls: {calls}" if calls else ""))
         elif isinstance(m, HumanMessage):
-            lines.append(f"[user] {_clip_middle(m.text, 4_000)}")
+            lines.append(f"[user] {clip_middle(m.text, 4_000)}")
         else:
-            lines.append(f"[{m.type}] {_clip_middle(m.text, 2_000)}")
-    return _clip_middle("\n".join(lines), max_chars)
+            lines.append(f"[{m.type}] {clip_middle(m.text, 2_000)}")
+    return clip_middle("\n".join(lines), max_chars)
 
 
 def _facts_block(facts: dict[str, Any]) -> str:
@@ -121,6 +106,15 @@ def _facts_block(facts: dict[str, Any]) -> str:
 class ModelSummarizer:
     """Summarize with a chat model (use a cheap one, separate from the agent's model).
 
+    Args:
+        model: a chat model or any Runnable taking messages.
+        prompt: system prompt of ``kind="turns"`` requests.
+        merge_prompt: system prompt of ``kind="merge"`` requests.
+        tool_prompts: system prompt of ``kind="tool_output"`` requests, per tool kind (default
+            :data:`~langctx.summarize.prompts.TOOL_OUTPUT_PROMPTS`).
+        max_input_chars: the transcript of a ``"turns"`` request is cut to this many characters.
+        transcript: renders the messages of a ``"turns"`` request.
+
     Example:
         >>> from langctx.testing import ScriptedChatModel
         >>> s = ModelSummarizer(ScriptedChatModel(responses=["Goal:\\n- fix it"]))
@@ -136,18 +130,28 @@ class ModelSummarizer:
         *,
         prompt: str = SUMMARY_PROMPT,
         merge_prompt: str = MERGE_PROMPT,
+        tool_prompts: Mapping[str, str] | None = None,
         max_input_chars: int = 96_000,
         transcript: Callable[..., str] = format_transcript,
     ) -> None:
         self.model = model
         self.prompt = prompt
         self.merge_prompt = merge_prompt
+        self.tool_prompts: dict[str, str] = dict(
+            TOOL_OUTPUT_PROMPTS if tool_prompts is None else tool_prompts
+        )
         self.max_input_chars = max_input_chars
         self.transcript = transcript
 
     def build_messages(self, request: SummaryRequest) -> list[BaseMessage]:
         """The messages sent to the model for this request."""
-        if request.kind == "merge":
+        if request.kind == "tool_output":
+            system = self.tool_prompts.get(request.tool_kind) or self.tool_prompts.get(
+                "default", TOOL_OUTPUT_PROMPTS["default"]
+            )
+            system = system.replace("{max_tokens}", str(request.max_tokens))
+            body = request.output
+        elif request.kind == "merge":
             system = self.merge_prompt.format(max_tokens=request.max_tokens)
             body = "\n\n".join(
                 f"<summary {i + 1}>\n{s}\n</summary {i + 1}>"
@@ -158,9 +162,7 @@ class ModelSummarizer:
             parts = []
             task = strip_machinery(request.task) if request.task else ""
             if task:  # the user's request, without the agent's preamble blocks
-                parts.append(
-                    f"Original task (kept verbatim elsewhere):\n{_clip_middle(task, 2000)}"
-                )
+                parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
             if request.summaries:
                 parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
             parts.append("Mechanical facts:\n" + _facts_block(request.facts))
@@ -172,25 +174,24 @@ class ModelSummarizer:
             body += f"\n\nFocus on: {request.instructions}"
         return [SystemMessage(system), HumanMessage(body)]
 
-    def _config(self) -> RunnableConfig:
-        return RunnableConfig(
-            tags=list(SUMMARIZER_TAGS),
-            metadata={"langctx": "summarizer"},
-            run_name="langctx_summarizer",
-        )
+    def _config(self, request: SummaryRequest) -> RunnableConfig:
+        if request.kind == "tool_output":
+            tags, role, run_name = TOOL_OUTPUT_TAGS, "context_mode", "langctx_context_mode_summary"
+        else:
+            tags, role, run_name = SUMMARIZER_TAGS, "summarizer", "langctx_summarizer"
+        return RunnableConfig(tags=list(tags), metadata={"langctx": role}, run_name=run_name)
 
     def summarize(self, request: SummaryRequest) -> str:
-        """Call the model and return its text."""
-        return _text(self.model.invoke(self.build_messages(request), config=self._config()))
+        """Call the model and return its text.
+
+        Raises:
+            SummarizerError: the model's answer is not text, or empty.
+        """
+        return summary_text(
+            self.model.invoke(self.build_messages(request), config=self._config(request))
+        )
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
-        return _text(await self.model.ainvoke(self.build_messages(request), config=self._config()))
-
-
-def _text(out: object) -> str:
-    if isinstance(out, BaseMessage):
-        return out.text.strip()
-    if isinstance(out, str):
-        return out.strip()
-    return str(out).strip() if out is not None else ""
+        messages = self.build_messages(request)
+        return summary_text(await self.model.ainvoke(messages, config=self._config(request)))

@@ -23,10 +23,11 @@ class SummaryRequest:
 
     For ``kind="turns"``, ``messages`` is the evicted batch and ``summaries`` holds earlier
     mechanical summaries this one absorbs. For ``kind="merge"``, ``summaries`` are the summaries
-    being merged (oldest first) and ``messages`` is empty.
+    being merged (oldest first) and ``messages`` is empty. For ``kind="tool_output"`` (Context-mode),
+    ``output`` is what the model is shown of one tool output and ``tool_kind`` picks its prompt.
     """
 
-    kind: Literal["turns", "merge"]
+    kind: Literal["turns", "merge", "tool_output"]
     messages: Sequence[BaseMessage] = ()
     summaries: Sequence[str] = ()
     facts: dict[str, Any] = field(default_factory=dict)
@@ -38,6 +39,12 @@ class SummaryRequest:
     max_tokens: int = 200
     """The cap the summary will be cut to."""
     level: int = 1
+    output: str = ""
+    """For ``kind="tool_output"``: the tool call, its mechanical facts and its output (clipped to
+    head and tail), as :func:`langctx.context_mode.summary.summary_request` writes them."""
+    tool_kind: str = "default"
+    """For ``kind="tool_output"``: what the tool did (a
+    :data:`~langctx.summarize.prompts.ToolKind`), which picks the prompt."""
 
 
 @runtime_checkable

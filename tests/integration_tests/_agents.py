@@ -1,6 +1,6 @@
 """Scripted agents for the integration tests: a 200-turn coding session driven through real graphs.
 
-The scripted model plays the AI turns of :func:`langctx.demo.session.iter_turns`; the tools return
+The scripted model plays the AI turns of :func:`langctx.cli.demo.session.iter_turns`; the tools return
 the session's (often huge) outputs by tool-call id. Whenever the agent stops (an AI turn without
 tool calls) the "user" says "Go on." until the script is spent.
 """
@@ -26,12 +26,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
 from langctx.count_cache import CachedCounter, MessageCountCache, shared_blocks
-from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
-from langctx.integrations.langgraph import LangctxNode, route_after_memory
-from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.recovery import with_overflow_recovery
-from langctx.integrations.state import LangctxState
+from langctx.langgraph import LangctxNode, LangctxState, route_after_memory
+from langctx.middleware import LangctxMiddleware
+from langctx.recovery import with_overflow_recovery
 from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
 from langctx.testing import ScriptedChatModel
 from langctx.tokens import ApproximateCounter, TokenCounter

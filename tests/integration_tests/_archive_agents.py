@@ -21,14 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 
-from langctx.demo.session import SYSTEM_PROMPT, TASK
-from langctx.integrations.archive import ArchiveOption
-from langctx.integrations.delta_state import LangctxDeltaAgentState, LangctxDeltaState
-from langctx.integrations.langgraph import LangctxNode, route_after_memory
-from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.recovery import with_overflow_recovery
-from langctx.integrations.state import LangctxState
+from langctx.cli.demo.session import SYSTEM_PROMPT, TASK
+from langctx.delta_state import LangctxDeltaAgentState, LangctxDeltaState
+from langctx.langgraph import LangctxNode, LangctxState, route_after_memory
+from langctx.middleware import LangctxMiddleware
+from langctx.recovery import with_overflow_recovery
 from langctx.state_memory import MemorySettings
+from langctx.stores.archive import ArchiveOption
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import FINAL, session_script
 

@@ -14,9 +14,9 @@ import json
 import sys
 from typing import Any
 
-from langctx.integrations.archive import full_log
-from langctx.integrations.checkpoint import open_checkpointer
 from langctx.state_memory import view_state
+from langctx.stores.archive import full_log
+from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._archive_agents import build, dicts, drive, open_store, script
 

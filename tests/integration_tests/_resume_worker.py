@@ -16,10 +16,10 @@ from typing import Any
 
 from langchain_core.messages import messages_to_dict
 
-from langctx.integrations.checkpoint import open_checkpointer
-from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.langgraph import LangctxNode
+from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import view_state
+from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     check_calls,

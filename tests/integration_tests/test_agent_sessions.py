@@ -10,8 +10,8 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.langgraph import LangctxNode
+from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     FINAL,

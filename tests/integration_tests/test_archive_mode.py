@@ -29,17 +29,17 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from langctx.errors import ConfigError
-from langctx.integrations.archive import (
+from langctx.middleware import LangctxMiddleware
+from langctx.state_memory import view_state
+from langctx.stores.archive import (
     ArchiveMissingError,
     afull_log,
     archive_namespace,
     full_log,
     read_batches,
 )
-from langctx.integrations.archive_plan import ArchivePlan
-from langctx.integrations.checkpoint import open_checkpointer
-from langctx.integrations.middleware import LangctxMiddleware
-from langctx.state_memory import view_state
+from langctx.stores.archive_plan import ArchivePlan
+from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests.integration_tests._agents import (
     PG_URI,

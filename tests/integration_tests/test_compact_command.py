@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.langgraph import LangctxNode, make_compact_tool
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.langgraph import LangctxNode, make_compact_tool
 from langctx.markers import NOTICE_ID_PREFIX
+from langctx.middleware import LangctxMiddleware
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (

@@ -9,9 +9,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langctx.integrations.events import COMPACTION_EVENT
-from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.events import COMPACTION_EVENT
+from langctx.langgraph import LangctxNode
+from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,

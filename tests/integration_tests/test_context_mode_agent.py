@@ -22,17 +22,17 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langctx.context_mode.middleware import ContextModeMiddleware, ContextModeToolProcessor
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.references import find_reference_ids
-from langctx.integrations.context_middleware import ContextModeMiddleware, ContextModeToolProcessor
-from langctx.integrations.context_tools import fetch_context_tool, wrap_tools_with_context_mode
-from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.long_term import LongTermMemory
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.context_mode.tools import fetch_context_tool, wrap_tools_with_context_mode
+from langctx.langgraph import LangctxNode
 from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.memory import DEFAULT_PRIORITIES
+from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import MemorySettings, view_state
+from langctx.stores.long_term import LongTermMemory
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import resolve_token_counter
 from tests._helpers import assert_pairs_intact

@@ -20,10 +20,10 @@ from langgraph.store.sqlite import SqliteStore
 
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.references import reassemble
+from langctx.context_mode.tools import fetch_context_tool, remember_tool
 from langctx.errors import ReferenceNotFoundError
-from langctx.integrations.context_store import CHUNK_BYTES, BaseStoreReferenceStore
-from langctx.integrations.context_tools import fetch_context_tool, remember_tool
-from langctx.integrations.long_term import LongTermMemory
+from langctx.stores.long_term import LongTermMemory
+from langctx.stores.references import CHUNK_BYTES, BaseStoreReferenceStore
 from tests.integration_tests._agents import require_postgres
 
 

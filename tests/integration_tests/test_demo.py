@@ -6,7 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from langctx.demo.run import run_agent_demo
+from langctx.cli.demo.run import run_agent_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from langchain_core.messages import messages_from_dict
 
-from langctx.demo.session import iter_turns
-from langctx.integrations.history import SQLiteChatHistoryStore
+from langctx.cli.demo.session import iter_turns
+from langctx.history import SQLiteChatHistoryStore
 from tests._helpers import assert_pairs_intact
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,8 +32,8 @@ from langchain_core.messages import HumanMessage, SystemMessage, messages_to_dic
 from langchain_core.runnables.history import RunnableWithMessageHistory
 import warnings
 warnings.filterwarnings("ignore", "RunnableWithMessageHistory is deprecated", DeprecationWarning)
-from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
-from langctx.integrations.history import SQLiteChatHistoryStore
+from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
+from langctx.history import SQLiteChatHistoryStore
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
 

@@ -30,11 +30,11 @@ from langgraph.store.memory import InMemoryStore
 
 from langctx.cli import main
 from langctx.entries import covered_count
-from langctx.integrations.checkpoint import open_checkpointer
-from langctx.integrations.langgraph import LangctxNode
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.langgraph import LangctxNode
 from langctx.memory import LayeredChatMemory
+from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import MemorySettings, view_state
+from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     PG_URI,

@@ -10,12 +10,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langctx import LangctxError
-from langctx.integrations.checkpoint import (
+from langctx.langgraph import LangctxNode
+from langctx.stores.checkpoints import (
     CheckpointerConnectionError,
     aopen_checkpointer,
     open_checkpointer,
 )
-from langctx.integrations.langgraph import LangctxNode
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import config, node_agent, require_postgres
 

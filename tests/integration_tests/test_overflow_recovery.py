@@ -16,12 +16,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx import ContextOverflowError
-from langctx.demo.session import TASK
-from langctx.integrations.langgraph import LangctxNode, make_pre_model_hook
-from langctx.integrations.middleware import LangctxMiddleware
-from langctx.integrations.recovery import with_overflow_recovery
-from langctx.integrations.state import LangctxAgentState
+from langctx.cli.demo.session import TASK
+from langctx.langgraph import LangctxAgentState, LangctxNode, make_pre_model_hook
+from langctx.middleware import LangctxMiddleware
 from langctx.overflow import OverflowMatcher
+from langctx.recovery import with_overflow_recovery
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     check_calls,

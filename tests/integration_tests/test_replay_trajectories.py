@@ -1,6 +1,6 @@
 """`langctx replay` over the 38 recorded sessions in ``../shared/data/trajectories`` at 32k, and
 over the real public sessions in ``tests/fixtures/sessions`` (Claude Code with a sub-agent, Codex,
-pi) at 8k and 32k with the independent amnesia probes of ``langctx.replay.truth``.
+pi) at 8k and 32k with the independent amnesia probes of ``langctx.cli.replay.truth``.
 
 Every session is read through the replay's own reader (format detected from the content, checked
 against the test helper's loader), replayed at a 32,000-token budget with the approximate counter
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from langctx.replay import ReplayReport, read_session, replay_session
+from langctx.cli.replay import ReplayReport, read_session, replay_session
 from tests._helpers import load_session, require_data, session_files, truth
 
 pytestmark = pytest.mark.trajectories

@@ -20,9 +20,9 @@ from langgraph.graph import START, StateGraph, add_messages
 
 from langctx import InvalidHistoryError, LayeredChatMemory, StateVersionError
 from langctx.channel import merge_langctx
-from langctx.demo.session import coding_session
+from langctx.cli.demo.session import coding_session
 from langctx.entries import ENTRY_VERSION
-from langctx.integrations.langgraph import LangctxNode
+from langctx.langgraph import LangctxNode
 from langctx.state_memory import view_state
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel, ai_tool_call

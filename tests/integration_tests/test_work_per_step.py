@@ -11,6 +11,7 @@ grow with the history.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,10 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langctx.context_mode.middleware import ContextModeMiddleware
 from langctx.context_mode.references import find_reference_ids
-from langctx.integrations.context_middleware import ContextModeMiddleware
-from langctx.integrations.middleware import LangctxMiddleware
 from langctx.memory import LayeredChatMemory
+from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import ApproximateCounter
 
@@ -123,7 +124,7 @@ def test_work_per_model_call_is_bounded_by_new_messages(
     rows = probe.rows
     assert len(rows) == TURNS + 2
     per_call = []
-    for (n0, c0, v0), (n1, c1, v1) in zip(rows, rows[1:], strict=False):
+    for (n0, c0, v0), (n1, c1, v1) in itertools.pairwise(rows):
         new = n1 - n0
         per_call.append((new, c1 - c0, v1 - v0))
     for k, (new, counted, validated) in enumerate(per_call, 2):

@@ -24,21 +24,21 @@ from langchain_core.messages import (
 )
 
 from langctx import LayeredChatMemory
-from langctx.demo.session import coding_session
-from langctx.entries import new_compaction_entry, new_edit_entry
-from langctx.integrations.archive import assemble
-from langctx.integrations.archive_plan import (
-    archivable,
-    lean_message_dict,
-    plan_archive,
-    restore_entries,
-)
 from langctx.channel import (
     channel_entries,
     channel_update,
     is_slim,
     merge_langctx,
     slim_covered,
+)
+from langctx.cli.demo.session import coding_session
+from langctx.entries import new_compaction_entry, new_edit_entry
+from langctx.stores.archive import assemble
+from langctx.stores.archive_plan import (
+    archivable,
+    lean_message_dict,
+    plan_archive,
+    restore_entries,
 )
 
 

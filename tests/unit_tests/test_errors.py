@@ -111,7 +111,7 @@ def test_pass_either_misuse_is_a_config_error() -> None:
     from langgraph.store.memory import InMemoryStore
 
     from langctx.context_mode.pipeline import ContextModeProcessor
-    from langctx.integrations.context_tools import wrap_tools_with_context_mode
+    from langctx.context_mode.tools import wrap_tools_with_context_mode
 
     with pytest.raises(ConfigError, match="not both"):
         wrap_tools_with_context_mode([], processor=ContextModeProcessor(), store=InMemoryStore())

@@ -33,7 +33,7 @@ from langctx import (
     LayeredChatMemory,
     StateVersionError,
 )
-from langctx.integrations.history import (
+from langctx.history import (
     STATE_KEY,
     LangctxChatMessageHistory,
     SQLiteChatHistoryStore,
@@ -420,7 +420,7 @@ def test_sqlite_writes_are_inserts_of_the_new_rows_only(tmp_path: Path) -> None:
 CHILD = """
 import json, sys
 from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
-from langctx.integrations.history import LangctxChatMessageHistory
+from langctx.history import LangctxChatMessageHistory
 with LangctxChatMessageHistory.from_conn_string(sys.argv[1], "s1", max_tokens=1500) as h:
     before = messages_to_dict(h.messages)
     for i in range(30, 45):

@@ -1,4 +1,4 @@
-"""``langctx.inspect`` without a database: reports from state values, layouts, errors, options."""
+"""``langctx.cli.inspect`` without a database: reports from state values, layouts, errors, options."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import InvalidMessageError, LangctxError, LayeredChatMemory, StateVersionError
+from langctx.channel import channel_update
 from langctx.cli import main
-from langctx.inspect import (
+from langctx.cli.inspect import (
     CheckpointNotFoundError,
     DatabaseNotFoundError,
     InspectError,
@@ -21,7 +22,7 @@ from langctx.inspect import (
     ThreadNotFoundError,
     build_report,
 )
-from langctx.inspect.render import (
+from langctx.cli.inspect.render import (
     figure_rows,
     format_report,
     format_threads,
@@ -29,8 +30,7 @@ from langctx.inspect.render import (
     print_threads,
     threads_to_dict,
 )
-from langctx.inspect.store import checkpoint_time
-from langctx.channel import channel_update
+from langctx.cli.inspect.store import checkpoint_time
 
 BUDGET = 2000
 

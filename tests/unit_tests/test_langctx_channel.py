@@ -7,13 +7,13 @@ import json
 import pytest
 
 from langctx import StateVersionError
-from langctx.entries import ENTRY_VERSION, new_compaction_entry, new_edit_entry
 from langctx.channel import (
     CHANNEL_VERSION,
     channel_entries,
     channel_update,
     merge_langctx,
 )
+from langctx.entries import ENTRY_VERSION, new_compaction_entry, new_edit_entry
 
 
 def _compaction(fk: str = "m3") -> dict:

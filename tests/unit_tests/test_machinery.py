@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import LayeredChatMemory
+from langctx.cli.demo.session import iter_turns
 from langctx.config import is_substantive_task
-from langctx.demo.session import iter_turns
 from langctx.machinery import (
     DEFAULT_MACHINERY,
     MACHINERY_TAGS,

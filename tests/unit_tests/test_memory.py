@@ -22,7 +22,7 @@ from langctx import (
     StateVersionError,
     TiktokenCounter,
 )
-from langctx.demo.session import TASK, coding_session, iter_turns
+from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.entries import covered_count
 from langctx.projection import PREAMBLE, render_facts
 from langctx.testing import ScriptedChatModel

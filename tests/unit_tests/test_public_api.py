@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import pkgutil
@@ -17,37 +18,70 @@ import langctx
 ROOT = Path(__file__).resolve().parents[2]
 
 EXPECTED_ALL = [
+    "COMPACTION_EVENT",
+    "DEFAULT_PRIORITIES",
     "ApproximateCounter",
     "BudgetError",
     "CompactionEntry",
     "CompactionEvent",
     "ConfigError",
+    "ConfigOptions",
+    "ContextModeMiddleware",
+    "ContextModeProcessor",
+    "ContextModeToolProcessor",
     "ContextOverflowError",
     "EditEntry",
     "FileToolSpec",
     "InvalidHistoryError",
     "InvalidMessageError",
+    "LangctxAgentState",
+    "LangctxChannel",
+    "LangctxChatMessageHistory",
+    "LangctxDeltaAgentState",
+    "LangctxDeltaState",
     "LangctxError",
+    "LangctxMiddleware",
+    "LangctxNode",
+    "LangctxState",
     "LangctxWarning",
     "LayeredChatMemory",
     "LocalSummarizer",
+    "LongTermMemory",
     "MemoryConfig",
+    "MemoryOptions",
+    "MemorySettings",
     "ModelSummarizer",
+    "OverflowRecovery",
     "ReferenceNotFoundError",
+    "SQLiteChatHistoryStore",
     "StateVersionError",
     "SummarizerError",
     "SummaryRequest",
+    "ThreadView",
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
+    "afull_log",
+    "channel_update",
+    "fetch_context_tool",
+    "full_log",
+    "make_compact_tool",
+    "make_pre_model_hook",
+    "merge_langctx",
+    "open_checkpointer",
     "resolve_token_counter",
+    "route_after_memory",
+    "view_state",
+    "with_overflow_recovery",
+    "wrap_tools_with_context_mode",
 ]
 
 
 def test_all_is_sorted_and_pinned() -> None:
-    assert langctx.__all__ == sorted(
-        langctx.__all__, key=str.casefold
-    ) or langctx.__all__ == sorted(langctx.__all__)
+    def group(name: str) -> tuple[int, str]:  # ruff's RUF022 order: CONSTANTS, Classes, the rest
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert langctx.__all__ == sorted(langctx.__all__, key=group)
     assert sorted(langctx.__all__) == sorted(EXPECTED_ALL)
     for name in langctx.__all__:
         assert hasattr(langctx, name), name
@@ -74,21 +108,99 @@ def test_docstring_examples_run(name: str) -> None:
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 
-CORE_EXCLUDED = (
-    "integrations",
-    "demo",
-    "replay",
-    "inspect",
-)  # adapters and the CLI's skin, which import the core
+INTEGRATIONS = {
+    "langctx.middleware": ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"],
+    "langctx.langgraph": [
+        "LangctxAgentState",
+        "LangctxNode",
+        "LangctxState",
+        "make_compact_tool",
+        "make_pre_model_hook",
+        "route_after_memory",
+    ],
+    "langctx.delta_state": [
+        "DEFAULT_SNAPSHOT_FREQUENCY",
+        "LangctxDeltaAgentState",
+        "LangctxDeltaState",
+        "merge_langctx_writes",
+    ],
+    "langctx.recovery": [
+        "DEFAULT_MAX_OVERFLOW_RETRIES",
+        "OverflowRecoveringModel",
+        "OverflowRecovery",
+        "with_overflow_recovery",
+    ],
+    "langctx.events": [
+        "COMPACTION_EVENT",
+        "deferred_callbacks",
+        "emit_compaction_event",
+        "emitting",
+        "event_payload",
+    ],
+    "langctx.history": ["STATE_KEY", "LangctxChatMessageHistory", "SQLiteChatHistoryStore"],
+    "langctx.context_mode.middleware": [
+        "ContextModeMiddleware",
+        "ContextModeState",
+        "ContextModeToolProcessor",
+    ],
+    "langctx.context_mode.tools": [
+        "CONTEXT_MODE_SYSTEM_PROMPT",
+        "FETCH_CONTEXT_DESCRIPTION",
+        "ContextModeTool",
+        "fetch_context_tool",
+        "guard_tool",
+        "guarded_tools",
+        "reference_store",
+        "remember_tool",
+        "working_memory_tool",
+        "wrap_tools_with_context_mode",
+    ],
+    "langctx.stores.archive": [
+        "ARCHIVE_NAMESPACE",
+        "Archive",
+        "ArchiveMissingError",
+        "ArchiveOption",
+        "afull_log",
+        "archive_namespace",
+        "aread_batches",
+        "assemble",
+        "full_log",
+        "read_batches",
+    ],
+    "langctx.stores.references": [
+        "CHUNK_BYTES",
+        "REFS_NAMESPACE",
+        "BaseStoreReferenceStore",
+        "namespace_label",
+    ],
+    "langctx.stores.long_term": [
+        "DEFAULT_LONG_TERM_TOKENS",
+        "LONG_TERM_NAMESPACE",
+        "LongTermMemory",
+    ],
+    "langctx.stores.checkpoints": [
+        "CheckpointerConnectionError",
+        "aopen_checkpointer",
+        "open_checkpointer",
+        "redact",
+    ],
+}
+"""The integration modules (they import LangChain or LangGraph) and their public names."""
+
+
+@pytest.mark.parametrize("module", sorted(INTEGRATIONS))
+def test_integration_modules_public_names_are_pinned(module: str) -> None:
+    assert importlib.import_module(module).__all__ == INTEGRATIONS[module]
+
+
+def _integration_paths() -> set[Path]:
+    paths = {ROOT / (m.replace(".", "/") + ".py") for m in INTEGRATIONS}
+    return paths | set((ROOT / "langctx" / "cli").rglob("*.py"))
 
 
 def test_core_does_not_import_integrations() -> None:
-    core = [
-        p
-        for p in (ROOT / "langctx").rglob("*.py")
-        if not set(p.relative_to(ROOT / "langctx").parts) & set(CORE_EXCLUDED)
-        and p.name != "cli.py"
-    ]
+    excluded = _integration_paths()
+    core = [p for p in (ROOT / "langctx").rglob("*.py") if p not in excluded]
     pattern = r"^\s*(from|import) (langgraph|langchain\b|langchain\.|langchain_openai|psycopg|rich|matplotlib)"
     offenders = [
         str(p.relative_to(ROOT))
@@ -96,6 +208,8 @@ def test_core_does_not_import_integrations() -> None:
         if re.search(pattern, p.read_text(encoding="utf-8"), re.M)
     ]
     assert offenders == []
+    missing = [str(p) for p in excluded if not p.exists()]
+    assert missing == []
 
 
 def test_import_langctx_loads_no_integration_library() -> None:
@@ -116,6 +230,41 @@ def test_readme_python_block_runs() -> None:
         if "ChatOpenAI" in block or "OPENAI_API_KEY" in block:
             continue
         exec(compile(block, "README.md", "exec"), {})
+
+
+def _doc_python_blocks() -> list[tuple[str, str]]:
+    """(file name, source) of every ```python block of the README and docs/*.md."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [
+        (path.name, block)
+        for path in paths
+        for block in re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+    ]
+
+
+def _langctx_modules(source: str) -> set[str]:
+    """The langctx modules a block imports from (``from langctx... import``, ``import langctx...``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found.update(n for n in names if n == "langctx" or n.startswith("langctx."))
+    return found
+
+
+def test_doc_examples_import_from_at_most_two_langctx_modules() -> None:
+    blocks = _doc_python_blocks()
+    assert blocks
+    offenders = [
+        (name, sorted(modules))
+        for name, block in blocks
+        if len(modules := _langctx_modules(block)) > 2
+    ]
+    assert offenders == []
 
 
 def test_readme_quick_start_has_exactly_two_commands() -> None:

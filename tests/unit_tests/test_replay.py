@@ -13,8 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx import LangctxError, LangctxWarning
 from langctx.cli import build_parser, main
-from langctx.errors import ConfigError
-from langctx.replay import (
+from langctx.cli.replay import (
     PROBES,
     SESSION_FORMATS,
     EmptySessionError,
@@ -25,7 +24,8 @@ from langctx.replay import (
     read_session,
     replay_session,
 )
-from langctx.replay.render import format_report, print_report
+from langctx.cli.replay.render import format_report, print_report
+from langctx.errors import ConfigError
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
 
@@ -392,7 +392,7 @@ def test_plain_and_rich_reports(tmp_path: Path) -> None:
 
 
 def test_plot_is_a_png(tmp_path: Path) -> None:
-    from langctx.replay.plot import draw_report, plot_report
+    from langctx.cli.replay.plot import draw_report, plot_report
 
     report = replay_session(read_session(write_long_session(tmp_path / "l.jsonl")), max_tokens=3000)
     path = plot_report(report, tmp_path / "p.png")
@@ -491,7 +491,7 @@ def test_parser_keeps_demo_and_adds_replay() -> None:
 def test_progress_draws_counts(rich: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from langctx.replay import render
+    from langctx.cli.replay import render
 
     monkeypatch.setattr(render, "_rich_available", lambda: rich)
     buf = io.StringIO()
@@ -508,7 +508,7 @@ def test_progress_draws_counts(rich: bool, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_importing_replay_needs_no_ui_library() -> None:
     code = (
-        "import sys, langctx, langctx.replay; "
+        "import sys, langctx, langctx.cli.replay; "
         "print(sorted(m for m in ('rich', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -523,7 +523,7 @@ def test_system_messages_keep_their_role() -> None:
 def test_replay_through_context_mode_reduces_giant_outputs() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from langctx.replay import replay_session
+    from langctx.cli.replay import replay_session
 
     log = (
         "\n".join(f"[{i:05d}] INFO step {i}" for i in range(6000))

@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-import langctx.replay.engine as engine
-from langctx.machinery import substantive_text
-from langctx.replay import parse_session, read_session, replay_session
-from langctx.replay.render import format_report
-from langctx.replay.truth import (
+import langctx.cli.replay.engine as engine
+from langctx.cli.replay import parse_session, read_session, replay_session
+from langctx.cli.replay.render import format_report
+from langctx.cli.replay.truth import (
     Request,
     Truth,
     error_lines,
@@ -31,6 +30,7 @@ from langctx.replay.truth import (
     probe_request,
     session_roots,
 )
+from langctx.machinery import substantive_text
 from tests._trajectories import DATA_DIR, iter_sessions
 
 ROOT = "/Users/someone/workspaces/project/packages/core/src"

@@ -1,7 +1,7 @@
 """What the vendored upstream tests import instead of ``langchain_core.chat_history``.
 
 ``InMemoryChatMessageHistory`` here is :class:`LangctxUpstreamHistory`, a
-:class:`~langctx.integrations.history.LangctxChatMessageHistory` with a budget so large that no
+:class:`~langctx.history.LangctxChatMessageHistory` with a budget so large that no
 compaction is ever due in those tests; upstream's exact assertions about stored messages therefore
 check our adapter's projection, and every read also checks that the projection equals the full
 log. ``BaseChatMessageHistory`` is langchain-core's own: its tests exercise the base class.
@@ -15,7 +15,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
 
 from langctx import LayeredChatMemory
-from langctx.integrations.history import LangctxChatMessageHistory
+from langctx.history import LangctxChatMessageHistory
 
 __all__ = ["UPSTREAM_BUDGET", "BaseChatMessageHistory", "InMemoryChatMessageHistory"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import langchain_core
 
-from langctx.integrations.history import LangctxChatMessageHistory
+from langctx.history import LangctxChatMessageHistory
 from tests.upstream import chat_history_shim
 from tests.upstream.chat_history import test_chat_history
 from tests.upstream.runnables import test_history

@@ -11,9 +11,10 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from langctx.context_mode.pipeline import ContextModeConfig, ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore
-from langctx.context_mode.summary import SUMMARY_TAGS, OutputSummarizer, tool_kind
+from langctx.context_mode.summary import summary_request, tool_kind
 from langctx.errors import ConfigError
 from langctx.markers import CONTEXT_MODE_STAMP
+from langctx.summarize.model import TOOL_OUTPUT_TAGS, ModelSummarizer
 from langctx.testing import ScriptedChatModel
 
 LOG = "\n".join(f"[{i:05d}] compiling unit {i}" for i in range(6000)) + (
@@ -115,7 +116,7 @@ def test_summary_calls_are_tagged_nostream() -> None:
     handler = _Tags()
     model = ScriptedChatModel(responses=["ok"], callbacks=[handler])
     ContextModeProcessor(summarizer=model).process(LOG, tool_name="bash")
-    assert handler.tags and set(SUMMARY_TAGS) <= set(handler.tags[0])
+    assert handler.tags and set(TOOL_OUTPUT_TAGS) <= set(handler.tags[0])
 
 
 @pytest.mark.parametrize(
@@ -173,9 +174,8 @@ def test_tool_kind_picks_the_prompt(
     tool: str, args: dict[str, Any], kind: Any, expected: str
 ) -> None:
     assert tool_kind(tool, args, kind) == expected
-    system = OutputSummarizer(ScriptedChatModel()).build_messages(
-        "x", tool_name=tool, args=args, kind=kind
-    )[0]
+    request = summary_request("x", tool_name=tool, args=args, kind=kind)
+    system = ModelSummarizer(ScriptedChatModel()).build_messages(request)[0]
     assert "At most 1000 tokens" in system.text
 
 

@@ -1,4 +1,4 @@
-"""Draw a :class:`~langctx.replay.ReplayReport` with matplotlib: tokens per model call.
+"""Draw a :class:`~langctx.cli.replay.ReplayReport` with matplotlib: tokens per model call.
 
 The request size per call with langctx and with the full history, the budget and the compaction
 mark, and each compaction; the y axis turns logarithmic past an eightfold overflow. It draws on an
@@ -7,7 +7,7 @@ Agg canvas of its own (the global backend is left alone); matplotlib is imported
 Example:
     >>> import tempfile
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langctx.replay import replay_session
+    >>> from langctx.cli.replay import replay_session
     >>> report = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")])
     >>> with tempfile.TemporaryDirectory() as d:
     ...     path = plot_report(report, Path(d) / "r.png")
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langctx.replay.engine import ReplayReport
+from langctx.cli.replay.engine import ReplayReport
 
 __all__ = ["LOG_SCALE_RATIO", "draw_report", "plot_report"]
 
@@ -53,7 +53,7 @@ def draw_report(
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from langctx.replay import replay_session
+        >>> from langctx.cli.replay import replay_session
         >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("yo", id="a")])
         >>> draw_report(r, log_scale=True).axes[0].get_yscale()
         'log'

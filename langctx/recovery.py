@@ -30,7 +30,7 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 
 from langctx.errors import ConfigError, ContextOverflowError
-from langctx.integrations.events import deferred_callbacks
+from langctx.events import deferred_callbacks
 from langctx.overflow import OverflowMatcher
 from langctx.state_memory import NO_THREAD, MemorySettings, ThreadView
 

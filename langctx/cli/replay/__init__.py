@@ -1,12 +1,12 @@
 """Replay recorded agent sessions through the memory and measure what it saves and keeps.
 
 ``langctx replay SESSION`` is its command-line face. :func:`read_session` / :func:`parse_session`
-read five session formats (:mod:`langctx.replay.formats`); :func:`replay_session` feeds one to a
+read five session formats (:mod:`langctx.cli.replay.formats`); :func:`replay_session` feeds one to a
 :class:`~langctx.LayeredChatMemory` call by call and returns a :class:`ReplayReport`;
-``langctx.replay.render`` prints it and ``langctx.replay.plot`` draws it (imported only when used).
+``langctx.cli.replay.render`` prints it and ``langctx.cli.replay.plot`` draws it (imported only when used).
 
 Example:
-    >>> from langctx.replay import parse_session, replay_session
+    >>> from langctx.cli.replay import parse_session, replay_session
     >>> text = "\\n".join([
     ...     '{"type": "human", "content": "List the files."}',
     ...     '{"type": "ai", "content": "", "tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "ls"}}]}',
@@ -18,7 +18,7 @@ Example:
     [True, True]
 """
 
-from langctx.replay.engine import (
+from langctx.cli.replay.engine import (
     PROBES,
     REPORT_VERSION,
     CallRecord,
@@ -28,7 +28,7 @@ from langctx.replay.engine import (
     parse_token_count,
     replay_session,
 )
-from langctx.replay.formats import (
+from langctx.cli.replay.formats import (
     SESSION_FORMATS,
     EmptySessionError,
     ParsedSession,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
-from langctx.demo.sandbox import BUGGY_LINE, FIXED_LINE
+from langctx.cli.demo.sandbox import BUGGY_LINE, FIXED_LINE
 
 __all__ = ["DEMO_TASK", "demo_script"]
 

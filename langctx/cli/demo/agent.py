@@ -1,6 +1,6 @@
 """The demo coding agent: ``create_agent`` + :class:`LangctxMiddleware` + sandboxed tools.
 
-Offline it plays :func:`~langctx.demo.script.demo_script` with a :class:`ScriptedChatModel`; with
+Offline it plays :func:`~langctx.cli.demo.script.demo_script` with a :class:`ScriptedChatModel`; with
 ``OPENAI_API_KEY`` set it uses ``ChatOpenAI`` (model from ``LANGCTX_DEMO_MODEL``, default
 ``gpt-4o-mini``) and a cheaper summarizer model (``LANGCTX_SUMMARY_MODEL``, default the same).
 ``graphs/coding_agent.py`` exposes the same agent to ``langgraph.json``.
@@ -16,11 +16,11 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 
-from langctx.demo.sandbox import make_sandbox
-from langctx.demo.script import DEMO_TASK, demo_script
-from langctx.demo.tools import make_tools
-from langctx.integrations.context_middleware import ContextModeMiddleware
-from langctx.integrations.middleware import LangctxMiddleware
+from langctx.cli.demo.sandbox import make_sandbox
+from langctx.cli.demo.script import DEMO_TASK, demo_script
+from langctx.cli.demo.tools import make_tools
+from langctx.context_mode.middleware import ContextModeMiddleware
+from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 
 __all__ = ["DEMO_SYSTEM_PROMPT", "DEMO_TASK", "build_coding_agent", "default_models"]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langctx.demo.script import DEMO_TASK
+from langctx.cli.demo.script import DEMO_TASK
 from langctx.state_memory import view_state
 
 __all__ = ["run_agent_demo"]
@@ -27,10 +27,10 @@ def run_agent_demo(
     from langgraph.store.sqlite import SqliteStore
 
     from langctx._tiktoken_offline import seed_tiktoken_cache
-    from langctx.demo.agent import build_coding_agent, default_models
-    from langctx.integrations.archive import full_log
-    from langctx.integrations.checkpoint import open_checkpointer
-    from langctx.integrations.middleware import LangctxMiddleware
+    from langctx.cli.demo.agent import build_coding_agent, default_models
+    from langctx.middleware import LangctxMiddleware
+    from langctx.stores.archive import full_log
+    from langctx.stores.checkpoints import open_checkpointer
 
     seed_tiktoken_cache()
     workdir = Path(tempfile.mkdtemp(prefix="langctx-demo-"))

@@ -1,11 +1,11 @@
-"""Show a :class:`~langctx.replay.ReplayReport` in a terminal: rich when installed, plain otherwise.
+"""Show a :class:`~langctx.cli.replay.ReplayReport` in a terminal: rich when installed, plain otherwise.
 
 Also a progress display for long replays (:func:`progress`), drawn on stderr only when it is a
 terminal. rich is imported only inside the functions that draw with it.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langctx.replay import replay_session
+    >>> from langctx.cli.replay import replay_session
     >>> report = replay_session([HumanMessage("hi", id="h"), AIMessage("hello", id="a")])
     >>> print(format_report(report).splitlines()[0])
     langctx replay: session (1 model call, 2 messages)
@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from langctx.replay.engine import CompactionRecord, ReplayReport
-from langctx.replay.truth import PROBES
+from langctx.cli.replay.engine import CompactionRecord, ReplayReport
+from langctx.cli.replay.truth import PROBES
 
 __all__ = ["format_report", "print_report", "progress", "report_rows"]
 
@@ -45,7 +45,7 @@ def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from langctx.replay import replay_session
+        >>> from langctx.cli.replay import replay_session
         >>> rows = dict(report_rows(replay_session([HumanMessage("hi"), AIMessage("yo")])))
         >>> rows["input tokens"].startswith("with langctx")
         True
@@ -209,7 +209,7 @@ def print_report(
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from langctx.replay import replay_session
+        >>> from langctx.cli.replay import replay_session
         >>> r = replay_session([HumanMessage("hi", id="h"), AIMessage("yo", id="a")], name="hi")
         >>> print_report(r, use_rich=False)  # doctest: +ELLIPSIS
         langctx replay: hi (1 model call, 2 messages)

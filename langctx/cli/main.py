@@ -75,7 +75,7 @@ bug: please report it); 2 bad input or options."""
 
 
 def _token_count(text: str) -> int:
-    from langctx.replay import parse_token_count
+    from langctx.cli.replay import parse_token_count
 
     try:
         return parse_token_count(text)
@@ -84,7 +84,7 @@ def _token_count(text: str) -> int:
 
 
 def _add_replay(sub: Any) -> None:
-    from langctx.replay import SESSION_FORMATS
+    from langctx.cli.replay import SESSION_FORMATS
 
     replay = sub.add_parser(
         "replay",
@@ -172,8 +172,8 @@ def _summarizer(spec: str) -> object:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from langctx.replay import read_session, replay_session
-    from langctx.replay.render import print_report, progress
+    from langctx.cli.replay import read_session, replay_session
+    from langctx.cli.replay.render import print_report, progress
 
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # counted in the report instead
     summarizer = _summarizer(args.summarizer)
@@ -204,7 +204,7 @@ def _replay(args: argparse.Namespace) -> int:
                 json.dump(report.to_dict(), handle, indent=1)
             print(f"report written to {args.json}")
     if args.plot:
-        from langctx.replay.plot import plot_report
+        from langctx.cli.replay.plot import plot_report
 
         plot_report(report, args.plot)
         if args.json != "-":
@@ -308,8 +308,13 @@ def _add_inspect(sub: Any) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from langctx.inspect import inspect_thread, open_store
-    from langctx.inspect.render import DEFAULT_LIMIT, print_report, print_threads, threads_to_dict
+    from langctx.cli.inspect import inspect_thread, open_store
+    from langctx.cli.inspect.render import (
+        DEFAULT_LIMIT,
+        print_report,
+        print_threads,
+        threads_to_dict,
+    )
 
     if args.checkpoint and not args.thread:
         msg = "--checkpoint needs --thread ID (checkpoint ids belong to a thread)."
@@ -351,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             if args.engine:
-                from langctx.demo.engine import run_engine_demo
+                from langctx.cli.demo.engine import run_engine_demo
 
                 result = run_engine_demo(
                     turns=args.turns if args.turns != 120 else 300,
@@ -359,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     token_counter=args.counter,
                 )
                 return 0 if all(result["probes"].values()) else 1
-            from langctx.demo.run import run_agent_demo
+            from langctx.cli.demo.run import run_agent_demo
 
             run_agent_demo(turns=args.turns, budget=args.budget, db=args.db)
             return 0

@@ -4,7 +4,7 @@ The session is fed as an agent loop would feed it: what arrives between two mode
 one ``add_messages`` call, then the next request is built; the history before each AI message is
 the full-history baseline. The report holds, per call (:class:`CallRecord`), the context tokens
 with and without langctx, the unchanged-prefix share, the integrity checks and the amnesia probes
-of :mod:`langctx.replay.truth`; per compaction, its trigger, tokens, level, quality and the probes
+of :mod:`langctx.cli.replay.truth`; per compaction, its trigger, tokens, level, quality and the probes
 right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`).
 
 Example:
@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from langctx.cli.replay.formats import EmptySessionError, ParsedSession
+from langctx.cli.replay.truth import PROBES, Truth, probe_request, session_roots
 from langctx.entries import covered_count
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.memory import CompactionEvent, LayeredChatMemory
-from langctx.replay.formats import EmptySessionError, ParsedSession
-from langctx.replay.truth import PROBES, Truth, probe_request, session_roots
 from langctx.summarize import (
     LocalSummarizer,
     ModelSummarizer,

@@ -11,7 +11,7 @@ Example:
     ...     pass
     Traceback (most recent call last):
     ...
-    langctx.inspect.errors.DatabaseNotFoundError: no such file: '...missing.sqlite'. Check the path; ...
+    langctx.cli.inspect.errors.DatabaseNotFoundError: no such file: '...missing.sqlite'. Check the path; ...
     >>> os.path.exists(path)
     False
 """
@@ -30,15 +30,15 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from langctx.errors import ConfigError
-from langctx.inspect.errors import (
+from langctx.cli.inspect.errors import (
     CheckpointNotFoundError,
     DatabaseNotFoundError,
     InspectError,
     NotACheckpointDatabaseError,
     ThreadNotFoundError,
 )
-from langctx.integrations.checkpoint import (
+from langctx.errors import ConfigError
+from langctx.stores.checkpoints import (
     CheckpointerConnectionError,
     open_checkpointer,
     redact,

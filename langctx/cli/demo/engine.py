@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langctx.demo.session import SYSTEM_PROMPT, TASK, iter_turns
+from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
 from langctx.entries import covered_count
 from langctx.memory import CompactionEvent, LayeredChatMemory
 

@@ -1,7 +1,7 @@
 """Archive mode: compacted messages leave the graph state and are kept, once, in a LangGraph store.
 
 After each compaction the messages it folded leave ``messages`` (``RemoveMessage``) and are written
-as one append-only :class:`~langctx.integrations.archive_plan.ArchiveBatch` under
+as one append-only :class:`~langctx.stores.archive_plan.ArchiveBatch` under
 ``("langctx", "archive", <thread_id>)``; the pinned messages and recent turns stay, so the model
 sees what it would see without archive mode. :func:`full_log` (:func:`afull_log`) gives the whole
 conversation back, in order. Store layout and guarantees: docs/integrations.md, "Archive mode".
@@ -11,7 +11,7 @@ Example:
     >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph.store.memory import InMemoryStore
-    >>> from langctx.integrations.middleware import LangctxMiddleware
+    >>> from langctx.middleware import LangctxMiddleware
     >>> from langctx.testing import ScriptedChatModel, ai_tool_call
     >>> read_file = tool("read_file", description="Read a file.")(lambda path: "x = 1\\n" * 400)
     >>> calls = [ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)]
@@ -33,14 +33,14 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.errors import ConfigError, LangctxError
-from langctx.integrations.archive_plan import (
+from langctx.state_memory import NO_THREAD, ThreadView
+from langctx.stores.archive_plan import (
     ArchiveBatch,
     ArchivePlan,
     archive_record,
     plan_archive,
 )
-from langctx.integrations.context_store import namespace_label
-from langctx.state_memory import NO_THREAD, ThreadView
+from langctx.stores.references import namespace_label
 
 __all__ = [
     "ARCHIVE_NAMESPACE",

@@ -3,7 +3,7 @@
 ``messages`` and ``langctx`` become ``DeltaChannel``\\ s: a checkpoint keeps the step's writes (and
 a full snapshot every ``snapshot_frequency`` updates), so with archive mode a long thread's database
 grows linearly (docs/integrations.md). :class:`LangctxDeltaState` is for a custom ``StateGraph``
-with :class:`~langctx.integrations.langgraph.LangctxNode`; ``LangctxDeltaAgentState`` for
+with :class:`~langctx.langgraph.LangctxNode`; ``LangctxDeltaAgentState`` for
 ``create_agent(..., state_schema=...)`` with ``LangctxMiddleware`` (needs ``langchain``).
 ``DeltaChannel`` is beta (langgraph >= 1.2); threads written with these schemas are read with them.
 
@@ -66,7 +66,7 @@ def _delta(reducer: Any) -> DeltaChannel[Any]:
 
 
 class LangctxDeltaState(TypedDict):
-    """:class:`~langctx.integrations.state.LangctxState` with delta-stored ``messages`` and ``langctx``."""
+    """:class:`~langctx.langgraph.LangctxState` with delta-stored ``messages`` and ``langctx``."""
 
     messages: Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]
     langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]

@@ -1,6 +1,6 @@
 """LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool.
 
-For ``langchain.agents.create_agent`` use :class:`~langctx.integrations.middleware.LangctxMiddleware`.
+For ``langchain.agents.create_agent`` use :class:`~langctx.middleware.LangctxMiddleware`.
 :class:`LangctxNode` runs before each model call: from the state it is given it compacts when due
 or on ``/compact``, writes new entries to the ``langctx`` channel and the projection to
 ``llm_input_messages``. Wrap the model with :func:`with_overflow_recovery` for overflow retries and
@@ -27,27 +27,28 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, NotRequired, Unpack
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda, ensure_config
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.channels import EphemeralValue
 from langgraph.config import get_store
-from langgraph.graph import END
+from langgraph.graph import END, MessagesState
+from langgraph.managed import RemainingSteps
 from langgraph.prebuilt import InjectedState
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from langctx.integrations.archive import Archive, ArchiveOption
-from langctx.integrations.control import (
+from langctx.channel import LangctxChannel, merge_langctx
+from langctx.commands import (
     ACK_REQUEST,
     compact_notice,
     handled_command,
     is_notice,
     pending_command,
 )
-from langctx.integrations.events import deferred_callbacks, emitting
-from langctx.integrations.state import LangctxState
+from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
 from langctx.state_memory import (
     MemoryOptions,
@@ -56,15 +57,36 @@ from langctx.state_memory import (
     thread_id_of,
     view_state,
 )
+from langctx.stores.archive import Archive, ArchiveOption
 
 __all__ = [
+    "LangctxAgentState",
     "LangctxNode",
+    "LangctxState",
     "make_compact_tool",
     "make_pre_model_hook",
     "route_after_memory",
 ]
 
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
+
+
+class LangctxState(MessagesState):
+    """``MessagesState`` plus the ``langctx`` channel and the model's input.
+
+    ``llm_input_messages`` is what :class:`~langctx.langgraph.LangctxNode` projects for
+    the model. It is an ephemeral channel: it lives for the step after the memory node and is not
+    kept in later checkpoints.
+    """
+
+    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+
+
+class LangctxAgentState(LangctxState):
+    """:class:`LangctxState` with ``remaining_steps``, as ``create_react_agent`` requires."""
+
+    remaining_steps: NotRequired[RemainingSteps]
 
 
 class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
@@ -77,7 +99,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
     Args:
         output_key: state key for the projection; None to not write it.
         name: the node's run name.
-        archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
+        archive: archive mode (:mod:`langctx.stores.archive`): a LangGraph store, or True
             for the graph's store. After each compaction the folded messages leave ``messages``
             and are kept in the store; the projection is unchanged. Default None (off).
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`).
@@ -141,7 +163,9 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         if self.output_key is not None:
             projection = view.projection()
             if compacted:
-                projection.append(HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}"))
+                projection.append(
+                    HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}")
+                )
             out[self.output_key] = projection
         update = view.update()
         if update is not None:
@@ -169,7 +193,7 @@ def make_pre_model_hook(
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     It returns ``{"llm_input_messages": projection, "langctx": new entries}``; use
-    :class:`~langctx.integrations.state.LangctxAgentState` as the agent's ``state_schema``. After
+    :class:`~langctx.langgraph.LangctxAgentState` as the agent's ``state_schema``. After
     a ``/compact`` command the agent cannot skip its model call, so the model gets the compacted
     projection and a one-line request to acknowledge (never the command itself). ``archive``
     turns on archive mode (see :class:`LangctxNode`).

@@ -3,7 +3,7 @@
 :func:`plan_archive` decides what leaves ``messages`` after a compaction (every message before the
 cut but the pinned ones) and what the ``langctx`` channel sheds (merged entries, edits and
 priorities of archived messages, into one :class:`ArchiveBatch`; the kept entries slimmed);
-:mod:`langctx.integrations.archive` does the I/O. :func:`restore_entries` gives the entries a
+:mod:`langctx.stores.archive` does the I/O. :func:`restore_entries` gives the entries a
 memory restores from (an archived cut replaced by a copy), so the projection stays as it was.
 
 Example:

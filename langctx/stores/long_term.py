@@ -28,7 +28,7 @@ from langgraph.store.base import BaseStore, Item, SearchItem
 
 from langctx.context_mode.tiers import keyword_scores, render_memory_block
 from langctx.errors import ConfigError
-from langctx.integrations.context_store import namespace_label
+from langctx.stores.references import namespace_label
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["DEFAULT_LONG_TERM_TOKENS", "LONG_TERM_NAMESPACE", "LongTermMemory"]

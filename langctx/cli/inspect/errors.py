@@ -3,7 +3,7 @@
 Every class derives from :class:`InspectError`, a :class:`~langctx.errors.LangctxError` (the CLI
 prints one line and exits with status 2); the tree is drawn in :mod:`langctx.errors`. A PostgreSQL
 server that does not answer raises
-:class:`~langctx.integrations.checkpoint.CheckpointerConnectionError` instead.
+:class:`~langctx.stores.checkpoints.CheckpointerConnectionError` instead.
 
 Example:
     >>> from langctx.errors import LangctxError

@@ -39,17 +39,17 @@ from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.channel import LangctxChannel, merge_langctx
-from langctx.integrations.archive import Archive, ArchiveOption
-from langctx.integrations.archive_plan import ArchivePlan
-from langctx.integrations.control import handled_command, pending_command
-from langctx.integrations.events import deferred_callbacks, emitting
-from langctx.integrations.langgraph import make_compact_tool
-from langctx.integrations.recovery import (
+from langctx.commands import handled_command, pending_command
+from langctx.events import deferred_callbacks, emitting
+from langctx.langgraph import make_compact_tool
+from langctx.recovery import (
     DEFAULT_MAX_OVERFLOW_RETRIES,
     Matcher,
     OverflowRecovery,
 )
 from langctx.state_memory import MemoryOptions, ThreadView, thread_id_of, view_state
+from langctx.stores.archive import Archive, ArchiveOption
+from langctx.stores.archive_plan import ArchivePlan
 
 __all__ = ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"]
 
@@ -74,7 +74,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         tool_output_processor: called with each tool's ``ToolMessage`` and the request; returns
             the message to keep. Sync or async. None (default): results pass through unchanged.
         compact_tool: also give the model the ``compact_conversation`` tool.
-        archive: archive mode (:mod:`langctx.integrations.archive`): a LangGraph store, or True
+        archive: archive mode (:mod:`langctx.stores.archive`): a LangGraph store, or True
             for the agent's store (``create_agent(store=...)``). After each compaction the folded
             messages leave ``messages`` and are kept, once, in the store; what the model sees is
             unchanged. Default None (off).

@@ -1,7 +1,7 @@
 """``ContextModeMiddleware``: Context-mode for ``langchain.agents.create_agent``.
 
 The order is fixed: tool returns -> Context-mode -> memory -> compaction -> model. This middleware
-is the Context-mode step; :class:`~langctx.integrations.middleware.LangctxMiddleware` is the
+is the Context-mode step; :class:`~langctx.middleware.LangctxMiddleware` is the
 memory and compaction. Use both::
 
     create_agent(model, tools, middleware=[LangctxMiddleware(max_tokens=...), ContextModeMiddleware()])
@@ -23,7 +23,7 @@ For ``LangctxMiddleware``'s own extension point (no separate middleware),
 Example:
     >>> from langchain.agents import create_agent
     >>> from langchain_core.tools import tool
-    >>> from langctx.integrations.middleware import LangctxMiddleware
+    >>> from langctx.middleware import LangctxMiddleware
     >>> from langctx.testing import ScriptedChatModel, ai_tool_call
     >>> @tool
     ... def run_command(command: str) -> str:
@@ -60,15 +60,15 @@ from langctx.channel import LangctxChannel, merge_langctx
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
-from langctx.context_mode.wrapped_tool import thread_id_from_config
-from langctx.errors import ConfigError
-from langctx.integrations.context_tools import (
+from langctx.context_mode.tools import (
     fetch_context_tool,
     reference_store,
     remember_tool,
     working_memory_tool,
 )
-from langctx.integrations.long_term import LongTermMemory
+from langctx.context_mode.wrapped_tool import thread_id_from_config
+from langctx.errors import ConfigError
+from langctx.stores.long_term import LongTermMemory
 
 __all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor"]
 
@@ -236,7 +236,7 @@ class ContextModeToolProcessor:
     ``fetch_context_tool(processor)`` to the agent's tools and the prompt text yourself.
 
     Example:
-        >>> from langctx.integrations.middleware import LangctxMiddleware
+        >>> from langctx.middleware import LangctxMiddleware
         >>> processor = ContextModeProcessor()
         >>> mw = LangctxMiddleware(max_tokens=8000, tool_output_processor=ContextModeToolProcessor(processor))
         >>> mw.tool_output_processor.processor is processor

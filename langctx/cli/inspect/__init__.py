@@ -3,13 +3,13 @@
 :func:`open_store` opens a SQLite file or a PostgreSQL URI read-only (nothing is created or
 migrated) and lists its threads; :func:`inspect_thread` describes one thread's memory at its latest
 (or a given) checkpoint, :func:`build_report` the memory of state values you already hold;
-``print_report`` and ``print_threads`` (:mod:`langctx.inspect.render`) draw them.
+``print_report`` and ``print_threads`` (:mod:`langctx.cli.inspect.render`) draw them.
 
 Example:
     >>> import os, tempfile
     >>> from langgraph.checkpoint.sqlite import SqliteSaver
     >>> from langgraph.graph import START, StateGraph
-    >>> from langctx.integrations.state import LangctxState
+    >>> from langctx.langgraph import LangctxState
     >>> path = os.path.join(tempfile.mkdtemp(), "checkpoints.sqlite")
     >>> graph = StateGraph(LangctxState).add_node("echo", lambda s: {"messages": [("ai", "Hi!")]})
     >>> with SqliteSaver.from_conn_string(path) as saver:
@@ -22,15 +22,15 @@ Example:
     2
 """
 
-from langctx.inspect.errors import (
+from langctx.cli.inspect.errors import (
     CheckpointNotFoundError,
     DatabaseNotFoundError,
     InspectError,
     NotACheckpointDatabaseError,
     ThreadNotFoundError,
 )
-from langctx.inspect.report import REPORT_VERSION, ThreadReport, build_report, inspect_thread
-from langctx.inspect.store import CheckpointStore, ThreadInfo, open_store
+from langctx.cli.inspect.report import REPORT_VERSION, ThreadReport, build_report, inspect_thread
+from langctx.cli.inspect.store import CheckpointStore, ThreadInfo, open_store
 
 __all__ = [
     "REPORT_VERSION",

@@ -34,9 +34,9 @@ from langctx.context_mode.wrapped_tool import (
 )
 from langctx.errors import ConfigError, LangctxError
 from langctx.facts import FileToolSpec
-from langctx.integrations.context_store import BaseStoreReferenceStore
-from langctx.integrations.long_term import LongTermMemory
 from langctx.memory import DEFAULT_PRIORITIES
+from langctx.stores.long_term import LongTermMemory
+from langctx.stores.references import BaseStoreReferenceStore
 
 __all__ = [
     "CONTEXT_MODE_SYSTEM_PROMPT",

@@ -4,7 +4,7 @@
 memory with :meth:`~langctx.LayeredChatMemory.restore` (no compaction runs) and describes it: the
 layers the model sees (pinned, summaries by level, recent), the compaction timeline, the in-place
 edits, an eviction log built from the stored entries, and the figures. :func:`inspect_thread`
-does the same for a thread of a :class:`~langctx.inspect.store.CheckpointStore`.
+does the same for a thread of a :class:`~langctx.cli.inspect.store.CheckpointStore`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from langctx.channel import channel_entries
+from langctx.cli.inspect.store import CheckpointStore
+from langctx.commands import state_messages
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
-from langctx.inspect.store import CheckpointStore
-from langctx.integrations.archive_plan import archive_record, restore_entries
-from langctx.integrations.control import state_messages
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
+from langctx.stores.archive_plan import archive_record, restore_entries
 
 __all__ = ["REPORT_VERSION", "ThreadReport", "build_report", "inspect_thread"]
 
@@ -41,7 +41,7 @@ class ThreadReport:
     """A thread's memory at one checkpoint, as plain JSON values.
 
     Build one with :func:`build_report` or :func:`inspect_thread`; print it with
-    :func:`langctx.inspect.render.print_report`; :meth:`to_dict` is what ``--json`` prints.
+    :func:`langctx.cli.inspect.render.print_report`; :meth:`to_dict` is what ``--json`` prints.
     """
 
     thread_id: str | None = None
@@ -129,7 +129,7 @@ def inspect_thread(
     """Read a thread's latest (or a given) checkpoint and describe its memory.
 
     Args:
-        store: an open checkpoint database (:func:`~langctx.inspect.store.open_store`).
+        store: an open checkpoint database (:func:`~langctx.cli.inspect.store.open_store`).
         thread_id: the thread.
         checkpoint_id: a checkpoint of the thread (default: its latest).
         budget: the memory's ``max_tokens``, when known (it is not stored in the checkpoint).
@@ -140,7 +140,7 @@ def inspect_thread(
         CheckpointNotFoundError: the thread has no checkpoint ``checkpoint_id``.
         StateVersionError: the ``langctx`` channel was written by an unknown langctx version.
 
-    See the :mod:`langctx.inspect` example for a run against a SQLite file.
+    See the :mod:`langctx.cli.inspect` example for a run against a SQLite file.
     """
     info = store.thread(thread_id)
     found = store.checkpoint(thread_id, checkpoint_id)
@@ -276,7 +276,7 @@ def _consistent(
     """The entries that still fit the messages, kept as the integrations keep them on a rebuild.
 
     In archive mode an entry whose cut was archived gets the archive's cut (see
-    :func:`~langctx.integrations.archive_plan.restore_entries`).
+    :func:`~langctx.stores.archive_plan.restore_entries`).
     """
     present = {str(m.id) for m in messages}
     kept, restore = restore_entries(

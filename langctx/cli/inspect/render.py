@@ -1,11 +1,11 @@
-"""Show a :class:`~langctx.inspect.report.ThreadReport` or a thread list in a terminal.
+"""Show a :class:`~langctx.cli.inspect.report.ThreadReport` or a thread list in a terminal.
 
 rich panels and tables when rich is installed (the ``cli`` extra), plain fixed-width text
 otherwise or on request; both show the same rows. rich is imported only inside the functions that
 draw with it.
 
 Example:
-    >>> from langctx.inspect.report import build_report
+    >>> from langctx.cli.inspect.report import build_report
     >>> report = build_report({"messages": [("user", "Fix the parser.")]}, thread_id="t1")
     >>> print(format_report(report).splitlines()[0])
     langctx inspect: thread 't1'
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from langctx.inspect.report import REPORT_VERSION, ThreadReport
-from langctx.inspect.store import ThreadInfo
+from langctx.cli.inspect.report import REPORT_VERSION, ThreadReport
+from langctx.cli.inspect.store import ThreadInfo
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -121,7 +121,7 @@ def figure_rows(report: ThreadReport) -> list[tuple[str, str]]:
     """The figures as ``(label, value)`` rows, shared by the rich and the plain layouts.
 
     Example:
-        >>> from langctx.inspect.report import build_report
+        >>> from langctx.cli.inspect.report import build_report
         >>> rows = dict(figure_rows(build_report({"messages": []})))
         >>> rows["context tokens"]
         '0 (counted approximate); budget unknown; full history 0'
@@ -297,7 +297,7 @@ def print_report(
         use_rich: force (True) or avoid (False) rich; None: rich when importable.
 
     Example:
-        >>> from langctx.inspect.report import build_report
+        >>> from langctx.cli.inspect.report import build_report
         >>> print_report(build_report({"messages": []}, thread_id="t1"), use_rich=False)
         ... # doctest: +ELLIPSIS
         langctx inspect: thread 't1'
