@@ -1,0 +1,100 @@
+"""The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs.
+
+Example:
+    >>> sorted(TOOL_OUTPUT_PROMPTS) == sorted(TOOL_KINDS)
+    True
+    >>> "Java 17" in SUMMARY_PROMPT, "{max_tokens}" in TOOL_OUTPUT_PROMPTS["run_command"]
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal, get_args
+
+__all__ = ["MERGE_PROMPT", "SUMMARY_PROMPT", "TOOL_KINDS", "TOOL_OUTPUT_PROMPTS", "ToolKind"]
+
+SUMMARY_PROMPT = """\
+You compact the history of a coding agent's session so it can keep working without re-reading it.
+Write a summary with exactly these sections, in this order, as short bullet lists:
+
+Goal:
+Current status:
+Important constraints:
+Files observed:
+Files modified:
+Open tool results:
+Next step:
+
+Rules:
+- Keep facts the agent needs to continue: user constraints verbatim, tech stack and versions
+  (e.g. "Java 17", "Python 3.11"), file paths with what they contain or what changed, exact error
+  types with file:line, exit codes, and the next step.
+- For file reads keep the file's purpose, key classes/functions and dependencies, not the code.
+- For command output keep the command, exit code, error type and message, failing test names, file:line.
+- For query results keep columns, row counts and anomalies; for web pages the topic, interactive
+  elements and key text.
+- The mechanical facts given below are authoritative; do not contradict or drop them.
+- If something was not kept, say that the agent should re-read it rather than guess.
+- At most {max_tokens} tokens. No preamble, no closing remarks."""
+"""The system prompt of a ``kind="turns"`` request (``{max_tokens}`` is filled in)."""
+
+MERGE_PROMPT = """\
+Merge these summaries of consecutive parts of a coding agent's session (oldest first) into one
+summary with the same sections (Goal / Current status / Important constraints / Files observed /
+Files modified / Open tool results / Next step). Keep every user constraint, tech stack version,
+modified file and the newest status and next step; drop what later parts superseded.
+At most {max_tokens} tokens. No preamble."""
+"""The system prompt of a ``kind="merge"`` request (``{max_tokens}`` is filled in)."""
+
+ToolKind = Literal["read_file", "run_command", "query_db", "browse_page", "default"]
+"""What a tool did, which decides the prompt of a tool-output summary."""
+
+TOOL_KINDS: tuple[ToolKind, ...] = get_args(ToolKind)
+"""Every :data:`ToolKind`."""
+
+_TOOL_OUTPUT_PROMPT = """\
+You compress the output of one tool call for a coding agent. The agent reads your summary \
+instead of the output, so it must be able to decide its next step from it.
+Keep every actionable fact verbatim: exit codes, error and exception type names with their \
+messages, file paths with line numbers (file:line), names of failing tests, versions of \
+languages, packages and tools, counts, ids and URLs it may need. Drop repetition, progress \
+output and boilerplate. Never invent anything; if something that may matter is left out, say \
+what. The mechanical facts listed with the output are authoritative: keep all of them.
+{focus}
+At most {max_tokens} tokens. Plain text, no preamble."""
+
+TOOL_OUTPUT_PROMPTS: Mapping[str, str] = MappingProxyType(
+    {
+        "read_file": _TOOL_OUTPUT_PROMPT.replace(
+            "{focus}",
+            "The output is the content of a file. Give its purpose and language, its imports "
+            "and dependencies, the classes and functions with their signatures (and line numbers "
+            "when shown), notable constants and configuration values, TODO/FIXME notes. Not the "
+            "bodies.",
+        ),
+        "run_command": _TOOL_OUTPUT_PROMPT.replace(
+            "{focus}",
+            "The output comes from running a command. Give the exit code and whether it "
+            "succeeded, each error and warning with its type, message and file:line, the failing "
+            "tests, the lines that state the final result, and any versions printed.",
+        ),
+        "query_db": _TOOL_OUTPUT_PROMPT.replace(
+            "{focus}",
+            "The output is a query result. Give the columns, the row count, the ranges or "
+            "distinct values of the key columns, NULLs and anomalies, and the rows that matter.",
+        ),
+        "browse_page": _TOOL_OUTPUT_PROMPT.replace(
+            "{focus}",
+            "The output is a web page or a page snapshot. Give its title and purpose, the facts "
+            "in its main text, and the interactive elements the agent can use (links, buttons, "
+            "inputs, with their labels and refs or ids).",
+        ),
+        "default": _TOOL_OUTPUT_PROMPT.replace(
+            "{focus}", "Give the facts the agent needs to decide its next step."
+        ),
+    }
+)
+"""The system prompt of a ``kind="tool_output"`` request, per :data:`ToolKind`
+(``{max_tokens}`` is filled in)."""
