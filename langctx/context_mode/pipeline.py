@@ -92,7 +92,6 @@ from langctx.summarize import (
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = [
-    "STAMP_KEY",
     "Action",
     "ContextModeConfig",
     "ContextModeProcessor",
@@ -100,9 +99,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-STAMP_KEY = CONTEXT_MODE_STAMP
-"""Alias of :data:`langctx.markers.CONTEXT_MODE_STAMP` (the stamp's ``response_metadata`` key)."""
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
@@ -192,7 +188,8 @@ class ProcessedOutput:
     exit_code: int | None = None
 
     def stamp(self) -> dict[str, Any]:
-        """The JSON dict stored under :data:`STAMP_KEY` in the message's ``response_metadata``.
+        """The JSON dict stored under :data:`~langctx.markers.CONTEXT_MODE_STAMP` in the message's
+        ``response_metadata``.
 
         Example:
             >>> ProcessedOutput(text="x", action="inline").stamp()["action"]
@@ -605,7 +602,7 @@ class ContextModeProcessor:
     # ------------------------------------------------------------------ messages
 
     def _message_input(self, message: ToolMessage) -> str | None:
-        if STAMP_KEY in (message.response_metadata or {}):
+        if CONTEXT_MODE_STAMP in (message.response_metadata or {}):
             return None  # processed already: running twice changes nothing
         return _text_content(message.content)
 
@@ -616,7 +613,10 @@ class ContextModeProcessor:
             return message
         update: dict[str, Any] = {
             "content": result.text,
-            "response_metadata": {**(message.response_metadata or {}), STAMP_KEY: result.stamp()},
+            "response_metadata": {
+                **(message.response_metadata or {}),
+                CONTEXT_MODE_STAMP: result.stamp(),
+            },
         }
         if message.id is None and result.message_id is not None:
             update["id"] = result.message_id

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from langctx.channel import channel_update
 from langctx.context_mode.guard import ToolGuard
-from langctx.context_mode.pipeline import STAMP_KEY, ContextModeProcessor
+from langctx.context_mode.pipeline import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.ref_store import ReferenceStore
 from langctx.context_mode.references import FetchResult
@@ -34,6 +34,7 @@ from langctx.context_mode.wrapped_tool import (
 )
 from langctx.errors import ConfigError, LangctxError
 from langctx.facts import FileToolSpec
+from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX
 from langctx.memory import DEFAULT_PRIORITIES
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore
@@ -53,7 +54,7 @@ __all__ = [
 
 FETCH_CONTEXT_DESCRIPTION = (
     "Read a tool output that was stored instead of shown in full (it was marked "
-    '"[langctx ref=ctx_...]"). Give its ref_id. Without grep: returns the slice starting at byte '
+    f'"{REF_MARKER}{REFERENCE_ID_PREFIX}...]"). Give its ref_id. Without grep: returns the slice starting at byte '
     "`offset` (as much as fits, or `limit` bytes); each slice says where the next one starts. "
     "With grep (a regex, or plain text; case-insensitive unless it has capitals): returns the "
     "matching lines with line numbers and byte offsets, from `offset` on."
@@ -103,7 +104,7 @@ def _fetched(
         tool_call_id=tool_call_id,
         name=name,
         status=status,
-        response_metadata={STAMP_KEY: stamp},
+        response_metadata={CONTEXT_MODE_STAMP: stamp},
     )
     if not (record_priority and result.ok and result.message_id):
         return message
