@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langctx.errors import StateVersionError
+from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 
 __all__ = [
     "ENTRY_VERSION",
@@ -152,7 +153,7 @@ def new_compaction_entry(
         v=ENTRY_VERSION,
         kind="compaction",
         id=_stable_id(
-            "cmp",
+            COMPACTION_ID_PREFIX,
             level,
             trigger,
             *covered_ids[:1],
@@ -192,7 +193,7 @@ def new_edit_entry(
     entry = EditEntry(
         v=ENTRY_VERSION,
         kind="edit",
-        id=_stable_id("edt", message_id, reason, len(content), tokens_after),
+        id=_stable_id(EDIT_ID_PREFIX, message_id, reason, len(content), tokens_after),
         message_id=message_id,
         reason=reason,
         content=content,
