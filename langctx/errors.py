@@ -15,15 +15,15 @@ outside this module name their module (under ``langctx.``)::
     ├── ReferenceNotFoundError (KeyError)              unknown, expired or foreign reference
     ├── GuardTimeoutError (TimeoutError)               context_mode.guard: a tool call timed out
     ├── ScriptExhaustedError (RuntimeError)            testing: the scripted model ran out
-    ├── CheckpointerConnectionError (ConnectionError)  integrations.checkpoint: cannot connect
-    ├── ArchiveMissingError (LookupError)              integrations.archive: a batch is gone
-    ├── SessionFormatError (ValueError)                replay.formats: unreadable session file
-    │   └── EmptySessionError                          replay.formats: nothing to replay
-    └── InspectError                                   inspect.errors: inspect cannot read it
-        ├── DatabaseNotFoundError (FileNotFoundError)  inspect.errors: --db names no file
-        ├── NotACheckpointDatabaseError (ValueError)   inspect.errors: no checkpoint tables
-        ├── ThreadNotFoundError (LookupError)          inspect.errors: no such thread
-        └── CheckpointNotFoundError (LookupError)      inspect.errors: no such checkpoint
+    ├── CheckpointerConnectionError (ConnectionError)  stores.checkpoints: cannot connect
+    ├── ArchiveMissingError (LookupError)              stores.archive: a batch is gone
+    ├── SessionFormatError (ValueError)                cli.replay.formats: unreadable session
+    │   └── EmptySessionError                          cli.replay.formats: nothing to replay
+    └── InspectError                                   cli.inspect.errors: cannot read it
+        ├── DatabaseNotFoundError (FileNotFoundError)  cli.inspect.errors: --db names no file
+        ├── NotACheckpointDatabaseError (ValueError)   cli.inspect.errors: no checkpoint tables
+        ├── ThreadNotFoundError (LookupError)          cli.inspect.errors: no such thread
+        └── CheckpointNotFoundError (LookupError)      cli.inspect.errors: no such checkpoint
 
     LangctxWarning (UserWarning)                       something degraded gracefully
 

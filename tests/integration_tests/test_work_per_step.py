@@ -119,7 +119,9 @@ def test_work_per_model_call_is_bounded_by_new_messages(
     assert out["messages"][-1].text == "Done."
     entries = out.get("langctx", {}).get("compactions", [])
     assert len(entries) >= 10, "the run must compact many times to mean anything"
-    fetched = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "fetch_context"]
+    fetched = [
+        m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "fetch_context"
+    ]
     assert fetched and fetched[0].status != "error"
     rows = probe.rows
     assert len(rows) == TURNS + 2

@@ -20,7 +20,9 @@ def _modules() -> list[ModuleType]:
     for info in pkgutil.walk_packages(langctx.__path__, "langctx."):
         try:
             modules.append(importlib.import_module(info.name))
-        except ImportError as exc:  # an optional extra not installed; langctx's own imports must work
+        except (
+            ImportError
+        ) as exc:  # an optional extra not installed; langctx's own imports must work
             if (exc.name or "langctx").partition(".")[0] == "langctx":
                 raise
     return modules
@@ -44,7 +46,9 @@ def _defined_classes() -> dict[str, type[BaseException]]:
 CLASSES = _defined_classes()
 EXCEPTIONS = {name: cls for name, cls in CLASSES.items() if not issubclass(cls, Warning)}
 
-_ROW = re.compile(r"^(?P<indent>[ │├└─]*)(?P<name>\w+)(?: \((?P<builtin>\w+)\))?(?:\s{2,}(?P<note>.*))?$")
+_ROW = re.compile(
+    r"^(?P<indent>[ │├└─]*)(?P<name>\w+)(?: \((?P<builtin>\w+)\))?(?:\s{2,}(?P<note>.*))?$"
+)
 
 
 def _tree() -> dict[str, tuple[str | None, str | None, str]]:
