@@ -6,9 +6,9 @@ appended, never changed; a later entry may supersede earlier ones (a merge names
 
 Example:
     >>> e = new_compaction_entry(summary="Goal: fix the parser", level=1, covered_ids=["m1", "m2"],
-    ...     first_kept_entry_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
+    ...     first_kept_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
     ...     quality="local", read_files=["a.py"], modified_files=[])
-    >>> e["v"], e["level"], e["first_kept_entry_id"], covered_count(e)
+    >>> e["v"], e["level"], e["first_kept_id"], covered_count(e)
     (2, 1, 'm3', 2)
     >>> validate_entry(e) is e
     True
@@ -39,7 +39,7 @@ __all__ = [
     "validate_entry",
 ]
 
-ENTRY_VERSION = 2
+ENTRY_VERSION = 3
 """Version 2: ``covered_ids`` lists only the messages an entry folded itself (a merge: none),
 ``covered_count`` counts every message it stands for (through ``merged_from`` too), and ``facts``
 no longer repeats ``read_files`` / ``modified_files``. So an entry's size does not grow with the
@@ -54,7 +54,7 @@ merging summaries."""
 
 
 class CompactionEntry(TypedDict):
-    """One compaction: a summary standing in for a span of the log (version 2)."""
+    """One compaction: a summary standing in for a span of the log (version 3)."""
 
     v: int
     kind: Literal["compaction"]
@@ -64,7 +64,7 @@ class CompactionEntry(TypedDict):
     summary_tokens: int
     tokens_before: int
     tokens_after: int
-    first_kept_entry_id: str | None
+    first_kept_id: str | None
     covered_ids: list[str]
     """The messages this entry folded from the log itself (not those of the entries it merged)."""
     covered_count: int
@@ -130,7 +130,7 @@ def new_compaction_entry(
     summary: str,
     level: int,
     covered_ids: Sequence[str],
-    first_kept_entry_id: str | None,
+    first_kept_id: str | None,
     tokens_before: int,
     tokens_after: int,
     trigger: str,
@@ -166,7 +166,7 @@ def new_compaction_entry(
         summary_tokens=summary_tokens,
         tokens_before=tokens_before,
         tokens_after=tokens_after,
-        first_kept_entry_id=first_kept_entry_id,
+        first_kept_id=first_kept_id,
         covered_ids=list(covered_ids),
         covered_count=count,
         merged_from=list(merged_from),
@@ -234,7 +234,7 @@ def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _REQUIRED = {
-    "compaction": ("id", "level", "summary", "covered_ids", "first_kept_entry_id"),
+    "compaction": ("id", "level", "summary", "covered_ids", "first_kept_id"),
     "edit": ("id", "message_id", "content"),
 }
 
@@ -250,9 +250,11 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
         raise StateVersionError(msg)
     version = entry.get("v")
     if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
-        entry = _migrate_v1(_migrate_v0(entry))
+        entry = _migrate_v2(_migrate_v1(_migrate_v0(entry)))
     elif version == 1:  # every id a merge stands for listed again; facts repeat the file lists
-        entry = _migrate_v1(entry)
+        entry = _migrate_v2(_migrate_v1(entry))
+    elif version == 2:  # the cut was called first_kept_entry_id (it holds a message id)
+        entry = _migrate_v2(entry)
     elif version != ENTRY_VERSION:
         msg = (
             f"langctx entry {entry.get('id')!r} has version {version!r}; this langctx reads "
@@ -270,10 +272,19 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     return entry
 
 
+def _migrate_v2(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3: ``first_kept_entry_id`` is renamed ``first_kept_id`` (a message id)."""
+    out = dict(entry)
+    out["v"] = ENTRY_VERSION
+    if "first_kept_entry_id" in out:
+        out["first_kept_id"] = out.pop("first_kept_entry_id")
+    return out
+
+
 def _migrate_v1(entry: Mapping[str, Any]) -> dict[str, Any]:
     """Version 1 to 2: count what ``covered_ids`` lists (the lists themselves are kept)."""
     out = dict(entry)
-    out["v"] = ENTRY_VERSION
+    out["v"] = 2
     if out.get("kind") == "compaction":
         out.setdefault("covered_count", len(out.get("covered_ids") or ()))
     return out

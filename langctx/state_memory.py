@@ -279,7 +279,7 @@ def _window(
     cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
     if cut_entry is None:
         return [], 0
-    fk = cut_entry["first_kept_entry_id"]
+    fk = cut_entry["first_kept_id"]
     if fk is not None:
         start = _rfind(raw, fk)
     else:  # the fold reached the log's end: the cut is just after its last message

@@ -196,7 +196,7 @@ def _after_pc(self: LayeredChatMemory, entry: CompactionEntry) -> bool:
         return True
     if "provider_compaction_id" in entry:
         return entry["provider_compaction_id"] == self._id(self._pc)
-    fk = entry["first_kept_entry_id"]
+    fk = entry["first_kept_id"]
     return fk is None or self._pos.get(fk, -1) > self._pc
 
 

@@ -65,7 +65,7 @@ def restore(
         self._active = active_summaries(self._entries)
         cut = 0
         for e in self._entries:
-            fk = e["first_kept_entry_id"]
+            fk = e["first_kept_id"]
             if e["trigger"] != "merge" and fk is not None:
                 if fk not in self._pos:
                     msg = f"compaction {e['id']} keeps from {fk!r}, which is not in the log."

@@ -59,7 +59,7 @@ def _commit(
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
-        first_kept_entry_id=self._id(plan.cut) if plan.cut < len(self._log) else None,
+        first_kept_id=self._id(plan.cut) if plan.cut < len(self._log) else None,
         tokens_before=plan.tokens_before,
         tokens_after=0,
         trigger=plan.trigger,
@@ -151,7 +151,7 @@ def _commit_merge(
         level=level,
         covered_ids=[],  # a merge folds no message itself: its entries did
         covered_count=sum(covered_count(e) for e in group),
-        first_kept_entry_id=group[-1]["first_kept_entry_id"],
+        first_kept_id=group[-1]["first_kept_id"],
         tokens_before=self.context_tokens(),
         tokens_after=0,
         trigger="merge",

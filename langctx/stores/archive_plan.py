@@ -297,7 +297,7 @@ def restore_entries(
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
     """The channel's compaction entries that still fit the state, and copies to restore from.
 
-    Without an archive record, an entry fits when its cut (``first_kept_entry_id``) is in the
+    Without an archive record, an entry fits when its cut (``first_kept_id``) is in the
     state; a merge fits when every entry it merged is kept (or was moved to the archive store).
     The first entry that does not fit ends the list (later ones build on it). With an archive
     record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
@@ -315,7 +315,7 @@ def restore_entries(
     restore: list[Mapping[str, Any]] = []
     known: set[str] = set()
     for n, e in enumerate(comps):
-        fk = e["first_kept_entry_id"]
+        fk = e["first_kept_id"]
         copy = e
         if e["trigger"] == "merge":
             ok = all(m in known or m not in in_channel for m in e.get("merged_from", []))
@@ -323,7 +323,7 @@ def restore_entries(
             ok = True
         elif n < saved and anchor is not None and anchor in present:
             ok = True  # an archived cut (or none): the archived one stands in
-            copy = {**e, "first_kept_entry_id": anchor}
+            copy = {**e, "first_kept_id": anchor}
         else:
             ok = fk is None
         if not ok:

@@ -149,9 +149,9 @@ def test_message_removed_by_hand_keeps_the_projection_sound(which: str) -> None:
     def remove_a_kept_turn(state: dict[str, Any]) -> list[Any]:
         ids = {str(m.id): m for m in state["messages"]}
         cuts = [
-            e["first_kept_entry_id"]
+            e["first_kept_id"]
             for e in state["langctx"]["compactions"]
-            if e["trigger"] != "merge" and e["first_kept_entry_id"] in ids
+            if e["trigger"] != "merge" and e["first_kept_id"] in ids
         ]
         assert len(cuts) >= 2
         removed.append(cuts[-1] if which == "latest" else cuts[0])
@@ -166,10 +166,10 @@ def test_message_removed_by_hand_keeps_the_projection_sound(which: str) -> None:
     present = {str(m.id) for m in out["messages"]}
     entries = out["langctx"]["compactions"]
     latest = next(e for e in reversed(entries) if e["trigger"] != "merge")
-    assert latest["first_kept_entry_id"] in present
+    assert latest["first_kept_id"] in present
     if which == "latest":  # the channel was reset to entries that still fit
         for e in entries:
-            assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
+            assert e["trigger"] == "merge" or e["first_kept_id"] in present
     else:  # every summary written before the removal is still there
         assert set(before) <= {e["id"] for e in entries}
     report = check_calls(model.calls[-1:], node.settings.counter, BUDGET, skip_system_prompt=False)
@@ -232,7 +232,7 @@ async def test_two_concurrent_runs_on_one_thread_keep_the_channel_consistent() -
     for final, label in ((a, "A"), (b, "B"), (head, None)):
         present = {str(m.id) for m in final["messages"]}
         for e in final["langctx"]["compactions"]:
-            assert e["trigger"] == "merge" or e["first_kept_entry_id"] in present
+            assert e["trigger"] == "merge" or e["first_kept_id"] in present
         view = view_state(final, cold_settings(max_tokens=4000), thread_id="x")
         assert view.update() is None  # nothing stale, nothing missing
         if label is not None:  # the run's last call saw what its own state projects, + answer

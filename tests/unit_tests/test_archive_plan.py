@@ -48,7 +48,7 @@ def _entry(n: int, fk: str, merged_from: tuple[str, ...] = ()) -> dict[str, Any]
             summary=f"summary {n}",
             level=2 if merged_from else 1,
             covered_ids=[f"m{i}" for i in range(n)],
-            first_kept_entry_id=fk,
+            first_kept_id=fk,
             tokens_before=900,
             tokens_after=300,
             trigger="merge" if merged_from else "proactive",
@@ -116,7 +116,7 @@ def test_restore_entries_replaces_archived_cuts_and_stops_at_missing_ones() -> N
     record = {"v": 1, "last": "k", "saved": 2, "first_kept": "m8"}
     kept, restore = restore_entries([a, b, merged], {"m8", "m9"}, record)
     assert [e["id"] for e in kept] == [a["id"], b["id"], merged["id"]]
-    assert restore[0]["first_kept_entry_id"] == "m8" and a["first_kept_entry_id"] == "m5"
+    assert restore[0]["first_kept_id"] == "m8" and a["first_kept_id"] == "m5"
     # without an archive record, an absent cut is a hand edit: the entry and later ones go
     kept, _ = restore_entries([a, b], {"m8"}, None)
     assert kept == []

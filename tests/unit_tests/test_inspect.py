@@ -123,7 +123,7 @@ def test_control_messages_are_not_the_conversation(memory: LayeredChatMemory) ->
 
 def test_entries_naming_removed_messages_are_left_out(memory: LayeredChatMemory) -> None:
     last = memory.compactions[-1]
-    kept = [m for m in memory.messages if m.id != last["first_kept_entry_id"]]
+    kept = [m for m in memory.messages if m.id != last["first_kept_id"]]
     report = build_report(_state(memory, kept))
     assert len(report.timeline) < len(memory.compactions)
     assert any("no longer in 'messages'" in n for n in report.notes)

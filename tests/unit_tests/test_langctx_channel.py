@@ -23,7 +23,7 @@ def _compaction(fk: str = "m3") -> dict:
             summary="Goal: fix the parser",
             level=1,
             covered_ids=[f"m{i}" for i in range(1, n)],
-            first_kept_entry_id=fk,
+            first_kept_id=fk,
             tokens_before=900,
             tokens_after=300,
             trigger="manual",
@@ -89,10 +89,22 @@ def test_v0_entries_are_migrated_on_write_and_on_read() -> None:
 def test_v1_entries_get_their_covered_count() -> None:
     v1 = {**_compaction("m9"), "v": 1}
     v1.pop("covered_count")
+    v1["first_kept_entry_id"] = v1.pop("first_kept_id")  # its name before version 3
     v1["facts"] = {"read_files": ["a.py"], "modified_files": [], "commands": []}
     comps, _edits, _prio = channel_entries({"v": 1, "compactions": [v1]})
     assert comps[0]["v"] == ENTRY_VERSION and comps[0]["covered_count"] == 8
     assert comps[0]["covered_ids"] == v1["covered_ids"]
+
+
+def test_v2_entries_get_first_kept_id() -> None:
+    v2 = {**_compaction("m9"), "v": 2}
+    v2["first_kept_entry_id"] = v2.pop("first_kept_id")
+    comps, _edits, _prio = channel_entries({"v": 1, "compactions": [v2]})
+    assert comps[0]["v"] == ENTRY_VERSION == 3
+    assert comps[0]["first_kept_id"] == _compaction("m9")["first_kept_id"]
+    assert "first_kept_entry_id" not in comps[0]
+    written = merge_langctx({}, {"v": 1, "compactions": [v2]})
+    assert written["compactions"][0]["first_kept_id"] == comps[0]["first_kept_id"]
 
 
 def test_unknown_entry_version_raises_a_clear_error() -> None:

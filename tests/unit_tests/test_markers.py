@@ -37,7 +37,7 @@ def _entry(summary: str) -> dict:
         summary=summary,
         level=1,
         covered_ids=["m1", "m2"],
-        first_kept_entry_id="m3",
+        first_kept_id="m3",
         tokens_before=100,
         tokens_after=10,
         trigger="manual",

@@ -35,7 +35,7 @@ ENTRY_KEYS = {
     "summary",
     "tokens_before",
     "tokens_after",
-    "first_kept_entry_id",
+    "first_kept_id",
     "covered_ids",
     "read_files",
     "modified_files",
@@ -116,7 +116,7 @@ def test_entry_fields_and_files() -> None:
     assert e["trigger"] == "proactive"
     assert "src/calc/parser.py" in e["read_files"]
     assert e["tokens_before"] > e["tokens_after"]
-    assert e["first_kept_entry_id"] in {m.id for m in mem.messages}
+    assert e["first_kept_id"] in {m.id for m in mem.messages}
 
 
 def test_parallel_tool_calls_never_split() -> None:

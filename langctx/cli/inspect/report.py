@@ -375,7 +375,7 @@ def _timeline_row(e: CompactionEntry, active: bool) -> dict[str, Any]:
         "messages_covered": covered_count(e),
         "first_covered_id": covered[0] if covered else None,
         "last_covered_id": covered[-1] if covered else None,
-        "first_kept_id": e["first_kept_entry_id"],
+        "first_kept_id": e["first_kept_id"],
         "merged_from": list(e["merged_from"]),
         "read_files": list(e["read_files"]),
         "modified_files": list(e["modified_files"]),
