@@ -263,7 +263,8 @@ def _calibrate(self: LayeredChatMemory, message: AIMessage) -> None:
 
 def _calibrate_window(self: LayeredChatMemory) -> None:
     """The calibration of the latest response with usage since the latest compaction."""
-    last = self._entries[-1].get("last_id", "") if self._entries else None
+    cut = next((e for e in reversed(self._entries) if e["trigger"] != "merge"), None)
+    last = cut.get("last_id", "") if cut is not None else None
     after = -1 if last is None else self._pos.get(last)
     if after is None:
         return  # an entry of an older langctx, or its log end is gone: no calibration

@@ -85,10 +85,16 @@ def _commit(
 
 
 def _stamp(self: LayeredChatMemory, entry: CompactionEntry) -> None:
-    """Record what a window restore needs without the log before the cut (see `restore_window`)."""
-    entry["task_id"] = self._id(self._task_idx) if self._task_idx is not None else None
-    entry["provider_compaction_id"] = self._id(self._pc) if self._pc is not None else None
-    entry["last_id"] = self._id(len(self._log) - 1) if self._log else None
+    """Record what a window restore needs without the log before the cut (see `restore_window`).
+
+    A cut (not a merge) names the task and the log's last message; any entry written after a
+    provider compaction item names it. Nothing else is written, to keep entries small.
+    """
+    if entry["trigger"] != "merge":
+        entry["task_id"] = self._id(self._task_idx) if self._task_idx is not None else None
+        entry["last_id"] = self._id(len(self._log) - 1) if self._log else None
+    if self._pc is not None:
+        entry["provider_compaction_id"] = self._id(self._pc)
 
 
 def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
