@@ -1,7 +1,7 @@
 """Measure Context-mode with references on the recorded sessions (issue 4 acceptance).
 
 For every ToolMessage over 1,500 tokens in ``../shared/data/trajectories/*/*.messages.jsonl``:
-process it with :class:`~langctx.context_mode.pipeline.ContextModeProcessor` (defaults: inline up
+process it with :class:`~langctx.context_mode.processor.ContextModeProcessor` (defaults: inline up
 to 1,500 tokens, references above 4,000 or when the reduction dropped a fact), then report per
 content kind:
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from _common import DATA, ROOT, exact_counter, facts_of, tool_outputs
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.references import reassemble
 from langctx.context_mode.slice_codec import from_raw
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         ContextModeMiddleware,
         ContextModeToolProcessor,
     )
-    from langctx.context_mode.pipeline import ContextModeProcessor
+    from langctx.context_mode.processor import ContextModeProcessor
     from langctx.context_mode.tools import fetch_context_tool, wrap_tools_with_context_mode
     from langctx.delta_state import LangctxDeltaAgentState, LangctxDeltaState
     from langctx.events import COMPACTION_EVENT
@@ -84,7 +84,7 @@ _LAZY: dict[str, str] = {
     "LangctxChatMessageHistory": "langctx.history",
     "SQLiteChatHistoryStore": "langctx.history",
     "LongTermMemory": "langctx.stores.long_term",
-    "ContextModeProcessor": "langctx.context_mode.pipeline",
+    "ContextModeProcessor": "langctx.context_mode.processor",
 }
 """Names of the integrations and the module each is loaded from on first use."""
 

@@ -14,7 +14,7 @@ Example:
 
 from langctx.context_mode.detect import detect_kind
 from langctx.context_mode.outputs import CONTENT_KINDS, ContentKind, OutputMeta, Reduction
-from langctx.context_mode.processor import (
+from langctx.context_mode.reduce import (
     DEFAULT_MAX_INLINE_TOKENS,
     MIN_INLINE_TOKENS,
     build_meta,

@@ -9,7 +9,7 @@ memory and compaction. Use both::
 What it does:
 
 - ``wrap_tool_call``: runs every tool under the guard (timeout, error result instead of a crash,
-  output cap), then through the :class:`~langctx.context_mode.pipeline.ContextModeProcessor`. A
+  output cap), then through the :class:`~langctx.context_mode.processor.ContextModeProcessor`. A
   referenced output carries Context-mode's stamp, which gives it the ``context_ref`` priority (20)
   in the memory. Its own tools (``fetch_context``, ...) run untouched.
 - adds the tools ``fetch_context`` and ``working_memory`` (and ``remember`` with long-term memory);
@@ -58,7 +58,7 @@ from langgraph.types import Command
 
 from langctx.channel import LangctxChannel, merge_langctx
 from langctx.context_mode.guard import ToolGuard
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.tools import (
     fetch_context_tool,
@@ -114,7 +114,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         system_prompt: text appended to the system prompt (None: nothing).
         working_memory: add the ``working_memory`` tool.
         long_term: long-term memory; adds the ``remember`` tool and injects relevant facts.
-        **config_kwargs: :class:`~langctx.context_mode.pipeline.ContextModeConfig` fields.
+        **config_kwargs: :class:`~langctx.context_mode.processor.ContextModeConfig` fields.
     """
 
     state_schema = ContextModeState

@@ -9,7 +9,7 @@ on what the tool did (:func:`tool_kind`): ``read_file``, ``run_command``, ``quer
 error type, file:line, versions). The facts found mechanically are given to the model as
 authoritative, and any the summary leaves out are appended to it (:func:`summary_reduction`), so a
 summary never loses them. Failures, timeouts and answers that are not text fall back to the
-deterministic reduction (see :class:`~langctx.context_mode.pipeline.ContextModeProcessor`).
+deterministic reduction (see :class:`~langctx.context_mode.processor.ContextModeProcessor`).
 
 Example:
     >>> from langctx.summarize import ModelSummarizer
@@ -140,7 +140,7 @@ def summary_reduction(
     The summary is escaped (a model may echo a delimiter) and cut to fit ``budget_tokens``.
 
     Example:
-        >>> from langctx.context_mode.processor import build_meta
+        >>> from langctx.context_mode.reduce import build_meta
         >>> out = "x\\n" * 3000 + 'File "a.py", line 3\\nKeyError: 1\\nexit code 1'
         >>> r = summary_reduction("A KeyError.", out, kind="log",
         ...                       meta=build_meta(out, tool_name="bash"), budget_tokens=300)

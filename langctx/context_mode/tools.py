@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from langctx.channel import channel_update
 from langctx.context_mode.guard import ToolGuard
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.ref_store import ReferenceStore
 from langctx.context_mode.references import FetchResult
@@ -138,7 +138,7 @@ def fetch_context_tool(
             reference message's priority in the ``langctx`` channel (``fetched_ref``).
 
     Example:
-        >>> from langctx.context_mode.pipeline import ContextModeProcessor
+        >>> from langctx.context_mode.processor import ContextModeProcessor
         >>> processor = ContextModeProcessor()
         >>> out = processor.process("data row\\n" * 9000, tool_name="query", thread_id="t1")
         >>> fetch = fetch_context_tool(processor)

@@ -2,7 +2,7 @@
 
 :class:`ContextModeTool` keeps the wrapped tool's name, description and argument schema, runs it
 under a :class:`~langctx.context_mode.guard.ToolGuard`, then through a
-:class:`~langctx.context_mode.pipeline.ContextModeProcessor` when given. Any ``BaseTool`` works,
+:class:`~langctx.context_mode.processor.ContextModeProcessor` when given. Any ``BaseTool`` works,
 MCP tools from ``langchain-mcp-adapters`` included.
 
 Example:
@@ -28,7 +28,7 @@ from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
 from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT, ToolGuard
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.markers import NO_THREAD
 
 __all__ = ["ContextModeTool", "guard_tool", "guarded_tools", "thread_id_from_config"]

@@ -6,7 +6,7 @@ references; its docstring gives the layout and the expiry rules.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
-    >>> from langctx.context_mode.pipeline import ContextModeProcessor
+    >>> from langctx.context_mode.processor import ContextModeProcessor
     >>> processor = ContextModeProcessor(store=BaseStoreReferenceStore(InMemoryStore()))
     >>> out = processor.process("lorem ipsum " * 5000, tool_name="read_file", thread_id="t1")
     >>> out.action, processor.fetch(out.ref_id, thread_id="t1", limit=11).data

@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langctx.context_mode.middleware import ContextModeMiddleware, ContextModeToolProcessor
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
 from langctx.context_mode.references import find_reference_ids
 from langctx.context_mode.tools import fetch_context_tool, wrap_tools_with_context_mode

@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.references import reassemble
 from langctx.context_mode.tools import fetch_context_tool, remember_tool
 from langctx.errors import ReferenceNotFoundError

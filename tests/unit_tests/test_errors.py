@@ -114,7 +114,7 @@ def test_builtin_bases_still_catch() -> None:
 def test_pass_either_misuse_is_a_config_error() -> None:
     from langgraph.store.memory import InMemoryStore
 
-    from langctx.context_mode.pipeline import ContextModeProcessor
+    from langctx.context_mode.processor import ContextModeProcessor
     from langctx.context_mode.tools import wrap_tools_with_context_mode
 
     with pytest.raises(ConfigError, match="not both"):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.entries import new_compaction_entry
 from langctx.markers import (
     FACTS_CLOSE,

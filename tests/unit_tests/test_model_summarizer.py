@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
 from langctx import LayeredChatMemory
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.summary import summary_request
 from langctx.errors import SummarizerError
 from langctx.summarize import ModelSummarizer, SummaryRequest, call_summarizer, summary_text

@@ -769,7 +769,7 @@ def replay_session(
         counting.count_tokens = mem.counter.count_messages
     processor = None
     if context_mode:
-        from langctx.context_mode.pipeline import ContextModeProcessor
+        from langctx.context_mode.processor import ContextModeProcessor
 
         processor = ContextModeProcessor(count_tokens=mem.counter.count_text)
     replay = _Replay(messages, mem, processor, cwd)

@@ -8,7 +8,7 @@ import sys
 CORE = [
     "langctx.context_mode",
     "langctx.context_mode.guard",
-    "langctx.context_mode.pipeline",
+    "langctx.context_mode.processor",
     "langctx.context_mode.prompt",
     "langctx.context_mode.ref_store",
     "langctx.context_mode.references",

@@ -13,7 +13,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 
 from langctx.context_mode.guard import ToolGuard, cap_content
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.wrapped_tool import ContextModeTool, guard_tool, guarded_tools
 from langctx.errors import ConfigError
 

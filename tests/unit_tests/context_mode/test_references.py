@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
 from langctx.context_mode.references import (
     find_reference_ids,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.references import reassemble
 from langctx.context_mode.slice_codec import from_raw
 from langctx.facts import extract_output_facts, missing_output_facts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langctx.context_mode.pipeline import ContextModeProcessor
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.tiers import (
     WorkingMemory,
     keyword_scores,

@@ -1,0 +1,162 @@
+"""Reduce one tool output to fit the context: the pure, deterministic entry point of Context-mode.
+
+Outputs at or under ``max_inline_tokens`` pass through unchanged (``None``). Larger ones are
+detected (:func:`~langctx.context_mode.detect_kind`) and reduced by the reducer of their kind to at
+most ``max_inline_tokens`` tokens, with a header that keeps the metadata and a footer that says what
+was removed. Bytes and binary-looking text are described instead of shown. This never raises on
+``str`` or ``bytes`` input: a reducer that fails falls back to the head-and-tail text reducer.
+
+Example:
+    >>> out = "\\n".join(f"PASSED tests/test_{i}.py::test_ok" for i in range(600))
+    >>> out += "\\nFAILED tests/test_9.py::test_io - OSError: disk full\\nexit code 1"
+    >>> r = reduce_output(out, tool_name="bash", args={"command": "pytest"})
+    >>> r.kind, r.reduced_tokens <= 1500, "OSError: disk full" in r.text, "exit code 1" in r.text
+    ('log', True, True, True)
+    >>> reduce_output("short output") is None
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from langctx.context_mode.detect import detect_kind, output_path
+from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.context_mode.reducers import REDUCERS
+from langctx.context_mode.reducers.binary import decode_output, looks_binary, reduce_binary
+from langctx.context_mode.reducers.text import reduce_text
+from langctx.errors import ConfigError
+from langctx.facts import DEFAULT_COMMAND_TOOLS, find_duration, find_exit_code
+from langctx.tokens import TextCounter, TokenCounter, text_counter
+
+__all__ = ["DEFAULT_MAX_INLINE_TOKENS", "MIN_INLINE_TOKENS", "build_meta", "reduce_output"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_INLINE_TOKENS = 1_500
+"""Outputs up to this many tokens pass through unchanged; larger ones are reduced to fit it."""
+
+MIN_INLINE_TOKENS = 100
+"""The smallest ``max_inline_tokens`` accepted: room for the header, the footer and some content."""
+
+
+def build_meta(
+    text: str,
+    *,
+    tool_name: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    original_tokens: int | None = None,
+    count_tokens: TokenCounter | TextCounter | None = None,
+) -> OutputMeta:
+    """Collect what is known about an output: tool, path, sizes, exit code, duration.
+
+    Example:
+        >>> m = build_meta("...\\nexit code 2 (took 1.5s)", tool_name="bash")
+        >>> m.exit_code, m.duration
+        (2, '1.5s')
+    """
+    count = text_counter(count_tokens)
+    return OutputMeta(
+        tool_name=tool_name,
+        args=MappingProxyType(dict(args)) if args else MappingProxyType({}),
+        path=output_path(tool_name, args),
+        original_chars=len(text),
+        original_tokens=count(text) if original_tokens is None else original_tokens,
+        exit_code=find_exit_code(text),
+        duration=find_duration(text),
+        count_tokens=count,
+    )
+
+
+def reduce_output(
+    text: str | bytes,
+    *,
+    tool_name: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS,
+    count_tokens: TokenCounter | TextCounter | None = None,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
+) -> Reduction | None:
+    """Reduce a tool output to at most ``max_inline_tokens`` tokens, or pass it through.
+
+    Args:
+        text: the tool output. ``bytes`` are decoded as UTF-8 (invalid sequences replaced); binary
+            data is described (size, hex preview, printable strings) instead of shown.
+        tool_name: name of the tool that produced it (a hint for the content kind).
+        args: arguments of the tool call (a path or command is a hint for the content kind).
+        max_inline_tokens: outputs at or under this many tokens pass through; larger ones are
+            reduced to fit it. At least :data:`MIN_INLINE_TOKENS`.
+        count_tokens: token counter; defaults to langctx's fast estimator.
+        command_tools: names of the tools that run shell commands (their output is a log).
+
+    Returns:
+        ``None`` when a ``str`` output is at or under ``max_inline_tokens`` (use it unchanged),
+        otherwise the :class:`~langctx.context_mode.Reduction`. ``bytes`` always give a
+        reduction, since they cannot be used as message text unchanged.
+
+    Raises:
+        ConfigError: if ``max_inline_tokens`` is below :data:`MIN_INLINE_TOKENS`.
+        TypeError: if ``text`` is neither ``str`` nor ``bytes``.
+
+    Example:
+        >>> r = reduce_output(b"\\x00\\x01\\x02" * 1000)
+        >>> r.kind, r.text.splitlines()[1].startswith("binary output, 3,000 bytes")
+        ('binary', True)
+    """
+    if isinstance(max_inline_tokens, bool) or not isinstance(max_inline_tokens, int):
+        msg = f"max_inline_tokens must be an int, got {max_inline_tokens!r}; pass e.g. 1500."
+        raise ConfigError(msg)
+    if max_inline_tokens < MIN_INLINE_TOKENS:
+        msg = (
+            f"max_inline_tokens={max_inline_tokens} leaves no room for the reduced output; "
+            f"use at least {MIN_INLINE_TOKENS}."
+        )
+        raise ConfigError(msg)
+    count = text_counter(count_tokens)
+    raw: bytes | None = None
+    if isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text)
+        text, binary = decode_output(raw)
+    elif isinstance(text, str):
+        binary = None
+    else:
+        msg = (
+            f"reduce_output takes str or bytes, got {type(text).__name__}; "
+            "join content blocks into text first."
+        )
+        raise TypeError(msg)
+
+    tokens = count(text)
+    if raw is None and tokens <= max_inline_tokens:
+        return None
+    meta = build_meta(
+        text, tool_name=tool_name, args=args, original_tokens=tokens, count_tokens=count
+    )
+    if binary is None:
+        binary = looks_binary(text)
+    if binary:
+        return reduce_binary(text, meta=meta, budget_tokens=max_inline_tokens, raw=raw)
+    if tokens <= max_inline_tokens:  # small bytes output: decoded, otherwise unchanged
+        return _unchanged(text, meta)
+    kind: ContentKind = detect_kind(
+        text, tool_name=tool_name, args=args, command_tools=command_tools
+    )
+    try:
+        return REDUCERS[kind](text, meta=meta, budget_tokens=max_inline_tokens)
+    except Exception:  # a reducer bug must never lose a tool output: fall back to head + tail
+        logger.exception("context-mode: the %s reducer failed; falling back to head and tail", kind)
+        return reduce_text(text, meta=meta, budget_tokens=max_inline_tokens)
+
+
+def _unchanged(text: str, meta: OutputMeta) -> Reduction:
+    return Reduction(
+        text=text,
+        kind="text",
+        original_chars=meta.original_chars,
+        original_tokens=meta.original_tokens,
+        reduced_tokens=meta.original_tokens,
+        removed="nothing (decoded from bytes)",
+    )
