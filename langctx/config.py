@@ -53,6 +53,9 @@ DEFAULT_SUMMARY_TIMEOUT = 60.0
 """Seconds any summarizer call may take (compaction and Context-mode) before its fallback is used."""
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
 
+ContextSize = tuple[Literal["tokens", "fraction"], float]
+"""LangChain's size vocabulary: ``("tokens", 4000)`` or ``("fraction", 0.5)``."""
+
 SummaryRole = Literal["human", "ai", "system"]
 OversizePolicy = Literal["truncate", "error"]
 OrphanPolicy = Literal["repair", "error"]
@@ -101,8 +104,10 @@ class MemoryConfig:
     Token sizes are in the units of the memory's token counter.
     """
 
-    max_tokens: int | None = None
-    """Budget for the projected context. Default: 55% of `context_window` when that is set, else 8000."""
+    max_tokens: int | ContextSize | None = None
+    """Budget for the projected context: tokens, ``("tokens", n)`` or ``("fraction", f)`` of
+    `context_window` (LangChain's size vocabulary). Default: 55% of `context_window` when that is
+    set, else 8000."""
 
     reserve_ratio: float = DEFAULT_RESERVE_RATIO
     """Share of `max_tokens` guaranteed to the newest messages; pinned + summaries use at most the rest."""
@@ -113,8 +118,9 @@ class MemoryConfig:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     """Room left in `context_window` for the system prompt, tools and the response."""
 
-    keep_recent_tokens: int | None = None
-    """Verbatim recent tokens kept after a compaction (the low mark). Default: `reserve_ratio * max_tokens`."""
+    keep_recent_tokens: int | ContextSize | None = None
+    """Verbatim recent tokens kept after a compaction (the low mark): tokens, ``("tokens", n)`` or
+    ``("fraction", f)`` of `max_tokens`. Default: `reserve_ratio * max_tokens`."""
 
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
@@ -164,6 +170,13 @@ class MemoryConfig:
     """Predicate choosing the pinned task: the first human message for which it is true."""
 
     def __post_init__(self) -> None:
+        _positive("context_window", self.context_window, optional=True)
+        size = _size("max_tokens", self.max_tokens, self.context_window, "context_window")
+        object.__setattr__(self, "max_tokens", size)
+        size = _size(
+            "keep_recent_tokens", self.keep_recent_tokens, self.max_tokens_resolved, "max_tokens"
+        )
+        object.__setattr__(self, "keep_recent_tokens", size)
         _positive("max_tokens", self.max_tokens, optional=True)
         _positive("context_window", self.context_window, optional=True)
         _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
@@ -239,7 +252,7 @@ class MemoryConfig:
     @property
     def max_tokens_resolved(self) -> int:
         """The budget in effect."""
-        if self.max_tokens is not None:
+        if isinstance(self.max_tokens, int):
             return self.max_tokens
         if self.context_window is not None:
             return int(self.context_window * DEFAULT_WINDOW_SHARE)
@@ -248,7 +261,7 @@ class MemoryConfig:
     @property
     def keep_recent_tokens_resolved(self) -> int:
         """The low mark: verbatim recent tokens kept after a compaction."""
-        if self.keep_recent_tokens is not None:
+        if isinstance(self.keep_recent_tokens, int):
             return self.keep_recent_tokens
         return int(self.reserve_ratio * self.max_tokens_resolved)
 
@@ -287,6 +300,25 @@ class MemoryConfig:
         return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
 
 
+def _size(name: str, value: object, whole: int | None, whole_name: str) -> object:
+    """``value`` in tokens: an int as is, ``("tokens", n)``, or ``("fraction", f)`` of ``whole``."""
+    if not isinstance(value, tuple):
+        return value  # None or an int; anything else fails the int check after
+    if len(value) != 2 or value[0] not in ("tokens", "fraction"):
+        msg = f"{name} must be an int, ('tokens', n) or ('fraction', f); got {value!r}."
+        raise ConfigError(msg)
+    kind, amount = value
+    if kind == "tokens":
+        return amount
+    if not isinstance(amount, int | float) or isinstance(amount, bool) or not 0 < amount <= 1:
+        msg = f"{name}=('fraction', f) needs 0 < f <= 1, got {amount!r}."
+        raise ConfigError(msg)
+    if whole is None:
+        msg = f"{name}=('fraction', {amount}) needs {whole_name} to be set (a fraction of what?)."
+        raise ConfigError(msg)
+    return max(1, int(whole * amount))
+
+
 def _positive(name: str, value: object, *, optional: bool = False) -> None:
     if value is None and optional:
         return
@@ -308,11 +340,11 @@ class ConfigOptions(TypedDict, total=False):
     completes them and a type checker rejects a misspelt one.
     """
 
-    max_tokens: int | None
+    max_tokens: int | ContextSize | None
     reserve_ratio: float
     context_window: int | None
     reserve_tokens: int
-    keep_recent_tokens: int | None
+    keep_recent_tokens: int | ContextSize | None
     proactive_ratio: float
     summary_threshold_tokens: int
     max_summaries: int

@@ -1,0 +1,37 @@
+"""LangChain's size vocabulary in MemoryConfig: ("tokens", n) and ("fraction", f)."""
+
+from __future__ import annotations
+
+import pytest
+
+from langctx import ConfigError, LangctxMiddleware, LayeredChatMemory, MemoryConfig
+
+
+def test_tokens_and_fractions_resolve_to_ints() -> None:
+    config = MemoryConfig(max_tokens=("fraction", 0.5), context_window=100_000)
+    assert config.max_tokens == config.max_tokens_resolved == 50_000
+    assert MemoryConfig(max_tokens=("tokens", 6000)).max_tokens == 6000
+    keep = MemoryConfig(max_tokens=10_000, keep_recent_tokens=("fraction", 0.25))
+    assert keep.keep_recent_tokens == keep.keep_recent_tokens_resolved == 2500
+
+
+def test_the_same_vocabulary_reaches_every_entry_point() -> None:
+    memory = LayeredChatMemory(max_tokens=("tokens", 3000))
+    assert memory.config.max_tokens == 3000
+    middleware = LangctxMiddleware(max_tokens=("fraction", 0.25), context_window=64_000)
+    assert middleware.settings.config.max_tokens == 16_000
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"max_tokens": ("fraction", 0.5)}, "needs context_window"),
+        ({"max_tokens": ("fraction", 1.5), "context_window": 9000}, "0 < f <= 1"),
+        ({"max_tokens": ("messages", 20)}, r"\('tokens', n\) or \('fraction', f\)"),
+        ({"max_tokens": ("tokens", -5)}, "positive int"),
+        ({"keep_recent_tokens": ("fraction", 0.9), "max_tokens": 1000}, "compaction mark"),
+    ],
+)
+def test_bad_sizes_are_config_errors(options: dict[str, object], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        MemoryConfig(**options)  # type: ignore[arg-type]
