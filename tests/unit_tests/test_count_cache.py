@@ -1,0 +1,132 @@
+"""CachedCounter and MessageCountCache: hits, misses, recounts, the LRU bound, counter keys."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langctx.count_cache import CachedCounter, MessageCountCache, counter_key, shared_cache
+from langctx.tokens import ApproximateCounter, TiktokenCounter
+
+TEXT = "Fix the parser in src/parse.py so that nested lists parse."
+
+
+class CountingCounter(ApproximateCounter):
+    """An approximate counter that records which messages it really counted."""
+
+    def __init__(self) -> None:
+        super().__init__(cache_size=1)
+        self.counted: list[str | None] = []
+
+    def count_message(self, message: BaseMessage) -> int:
+        self.counted.append(message.id)
+        return self._count_uncached(message)
+
+
+def test_a_message_seen_again_is_a_hit() -> None:
+    inner = CountingCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=8))
+    m = HumanMessage(TEXT, id="h1")
+    first = counter.count_message(m)
+    assert first == ApproximateCounter().count_message(m)
+    assert counter.count_message(m) == first
+    assert counter.count_message(HumanMessage(TEXT, id="h1")) == first  # an equal copy
+    assert (counter.cache.misses, counter.cache.hits) == (1, 2)
+    assert inner.counted == ["h1"]
+    assert len(counter.cache) == 1
+
+
+def test_changed_content_under_the_same_id_is_recounted() -> None:
+    inner = CountingCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=8))
+    short = counter.count_message(HumanMessage("short", id="m"))
+    long = counter.count_message(HumanMessage(TEXT * 20, id="m"))
+    assert long == ApproximateCounter().count_message(HumanMessage(TEXT * 20))
+    assert long > short
+    calls = [{"name": "read_file", "args": {"path": "a.py"}, "id": "c1", "type": "tool_call"}]
+    with_calls = counter.count_message(AIMessage(TEXT * 20, id="m", tool_calls=calls))
+    assert with_calls > long  # a different type and tool calls: recounted
+    assert inner.counted == ["m", "m", "m"]
+    assert counter.cache.misses == 3 and counter.cache.hits == 0
+    assert len(counter.cache) == 1  # one slot per id: the latest content
+
+
+def test_the_cache_is_a_bounded_lru() -> None:
+    inner = CountingCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=2))
+    a, b, c = (HumanMessage(f"{TEXT} {k}", id=k) for k in "abc")
+    counter.count_message(a)
+    counter.count_message(b)
+    counter.count_message(a)  # a is now the most recent
+    counter.count_message(c)  # evicts b, the least recently used
+    assert len(counter.cache) == 2
+    inner.counted.clear()
+    counter.count_message(a)
+    counter.count_message(c)
+    assert inner.counted == []
+    counter.count_message(b)
+    assert inner.counted == ["b"]
+    assert len(counter.cache) == 2
+
+
+def test_messages_without_id_are_not_cached() -> None:
+    inner = CountingCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=8))
+    m = HumanMessage(TEXT)
+    assert counter.count_message(m) == counter.count_message(m)
+    assert inner.counted == [None, None]
+    assert len(counter.cache) == 0
+    assert (counter.cache.hits, counter.cache.misses) == (0, 0)
+
+
+def test_different_built_in_counters_do_not_share_counts() -> None:
+    cache = MessageCountCache(maxsize=8)
+    approx = CachedCounter(ApproximateCounter(), cache)
+    exact = CachedCounter(TiktokenCounter("o200k_base"), cache)
+    legacy = CachedCounter(TiktokenCounter("cl100k_base"), cache)
+    m = HumanMessage("naïve Unicode: 日本語のテキスト " * 30, id="m")
+    counts = [c.count_message(m) for c in (approx, exact, legacy)]
+    assert counts == [
+        ApproximateCounter().count_message(m),
+        TiktokenCounter("o200k_base").count_message(m),
+        TiktokenCounter("cl100k_base").count_message(m),
+    ]
+    assert len(set(counts)) == 3  # the test would not notice sharing otherwise
+    assert cache.misses == 3 and len(cache) == 3
+
+
+def test_counters_of_one_kind_share_counts_and_custom_ones_are_kept_apart() -> None:
+    cache = MessageCountCache(maxsize=8)
+    m = HumanMessage(TEXT, id="m")
+    CachedCounter(ApproximateCounter(), cache).count_message(m)
+    CachedCounter(ApproximateCounter(), cache).count_message(m)
+    assert (cache.misses, cache.hits) == (1, 1)  # another worker's counter, same counts
+    first, second = CountingCounter(), CountingCounter()
+    CachedCounter(first, cache).count_message(m)
+    CachedCounter(second, cache).count_message(m)
+    assert first.counted == ["m"] and second.counted == ["m"]
+    assert counter_key(first) != counter_key(second)
+    assert counter_key(CachedCounter(first)) == counter_key(first)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="counter_key keys built-in counters by name only: ApproximateCounter(message_overhead=50)"
+    " shares the counts of ApproximateCounter() (count_cache.py:114-117 counter_key)",
+)
+def test_built_in_counters_with_other_options_do_not_share_counts() -> None:
+    cache = MessageCountCache(maxsize=8)
+    m = HumanMessage(TEXT, id="m")
+    CachedCounter(ApproximateCounter(), cache).count_message(m)
+    padded = CachedCounter(ApproximateCounter(message_overhead=50), cache)
+    assert padded.count_message(m) == ApproximateCounter(message_overhead=50).count_message(m)
+
+
+def test_clear_forgets_counts_and_statistics() -> None:
+    cache = MessageCountCache(maxsize=8)
+    counter = CachedCounter(ApproximateCounter(), cache)
+    counter.count_message(HumanMessage(TEXT, id="m"))
+    counter.count_message(HumanMessage(TEXT, id="m"))
+    cache.clear()
+    assert len(cache) == 0 and (cache.hits, cache.misses) == (0, 0)
+    assert CachedCounter(ApproximateCounter()).cache is shared_cache()
