@@ -112,9 +112,16 @@ def shared_blocks() -> _BlockCache:
 
 
 def counter_key(counter: TokenCounter) -> Hashable:
-    """What identifies a counter's counts: built-in counters by name, any other by identity."""
+    """What identifies a counter's counts: a built-in counter by its name and options (two alike
+    count alike), any other by identity."""
     inner = counter.inner if isinstance(counter, CachedCounter) else counter
-    return inner.name if type(inner) in (ApproximateCounter, TiktokenCounter) else id(inner)
+    if type(inner) in (ApproximateCounter, TiktokenCounter):
+        return (
+            inner.name,
+            getattr(inner, "message_overhead", None),
+            getattr(inner, "image_tokens", None),
+        )
+    return id(inner)
 
 
 def shared_cache() -> MessageCountCache:

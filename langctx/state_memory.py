@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
 from langctx.channel import (
     ArchiveRecord,
@@ -307,18 +307,9 @@ def _window(
             return None
         if t is not None:
             head.append(raw[t])
-    else:  # an entry of an older langctx: the task is the first substantive human message
-        head.extend(_legacy_task(raw, k, start))
+    else:  # an entry of an older langctx names no task: the whole state is read once more
+        return None
     return head, start
-
-
-def _legacy_task(raw: Sequence[BaseMessage], lo: int, hi: int) -> list[BaseMessage]:
-    from langctx.config import is_substantive_task
-
-    for m in raw[lo:hi]:
-        if isinstance(m, HumanMessage) and not is_control_message(m) and is_substantive_task(m):
-            return [m]
-    return []
 
 
 def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:

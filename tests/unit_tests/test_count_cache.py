@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.count_cache import CachedCounter, MessageCountCache, counter_key, shared_cache
@@ -109,11 +108,6 @@ def test_counters_of_one_kind_share_counts_and_custom_ones_are_kept_apart() -> N
     assert counter_key(CachedCounter(first)) == counter_key(first)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="counter_key keys built-in counters by name only: ApproximateCounter(message_overhead=50)"
-    " shares the counts of ApproximateCounter() (count_cache.py:114-117 counter_key)",
-)
 def test_built_in_counters_with_other_options_do_not_share_counts() -> None:
     cache = MessageCountCache(maxsize=8)
     m = HumanMessage(TEXT, id="m")

@@ -262,12 +262,20 @@ def facts_lines(
     parts: list[str] = []
     listed = 0
     for prefix, items in groups:
-        shown: list[str] = []
-        for item in items:
-            trial = _facts_line(label, [*parts, prefix + ", ".join([*shown, item])], 0)
-            if count_tokens(trial) > budget_tokens - 12:  # room for the "+N more" suffix
-                break
-            shown.append(item)
+
+        def fits(k: int, prefix: str = prefix, items: tuple[str, ...] = items) -> bool:
+            trial = _facts_line(label, [*parts, prefix + ", ".join(items[:k])], 0)
+            return count_tokens(trial) <= budget_tokens - 12  # room for the "+N more" suffix
+
+        # the longest prefix of the items that fits: a line only grows with k, so search it
+        lo, hi = 0, len(items)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        shown = list(items[:lo])
         listed += len(shown)
         if shown:
             parts.append(prefix + ", ".join(shown))
