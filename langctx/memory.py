@@ -1,9 +1,7 @@
-"""LayeredChatMemory: the engine that decides what the model sees.
+"""LayeredChatMemory: the standalone memory (an append-only log, its entries, the projection).
 
-The log is append-only: every message ever added stays in :attr:`LayeredChatMemory.messages`.
 Compaction writes entries (summaries and in-place edits) that the projection applies; it never
-deletes. Decisions (where to cut, what to shed, what to project) are pure and synchronous; only the
-summarizer call has a sync and an async form, and the twins differ only at that call.
+deletes. The parts live in :mod:`langctx.engine`.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -452,12 +450,14 @@ class LayeredChatMemory:
     _extract = planning._extract
     _merge_group = planning._merge_group
     _merge_request = planning._merge_request
-    # the summarizer calls of a compaction: timeout, fallback to the local summary, cap (langctx.engine.summarizer_calls)
+    # the summarizer calls of a compaction: fallback to the local summary, cap (langctx.engine.summarizer_calls)
     _run = summarizer_calls._run
     _arun = summarizer_calls._arun
-    _call_sync = summarizer_calls._call_sync
-    _checked = summarizer_calls._checked
-    _accept = summarizer_calls._accept
+    _unasked = summarizer_calls._unasked
+    _summarize = summarizer_calls._summarize
+    _asummarize = summarizer_calls._asummarize
+    _deadline = summarizer_calls._deadline
+    _accepted = summarizer_calls._accepted
     _fallback = summarizer_calls._fallback
     _cap = summarizer_calls._cap
     # writing a compaction: entries, merges, in-place edits, budget truncation, the eviction log (langctx.engine.writing)

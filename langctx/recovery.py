@@ -1,15 +1,9 @@
 """Overflow recovery: the provider said "too long", so compact and retry the same request.
 
-One policy for every path (the middleware's ``wrap_model_call``, a custom model node,
-``create_react_agent``): when the model call raises an error that the
-:class:`~langctx.overflow.OverflowMatcher` recognises, the thread's memory compacts with
-``trigger="overflow"`` and the same request is sent again with the new projection, at most
-``max_retries`` times. Each retry keeps half as many recent tokens as the one before (and halves
-again within a retry until something is freed), because the provider counts more than the memory
-thinks. When the retries are spent, or a compaction frees
-nothing, :class:`~langctx.ContextOverflowError` is raised with the token figures. Any other error is
-re-raised at once, unretried. A summarizer failing during recovery falls back to the local summary
-(the core does that) and the retry still happens.
+On an error the :class:`~langctx.overflow.OverflowMatcher` recognises, compact with
+``trigger="overflow"`` (each retry keeping half the recent tokens of the one before) and resend,
+at most ``max_retries`` times, then raise :class:`~langctx.ContextOverflowError`. Other errors
+are re-raised at once.
 
 Example:
     >>> from langchain_core.messages import HumanMessage

@@ -1,24 +1,10 @@
 """``ContextModeMiddleware``: Context-mode for ``langchain.agents.create_agent``.
 
-The order is fixed: tool returns -> Context-mode -> memory -> compaction -> model. This middleware
-is the Context-mode step; :class:`~langctx.middleware.LangctxMiddleware` is the
-memory and compaction. Use both::
-
-    create_agent(model, tools, middleware=[LangctxMiddleware(max_tokens=...), ContextModeMiddleware()])
-
-What it does:
-
-- ``wrap_tool_call``: runs every tool under the guard (timeout, error result instead of a crash,
-  output cap), then through the :class:`~langctx.context_mode.processor.ContextModeProcessor`. A
-  referenced output carries Context-mode's stamp, which gives it the ``context_ref`` priority (20)
-  in the memory. Its own tools (``fetch_context``, ...) run untouched.
-- adds the tools ``fetch_context`` and ``working_memory`` (and ``remember`` with long-term memory);
-  after a fetch the reference's priority drops to ``fetched_ref`` (10);
-- ``wrap_model_call``: appends :data:`~langctx.context_mode.prompt.CONTEXT_MODE_SYSTEM_PROMPT` to
-  the system prompt, and the long-term facts relevant to the last user message (under a token cap).
-
-For ``LangctxMiddleware``'s own extension point (no separate middleware),
-:class:`ContextModeToolProcessor` is a ``tool_output_processor``.
+``wrap_tool_call`` runs each tool under the guard (timeout, error result, output cap), then
+through the :class:`~langctx.context_mode.processor.ContextModeProcessor`; ``wrap_model_call``
+adds the Context-mode prompt and relevant long-term facts; it adds the ``fetch_context`` and
+``working_memory`` tools. Use it beside :class:`~langctx.middleware.LangctxMiddleware`.
+:class:`ContextModeToolProcessor` is the same as a ``tool_output_processor``.
 
 Example:
     >>> from langchain.agents import create_agent

@@ -315,6 +315,7 @@ def test_every_request_after_a_compaction_names_every_modified_file() -> None:
 
 
 @pytest.mark.parametrize("module", [paths_module, projection_module])
-def test_doctests(module: object) -> None:
-    outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
-    assert outcome.attempted > 0 and outcome.failed == 0
+def test_docstring_examples_exist(module: object) -> None:
+    """They run in test_public_api (every module once); here: the module kept its examples."""
+    tests = doctest.DocTestFinder(exclude_empty=True).find(module)
+    assert sum(len(t.examples) for t in tests) > 0
