@@ -100,7 +100,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         system_prompt: text appended to the system prompt (None: nothing).
         working_memory: add the ``working_memory`` tool.
         long_term: long-term memory; adds the ``remember`` tool and injects relevant facts.
-        **config_kwargs: :class:`~langctx.context_mode.processor.ContextModeConfig` fields.
+        **config_kwargs: :class:`~langctx.context_mode.config.ContextModeConfig` fields.
     """
 
     state_schema = ContextModeState

@@ -19,7 +19,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.references import reassemble
+from langctx.context_mode.slices import reassemble
 from langctx.context_mode.tools import fetch_context_tool, remember_tool
 from langctx.errors import ReferenceNotFoundError
 from langctx.stores.long_term import LongTermMemory

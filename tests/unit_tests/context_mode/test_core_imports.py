@@ -7,12 +7,18 @@ import sys
 
 CORE = [
     "langctx.context_mode",
+    "langctx.context_mode.config",
+    "langctx.context_mode.fetch",
+    "langctx.context_mode.grep",
     "langctx.context_mode.guard",
+    "langctx.context_mode.plan",
     "langctx.context_mode.processor",
     "langctx.context_mode.prompt",
+    "langctx.context_mode.reduce",
     "langctx.context_mode.ref_store",
     "langctx.context_mode.references",
     "langctx.context_mode.slice_codec",
+    "langctx.context_mode.slices",
     "langctx.context_mode.summary",
     "langctx.context_mode.tiers",
     "langctx.context_mode.wrapped_tool",

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from langctx.context_mode import detect_kind
+from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.detect import is_command_call, is_read_call, output_path
-from langctx.context_mode.processor import ContextModeConfig
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS
 from tests.unit_tests.context_mode import samples as s

@@ -9,7 +9,8 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from langctx.context_mode.processor import ContextModeConfig, ContextModeProcessor
+from langctx.context_mode.config import ContextModeConfig
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore
 from langctx.context_mode.summary import summary_request, tool_kind
 from langctx.errors import ConfigError

@@ -10,12 +10,7 @@ from hypothesis import strategies as st
 
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
-from langctx.context_mode.references import (
-    find_reference_ids,
-    parse_slice,
-    reassemble,
-    render_slice,
-)
+from langctx.context_mode.references import find_reference_ids
 from langctx.context_mode.slice_codec import (
     choose_encoding,
     decode_body,
@@ -24,6 +19,7 @@ from langctx.context_mode.slice_codec import (
     to_raw,
     utf8_boundary,
 )
+from langctx.context_mode.slices import parse_slice, reassemble, render_slice
 from langctx.errors import ConfigError, ReferenceNotFoundError
 from langctx.markers import REF_MARKER, escape_markers, unescape_markers
 

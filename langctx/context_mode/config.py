@@ -1,0 +1,81 @@
+"""ContextModeConfig: the thresholds and options of Context-mode, validated on construction.
+
+Example:
+    >>> ContextModeConfig(max_inline_tokens=1000).reference_min_tokens
+    4000
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langctx.config import DEFAULT_SUMMARY_TIMEOUT
+from langctx.context_mode.grep import DEFAULT_GREP_MAX_MATCHES
+from langctx.context_mode.outputs import ContentKind
+from langctx.context_mode.reduce import DEFAULT_MAX_INLINE_TOKENS, MIN_INLINE_TOKENS
+from langctx.context_mode.references import DEFAULT_REFERENCE_MIN_TOKENS
+from langctx.context_mode.summary import DEFAULT_SUMMARY_KINDS
+from langctx.errors import ConfigError
+from langctx.facts import DEFAULT_COMMAND_TOOLS
+from langctx.facts.tools import command_tool_set
+
+__all__ = ["ContextModeConfig"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextModeConfig:
+    """Thresholds and options of Context-mode (validated on construction)."""
+
+    max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS
+    """Outputs up to this many tokens pass through; every text put in the context (reduction,
+    reference, fetched slice) fits it."""
+
+    reference_min_tokens: int = DEFAULT_REFERENCE_MIN_TOKENS
+    """Outputs over this many tokens are stored and referenced (at least ``max_inline_tokens``)."""
+
+    references: bool = True
+    """Store and reference outputs at all (False: reduce only; nothing is stored)."""
+
+    reference_lost_facts: bool = True
+    """Also reference an output whose reduction dropped an exit code, error type or file:line,
+    so every fact stays one ``fetch_context`` call away."""
+
+    summary_kinds: frozenset[ContentKind] = field(default_factory=lambda: DEFAULT_SUMMARY_KINDS)
+    """Content kinds a configured summarizer compresses (others keep the structural reduction)."""
+
+    summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
+    """Seconds a summarizer call may take before the reduction is used (None: no limit); the
+    default is :data:`langctx.config.DEFAULT_SUMMARY_TIMEOUT`, the same as compaction's."""
+
+    grep_max_matches: int = DEFAULT_GREP_MAX_MATCHES
+    """At most this many matching lines per grep result."""
+
+    ttl_seconds: float | None = None
+    """Stored outputs expire after this many seconds (None: never)."""
+
+    command_tools: frozenset[str] = DEFAULT_COMMAND_TOOLS
+    """Names of the tools that run shell commands, whose output is reduced as a log (the memory's
+    default, :data:`langctx.facts.DEFAULT_COMMAND_TOOLS`; pass the memory's ``command_tools``)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_inline_tokens", "reference_min_tokens", "grep_max_matches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}."
+                raise ConfigError(msg)
+        if self.max_inline_tokens < MIN_INLINE_TOKENS:
+            msg = f"max_inline_tokens={self.max_inline_tokens} is too small; use at least {MIN_INLINE_TOKENS}."
+            raise ConfigError(msg)
+        if self.reference_min_tokens < self.max_inline_tokens:
+            msg = (
+                f"reference_min_tokens ({self.reference_min_tokens}) must be at least "
+                f"max_inline_tokens ({self.max_inline_tokens})."
+            )
+            raise ConfigError(msg)
+        for name in ("summary_timeout", "ttl_seconds"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and value > 0):
+                msg = f"{name} must be a positive number of seconds or None, got {value!r}."
+                raise ConfigError(msg)
+        object.__setattr__(self, "summary_kinds", frozenset(self.summary_kinds))
+        object.__setattr__(self, "command_tools", command_tool_set(self.command_tools))

@@ -1,0 +1,147 @@
+"""Grep of a stored output: the matching lines, with line numbers and byte offsets, under a budget.
+
+Example:
+    >>> from langctx.context_mode.ref_store import new_meta
+    >>> data = b"ok\\nboom: KeyError x\\nok\\n"
+    >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
+    >>> render_grep(meta, data, "keyerror", max_tokens=500).matches
+    1
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langctx.context_mode.references import FetchResult, fetch_call, out_of_range
+from langctx.markers import REF_MARKER, escape_delimiters
+from langctx.tokens import TextCounter, TokenCounter, text_counter
+
+__all__ = ["DEFAULT_GREP_MAX_MATCHES", "MAX_GREP_PATTERN_CHARS", "render_grep"]
+
+DEFAULT_GREP_MAX_MATCHES = 50
+"""At most this many matching lines per ``grep`` result."""
+
+MAX_GREP_PATTERN_CHARS = 500
+"""Longer grep patterns are refused."""
+
+_GREP_LINE_CHARS = 300
+
+
+def _compile(pattern: str) -> re.Pattern[bytes]:
+    """A bytes regex for ``pattern``: a regex if it compiles, else the literal text.
+
+    Smart case: case-insensitive unless the pattern has an upper-case letter.
+    """
+    flags = re.MULTILINE if pattern != pattern.lower() else re.MULTILINE | re.IGNORECASE
+    raw = pattern.encode("utf-8", "surrogatepass")
+    try:
+        return re.compile(raw, flags)
+    except re.error:
+        return re.compile(re.escape(raw), flags)
+
+
+def _grep_line(line: bytes, match_at: int) -> str:
+    text = line.decode("utf-8", "replace").rstrip("\r")
+    if len(text) > _GREP_LINE_CHARS:
+        lo = max(0, min(match_at - 80, len(text) - _GREP_LINE_CHARS))
+        hi = lo + _GREP_LINE_CHARS
+        text = ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+    return escape_delimiters(text)
+
+
+def render_grep(
+    meta: Mapping[str, Any],
+    data: bytes,
+    pattern: str,
+    *,
+    offset: int = 0,
+    max_matches: int = DEFAULT_GREP_MAX_MATCHES,
+    max_tokens: int,
+    count_tokens: TokenCounter | TextCounter | None = None,
+) -> FetchResult:
+    """The lines of a stored output that match ``pattern``, with line numbers and byte offsets.
+
+    ``pattern`` is a regular expression, or literal text when it is not a valid one; it ignores
+    case unless it has an upper-case letter. The search starts at byte ``offset``; at most
+    ``max_matches`` lines and ``max_tokens`` tokens are returned, and the footer says where the
+    next page starts.
+
+    Example:
+        >>> from langctx.context_mode.ref_store import new_meta
+        >>> data = b"ok\\nboom: KeyError x\\nok\\nwarn\\nKeyError again\\n"
+        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
+        >>> print(render_grep(meta, data, "KeyError", max_tokens=500).text)  # doctest: +NORMALIZE_WHITESPACE
+        [langctx ref=ctx_0123abcd grep "KeyError" from offset 0: 2 matching lines (line number @ byte offset)]
+        L2 @3: boom: KeyError x
+        L5 @28: KeyError again
+        [langctx ref=ctx_0123abcd grep ends · no more matches · read around a match with
+        fetch_context(ref_id="ctx_0123abcd", offset=<its @ offset>)]
+    """
+    count = text_counter(count_tokens)
+    ref_id, total = str(meta["ref_id"]), int(meta["size"])
+    if len(pattern) > MAX_GREP_PATTERN_CHARS:
+        text = f"{REF_MARKER}{ref_id} · the grep pattern is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})]"
+        return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
+    if offset < 0 or (offset >= total and total > 0):
+        return out_of_range(ref_id, offset=offset, total=total)
+    rx = _compile(pattern)
+    shown = escape_delimiters(json.dumps(pattern, ensure_ascii=False))
+    frame = _grep_head(ref_id, shown, offset, 999) + _grep_foot(ref_id, pattern, 10**12, 1)
+    budget = max_tokens - count(frame) - 4
+    lines: list[str] = []
+    used = 0
+    pos, lineno, counted = offset, 1 + data.count(b"\n", 0, offset), offset
+    next_offset: int | None = None
+    while pos <= len(data):
+        m = rx.search(data, pos)
+        if m is None:
+            break
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        stop = data.find(b"\n", m.start())
+        stop = len(data) if stop == -1 else stop
+        lineno += data.count(b"\n", counted, start)
+        counted = max(counted, start)
+        line = f"L{lineno} @{start}: {_grep_line(data[start:stop], m.start() - start)}"
+        cost = count(line) + 1
+        if len(lines) >= max_matches or used + cost > budget:
+            next_offset = max(start, offset)
+            break
+        lines.append(line)
+        used += cost
+        pos = stop + 1
+    end = min(pos, total) if next_offset is None else next_offset
+    head = _grep_head(ref_id, shown, offset, len(lines))
+    foot = _grep_foot(ref_id, pattern, next_offset, len(lines))
+    return FetchResult(
+        text="\n".join([head, *lines, foot]),
+        ref_id=ref_id,
+        kind="grep",
+        start=offset,
+        end=end,
+        total=total,
+        next_offset=next_offset,
+        matches=len(lines),
+    )
+
+
+def _grep_head(ref_id: str, shown: str, offset: int, n: int) -> str:
+    what = f"{n} matching line{'' if n == 1 else 's'}"
+    if n:
+        what += " (line number @ byte offset)"
+    return f"{REF_MARKER}{ref_id} grep {shown} from offset {offset}: {what}]"
+
+
+def _grep_foot(ref_id: str, pattern: str, next_offset: int | None, n: int) -> str:
+    notes = []
+    if next_offset is not None:
+        notes.append(f"more matches: {fetch_call(ref_id, grep=pattern, offset=next_offset)}")
+    else:
+        notes.append("no more matches")
+    if n:
+        notes.append(
+            f'read around a match with fetch_context(ref_id="{ref_id}", offset=<its @ offset>)'
+        )
+    return f"{REF_MARKER}{ref_id} grep ends · {' · '.join(notes)}]"

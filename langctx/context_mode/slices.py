@@ -1,0 +1,219 @@
+"""Slices of a stored output: byte windows that fit a token budget and reassemble exactly.
+
+Offsets count **bytes** of the stored output; each slice says where it starts and ends and how its
+body is encoded, so :func:`reassemble` of all slices gives back the original bytes exactly.
+
+Example:
+    >>> from langctx.context_mode.ref_store import new_meta
+    >>> data = "\\n".join(f"line {i}" for i in range(2000)).encode()
+    >>> meta = new_meta(ref_id="ctx_0a1b2c3d", thread_id="t", data=data, source="str")
+    >>> first = render_slice(meta, data[:4000], 0, max_tokens=300)
+    >>> first.start, first.end < 4000, first.next_offset == first.end
+    (0, True, True)
+    >>> first.text.splitlines()[0]
+    '[langctx ref=ctx_0a1b2c3d slice offset=0 end=... total=... encoding=utf-8]'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langctx.context_mode.references import REF_ID_RE, FetchResult, fetch_call, out_of_range
+from langctx.context_mode.slice_codec import (
+    SLICE_ENCODINGS,
+    SliceEncoding,
+    choose_encoding,
+    decode_body,
+    encode_body,
+    utf8_boundary,
+)
+from langctx.markers import REF_MARKER
+from langctx.tokens import TextCounter, TokenCounter, text_counter
+
+__all__ = ["ParsedSlice", "parse_slice", "reassemble", "render_slice", "slice_window"]
+
+_WINDOW_BYTES_PER_TOKEN = (
+    16  # no text needs more bytes per token: a window this big always suffices
+)
+_SLICE_HEAD = re.compile(
+    "^" + re.escape(REF_MARKER) + f"(?P<ref>{REF_ID_RE.pattern})"
+    r" slice offset=(?P<start>\d+) end=(?P<end>\d+) "
+    r"total=(?P<total>\d+) encoding=(?P<enc>utf-8\+x|utf-8|base64)\]$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSlice:
+    """A slice read back from its text (see :func:`parse_slice`)."""
+
+    ref_id: str
+    start: int
+    end: int
+    total: int
+    encoding: SliceEncoding
+    data: bytes
+
+
+def slice_window(offset: int, limit: int | None, *, size: int, max_tokens: int) -> tuple[int, int]:
+    """The byte range to read from the store for a slice request (a slice never needs more).
+
+    Example:
+        >>> slice_window(100, 50, size=1000, max_tokens=1500), slice_window(0, None, size=10, max_tokens=100)
+        ((100, 150), (0, 10))
+    """
+    cap = max_tokens * _WINDOW_BYTES_PER_TOKEN
+    span = cap if limit is None else min(limit, cap)
+    return offset, min(size, offset + max(0, span))
+
+
+def _slice_text(
+    ref_id: str, start: int, end: int, total: int, enc: SliceEncoding, body: str
+) -> str:
+    head = f"{REF_MARKER}{ref_id} slice offset={start} end={end} total={total} encoding={enc}]"
+    notes = []
+    if enc == "utf-8+x":
+        notes.append("\\xNN in the body is a raw byte and \\\\ a backslash")
+    elif enc == "base64":
+        notes.append("the body is base64 of binary bytes")
+    if end < total:
+        notes.append(f"{total - end:,} bytes left; next: {fetch_call(ref_id, offset=end)}")
+    else:
+        notes.append("end of the output")
+    foot = f"{REF_MARKER}{ref_id} slice ends · {' · '.join(notes)}]"
+    return f"{head}\n{body}\n{foot}"
+
+
+def render_slice(
+    meta: Mapping[str, Any],
+    window: bytes,
+    offset: int,
+    *,
+    limit: int | None = None,
+    max_tokens: int,
+    count_tokens: TokenCounter | TextCounter | None = None,
+) -> FetchResult:
+    """One slice of a stored output, starting at ``offset``, fitted to ``max_tokens``.
+
+    Args:
+        meta: the reference's meta (``ref_id`` and ``size`` are used).
+        window: the stored bytes from ``offset`` on (see :func:`slice_window`).
+        offset: first byte of the slice (must be in range; see :func:`out_of_range`).
+        limit: the most bytes wanted; None: as much as fits. A slice cut for the budget ends at a
+            character boundary and, when no limit was given, preferably after a newline.
+        max_tokens: the most tokens the whole text may have.
+        count_tokens: token counter.
+
+    Example:
+        >>> from langctx.context_mode.ref_store import new_meta
+        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"\\x00\\x01", source="bytes")
+        >>> r = render_slice(meta, b"\\x00\\x01", 0, max_tokens=200)
+        >>> r.encoding, r.data, r.next_offset
+        ('base64', b'\\x00\\x01', None)
+    """
+    count = text_counter(count_tokens)
+    ref_id, total = str(meta["ref_id"]), int(meta["size"])
+    if limit is not None:
+        window = window[: max(0, limit)]
+    if not window:
+        return out_of_range(ref_id, offset=offset, total=total, limit=limit)
+    cut = len(window)
+    while True:
+        if offset + cut < total:
+            cut = utf8_boundary(window, cut)
+        chunk = window[:cut]
+        enc = choose_encoding(chunk)
+        text = _slice_text(ref_id, offset, offset + cut, total, enc, encode_body(chunk, enc))
+        tokens = count(text)
+        if tokens <= max_tokens or cut <= 1:
+            break
+        cut = max(1, min(cut - 1, int(cut * max_tokens / tokens * 0.95)))
+    if limit is None and offset + cut < total and cut < len(window):  # end after a newline
+        newline = chunk.rfind(b"\n") + 1
+        if newline >= max(1, cut // 2):
+            shorter = chunk[:newline]
+            enc2 = choose_encoding(shorter)
+            text2 = _slice_text(
+                ref_id, offset, offset + newline, total, enc2, encode_body(shorter, enc2)
+            )
+            if count(text2) <= max_tokens:
+                chunk, cut, enc, text = shorter, newline, enc2, text2
+    end = offset + cut
+    return FetchResult(
+        text=text,
+        ref_id=ref_id,
+        kind="slice",
+        start=offset,
+        end=end,
+        total=total,
+        encoding=enc,
+        data=bytes(chunk),
+        next_offset=end if end < total else None,
+    )
+
+
+def parse_slice(text: str) -> ParsedSlice:
+    """Read a slice's position, encoding and exact bytes back from its text.
+
+    Raises:
+        ValueError: the text is not a slice written by :func:`render_slice`.
+
+    Example:
+        >>> from langctx.context_mode.ref_store import new_meta
+        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\\xff", source="bytes")
+        >>> parse_slice(render_slice(meta, b"hi\\xff", 0, max_tokens=200).text).data
+        b'hi\\xff'
+    """
+    head, sep, rest = text.partition("\n")
+    body, sep2, _foot = rest.rpartition("\n")
+    m = _SLICE_HEAD.match(head)
+    if not (m and sep and sep2):
+        msg = "not a langctx slice: it must start with '[langctx ref=... slice offset=...]'."
+        raise ValueError(msg)
+    enc = m.group("enc")
+    assert enc in SLICE_ENCODINGS
+    data = decode_body(body, enc)
+    start, end = int(m.group("start")), int(m.group("end"))
+    if len(data) != end - start:
+        msg = f"the slice body decodes to {len(data)} bytes, but its header says {end - start}."
+        raise ValueError(msg)
+    return ParsedSlice(m.group("ref"), start, end, int(m.group("total")), enc, data)
+
+
+def reassemble(slices: Iterable[str]) -> bytes:
+    """Join slice texts (in any order, overlaps allowed) back into the stored bytes.
+
+    Raises:
+        ValueError: a slice does not parse, the slices disagree on the total, or bytes are missing.
+
+    Example:
+        >>> from langctx.context_mode.ref_store import new_meta
+        >>> data = bytes(range(256)) * 8
+        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="bytes")
+        >>> texts, offset = [], 0
+        >>> while offset is not None:
+        ...     r = render_slice(meta, data[offset:], offset, max_tokens=150)
+        ...     texts.append(r.text)
+        ...     offset = r.next_offset
+        >>> reassemble(texts) == data
+        True
+    """
+    parts = sorted((parse_slice(t) for t in slices), key=lambda p: p.start)
+    if not parts:
+        return b""
+    total = parts[0].total
+    out = bytearray()
+    for part in parts:
+        if part.total != total:
+            msg = "the slices come from outputs of different sizes."
+            raise ValueError(msg)
+        if part.start > len(out):
+            msg = f"bytes {len(out)} to {part.start} are missing; fetch that slice too."
+            raise ValueError(msg)
+        out += part.data[len(out) - part.start :]
+    if len(out) != total:
+        msg = f"only {len(out)} of {total} bytes are covered; fetch the rest."
+        raise ValueError(msg)
+    return bytes(out)
