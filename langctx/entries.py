@@ -9,7 +9,7 @@ Example:
     ...     first_kept_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
     ...     quality="local", read_files=["a.py"], modified_files=[])
     >>> e["v"], e["level"], e["first_kept_id"], covered_count(e)
-    (2, 1, 'm3', 2)
+    (3, 1, 'm3', 2)
     >>> validate_entry(e) is e
     True
 """

@@ -18,6 +18,7 @@ import re
 
 __all__ = [
     "ACK_ID_PREFIX",
+    "ANON_ID_PREFIX",
     "COMPACTION_ID_PREFIX",
     "CONTEXT_MODE_MARK",
     "CONTEXT_MODE_STAMP",
@@ -95,6 +96,9 @@ NO_THREAD = "__langctx_no_thread__"
 
 MESSAGE_ID_PREFIX = "langctx-msg-"
 """Id the memory gives a logged message that has none (then a random hex)."""
+
+ANON_ID_PREFIX = "langctx-anon-"
+"""Ids a view gives state messages that have none (position and content digest)."""
 
 HISTORY_ID_PREFIX = "langctx-hist-"
 """The chat-history adapter's id of ``full_messages[i]`` is this and ``i``."""

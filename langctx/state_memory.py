@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
@@ -35,7 +36,7 @@ from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
 from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_entry
 from langctx.facts import FileToolSpec
-from langctx.markers import NO_THREAD
+from langctx.markers import ANON_ID_PREFIX, NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
@@ -232,7 +233,7 @@ def view_state(
     time travel) is rebuilt from the whole state, and the update then resets the channel to the
     entries that still fit.
     """
-    raw = list(state.get("messages") or [])
+    raw = _with_ids(list(state.get("messages") or []))
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = _current(channel.get("compactions"))
     edits: list[EditEntry] = _current(channel.get("edits"))
@@ -261,6 +262,23 @@ def view_state(
         priorities=known_p,
         archive=archive,
     )
+
+
+def _with_ids(raw: list[BaseMessage]) -> list[BaseMessage]:
+    """``raw`` with an id on every message: one derived from its position and content when it has
+    none (LangGraph's reducer gives every message an id; a state built by hand may not), so the
+    same state always gives the same ids and the entries can name them."""
+    if all(m.id is not None for m in raw):
+        return raw
+    return [
+        m if m.id is not None else m.model_copy(update={"id": f"{ANON_ID_PREFIX}{i}-{_digest(m)}"})
+        for i, m in enumerate(raw)
+    ]
+
+
+def _digest(message: BaseMessage) -> str:
+    text = f"{message.type}\x00{message.content!r}\x00{getattr(message, 'tool_calls', None)!r}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def _current(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:

@@ -292,3 +292,14 @@ def test_typed_options_match_memory_config() -> None:
         "command_tools",
         "on_compaction",
     }
+
+
+def test_messages_without_ids_get_stable_ones_so_entries_can_name_them() -> None:
+    messages = [m.model_copy(update={"id": None}) for m in [SYSTEM, TASK, *_turns(12)]]
+    view = view_state({"messages": messages}, SETTINGS)
+    entry = view.compact_if_due()
+    assert entry is not None
+    state = {"messages": messages, "langctx": merge_langctx({}, view.update())}
+    again = view_state(state, SETTINGS)
+    assert again.update() is None  # the cut was found: no rebuild, no reset
+    assert [m.id for m in again.projection()] == [m.id for m in view.projection()]
