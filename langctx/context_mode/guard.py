@@ -95,7 +95,11 @@ async def acall_with_timeout(fn: Callable[[], Awaitable[T]], timeout: float | No
     if timeout is None:
         return await fn()
     task = asyncio.ensure_future(fn())
-    done, _ = await asyncio.wait({task}, timeout=timeout)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:  # the caller was cancelled: so is the call
+        task.cancel()
+        raise
     if not done:
         task.cancel()
         raise GuardTimeoutError(timeout)
@@ -203,9 +207,7 @@ class ToolGuard:
         try:
             out = call_with_timeout(fn, self.timeout)
         except Exception as exc:
-            if _bubbles(exc):
-                raise
-            return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
+            return self._failed(exc, tool_name=tool_name, tool_call_id=tool_call_id)
         return self.cap(out)
 
     async def arun(
@@ -215,10 +217,16 @@ class ToolGuard:
         try:
             out = await acall_with_timeout(fn, self.timeout)
         except Exception as exc:
-            if _bubbles(exc):
-                raise
-            return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
+            return self._failed(exc, tool_name=tool_name, tool_call_id=tool_call_id)
         return self.cap(out)
+
+    def _failed(
+        self, exc: Exception, *, tool_name: str, tool_call_id: str | None
+    ) -> ToolMessage | str:
+        """:meth:`failure` for ``exc``; LangGraph's control flow is re-raised instead."""
+        if _bubbles(exc):
+            raise exc
+        return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
 
     def cap(self, out: T) -> T:
         """Cap the text of a result (a ``ToolMessage``, ``str`` or content blocks)."""

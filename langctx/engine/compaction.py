@@ -29,9 +29,9 @@ def _compact(
     self._start(plan)
     if plan is None:
         return None
-    summary, quality = self._run(plan, lambda req: self._call_sync(req))
+    summary, quality = self._run(plan)
     entry = self._commit(plan, summary, quality)
-    self._merge_levels(lambda req: self._call_sync(req))
+    self._merge_levels()
     self._finish(plan, entry, started)
     return entry
 

@@ -1,17 +1,20 @@
-"""The summarizer calls of a compaction: timeout, fallback to the local summary, cap."""
+"""The summarizer calls of a compaction: the fallback to the local summary, and the cap.
+
+The deadline and the answer check are :mod:`langctx.summarize.calls` (one rule for compaction and
+Context-mode); here a failed call (timeout, error, no text) becomes the local summary, recorded as
+``summarizer_fallback`` in the eviction log.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from langctx.engine.plan import Plan
 from langctx.summarize import (
     SummaryRequest,
+    acall_summarizer,
+    call_summarizer,
     truncate_to_tokens,
 )
 
@@ -20,68 +23,57 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("langctx")
 
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(
-    max_workers=4, thread_name_prefix="langctx-summarizer"
-)
 
-
-def _run(
-    self: LayeredChatMemory, plan: Plan, call: Callable[[SummaryRequest], str]
-) -> tuple[str, str]:
-    if plan.request is None:
-        return "", plan.quality
-    if plan.quality in ("local", "mechanical"):
-        return self._local.summarize(plan.request), plan.quality
-    return self._checked(plan.request, call)
+def _run(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+    if plan.request is None or plan.quality in ("local", "mechanical"):
+        return self._unasked(plan)
+    return self._summarize(plan.request)
 
 
 async def _arun(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+    if plan.request is None or plan.quality in ("local", "mechanical"):
+        return self._unasked(plan)
+    return await self._asummarize(plan.request)
+
+
+def _unasked(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+    """The summary of a plan that asks no summarizer (nothing to fold, or a local-only plan)."""
     if plan.request is None:
         return "", plan.quality
-    if plan.quality in ("local", "mechanical"):
-        return self._local.summarize(plan.request), plan.quality
+    return self._local.summarize(plan.request), plan.quality
+
+
+def _summarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+    """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
     try:
-        coro = self.summarizer.asummarize(plan.request)
-        text = await asyncio.wait_for(coro, self.config.summary_timeout)
-    except Exception as exc:
-        return self._fallback(plan.request, exc)
-    return self._accept(plan.request, text)
-
-
-def _call_sync(self: LayeredChatMemory, request: SummaryRequest) -> str:
-    timeout = self.config.summary_timeout
-    if timeout is None or self.summarizer is self._local:  # local: no thread hand-off
-        return self.summarizer.summarize(request)
-    ctx = contextvars.copy_context()  # keep callbacks / run tree of the caller
-    future = _EXECUTOR.submit(ctx.run, self.summarizer.summarize, request)
-    return future.result(timeout=timeout)
-
-
-def _checked(
-    self: LayeredChatMemory, request: SummaryRequest, call: Callable[[SummaryRequest], str]
-) -> tuple[str, str]:
-    try:
-        text = call(request)
+        text = call_summarizer(self.summarizer, request, timeout=self._deadline())
     except Exception as exc:
         return self._fallback(request, exc)
-    return self._accept(request, text)
+    return self._accepted(request, text)
 
 
-def _accept(self: LayeredChatMemory, request: SummaryRequest, text: object) -> tuple[str, str]:
-    if not isinstance(text, str) or not text.strip():
-        return self._fallback(request, ValueError("the summarizer returned no text"))
+async def _asummarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+    try:
+        text = await acall_summarizer(self.summarizer, request, timeout=self._deadline())
+    except Exception as exc:
+        return self._fallback(request, exc)
+    return self._accepted(request, text)
+
+
+def _deadline(self: LayeredChatMemory) -> float | None:
+    """The summarizer's deadline; the local one runs in the caller's thread, unbounded."""
+    return None if self.summarizer is self._local else self.config.summary_timeout
+
+
+def _accepted(self: LayeredChatMemory, request: SummaryRequest, text: str) -> tuple[str, str]:
     quality = "merged" if request.kind == "merge" else "model"
-    return self._cap(text.strip()), quality
+    return self._cap(text), quality
 
 
 def _fallback(
     self: LayeredChatMemory, request: SummaryRequest, exc: BaseException
 ) -> tuple[str, str]:
-    reason = (
-        "timed out"
-        if isinstance(exc, TimeoutError | concurrent.futures.TimeoutError)
-        else repr(exc)
-    )
+    reason = "timed out" if isinstance(exc, TimeoutError) else repr(exc)
     logger.warning("langctx: summarizer failed (%s); using the local summary", reason[:300])
     self._record("summarizer_fallback", request.kind, [], 0, reason[:300])
     return self._local.summarize(request), "fallback"

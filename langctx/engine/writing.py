@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +33,6 @@ from langctx.markers import (
 )
 from langctx.projection import (
     view_message,
-)
-from langctx.summarize import (
-    SummaryRequest,
 )
 from langctx.summarize.text import merge_summary_facts
 
@@ -107,32 +103,20 @@ def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
     self._active = sorted(live, key=lambda e: (-e["level"], self._seq[e["id"]]))
 
 
-def _merge_levels(self: LayeredChatMemory, call: Callable[[SummaryRequest], str]) -> None:
+def _merge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := self._merge_group()) is not None:
-        req = self._merge_request(group)
-        text, quality = self._checked(req, call)
-        merged.append(
-            self._commit_merge(group, text, "merged" if quality != "fallback" else "fallback")
-        )
+        text, quality = self._summarize(self._merge_request(group))
+        merged.append(self._commit_merge(group, text, quality))
     self._merged_refresh(merged)
 
 
 async def _amerge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := self._merge_group()) is not None:
-        req = self._merge_request(group)
-        try:
-            text = await asyncio.wait_for(
-                self.summarizer.asummarize(req), self.config.summary_timeout
-            )
-            out = self._accept(req, text)
-        except Exception as exc:
-            out = self._fallback(req, exc)
+        text, quality = await self._asummarize(self._merge_request(group))
         with self._lock:
-            merged.append(
-                self._commit_merge(group, out[0], "merged" if out[1] != "fallback" else "fallback")
-            )
+            merged.append(self._commit_merge(group, text, quality))
     with self._lock:
         self._merged_refresh(merged)
 

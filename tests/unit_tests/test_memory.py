@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import re
+import threading
 import time
 
 import pytest
@@ -216,7 +218,7 @@ def test_model_summarizer_output_capped_and_tagged() -> None:
 
 @pytest.mark.parametrize(
     "behaviour",
-    ["raise", "empty", "hang"],
+    ["raise", "empty", "hang", "not text"],
 )
 def test_summarizer_failures_fall_back(behaviour: str) -> None:
     def summarizer(req):
@@ -224,7 +226,7 @@ def test_summarizer_failures_fall_back(behaviour: str) -> None:
             raise RuntimeError("provider down")
         if behaviour == "hang":
             time.sleep(2)
-        return ""
+        return {"summary": "x"} if behaviour == "not text" else ""
 
     mem = LayeredChatMemory(
         max_tokens=3000, summarizer=summarizer, summary_threshold_tokens=0, summary_timeout=0.2
@@ -232,9 +234,95 @@ def test_summarizer_failures_fall_back(behaviour: str) -> None:
     mem.add_messages(coding_session(0))
     for turn in iter_turns(15):
         mem.add_messages(turn)
+    _assert_fell_back(mem, behaviour)
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    ["raise", "empty", "hang", "not text"],
+)
+async def test_async_summarizer_failures_fall_back(behaviour: str) -> None:
+    async def summarizer(req):
+        if behaviour == "raise":
+            raise RuntimeError("provider down")
+        if behaviour == "hang":
+            await asyncio.sleep(2)
+        return {"summary": "x"} if behaviour == "not text" else ""
+
+    mem = LayeredChatMemory(
+        max_tokens=3000, summarizer=summarizer, summary_threshold_tokens=0, summary_timeout=0.2
+    )
+    await mem.aadd_messages(coding_session(0))
+    for turn in iter_turns(15):
+        await mem.aadd_messages(turn)
+    _assert_fell_back(mem, behaviour)
+
+
+def _assert_fell_back(mem: LayeredChatMemory, behaviour: str) -> None:
     assert mem.compactions
     assert {e["quality"] for e in mem.compactions} <= {"fallback"}
     assert "Goal:" in mem.compactions[0]["summary"]
+    reasons = [r["detail"] for r in mem.eviction_log if r["action"] == "summarizer_fallback"]
+    expected = {
+        "raise": "provider down",
+        "empty": "no text",
+        "hang": "timed out",
+        "not text": "a dict, not text",
+    }
+    assert reasons and all(expected[behaviour] in r for r in reasons)
+
+
+def test_summarizer_calls_run_side_by_side_in_the_callers_context() -> None:
+    """Each sync call gets its own daemon thread with the caller's context: no pool to queue in."""
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id")
+    callers = 6
+    barrier = threading.Barrier(callers, timeout=5)  # passes only if all calls run at once
+    seen: list[tuple[str, bool]] = []
+
+    def summarizer(req):
+        barrier.wait()
+        seen.append((request_id.get(), threading.current_thread().daemon))
+        return "Goal:\n- side by side"
+
+    def compact(k: int) -> None:
+        request_id.set(f"r{k}")
+        mem = LayeredChatMemory(max_tokens=100_000, summarizer=summarizer, summary_timeout=10)
+        mem.add_messages(coding_session(0))
+        for turn in iter_turns(6):
+            mem.add_messages(turn)
+        assert mem.compact(keep_recent_tokens=0)["quality"] == "model"
+
+    threads = [threading.Thread(target=compact, args=(k,)) for k in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen) == [(f"r{k}", True) for k in range(callers)]
+
+
+async def test_cancelling_acompact_cancels_the_summarizer_call() -> None:
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def summarizer(req):
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    mem = LayeredChatMemory(max_tokens=100_000, summarizer=summarizer, summary_timeout=30)
+    await mem.aadd_messages(coding_session(0))
+    for turn in iter_turns(6):
+        await mem.aadd_messages(turn)
+    task = asyncio.create_task(mem.acompact(keep_recent_tokens=0))
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.wait_for(cancelled.wait(), 1)
+    assert not mem.compactions
 
 
 async def test_async_twins_and_queued_input() -> None:
