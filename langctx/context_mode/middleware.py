@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import (
@@ -68,6 +69,24 @@ class ContextModeState(AgentState[Any]):
 def _config_of(request: ToolCallRequest) -> RunnableConfig:
     config = getattr(request.runtime, "config", None)
     return config if config is not None else ensure_config()
+
+
+def _query(request: ModelRequest[Any]) -> str:
+    """What long-term memory is searched with: the latest human message's text."""
+    return _last_human_text((request.state or {}).get("messages") or request.messages)
+
+
+def _named(request: ToolCallRequest) -> dict[str, Any]:
+    """The guard's names for a tool call."""
+    return {"tool_name": request.tool_call["name"], "tool_call_id": request.tool_call["id"]}
+
+
+def _where(request: ToolCallRequest) -> dict[str, Any]:
+    """The thread and arguments Context-mode processes a tool call's result for."""
+    return {
+        "thread_id": thread_id_from_config(_config_of(request)),
+        "args": request.tool_call["args"],
+    }
 
 
 def _last_human_text(messages: Any) -> str:
@@ -154,8 +173,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         """Explain references in the system prompt; add relevant long-term facts."""
         block = None
         if self.long_term is not None:
-            query = _last_human_text((request.state or {}).get("messages") or request.messages)
-            block = self.long_term.context_block(query, config=ensure_config())
+            block = self.long_term.context_block(_query(request), config=ensure_config())
         return handler(self._system(request, block))
 
     async def awrap_model_call(
@@ -166,8 +184,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         """Async version of `wrap_model_call`."""
         block = None
         if self.long_term is not None:
-            query = _last_human_text((request.state or {}).get("messages") or request.messages)
-            block = await self.long_term.acontext_block(query, config=ensure_config())
+            block = await self.long_term.acontext_block(_query(request), config=ensure_config())
         return await handler(self._system(request, block))
 
     # ------------------------------------------------------------------ around tools
@@ -178,20 +195,13 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Guard the tool call, then pass its output through Context-mode."""
-        call = request.tool_call
-        if call["name"] in self._own:
+        if request.tool_call["name"] in self._own:
             return handler(request)
-        result = (
-            self.guard.run(
-                lambda: handler(request), tool_name=call["name"], tool_call_id=call["id"]
-            )
-            if self.guard is not None
-            else handler(request)
-        )
+        guard, run = self.guard, partial(handler, request)
+        result = guard.run(run, **_named(request)) if guard is not None else run()
         if not isinstance(result, ToolMessage):
             return result  # type: ignore[return-value]  # a Command: the tool manages its state
-        tid = thread_id_from_config(_config_of(request))
-        return self.processor.process_message(result, thread_id=tid, args=call["args"])
+        return self.processor.process_message(result, **_where(request))
 
     async def awrap_tool_call(
         self,
@@ -199,19 +209,13 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async version of `wrap_tool_call`."""
-        call = request.tool_call
-        if call["name"] in self._own:
+        if request.tool_call["name"] in self._own:
             return await handler(request)
-        if self.guard is not None:
-            result = await self.guard.arun(
-                lambda: handler(request), tool_name=call["name"], tool_call_id=call["id"]
-            )
-        else:
-            result = await handler(request)
+        guard, run = self.guard, partial(handler, request)
+        result = await (guard.arun(run, **_named(request)) if guard is not None else run())
         if not isinstance(result, ToolMessage):
             return result  # type: ignore[return-value]
-        tid = thread_id_from_config(_config_of(request))
-        return await self.processor.aprocess_message(result, thread_id=tid, args=call["args"])
+        return await self.processor.aprocess_message(result, **_where(request))
 
 
 class ContextModeToolProcessor:

@@ -112,6 +112,10 @@ def _fetched(
     return Command(update={"messages": [message], "langctx": channel_update(priorities=priorities)})
 
 
+_FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)
+"""What a failed fetch raises (an unknown or foreign id, a bad argument): an error result."""
+
+
 def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
     return ToolMessage(
         f"[{name} error: {exc}]", tool_call_id=tool_call_id, name=name, status="error"
@@ -154,42 +158,22 @@ def fetch_context_tool(
     """
 
     def fetch_context(
-        ref_id: str,
-        tool_call_id: str,
-        config: RunnableConfig,
-        offset: int = 0,
-        limit: int | None = None,
-        grep: str | None = None,
+        ref_id: str, tool_call_id: str, config: RunnableConfig, **where: Any
     ) -> Command[Any] | ToolMessage:
         try:
-            result = processor.fetch(
-                ref_id,
-                thread_id=thread_id_from_config(config),
-                offset=offset,
-                limit=limit,
-                grep=grep,
-            )
-        except (LangctxError, KeyError, ValueError, OSError) as exc:
+            result = processor.fetch(ref_id, thread_id=thread_id_from_config(config), **where)
+        except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
 
     async def afetch_context(
-        ref_id: str,
-        tool_call_id: str,
-        config: RunnableConfig,
-        offset: int = 0,
-        limit: int | None = None,
-        grep: str | None = None,
+        ref_id: str, tool_call_id: str, config: RunnableConfig, **where: Any
     ) -> Command[Any] | ToolMessage:
         try:
             result = await processor.afetch(
-                ref_id,
-                thread_id=thread_id_from_config(config),
-                offset=offset,
-                limit=limit,
-                grep=grep,
+                ref_id, thread_id=thread_id_from_config(config), **where
             )
-        except (LangctxError, KeyError, ValueError, OSError) as exc:
+        except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
 

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -127,42 +127,39 @@ class ContextModeTool(BaseTool):
         def run() -> Any:
             return self.tool.invoke(input, config, **kwargs)
 
-        out = (
-            self.guard.run(run, tool_name=self.name, tool_call_id=call_id) if self.guard else run()
-        )
-        processor = self.processor
-        if processor is None:
+        guard = self.guard
+        out = guard.run(run, tool_name=self.name, tool_call_id=call_id) if guard else run()
+        if (target := self._context_mode(out, config)) is None:
             return out
-        tid = thread_id_from_config(ensure_config(config))
+        processor, tid = target
         if isinstance(out, ToolMessage):
             return processor.process_message(out, thread_id=tid, args=args)
-        if isinstance(out, str | bytes):
-            return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
-        return out
+        return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async version of `invoke`."""
         call_id, args = _call_of(input)
 
-        async def run() -> Any:
-            return await self.tool.ainvoke(input, config, **kwargs)
+        def run() -> Awaitable[Any]:
+            return self.tool.ainvoke(input, config, **kwargs)
 
-        out = (
-            await self.guard.arun(run, tool_name=self.name, tool_call_id=call_id)
-            if self.guard
-            else await run()
-        )
-        processor = self.processor
-        if processor is None:
+        guard = self.guard
+        out = await (guard.arun(run, tool_name=self.name, tool_call_id=call_id) if guard else run())
+        if (target := self._context_mode(out, config)) is None:
             return out
-        tid = thread_id_from_config(ensure_config(config))
+        processor, tid = target
         if isinstance(out, ToolMessage):
             return await processor.aprocess_message(out, thread_id=tid, args=args)
-        if isinstance(out, str | bytes):
-            return (
-                await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
-            ).text
-        return out
+        reduced = await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
+        return reduced.text
+
+    def _context_mode(
+        self, out: Any, config: RunnableConfig | None
+    ) -> tuple[ContextModeProcessor, str] | None:
+        """The processor and thread for a tool's output (None: the output returns as it is)."""
+        if self.processor is None or not isinstance(out, ToolMessage | str | bytes):
+            return None
+        return self.processor, thread_id_from_config(ensure_config(config))
 
 
 def guard_tool(
