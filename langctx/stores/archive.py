@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict
@@ -144,13 +144,15 @@ class Archive:
             update=view.update(),
         )
 
-    def write(self, store: BaseStore, plan: ArchivePlan) -> None:
+    @staticmethod
+    def write(store: BaseStore, plan: ArchivePlan) -> None:
         """Write the plan's batch, unless an earlier attempt of the same step already did."""
         ns = archive_namespace(plan.batch["thread_id"])
         if store.get(ns, plan.key) is None:
             store.batch([_put(ns, plan)])
 
-    async def awrite(self, store: BaseStore, plan: ArchivePlan) -> None:
+    @staticmethod
+    async def awrite(store: BaseStore, plan: ArchivePlan) -> None:
         """Async version of `write`."""
         ns = archive_namespace(plan.batch["thread_id"])
         (found,) = await _abatch(store, [GetOp(ns, plan.key)])
@@ -193,42 +195,56 @@ def read_batches(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> 
     Raises:
         ArchiveMissingError: a batch the state names is not in the store.
     """
-    ns = archive_namespace(thread_id)
-    items: dict[str, Any] = {}
-    offset = 0
-    while True:
-        page = store.search(ns, limit=_PAGE, offset=offset)
-        _collect(items, page)
-        if len(page) < _PAGE:
-            break
-        offset += _PAGE
-    missing = _walk(items, state, None)
-    while missing is not None:
-        item = store.get(ns, missing)
-        _collect(items, [item] if item is not None else [])
-        missing = _walk(items, state, missing if item is None else None)
-    return _chain(items, state)
+    reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
+    try:
+        op = next(reading)
+        while True:
+            op = reading.send(store.batch([op])[0])
+    except StopIteration as done:
+        return done.value
 
 
 async def aread_batches(
     store: BaseStore, thread_id: str, state: Mapping[str, Any]
 ) -> list[ArchiveBatch]:
     """Async version of `read_batches`."""
-    ns = archive_namespace(thread_id)
+    reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
+    try:
+        op = next(reading)
+        while True:
+            op = reading.send((await _abatch(store, [op]))[0])
+    except StopIteration as done:
+        return done.value
+
+
+def _reading(
+    ns: tuple[str, ...], state: Mapping[str, Any], *, refresh: bool
+) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
+    """Reading the archive as store operations: yields each one, is sent its result.
+
+    The namespace is listed page by page; a batch the chain names that the listing did not
+    return is then fetched by key.
+    """
     items: dict[str, Any] = {}
     offset = 0
     while True:
-        (page,) = await _abatch(store, [SearchOp(ns, limit=_PAGE, offset=offset)])
+        page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)
         _collect(items, page)
         if len(page) < _PAGE:
             break
         offset += _PAGE
     missing = _walk(items, state, None)
     while missing is not None:
-        (item,) = await _abatch(store, [GetOp(ns, missing)])
+        item = yield GetOp(ns, missing, refresh_ttl=refresh)
         _collect(items, [item] if item is not None else [])
         missing = _walk(items, state, missing if item is None else None)
     return _chain(items, state)
+
+
+def _refresh_on_read(store: BaseStore) -> bool:
+    """Whether a read refreshes the items' TTL: the store's setting (``store.get`` reads it too)."""
+    ttl = store.ttl_config
+    return ttl.get("refresh_on_read", True) if ttl is not None else True
 
 
 def full_log(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> list[BaseMessage]:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -75,6 +76,11 @@ def _pg_error(uri: str, exc: BaseException) -> CheckpointerConnectionError:
     return CheckpointerConnectionError(msg, uri=shown)
 
 
+def _sqlite_error(uri: str, exc: BaseException) -> CheckpointerConnectionError:
+    msg = f"cannot open the SQLite checkpoint database {uri!r}: {exc}. Check the path and its permissions."
+    return CheckpointerConnectionError(msg, uri=uri)
+
+
 @contextmanager
 def open_checkpointer(
     uri: str, *, setup: bool = True, connect_timeout: int = 10
@@ -97,45 +103,13 @@ def open_checkpointer(
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = _sqlite_path(uri)
-    try:
+    with _reraised(uri, sqlite3.Error, _sqlite_error):
         conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("select 1")
-    except sqlite3.Error as exc:
-        msg = f"cannot open the SQLite checkpoint database {uri!r}: {exc}. Check the path and its permissions."
-        raise CheckpointerConnectionError(msg, uri=uri) from exc
     try:
         yield SqliteSaver(conn)
     finally:
         conn.close()
-
-
-@contextmanager
-def _postgres(uri: str, *, setup: bool, connect_timeout: int) -> Iterator[BaseCheckpointSaver[Any]]:
-    try:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-    except ImportError as exc:
-        msg = "PostgreSQL checkpoints need the extra: pip install 'langctx[postgres]'."
-        raise CheckpointerConnectionError(msg, uri=redact(uri)) from exc
-    try:
-        conn = psycopg.Connection.connect(
-            uri,
-            autocommit=True,
-            prepare_threshold=0,
-            row_factory=dict_row,
-            connect_timeout=connect_timeout,
-        )
-    except psycopg.Error as exc:
-        raise _pg_error(uri, exc) from exc
-    with conn:
-        saver = PostgresSaver(conn)
-        if setup:
-            try:
-                saver.setup()
-            except psycopg.OperationalError as exc:
-                raise _pg_error(uri, exc) from exc
-        yield saver
 
 
 @asynccontextmanager
@@ -144,42 +118,79 @@ async def aopen_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """Async version of `open_checkpointer` (``AsyncSqliteSaver`` / ``AsyncPostgresSaver``)."""
     if uri.startswith(_PG):
-        try:
-            import psycopg
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-            from psycopg.rows import dict_row
-        except ImportError as exc:
-            msg = "PostgreSQL checkpoints need the extra: pip install 'langctx[postgres]'."
-            raise CheckpointerConnectionError(msg, uri=redact(uri)) from exc
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                uri,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                connect_timeout=connect_timeout,
-            )
-        except psycopg.Error as exc:
-            raise _pg_error(uri, exc) from exc
-        async with conn:
-            saver = AsyncPostgresSaver(conn)
-            if setup:
-                try:
-                    await saver.setup()
-                except psycopg.OperationalError as exc:
-                    raise _pg_error(uri, exc) from exc
+        async with _apostgres(uri, setup=setup, connect_timeout=connect_timeout) as saver:
             yield saver
         return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = _sqlite_path(uri)
-    try:
+    with _reraised(uri, sqlite3.Error, _sqlite_error):
         aconn = await aiosqlite.connect(path)
-    except sqlite3.Error as exc:
-        msg = f"cannot open the SQLite checkpoint database {uri!r}: {exc}. Check the path and its permissions."
-        raise CheckpointerConnectionError(msg, uri=uri) from exc
     try:
         yield AsyncSqliteSaver(aconn)
     finally:
         await aconn.close()
+
+
+@contextmanager
+def _postgres(uri: str, *, setup: bool, connect_timeout: int) -> Iterator[BaseCheckpointSaver[Any]]:
+    psycopg, options = _psycopg(uri, connect_timeout)
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with _reraised(uri, psycopg.Error, _pg_error):
+        conn = psycopg.Connection.connect(uri, **options)
+    with conn:
+        saver = PostgresSaver(conn)
+        if setup:
+            with _reraised(uri, psycopg.OperationalError, _pg_error):
+                saver.setup()
+        yield saver
+
+
+@asynccontextmanager
+async def _apostgres(
+    uri: str, *, setup: bool, connect_timeout: int
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    psycopg, options = _psycopg(uri, connect_timeout)
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    with _reraised(uri, psycopg.Error, _pg_error):
+        conn = await psycopg.AsyncConnection.connect(uri, **options)
+    async with conn:
+        saver = AsyncPostgresSaver(conn)
+        if setup:
+            with _reraised(uri, psycopg.OperationalError, _pg_error):
+                await saver.setup()
+        yield saver
+
+
+def _psycopg(uri: str, connect_timeout: int) -> tuple[ModuleType, dict[str, Any]]:
+    """psycopg and the connection options (raises when the ``postgres`` extra is missing)."""
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401  (the extra's other half)
+        import psycopg
+        from psycopg.rows import dict_row
+    except ImportError as exc:
+        msg = "PostgreSQL checkpoints need the extra: pip install 'langctx[postgres]'."
+        raise CheckpointerConnectionError(msg, uri=redact(uri)) from exc
+    options = {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        "connect_timeout": connect_timeout,
+    }
+    return psycopg, options
+
+
+@contextmanager
+def _reraised(
+    uri: str,
+    error: type[Exception],
+    convert: Callable[[str, BaseException], CheckpointerConnectionError],
+) -> Iterator[None]:
+    """Raise ``error`` inside as the :class:`CheckpointerConnectionError` ``convert`` makes."""
+    try:
+        yield
+    except error as exc:
+        raise convert(uri, exc) from exc

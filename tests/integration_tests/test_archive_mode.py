@@ -25,16 +25,18 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from langctx.errors import ConfigError
 from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import view_state
+from langctx.stores import archive as archive_module
 from langctx.stores.archive import (
     ArchiveMissingError,
     afull_log,
     archive_namespace,
+    aread_batches,
     full_log,
     read_batches,
 )
@@ -147,6 +149,36 @@ def test_full_log_equals_the_plain_log(middleware_runs: tuple[Session, Session])
     assert set(saved) | {e["id"] for e in archived.state["langctx"]["compactions"]} >= {
         e["id"] for e in plain.state["langctx"]["compactions"]
     }  # nothing lost: every entry the plain run has is in the archive or the channel
+
+
+class _UnlistedStore(InMemoryStore):
+    """A store whose listing returns nothing: every batch must be fetched by key."""
+
+    def batch(self, ops: Any) -> list[Any]:
+        found = super().batch(ops)
+        return [[] if isinstance(op, SearchOp) else r for op, r in zip(ops, found, strict=True)]
+
+    async def abatch(self, ops: Any) -> list[Any]:
+        return self.batch(ops)
+
+
+async def test_async_reading_is_the_sync_reading(
+    middleware_runs: tuple[Session, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archived, _ = middleware_runs
+    monkeypatch.setattr(archive_module, "_PAGE", 2)  # the listing takes many pages
+    batches = read_batches(archived.store, archived.thread_id, archived.state)
+    assert len(batches) > 4
+    assert await aread_batches(archived.store, archived.thread_id, archived.state) == batches
+    unlisted = _UnlistedStore()
+    ns = archive_namespace(archived.thread_id)
+    for item in archived.store.search(ns, limit=100_000):
+        unlisted.put(ns, item.key, item.value, index=False)
+    assert read_batches(unlisted, archived.thread_id, archived.state) == batches
+    assert await aread_batches(unlisted, archived.thread_id, archived.state) == batches
+    missing = {"messages": [], "langctx": {"v": 1, "archive": {"v": 1, "last": "00000003-abc"}}}
+    with pytest.raises(ArchiveMissingError, match="00000003-abc"):
+        await afull_log(InMemoryStore(), "t1", missing)
 
 
 def test_live_state_and_channel_stay_bounded(middleware_runs: tuple[Session, Session]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import uuid
 from pathlib import Path
 
@@ -87,3 +88,38 @@ def test_postgres_checkpointer_persists_a_thread() -> None:
     with open_checkpointer(uri) as saver:
         graph = node_agent(ScriptedChatModel(responses=[]), [], LangctxNode(), saver)
         assert graph.get_state(cfg).values["messages"][-1].content == "Hi."
+
+
+@pytest.mark.postgres
+async def test_async_postgres_checkpointer_persists_a_thread() -> None:
+    uri = require_postgres()
+    cfg = config(f"pg-{uuid.uuid4().hex}")
+    async with aopen_checkpointer(uri) as saver:
+        graph = node_agent(ScriptedChatModel(responses=["Hi."]), [], LangctxNode(), saver)
+        await graph.ainvoke({"messages": [HumanMessage("Hello")]}, cfg)
+    async with aopen_checkpointer(uri) as saver:
+        graph = node_agent(ScriptedChatModel(responses=[]), [], LangctxNode(), saver)
+        state = await graph.aget_state(cfg)
+        assert state.values["messages"][-1].content == "Hi."
+
+
+async def test_a_missing_postgres_extra_is_the_same_error_sync_and_async(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
+    uri = "postgresql://agent:s3cret@127.0.0.1:5432/langctx"
+    with pytest.raises(CheckpointerConnectionError, match=r"langctx\[postgres\]") as sync:
+        with open_checkpointer(uri):
+            pass
+    with pytest.raises(CheckpointerConnectionError, match=r"langctx\[postgres\]") as aio:
+        async with aopen_checkpointer(uri):
+            pass
+    assert sync.value.uri == aio.value.uri == "postgresql://agent:***@127.0.0.1:5432/langctx"
+
+
+def test_an_unopenable_sqlite_file_is_a_clear_error(tmp_path: Path) -> None:
+    uri = str(tmp_path)  # a folder: its parent exists, but sqlite cannot open it as a database
+    with pytest.raises(CheckpointerConnectionError, match="Check the path") as info:
+        with open_checkpointer(uri):
+            pass
+    assert info.value.uri == uri
