@@ -44,16 +44,14 @@ from langctx.channel import LangctxChannel, merge_langctx
 from langctx.commands import (
     ACK_REQUEST,
     compact_notice,
-    handled_command,
     is_notice,
-    pending_command,
 )
 from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
+from langctx.memory_step import MemoryStep
 from langctx.state_memory import (
     MemoryOptions,
     MemorySettings,
-    ThreadView,
     thread_id_of,
     view_state,
 )
@@ -123,54 +121,43 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         super().__init__(self._sync, afunc=self._async, name=name)
 
     def _sync(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        command = pending_command(state.get("messages") or [])
-        view = view_state(state, self.settings, thread_id=thread_id_of(config))
-        out: dict[str, Any] = {}
-        if command is not None:
-            before = view.context_tokens()
-            entry = view.compact(command[1] or None)
-            out["messages"] = _replace_command(command, view, before, entry)
-        else:
-            view.compact_if_due()
-        out = self._finish(out, view, command is not None)
-        if self.archive is None:
-            return out
-        plan = self.archive.plan(state, view)
-        if plan is not None:
-            self.archive.write(self.archive.resolve(_graph_store()), plan)
-        return self.archive.apply(out, plan)
+        step = self._step(state, config)
+        if (batch := step.compact()) is not None:
+            Archive.write(*batch)
+        return self._update(step)
 
     async def _async(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        command = pending_command(state.get("messages") or [])
-        view = view_state(state, self.settings, thread_id=thread_id_of(config))
+        step = self._step(state, config)
         async with deferred_callbacks():
-            out: dict[str, Any] = {}
-            if command is not None:
-                before = view.context_tokens()
-                entry = await view.acompact(command[1] or None)
-                out["messages"] = _replace_command(command, view, before, entry)
-            else:
-                await view.acompact_if_due()
-            out = self._finish(out, view, command is not None)
-            if self.archive is None:
-                return out
-            plan = self.archive.plan(state, view)
-            if plan is not None:
-                await self.archive.awrite(self.archive.resolve(_graph_store()), plan)
-            return self.archive.apply(out, plan)
+            if (batch := await step.acompact()) is not None:
+                await Archive.awrite(*batch)
+            return self._update(step)
 
-    def _finish(self, out: dict[str, Any], view: ThreadView, compacted: bool) -> dict[str, Any]:
+    def _step(self, state: Mapping[str, Any], config: RunnableConfig) -> MemoryStep:
+        return MemoryStep(
+            state,
+            self.settings,
+            thread_id=thread_id_of(config),
+            archive=self.archive,
+            store=_graph_store,
+        )
+
+    def _update(self, step: MemoryStep) -> dict[str, Any]:
+        """The node's state update: the handled command, the projection, the new entries."""
+        out: dict[str, Any] = {}
+        if step.handled is not None:
+            out["messages"] = step.handled
         if self.output_key is not None:
-            projection = view.projection()
-            if compacted:
+            projection = step.view.projection()
+            if step.handled is not None:
                 projection.append(
                     HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}")
                 )
             out[self.output_key] = projection
-        update = view.update()
+        update = step.view.update()
         if update is not None:
             out["langctx"] = update
-        return out
+        return Archive.apply(out, step.plan)
 
 
 def _graph_store() -> BaseStore | None:
@@ -179,12 +166,6 @@ def _graph_store() -> BaseStore | None:
         return get_store()
     except RuntimeError:  # not inside a graph run
         return None
-
-
-def _replace_command(
-    command: tuple[BaseMessage, str], view: ThreadView, before: int, entry: Any
-) -> list[BaseMessage]:
-    return handled_command(command, entry, tokens=before, tokens_after=view.context_tokens())
 
 
 def make_pre_model_hook(
@@ -243,21 +224,17 @@ def make_compact_tool(
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
-        before = view.context_tokens()
-        entry = view.compact(instructions or None)
-        return _tool_result(view, before, entry, instructions, tool_call_id)
+        result = _ToolCompaction(state, resolved, instructions, tool_call_id)
+        return result.command(result.view.compact(instructions or None))
 
     async def acompact(
         state: Annotated[dict[str, Any], InjectedState],
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
+        result = _ToolCompaction(state, resolved, instructions, tool_call_id)
         async with deferred_callbacks():
-            before = view.context_tokens()
-            entry = await view.acompact(instructions or None)
-            return _tool_result(view, before, entry, instructions, tool_call_id)
+            return result.command(await result.view.acompact(instructions or None))
 
     return StructuredTool.from_function(
         func=compact,
@@ -271,16 +248,32 @@ def make_compact_tool(
     )
 
 
-def _tool_result(
-    view: ThreadView, before: int, entry: Any, instructions: str, tool_call_id: str
-) -> Command[Any]:
-    notice = compact_notice(
-        entry, tokens=before, tokens_after=view.context_tokens(), instructions=instructions
-    )
-    update: dict[str, Any] = {
-        "messages": [ToolMessage(notice.text, tool_call_id=tool_call_id, name="compact")]
-    }
-    channel = view.update()
-    if channel is not None:
-        update["langctx"] = channel
-    return Command(update=update)
+class _ToolCompaction:
+    """One call of the compact tool: the thread's view before, then the tool's ``Command``."""
+
+    def __init__(
+        self,
+        state: Mapping[str, Any],
+        settings: MemorySettings,
+        instructions: str,
+        tool_call_id: str,
+    ) -> None:
+        self.view = view_state(state, settings, thread_id=thread_id_of(ensure_config()))
+        self.before = self.view.context_tokens()
+        self.instructions = instructions
+        self.tool_call_id = tool_call_id
+
+    def command(self, entry: Any) -> Command[Any]:
+        """The tool's result for ``entry`` (None: nothing was compacted) and the new entries."""
+        notice = compact_notice(
+            entry,
+            tokens=self.before,
+            tokens_after=self.view.context_tokens(),
+            instructions=self.instructions,
+        )
+        message = ToolMessage(notice.text, tool_call_id=self.tool_call_id, name="compact")
+        update: dict[str, Any] = {"messages": [message]}
+        channel = self.view.update()
+        if channel is not None:
+            update["langctx"] = channel
+        return Command(update=update)

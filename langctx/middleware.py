@@ -34,22 +34,21 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolCallRequest,
 )
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.channel import LangctxChannel, merge_langctx
-from langctx.commands import handled_command, pending_command
 from langctx.events import deferred_callbacks, emitting
 from langctx.langgraph import make_compact_tool
+from langctx.memory_step import MemoryStep
 from langctx.recovery import (
     DEFAULT_MAX_OVERFLOW_RETRIES,
     Matcher,
     OverflowRecovery,
 )
-from langctx.state_memory import MemoryOptions, ThreadView, thread_id_of, view_state
+from langctx.state_memory import MemoryOptions, ThreadView, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
-from langctx.stores.archive_plan import ArchivePlan
 
 __all__ = ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"]
 
@@ -111,24 +110,16 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
-        state = request.state
-        command = pending_command(state["messages"])
-        view = view_state(state, self.settings, thread_id=thread_id_of(ensure_config()))
-        if command is not None:
-            before = view.context_tokens()
-            entry = view.compact(command[1] or None)
-            response = _command_handled(command, view, before, entry)
-        else:
-            view.compact_if_due()
-        archive = self.archive
-        plan = archive.plan(state, view) if archive is not None else None
-        if archive is not None and plan is not None:
-            archive.write(archive.resolve(request.runtime.store), plan)
-        if command is None:
-            response = self.recovery.run(
-                view, lambda: handler(request.override(messages=_projection(view)))
-            )
-        return _with_update(response, view, plan, command)
+        step = self._step(request)
+        if (batch := step.compact()) is not None:
+            Archive.write(*batch)
+        if step.handled is not None:
+            return _with_update(ModelResponse(result=[step.handled[1]]), step)
+        view = step.view
+        response = self.recovery.run(
+            view, lambda: handler(request.override(messages=_projection(view)))
+        )
+        return _with_update(response, step)
 
     async def awrap_model_call(
         self,
@@ -136,25 +127,26 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of `wrap_model_call`."""
-        state = request.state
-        command = pending_command(state["messages"])
-        view = view_state(state, self.settings, thread_id=thread_id_of(ensure_config()))
+        step = self._step(request)
         async with deferred_callbacks():
-            if command is not None:
-                before = view.context_tokens()
-                entry = await view.acompact(command[1] or None)
-                response = _command_handled(command, view, before, entry)
-            else:
-                await view.acompact_if_due()
-            archive = self.archive
-            plan = archive.plan(state, view) if archive is not None else None
-            if archive is not None and plan is not None:
-                await archive.awrite(archive.resolve(request.runtime.store), plan)
-            if command is None:
-                response = await self.recovery.arun(
-                    view, lambda: handler(request.override(messages=_projection(view)))
-                )
-            return _with_update(response, view, plan, command)
+            if (batch := await step.acompact()) is not None:
+                await Archive.awrite(*batch)
+            if step.handled is not None:
+                return _with_update(ModelResponse(result=[step.handled[1]]), step)
+            view = step.view
+            response = await self.recovery.arun(
+                view, lambda: handler(request.override(messages=_projection(view)))
+            )
+            return _with_update(response, step)
+
+    def _step(self, request: ModelRequest[Any]) -> MemoryStep:
+        return MemoryStep(
+            request.state,
+            self.settings,
+            thread_id=thread_id_of(ensure_config()),
+            archive=self.archive,
+            store=lambda: request.runtime.store,
+        )
 
     # ------------------------------------------------------------------ around tools
 
@@ -192,33 +184,22 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         return out
 
 
-def _command_handled(
-    command: tuple[BaseMessage, str], view: ThreadView, before: int, entry: Any
-) -> ModelResponse[Any]:
-    """The model call's result for a handled ``/compact``: the notice (no model call)."""
-    _, notice = handled_command(command, entry, tokens=before, tokens_after=view.context_tokens())
-    return ModelResponse(result=[notice])
-
-
 def _projection(view: ThreadView) -> list[AnyMessage]:
     return cast("list[AnyMessage]", view.projection())
 
 
 def _with_update(
-    response: ModelResponse[Any] | AIMessage,
-    view: ThreadView,
-    plan: ArchivePlan | None,
-    command: tuple[BaseMessage, str] | None,
+    response: ModelResponse[Any] | AIMessage, step: MemoryStep
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
     """The response plus this step's state update (new entries, archive removals, the command)."""
     update: dict[str, Any] = {}
     removals: list[BaseMessage] = []
-    if command is not None:
-        removals.append(RemoveMessage(id=str(command[0].id)))
-    channel = view.update()
-    if plan is not None:
-        removals.extend(plan.removals)
-        channel = plan.channel_with(channel)  # the view may have compacted again (overflow)
+    if step.handled is not None:
+        removals.append(step.handled[0])
+    channel = step.view.update()
+    if step.plan is not None:
+        removals.extend(step.plan.removals)
+        channel = step.plan.channel_with(channel)  # the view may have compacted again (overflow)
     if removals:
         update["messages"] = removals
     if channel is not None:

@@ -110,6 +110,7 @@ def test_docstring_examples_run(name: str) -> None:
 
 INTEGRATIONS = {
     "langctx.middleware": ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"],
+    "langctx.memory_step": ["ArchiveWrite", "MemoryStep"],
     "langctx.langgraph": [
         "LangctxAgentState",
         "LangctxNode",

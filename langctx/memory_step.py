@@ -1,0 +1,85 @@
+"""One memory step before a model call, shared by the LangGraph node and the middleware.
+
+:class:`MemoryStep` reads the state it is given (the thread's view, a pending ``/compact``),
+compacts (the only call with an async twin), answers the command and plans the archive batch;
+the integration writes that batch to its store and builds its own state update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.store.base import BaseStore
+
+from langctx.commands import handled_command, pending_command
+from langctx.entries import CompactionEntry
+from langctx.state_memory import MemorySettings, ThreadView, view_state
+from langctx.stores.archive import Archive
+from langctx.stores.archive_plan import ArchivePlan
+
+__all__ = ["ArchiveWrite", "MemoryStep"]
+
+ArchiveWrite = tuple[BaseStore, ArchivePlan]
+"""Where an archive batch goes and the plan that holds it (``Archive.write(*batch)``)."""
+
+
+class MemoryStep:
+    """The thread's memory for one model call, and what the step decided.
+
+    Args:
+        state: the graph state the step is given.
+        settings: the integration's memory settings.
+        thread_id: the run's thread.
+        archive: archive mode, or None.
+        store: the graph's store (called only when a batch is to be written).
+
+    Attributes:
+        view: the thread's memory.
+        command: the pending ``/compact`` message and its instructions, if any.
+        handled: after :meth:`compact`, the command's removal and its notice (None: no command).
+        plan: after :meth:`compact`, the archive plan (None: nothing to archive).
+    """
+
+    def __init__(
+        self,
+        state: Mapping[str, Any],
+        settings: MemorySettings,
+        *,
+        thread_id: str,
+        archive: Archive | None = None,
+        store: Callable[[], BaseStore | None] = lambda: None,
+    ) -> None:
+        self.state = state
+        self.command = pending_command(state.get("messages") or [])
+        self.view: ThreadView = view_state(state, settings, thread_id=thread_id)
+        self.archive = archive
+        self.store = store
+        self.handled: list[BaseMessage] | None = None
+        self.plan: ArchivePlan | None = None
+        self._before = self.view.context_tokens() if self.command else 0
+
+    def compact(self) -> ArchiveWrite | None:
+        """Compact on ``/compact``, or when due; returns the archive batch to write, if any."""
+        view, command = self.view, self.command
+        return self._compacted(
+            view.compact(command[1] or None) if command else view.compact_if_due()
+        )
+
+    async def acompact(self) -> ArchiveWrite | None:
+        """Async version of `compact`."""
+        view, command = self.view, self.command
+        entry = await (view.acompact(command[1] or None) if command else view.acompact_if_due())
+        return self._compacted(entry)
+
+    def _compacted(self, entry: CompactionEntry | None) -> ArchiveWrite | None:
+        if self.command is not None:
+            tokens_after = self.view.context_tokens()
+            self.handled = handled_command(
+                self.command, entry, tokens=self._before, tokens_after=tokens_after
+            )
+        if self.archive is None:
+            return None
+        self.plan = self.archive.plan(self.state, self.view)
+        return None if self.plan is None else (self.archive.resolve(self.store()), self.plan)
