@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import LanguageModelInput
@@ -93,23 +93,16 @@ class OverflowRecovery:
             call: makes the request from the view's current projection.
             failed: the overflow error of a first attempt already made outside.
         """
-        attempt, figures = 0, (view.context_tokens(),) * 2
-        error = failed
+        rounds, error = _Rounds(self, view), failed
         while True:
             if error is None:
                 try:
                     return call()
                 except Exception as exc:
                     error = exc
-            self._check(error, attempt, figures)
-            error = None
-            attempt += 1
-            before = view.context_tokens()
-            for keep in self.keep_levels(view, attempt):
+            for keep in rounds.after(error):
                 view.compact(trigger="overflow", keep_recent_tokens=keep)
-                if view.context_tokens() < before:
-                    break
-            figures = self._progress(view, attempt, before)
+            error = None
 
     async def arun(
         self,
@@ -119,31 +112,50 @@ class OverflowRecovery:
         failed: Exception | None = None,
     ) -> T:
         """Async version of `run`."""
-        attempt, figures = 0, (view.context_tokens(),) * 2
-        error = failed
+        rounds, error = _Rounds(self, view), failed
         while True:
             if error is None:
                 try:
                     return await call()
                 except Exception as exc:
                     error = exc
-            self._check(error, attempt, figures)
-            error = None
-            attempt += 1
-            before = view.context_tokens()
             async with deferred_callbacks():
-                for keep in self.keep_levels(view, attempt):
+                for keep in rounds.after(error):
                     await view.acompact(trigger="overflow", keep_recent_tokens=keep)
-                    if view.context_tokens() < before:
-                        break
-            figures = self._progress(view, attempt, before)
+            error = None
 
-    def _check(self, exc: Exception, attempt: int, figures: tuple[int, int]) -> None:
+
+class _Rounds:
+    """The compact-and-retry rounds of one request: the attempt count and the token figures."""
+
+    def __init__(self, policy: OverflowRecovery, view: ThreadView) -> None:
+        self.policy, self.view = policy, view
+        self.attempt, self.figures = 0, (view.context_tokens(),) * 2
+
+    def after(self, error: Exception) -> Iterator[int | None]:
+        """After a failed call: the recent tokens to keep, gentlest first, one per compaction.
+
+        Raises the error when it is not an overflow, and :class:`~langctx.ContextOverflowError`
+        when the retries are spent or the compactions freed nothing.
+        """
+        self._check(error)  # here, not in the generator: a StopIteration must stay one
+        self.attempt += 1
+        return self._levels(self.view.context_tokens())
+
+    def _levels(self, before: int) -> Iterator[int | None]:
+        for keep in self.policy.keep_levels(self.view, self.attempt):
+            yield keep
+            if self.view.context_tokens() < before:
+                break
+        self.figures = self._progress(before)
+
+    def _check(self, exc: Exception) -> None:
         """Re-raise what is not an overflow; raise ContextOverflowError when retries are spent."""
-        if not self.is_overflow(exc):
+        if not self.policy.is_overflow(exc):
             raise exc
-        if attempt >= self.max_retries:
-            before, after = figures
+        attempt = self.attempt
+        if attempt >= self.policy.max_retries:
+            before, after = self.figures
             msg = (
                 f"the model still rejects the request as too long after {attempt} "
                 f"compact-and-retry round(s) (context {before} -> {after} tokens by langctx's "
@@ -154,8 +166,8 @@ class OverflowRecovery:
                 msg, tokens_before=before, tokens_after=after, attempts=attempt
             ) from exc
 
-    def _progress(self, view: ThreadView, attempt: int, before: int) -> tuple[int, int]:
-        after = view.context_tokens()
+    def _progress(self, before: int) -> tuple[int, int]:
+        after = self.view.context_tokens()
         if after >= before:
             msg = (
                 f"the model rejects the request as too long and there is nothing left to compact "
@@ -164,7 +176,7 @@ class OverflowRecovery:
                 "larger window."
             )
             raise ContextOverflowError(
-                msg, tokens_before=before, tokens_after=after, attempts=attempt
+                msg, tokens_before=before, tokens_after=after, attempts=self.attempt
             )
         return before, after
 
@@ -199,14 +211,11 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> BaseMessage:
         """Call the model; on overflow compact the input and retry (see the module docs)."""
-        config = ensure_config(config)
-        messages = _as_messages(input)
+        config, messages = ensure_config(config), _as_messages(input)
         try:
             return self.bound.invoke(messages, config, **kwargs)
         except Exception as exc:
-            if not self.policy.is_overflow(exc):
-                raise
-            failed = exc
+            failed = self._overflow(exc)
         view = self._view(messages)
         return self.policy.run(
             view, lambda: self.bound.invoke(view.projection(), config, **kwargs), failed=failed
@@ -216,20 +225,21 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> BaseMessage:
         """Async version of `invoke`."""
-        config = ensure_config(config)
-        messages = _as_messages(input)
+        config, messages = ensure_config(config), _as_messages(input)
         try:
             return await self.bound.ainvoke(messages, config, **kwargs)
         except Exception as exc:
-            if not self.policy.is_overflow(exc):
-                raise
-            failed = exc
+            failed = self._overflow(exc)
         view = self._view(messages)
         return await self.policy.arun(
-            view,
-            lambda: self.bound.ainvoke(view.projection(), config, **kwargs),
-            failed=failed,
+            view, lambda: self.bound.ainvoke(view.projection(), config, **kwargs), failed=failed
         )
+
+    def _overflow(self, exc: Exception) -> Exception:
+        """``exc`` when it is an overflow to recover from; anything else is re-raised."""
+        if not self.policy.is_overflow(exc):
+            raise exc
+        return exc
 
 
 def with_overflow_recovery(

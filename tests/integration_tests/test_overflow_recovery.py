@@ -112,6 +112,26 @@ def test_middleware_does_not_retry_unrelated_errors() -> None:
     assert len(after) == compactions
 
 
+async def test_async_middleware_retries_gives_up_and_passes_other_errors_the_same_way() -> None:
+    agent, model, _, cfg = _warm_middleware_agent([overflow_error(), "Recovered."])
+    out = await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert out["messages"][-1].content == "Recovered."
+    assert [e["trigger"] for e in out["langctx"]["compactions"]].count("overflow") == 1
+
+    agent, model, _, cfg = _warm_middleware_agent([overflow_error()] * 3, max_overflow_retries=2)
+    calls_before = len(model.calls)
+    with pytest.raises(ContextOverflowError) as info:
+        await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert info.value.attempts == 2 and len(model.calls) - calls_before == 3
+    assert isinstance(info.value.__cause__, openai.BadRequestError)
+
+    agent, model, _, cfg = _warm_middleware_agent([RuntimeError("rate limited")])
+    calls_before = len(model.calls)
+    with pytest.raises(RuntimeError, match="rate limited"):
+        await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)
+    assert len(model.calls) - calls_before == 1
+
+
 def test_summarizer_failing_during_recovery_falls_back_and_still_retries() -> None:
     def broken(request: Any) -> str:
         raise RuntimeError("summarizer service is down")
