@@ -151,6 +151,25 @@ class _Write:
     """Every entry so far, ``new`` included (for backends that rewrite them whole)."""
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """Messages to append, as given and as the backend stores them (``encode``)."""
+
+    messages: list[BaseMessage] = field(default_factory=list)
+    encoded: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Step:
+    """One write in progress: the batch under its log positions, then the entries it made."""
+
+    start: int
+    batch: _Batch
+    tagged: list[BaseMessage]
+    """The batch as the memory gets it (positional ids)."""
+    new: _Entries = field(default_factory=_Entries)
+
+
 class _Backend(Protocol):
     """Where a history's full log and langctx entries live (one writer per session)."""
 
@@ -478,7 +497,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._log: list[BaseMessage] = []  # exactly what was added
         self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
         self._tags: dict[str, int] = {}  # positional id -> index in the log
-        self._commit(messages, [self._tag(m, i) for i, m in enumerate(messages)], _Entries())
+        self._commit(_Step(0, _Batch(messages), [self._tag(m, i) for i, m in enumerate(messages)]))
         if messages or saved:
             self._restore_memory(context=True)
 
@@ -563,39 +582,24 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             >>> len(history.messages)
             2
         """
-        batch = _as_messages(messages)
-        if not batch:
+        if (batch := self._batch(messages)) is None:
             return
-        encoded = self._backend.encode(batch)
         with self._lock:
-            start, tagged = self._begin(batch)
-            try:
-                self._memory.add_messages(tagged)
-                new = self._new_entries()
-                self._backend.write(_Write(start, batch, encoded, new, self._total(new)))
-            except BaseException:
-                self._restore_memory()
-                raise
-            self._commit(batch, tagged, new)
+            with self._rolled_back(batch) as step:
+                self._memory.add_messages(step.tagged)
+                self._backend.write(self._written(step))
+            self._commit(step)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async version of `add_messages`."""
-        batch = _as_messages(messages)
-        if not batch:
+        if (batch := self._batch(messages)) is None:
             return
-        encoded = self._backend.encode(batch)
         async with self._async_lock():
+            with self._rolled_back(batch) as step:
+                await self._memory.aadd_messages(step.tagged)
+                await self._backend.awrite(self._written(step))
             with self._lock:
-                start, tagged = self._begin(batch)
-            try:
-                await self._memory.aadd_messages(tagged)
-                new = self._new_entries()
-                await self._backend.awrite(_Write(start, batch, encoded, new, self._total(new)))
-            except BaseException:
-                self._restore_memory()
-                raise
-            with self._lock:
-                self._commit(batch, tagged, new)
+                self._commit(step)
 
     def compact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Compact now (e.g. after wrapping a long existing history) and persist the entries.
@@ -603,28 +607,20 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         Returns the new entry, or None when there is nothing to compact.
         """
         with self._lock:
-            try:
+            with self._rolled_back(_Batch()) as step:
                 entry = self._memory.compact(instructions)
-                new = self._new_entries()
-                self._backend.write(_Write(len(self._log), [], [], new, self._total(new)))
-            except BaseException:
-                self._restore_memory()
-                raise
-            self._commit([], [], new)
+                self._backend.write(self._written(step))
+            self._commit(step)
             return entry
 
     async def acompact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Async version of `compact`."""
         async with self._async_lock():
-            try:
+            with self._rolled_back(_Batch()) as step:
                 entry = await self._memory.acompact(instructions)
-                new = self._new_entries()
-                await self._backend.awrite(_Write(len(self._log), [], [], new, self._total(new)))
-            except BaseException:
-                self._restore_memory()
-                raise
+                await self._backend.awrite(self._written(step))
             with self._lock:
-                self._commit([], [], new)
+                self._commit(step)
             return entry
 
     def clear(self) -> None:
@@ -651,19 +647,36 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         """The message as the memory gets it: under its position in the log."""
         return message.model_copy(update={"id": f"{HISTORY_ID_PREFIX}{index}"})
 
-    def _begin(self, batch: list[BaseMessage]) -> tuple[int, list[BaseMessage]]:
-        start = len(self._log)
-        return start, [self._tag(m, start + k) for k, m in enumerate(batch)]
+    def _batch(self, messages: Sequence[BaseMessage]) -> _Batch | None:
+        """The messages checked and encoded (before any lock); None when there are none."""
+        batch = _as_messages(messages)
+        return _Batch(batch, self._backend.encode(batch)) if batch else None
 
-    def _commit(
-        self, batch: Sequence[BaseMessage], tagged: Sequence[BaseMessage], new: _Entries
-    ) -> None:
+    @contextmanager
+    def _rolled_back(self, batch: _Batch) -> Iterator[_Step]:
+        """A write of ``batch``: on any error inside, the memory is rebuilt from what is committed."""
+        with self._lock:
+            start = len(self._log)
+            tagged = [self._tag(m, start + k) for k, m in enumerate(batch.messages)]
+        try:
+            yield _Step(start, batch, tagged)
+        except BaseException:
+            self._restore_memory()
+            raise
+
+    def _written(self, step: _Step) -> _Write:
+        """The backend write of ``step``: its messages and the entries the memory made since."""
+        step.new = new = self._new_entries()
+        batch = step.batch
+        return _Write(step.start, batch.messages, batch.encoded, new, self._total(new))
+
+    def _commit(self, step: _Step) -> None:
         start = len(self._log)
-        self._log.extend(batch)
-        self._memlog.extend(tagged)
-        for k in range(len(batch)):
+        self._log.extend(step.batch.messages)
+        self._memlog.extend(step.tagged)
+        for k in range(len(step.tagged)):
             self._tags[f"{HISTORY_ID_PREFIX}{start + k}"] = start + k
-        self._saved.extend(new)
+        self._saved.extend(step.new)
         self._cache = None
 
     def _new_entries(self) -> _Entries:

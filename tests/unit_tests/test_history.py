@@ -569,6 +569,50 @@ def test_refused_messages_roll_back_memory_and_store() -> None:
     assert history.messages[-1] == HumanMessage("more")
 
 
+async def test_refused_messages_roll_back_memory_and_store_async() -> None:
+    store = ListHistory()
+    history = LangctxChatMessageHistory(history=store, max_tokens=BUDGET, orphan_policy="error")
+    await history.aadd_messages([HumanMessage("hi"), AIMessage("hello", id="run-1")])
+    before = history.messages
+    with pytest.raises(InvalidHistoryError, match="orphan_policy"):
+        await history.aadd_messages([HumanMessage("more"), ToolMessage("x", tool_call_id="nope")])
+    assert history.messages == before
+    assert history.full_messages == store.messages == before
+    assert len(history.memory.messages) == 2
+    await history.aadd_messages([HumanMessage("more")])
+    assert history.messages[-1] == HumanMessage("more")
+
+
+class FailingState(dict):  # type: ignore[type-arg]
+    """An entries mapping whose writes fail once armed (a full disk, a dropped connection)."""
+
+    armed = False
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if self.armed:
+            raise OSError("disk full")
+        super().__setitem__(key, value)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_failed_entries_write_rolls_compact_back(asynchronous: bool) -> None:
+    store, state = ListHistory(), FailingState()
+    history = LangctxChatMessageHistory(history=store, state=state, max_tokens=BUDGET)
+    for i in range(12):
+        history.add_messages(turn(i))
+    before, entries = history.messages, history.memory.compactions
+    state.armed = True
+    with pytest.raises(OSError, match="disk full"):
+        if asynchronous:
+            asyncio.run(history.acompact("keep the numbers"))
+        else:
+            history.compact("keep the numbers")
+    assert history.memory.compactions == entries and history.messages == before
+    assert len(history.full_messages) == len(store.messages) == 24
+    state.armed = False
+    assert history.compact("keep the numbers") is not None  # and the history still works
+
+
 def test_config_errors() -> None:
     with pytest.raises(ConfigError, match="projection"):
         LangctxChatMessageHistory(history=LangctxChatMessageHistory())
