@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Unpack
+from typing import Any, Unpack, overload
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
@@ -233,7 +233,7 @@ def view_state(
     time travel) is rebuilt from the whole state, and the update then resets the channel to the
     entries that still fit.
     """
-    raw = _with_ids(list(state.get("messages") or []))
+    raw = _WithIds(list(state.get("messages") or []))
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = _current(channel.get("compactions"))
     edits: list[EditEntry] = _current(channel.get("edits"))
@@ -264,16 +264,29 @@ def view_state(
     )
 
 
-def _with_ids(raw: list[BaseMessage]) -> list[BaseMessage]:
-    """``raw`` with an id on every message: one derived from its position and content when it has
-    none (LangGraph's reducer gives every message an id; a state built by hand may not), so the
-    same state always gives the same ids and the entries can name them."""
-    if all(m.id is not None for m in raw):
-        return raw
-    return [
-        m if m.id is not None else m.model_copy(update={"id": f"{ANON_ID_PREFIX}{i}-{_digest(m)}"})
-        for i, m in enumerate(raw)
-    ]
+class _WithIds(Sequence[BaseMessage]):
+    """The state's messages, each with an id: one derived from its position and content when it
+    has none (LangGraph's reducer gives every message an id; a state built by hand may not), so
+    the same state always gives the same ids. Only the messages read are looked at."""
+
+    def __init__(self, raw: list[BaseMessage]) -> None:
+        self._raw = raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, i: int) -> BaseMessage: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[BaseMessage]: ...
+    def __getitem__(self, i: int | slice) -> BaseMessage | list[BaseMessage]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._raw)))]
+        m = self._raw[i]
+        if m.id is not None:
+            return m
+        index = i if i >= 0 else len(self._raw) + i
+        return m.model_copy(update={"id": f"{ANON_ID_PREFIX}{index}-{_digest(m)}"})
 
 
 def _digest(message: BaseMessage) -> str:
@@ -284,10 +297,10 @@ def _digest(message: BaseMessage) -> str:
 def _current(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
     """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
     on every write; a channel stored without it is checked here)."""
-    return [
-        e if e.get("v") == ENTRY_VERSION and "kind" in e else validate_entry(dict(e))
-        for e in entries or ()
-    ]
+    entries = list(entries or ())
+    if all(e.get("v") == ENTRY_VERSION and "kind" in e for e in (entries[:1] + entries[-1:])):
+        return entries  # the reducer migrates every entry on a write: first and last tell
+    return [validate_entry(dict(e)) for e in entries]
 
 
 def _window(
@@ -364,7 +377,7 @@ def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | No
 
 
 def _rebuilt(
-    memory: LayeredChatMemory, raw: list[BaseMessage], channel: Any, thread_id: str
+    memory: LayeredChatMemory, raw: Sequence[BaseMessage], channel: Any, thread_id: str
 ) -> ThreadView:
     """The whole state restored; channel entries naming messages no longer there are dropped."""
     comps, edits, prio = channel_entries(channel)
