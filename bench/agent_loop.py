@@ -179,9 +179,13 @@ class LangctxStateless:
 
     def extra(self) -> dict[str, Any]:
         entries = self.channel.get("compactions") or []
+        by_id = {m.id: m for m in self.messages}
+        folded = [i for e in entries if e["trigger"] != "merge" for i in e["covered_ids"]]
+        count = self.settings.counter.count_message
         return {
             "compactions": sum(1 for e in entries if e["trigger"] != "merge"),
             "merges": sum(1 for e in entries if e["trigger"] == "merge"),
+            "evicted_tokens": sum(count(by_id[i]) for i in folded if i in by_id),
         }
 
 
