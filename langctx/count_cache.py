@@ -38,29 +38,33 @@ DEFAULT_CACHE_SIZE = 100_000
 
 
 class MessageCountCache:
-    """A thread-safe bounded LRU: (counter key, message id) -> (content fingerprint, tokens)."""
+    """A thread-safe bounded LRU: (counter key, message id, content fingerprint) -> tokens.
+
+    Every version of a message is its own entry, so a message and its edited or stripped views
+    (same id, other content) do not evict each other.
+    """
 
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self.maxsize = maxsize
-        self._data: OrderedDict[tuple[Hashable, str], tuple[int, int]] = OrderedDict()
+        self._data: OrderedDict[tuple[tuple[Hashable, str], int], int] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def get(self, key: tuple[Hashable, str], fingerprint: int) -> int | None:
         with self._lock:
-            found = self._data.get(key)
-            if found is None or found[0] != fingerprint:
+            found = self._data.get((key, fingerprint))
+            if found is None:
                 self.misses += 1
                 return None
-            self._data.move_to_end(key)
+            self._data.move_to_end((key, fingerprint))
             self.hits += 1
-            return found[1]
+            return found
 
     def put(self, key: tuple[Hashable, str], fingerprint: int, tokens: int) -> None:
         with self._lock:
-            self._data[key] = (fingerprint, tokens)
-            self._data.move_to_end(key)
+            self._data[(key, fingerprint)] = tokens
+            self._data.move_to_end((key, fingerprint))
             while len(self._data) > self.maxsize:
                 self._data.popitem(last=False)
 

@@ -47,7 +47,9 @@ def test_changed_content_under_the_same_id_is_recounted() -> None:
     assert with_calls > long  # a different type and tool calls: recounted
     assert inner.counted == ["m", "m", "m"]
     assert counter.cache.misses == 3 and counter.cache.hits == 0
-    assert len(counter.cache) == 1  # one slot per id: the latest content
+    assert len(counter.cache) == 3  # each version its own entry
+    assert counter.count_message(HumanMessage("short", id="m")) == short  # back: still known
+    assert counter.cache.hits == 1 and inner.counted == ["m", "m", "m"]
 
 
 def test_the_cache_is_a_bounded_lru() -> None:
