@@ -127,7 +127,7 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
     if view is not message:
         self._views[i] = view
         self._vtok[i] = self.counter.count_message(view)
-    if i not in self._skip:
+    if i not in self._skip and not self._restoring:  # a restore sums the layers once, after
         self._recent_tokens += self._view_tokens(i)
     pinned = False
     if isinstance(message, SystemMessage) and not self._seen_non_system:
@@ -159,8 +159,8 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
         self._refresh_recent()  # the turn before it completed: its thinking is not sent
     if is_provider_compaction(message):
         self._provider_compacted(i)
-    elif isinstance(message, AIMessage) and message.usage_metadata:
-        self._calibrate(message)
+    elif isinstance(message, AIMessage) and message.usage_metadata and not self._restoring:
+        self._calibrate(message)  # a restore calibrates once, after (or not at all)
     return True
 
 
