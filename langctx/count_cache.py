@@ -15,13 +15,12 @@ Example:
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from langctx.lru import LRU
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 
 __all__ = [
@@ -38,7 +37,7 @@ DEFAULT_CACHE_SIZE = 100_000
 
 
 class MessageCountCache:
-    """A thread-safe bounded LRU: (counter key, message id, content fingerprint) -> tokens.
+    """A bounded LRU: (counter key, message id, content fingerprint) -> tokens, with hit counts.
 
     Every version of a message is its own entry, so a message and its edited or stripped views
     (same id, other content) do not evict each other.
@@ -46,71 +45,38 @@ class MessageCountCache:
 
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self.maxsize = maxsize
-        self._data: OrderedDict[tuple[tuple[Hashable, str], int], int] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lru = LRU[tuple[tuple[Hashable, str], int], int](maxsize)
         self.hits = 0
         self.misses = 0
 
     def get(self, key: tuple[Hashable, str], fingerprint: int) -> int | None:
-        with self._lock:
-            found = self._data.get((key, fingerprint))
-            if found is None:
-                self.misses += 1
-                return None
-            self._data.move_to_end((key, fingerprint))
+        found = self._lru.get((key, fingerprint))
+        if found is None:
+            self.misses += 1
+        else:
             self.hits += 1
-            return found
+        return found
 
     def put(self, key: tuple[Hashable, str], fingerprint: int, tokens: int) -> None:
-        with self._lock:
-            self._data[(key, fingerprint)] = tokens
-            self._data.move_to_end((key, fingerprint))
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
+        self._lru.put((key, fingerprint), tokens)
 
     def clear(self) -> None:
         """Forget every count (a cold worker, for benchmarks)."""
-        with self._lock:
-            self._data.clear()
-            self.hits = self.misses = 0
+        self._lru.clear()
+        self.hits = self.misses = 0
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._lru)
 
 
 _SHARED = MessageCountCache()
 
 
-class _BlockCache:
-    """Rendered summary blocks (message, tokens) by their summaries' identity (bounded LRU)."""
-
-    def __init__(self, maxsize: int = 256) -> None:
-        self.maxsize = maxsize
-        self._data: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            found = self._data.get(key)
-            if found is not None:
-                self._data.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
+_BLOCKS = LRU[Hashable, Any](256)
+"""Rendered summary blocks (message, tokens) and active-summary lists, by their content."""
 
 
-_BLOCKS = _BlockCache()
-
-
-def shared_blocks() -> _BlockCache:
+def shared_blocks() -> LRU[Hashable, Any]:
     """The process-wide cache of rendered summary blocks."""
     return _BLOCKS
 

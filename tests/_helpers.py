@@ -91,3 +91,19 @@ def iter_turns(messages: Sequence[BaseMessage]) -> Iterator[list[BaseMessage]]:
         batch.append(m)
     if batch:
         yield batch
+
+
+def exchanges(n: int, start: int = 0) -> list[BaseMessage]:
+    """``n`` AI/human exchanges of ~300 tokens each (ids a<i>, h<i>), for budget tests."""
+    out: list[BaseMessage] = []
+    for i in range(start, start + n):
+        out.append(AIMessage(f"step {i} " + "reasoning about the parser " * 60, id=f"a{i}"))
+        out.append(HumanMessage(f"continue {i} " + "more detail please " * 60, id=f"h{i}"))
+    return out
+
+
+def ids_of(messages: Sequence[BaseMessage]) -> list[str | None]:
+    """Message ids, with the summary block's (content-derived) id as None."""
+    from langctx.markers import SUMMARY_ID_PREFIX
+
+    return [None if (m.id or "").startswith(SUMMARY_ID_PREFIX) else m.id for m in messages]

@@ -19,8 +19,6 @@ Example:
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -28,6 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langctx.blocks import PROVIDER_COMPACTION_TOKENS
 from langctx.errors import ConfigError, InvalidMessageError
+from langctx.lru import LRU
 
 __all__ = [
     "DEFAULT_CACHE_SIZE",
@@ -88,38 +87,6 @@ def _to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-class _LRUCache:
-    """A small thread-safe LRU map from message keys to counts."""
-
-    def __init__(self, maxsize: int) -> None:
-        self._maxsize = maxsize
-        self._data: OrderedDict[Hashable, int] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> int | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Hashable, value: int) -> None:
-        if self._maxsize <= 0:
-            return
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self._maxsize:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
 def _check_options(*, cache_size: int, message_overhead: int, image_tokens: int) -> None:
     for option, value in (
         ("cache_size", cache_size),
@@ -148,7 +115,7 @@ class MessageCounter:
         )
         self.message_overhead = message_overhead
         self.image_tokens = image_tokens
-        self._cache = _LRUCache(cache_size)
+        self._cache = LRU[Hashable, int](cache_size)
 
     def count_text(self, text: str) -> int:  # pragma: no cover - every subclass overrides it
         raise NotImplementedError

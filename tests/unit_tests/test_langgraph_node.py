@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 
@@ -13,22 +13,10 @@ from langctx.channel import merge_langctx
 from langctx.commands import ACK_REQUEST, is_notice
 from langctx.langgraph import LangctxNode, make_compact_tool, route_after_memory
 from langctx.markers import ACK_ID_PREFIX, SUMMARY_ID_PREFIX
+from tests._helpers import exchanges, ids_of
 
 TASK = HumanMessage("Fix the parser in src/parse.py so that nested lists parse.", id="task")
 CONFIG: Any = {"configurable": {"thread_id": "t1"}}
-
-
-def _turns(n: int) -> list[BaseMessage]:
-    """``n`` AI/human exchanges of ~300 tokens each (ids a0, h0, a1, ...)."""
-    out: list[BaseMessage] = []
-    for i in range(n):
-        out.append(AIMessage(f"step {i} " + "reasoning about the parser " * 60, id=f"a{i}"))
-        out.append(HumanMessage(f"continue {i} " + "more detail please " * 60, id=f"h{i}"))
-    return out
-
-
-def _ids(messages: list[BaseMessage]) -> list[str | None]:
-    return [None if (m.id or "").startswith(SUMMARY_ID_PREFIX) else m.id for m in messages]
 
 
 async def _run(node: LangctxNode, state: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -43,7 +31,7 @@ MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 @MODES
 async def test_below_budget_returns_the_projection_only(mode: str) -> None:
     node = LangctxNode(max_tokens=2000)
-    out = await _run(node, {"messages": [TASK, *_turns(2)]}, mode)
+    out = await _run(node, {"messages": [TASK, *exchanges(2)]}, mode)
     assert set(out) == {"llm_input_messages"}
     assert [m.id for m in out["llm_input_messages"]] == ["task", "a0", "h0", "a1", "h1"]
 
@@ -51,10 +39,10 @@ async def test_below_budget_returns_the_projection_only(mode: str) -> None:
 @MODES
 async def test_due_returns_the_compacted_projection_and_the_channel_update(mode: str) -> None:
     node = LangctxNode(max_tokens=2000)
-    messages = [TASK, *_turns(12)]
+    messages = [TASK, *exchanges(12)]
     out = await _run(node, {"messages": messages}, mode)
     assert set(out) == {"llm_input_messages", "langctx"}
-    assert _ids(out["llm_input_messages"]) == ["task", None, "a11", "h11"]
+    assert ids_of(out["llm_input_messages"]) == ["task", None, "a11", "h11"]
     (entry,) = out["langctx"]["compactions"]
     assert (entry["trigger"], entry["first_kept_id"]) == ("proactive", "a11")
 
@@ -70,7 +58,7 @@ async def test_due_returns_the_compacted_projection_and_the_channel_update(mode:
 @MODES
 async def test_output_key_none_writes_only_the_update(mode: str) -> None:
     node = LangctxNode(max_tokens=2000, output_key=None)
-    out = await _run(node, {"messages": [TASK, *_turns(12)]}, mode)
+    out = await _run(node, {"messages": [TASK, *exchanges(12)]}, mode)
     assert set(out) == {"langctx"}
 
 
@@ -78,7 +66,7 @@ async def test_output_key_none_writes_only_the_update(mode: str) -> None:
 async def test_compact_command_returns_the_notice_update(mode: str) -> None:
     node = LangctxNode(max_tokens=4000)
     command = HumanMessage("/compact keep the lexer notes", id="cmd")
-    out = await _run(node, {"messages": [TASK, *_turns(8), command]}, mode)
+    out = await _run(node, {"messages": [TASK, *exchanges(8), command]}, mode)
 
     removal, notice = out["messages"]
     assert isinstance(removal, RemoveMessage) and removal.id == "cmd"
@@ -92,7 +80,7 @@ async def test_compact_command_returns_the_notice_update(mode: str) -> None:
     assert projection[-1].content == ACK_REQUEST
     assert projection[-1].id.startswith(ACK_ID_PREFIX)
     assert "cmd" not in {m.id for m in projection}
-    after = {"messages": [TASK, *_turns(8), notice]}
+    after = {"messages": [TASK, *exchanges(8), notice]}
     assert route_after_memory("model")(after) == "__end__"
 
 
@@ -107,7 +95,7 @@ def _tool_call(state: dict[str, Any], instructions: str = "") -> dict[str, Any]:
 async def test_compact_tool_with_an_injected_state(mode: str) -> None:
     node = LangctxNode(max_tokens=4000)
     tool = make_compact_tool(node.settings)
-    state = {"messages": [TASK, *_turns(8)]}
+    state = {"messages": [TASK, *exchanges(8)]}
     call = _tool_call(state, "keep the lexer notes")
     result = tool.invoke(call) if mode == "sync" else await tool.ainvoke(call)
 

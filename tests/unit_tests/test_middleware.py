@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
@@ -22,22 +22,13 @@ from langgraph.types import Command
 from langctx import ContextOverflowError
 from langctx.channel import merge_langctx
 from langctx.commands import is_notice
-from langctx.markers import SUMMARY_ID_PREFIX
 from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
+from tests._helpers import exchanges, ids_of
 
 SYSTEM = SystemMessage("You are a coding agent.")
 TASK = HumanMessage("Fix the parser in src/parse.py so that nested lists parse.", id="task")
 OVERFLOW = "This model's maximum context length is 8192 tokens, you requested 9100 tokens."
-
-
-def _turns(n: int) -> list[BaseMessage]:
-    """``n`` AI/human exchanges of ~300 tokens each (ids a0, h0, a1, ...)."""
-    out: list[BaseMessage] = []
-    for i in range(n):
-        out.append(AIMessage(f"step {i} " + "reasoning about the parser " * 60, id=f"a{i}"))
-        out.append(HumanMessage(f"continue {i} " + "more detail please " * 60, id=f"h{i}"))
-    return out
 
 
 def _request(
@@ -83,15 +74,11 @@ async def _call(
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 
 
-def _ids(messages: Sequence[BaseMessage]) -> list[str | None]:
-    return [None if (m.id or "").startswith(SUMMARY_ID_PREFIX) else m.id for m in messages]
-
-
 @MODES
 async def test_below_budget_sends_the_state_and_returns_the_plain_response(mode: str) -> None:
     mw = LangctxMiddleware(max_tokens=2000)
     model = ScriptedChatModel(responses=["Done."])
-    messages = [TASK, *_turns(2)]
+    messages = [TASK, *exchanges(2)]
     rec = Recorder()
     response = await _call(mw, _request(messages, model), rec, mode)
     assert isinstance(response, ModelResponse)
@@ -109,12 +96,12 @@ async def test_due_compaction_sends_pinned_task_and_summary_and_returns_the_upda
 ) -> None:
     mw = LangctxMiddleware(max_tokens=2000)
     model = ScriptedChatModel(responses=["Done."])
-    messages = [TASK, *_turns(12)]
+    messages = [TASK, *exchanges(12)]
     rec = Recorder()
     response = await _call(mw, _request(messages, model), rec, mode)
 
     sent = rec.requests[0].messages
-    assert _ids(sent) == ["task", None, "a11", "h11"]
+    assert ids_of(sent) == ["task", None, "a11", "h11"]
     assert 'covers="22 messages"' in sent[1].text
     assert isinstance(response, ExtendedModelResponse)
     assert [m.content for m in response.model_response.result] == ["Done."]
@@ -126,13 +113,13 @@ async def test_due_compaction_sends_pinned_task_and_summary_and_returns_the_upda
     assert entry["trigger"] == "proactive"
     assert entry["first_kept_id"] == "a11"
     assert entry["task_id"] == "task"
-    assert entry["covered_ids"] == [m.id for m in _turns(11)]
+    assert entry["covered_ids"] == [m.id for m in exchanges(11)]
 
 
 @MODES
 async def test_state_with_the_entry_projects_the_summary_without_a_new_update(mode: str) -> None:
     mw = LangctxMiddleware(max_tokens=2000)
-    messages = [TASK, *_turns(12)]
+    messages = [TASK, *exchanges(12)]
     first = await _call(
         mw, _request(messages, ScriptedChatModel(responses=["x"])), Recorder(), mode
     )
@@ -144,7 +131,7 @@ async def test_state_with_the_entry_projects_the_summary_without_a_new_update(mo
     rec = Recorder()
     model = ScriptedChatModel(responses=["Done."])
     response = await _call(mw, _request(later, model, channel), rec, mode)
-    assert _ids(rec.requests[0].messages) == ["task", None, "a11", "h11", "r1", "h12"]
+    assert ids_of(rec.requests[0].messages) == ["task", None, "a11", "h11", "r1", "h12"]
     assert isinstance(response, ModelResponse)  # nothing new to write
     assert [m.content for m in response.result] == ["Done."]
 
@@ -155,7 +142,7 @@ async def test_compact_command_answers_without_calling_the_handler(mode: str) ->
     command = HumanMessage("/compact keep the lexer notes", id="cmd")
     model = ScriptedChatModel(responses=[])
     rec = Recorder()
-    response = await _call(mw, _request([TASK, *_turns(8), command], model), rec, mode)
+    response = await _call(mw, _request([TASK, *exchanges(8), command], model), rec, mode)
 
     assert rec.requests == [] and model.calls == []
     assert isinstance(response, ExtendedModelResponse)
@@ -189,14 +176,14 @@ async def test_compact_command_with_nothing_to_compact_writes_no_entry(mode: str
 async def test_overflow_compacts_with_trigger_overflow_and_retries(mode: str) -> None:
     mw = LangctxMiddleware(max_tokens=2000)
     model = ScriptedChatModel(responses=[ValueError(OVERFLOW), "Done."])
-    messages = [TASK, *_turns(3)]  # below the 1600-token mark: no compaction before the call
+    messages = [TASK, *exchanges(3)]  # below the 1600-token mark: no compaction before the call
     rec = Recorder()
     response = await _call(mw, _request(messages, model), rec, mode)
 
     assert len(rec.requests) == 2
     first, second = (r.messages for r in rec.requests)
     assert [m.id for m in first] == [m.id for m in messages]
-    assert _ids(second)[:2] == ["task", None]
+    assert ids_of(second)[:2] == ["task", None]
     assert len(second) < len(first)
     assert isinstance(response, ExtendedModelResponse) and response.command is not None
     assert [m.content for m in response.model_response.result] == ["Done."]
@@ -210,7 +197,7 @@ async def test_overflow_past_the_retries_raises_context_overflow(mode: str) -> N
     model = ScriptedChatModel(responses=[ValueError(OVERFLOW), ValueError(OVERFLOW)])
     rec = Recorder()
     with pytest.raises(ContextOverflowError) as info:
-        await _call(mw, _request([TASK, *_turns(3)], model), rec, mode)
+        await _call(mw, _request([TASK, *exchanges(3)], model), rec, mode)
     assert info.value.attempts == 1
     assert len(rec.requests) == 2
 
@@ -222,7 +209,7 @@ async def test_rate_limit_error_is_reraised_untouched(mode: str) -> None:
     model = ScriptedChatModel(responses=[error, "never"])
     rec = Recorder()
     with pytest.raises(RuntimeError) as info:
-        await _call(mw, _request([TASK, *_turns(3)], model), rec, mode)
+        await _call(mw, _request([TASK, *exchanges(3)], model), rec, mode)
     assert info.value is error
     assert len(rec.requests) == 1 and len(model.calls) == 1
 

@@ -12,7 +12,6 @@ from langctx import ConfigError, MemoryConfig, StateVersionError
 from langctx.channel import merge_langctx
 from langctx.config import ConfigOptions
 from langctx.count_cache import CachedCounter, shared_cache
-from langctx.markers import SUMMARY_ID_PREFIX
 from langctx.state_memory import (
     NO_THREAD,
     MemoryOptions,
@@ -21,24 +20,11 @@ from langctx.state_memory import (
     thread_id_of,
     view_state,
 )
+from tests._helpers import exchanges, ids_of
 
 SYSTEM = SystemMessage("You are a coding agent.", id="sys")
 TASK = HumanMessage("Fix the parser in src/parse.py so that nested lists parse.", id="task")
 SETTINGS = MemorySettings.of(max_tokens=2000)
-
-
-def _turns(n: int, start: int = 0) -> list[BaseMessage]:
-    """``n`` AI/human exchanges of ~300 tokens each (ids a<i>, h<i>)."""
-    out: list[BaseMessage] = []
-    for i in range(start, start + n):
-        out.append(AIMessage(f"step {i} " + "reasoning about the parser " * 60, id=f"a{i}"))
-        out.append(HumanMessage(f"continue {i} " + "more detail please " * 60, id=f"h{i}"))
-    return out
-
-
-def _ids(messages: list[BaseMessage]) -> list[str | None]:
-    """Message ids, with the summary block's (content-derived) id as None."""
-    return [None if (m.id or "").startswith(SUMMARY_ID_PREFIX) else m.id for m in messages]
 
 
 def _compacted(messages: list[BaseMessage]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -70,7 +56,7 @@ def test_empty_state(state: dict[str, Any]) -> None:
 
 
 def test_below_budget_projects_the_state_and_writes_nothing() -> None:
-    messages = [SYSTEM, TASK, *_turns(2)]
+    messages = [SYSTEM, TASK, *exchanges(2)]
     view = view_state({"messages": messages}, SETTINGS, thread_id="t1")
     assert [m.id for m in view.projection()] == ["sys", "task", "a0", "h0", "a1", "h1"]
     assert view.memory.compactions == [] and view.memory.edits == []
@@ -81,7 +67,7 @@ def test_below_budget_projects_the_state_and_writes_nothing() -> None:
 
 
 def test_due_is_proactive_before_a_call_and_threshold_after_a_response() -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     assert view_state({"messages": messages}, SETTINGS).due() == "proactive"
     usage = {"input_tokens": 5000, "output_tokens": 10, "total_tokens": 5010}
     answered = [*messages, AIMessage("Looking.", id="r", usage_metadata=usage)]
@@ -89,13 +75,13 @@ def test_due_is_proactive_before_a_call_and_threshold_after_a_response() -> None
 
 
 def test_after_a_compaction_the_window_starts_at_the_latest_cut() -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     state, entry = _compacted(messages)
     assert entry["first_kept_id"] == "a11" and entry["task_id"] == "task"
 
     view = view_state(state, SETTINGS)
     assert [m.id for m in view.memory.messages] == ["sys", "task", "a11", "h11"]
-    assert _ids(view.projection()) == ["sys", "task", None, "a11", "h11"]
+    assert ids_of(view.projection()) == ["sys", "task", None, "a11", "h11"]
     assert [e["id"] for e in view.memory.summaries] == [entry["id"]]
     assert view.memory.first_kept_id == "a11"
     assert view.update() is None and view.due() is None
@@ -103,8 +89,8 @@ def test_after_a_compaction_the_window_starts_at_the_latest_cut() -> None:
 
 
 def test_a_second_compaction_moves_the_window_to_the_new_cut() -> None:
-    state, first = _compacted([SYSTEM, TASK, *_turns(12)])
-    state["messages"] = [*state["messages"], *_turns(12, start=20)]
+    state, first = _compacted([SYSTEM, TASK, *exchanges(12)])
+    state["messages"] = [*state["messages"], *exchanges(12, start=20)]
     view = view_state(state, SETTINGS)
     second = view.compact_if_due()
     assert second is not None and second["first_kept_id"] == "a31"
@@ -114,24 +100,24 @@ def test_a_second_compaction_moves_the_window_to_the_new_cut() -> None:
     stored = {**state, "langctx": merge_langctx(state["langctx"], update)}
     again = view_state(stored, SETTINGS)
     assert [m.id for m in again.memory.messages] == ["sys", "task", "a31", "h31"]
-    assert _ids(again.projection())[:2] == ["sys", "task"]
-    assert _ids(again.projection())[-2:] == ["a31", "h31"]
+    assert ids_of(again.projection())[:2] == ["sys", "task"]
+    assert ids_of(again.projection())[-2:] == ["a31", "h31"]
     assert {first["id"], second["id"]} <= {e["id"] for e in again.memory.compactions}
 
 
 def test_an_entry_that_folded_to_the_log_end_projects_the_later_messages() -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     _, entry = _compacted(messages)
-    to_end = {**entry, "first_kept_id": None, "covered_ids": [m.id for m in _turns(12)]}
+    to_end = {**entry, "first_kept_id": None, "covered_ids": [m.id for m in exchanges(12)]}
     later = [AIMessage("Reading the lexer.", id="late-a"), HumanMessage("go on", id="late-h")]
     view = view_state(_with_entry([*messages, *later], to_end), SETTINGS)
     assert [m.id for m in view.memory.messages] == ["sys", "task", "late-a", "late-h"]
-    assert _ids(view.projection()) == ["sys", "task", None, "late-a", "late-h"]
+    assert ids_of(view.projection()) == ["sys", "task", None, "late-a", "late-h"]
     assert view.update() is None
 
 
 def test_the_cut_message_removed_by_hand_rebuilds_with_a_reset_update() -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     state, entry = _compacted(messages)
     edited = {**state, "messages": [m for m in messages if m.id != entry["first_kept_id"]]}
     view = view_state(edited, SETTINGS)
@@ -143,13 +129,13 @@ def test_the_cut_message_removed_by_hand_rebuilds_with_a_reset_update() -> None:
 
 @pytest.mark.parametrize("keys", [("task_id",), ("task_id", "provider_compaction_id", "last_id")])
 def test_legacy_entries_still_project_the_task(keys: tuple[str, ...]) -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     _, entry = _compacted(messages)
     legacy = {k: v for k, v in entry.items() if k not in keys}
     view = view_state(_with_entry(messages, legacy), SETTINGS)
     # an older entry names no task: the whole state is read (once: the next entry names it)
     assert [m.id for m in view.memory.messages] == [m.id for m in messages]
-    assert _ids(view.projection()) == ["sys", "task", None, "a11", "h11"]
+    assert ids_of(view.projection()) == ["sys", "task", None, "a11", "h11"]
     assert view.update() is None
 
 
@@ -159,7 +145,7 @@ _LEGACY_KEYS = ("task_id", "provider_compaction_id", "last_id")
 def test_legacy_entries_pin_the_task_of_a_custom_is_task() -> None:
     settings = MemorySettings.of(max_tokens=2000, is_task=lambda m: m.text.startswith("TASK:"))
     greeting = HumanMessage("Hello, I have a question about parsers.", id="greet")
-    messages = [SYSTEM, greeting, HumanMessage("TASK: fix the parser", id="task"), *_turns(12)]
+    messages = [SYSTEM, greeting, HumanMessage("TASK: fix the parser", id="task"), *exchanges(12)]
     view = view_state({"messages": messages}, settings)
     entry = view.compact_if_due()
     assert entry is not None and entry["task_id"] == "task"
@@ -171,23 +157,23 @@ def test_legacy_entries_pin_the_task_of_a_custom_is_task() -> None:
 
 def test_legacy_entries_after_a_provider_compaction_keep_the_item() -> None:
     item = AIMessage([{"type": "compaction", "content": "Provider summary."}], id="pc")
-    messages = [SYSTEM, TASK, *_turns(2), item, HumanMessage("go", id="go"), *_turns(12, 20)]
+    messages = [SYSTEM, TASK, *exchanges(2), item, HumanMessage("go", id="go"), *exchanges(12, 20)]
     _, entry = _compacted(messages)
     legacy = {k: v for k, v in entry.items() if k not in _LEGACY_KEYS}
     full = SETTINGS.new_memory()
     full.restore(messages, compactions=[legacy])
-    assert _ids(full.build_context()) == ["sys", "pc", None, "a31", "h31"]
+    assert ids_of(full.build_context()) == ["sys", "pc", None, "a31", "h31"]
     window = view_state(_with_entry(messages, legacy), SETTINGS)
-    assert _ids(window.projection()) == ["sys", "pc", None, "a31", "h31"]
+    assert ids_of(window.projection()) == ["sys", "pc", None, "a31", "h31"]
 
 
 def test_a_version_2_entry_is_migrated_on_read() -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     _, entry = _compacted(messages)
     v2 = {k: v for k, v in entry.items() if k != "first_kept_id"}
     v2.update(v=2, first_kept_entry_id="a11")
     view = view_state(_with_entry(messages, v2), SETTINGS)
-    assert _ids(view.projection()) == ["sys", "task", None, "a11", "h11"]
+    assert ids_of(view.projection()) == ["sys", "task", None, "a11", "h11"]
 
 
 def test_a_provider_compaction_item_before_the_cut_is_in_the_head() -> None:
@@ -195,22 +181,22 @@ def test_a_provider_compaction_item_before_the_cut_is_in_the_head() -> None:
     messages = [
         SYSTEM,
         TASK,
-        *_turns(2),
+        *exchanges(2),
         item,
         HumanMessage("go on", id="after"),
-        *_turns(12, start=20),
+        *exchanges(12, start=20),
     ]
     state, entry = _compacted(messages)
     assert entry["provider_compaction_id"] == "pc"
     assert entry["task_id"] is None  # the provider's summary carries the task now
     view = view_state(state, SETTINGS)
     assert [m.id for m in view.memory.messages] == ["sys", "pc", "a31", "h31"]
-    assert _ids(view.projection()) == ["sys", "pc", None, "a31", "h31"]
+    assert ids_of(view.projection()) == ["sys", "pc", None, "a31", "h31"]
 
 
 @pytest.mark.parametrize("where", ["entry", "channel"])
 def test_unknown_versions_raise_state_version_error(where: str) -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     _, entry = _compacted(messages)
     if where == "entry":
         state: dict[str, Any] = _with_entry(messages, {**entry, "v": 99})
@@ -222,7 +208,7 @@ def test_unknown_versions_raise_state_version_error(where: str) -> None:
 
 @pytest.mark.parametrize("stored", [False, True])
 def test_two_fresh_views_of_one_state_agree(stored: bool) -> None:
-    messages = [SYSTEM, TASK, *_turns(12)]
+    messages = [SYSTEM, TASK, *exchanges(12)]
     state = _compacted(messages)[0] if stored else {"messages": messages}
 
     def once() -> tuple[list[dict[str, Any]], Any]:
@@ -295,7 +281,7 @@ def test_typed_options_match_memory_config() -> None:
 
 
 def test_messages_without_ids_get_stable_ones_so_entries_can_name_them() -> None:
-    messages = [m.model_copy(update={"id": None}) for m in [SYSTEM, TASK, *_turns(12)]]
+    messages = [m.model_copy(update={"id": None}) for m in [SYSTEM, TASK, *exchanges(12)]]
     view = view_state({"messages": messages}, SETTINGS)
     entry = view.compact_if_due()
     assert entry is not None
