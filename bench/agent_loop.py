@@ -181,7 +181,7 @@ class LangctxStateless:
         entries = self.channel.get("compactions") or []
         by_id = {m.id: m for m in self.messages}
         folded = [i for e in entries if e["trigger"] != "merge" for i in e["covered_ids"]]
-        count = self.settings.counter.count_message
+        count = TiktokenCounter().count_message  # not the counter langctx budgets with
         return {
             "compactions": sum(1 for e in entries if e["trigger"] != "merge"),
             "merges": sum(1 for e in entries if e["trigger"] == "merge"),
