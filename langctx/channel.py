@@ -179,7 +179,7 @@ def merge_langctx(
     out["v"] = CHANNEL_VERSION
     drop = update.get("drop") or {}
     for key in _LISTS:
-        current = [_migrated(e) for e in base.get(key) or []]
+        current = _migrated_list(base.get(key) or [])
         seen = {e.get("id") for e in current}
         for raw in update.get(key) or []:
             entry = validate_entry(dict(raw))
@@ -267,9 +267,18 @@ def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
     out = dict(value)
     out["v"] = CHANNEL_VERSION
     for key in _LISTS:
-        out[key] = [_migrated(e) for e in out.get(key) or []]
+        out[key] = _migrated_list(out.get(key) or [])
     out["priorities"] = dict(out.get("priorities") or {})
     return out  # type: ignore[return-value]
+
+
+def _migrated_list(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of stored entries, older versions migrated. Every write goes through this reducer,
+    which stores current entries only, so a list whose ends are current is current throughout."""
+    ends = [*entries[:1], *entries[-1:]]
+    if all(e.get("v") == ENTRY_VERSION for e in ends):
+        return list(entries)  # type: ignore[arg-type]
+    return [_migrated(e) for e in entries]
 
 
 def _migrated(entry: Mapping[str, Any]) -> dict[str, Any]:

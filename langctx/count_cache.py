@@ -16,24 +16,87 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
+from langctx.blocks import has_thinking, is_provider_compaction
+from langctx.config import is_substantive_task
+from langctx.entries import EditEntry
 from langctx.lru import LRU
+from langctx.markers import CONTEXT_MODE_STAMP
+from langctx.projection import view_message
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
+from langctx.turns import tool_call_ids
 
 __all__ = [
     "DEFAULT_CACHE_SIZE",
     "CachedCounter",
+    "Described",
     "MessageCountCache",
     "counter_key",
+    "describe",
+    "describe_edited",
     "shared_blocks",
     "shared_cache",
 ]
 
 DEFAULT_CACHE_SIZE = 100_000
 """Message counts kept per process (about 100 bytes each)."""
+
+
+class Described(NamedTuple):
+    """What a message's content tells the log, computed once per content (see :func:`describe`)."""
+
+    tokens: int
+    view: BaseMessage | None
+    """The projected form when it differs from the message (delimiters escaped), else None."""
+    view_tokens: int
+    thinking: bool
+    """An AI message with a thinking block."""
+    provider_compaction: bool
+    call_ids: tuple[str, ...]
+    """Ids of the tool calls it makes."""
+    substantive: bool
+    """A human message that :func:`~langctx.config.is_substantive_task` takes for a task."""
+
+
+def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Described:
+    view = view_message(message)
+    return Described(
+        tokens,
+        None if view is message else view,
+        tokens if view is message else counter.count_message(view),
+        has_thinking(message),
+        is_provider_compaction(message),
+        tuple(tool_call_ids(message)),
+        isinstance(message, HumanMessage) and is_substantive_task(message),
+    )
+
+
+def describe(counter: TokenCounter, message: BaseMessage) -> Described:
+    """``message``'s tokens, projected form, flags and tool call ids (cached for a
+    :class:`CachedCounter`: one fingerprint and one lookup for a message seen before)."""
+    if isinstance(counter, CachedCounter):
+        return counter.describe(message)
+    return _described(counter, message, counter.count_message(message))
+
+
+def describe_edited(
+    counter: TokenCounter, message: BaseMessage, edit: EditEntry
+) -> tuple[BaseMessage, int]:
+    """``message`` with ``edit`` applied, and its tokens (cached for a :class:`CachedCounter`)."""
+    if not isinstance(counter, CachedCounter) or message.id is None:
+        view = view_message(message, edit)
+        return view, counter.count_message(view)
+    key = (counter._described_key, f"{message.id}\x00{edit['id']}")
+    fingerprint = _fingerprint(message)
+    found = counter.cache.get(key, fingerprint)
+    if found is None:
+        view = view_message(message, edit)
+        found = (view, counter.count_message(view))
+        counter.cache.put(key, fingerprint, found)
+    return found
 
 
 class MessageCountCache:
@@ -45,11 +108,12 @@ class MessageCountCache:
 
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self.maxsize = maxsize
-        self._lru = LRU[tuple[tuple[Hashable, str], int], int](maxsize)
+        self._lru = LRU[tuple[tuple[Hashable, str], int], Any](maxsize)
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple[Hashable, str], fingerprint: int) -> int | None:
+    def get(self, key: tuple[Hashable, str], fingerprint: int) -> Any:
+        """The value stored for ``key`` and ``fingerprint`` (a count or a :class:`Described`)."""
         found = self._lru.get((key, fingerprint))
         if found is None:
             self.misses += 1
@@ -57,8 +121,8 @@ class MessageCountCache:
             self.hits += 1
         return found
 
-    def put(self, key: tuple[Hashable, str], fingerprint: int, tokens: int) -> None:
-        self._lru.put((key, fingerprint), tokens)
+    def put(self, key: tuple[Hashable, str], fingerprint: int, value: object) -> None:
+        self._lru.put((key, fingerprint), value)
 
     def clear(self) -> None:
         """Forget every count (a cold worker, for benchmarks)."""
@@ -110,6 +174,7 @@ class CachedCounter:
         self.cache = cache if cache is not None else _SHARED
         self.name = inner.name
         self._key = counter_key(inner)
+        self._described_key = ("described", self._key)
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)
@@ -128,22 +193,39 @@ class CachedCounter:
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         return sum(self.count_message(m) for m in messages)
 
+    def describe(self, message: BaseMessage) -> Described:
+        """See :func:`describe`; messages without an id are described every time."""
+        if message.id is None:
+            return _described(self, message, self.inner.count_message(message))
+        key = (self._described_key, message.id)
+        fingerprint = _fingerprint(message)
+        found = self.cache.get(key, fingerprint)
+        if found is None:
+            found = _described(self, message, self.count_message(message))
+            self.cache.put(key, fingerprint, found)
+        return found
+
 
 def _fingerprint(message: BaseMessage) -> int:
-    """A hash of everything a counter reads: type, content, tool calls, name, extra fields.
+    """A hash of everything a counter or the projection reads: type, content, tool calls (valid
+    and invalid), name, extra fields, Context-mode's stamp.
 
     String content is hashed as is (Python caches a string's hash, so a message seen again
     costs nothing); block lists, tool calls and extra fields through their ``repr``.
     """
-    content = message.content
-    calls = getattr(message, "tool_calls", None)
-    extra = message.additional_kwargs
+    fields = message.__dict__  # the model's fields (getattr on a missing one is slow in pydantic)
+    content = fields["content"]
+    calls = fields.get("tool_calls")
+    invalid = fields.get("invalid_tool_calls")
+    extra = fields["additional_kwargs"]
     return hash(
         (
-            message.type,
+            fields["type"],
             content if isinstance(content, str) else repr(content),
             repr(calls) if calls else None,
-            message.name,
+            repr(invalid) if invalid else None,
+            fields.get("name"),
             repr(extra) if extra else None,
+            CONTEXT_MODE_STAMP in fields["response_metadata"],
         )
     )

@@ -299,11 +299,18 @@ class LayeredChatMemory:
             if self._block is not None:
                 out.append(self._block)
             lifted = self._lifted_task()
+            skip, repairs, view = self._skip, self._repair_after, self._view
+            if not (self._thinking and self._block is not None):  # no thinking is dropped
+                views, log = self._views, self._log
+
+                def view(i: int) -> BaseMessage:
+                    return views.get(i, log[i])
+
             for i in range(self._recent_start(), len(self._log)):
-                if i not in self._skip and i != lifted:
-                    out.append(self._view(i))
-                if i in self._repair_after:
-                    out.extend(self._repair_after[i])
+                if i not in skip and i != lifted:
+                    out.append(view(i))
+                if i in repairs:
+                    out.extend(repairs[i])
             return out
 
     async def abuild_context(self) -> list[BaseMessage]:

@@ -233,7 +233,8 @@ def view_state(
     time travel) is rebuilt from the whole state, and the update then resets the channel to the
     entries that still fit.
     """
-    raw = _WithIds(list(state.get("messages") or []))
+    messages = state.get("messages") or []
+    raw = _WithIds(messages if isinstance(messages, list) else list(messages))
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = _current(channel.get("compactions"))
     edits: list[EditEntry] = _current(channel.get("edits"))
@@ -281,6 +282,9 @@ class _WithIds(Sequence[BaseMessage]):
     def __getitem__(self, i: slice) -> list[BaseMessage]: ...
     def __getitem__(self, i: int | slice) -> BaseMessage | list[BaseMessage]:
         if isinstance(i, slice):
+            part = self._raw[i]
+            if all(m.id is not None for m in part):
+                return part
             return [self[j] for j in range(*i.indices(len(self._raw)))]
         m = self._raw[i]
         if m.id is not None:

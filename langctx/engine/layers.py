@@ -108,7 +108,12 @@ def _thinking_dropped(self: LayeredChatMemory, i: int) -> bool:
     live run keeps its thinking: a compaction never changes what precedes it (see
     ``_plan``).
     """
-    return self._block is not None and i < self._live_start() and i in self._thinking_set()
+    return (
+        bool(self._thinking)
+        and self._block is not None
+        and i < self._live_start()
+        and i in self._thinking_set()
+    )
 
 
 def _thinking_set(self: LayeredChatMemory) -> frozenset[int]:
@@ -137,11 +142,20 @@ def _head_tokens(self: LayeredChatMemory) -> int:
 def _span_tokens(self: LayeredChatMemory, lo: int, hi: int) -> int:
     total = 0
     lifted = self._lifted_task()
+    skip, repairs = self._skip, self._repair_after
+    if self._thinking and self._block is not None:
+        tokens = self._view_tokens
+    else:  # no thinking is dropped: a message's tokens are its view's
+        vtok, tok = self._vtok, self._tok
+
+        def tokens(i: int) -> int:
+            return vtok.get(i, tok[i])
+
     for i in range(lo, hi):
-        if i not in self._skip and i != lifted:
-            total += self._view_tokens(i)
-        if i in self._repair_after:
-            total += sum(self.counter.count_message(r) for r in self._repair_after[i])
+        if i not in skip and i != lifted:
+            total += tokens(i)
+        if i in repairs:
+            total += sum(self.counter.count_message(r) for r in repairs[i])
     return total
 
 

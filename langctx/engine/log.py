@@ -16,10 +16,8 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
-from langctx.blocks import (
-    has_thinking,
-    is_provider_compaction,
-)
+from langctx.config import is_substantive_task
+from langctx.count_cache import Described, describe
 from langctx.entries import (
     CompactionEntry,
 )
@@ -31,9 +29,6 @@ from langctx.markers import (
     MESSAGE_ID_PREFIX,
     NOTICE_MARK,
     REPAIR_ID_PREFIX,
-)
-from langctx.projection import (
-    view_message,
 )
 from langctx.turns import tool_call_ids
 
@@ -102,6 +97,7 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
     if message.id is None:
         message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
     i = len(self._log)
+    d = describe(self.counter, message)
     if isinstance(message, HumanMessage):
         self._last_human = i
     if isinstance(message, ToolMessage):
@@ -112,22 +108,32 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
             if not self._open_calls:
                 self._open_ai = None
     else:
-        self._close_open_turn(i)
-        ids = tool_call_ids(message)
-        if ids:
+        if self._open_ai is not None:
+            self._close_open_turn(i)
+        if d.call_ids:
             self._open_ai = i
-            self._open_calls = list(ids)
-            for cid in ids:
+            self._open_calls = list(d.call_ids)
+            for cid in d.call_ids:
                 self._call_owner[cid] = i
     self._log.append(message)
     self._pos[str(message.id)] = i
-    n = self.counter.count_message(message)
-    self._tok.append(n)
-    view = view_message(message)
-    if view is not message:
-        self._views[i] = view
-        self._vtok[i] = self.counter.count_message(view)
-    if i not in self._skip and not self._restoring:  # a restore sums the layers once, after
+    self._tok.append(d.tokens)
+    if d.view is not None:
+        self._views[i] = d.view
+        self._vtok[i] = d.view_tokens
+    if self._restoring:  # a restore sums the layers and checks the pinned messages once, after
+        if isinstance(message, SystemMessage) and not self._seen_non_system:
+            self._system_idx.append(i)
+        else:
+            self._seen_non_system = True
+            if self._task_idx is None and not self._task_closed and _is_task(self, message, d):
+                self._task_idx = i
+        if d.thinking:
+            self._thinking.append(i)
+        if d.provider_compaction:
+            self._provider_compacted(i)
+        return True
+    if i not in self._skip:
         self._recent_tokens += self._view_tokens(i)
     pinned = False
     if isinstance(message, SystemMessage) and not self._seen_non_system:
@@ -135,33 +141,35 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
         pinned = True
     else:
         self._seen_non_system = True
-        if (
-            self._task_idx is None
-            and not self._task_closed
-            and isinstance(message, HumanMessage)
-            and self.config.is_task(message)
-        ):
+        if self._task_idx is None and not self._task_closed and _is_task(self, message, d):
             self._task_idx = i
             pinned = True
             if self._block is not None:  # arrives behind summaries: lifted into the head
                 self._refresh_recent()
-    if pinned and not self._restoring:
+    if pinned:
         self._check_pinned()
-    if has_thinking(message):
+    if d.thinking:
         self._thinking.append(i)
     if (
         isinstance(message, HumanMessage)
         and self._block is not None
         and self._thinking
         and self._thinking[-1] >= self._first_kept
-        and not self._restoring
     ):
         self._refresh_recent()  # the turn before it completed: its thinking is not sent
-    if is_provider_compaction(message):
+    if d.provider_compaction:
         self._provider_compacted(i)
-    elif isinstance(message, AIMessage) and message.usage_metadata and not self._restoring:
-        self._calibrate(message)  # a restore calibrates once, after (or not at all)
+    elif isinstance(message, AIMessage) and message.usage_metadata:
+        self._calibrate(message)
     return True
+
+
+def _is_task(self: LayeredChatMemory, message: BaseMessage, d: Described) -> bool:
+    if not isinstance(message, HumanMessage):
+        return False
+    if self.config.is_task is is_substantive_task:
+        return d.substantive  # the default predicate, computed once per content
+    return self.config.is_task(message)
 
 
 def _provider_compacted(self: LayeredChatMemory, i: int) -> None:

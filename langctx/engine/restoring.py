@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -10,7 +10,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
-from langctx.count_cache import shared_blocks
+from langctx.count_cache import describe_edited, shared_blocks
 from langctx.entries import (
     CompactionEntry,
     EditEntry,
@@ -20,9 +20,6 @@ from langctx.entries import (
 )
 from langctx.errors import (
     StateVersionError,
-)
-from langctx.projection import (
-    view_message,
 )
 
 if TYPE_CHECKING:
@@ -57,8 +54,7 @@ def restore(
             self._edits.append(e)
             self._edit_of[e["message_id"]] = e
             i = self._pos[e["message_id"]]
-            self._views[i] = view_message(self._log[i], e)
-            self._vtok[i] = self.counter.count_message(self._views[i])
+            self._views[i], self._vtok[i] = describe_edited(self.counter, self._log[i], e)
         for raw in compactions:
             self._entries.append(validate_entry(raw))
             self._seq[self._entries[-1]["id"]] = len(self._entries)
@@ -90,7 +86,7 @@ def restore_window(
     window: Sequence[BaseMessage],
     *,
     compactions: Sequence[CompactionEntry] = (),
-    edits: Iterable[EditEntry] = (),
+    edits: Sequence[EditEntry] = (),
     priorities: Mapping[str, int] | None = None,
     validate_from: int = 0,
 ) -> None:
@@ -106,7 +102,7 @@ def restore_window(
     with self._lock:
         self._reset()
         self._restoring = True
-        head, window = convert_to_messages(list(head)), convert_to_messages(list(window))
+        head, window = _messages(head), _messages(window)
         try:
             for m in [*head, *window[:validate_from]]:
                 self._append(m)
@@ -116,13 +112,17 @@ def restore_window(
                 self._append(m)
         finally:
             self._restoring = False
-        for e in edits:
-            i = self._pos.get(e["message_id"])
-            if i is not None:
+        pos, by_message = self._pos, _edits_by_message(edits)
+        if len(by_message) < len(pos):
+            edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
+        else:  # a long thread: the window is the smaller side
+            edited = [mid for mid in pos if mid in by_message]  # pos is in log order
+        for mid in edited:
+            for e in by_message[mid]:
+                i = pos[mid]
                 self._edits.append(e)
                 self._edit_of[e["message_id"]] = e
-                self._views[i] = view_message(self._log[i], e)
-                self._vtok[i] = self.counter.count_message(self._views[i])
+                self._views[i], self._vtok[i] = describe_edited(self.counter, self._log[i], e)
         self._entries = list(compactions)
         order = _active_positions(self._entries)
         self._seq = {self._entries[n - 1]["id"]: n for n in order}
@@ -147,3 +147,25 @@ def _active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
         found = tuple(order[e["id"]] for e in active_summaries(entries))
         shared_blocks().put(key, found)
     return found
+
+
+def _edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
+    """Message id -> its edits, in order (memoized like :func:`_active_positions`: edit ids name
+    their content and the channel only appends, so the count and the end ids name the list)."""
+    if not edits:
+        return {}
+    key = ("edits", len(edits), edits[-1]["id"], edits[0]["id"])
+    found = shared_blocks().get(key)
+    if found is None:
+        grouped: dict[str, list[EditEntry]] = {}
+        for e in edits:
+            grouped.setdefault(e["message_id"], []).append(e)
+        found = {k: tuple(v) for k, v in grouped.items()}
+        shared_blocks().put(key, found)
+    return found
+
+
+def _messages(messages: Sequence[Any]) -> list[BaseMessage]:
+    if all(isinstance(m, BaseMessage) for m in messages):
+        return list(messages)
+    return convert_to_messages(list(messages))

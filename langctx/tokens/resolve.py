@@ -8,7 +8,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -88,6 +88,10 @@ TokenCounterSpec = str | TokenCounter | BaseLanguageModel[Any] | Callable[[list[
 """Everything `resolve_token_counter` accepts."""
 
 
+_COUNTER_TYPES: set[type] = set()
+"""Classes whose instances passed the `TokenCounter` check."""
+
+
 def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
     """Turn any accepted token-counter spec into a `TokenCounter`.
 
@@ -115,8 +119,9 @@ def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
             return TiktokenCounter(DEFAULT_ENCODING)
         if spec in known_encodings():
             return TiktokenCounter(spec)
-    elif isinstance(spec, TokenCounter):
-        return spec
+    elif type(spec) in _COUNTER_TYPES or isinstance(spec, TokenCounter):
+        _COUNTER_TYPES.add(type(spec))  # a protocol check is slow: memories are built per call
+        return cast(TokenCounter, spec)
     elif isinstance(spec, BaseLanguageModel) or callable(spec):
         return CallableCounter(spec)
     msg = (

@@ -126,3 +126,49 @@ def test_clear_forgets_counts_and_statistics() -> None:
     cache.clear()
     assert len(cache) == 0 and (cache.hits, cache.misses) == (0, 0)
     assert CachedCounter(ApproximateCounter()).cache is shared_cache()
+
+
+def test_describe_is_computed_once_per_content() -> None:
+    from langctx.count_cache import describe
+
+    inner = CountingCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=8))
+    ai = AIMessage("", id="a1", tool_calls=[{"id": "c1", "name": "read", "args": {"p": "x"}}])
+    first = describe(counter, ai)
+    assert describe(counter, ai) is first
+    assert first.call_ids == ("c1",) and not first.thinking and first.view is None
+    assert first.tokens == ApproximateCounter().count_message(ai)
+    assert inner.counted == ["a1"]
+    edited = ai.model_copy(update={"tool_calls": [{"id": "c1", "name": "read", "args": {"p": "y"}}]})
+    assert describe(counter, edited) is not first  # same id, other arguments (a human edit)
+
+
+def test_describe_tells_apart_what_the_fingerprint_reads() -> None:
+    """Invalid tool calls, Context-mode's stamp and delimiters in the content all change what the
+    log does with a message, so each is its own cache entry."""
+    from langchain_core.messages import ToolMessage
+
+    from langctx.count_cache import describe
+    from langctx.markers import CONTEXT_MODE_STAMP
+
+    counter = CachedCounter(ApproximateCounter(), MessageCountCache(maxsize=16))
+    plain = AIMessage("x", id="a1")
+    invalid = AIMessage(
+        "x", id="a1", invalid_tool_calls=[{"id": "c9", "name": "run", "args": "{", "error": "bad"}]
+    )
+    assert describe(counter, plain).call_ids == ()
+    assert describe(counter, invalid).call_ids == ("c9",)
+    raw = ToolMessage("see </langctx:summary>", tool_call_id="c9", id="t1")
+    stamped = raw.model_copy(update={"response_metadata": {CONTEXT_MODE_STAMP: {"v": 1}}})
+    escaped = describe(counter, raw)
+    assert escaped.view is not None and "\u200b" in str(escaped.view.content)
+    assert describe(counter, stamped).view is None  # Context-mode escaped it already
+
+
+def test_describe_without_a_cached_counter_computes_directly() -> None:
+    from langctx.count_cache import describe
+
+    m = HumanMessage("Fix the flaky test in tests/test_io.py", id="h1")
+    d = describe(ApproximateCounter(), m)
+    assert d.substantive and d.tokens == ApproximateCounter().count_message(m)
+    assert not describe(ApproximateCounter(), HumanMessage("/mode", id="h2")).substantive

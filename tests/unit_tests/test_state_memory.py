@@ -289,3 +289,41 @@ def test_messages_without_ids_get_stable_ones_so_entries_can_name_them() -> None
     again = view_state(state, SETTINGS)
     assert again.update() is None  # the cut was found: no rebuild, no reset
     assert [m.id for m in again.projection()] == [m.id for m in view.projection()]
+
+
+@pytest.mark.parametrize("others", [0, 3, 40])
+def test_edits_of_window_messages_apply_however_many_edits_the_channel_holds(others: int) -> None:
+    """Edits are looked up by message: from the channel's side when it holds fewer edits than
+    the window has messages, from the window's side when it holds more; same result."""
+    from langctx.entries import new_edit_entry
+
+    messages = [SYSTEM, TASK, *exchanges(3)]
+    mine = [
+        new_edit_entry(
+            message_id=mid,
+            reason="placeholder",
+            content=f"[{mid} elided]",
+            tokens_before=9,
+            tokens_after=4,
+        )
+        for mid in ("h2", "h0")
+    ]
+    elsewhere = [
+        new_edit_entry(
+            message_id=f"gone{i}",
+            reason="placeholder",
+            content="x",
+            tokens_before=2,
+            tokens_after=1,
+        )
+        for i in range(others)
+    ]
+    channel = merge_langctx(
+        {}, {"v": 1, "edits": [*elsewhere[: others // 2], *mine, *elsewhere[others // 2 :]]}
+    )
+    view = view_state({"messages": messages, "langctx": channel}, SETTINGS)
+    assert [e["message_id"] for e in view.memory.edits] == ["h0", "h2"]  # in log order
+    texts = {m.id: m.content for m in view.projection()}
+    assert texts["h0"] == "[h0 elided]" and texts["h2"] == "[h2 elided]"
+    assert texts["h1"] == messages[5].content
+    assert view.update() is None
