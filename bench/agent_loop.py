@@ -43,6 +43,7 @@ from langchain_core.messages import (
 
 from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_langctx, view_state
 from langctx._tiktoken_offline import seed_tiktoken_cache
+from langctx.count_cache import shared_blocks, shared_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.testing import ScriptedChatModel
 from langctx.turns import pair_errors
@@ -404,6 +405,8 @@ def run(key: str, turns: int, judge: TiktokenCounter, repeats: int = 1) -> Run:
 
 
 def _loop(key: str, turns: int, judge: TiktokenCounter, *, check: bool) -> Run:
+    shared_cache().clear()  # every loop starts cold, as in a new process: the stateless rows
+    shared_blocks().clear()  # would otherwise find the turns counted by an earlier loop
     approach = APPROACHES[key]()
     out = Run(key, approach.name, turns, config=approach.config)
     start = coding_session(0, seed=SEED)
@@ -586,7 +589,9 @@ def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
         "tracebacks, edits, a parallel two-file read every 12 turns, now and then a 4k-9k "
         "token output) and builds the context for the next model call. Same for everyone: "
         f"a **{BUDGET:,}-token budget**, exact o200k_base counting (each approach its own "
-        "`TiktokenCounter`, cached per message), scripted summarizer models (model time is "
+        "`TiktokenCounter`, cached per message; langctx's process-wide count cache is "
+        "cleared before every loop and repetition, so no loop finds a turn counted by an "
+        "earlier one), scripted summarizer models (model time is "
         f"zero). Per-turn time = CPU time of the process (`time.process_time`, so other jobs "
         f"on the machine disturb it less than wall time) spent appending the turn and building "
         f"the context, the minimum per turn over {runs[0].repeats if runs else 1} repetitions "
