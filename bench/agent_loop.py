@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -43,8 +45,8 @@ from langchain_core.messages import (
 
 from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_langctx, view_state
 from langctx._tiktoken_offline import seed_tiktoken_cache
-from langctx.count_cache import shared_blocks, shared_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
+from langctx.count_cache import shared_blocks, shared_cache
 from langctx.testing import ScriptedChatModel
 from langctx.turns import pair_errors
 
@@ -379,7 +381,7 @@ class Run:
         }
 
 
-def run(key: str, turns: int, judge: TiktokenCounter, repeats: int = 1) -> Run:
+def run(key: str, turns: int, repeats: int = 1) -> Run:
     """One agent loop, ``repeats`` times; never raises (a failure is recorded on the run).
 
     Every projection of the first repetition is checked; the others are only timed. Per-turn
@@ -391,7 +393,7 @@ def run(key: str, turns: int, judge: TiktokenCounter, repeats: int = 1) -> Run:
         return Run(key, key, turns, error=f"{type(exc).__name__}: {exc}")
     out: Run | None = None
     for rep in range(repeats):
-        r = _loop(key, turns, judge, check=rep == 0)
+        r = _isolated(key, turns, check=rep == 0)
         if out is None:
             out = r
         elif r.times_ms and len(r.times_ms) == len(out.times_ms):
@@ -404,9 +406,22 @@ def run(key: str, turns: int, judge: TiktokenCounter, repeats: int = 1) -> Run:
     return out
 
 
+def _isolated(key: str, turns: int, *, check: bool) -> Run:
+    """One loop in a fresh interpreter: no approach finds a cache (langctx's, tiktoken's, a
+    ``functools`` one) that another approach or an earlier repetition warmed."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_child_loop, key, turns, check).result()
+
+
+def _child_loop(key: str, turns: int, check: bool) -> Run:
+    seed_tiktoken_cache()
+    return _loop(key, turns, TiktokenCounter(), check=check)
+
+
 def _loop(key: str, turns: int, judge: TiktokenCounter, *, check: bool) -> Run:
-    shared_cache().clear()  # every loop starts cold, as in a new process: the stateless rows
-    shared_blocks().clear()  # would otherwise find the turns counted by an earlier loop
+    shared_cache().clear()  # every loop starts cold (it runs in a process of its own, too)
+    shared_blocks().clear()
     approach = APPROACHES[key]()
     out = Run(key, approach.name, turns, config=approach.config)
     start = coding_session(0, seed=SEED)
@@ -589,9 +604,9 @@ def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
         "tracebacks, edits, a parallel two-file read every 12 turns, now and then a 4k-9k "
         "token output) and builds the context for the next model call. Same for everyone: "
         f"a **{BUDGET:,}-token budget**, exact o200k_base counting (each approach its own "
-        "`TiktokenCounter`, cached per message; langctx's process-wide count cache is "
-        "cleared before every loop and repetition, so no loop finds a turn counted by an "
-        "earlier one), scripted summarizer models (model time is "
+        "`TiktokenCounter`, cached per message; every loop and repetition runs in a fresh "
+        "process, so none finds a cache another one warmed), scripted summarizer models "
+        "(model time is "
         f"zero). Per-turn time = CPU time of the process (`time.process_time`, so other jobs "
         f"on the machine disturb it less than wall time) spent appending the turn and building "
         f"the context, the minimum per turn over {runs[0].repeats if runs else 1} repetitions "
@@ -655,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[Run] = []
     for turns in args.turns:
         for key in args.only or APPROACHES:
-            r = run(key, turns, judge, args.repeats)
+            r = run(key, turns, args.repeats)
             s = r.stats()
             print(
                 f"{r.name:40s} {turns:5d} turns  median {s.get('median_ms', 0):8.3f} ms  "

@@ -29,11 +29,13 @@ class LRU(Generic[K, V]):
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
+        value = self._data.get(key)  # one C call each: no lock needed to read
+        if value is not None:
+            try:
                 self._data.move_to_end(key)
-            return value
+            except KeyError:  # evicted by another thread in between: still a valid answer
+                pass
+        return value
 
     def put(self, key: K, value: V) -> None:
         if self.maxsize <= 0:

@@ -42,6 +42,7 @@ from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import tool_call_ids
+from langctx.window import WindowProjection, project_window
 
 __all__ = [
     "NO_THREAD",
@@ -126,8 +127,11 @@ class MemorySettings:
 class ThreadView:
     """One call's memory of a thread: rebuilt from a state, compacted when due.
 
+    The memory over the state's window is built on first use: a call whose projection
+    :func:`~langctx.window.project_window` computes directly (the common case) and that does not
+    compact never builds it.
+
     Attributes:
-        memory: the memory over the state's window (private to this call).
         thread_id: the thread, or :data:`NO_THREAD`.
     """
 
@@ -136,35 +140,52 @@ class ThreadView:
 
     def __init__(
         self,
-        memory: LayeredChatMemory,
+        memory: LayeredChatMemory | Callable[[], LayeredChatMemory],
         *,
         thread_id: str,
         known: int = 0,
-        known_edits: int = 0,
+        known_edits: int | None = None,
         priorities: Mapping[str, int] | None = None,
         reset: bool = False,
         archive: ArchiveRecord | None = None,
+        window: WindowProjection | None = None,
     ) -> None:
-        self.memory = memory
+        self._memory = memory if isinstance(memory, LayeredChatMemory) else None
+        self._build = None if isinstance(memory, LayeredChatMemory) else memory
         self.thread_id = thread_id
         self._known = known
         self._known_edits = known_edits
-        self._known_priorities = dict(priorities or {})
+        self._known_priorities = None if priorities is None else dict(priorities)
         self._reset = reset
         self._archive = archive
+        self._window = window
         self.input_span: tuple[int, int] | None = None
         """Where the projection sits in a model input (overflow recovery of a model input)."""
 
+    @property
+    def memory(self) -> LayeredChatMemory:
+        """The memory over the state's window (private to this call; built on first use)."""
+        if self._memory is None:
+            assert self._build is not None
+            self._memory = self._build()
+        return self._memory
+
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""
+        if self._memory is None and self._window is not None:
+            return list(self._window.messages)
         return self.memory.build_context()
 
     def context_tokens(self) -> int:
         """Tokens of the projection, by the memory's counter."""
+        if self._memory is None and self._window is not None:
+            return self._window.tokens
         return self.memory.context_tokens()
 
     def due(self) -> Trigger | None:
         """The trigger that fires on this state, if any ("threshold" after a response)."""
+        if self._memory is None and self._window is not None and not self._window.due:
+            return None
         if not self.memory.needs_compaction():
             return None
         log = self.memory.messages
@@ -207,13 +228,16 @@ class ThreadView:
 
     def update(self) -> LangctxChannel | None:
         """What to write to the ``langctx`` channel (None: nothing new)."""
+        if self._memory is None:
+            return None  # the state as it was given: nothing decided
         comps = self.memory.compactions
         edits = self.memory.edits
         prio = self.memory.priorities
         if self._reset:
             return channel_update(compactions=comps, edits=edits, priorities=prio, reset=True)
-        new_c, new_e = comps[self._known :], edits[self._known_edits :]
-        new_p = {k: v for k, v in prio.items() if self._known_priorities.get(k) != v}
+        known_p = self._known_priorities or {}
+        new_c, new_e = comps[self._known :], edits[self._known_edits or 0 :]
+        new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
         if not (new_c or new_e or new_p):
             return None
         return channel_update(compactions=new_c, edits=new_e, priorities=new_p)
@@ -240,12 +264,32 @@ def view_state(
     edits: list[EditEntry] = _current(channel.get("edits"))
     priorities = channel.get("priorities") or {}
     archive = channel.get("archive")
-    memory = settings.new_memory()
     span = _window(raw, comps, archive)
     if span is None:
-        return _rebuilt(memory, raw, channel, thread_id)
+        return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
     window = [m for m in raw[start:] if not is_control_message(m)]
+    view = ThreadView(
+        lambda: _restored(view, settings, head, window, comps, edits, priorities),
+        thread_id=thread_id,
+        known=len(comps),
+        archive=archive,
+        window=project_window(head, window, compactions=comps, edits=edits, settings=settings),
+    )
+    return view
+
+
+def _restored(
+    view: ThreadView,
+    settings: MemorySettings,
+    head: list[BaseMessage],
+    window: list[BaseMessage],
+    comps: list[CompactionEntry],
+    edits: list[EditEntry],
+    priorities: Mapping[str, int],
+) -> LayeredChatMemory:
+    """The memory over ``head`` + ``window``; what it holds then is what the view knew."""
+    memory = settings.new_memory()
     memory.restore_window(
         head,
         window,
@@ -254,15 +298,9 @@ def view_state(
         priorities=priorities,
         validate_from=_last_response(window),
     )
-    known_p = {k: v for k, v in memory.priorities.items()}
-    return ThreadView(
-        memory,
-        thread_id=thread_id,
-        known=len(comps),
-        known_edits=len(memory.edits),
-        priorities=known_p,
-        archive=archive,
-    )
+    view._known_edits = len(memory.edits)
+    view._known_priorities = dict(memory.priorities)
+    return memory
 
 
 class _WithIds(Sequence[BaseMessage]):
@@ -367,6 +405,12 @@ def _last_response(window: Sequence[BaseMessage]) -> int:
 
 
 def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
+    if isinstance(raw, _WithIds) and not mid.startswith(ANON_ID_PREFIX):
+        messages = raw._raw  # a stated id: no derived id can equal it
+        for i in range(len(messages) - 1 if hi is None else hi - 1, -1, -1):
+            if messages[i].id == mid:
+                return i
+        return None
     for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
         if raw[i].id == mid:
             return i

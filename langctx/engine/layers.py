@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from langchain_core.messages import (
@@ -12,8 +13,10 @@ from langchain_core.messages import (
 from langctx.blocks import (
     strip_thinking,
 )
+from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, shared_blocks
 from langctx.entries import (
+    CompactionEntry,
     entry_facts,
 )
 from langctx.projection import (
@@ -21,6 +24,7 @@ from langctx.projection import (
     render_summary_block,
 )
 from langctx.summarize.text import merge_summary_facts
+from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
 
 if TYPE_CHECKING:
@@ -161,31 +165,34 @@ def _span_tokens(self: LayeredChatMemory, lo: int, hi: int) -> int:
 
 def _refresh(self: LayeredChatMemory) -> None:
     """Recompute the cached layer sizes after a compaction (O(recent))."""
-    if self._active:
-        key = (
-            tuple((e["id"], e["level"], hash(e["summary"])) for e in self._active),
-            self.config.summary_role,
-            self.config.max_facts_tokens_resolved,
-            counter_key(self.counter),
-        )
-        block = shared_blocks().get(key)
-        if block is None:
-            facts = merge_summary_facts(*[entry_facts(e) for e in self._active])
-            ledger = render_facts(
-                facts,
-                max_tokens=self.config.max_facts_tokens_resolved,
-                count=self.counter.count_text,
-            )
-            message = render_summary_block(
-                self._active, role=self.config.summary_role, facts=ledger
-            )
-            block = (message, self.counter.count_message(message))
-            shared_blocks().put(key, block)
-        self._block, self._block_tokens = block
-    else:
-        self._block, self._block_tokens = None, 0
+    self._block, self._block_tokens = summary_block(self._active, self.config, self.counter)
     self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
     self._calibration = 0
+
+
+def summary_block(
+    active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
+) -> tuple[BaseMessage | None, int]:
+    """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
+    rendered once per content, process-wide."""
+    if not active:
+        return None, 0
+    key = (
+        tuple((e["id"], e["level"], hash(e["summary"])) for e in active),
+        config.summary_role,
+        config.max_facts_tokens_resolved,
+        counter_key(counter),
+    )
+    block = shared_blocks().get(key)
+    if block is None:
+        facts = merge_summary_facts(*[entry_facts(e) for e in active])
+        ledger = render_facts(
+            facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
+        )
+        message = render_summary_block(active, role=config.summary_role, facts=ledger)
+        block = (message, counter.count_message(message))
+        shared_blocks().put(key, block)
+    return block
 
 
 def _refresh_recent(self: LayeredChatMemory) -> None:

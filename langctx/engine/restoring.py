@@ -112,7 +112,7 @@ def restore_window(
                 self._append(m)
         finally:
             self._restoring = False
-        pos, by_message = self._pos, _edits_by_message(edits)
+        pos, by_message = self._pos, edits_by_message(edits)
         if len(by_message) < len(pos):
             edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
         else:  # a long thread: the window is the smaller side
@@ -124,7 +124,7 @@ def restore_window(
                 self._edit_of[e["message_id"]] = e
                 self._views[i], self._vtok[i] = describe_edited(self.counter, self._log[i], e)
         self._entries = list(compactions)
-        order = _active_positions(self._entries)
+        order = active_positions(self._entries)
         self._seq = {self._entries[n - 1]["id"]: n for n in order}
         self._active = [self._entries[n - 1] for n in order]
         self._active = [e for e in self._active if self._after_pc(e)]
@@ -135,7 +135,7 @@ def restore_window(
         self._check_pinned()
 
 
-def _active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
+def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
     """1-based positions of the active summaries, in projection order (memoized: entries only grow,
     and their ids name their content, so the count and the last id name the list)."""
     if not entries:
@@ -149,8 +149,8 @@ def _active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
     return found
 
 
-def _edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
-    """Message id -> its edits, in order (memoized like :func:`_active_positions`: edit ids name
+def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
+    """Message id -> its edits, in order (memoized like :func:`active_positions`: edit ids name
     their content and the channel only appends, so the count and the end ids name the list)."""
     if not edits:
         return {}

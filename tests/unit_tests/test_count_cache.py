@@ -139,7 +139,9 @@ def test_describe_is_computed_once_per_content() -> None:
     assert first.call_ids == ("c1",) and not first.thinking and first.view is None
     assert first.tokens == ApproximateCounter().count_message(ai)
     assert inner.counted == ["a1"]
-    edited = ai.model_copy(update={"tool_calls": [{"id": "c1", "name": "read", "args": {"p": "y"}}]})
+    edited = ai.model_copy(
+        update={"tool_calls": [{"id": "c1", "name": "read", "args": {"p": "y"}}]}
+    )
     assert describe(counter, edited) is not first  # same id, other arguments (a human edit)
 
 

@@ -1,0 +1,127 @@
+"""project_window (the projection computed without a memory) agrees with the memory it stands for.
+
+Every view of a state is checked both ways: the direct projection, when it answers, must give the
+same messages, tokens and trigger decision as a :class:`~langctx.LayeredChatMemory` restored over
+the same window. Random agent histories (tests/unit_tests/test_properties.py) are fed to a
+stateless loop in random chunks, compacting when due, so the views cover fresh threads, windows
+after cuts and merges, edits (placeholders, truncations), pending tool calls, repairs, orphans
+and usage calibration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langctx.channel import merge_langctx
+from langctx.cli.demo.session import coding_session, iter_turns
+from langctx.state_memory import MemorySettings, ThreadView, view_state
+from tests.unit_tests.test_properties import (
+    SETTINGS,
+    History,
+    build_memory,
+    dump,
+    histories,
+    memory_options,
+)
+
+
+def _settings(options: dict[str, Any]) -> MemorySettings:
+    mem = build_memory({**options, "oversize_policy": "truncate"})
+    return MemorySettings.of(
+        config=mem.config, summarizer=mem.summarizer, token_counter=mem.counter
+    )
+
+
+def check_view(view: ThreadView) -> bool:
+    """Assert the direct projection (if any) matches the memory's; True when it answered."""
+    fast = view._window
+    memory = view.memory  # built now, whatever the view would have done
+    if fast is None:
+        return False
+    assert dump(fast.messages) == dump(memory.build_context())
+    assert fast.tokens == memory.context_tokens()
+    assert fast.calibrated == memory.calibrated_tokens()
+    assert fast.due == memory.needs_compaction()
+    return True
+
+
+def run_stateless(messages: list[BaseMessage], chunks: list[int], s: MemorySettings) -> int:
+    """Feed ``messages`` chunk by chunk through view_state, compacting when due; returns how
+    many views the direct projection answered."""
+    state: dict[str, Any] = {"messages": [], "langctx": {}}
+    answered = 0
+    at = 0
+    for size in chunks:
+        state["messages"] = [*state["messages"], *messages[at : at + size]]
+        at += size
+        view = view_state(state, s)
+        answered += check_view(view)
+        view.compact_if_due()
+        update = view.update()
+        if update is not None:
+            state["langctx"] = merge_langctx(state["langctx"], update)
+    return answered
+
+
+@settings(SETTINGS, max_examples=60)
+@given(history=histories(), options=memory_options())
+def test_direct_projection_agrees_with_the_memory(
+    history: History, options: dict[str, Any]
+) -> None:
+    run_stateless(history.messages, history.chunks, _settings(options))
+
+
+def test_the_direct_projection_answers_most_calls_of_a_coding_session() -> None:
+    """The demo's coding session (reads, test runs, edits, giant outputs) at an 8k budget: the
+    direct projection answers every view but those a compaction follows or that need a memory."""
+    s = MemorySettings.of(max_tokens=8000)
+    messages = coding_session(0, seed=3)
+    chunks = [len(messages)]
+    for turn in iter_turns(150, seed=3):
+        messages.extend(turn)
+        chunks.append(len(turn))
+    answered = run_stateless(messages, chunks, s)
+    assert answered >= 0.95 * len(chunks)
+
+
+THINKING = AIMessage(
+    [{"type": "thinking", "thinking": "hm", "signature": "sig"}, {"type": "text", "text": "ok"}],
+    id="think",
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ([THINKING], "thinking blocks"),
+        ([ToolMessage("late", tool_call_id="nobody", id="orphan")], "an orphan result"),
+        (
+            [
+                AIMessage("", tool_calls=[{"id": "c1", "name": "ls", "args": {}}], id="ai"),
+                HumanMessage("never mind", id="h9"),
+            ],
+            "an unanswered call before a human message",
+        ),
+        ([HumanMessage("Fix it.", id="task")], "a repeated id"),
+    ],
+)
+def test_shapes_only_a_memory_handles_are_left_to_it(extra: list[BaseMessage], why: str) -> None:
+    s = MemorySettings.of(max_tokens=8000)
+    base = [SystemMessage("You are a coding agent.", id="sys"), HumanMessage("Fix it.", id="task")]
+    view = view_state({"messages": [*base, *extra]}, s)
+    assert view._window is None, why
+    assert view.projection()  # the memory answers instead
+
+
+def test_a_repeated_id_with_other_content_still_raises() -> None:
+    from langctx import InvalidHistoryError
+
+    s = MemorySettings.of(max_tokens=8000)
+    messages = [HumanMessage("Fix it.", id="task"), HumanMessage("again", id="task")]
+    view = view_state({"messages": messages}, s)
+    with pytest.raises(InvalidHistoryError, match="already in the log"):
+        view.projection()
