@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 
 from langctx.entries import CompactionEntry, covered_count
-from langctx.markers import NOTICE_ID_PREFIX, NOTICE_MARK
+from langctx.markers import NOTICE_ID_PREFIX, NOTICE_MARK, NOTICE_METADATA_KEY
 
 __all__ = [
     "ACK_REQUEST",
@@ -63,8 +63,17 @@ ACK_REQUEST = (
 
 
 def is_notice(message: BaseMessage) -> bool:
-    """True for a notice that langctx added to the state."""
-    return isinstance(message.id, str) and message.id.startswith(NOTICE_ID_PREFIX)
+    """True for a notice that langctx added to the state: an AI message with a notice id, langctx's
+    mark on its metadata and its text. An id alone is not enough (a tool or a client may set any
+    id; a tool result is never a notice)."""
+    return (
+        isinstance(message, AIMessage)
+        and isinstance(message.id, str)
+        and message.id.startswith(NOTICE_ID_PREFIX)
+        and message.response_metadata.get(NOTICE_METADATA_KEY) == "notice"
+        and isinstance(message.content, str)
+        and message.content.startswith(NOTICE_MARK)
+    )
 
 
 def is_control_message(message: BaseMessage) -> bool:
@@ -109,7 +118,11 @@ def compact_notice(
         )
         if instructions:
             text += f" Focus: {instructions}"
-    return AIMessage(text, id=f"{NOTICE_ID_PREFIX}{uuid.uuid4().hex}")
+    return AIMessage(
+        text,
+        id=f"{NOTICE_ID_PREFIX}{uuid.uuid4().hex}",
+        response_metadata={NOTICE_METADATA_KEY: "notice"},
+    )
 
 
 def handled_command(

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
@@ -214,9 +215,7 @@ class MemoryConfig:
         if self.orphan_policy not in ("repair", "error"):
             msg = f"orphan_policy must be 'repair' or 'error', got {self.orphan_policy!r}."
             raise ConfigError(msg)
-        if self.summary_timeout is not None and not self.summary_timeout > 0:
-            msg = f"summary_timeout must be > 0 seconds or None, got {self.summary_timeout!r}."
-            raise ConfigError(msg)
+        check_timeout("summary_timeout", self.summary_timeout)
         if not callable(self.is_task):
             msg = "is_task must be a callable taking a message and returning bool."
             raise ConfigError(msg)
@@ -359,6 +358,25 @@ class ConfigOptions(TypedDict, total=False):
     summary_timeout: float | None
     max_summarizer_input_tokens: int
     is_task: Callable[[BaseMessage], bool]
+
+
+def check_timeout(name: str, value: object) -> None:
+    """Refuse a timeout that is not a finite number of seconds > 0 or None.
+
+    Raises:
+        ConfigError: naming the option; ``None`` is the way to say "no limit".
+
+    Example:
+        >>> check_timeout("summary_timeout", float("inf"))
+        Traceback (most recent call last):
+        ...
+        langctx.errors.ConfigError: summary_timeout must be a finite number of seconds > 0, or None for no limit; got inf.
+    """
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        msg = f"{name} must be a finite number of seconds > 0, or None for no limit; got {value!r}."
+        raise ConfigError(msg)
 
 
 def config_from(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
 from langctx.config import is_substantive_task
@@ -26,6 +26,7 @@ from langctx.entries import EditEntry
 from langctx.lru import LRU
 from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.projection import view_message
+from langctx.surrogates import surrogate_field
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 from langctx.turns import tool_call_ids
 
@@ -59,6 +60,8 @@ class Described(NamedTuple):
     """Ids of the tool calls it makes."""
     substantive: bool
     """A human message that :func:`~langctx.config.is_substantive_task` takes for a task."""
+    refused: bool
+    """The log refuses it: a lone surrogate (:mod:`langctx.surrogates`) or a ``RemoveMessage``."""
 
 
 def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Described:
@@ -71,6 +74,7 @@ def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Desc
         is_provider_compaction(message),
         tuple(tool_call_ids(message)),
         isinstance(message, HumanMessage) and is_substantive_task(message),
+        isinstance(message, RemoveMessage) or surrogate_field(message) is not None,
     )
 
 
@@ -223,7 +227,7 @@ class CachedCounter:
 
 def _fingerprint(message: BaseMessage) -> int:
     """A hash of everything a counter or the projection reads: type, content, tool calls (valid
-    and invalid), name, extra fields, Context-mode's stamp.
+    and invalid), name, extra fields, the digest of a Context-mode stamp.
 
     String content is hashed as is (Python caches a string's hash, so a message seen again
     costs nothing); block lists, tool calls and extra fields through their ``repr``.
@@ -241,6 +245,12 @@ def _fingerprint(message: BaseMessage) -> int:
             repr(invalid) if invalid else None,
             fields.get("name"),
             repr(extra) if extra else None,
-            CONTEXT_MODE_STAMP in fields["response_metadata"],
+            _stamp(fields["response_metadata"]),
         )
     )
+
+
+def _stamp(metadata: dict[str, Any]) -> object:
+    """The part of a Context-mode stamp the projection reads (its digest decides if it is one)."""
+    stamp = metadata.get(CONTEXT_MODE_STAMP) if metadata else None
+    return stamp.get("digest") if isinstance(stamp, dict) else None

@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import re
+from typing import Any
 
 __all__ = [
     "ACK_ID_PREFIX",
@@ -30,6 +32,7 @@ __all__ = [
     "MESSAGE_ID_PREFIX",
     "NOTICE_ID_PREFIX",
     "NOTICE_MARK",
+    "NOTICE_METADATA_KEY",
     "NO_THREAD",
     "PLACEHOLDER_MARK",
     "REFERENCE_ID_PREFIX",
@@ -40,9 +43,11 @@ __all__ = [
     "SUMMARY_ID_PREFIX",
     "TRUNCATION_MARK",
     "ZERO_WIDTH_SPACE",
+    "context_mode_stamp",
     "escape_delimiters",
     "escape_markers",
     "needs_escape",
+    "stamp_digest",
     "summary_open",
     "unescape_markers",
 ]
@@ -89,6 +94,45 @@ CONTEXT_MODE_STAMP = "langctx_context_mode"
 """``ToolMessage.response_metadata`` key of the stamp Context-mode leaves on a message it
 processed (never sent to a provider); a stamped message is not processed again."""
 
+
+def stamp_digest(content: str | list[Any]) -> str:
+    """The digest a Context-mode stamp carries of the content it was put on.
+
+    Example:
+        >>> stamp_digest("x") == stamp_digest([{"type": "text", "text": "x"}])
+        True
+    """
+    return hashlib.sha256(_text_of(content).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def context_mode_stamp(message: Any) -> dict[str, Any] | None:
+    """The Context-mode stamp of a tool message when it is genuine: its digest matches the content.
+
+    A stamp copied onto other content, or set by a tool without the digest, is no stamp: the
+    message is processed, escaped and prioritised like any tool output.
+
+    Example:
+        >>> from langchain_core.messages import ToolMessage
+        >>> stamp = {"v": 1, "action": "inline", "digest": stamp_digest("ok")}
+        >>> m = ToolMessage("ok", tool_call_id="c1", response_metadata={CONTEXT_MODE_STAMP: stamp})
+        >>> context_mode_stamp(m) == stamp, context_mode_stamp(m.model_copy(update={"content": "no"}))
+        (True, None)
+    """
+    stamp = (getattr(message, "response_metadata", None) or {}).get(CONTEXT_MODE_STAMP)
+    if not isinstance(stamp, dict) or stamp.get("digest") != stamp_digest(message.content):
+        return None
+    return stamp
+
+
+def _text_of(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(
+        b if isinstance(b, str) else str(b.get("text", "")) if isinstance(b, dict) else ""
+        for b in content
+    )
+
+
 NO_THREAD = "__langctx_no_thread__"
 """Thread id (and store namespace) used when a run's config has no ``thread_id``."""
 
@@ -108,6 +152,9 @@ LEGACY_HISTORY_ID_PREFIX = "lcx-hist-"
 
 SUMMARY_ID_PREFIX = "langctx-summary-"
 """The summary block's id (then a digest of the summaries' ids)."""
+
+NOTICE_METADATA_KEY = "langctx"
+"""Key of ``response_metadata`` whose value ``"notice"`` marks a langctx notice."""
 
 NOTICE_ID_PREFIX = "langctx-notice-"
 """A ``/compact`` notice shown to the user (never to the model)."""

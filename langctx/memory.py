@@ -62,7 +62,7 @@ from langctx.facts import (
     FileToolSpec,
 )
 from langctx.markers import (
-    CONTEXT_MODE_STAMP,
+    context_mode_stamp,
 )
 from langctx.summarize import (
     LocalSummarizer,
@@ -230,8 +230,8 @@ class LayeredChatMemory:
             return DEFAULT_PRIORITIES["first_human"]
         m = self._log[i]
         if isinstance(m, ToolMessage):
-            stamp = m.response_metadata.get(CONTEXT_MODE_STAMP)
-            if isinstance(stamp, dict) and stamp.get("action") == "referenced":
+            stamp = context_mode_stamp(m)
+            if stamp is not None and stamp.get("action") == "referenced":
                 return DEFAULT_PRIORITIES["context_ref"]
             return DEFAULT_PRIORITIES["tool_result"]
         if isinstance(m, HumanMessage):

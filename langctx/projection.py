@@ -24,12 +24,12 @@ from langctx.blocks import has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.markers import (
-    CONTEXT_MODE_STAMP,
     FACTS_CLOSE,
     FACTS_OPEN,
     NOTICE_MARK,
     SUMMARY_CLOSE,
     SUMMARY_ID_PREFIX,
+    context_mode_stamp,
     escape_delimiters,
     needs_escape,
     summary_open,
@@ -88,7 +88,7 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
             }
             update["additional_kwargs"] = kwargs
         return message.model_copy(update=update)
-    if isinstance(message, ToolMessage) and CONTEXT_MODE_STAMP in message.response_metadata:
+    if isinstance(message, ToolMessage) and context_mode_stamp(message) is not None:
         return message  # Context-mode already escaped the untrusted parts; its own markers stay
     if has_thinking(message):
         return message  # signed: nothing in a thinking message changes (its text is the model's)

@@ -79,8 +79,8 @@ def project_window(
             return None
         pos[mid] = i
         d = describe(counter, m)
-        if d.thinking or d.provider_compaction:
-            return None
+        if d.thinking or d.provider_compaction or d.refused:
+            return None  # (the memory refuses what it must with its error)
         if isinstance(m, ToolMessage):
             if m.tool_call_id not in open_calls:
                 return None  # an orphan: the memory leaves it out and records why

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from langctx.config import DEFAULT_SUMMARY_TIMEOUT
+from langctx.config import DEFAULT_SUMMARY_TIMEOUT, check_timeout
 from langctx.context_mode.grep import DEFAULT_GREP_MAX_MATCHES
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reduce import DEFAULT_MAX_INLINE_TOKENS, MIN_INLINE_TOKENS
@@ -72,10 +72,7 @@ class ContextModeConfig:
                 f"max_inline_tokens ({self.max_inline_tokens})."
             )
             raise ConfigError(msg)
-        for name in ("summary_timeout", "ttl_seconds"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and value > 0):
-                msg = f"{name} must be a positive number of seconds or None, got {value!r}."
-                raise ConfigError(msg)
+        check_timeout("summary_timeout", self.summary_timeout)
+        check_timeout("ttl_seconds", self.ttl_seconds)
         object.__setattr__(self, "summary_kinds", frozenset(self.summary_kinds))
         object.__setattr__(self, "command_tools", command_tool_set(self.command_tools))

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
+from langctx.config import check_timeout
 from langctx.context_mode.sanitize import escape_delimiters
 from langctx.errors import ConfigError, LangctxError
 
@@ -182,11 +183,7 @@ class ToolGuard:
     """Characters of output kept (head and tail) before Context-mode sees it (None: no cap)."""
 
     def __post_init__(self) -> None:
-        if self.timeout is not None and not (
-            isinstance(self.timeout, int | float) and self.timeout > 0
-        ):
-            msg = f"timeout must be a positive number of seconds or None, got {self.timeout!r}."
-            raise ConfigError(msg)
+        check_timeout("timeout", self.timeout)
         if self.max_output_chars is not None and (
             isinstance(self.max_output_chars, bool)
             or not isinstance(self.max_output_chars, int)

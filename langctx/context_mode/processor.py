@@ -49,7 +49,7 @@ from langctx.context_mode.ref_store import (
 )
 from langctx.context_mode.references import FetchResult, is_reference_id, reference_frame_tokens
 from langctx.errors import ConfigError
-from langctx.markers import CONTEXT_MODE_STAMP, NO_THREAD
+from langctx.markers import CONTEXT_MODE_STAMP, NO_THREAD, context_mode_stamp, stamp_digest
 from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, call_summarizer
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
@@ -392,7 +392,7 @@ def _message_ids(message: ToolMessage) -> _MessageIds:
 
 def _message_text(message: ToolMessage) -> str | None:
     """The text to process (None: processed already, or content that is not text)."""
-    if CONTEXT_MODE_STAMP in (message.response_metadata or {}):
+    if context_mode_stamp(message) is not None:
         return None  # processed already: running twice changes nothing
     content = message.content
     if isinstance(content, str):
@@ -412,7 +412,7 @@ def _processed_message(message: ToolMessage, result: ProcessedOutput, text: str)
         "content": result.text,
         "response_metadata": {
             **(message.response_metadata or {}),
-            CONTEXT_MODE_STAMP: result.stamp(),
+            CONTEXT_MODE_STAMP: {**result.stamp(), "digest": stamp_digest(result.text)},
         },
     }
     if message.id is None and result.message_id is not None:

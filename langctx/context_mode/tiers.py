@@ -37,7 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
-from langctx.markers import CONTEXT_MODE_STAMP, escape_delimiters
+from langctx.markers import context_mode_stamp, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = [
@@ -169,7 +169,7 @@ class WorkingMemory:
         if call:
             batch.insert(0, AIMessage("", tool_calls=[{**call, "type": "tool_call"}]))
         facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
-        stamp = (result.response_metadata or {}).get(CONTEXT_MODE_STAMP) or {}
+        stamp = context_mode_stamp(result) or {}
         size = stamp.get("original_bytes") if stamp else None
         if size is None:
             size = len(result.text) if isinstance(result.content, str) else None

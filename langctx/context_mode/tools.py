@@ -34,7 +34,7 @@ from langctx.context_mode.wrapped_tool import (
 )
 from langctx.errors import ConfigError, LangctxError
 from langctx.facts import FileToolSpec
-from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX
+from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
 from langctx.memory import DEFAULT_PRIORITIES
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore
@@ -98,7 +98,13 @@ def _fetched(
     result: FetchResult, tool_call_id: str, name: str, record_priority: bool
 ) -> Command[Any] | ToolMessage:
     status = "success" if result.ok else "error"
-    stamp = {"v": 1, "action": "fetched", "ref_id": result.ref_id, "kind": result.kind}
+    stamp = {
+        "v": 1,
+        "action": "fetched",
+        "ref_id": result.ref_id,
+        "kind": result.kind,
+        "digest": stamp_digest(result.text),
+    }
     message = ToolMessage(
         result.text,
         tool_call_id=tool_call_id,

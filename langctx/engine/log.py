@@ -11,6 +11,7 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
+    RemoveMessage,
     SystemMessage,
     ToolMessage,
     convert_to_messages,
@@ -30,6 +31,7 @@ from langctx.markers import (
     NOTICE_MARK,
     REPAIR_ID_PREFIX,
 )
+from langctx.surrogates import surrogate_field
 from langctx.turns import tool_call_ids
 
 if TYPE_CHECKING:
@@ -59,6 +61,20 @@ def _validate_batch(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> No
     seen: dict[str, BaseMessage] = {}
     open_calls = list(self._open_calls) if self._open_ai is not None else []
     for m in batch:
+        if isinstance(m, RemoveMessage):
+            msg = (
+                f"RemoveMessage({m.id!r}) cannot be added: the log is append-only. Remove "
+                "messages from the graph state (its reducer applies RemoveMessage), not the memory."
+            )
+            raise InvalidMessageError(msg)
+        where = surrogate_field(m)
+        if where is not None:
+            msg = (
+                f"message {m.id!r} holds a lone surrogate in its {where} (text decoded with "
+                "errors='surrogateescape'), which no provider request can encode; decode it "
+                "with errors='replace' first."
+            )
+            raise InvalidMessageError(msg)
         if m.id is not None:
             old = self._log[self._pos[m.id]] if m.id in self._pos else seen.get(m.id)
             if old is not None and not _same(old, m):

@@ -114,7 +114,11 @@ def test_unknown_budget_is_noted(memory: LayeredChatMemory) -> None:
 def test_control_messages_are_not_the_conversation(memory: LayeredChatMemory) -> None:
     extra = [
         HumanMessage("/compact keep the lexer notes", id="cmd"),
-        AIMessage("[langctx] Compacted.", id="langctx-notice-1"),
+        AIMessage(
+            "[langctx] Compacted.",
+            id="langctx-notice-1",
+            response_metadata={"langctx": "notice"},
+        ),
     ]
     report = build_report(_state(memory, [*memory.messages, *extra]))
     assert report.figures["control_messages"] == 2
