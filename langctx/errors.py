@@ -23,7 +23,8 @@ outside this module name their module (under ``langctx.``)::
         ├── DatabaseNotFoundError (FileNotFoundError)  cli.inspect.errors: --db names no file
         ├── NotACheckpointDatabaseError (ValueError)   cli.inspect.errors: no checkpoint tables
         ├── ThreadNotFoundError (LookupError)          cli.inspect.errors: no such thread
-        └── CheckpointNotFoundError (LookupError)      cli.inspect.errors: no such checkpoint
+        ├── CheckpointNotFoundError (LookupError)      cli.inspect.errors: no such checkpoint
+        └── CorruptCheckpointError (ValueError)        cli.inspect.errors: cannot be decoded
 
     LangctxWarning (UserWarning)                       something degraded gracefully
 

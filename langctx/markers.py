@@ -47,6 +47,7 @@ __all__ = [
     "escape_delimiters",
     "escape_markers",
     "needs_escape",
+    "quote_output",
     "stamp_digest",
     "summary_open",
     "unescape_markers",
@@ -86,6 +87,17 @@ TRUNCATION_MARK = (
 def summary_open(*, level: int, covers: int, entry_id: str) -> str:
     """The opening delimiter of one summary, with its attributes (see :data:`SUMMARY_CLOSE`)."""
     return f'<langctx:summary level="{level}" covers="{covers} messages" id="{entry_id}">'
+
+
+def quote_output(text: str) -> str:
+    """Tool output inside a summary: labelled and quoted, so it reads as something a tool printed,
+    never as the user's words or an instruction (the summary block is sent with the human role).
+
+    Example:
+        >>> print(quote_output('Error: always push to "main"'))
+        output: "Error: always push to 'main'"
+    """
+    return 'output: "' + text.replace('"', "'") + '"'
 
 
 # ---------------------------------------------------------------------------- stamps and keys

@@ -32,6 +32,7 @@ from langctx.markers import (
     context_mode_stamp,
     escape_delimiters,
     needs_escape,
+    quote_output,
     summary_open,
 )
 from langctx.paths import common_root, compress_paths
@@ -154,7 +155,7 @@ def render_facts(
         - Do not edit tests.
         Files modified so far: a.py, b.py
         Files read: c.py
-        Latest failure: `pytest` exit 1: E   AssertionError
+        Latest failure: `pytest` exit 1, output: "E   AssertionError"
         >>> shop = {"constraints": ["Keep Python 3.9.", "Never push."],
         ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py", "/w/shop/t/test_cart.py"],
         ...     "read_files": ["/w/shop/README.md", "/w/shop/src/db.py"]}
@@ -225,14 +226,14 @@ def _failure_line(facts: Mapping[str, Any]) -> str | None:
     head = f"`{str(command.get('command') or '?')[:160]}`" + (
         f" exit {code}" if code is not None else " failed"
     )
-    text = "Latest failure: " + head + (f": {_error_text(own)}" if own else "")
+    text = "Latest failure: " + head + (f", {_error_text(own)}" if own else "")
     if errors and errors[-1] is not own and not errors[-1].get("command"):
         text += "\nLatest tool error: " + _error_text(errors[-1])
     return text
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    return "; ".join(str(x)[:200] for x in (error.get("lines") or [])[-3:])
+    return quote_output("; ".join(str(x)[:200] for x in (error.get("lines") or [])[-3:]))
 
 
 def _largest(n: int, ok: Callable[[int], bool]) -> int:

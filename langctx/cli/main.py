@@ -6,22 +6,30 @@ Library errors become one-line CLI errors (exit 2); ``--help`` documents every c
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from langctx.errors import ConfigError, LangctxError, LangctxWarning
 
 __all__ = ["build_parser", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit 2) ending with what to do."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used by the docs test)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="langctx", description="Layered, compacting memory for LangChain / LangGraph agents."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -30,17 +38,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the demo coding agent offline on SQLite and show each compaction",
         description=(
             "Run the demo coding agent (create_agent + LangctxMiddleware, sandboxed file and "
-            "command tools) on a SQLite checkpointer. Offline a scripted model plays a long session; "
-            "with OPENAI_API_KEY set it uses ChatOpenAI (LANGCTX_DEMO_MODEL, LANGCTX_SUMMARY_MODEL). "
-            "Shows live context tokens, each compaction and the final figures. --engine drives the "
-            "bare LayeredChatMemory instead."
+            "command tools) on a SQLite checkpointer. A scripted model plays a long session "
+            "offline; --model NAME uses that OpenAI model instead (needs OPENAI_API_KEY; "
+            "--summary-model for the summarizer). Shows live context tokens, each compaction and "
+            "the final figures. --engine drives the bare LayeredChatMemory instead."
         ),
     )
     demo.add_argument(
-        "--turns", type=int, default=120, help="agent turns to play (default 120; --engine: 300)"
+        "--turns",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="agent turns to play (default 120; --engine: 300)",
     )
     demo.add_argument(
-        "--budget", type=int, default=8000, help="context budget in tokens (default 8000)"
+        "--budget",
+        type=_token_count,
+        default=8000,
+        metavar="TOKENS",
+        help="context budget, e.g. 8k or 8000 (default 8k)",
+    )
+    demo.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME",
+        help="an OpenAI chat model to run instead of the scripted one (needs OPENAI_API_KEY)",
+    )
+    demo.add_argument(
+        "--summary-model",
+        default=None,
+        metavar="NAME",
+        help="with --model: the OpenAI model that writes summaries (default: the same)",
     )
     demo.add_argument(
         "--db", default=None, help="SQLite checkpoint file (default: a temporary file)"
@@ -72,6 +100,17 @@ examples:
 
 exit status: 0 done; 1 a request held an orphan tool result or an unanswered tool call (a langctx
 bug: please report it); 2 bad input or options."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"expected a whole number >= 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def _token_count(text: str) -> int:
@@ -176,6 +215,14 @@ def _replay(args: argparse.Namespace) -> int:
     from langctx.cli.replay.render import print_report, progress
 
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # counted in the report instead
+    if args.budget is not None:
+        check_budget(args.budget, "--budget")
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path and path != "-":
+            _check_writable(path, option)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        msg = "--plot needs matplotlib: pip install 'langctx[plot]' (or leave out --plot)."
+        raise ConfigError(msg)
     summarizer = _summarizer(args.summarizer)
     budget = args.budget if args.budget is not None or args.window is not None else 32_000
     session = read_session(args.session, format=None if args.format == "auto" else args.format)
@@ -335,6 +382,8 @@ def _inspect(args: argparse.Namespace) -> int:
                 limit = DEFAULT_LIMIT if args.limit is None else args.limit
                 print_threads(threads, source=store.source, limit=limit, use_rich=use_rich)
             return 0
+        if args.budget is not None:
+            check_budget(args.budget, "--budget")
         report = inspect_thread(
             store,
             args.thread,
@@ -355,18 +404,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
+            check_budget(args.budget, "--budget")
             if args.engine:
                 from langctx.cli.demo.engine import run_engine_demo
 
                 result = run_engine_demo(
-                    turns=args.turns if args.turns != 120 else 300,
+                    turns=args.turns or 300,
                     max_tokens=args.budget,
                     token_counter=args.counter,
                 )
                 return 0 if all(result["probes"].values()) else 1
             from langctx.cli.demo.run import run_agent_demo
 
-            run_agent_demo(turns=args.turns, budget=args.budget, db=args.db)
+            run_agent_demo(
+                turns=args.turns or 120,
+                budget=args.budget,
+                db=args.db,
+                model=args.model,
+                summary_model=args.summary_model,
+            )
             return 0
         if args.command == "replay":
             return _replay(args)
@@ -375,7 +431,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LangctxError as exc:
         print(f"langctx: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path given on the command line
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(
+            f"langctx: error: cannot use{where}: {exc.strerror or exc}; check the path "
+            "(directories are not created).",
+            file=sys.stderr,
+        )
+        return 2
     return 0
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Fail before the work when the file of ``option`` cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        msg = f"{option} {path}: the directory {folder!r} does not exist; create it first."
+        raise ConfigError(msg)
+    if os.path.isdir(path):
+        msg = f"{option} {path}: is a directory; give a file name."
+        raise ConfigError(msg)
+
+
+def check_budget(tokens: int, option: str) -> None:
+    """Refuse a budget the default memory cannot honour, naming the option the user typed."""
+    from langctx.config import MemoryConfig
+
+    try:
+        MemoryConfig(max_tokens=tokens)
+    except ConfigError as exc:
+        smallest = min_budget()
+        msg = f"{option} {tokens} is too small: the smallest budget langctx accepts is {smallest}"
+        raise ConfigError(msg) from exc
+
+
+def min_budget() -> int:
+    """The smallest ``max_tokens`` a default :class:`~langctx.MemoryConfig` accepts."""
+    from langctx.config import MemoryConfig
+
+    lo, hi = 1, 1_000_000
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            MemoryConfig(max_tokens=mid)
+        except ConfigError:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 if __name__ == "__main__":

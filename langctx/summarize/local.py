@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langctx.machinery import strip_machinery
+from langctx.markers import quote_output
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
 
@@ -36,25 +37,26 @@ def _files(paths: list[str], limit: int) -> str:
     return line + (f" (+{more} more)" if more else "")
 
 
-def _last_failure(facts: dict[str, Any], error_lines: int) -> str | None:
+def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | None:
+    """The latest failing command and its error lines (quoted tool output), within ``width``."""
     errors = facts.get("errors") or []
     commands = facts.get("commands") or []
     failing = [c for c in commands if c.get("ok") is False]
     if not errors and not failing:
         return None
-    parts: list[str] = []
+    head = ""
     if failing:
         c = failing[-1]
         code = c.get("exit_code")
-        parts.append(
-            f"`{_clip(str(c.get('command') or '?'), 120)}`"
-            + (f" exit {code}" if code is not None else " failed")
+        head = f"`{_clip(str(c.get('command') or '?'), 120)}`" + (
+            f" exit {code}" if code is not None else " failed"
         )
-    if errors and error_lines:
-        lines = [_clip(str(x), 160) for x in (errors[-1].get("lines") or [])][-error_lines:]
-        if lines:
-            parts.append("; ".join(lines))
-    return ": ".join(parts) if parts else None
+    lines = [_clip(str(x), 160) for x in (errors[-1].get("lines") or [])][-error_lines:]
+    if not (errors and error_lines and lines):
+        return _clip(head, width) or None
+    room = max(20, width - len(head) - len(', output: ""'))
+    quoted = quote_output(_clip("; ".join(lines), room))  # clipped inside the quotes
+    return f"{head}, {quoted}" if head else quoted
 
 
 def render_local_summary(
@@ -72,7 +74,7 @@ def render_local_summary(
         Goal:
         - Fix the parser
         Current status:
-        - Last command: `pytest` exit 1: AssertionError: 2 != 3
+        - Last command: `pytest` exit 1, output: "AssertionError: 2 != 3"
         Important constraints:
         - Do not edit tests.
         Files observed:
@@ -103,9 +105,9 @@ def render_local_summary(
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")
-        failure = _last_failure(facts, err_lines)
+        failure = _last_failure(facts, err_lines, width + 60)
         if failure:
-            lines.append(f"- Last command: {_clip(failure, width + 60)}")
+            lines.append(f"- Last command: {failure}")
         elif commands:
             last = commands[-1]
             lines.append(f"- Last command: `{_clip(str(last.get('command') or '?'), width)}` ok")

@@ -1,8 +1,7 @@
 """The demo coding agent: ``create_agent`` + :class:`LangctxMiddleware` + sandboxed tools.
 
-Offline it plays :func:`~langctx.cli.demo.script.demo_script` with a :class:`ScriptedChatModel`; with
-``OPENAI_API_KEY`` set it uses ``ChatOpenAI`` (model from ``LANGCTX_DEMO_MODEL``, default
-``gpt-4o-mini``) and a cheaper summarizer model (``LANGCTX_SUMMARY_MODEL``, default the same).
+It plays :func:`~langctx.cli.demo.script.demo_script` with a :class:`ScriptedChatModel`, offline;
+``langctx demo --model NAME`` runs an OpenAI chat model instead (never without being asked).
 ``graphs/coding_agent.py`` exposes the same agent to ``langgraph.json``.
 """
 
@@ -20,6 +19,7 @@ from langctx.cli.demo.sandbox import make_sandbox
 from langctx.cli.demo.script import DEMO_TASK, demo_script
 from langctx.cli.demo.tools import make_tools
 from langctx.context_mode.middleware import ContextModeMiddleware
+from langctx.errors import ConfigError
 from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 
@@ -31,15 +31,27 @@ DEMO_SYSTEM_PROMPT = (
 )
 
 
-def default_models(*, turns: int = 120) -> tuple[BaseChatModel, object, str]:
-    """The agent's model, the summarizer and a label: OpenAI when a key is set, else scripted."""
-    if os.environ.get("OPENAI_API_KEY"):
-        from langchain_openai import ChatOpenAI
+def default_models(
+    *, turns: int = 120, model: str | None = None, summary_model: str | None = None
+) -> tuple[BaseChatModel, object, str]:
+    """The agent's model, the summarizer and a label: scripted and offline unless ``model`` names
+    an OpenAI chat model (then ``summary_model``, default the same, writes the summaries).
 
-        name = os.environ.get("LANGCTX_DEMO_MODEL", "gpt-4o-mini")
-        summary = os.environ.get("LANGCTX_SUMMARY_MODEL", name)
-        return ChatOpenAI(model=name), ChatOpenAI(model=summary, temperature=0), f"openai:{name}"
-    return ScriptedChatModel(responses=list(demo_script(turns))), None, "scripted (offline)"
+    Raises:
+        ConfigError: ``model`` was given without ``OPENAI_API_KEY``, or langchain-openai is missing.
+    """
+    if model is None:
+        return ScriptedChatModel(responses=list(demo_script(turns))), None, "scripted (offline)"
+    if not os.environ.get("OPENAI_API_KEY"):
+        msg = f"--model {model} needs OPENAI_API_KEY in the environment; set it, or leave out --model."
+        raise ConfigError(msg)
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as exc:
+        msg = "--model needs langchain-openai: pip install langchain-openai."
+        raise ConfigError(msg) from exc
+    summary = ChatOpenAI(model=summary_model or model, temperature=0)
+    return ChatOpenAI(model=model), summary, f"openai:{model}"
 
 
 def build_coding_agent(

@@ -21,9 +21,27 @@ def run_agent_demo(
     budget: int = 8000,
     db: str | None = None,
     thread_id: str | None = None,
+    model: str | None = None,
+    summary_model: str | None = None,
     out: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
-    """Run the coding agent (scripted offline, OpenAI with a key) and return the final figures."""
+    """Run the coding agent (scripted and offline unless ``model`` names an OpenAI model) and
+    return the final figures. The sandbox project, and the database unless ``db`` names one, live
+    in a temporary folder removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="langctx-demo-") as folder:
+        return _run(turns, budget, db, thread_id, model, summary_model, out, Path(folder))
+
+
+def _run(
+    turns: int,
+    budget: int,
+    db: str | None,
+    thread_id: str | None,
+    model_name: str | None,
+    summary_model: str | None,
+    out: Callable[[str], Any],
+    workdir: Path,
+) -> dict[str, Any]:
     from langgraph.store.sqlite import SqliteStore
 
     from langctx._tiktoken_offline import seed_tiktoken_cache
@@ -33,13 +51,15 @@ def run_agent_demo(
     from langctx.stores.checkpoints import open_checkpointer
 
     seed_tiktoken_cache()
-    workdir = Path(tempfile.mkdtemp(prefix="langctx-demo-"))
+    model, summarizer, label = default_models(
+        turns=turns, model=model_name, summary_model=summary_model
+    )
     db_path = db or str(workdir / "checkpoints.sqlite")
-    thread = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
-    model, summarizer, label = default_models(turns=turns)
+    thread = thread_id or (f"demo-{uuid.uuid4().hex[:8]}" if db else "demo")
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * turns + 20}
     out(
-        f"langctx demo: coding agent ({label}), budget {budget} tokens, SQLite {db_path}, thread {thread}"
+        f"langctx demo: coding agent ({label}), budget {budget} tokens, SQLite "
+        f"{db_path if db else '(temporary)'}, thread {thread}"
     )
     out(f"task: {DEMO_TASK}\n")
     started = time.perf_counter()

@@ -1,7 +1,10 @@
 """File and command tools confined to a sandbox directory (for the demo coding agent).
 
-Paths are resolved inside the sandbox; anything outside raises. Commands run with a timeout and
-their output is capped; a timeout or a non-zero exit becomes a tool result, not a crash.
+Paths are resolved inside the sandbox; anything outside raises. ``run_command`` has no shell: it
+runs an argument vector of an allowed program (:data:`ALLOWED_PROGRAMS`) whose file operands are
+inside the project; ``python`` runs a project script in an interpreter confined to the project
+(:mod:`langctx.cli.demo.confine`). Commands run with a timeout and their output is capped; a
+timeout or a non-zero exit becomes a tool result, not a crash.
 
 Example:
     >>> import tempfile
@@ -10,18 +13,86 @@ Example:
     'Wrote a.txt (5 characters).'
     >>> tools["read_file"].invoke({"path": "a.txt"})
     'hello'
-    >>> tools["run_command"].invoke({"command": "exit 3"})
-    '[exit code: 3]'
+    >>> print(tools["run_command"].invoke({"command": "ls"}))
+    a.txt
+    [exit code: 0]
 """
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, ToolException, tool
 
-__all__ = ["make_tools"]
+__all__ = ["ALLOWED_PROGRAMS", "command_argv", "make_tools"]
+
+ALLOWED_PROGRAMS = ("python", "python3", "cat", "head", "tail", "grep", "ls", "wc")
+"""What ``run_command`` runs; ``python`` runs a project script under :mod:`confine`."""
+
+_REFUSED_OPTIONS = ("-f", "--file", "-R", "--dereference-recursive", "--include", "--exclude")
+"""grep options that would read a file named inside an option or follow symlinks out."""
+
+_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
+
+
+def command_argv(command: str, root: Path) -> list[str]:
+    """The argument vector ``run_command`` executes for ``command``, or ToolException.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp()).resolve()
+        >>> command_argv("grep -n items calc/parser.py", root)[1:]
+        ['-n', 'items', 'calc/parser.py']
+        >>> command_argv("cat /etc/passwd", root)
+        Traceback (most recent call last):
+        ...
+        langchain_core.tools.base.ToolException: '/etc/passwd' is outside the project; run_command only reads project files (paths relative to the project root).
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        msg = f"cannot parse the command ({exc}); quote arguments with ' or \"."
+        raise ToolException(msg) from exc
+    if not words:
+        msg = "empty command; e.g. `python run_tests.py`."
+        raise ToolException(msg)
+    program, args = words[0], words[1:]
+    if program not in ALLOWED_PROGRAMS:
+        msg = (
+            f"{program!r} is not available: run_command runs {', '.join(ALLOWED_PROGRAMS)} "
+            "(no shell: no pipes, redirections, ; or &&)."
+        )
+        raise ToolException(msg)
+    for arg in args:
+        if arg.split("=", 1)[0] in _REFUSED_OPTIONS:
+            msg = f"option {arg!r} is not allowed in the sandbox."
+            raise ToolException(msg)
+        if not arg.startswith("-") and not _inside(root, arg):
+            msg = (
+                f"{arg!r} is outside the project; run_command only reads project files (paths "
+                "relative to the project root)."
+            )
+            raise ToolException(msg)
+    if program in ("python", "python3"):
+        if not args or args[0].startswith("-") or not (root / args[0]).is_file():
+            msg = "python runs a script of the project: `python SCRIPT [ARGS]` (no -c or -m)."
+            raise ToolException(msg)
+        return [sys.executable, "-I", "-m", "langctx.cli.demo.confine", str(root), *args]
+    found = shutil.which(program)
+    if found is None:
+        msg = f"{program!r} is not installed on this machine."
+        raise ToolException(msg)
+    return [found, *args]
+
+
+def _inside(root: Path, arg: str) -> bool:
+    target = (root / arg).resolve()
+    return target == root or root in target.parents
 
 
 def make_tools(
@@ -68,20 +139,24 @@ def make_tools(
 
     @tool
     def run_command(command: str) -> str:
-        """Run a shell command in the project root; returns its output and exit code."""
+        """Run a command in the project root: `python SCRIPT [ARGS]` (a script of the project) or
+        `cat`, `head`, `tail`, `grep`, `ls`, `wc` on project files. No shell: no pipes,
+        redirections or variables. Returns the output and the exit code."""
+        argv = command_argv(command, base)
         try:
             proc = subprocess.run(
-                command,
-                shell=True,
+                argv,
                 cwd=base,
                 capture_output=True,
                 text=True,
                 timeout=timeout,
                 errors="replace",
+                env=_ENV,
             )
         except subprocess.TimeoutExpired:
             return f"[command timed out after {timeout:g} s: {command}]"
-        out = (proc.stdout + proc.stderr)[:max_output_chars]
+        out = (proc.stdout + proc.stderr).replace(f"{base}{os.sep}", "").replace(str(base), ".")
+        out = out[:max_output_chars]
         if "[exit code:" not in out[-40:]:
             out = f"{out.rstrip()}\n[exit code: {proc.returncode}]".lstrip()
         return out

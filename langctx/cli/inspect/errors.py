@@ -22,6 +22,7 @@ from langctx.errors import LangctxError
 
 __all__ = [
     "CheckpointNotFoundError",
+    "CorruptCheckpointError",
     "DatabaseNotFoundError",
     "InspectError",
     "NotACheckpointDatabaseError",
@@ -123,3 +124,23 @@ class CheckpointNotFoundError(InspectError, LookupError):
         self.checkpoint_id = checkpoint_id
         self.recent = list(recent)
         self.total = total
+
+
+class CorruptCheckpointError(InspectError, ValueError):
+    """A checkpoint of the thread is in the database but cannot be decoded.
+
+    Attributes:
+        thread_id: the thread.
+        checkpoint_id: the checkpoint asked for (None: the latest).
+    """
+
+    def __init__(self, thread_id: str, checkpoint_id: str | None, cause: BaseException) -> None:
+        which = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "the latest checkpoint"
+        msg = (
+            f"{which} of thread {thread_id!r} cannot be decoded ({type(cause).__name__}: "
+            f"{cause}); the database may be damaged or written by another serializer. Try an "
+            "earlier one with --checkpoint ID."
+        )
+        super().__init__(msg)
+        self.thread_id = thread_id
+        self.checkpoint_id = checkpoint_id

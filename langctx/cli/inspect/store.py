@@ -32,6 +32,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from langctx.cli.inspect.errors import (
     CheckpointNotFoundError,
+    CorruptCheckpointError,
     DatabaseNotFoundError,
     InspectError,
     NotACheckpointDatabaseError,
@@ -214,7 +215,10 @@ class CheckpointStore:
         if checkpoint_id:
             configurable["checkpoint_id"] = checkpoint_id
         with self._reading():
-            found = self.saver.get_tuple({"configurable": configurable})
+            try:
+                found = self.saver.get_tuple({"configurable": configurable})
+            except (ValueError, TypeError, KeyError, AttributeError, EOFError) as exc:
+                raise CorruptCheckpointError(thread_id, checkpoint_id, exc) from exc
         if found is None:
             raise CheckpointNotFoundError(
                 thread_id,

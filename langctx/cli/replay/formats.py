@@ -205,7 +205,11 @@ def read_session(
             f"JSONL ({_FORMATS_HELP})."
         )
         raise SessionFormatError(msg, path=str(p), line=line) from exc
-    parsed = parse_session(text, format=format, name=name or _stem(p), path=str(p))
+    try:
+        parsed = parse_session(text, format=format, name=name or _stem(p), path=str(p))
+    except RecursionError as exc:
+        msg = f"{p}: nested too deeply to read (JSON nesting beyond Python's limit); not a session."
+        raise SessionFormatError(msg, path=str(p)) from exc
     if parsed.format == "claude-code":
         found = _subagent_files(p)
         if found:

@@ -1,0 +1,168 @@
+"""Every CLI error path: one line on stderr that ends with what to do, and the documented exit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from langctx.cli.main import main, min_budget
+
+
+def _session(tmp_path: Path) -> Path:
+    path = tmp_path / "run.messages.jsonl"
+    lines = [
+        {"type": "system", "content": "You are a coding agent."},
+        {"type": "human", "content": "Fix the parser."},
+        {"type": "ai", "content": "Done."},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _bomb(tmp_path: Path) -> Path:
+    path = tmp_path / "bomb.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    return path
+
+
+CASES = [
+    (["demo", "--turns", "0"], "expected a whole number >= 1"),
+    (["demo", "--turns", "-3"], "expected a whole number >= 1"),
+    (["demo", "--turns", "many"], "expected a whole number >= 1"),
+    (["demo", "--budget", "10"], "--budget 10 is too small: the smallest budget"),
+    (["demo", "--budget", "lots"], "--budget"),
+    (["demo", "--model", "gpt-4o-mini"], "needs OPENAI_API_KEY"),
+    (["replay", "{session}", "--budget", "10"], "--budget 10 is too small"),
+    (["replay", "{session}", "--json", "{tmp}/missing/report.json"], "does not exist; create it"),
+    (["replay", "{session}", "--plot", "{tmp}/missing/plot.png"], "does not exist; create it"),
+    (["replay", "{session}", "--json", "{tmp}"], "is a directory"),
+    (["replay", "{tmp}/nope.jsonl"], "cannot read session file"),
+    (["replay", "{bomb}"], "nested too deeply"),
+    (["replay", "{session}", "--summarizer", "gpt-4o-mini"], "needs OPENAI_API_KEY"),
+    (["inspect", "--db", "{tmp}/none.sqlite"], ""),
+    (["inspect", "--db", "{session}", "--checkpoint", "x"], "--checkpoint needs --thread"),
+    (["nope"], "invalid choice"),
+    ([], "required"),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), CASES, ids=[" ".join(a) or "(none)" for a, _ in CASES])
+def test_errors_are_one_line_and_exit_2(
+    argv: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    values = {
+        "session": str(_session(tmp_path)),
+        "bomb": str(_bomb(tmp_path)),
+        "tmp": str(tmp_path),
+    }
+    args = [a.format(**values) for a in argv]
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(
+        (
+            "langctx: error:",
+            "langctx demo: error:",
+            "langctx replay: error:",
+            "langctx inspect: error:",
+        )
+    ), err
+    assert says in lines[0]
+    assert "Traceback" not in err
+
+
+def test_budgets_share_one_syntax(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``8k`` is accepted by demo, replay and inspect alike (demo refused it once)."""
+    from langctx.cli.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["demo", "--budget", "8k"]).budget == 8000
+    assert parser.parse_args(["replay", "s", "--budget", "8k"]).budget == 8000
+    assert parser.parse_args(["inspect", "--db", "x", "--budget", "8k"]).budget == 8000
+
+
+def test_the_smallest_budget_is_accepted_and_one_less_is_not() -> None:
+    from langctx import ConfigError, MemoryConfig
+
+    smallest = min_budget()
+    MemoryConfig(max_tokens=smallest)
+    with pytest.raises(ConfigError):
+        MemoryConfig(max_tokens=smallest - 1)
+
+
+def test_a_corrupt_checkpoint_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged checkpoint blob ended ``inspect`` with a msgpack traceback (exit 1)."""
+    import sqlite3
+
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("n", lambda s: {"messages": [AIMessage("ok")]})
+    graph.add_edge(START, "n")
+    graph.add_edge("n", END)
+    path = str(tmp_path / "c.sqlite")
+    with SqliteSaver.from_conn_string(path) as saver:
+        graph.compile(checkpointer=saver).invoke(
+            {"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t1"}}
+        )
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE checkpoints SET checkpoint = X'DEADBEEF00'")
+    assert main(["inspect", "--db", path, "--thread", "t1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be decoded" in err[0] and "--checkpoint ID" in err[0]
+
+
+def test_plot_without_matplotlib_says_which_extra_before_replaying(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    code = main(["replay", str(_session(tmp_path)), "--plot", str(tmp_path / "p.png")])
+    out = capsys.readouterr()
+    assert code == 2 and "pip install 'langctx[plot]'" in out.err
+    assert out.out == ""  # nothing was replayed first
+
+
+def test_demo_stays_offline_with_a_key_set_and_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo switched to the paid API whenever OPENAI_API_KEY was set, and left ~9 MB in the
+    temp folder on every run."""
+    import tempfile
+
+    from langctx.cli.demo.run import run_agent_demo
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    lines: list[str] = []
+    first = run_agent_demo(turns=12, budget=4000, out=lines.append)
+    assert "scripted (offline)" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+    second = run_agent_demo(turns=12, budget=4000, out=lambda _: None)
+    assert (first["peak"], first["full_tokens"], first["entries"]) == (
+        second["peak"],
+        second["full_tokens"],
+        second["entries"],
+    )
