@@ -221,7 +221,7 @@ def _replay(args: argparse.Namespace) -> int:
         if path and path != "-":
             _check_writable(path, option)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
-        msg = "--plot needs matplotlib: pip install 'langctx[plot]' (or leave out --plot)."
+        msg = "--plot needs matplotlib: pip install 'langctx[cli]' (or leave out --plot)."
         raise ConfigError(msg)
     summarizer = _summarizer(args.summarizer)
     budget = args.budget if args.budget is not None or args.window is not None else 32_000

@@ -141,7 +141,7 @@ def test_plot_without_matplotlib_says_which_extra_before_replaying(
     )
     code = main(["replay", str(_session(tmp_path)), "--plot", str(tmp_path / "p.png")])
     out = capsys.readouterr()
-    assert code == 2 and "pip install 'langctx[plot]'" in out.err
+    assert code == 2 and "pip install 'langctx[cli]'" in out.err
     assert out.out == ""  # nothing was replayed first
 
 
