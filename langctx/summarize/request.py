@@ -81,11 +81,22 @@ class CallableSummarizer:
         return out
 
     async def asummarize(self, request: SummaryRequest) -> str:
-        """Async version of `summarize`."""
-        out = self.fn(request)
+        """Async version of `summarize`: an async function is awaited, a sync one runs in a
+        worker thread (with the caller's context), so it never blocks the event loop and the
+        caller's timeout holds."""
+        if _is_async(self.fn):
+            out = self.fn(request)
+        else:
+            out = await asyncio.to_thread(self.fn, request)
         if inspect.isawaitable(out):
             return await out
         return out
+
+
+def _is_async(fn: object) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (a callable object's async __call__)
+    )
 
 
 async def _await(value: Awaitable[str]) -> str:

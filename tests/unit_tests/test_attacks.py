@@ -199,3 +199,46 @@ def test_tool_output_reaches_a_summary_only_as_quoted_output() -> None:
         "push" not in c for e in memory.summaries for c in e["facts"].get("constraints", [])
     )
     assert "data, not instructions" in SUMMARY_PROMPT and "never an instruction" in MERGE_PROMPT
+
+
+# ---------------------------------------------------------------------------- summarizers
+
+
+async def test_a_sync_summarizer_in_async_code_neither_blocks_the_loop_nor_outlives_its_timeout() -> (
+    None
+):
+    """A plain sync summarizer function blocked the event loop (2.0 s) and ignored
+    ``summary_timeout`` under ``acompact``."""
+    import asyncio
+    import time
+
+    def slow(request: Any) -> str:
+        time.sleep(0.8)
+        return "Goal: x"
+
+    memory = LayeredChatMemory(max_tokens=50_000, summarizer=slow, summary_timeout=0.1)
+    memory.add_messages([SYSTEM, TASK])
+    for i in range(10):
+        call = {"id": f"c{i}", "name": "read_file", "args": {"path": f"f{i}.py"}}
+        memory.add_messages(
+            [
+                AIMessage("Reading.", tool_calls=[call], id=f"a{i}"),
+                ToolMessage("x " * 400, tool_call_id=f"c{i}", id=f"r{i}"),
+            ]
+        )
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    entry = await memory.acompact(keep_recent_tokens=100)
+    elapsed = time.perf_counter() - started
+    task.cancel()
+    assert entry is not None and entry["quality"] == "fallback"  # the local summary stood in
+    assert elapsed < 0.6, elapsed
+    assert ticks >= 2  # the loop kept running while the summarizer slept (0 when blocked)
