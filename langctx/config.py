@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal, TypedDict
 
 from langchain_core.messages import BaseMessage
@@ -239,12 +239,16 @@ class MemoryConfig:
                 "turn would compact; lower keep_recent_tokens or raise proactive_ratio."
             )
             raise ConfigError(msg)
-        if self.summary_cap_tokens > self.head_budget:
+        if self.pinned_cap_tokens < PINNED_FLOOR_TOKENS:
+            smallest = _smallest_block_budget(self)
             msg = (
-                f"summaries may take up to {self.summary_cap_tokens} tokens "
-                f"((max_summaries + max_level2 + 1) * max_summary_tokens) but only "
-                f"{self.head_budget} are left after the reserve; lower max_summary_tokens or "
-                "the caps, or raise max_tokens."
+                f"max_tokens={budget} leaves {self.head_budget} tokens after the reserve, but "
+                f"the summary block may take {self.block_cap_tokens} "
+                f"((max_summaries + max_level2 + 1) summaries of {self.max_summary_tokens_resolved}, "
+                f"the facts ledger, preamble and tags) and the pinned system prompt and task need "
+                f"{PINNED_FLOOR_TOKENS} beside it; raise max_tokens"
+                + (f" to at least {smallest}" if smallest else "")
+                + " or lower max_summary_tokens / max_summaries / max_level2."
             )
             raise ConfigError(msg)
 
@@ -282,8 +286,15 @@ class MemoryConfig:
         """The cap per summary in effect."""
         if self.max_summary_tokens is not None:
             return self.max_summary_tokens
-        share = self.head_budget // (self.max_summaries + self.max_level2 + 5)
+        room = self.head_budget - self._block_overhead
+        share = room // (self.max_summaries + self.max_level2 + 5)
         return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
+
+    @property
+    def _block_overhead(self) -> int:
+        """The summary block's tokens beyond its contents: preamble, tags of each summary."""
+        caps = self.max_summaries + self.max_level2 + 1
+        return BLOCK_PREAMBLE_TOKENS + (caps + 1) * SUMMARY_TAG_TOKENS
 
     @property
     def max_facts_tokens_resolved(self) -> int:
@@ -297,6 +308,16 @@ class MemoryConfig:
         """Upper bound of all projected summaries and the facts ledger together (content only)."""
         caps = self.max_summaries + self.max_level2 + 1
         return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
+
+    @property
+    def block_cap_tokens(self) -> int:
+        """Upper bound of the whole summary block: contents, preamble and tags."""
+        return self.summary_cap_tokens + self._block_overhead
+
+    @property
+    def pinned_cap_tokens(self) -> int:
+        """Tokens the pinned messages (system + task) may take beside the summary block."""
+        return self.head_budget - self.block_cap_tokens
 
 
 def _size(name: str, value: object, whole: int | None, whole_name: str) -> object:
@@ -358,6 +379,69 @@ class ConfigOptions(TypedDict, total=False):
     summary_timeout: float | None
     max_summarizer_input_tokens: int
     is_task: Callable[[BaseMessage], bool]
+
+
+BLOCK_PREAMBLE_TOKENS = 64
+"""Tokens of the summary block's preamble (about 60 by tiktoken and the estimator)."""
+
+SUMMARY_TAG_TOKENS = 32
+"""Tokens of one summary's opening and closing tags (about 30)."""
+
+PINNED_FLOOR_TOKENS = 64
+"""What the pinned messages may take at least beside the summary block (below it, truncating the
+system prompt and task to their floor could still leave the projection over the budget)."""
+
+
+def smallest_budget(config: MemoryConfig) -> int | None:
+    """The smallest ``max_tokens`` that ``config``'s other options accept (None: none does).
+
+    Example:
+        >>> smallest_budget(MemoryConfig())
+        919
+    """
+    options = {
+        f.name: getattr(config, f.name)
+        for f in fields(config)
+        if f.name not in ("max_tokens", "context_window", "keep_recent_tokens")
+    }
+
+    def accepted(n: int) -> bool:
+        try:
+            MemoryConfig(**{**options, "max_tokens": n})
+        except ConfigError:
+            return False
+        return True
+
+    return _smallest(accepted)
+
+
+def _smallest_block_budget(config: MemoryConfig) -> int | None:
+    """The smallest ``max_tokens`` whose head budget holds ``config``'s summary block and the
+    pinned floor (the same arithmetic as the properties, on unvalidated copies)."""
+
+    def fits(n: int) -> bool:
+        trial = object.__new__(MemoryConfig)
+        for f in fields(MemoryConfig):
+            object.__setattr__(trial, f.name, getattr(config, f.name))
+        object.__setattr__(trial, "max_tokens", n)
+        object.__setattr__(trial, "context_window", None)
+        return trial.pinned_cap_tokens >= PINNED_FLOOR_TOKENS
+
+    return _smallest(fits)
+
+
+def _smallest(ok: Callable[[int], bool], hi: int = 10_000_000) -> int | None:
+    """The smallest n in [1, hi] with ok(n), for a monotone ok (None: not even hi)."""
+    if not ok(hi):
+        return None
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def check_timeout(name: str, value: object) -> None:

@@ -29,7 +29,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx.config import is_substantive_task
 from langctx.count_cache import describe, describe_edited
 from langctx.engine.layers import summary_block
-from langctx.engine.plan import SUMMARY_OVERHEAD
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
 
@@ -107,7 +106,7 @@ def project_window(
         for e in by_message[str(log[i].id)]:
             views[i], tokens[i] = describe_edited(counter, log[i], e)
     pinned = [*systems, *([task] if task is not None else [])]
-    allowed = config.head_budget - config.summary_cap_tokens - SUMMARY_OVERHEAD * 4
+    allowed = config.pinned_cap_tokens
     if sum(tokens[i] for i in pinned) > allowed:
         return None  # the memory truncates pinned messages (an edit to write)
     active = [compactions[k - 1] for k in active_positions(compactions)]

@@ -455,30 +455,14 @@ def _check_writable(path: str, option: str) -> None:
 
 def check_budget(tokens: int, option: str) -> None:
     """Refuse a budget the default memory cannot honour, naming the option the user typed."""
-    from langctx.config import MemoryConfig
+    from langctx.config import MemoryConfig, smallest_budget
 
     try:
         MemoryConfig(max_tokens=tokens)
     except ConfigError as exc:
-        smallest = min_budget()
-        msg = f"{option} {tokens} is too small: the smallest budget langctx accepts is {smallest}"
+        smallest = smallest_budget(MemoryConfig())
+        msg = f"{option} {tokens} is too small: use {option} {smallest} or more"
         raise ConfigError(msg) from exc
-
-
-def min_budget() -> int:
-    """The smallest ``max_tokens`` a default :class:`~langctx.MemoryConfig` accepts."""
-    from langctx.config import MemoryConfig
-
-    lo, hi = 1, 1_000_000
-    while lo < hi:
-        mid = (lo + hi) // 2
-        try:
-            MemoryConfig(max_tokens=mid)
-        except ConfigError:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 if __name__ == "__main__":

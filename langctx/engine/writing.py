@@ -15,7 +15,7 @@ from langctx.blocks import (
     cut_text_blocks,
     has_opaque_blocks,
 )
-from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan
+from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
     EditEntry,
@@ -256,7 +256,7 @@ def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry 
 
 def _check_pinned(self: LayeredChatMemory) -> None:
     pinned = [*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])]
-    allowed = self.config.head_budget - self.config.summary_cap_tokens - SUMMARY_OVERHEAD * 4
+    allowed = self.config.pinned_cap_tokens
     total = sum(self._view_tokens(i) for i in pinned)
     if total <= allowed:
         return

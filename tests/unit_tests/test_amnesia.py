@@ -96,7 +96,7 @@ def test_amnesia(kind: str) -> None:
     elif kind == "failing-model":
         summarizer = ScriptedChatModel(responses=[RuntimeError("provider down")], cycle=True)
     mem = LayeredChatMemory(
-        max_tokens=6000, summarizer=summarizer, max_summary_tokens=400, keep_recent_tokens=10
+        max_tokens=6000, summarizer=summarizer, max_summary_tokens=380, keep_recent_tokens=10
     )
     mem.add_messages(session())
     entry = mem.compact()

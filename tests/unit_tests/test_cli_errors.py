@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from langctx.cli.main import main, min_budget
+from langctx.cli.main import main
+from langctx.config import MemoryConfig, smallest_budget
 
 
 def _session(tmp_path: Path) -> Path:
@@ -31,7 +32,7 @@ CASES = [
     (["demo", "--turns", "0"], "expected a whole number >= 1"),
     (["demo", "--turns", "-3"], "expected a whole number >= 1"),
     (["demo", "--turns", "many"], "expected a whole number >= 1"),
-    (["demo", "--budget", "10"], "--budget 10 is too small: the smallest budget"),
+    (["demo", "--budget", "10"], "--budget 10 is too small: use --budget 919 or more"),
     (["demo", "--budget", "lots"], "--budget"),
     (["demo", "--model", "gpt-4o-mini"], "needs OPENAI_API_KEY"),
     (["replay", "{session}", "--budget", "10"], "--budget 10 is too small"),
@@ -94,9 +95,9 @@ def test_budgets_share_one_syntax(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_the_smallest_budget_is_accepted_and_one_less_is_not() -> None:
-    from langctx import ConfigError, MemoryConfig
+    from langctx import ConfigError
 
-    smallest = min_budget()
+    smallest = smallest_budget(MemoryConfig())
     MemoryConfig(max_tokens=smallest)
     with pytest.raises(ConfigError):
         MemoryConfig(max_tokens=smallest - 1)

@@ -44,11 +44,13 @@ from langchain_core.messages import (
 
 from langctx import (
     BudgetError,
+    ConfigError,
     LayeredChatMemory,
     MemoryConfig,
     SummaryRequest,
     resolve_token_counter,
 )
+from langctx.config import smallest_budget
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
 
@@ -411,6 +413,39 @@ _DELIMITER_MARGIN = 200  # the memory keeps ~40 tokens per summary for delimiter
 def test_invariants_hold_after_every_add(history: History, options: dict[str, Any]) -> None:
     assume(pinned_fits(history, options))
     assert run_history(history, options) is not None
+
+
+SMALLEST_BUDGET = smallest_budget(MemoryConfig())
+
+
+@settings(SETTINGS, max_examples=100)
+@given(
+    history=histories(),
+    budget=st.integers(SMALLEST_BUDGET, 3_000),
+    counter=st.sampled_from(("approximate", "tiktoken")),
+    summarizer=st.sampled_from(("local", "verbose")),
+)
+def test_every_accepted_budget_is_honoured(
+    history: History, budget: int, counter: str, summarizer: str
+) -> None:
+    """From the smallest budget the default config accepts: the projection never exceeds it
+    (``max_tokens=500`` once reached 733 tokens; such budgets are refused now, naming the
+    smallest that works)."""
+    options = {
+        "max_tokens": budget,
+        "max_summaries": 5,
+        "max_level2": 2,
+        "merge_count": 3,
+        "token_counter": counter,
+        "oversize_policy": "truncate",
+        "summarizer": summarizer,
+    }
+    run_history(history, options)
+
+
+def test_a_budget_below_the_smallest_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match=f"at least {SMALLEST_BUDGET}"):
+        MemoryConfig(max_tokens=SMALLEST_BUDGET - 1)
 
 
 @settings(SETTINGS, max_examples=20)

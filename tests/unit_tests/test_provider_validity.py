@@ -32,6 +32,7 @@ from langchain_core.messages import (
 
 from langctx import LayeredChatMemory
 from langctx.blocks import starts_with_thinking
+from langctx.config import MemoryConfig, smallest_budget
 from tests._trajectories import DATA_DIR, iter_sessions, require_data_dir
 from tests.providers.strategies import History, histories, request_points, text
 from tests.providers.validator import (
@@ -47,7 +48,9 @@ from tests.providers.validator import (
 )
 
 EXAMPLES = int(os.environ.get("LANGCTX_PROPERTY_EXAMPLES", "100"))
-BUDGETS = (600, 1000, 1800, 4000)
+BUDGETS = (smallest_budget(MemoryConfig()), 1000, 1800, 4000)
+"""From the smallest budget the default config accepts (600 was refused once the summary block's
+preamble and tags counted against the budget)."""
 
 # ---------------------------------------------------------------------------- message builders
 
