@@ -223,14 +223,41 @@ def test_import_langctx_loads_no_integration_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_readme_python_block_runs() -> None:
+_CLAIM = re.compile(r"#\s*->\s*(?P<claim>.*?)(?:\s+\(.*\))?\s*$")
+
+
+def test_readme_python_blocks_print_what_their_comments_claim() -> None:
+    """Every README block runs, and each ``print(...)  # -> X`` prints exactly X (the text
+    in parentheses after X is commentary; a long X goes on the comment line below the print).
+    A printed value that drifts from its comment fails."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert blocks
+    checked = 0
     for block in blocks:
-        if "ChatOpenAI" in block or "OPENAI_API_KEY" in block:
-            continue
-        exec(compile(block, "README.md", "exec"), {})
+        lines = block.splitlines()
+        claims = {}
+        for n, line in enumerate(lines, 1):
+            below = lines[n] if n < len(lines) else ""  # a claim too long for the line goes below
+            if "print(" in line:
+                m = _CLAIM.search(line) or (_CLAIM.match(below.strip()) if below.strip() else None)
+                if m:
+                    claims[n] = m["claim"]
+        printed: dict[int, list[str]] = {}
+
+        def spy(
+            *args: object, sep: str = " ", printed: dict[int, list[str]] = printed, **_: object
+        ) -> None:
+            line = sys._getframe(1).f_lineno
+            printed.setdefault(line, []).append(sep.join(str(a) for a in args))
+
+        exec(compile(block, "README.md", "exec"), {"print": spy})
+        for line, claim in claims.items():
+            assert printed.get(line) == [claim], (
+                f"README block line {line}: prints {printed.get(line)}, its comment claims {claim!r}"
+            )
+            checked += 1
+    assert checked >= 10
 
 
 def _doc_python_blocks() -> list[tuple[str, str]]:
