@@ -167,3 +167,16 @@ def test_demo_stays_offline_with_a_key_set_and_leaves_nothing_behind(
         second["full_tokens"],
         second["entries"],
     )
+
+
+def test_rich_tables_are_not_cut_when_piped() -> None:
+    """Rich tables were cut to 80 columns when the report went to a pipe or a file."""
+    import io
+
+    from langctx.cli.inspect.render import print_threads
+    from langctx.cli.inspect.store import ThreadInfo
+
+    long_id = "thread-" + "x" * 120
+    out = io.StringIO()
+    print_threads([ThreadInfo(long_id, 3, "1f0a", None)], file=out, use_rich=True)
+    assert long_id in out.getvalue()

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from langctx.cli.inspect.report import REPORT_VERSION, ThreadReport
 from langctx.cli.inspect.store import ThreadInfo
+from langctx.cli.terminal import console_width
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -312,7 +313,7 @@ def print_report(
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, highlight=False)
+    console = Console(file=out, highlight=False, width=console_width(out))
     console.print(Panel(Text(_title(report), style="bold"), expand=False))
     rows = figure_rows(report)
     if rows:
@@ -473,7 +474,7 @@ def print_threads(
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, highlight=False)
+    console = Console(file=out, highlight=False, width=console_width(out))
     body, hidden = _thread_rows(threads, limit)
     if not body:
         console.print(Text(_threads_title(threads, source)))

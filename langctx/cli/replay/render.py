@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from langctx.cli.replay.engine import CompactionRecord, ReplayReport
 from langctx.cli.replay.truth import PROBES
+from langctx.cli.terminal import console_width
 
 __all__ = ["format_report", "print_report", "progress", "report_rows"]
 
@@ -222,7 +223,7 @@ def print_report(
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=out, highlight=False)
+    console = Console(file=out, highlight=False, width=console_width(out))
     summary = Table(title=_title(report), show_header=False, title_justify="left", expand=False)
     summary.add_column(style="bold")
     summary.add_column(overflow="fold")
