@@ -92,6 +92,9 @@ class LangctxChannel(TypedDict, total=False):
     eviction_log: list[dict[str, Any]]
     """What left the projection and why (kept by ``to_state`` and the chat-history adapter; the
     graph channel does not store it)."""
+    counter: str
+    """The token counter the entries' token figures were counted with (its ``name``, e.g.
+    ``"tiktoken:o200k_base"``); ``langctx inspect`` counts with the same one."""
     reset: bool
     drop: dict[str, list[str]]
     slim: list[str]
@@ -122,6 +125,7 @@ def channel_update(
     archive: ArchiveRecord | None = None,
     drop: Mapping[str, Sequence[str]] | None = None,
     slim: Sequence[str] = (),
+    counter: str | None = None,
 ) -> LangctxChannel:
     """An update for the ``langctx`` channel (entries are copied).
 
@@ -133,6 +137,7 @@ def channel_update(
         archive: the new archive record (archive mode).
         drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
         slim: ids of compaction entries whose covered ids were archived (archive mode).
+        counter: the name of the token counter the entries were counted with.
 
     Example:
         >>> channel_update(priorities={"m1": 10})
@@ -146,6 +151,8 @@ def channel_update(
     )
     if reset:
         out["reset"] = True
+    if counter is not None:
+        out["counter"] = str(counter)
     if archive is not None:
         out["archive"] = _copy(archive)
     if drop:

@@ -234,13 +234,22 @@ class ThreadView:
         edits = self.memory.edits
         prio = self.memory.priorities
         if self._reset:
-            return channel_update(compactions=comps, edits=edits, priorities=prio, reset=True)
+            return channel_update(
+                compactions=comps, edits=edits, priorities=prio, reset=True, counter=self._counter
+            )
         known_p = self._known_priorities or {}
         new_c, new_e = comps[self._known :], edits[self._known_edits or 0 :]
         new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
         if not (new_c or new_e or new_p):
             return None
-        return channel_update(compactions=new_c, edits=new_e, priorities=new_p)
+        return channel_update(
+            compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter
+        )
+
+    @property
+    def _counter(self) -> str:
+        counter = self.memory.counter
+        return str(getattr(counter, "inner", counter).name)
 
 
 def view_state(

@@ -6,13 +6,16 @@ Library errors become one-line CLI errors (exit 2); ``--help`` documents every c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import logging
 import os
+import sqlite3
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from langctx.errors import ConfigError, LangctxError, LangctxWarning
@@ -345,9 +348,16 @@ def _add_inspect(sub: Any) -> None:
     )
     inspect.add_argument(
         "--counter",
-        default="approximate",
-        help="token counter for the figures: approximate (default, as LayeredChatMemory) | "
-        "tiktoken | an encoding name",
+        default=None,
+        help="token counter for the figures: approximate | tiktoken | an encoding name "
+        "(default: the one the run recorded, else approximate)",
+    )
+    inspect.add_argument(
+        "--archive",
+        metavar="PATH",
+        default=None,
+        help="the SqliteStore file of an archive-mode run, read for the full history (default: "
+        "DB.archive.sqlite beside --db when it exists, as the demo writes it)",
     )
     inspect.add_argument(
         "--plain", action="store_true", help="plain text, no rich panels or colours"
@@ -384,13 +394,15 @@ def _inspect(args: argparse.Namespace) -> int:
             return 0
         if args.budget is not None:
             check_budget(args.budget, "--budget")
-        report = inspect_thread(
-            store,
-            args.thread,
-            checkpoint_id=args.checkpoint,
-            budget=args.budget,
-            token_counter=args.counter,
-        )
+        with _archive_store(args) as archive:
+            report = inspect_thread(
+                store,
+                args.thread,
+                checkpoint_id=args.checkpoint,
+                budget=args.budget,
+                token_counter=args.counter,
+                archive=archive,
+            )
     if args.json:
         print(report.to_json(limit=args.limit))
     else:
@@ -440,6 +452,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return 0
+
+
+@contextlib.contextmanager
+def _archive_store(args: argparse.Namespace) -> Iterator[Any]:
+    """The archive store ``inspect`` reads, opened read-only (None when there is none)."""
+    path = args.archive
+    if path is None and args.db:
+        beside = Path(args.db).with_suffix(".archive.sqlite")
+        path = str(beside) if beside.is_file() else None
+    if path is None:
+        yield None
+        return
+    if not Path(path).is_file():
+        msg = f"--archive {path}: no such file; give the SqliteStore file of the run."
+        raise ConfigError(msg)
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(
+        f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+    )
+    try:
+        yield SqliteStore(conn)
+    finally:
+        conn.close()
 
 
 def _check_writable(path: str, option: str) -> None:

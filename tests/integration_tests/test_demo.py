@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from langctx.cli.demo.run import run_agent_demo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,3 +35,22 @@ def test_langgraph_json_points_at_a_graph() -> None:
     module_spec.loader.exec_module(module)
     graph = getattr(module, attr)
     assert {"model", "tools"} <= set(graph.get_graph().nodes)
+
+
+def test_inspect_on_the_demo_database_counts_like_the_demo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect`` on the demo's database once reported a smaller full history than the demo
+    (it did not read the archive beside the database) counted with the estimator (the demo
+    counts with tiktoken)."""
+    from langctx.cli.main import main
+
+    db = tmp_path / "demo.sqlite"
+    result = run_agent_demo(turns=40, budget=6000, db=str(db), out=lambda _: None)
+    capsys.readouterr()
+    assert main(["inspect", "--db", str(db), "--thread", result["thread"], "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    figures = report["figures"]
+    assert figures["token_counter"] == "o200k_base"  # recorded by the run in its channel
+    assert figures["full_history_tokens"] == result["full_tokens"]
+    assert any("archived messages read from the store" in n for n in report["notes"])

@@ -124,7 +124,8 @@ def inspect_thread(
     *,
     checkpoint_id: str | None = None,
     budget: int | None = None,
-    token_counter: object = "approximate",
+    token_counter: object = None,
+    archive: Any = None,
 ) -> ThreadReport:
     """Read a thread's latest (or a given) checkpoint and describe its memory.
 
@@ -133,7 +134,10 @@ def inspect_thread(
         thread_id: the thread.
         checkpoint_id: a checkpoint of the thread (default: its latest).
         budget: the memory's ``max_tokens``, when known (it is not stored in the checkpoint).
-        token_counter: how to count context tokens (as for ``LayeredChatMemory``).
+        token_counter: how to count context tokens (as for ``LayeredChatMemory``; default: the
+            counter the run recorded in its channel, else "approximate").
+        archive: the LangGraph store of an archive-mode run: the full history then includes
+            the archived messages.
 
     Raises:
         ThreadNotFoundError: no checkpoint belongs to ``thread_id``.
@@ -158,14 +162,35 @@ def inspect_thread(
         "checkpoints_in_thread": info.checkpoints,
         "pending_writes": len(found.pending_writes or []),
     }
+    values = cp.get("channel_values") or {}
+    full = None
+    if archive is not None and archive_record(values.get("langctx")):
+        from langctx.stores.archive import full_log
+
+        full = full_log(archive, thread_id, values)
     return build_report(
-        cp.get("channel_values") or {},
+        values,
         thread_id=thread_id,
         checkpoint=checkpoint,
         source=store.source,
         budget=budget,
         token_counter=token_counter,
+        full_history=full,
     )
+
+
+def _recorded_counter(channel: Any, notes: list[str]) -> str:
+    """The counter the run recorded in its channel, as a ``token_counter`` spec."""
+    name = str((channel or {}).get("counter") or "") if isinstance(channel, Mapping) else ""
+    if name.startswith("tiktoken:"):
+        return name.split(":", 1)[1]
+    if name in ("", "approximate"):
+        return "approximate"
+    notes.append(
+        f"the run counted tokens with {name!r}, which inspect cannot rebuild; figures use the "
+        "estimator (pass --counter to choose)."
+    )
+    return "approximate"
 
 
 def build_report(
@@ -175,7 +200,8 @@ def build_report(
     checkpoint: Mapping[str, Any] | None = None,
     source: Mapping[str, str] | None = None,
     budget: int | None = None,
-    token_counter: object = "approximate",
+    token_counter: object = None,
+    full_history: Sequence[BaseMessage] | None = None,
 ) -> ThreadReport:
     """Describe the memory that a graph state implies (nothing is compacted or written).
 
@@ -186,7 +212,10 @@ def build_report(
         source: where the state was read, shown in the report.
         budget: the memory's ``max_tokens``, when known; it sets the budget figures and the caps
             used to render the summaries (default: no cap, so restoring cuts nothing).
-        token_counter: how to count tokens (as for ``LayeredChatMemory``; default "approximate").
+        token_counter: how to count tokens (as for ``LayeredChatMemory``; default: the counter
+            the run recorded in its channel, else "approximate").
+        full_history: the whole conversation when part of it is archived (see
+            :func:`~langctx.stores.archive.full_log`); default: the state's messages.
 
     Example:
         >>> report = build_report({"messages": [("system", "Be brief."), ("user", "Fix it.")]})
@@ -219,12 +248,19 @@ def build_report(
             "was compacted yet. The layers below are what a fresh memory would show."
         )
     kept_c, kept_e, kept_p, dropped = _consistent(conversation, channel, comps, edits, priorities)
+    if token_counter is None:
+        token_counter = _recorded_counter(channel, notes)
     record = archive_record(channel)
-    if record:
+    if record and full_history is None:
         notes.append(
             f"archive mode: {record.get('messages', 0)} messages in {record.get('batches', 0)} "
             "batches were moved from 'messages' to the LangGraph store; the message and "
-            "full-history figures count only what is still in the state."
+            "full-history figures count only what is still in the state (pass --archive)."
+        )
+    elif record:
+        notes.append(
+            f"archive mode: the full history includes the {record.get('messages', 0)} archived "
+            "messages read from the store."
         )
     if dropped:
         notes.append(
@@ -251,7 +287,9 @@ def build_report(
     by_id = {str(m.id): m for m in memory.messages}
     report.edits = [_edit_row(e, by_id.get(e["message_id"])) for e in memory.edits]
     report.eviction_log = _eviction_log(memory)
-    report.figures = _figures(memory, raw, conversation, report, budget, token_counter)
+    report.figures = _figures(
+        memory, raw, conversation, report, budget, token_counter, full_history
+    )
     if budget is None and conversation:
         notes.append(
             "the budget is not stored in the checkpoint; pass the agent's max_tokens (--budget) "
@@ -458,10 +496,12 @@ def _figures(
     report: ThreadReport,
     budget: int | None,
     token_counter: object,
+    full_history: Sequence[BaseMessage] | None,
 ) -> dict[str, Any]:
     stats = memory.stats()
     context = stats["context_tokens"]
-    full = sum(memory.counter.count_message(m) for m in memory.messages)
+    history = state_messages(full_history) if full_history is not None else memory.messages
+    full = sum(memory.counter.count_message(m) for m in history)
     reasons = [e["reason"] for e in memory.edits]
     counter = token_counter if isinstance(token_counter, str) else type(token_counter).__name__
     return {
