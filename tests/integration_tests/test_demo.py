@@ -23,6 +23,7 @@ def test_agent_demo_runs_offline_on_sqlite(tmp_path: Path) -> None:
     assert result["entries"] > 0  # compactions persisted in the checkpoint
     assert result["peak"] <= 6000
     assert any("compaction [" in line for line in lines)
+    assert any("context-mode:" in line and "behind ctx_" in line for line in lines)
     assert (tmp_path / "demo.sqlite").exists()
 
 

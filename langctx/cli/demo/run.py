@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import ToolMessage
+
 from langctx.cli.demo.script import DEMO_TASK
+from langctx.markers import context_mode_stamp
 from langctx.state_memory import view_state
 
 __all__ = ["run_agent_demo"]
@@ -101,6 +104,10 @@ def _run(
                 # a list when the step wrote a channel twice: the model's message first, then
                 # the middleware's own update (archived messages removed, new entries)
                 parts = [p for p in (update if isinstance(update, list) else [update]) if p]
+                if node == "tools":
+                    for line in _context_mode_lines(parts):
+                        out(line)
+                    continue
                 if node != "model" or not all(isinstance(p, dict) for p in parts) or not parts:
                     continue
                 calls += 1
@@ -147,3 +154,24 @@ def _run(
         "db": db_path,
         "thread": thread,
     }
+
+
+def _context_mode_lines(parts: list[Any]) -> list[str]:
+    """One line per tool result Context-mode reduced, summarized or stored behind a reference."""
+    lines = []
+    for part in parts:
+        messages = part.get("messages") if isinstance(part, dict) else None
+        for m in messages or []:
+            stamp = context_mode_stamp(m) if isinstance(m, ToolMessage) else None
+            if not stamp or stamp.get("action") in (None, "inline", "fetched"):
+                continue
+            ref = (
+                f" behind {stamp['ref_id']} (fetch_context reads it back)"
+                if stamp.get("ref_id")
+                else ""
+            )
+            lines.append(
+                f"  ↳ context-mode: {m.name or 'tool'} output {stamp.get('original_tokens', 0):,} "
+                f"-> {stamp.get('tokens', 0):,} tokens, {stamp['action']}{ref}"
+            )
+    return lines
