@@ -53,7 +53,7 @@ from langctx.context_mode.tools import (
     remember_tool,
     working_memory_tool,
 )
-from langctx.context_mode.wrapped_tool import thread_id_from_config
+from langctx.context_mode.wrapped_tool import reference_namespace
 from langctx.errors import ConfigError
 from langctx.stores.long_term import LongTermMemory
 
@@ -84,7 +84,7 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
     return {
-        "thread_id": thread_id_from_config(_config_of(request)),
+        "thread_id": reference_namespace(_config_of(request), request.state),
         "args": request.tool_call["args"],
     }
 
@@ -239,5 +239,5 @@ class ContextModeToolProcessor:
     def __call__(self, message: ToolMessage, request: ToolCallRequest) -> ToolMessage:
         """Process one tool result for the request's thread."""
         args: Mapping[str, Any] = request.tool_call.get("args") or {}
-        tid = thread_id_from_config(_config_of(request))
+        tid = reference_namespace(_config_of(request), request.state)
         return self.processor.process_message(message, thread_id=tid, args=args)

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
-from langgraph.prebuilt import InjectedState
+from langgraph.prebuilt import InjectedState, ToolRuntime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
@@ -30,9 +30,10 @@ from langctx.context_mode.wrapped_tool import (
     ContextModeTool,
     guard_tool,
     guarded_tools,
+    reference_namespace,
     thread_id_from_config,
 )
-from langctx.errors import ConfigError, LangctxError
+from langctx.errors import ConfigError, LangctxError, ReferenceNotFoundError
 from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
 from langctx.memory import DEFAULT_PRIORITIES
@@ -119,6 +120,17 @@ def _fetched(
 
 
 _FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)
+
+
+def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str]:
+    """Where ``fetch_context`` looks: the run's namespace (:func:`reference_namespace`), then,
+    for a run without a thread, the shared no-thread one that a tool wrapped by
+    :func:`wrap_tools_with_context_mode` (which sees no state) writes to."""
+    own = reference_namespace(config, runtime.state if runtime is not None else None)
+    shared = thread_id_from_config(config)
+    return [own] if own == shared else [own, shared]
+
+
 """What a failed fetch raises (an unknown or foreign id, a bad argument): an error result."""
 
 
@@ -164,21 +176,39 @@ def fetch_context_tool(
     """
 
     def fetch_context(
-        ref_id: str, tool_call_id: str, config: RunnableConfig, **where: Any
+        ref_id: str,
+        tool_call_id: str,
+        config: RunnableConfig,
+        runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
+        **where: Any,
     ) -> Command[Any] | ToolMessage:
+        spaces = _namespaces(config, runtime)
         try:
-            result = processor.fetch(ref_id, thread_id=thread_id_from_config(config), **where)
+            try:
+                result = processor.fetch(ref_id, thread_id=spaces[0], **where)
+            except ReferenceNotFoundError:
+                if len(spaces) == 1:
+                    raise
+                result = processor.fetch(ref_id, thread_id=spaces[1], **where)
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
 
     async def afetch_context(
-        ref_id: str, tool_call_id: str, config: RunnableConfig, **where: Any
+        ref_id: str,
+        tool_call_id: str,
+        config: RunnableConfig,
+        runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
+        **where: Any,
     ) -> Command[Any] | ToolMessage:
+        spaces = _namespaces(config, runtime)
         try:
-            result = await processor.afetch(
-                ref_id, thread_id=thread_id_from_config(config), **where
-            )
+            try:
+                result = await processor.afetch(ref_id, thread_id=spaces[0], **where)
+            except ReferenceNotFoundError:
+                if len(spaces) == 1:
+                    raise
+                result = await processor.afetch(ref_id, thread_id=spaces[1], **where)
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)

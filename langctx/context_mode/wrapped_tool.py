@@ -31,7 +31,13 @@ from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TI
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.markers import NO_THREAD
 
-__all__ = ["ContextModeTool", "guard_tool", "guarded_tools", "thread_id_from_config"]
+__all__ = [
+    "ContextModeTool",
+    "guard_tool",
+    "guarded_tools",
+    "reference_namespace",
+    "thread_id_from_config",
+]
 
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
@@ -44,6 +50,27 @@ def thread_id_from_config(config: RunnableConfig | None) -> str:
     configurable = (config or {}).get("configurable") or {}
     tid = configurable.get("thread_id")
     return NO_THREAD if tid is None else str(tid)
+
+
+def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str:
+    """Where a run's references are kept: its ``thread_id``; without one, a namespace of its own,
+    named after the first message of its state (each new conversation's first message gets a
+    fresh id), so runs without a thread never read each other's references. With neither (a
+    tool called outside a graph), the shared no-thread namespace.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> reference_namespace({"configurable": {"thread_id": "t1"}}, None)
+        't1'
+        >>> reference_namespace({}, {"messages": [HumanMessage("hi", id="m1")]})
+        '__langctx_no_thread__:m1'
+    """
+    tid = thread_id_from_config(config)
+    if tid != NO_THREAD:
+        return tid
+    messages = (state.get("messages") if isinstance(state, Mapping) else None) or []
+    first = getattr(messages[0], "id", None) if messages else None
+    return f"{NO_THREAD}:{first}" if first else NO_THREAD
 
 
 def _call_of(value: Any) -> tuple[str | None, Mapping[str, Any] | None]:

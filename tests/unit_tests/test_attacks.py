@@ -242,3 +242,42 @@ async def test_a_sync_summarizer_in_async_code_neither_blocks_the_loop_nor_outli
     assert entry is not None and entry["quality"] == "fallback"  # the local summary stood in
     assert elapsed < 0.6, elapsed
     assert ticks >= 2  # the loop kept running while the summarizer slept (0 when blocked)
+
+
+def test_runs_without_a_thread_never_read_each_others_references() -> None:
+    """Runs without a ``thread_id`` shared one reference namespace, so a run could fetch the
+    stored output of another (the README says a thread never reads another's references)."""
+    from langchain.agents import create_agent
+
+    from langctx.context_mode.middleware import ContextModeMiddleware
+    from langctx.testing import ScriptedChatModel, ai_tool_call
+
+    def dump_table() -> str:
+        """Print the orders table."""
+        return "order 1234 secret-card-4111\n" * 8000
+
+    processor = ContextModeProcessor()
+    first = create_agent(
+        ScriptedChatModel(responses=[ai_tool_call("dump_table", {}), "done"]),
+        tools=[dump_table],
+        middleware=[ContextModeMiddleware(processor)],
+    )
+    out = first.invoke({"messages": [("user", "Show the orders.")]})
+    (stored,) = [m for m in out["messages"] if context_mode_stamp(m)]
+    ref_id = context_mode_stamp(stored)["ref_id"]
+
+    def fetching(ref: str) -> Any:
+        return create_agent(
+            ScriptedChatModel(responses=[ai_tool_call("fetch_context", {"ref_id": ref}), "ok"]),
+            tools=[dump_table],
+            middleware=[ContextModeMiddleware(processor)],
+        )
+
+    other = fetching(ref_id).invoke({"messages": [("user", "Anything stored?")]})
+    (answer,) = [m for m in other["messages"] if isinstance(m, ToolMessage)]
+    assert answer.status == "error" and "secret-card" not in answer.text
+
+    # the conversation that stored it reads it back
+    same_run = fetching(ref_id).invoke({"messages": [*out["messages"], ("user", "Fetch it.")]})
+    fetched = [m for m in same_run["messages"] if isinstance(m, ToolMessage)][-1]
+    assert fetched.status != "error" and "secret-card" in fetched.text
