@@ -428,13 +428,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0 if all(result["probes"].values()) else 1
             from langctx.cli.demo.run import run_agent_demo
 
-            run_agent_demo(
-                turns=args.turns or 120,
-                budget=args.budget,
-                db=args.db,
-                model=args.model,
-                summary_model=args.summary_model,
-            )
+            try:
+                run_agent_demo(
+                    turns=args.turns or 120,
+                    budget=args.budget,
+                    db=args.db,
+                    model=args.model,
+                    summary_model=args.summary_model,
+                )
+            except Exception as exc:  # the provider of --model (network, key, quota)
+                if args.model is None or isinstance(exc, LangctxError):
+                    raise  # the offline demo failing is a langctx bug: keep the traceback
+                first = (str(exc).strip().splitlines() or [""])[0][:200]
+                print(
+                    f"langctx: error: the model call failed ({type(exc).__name__}: {first}); "
+                    "check the network and OPENAI_API_KEY, or leave out --model to run offline.",
+                    file=sys.stderr,
+                )
+                return 2
             return 0
         if args.command == "replay":
             return _replay(args)
