@@ -281,3 +281,44 @@ def test_runs_without_a_thread_never_read_each_others_references() -> None:
     same_run = fetching(ref_id).invoke({"messages": [*out["messages"], ("user", "Fetch it.")]})
     fetched = [m for m in same_run["messages"] if isinstance(m, ToolMessage)][-1]
     assert fetched.status != "error" and "secret-card" in fetched.text
+
+
+def test_a_hung_summarizer_costs_only_its_own_calls() -> None:
+    """One hung summarizer starved every other memory's summaries: all shared a pool of 4
+    workers, and timed-out calls kept running there (the others fell back, 0 calls ran)."""
+    import threading
+
+    release = threading.Event()
+
+    def hung(request: Any) -> str:
+        release.wait(10)
+        return "Goal: late"
+
+    calls: list[str] = []
+
+    def healthy(request: Any) -> str:
+        calls.append(request.kind)
+        return "Goal: fix the parser.\nNext step: run the tests."
+
+    def filled(summarizer: Any) -> LayeredChatMemory:
+        memory = LayeredChatMemory(max_tokens=50_000, summarizer=summarizer, summary_timeout=0.05)
+        memory.add_messages([SYSTEM, TASK])
+        for i in range(6):
+            call = {"id": f"c{i}", "name": "read_file", "args": {"path": f"f{i}.py"}}
+            memory.add_messages(
+                [
+                    AIMessage("Reading.", tool_calls=[call], id=f"a{i}"),
+                    ToolMessage("x " * 1500, tool_call_id=f"c{i}", id=f"r{i}"),
+                ]
+            )
+        return memory
+
+    try:
+        stuck = [filled(hung) for _ in range(6)]
+        for memory in stuck:  # six hung calls, more than any shared pool would hold
+            entry = memory.compact(keep_recent_tokens=100)
+            assert entry is not None and entry["quality"] == "fallback"
+        entry = filled(healthy).compact(keep_recent_tokens=100)
+        assert entry is not None and entry["quality"] == "model" and calls == ["turns"]
+    finally:
+        release.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -33,3 +34,47 @@ def test_no_file_names_a_package_index() -> None:
     for name in ("pyproject.toml", "requirements.lock", ".ci/run"):
         text = (ROOT / name).read_text(encoding="utf-8")
         assert not re.search(r"--(extra-)?index-url|https?://[^\s\"']*(simple|pypi)", text), name
+
+
+def test_what_the_readme_imports_is_a_core_dependency() -> None:
+    """``pip install langctx`` then the README's start-here example failed with
+    ``ModuleNotFoundError: No module named 'langchain'`` (it was an extra)."""
+    import ast
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = {
+        re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].replace("-", "_")
+        for d in project["dependencies"]
+    }
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    imported: set[str] = set()
+    for block in re.findall(r"```python\n(.*?)```", readme, re.S):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+    optional = {"langchain_openai", "psycopg"}  # shown with the extra or the key they need
+    third_party = imported - {"langctx", "__future__"} - set(sys.stdlib_module_names) - optional
+    packages = {
+        "langgraph": "langgraph",
+        "langchain": "langchain",
+        "langchain_core": "langchain_core",
+    }
+    missing = {m for m in third_party if packages.get(m, m) not in core}
+    assert missing == set(), f"README imports {sorted(missing)}, not core dependencies"
+
+
+def test_licence_and_metadata() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    assert project["license"] == "MIT" and project["classifiers"] and project["keywords"]
+
+
+def test_each_readme_section_has_one_copy() -> None:
+    """README and docs/*.md held diverging copies of the same sections."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        paragraphs = [p.strip() for p in re.split(r"\n\s*\n", doc.read_text(encoding="utf-8"))]
+        copied = [p for p in paragraphs if len(p) > 80 and p in readme]
+        assert not copied, f"{doc.name} repeats README paragraphs: {copied[0][:80]!r}"
