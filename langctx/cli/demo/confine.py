@@ -1,6 +1,6 @@
 """Run a project script in a Python confined to the project (the demo's ``python`` command).
 
-``python -I -m langctx.cli.demo.confine ROOT SCRIPT [ARGS...]`` installs an audit hook
+``python -I confine.py ROOT SCRIPT [ARGS...]`` (this file) installs an audit hook
 (:pep:`578`; it cannot be removed once installed) and then runs ``SCRIPT``. The hook refuses:
 
 - opening, listing, creating, changing or removing a path outside ``ROOT`` (symlinks resolved),

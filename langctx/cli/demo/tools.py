@@ -40,6 +40,10 @@ _REFUSED_OPTIONS = ("-f", "--file", "-R", "--dereference-recursive", "--include"
 _ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
 
+_CONFINE = str(Path(__file__).with_name("confine.py"))
+"""Run as a file (stdlib only), so a project script does not wait for langctx's imports."""
+
+
 def command_argv(command: str, root: Path) -> list[str]:
     """The argument vector ``run_command`` executes for ``command``, or ToolException.
 
@@ -82,7 +86,7 @@ def command_argv(command: str, root: Path) -> list[str]:
         if not args or args[0].startswith("-") or not (root / args[0]).is_file():
             msg = "python runs a script of the project: `python SCRIPT [ARGS]` (no -c or -m)."
             raise ToolException(msg)
-        return [sys.executable, "-I", "-m", "langctx.cli.demo.confine", str(root), *args]
+        return [sys.executable, "-I", _CONFINE, str(root), *args]  # a file: no package import
     found = shutil.which(program)
     if found is None:
         msg = f"{program!r} is not installed on this machine."
