@@ -158,18 +158,13 @@ def test_demo_stays_offline_with_a_key_set_and_leaves_nothing_behind(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     lines: list[str] = []
-    first = run_agent_demo(turns=12, budget=4000, out=lines.append)
+    first = run_agent_demo(turns=40, budget=4000, out=lines.append)
     assert "scripted (offline)" in lines[0]
     assert list(tmp_path.iterdir()) == []
-    second = run_agent_demo(turns=12, budget=4000, out=lambda _: None)
-    assert (first["calls"], first["full_tokens"], first["entries"]) == (
-        second["calls"],
-        second["full_tokens"],
-        second["entries"],
-    )
-    # LangGraph gives messages random ids, and truncation markers name the message they cut:
-    # the peak may differ by the tokens of those ids, never by a path or a different run
-    assert abs(first["peak"] - second["peak"]) <= 64
+    second = run_agent_demo(turns=40, budget=4000, out=lambda _: None)
+    figures = ("calls", "peak", "full_tokens", "entries", "answer")
+    assert first["entries"] > 0  # compactions ran: their ids are digests of message ids
+    assert [first[k] for k in figures] == [second[k] for k in figures]
 
 
 def test_rich_tables_are_not_cut_when_piped() -> None:

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolMessage
 
 from langctx.cli.demo.sandbox import make_sandbox
 from langctx.cli.demo.script import DEMO_TASK, demo_script
@@ -88,6 +90,7 @@ def build_coding_agent(
         max_tokens=max_tokens, summarizer=summarizer, token_counter="tiktoken"
     )
     stack: list[Any] = [ContextModeMiddleware(), mw] if context_mode else [mw]
+    stack.insert(0, _StableToolIds())
     return create_agent(
         model,
         tools=make_tools(root),
@@ -95,3 +98,20 @@ def build_coding_agent(
         middleware=stack,
         checkpointer=checkpointer,
     )
+
+
+class _StableToolIds(AgentMiddleware[Any, Any, Any]):
+    """Tool results get ids derived from their calls (LangGraph would give them random ones), so
+    two runs of the demo count the same tokens (summary ids are digests of message ids)."""
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return _stable(request, handler(request))
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return _stable(request, await handler(request))
+
+
+def _stable(request: Any, result: Any) -> Any:
+    if isinstance(result, ToolMessage) and result.id is None:
+        result.id = f"tool-{request.tool_call['id']}"
+    return result

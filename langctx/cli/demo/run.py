@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 
 from langctx.cli.demo.script import DEMO_TASK
 from langctx.markers import context_mode_stamp
@@ -79,7 +79,10 @@ def _run(
             model=model, sandbox=workdir / "project", checkpointer=saver, middleware=middleware
         )
         stream = agent.stream(
-            {"messages": [("user", DEMO_TASK)]}, config, stream_mode=["updates", "custom"]
+            {"messages": [HumanMessage(DEMO_TASK, id="task")]},
+            config,
+            stream_mode=["updates", "custom"],
+            durability="sync",  # each step checkpointed before its update: get_state sees it
         )
         for mode, chunk in stream:
             if (
