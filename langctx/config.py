@@ -32,7 +32,6 @@ __all__ = [
     "DEFAULT_PROACTIVE_RATIO",
     "DEFAULT_RESERVE_RATIO",
     "DEFAULT_RESERVE_TOKENS",
-    "DEFAULT_SUMMARY_THRESHOLD_TOKENS",
     "DEFAULT_SUMMARY_TIMEOUT",
     "DEFAULT_WINDOW_SHARE",
     "MemoryConfig",
@@ -44,7 +43,6 @@ DEFAULT_WINDOW_SHARE = 0.55
 DEFAULT_RESERVE_RATIO = 0.3
 DEFAULT_RESERVE_TOKENS = 16_000
 DEFAULT_PROACTIVE_RATIO = 0.8
-DEFAULT_SUMMARY_THRESHOLD_TOKENS = 2_000
 DEFAULT_MAX_SUMMARIES = 5
 DEFAULT_MERGE_COUNT = 2
 DEFAULT_MAX_LEVEL2 = 2
@@ -126,8 +124,18 @@ class MemoryConfig:
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
 
-    summary_threshold_tokens: int = DEFAULT_SUMMARY_THRESHOLD_TOKENS
-    """An evicted batch smaller than this gets no model call; its mechanical facts wait for the next summary."""
+    summary_threshold_tokens: int | None = None
+    """Evicted tokens that wait for one model summary call. A fold whose evicted history not yet
+    summarized by the model stays below this is summarized locally (no call, quality
+    ``"mechanical"``), and the next such fold absorbs it (one running local summary); once the
+    waiting history reaches it, the model summarizes all of it in one call. Default:
+    `max_summarizer_input_tokens` (one call fills the summarizer's input). 0: a call per fold."""
+
+    background_summaries: bool = True
+    """Compute model summaries off the critical path: the fold is written at once with the local
+    summary and the model's summary of the same span replaces it at the next fold (when the
+    summary block changes anyway), if it still stands for the same messages. ``/compact`` with
+    instructions and overflow recovery always call the model on the spot."""
 
     max_summaries: int = DEFAULT_MAX_SUMMARIES
     """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
@@ -190,6 +198,8 @@ class MemoryConfig:
             raise ConfigError(msg)
         for name in ("summary_threshold_tokens", "placeholder_min_tokens", "reserve_tokens"):
             value = getattr(self, name)
+            if name == "summary_threshold_tokens" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 msg = f"{name} must be an int >= 0, got {value!r}."
                 raise ConfigError(msg)
@@ -216,6 +226,9 @@ class MemoryConfig:
             msg = f"orphan_policy must be 'repair' or 'error', got {self.orphan_policy!r}."
             raise ConfigError(msg)
         check_timeout("summary_timeout", self.summary_timeout)
+        if not isinstance(self.background_summaries, bool):
+            msg = f"background_summaries must be True or False, got {self.background_summaries!r}."
+            raise ConfigError(msg)
         if not callable(self.is_task):
             msg = "is_task must be a callable taking a message and returning bool."
             raise ConfigError(msg)
@@ -275,6 +288,13 @@ class MemoryConfig:
         if self.context_window is not None:
             mark = min(mark, self.context_window - self.reserve_tokens)
         return mark
+
+    @property
+    def summary_threshold_resolved(self) -> int:
+        """Evicted tokens that wait for one model summary call (see `summary_threshold_tokens`)."""
+        if self.summary_threshold_tokens is not None:
+            return self.summary_threshold_tokens
+        return self.max_summarizer_input_tokens
 
     @property
     def head_budget(self) -> int:
@@ -366,7 +386,8 @@ class ConfigOptions(TypedDict, total=False):
     reserve_tokens: int
     keep_recent_tokens: int | ContextSize | None
     proactive_ratio: float
-    summary_threshold_tokens: int
+    summary_threshold_tokens: int | None
+    background_summaries: bool
     max_summaries: int
     merge_count: int
     max_level2: int

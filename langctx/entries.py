@@ -49,7 +49,8 @@ Version 0 and 1 entries are migrated on read."""
 Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
 Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
 """How a summary was made: by the model; by the local summarizer (configured); by the local summarizer
-because the model failed; mechanically (batch below `summary_threshold_tokens`, no model call); by
+because the model failed; mechanically (the local summary standing in until the model summarizes
+the span: below `summary_threshold_tokens`, or while its model summary runs in the background); by
 merging summaries."""
 
 
@@ -85,6 +86,9 @@ class CompactionEntry(TypedDict):
     """The latest provider compaction item when the entry was written."""
     last_id: NotRequired[str | None]
     """The last message of the log when the entry was written."""
+    pending_tokens: NotRequired[int]
+    """A ``mechanical`` entry's evicted tokens that no model summary has seen yet (its own and
+    those of the mechanical entries it absorbed)."""
 
 
 class EditEntry(TypedDict):

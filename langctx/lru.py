@@ -46,6 +46,11 @@ class LRU(Generic[K, V]):
             while len(self._data) > self.maxsize:
                 self._data.popitem(last=False)
 
+    def pop(self, key: K) -> V | None:
+        """Remove ``key``; its value, or None when absent."""
+        with self._lock:
+            return self._data.pop(key, None)
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()

@@ -41,6 +41,7 @@ from langchain_core.messages import (
 from langctx.channel import MemorySnapshot, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import (
+    background,
     compaction,
     layers,
     log,
@@ -172,6 +173,8 @@ class LayeredChatMemory:
         self._seq: dict[str, int] = {}
         self._restoring = False
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
+        self._blocking_calls = 0  # summarizer calls made on the caller's path
+        self._waited_s = 0.0  # waiting for a background summary in the current compaction
 
     # ------------------------------------------------------------------ public views
 
@@ -415,6 +418,7 @@ class LayeredChatMemory:
             "summaries_by_level": levels,
             "summary_tokens": sum(e["summary_tokens"] for e in self._active),
             "edits": len(self._edits),
+            "blocking_summarizer_calls": self._blocking_calls,
             "first_kept_id": self.first_kept_id,
             "entry_version": ENTRY_VERSION,
         }
@@ -455,6 +459,8 @@ class LayeredChatMemory:
     _edit_floor = planning._edit_floor
     _task_text = planning._task_text
     _extract = planning._extract
+    _mechanical = planning._mechanical
+    _chain_request = planning._chain_request
     _merge_group = planning._merge_group
     _merge_request = planning._merge_request
     # the summarizer calls of a compaction: fallback to the local summary, cap (langctx.engine.summarizer_calls)
@@ -474,6 +480,7 @@ class LayeredChatMemory:
     _merge_levels = writing._merge_levels
     _amerge_levels = writing._amerge_levels
     _merged_refresh = writing._merged_refresh
+    _merge_without_model = writing._merge_without_model
     _commit_merge = writing._commit_merge
     _apply_edits = writing._apply_edits
     _enforce_budget = writing._enforce_budget
@@ -488,3 +495,9 @@ class LayeredChatMemory:
     _compact = compaction._compact
     _acompact = compaction._acompact
     _finish = compaction._finish
+    _upgrade_later = compaction._upgrade_later
+    # model summaries off the critical path (langctx.engine.background)
+    _newest_level1 = background._newest_level1
+    _launch_upgrade = background._launch_upgrade
+    _settle_upgrade = background._settle_upgrade
+    _await_upgrade = background._await_upgrade

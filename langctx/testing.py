@@ -18,13 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -73,6 +75,10 @@ class ScriptedChatModel(BaseChatModel):
     """Start the script again when it runs out, instead of raising ScriptExhaustedError."""
     usage: bool = False
     """Attach usage_metadata (input tokens by a chars/4 estimate) to responses that have none."""
+    latency: Callable[[list[BaseMessage], AIMessage], float] | float | None = None
+    """Seconds each call sleeps before answering: a number, or a function of the input messages
+    and the answer (e.g. a fixed time plus input and output tokens at a provider's speed), so an
+    offline run shows what model latency costs and what runs concurrently with it."""
 
     _index: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -131,7 +137,31 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        message = self._next(messages)
+        delay = self._delay(messages, message)
+        if delay:
+            time.sleep(delay)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message = self._next(messages)
+        delay = self._delay(messages, message)
+        if delay:
+            await asyncio.sleep(delay)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _delay(self, messages: list[BaseMessage], message: AIMessage) -> float:
+        if self.latency is None:
+            return 0.0
+        if callable(self.latency):
+            return float(self.latency(list(messages), message))
+        return float(self.latency)
 
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any

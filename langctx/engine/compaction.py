@@ -25,14 +25,17 @@ def _compact(
     self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
+    self._waited_s = 0.0
     plan = self._plan(trigger, instructions, keep)
     self._start(plan)
     if plan is None:
         return None
+    calls = self._blocking_calls
     summary, quality = self._run(plan)
     entry = self._commit(plan, summary, quality)
+    background = self._upgrade_later(plan, entry)
     self._merge_levels()
-    self._finish(plan, entry, started)
+    self._finish(plan, entry, started, _mode(self, calls, background))
     return entry
 
 
@@ -40,21 +43,43 @@ async def _acompact(
     self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
+    self._waited_s = 0.0
+    if trigger in ("threshold", "proactive") and not instructions:
+        await self._await_upgrade()
     with self._lock:
         plan = self._plan(trigger, instructions, keep)
     self._start(plan)
     if plan is None:
         return None
+    calls = self._blocking_calls
     summary, quality = await self._arun(plan)
     with self._lock:
         entry = self._commit(plan, summary, quality)
+        background = self._upgrade_later(plan, entry)
     await self._amerge_levels()
-    self._finish(plan, entry, started)
+    self._finish(plan, entry, started, _mode(self, calls, background))
     return entry
 
 
+def _upgrade_later(self: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None) -> bool:
+    """Start the background model summary of a fold written with its local summary."""
+    if plan.upgrade is None or entry is None:
+        return False
+    return self._launch_upgrade(entry, plan.upgrade)
+
+
+def _mode(self: LayeredChatMemory, calls_before: int, background: bool) -> str:
+    if self._blocking_calls > calls_before or self._waited_s > 0.05:
+        return "blocking"
+    return "background" if background else "none"
+
+
 def _finish(
-    self: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None, started: float
+    self: LayeredChatMemory,
+    plan: Plan,
+    entry: CompactionEntry | None,
+    started: float,
+    mode: str = "none",
 ) -> None:
     self._enforce_budget(plan.trigger)
     if entry is not None:
@@ -69,5 +94,6 @@ def _finish(
                 duration_s=time.perf_counter() - started,
                 entry=entry,
                 edits=len(plan.placeholders),
+                mode=mode,  # type: ignore[arg-type]
             )
         )

@@ -31,6 +31,8 @@ class Plan:
     request: SummaryRequest | None  # None: no summarizer call (mechanical or local)
     quality: str
     placeholders: list[EditEntry] = field(default_factory=list)
+    pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
+    upgrade: SummaryRequest | None = None  # the model summary to compute in the background
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +46,7 @@ class CompactionEvent:
     duration_s: float | None = None
     entry: CompactionEntry | None = None
     edits: int = 0
+    mode: Literal["blocking", "background", "none"] = "none"
+    """``blocking``: a summarizer call ran on the caller's path; ``background``: the model's
+    summary of this fold runs off the path and replaces its local summary at the next fold;
+    ``none``: no model involved (local or mechanical summary, in-place edits)."""

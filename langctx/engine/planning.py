@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -13,6 +14,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langctx.engine import background
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
     CompactionEntry,
@@ -61,6 +63,7 @@ def _plan(
     instructions: str | None,
     keep_override: int | None = None,
 ) -> Plan | None:
+    self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
     tokens_before = self.context_tokens()
     n = len(self._log)
     lo = max(self._first_kept, self._pc_unit().stop)  # never fold the provider's compaction
@@ -112,24 +115,18 @@ def _plan(
     ]
     if not batch:
         return Plan(trigger, tokens_before, self._first_kept, [], [], None, "none")
-    batch_tokens = sum(self._tok[i] for i in batch)
-    if self.summarizer is self._local:
-        quality = "local"
-    elif (
-        batch_tokens < self.config.summary_threshold_tokens
-        and not instructions
-        and trigger != "manual"
-    ):
-        quality = "mechanical"  # no model call; waits to be absorbed by the next model summary
-    else:
-        quality = "model"
-    absorbed = (
-        [e for e in self._active if e["level"] == 1 and e["quality"] == "mechanical"]
-        if quality != "mechanical"
-        else []
-    )
     msgs = [self._log[i] for i in batch]
     facts = summary_facts(msgs, extract=self._extract)
+    if self.summarizer is self._local:
+        absorbed = self._mechanical()
+        quality = "local"
+    else:
+        absorbed = [e for e in self._mechanical() if not background.running(e["id"])]
+        pending = sum(self._tok[i] for i in batch) + sum(pending_tokens(e) for e in absorbed)
+        asked = bool(instructions) or trigger in ("manual", "overflow")
+        quality = (
+            "model" if asked or pending >= self.config.summary_threshold_resolved else "mechanical"
+        )
     if absorbed:
         facts = merge_summary_facts(*[entry_facts(e) for e in absorbed], facts)
     request = SummaryRequest(
@@ -141,7 +138,56 @@ def _plan(
         instructions=instructions,
         max_tokens=self.config.max_summary_tokens_resolved,
     )
-    return Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
+    plan = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
+    if quality == "local":
+        return plan
+    plan.pending = pending
+    if quality == "model" and absorbed:
+        request = self._chain_request(request, absorbed)
+    if quality == "model" and self.config.background_summaries and not asked:
+        plan.quality, plan.upgrade = "mechanical", request  # folded now, summarized off the path
+    else:
+        plan.request = request
+    return plan
+
+
+def _mechanical(self: LayeredChatMemory) -> list[CompactionEntry]:
+    """Active level-1 summaries written without the model, oldest first."""
+    return [e for e in self._active if e["level"] == 1 and e["quality"] == "mechanical"]
+
+
+def pending_tokens(entry: CompactionEntry) -> int:
+    """Evicted tokens a mechanical entry stands for that no model summary has seen."""
+    value = entry.get("pending_tokens")
+    return value if isinstance(value, int) else 0
+
+
+def _chain_request(
+    self: LayeredChatMemory, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
+) -> SummaryRequest:
+    """``request`` with the messages of the mechanical summaries it absorbs, where the log still
+    holds them (their local summaries stand in for what it does not)."""
+    by_id = {e["id"]: e for e in self._entries}
+    messages: list[BaseMessage] = []
+    missing: list[str] = []
+    for entry in absorbed:
+        ids = _chain_ids(entry, by_id)
+        found = [self._log[self._pos[i]] for i in ids if i in self._pos]
+        if len(found) < len(ids):
+            missing.append(entry["summary"])
+        messages.extend(found)
+    return replace(request, messages=[*messages, *request.messages], summaries=missing)
+
+
+def _chain_ids(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[str]:
+    """The message ids a chain of mechanical entries folded, oldest first."""
+    out: list[str] = []
+    for mid in entry["merged_from"]:
+        prior = by_id.get(mid)
+        if prior is not None and prior["quality"] == "mechanical":
+            out.extend(_chain_ids(prior, by_id))
+    out.extend(entry["covered_ids"])
+    return out
 
 
 def _keep_target(self: LayeredChatMemory) -> int:

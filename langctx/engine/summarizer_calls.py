@@ -45,6 +45,7 @@ def _unasked(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
 
 def _summarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
     """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
+    self._blocking_calls += 1
     try:
         text = call_summarizer(self.summarizer, request, timeout=self._deadline())
     except Exception as exc:
@@ -53,6 +54,7 @@ def _summarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, s
 
 
 async def _asummarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+    self._blocking_calls += 1
     try:
         text = await acall_summarizer(self.summarizer, request, timeout=self._deadline())
     except Exception as exc:

@@ -34,6 +34,7 @@ from langctx.markers import (
 from langctx.projection import (
     view_message,
 )
+from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_summary_facts
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ def _commit(
         facts=facts,
         instructions=plan.request.instructions if plan.request is not None else None,
     )
+    if quality == "mechanical":
+        entry["pending_tokens"] = plan.pending
     self._stamp(entry)
     self._add_entry(entry)
     self._first_kept = plan.cut
@@ -106,15 +109,35 @@ def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
 def _merge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := self._merge_group()) is not None:
-        text, quality = self._summarize(self._merge_request(group))
+        done = self._merge_without_model(group)
+        text, quality = done or self._summarize(self._merge_request(group))
         merged.append(self._commit_merge(group, text, quality))
     self._merged_refresh(merged)
+
+
+def _merge_without_model(
+    self: LayeredChatMemory, group: list[CompactionEntry]
+) -> tuple[str, str] | None:
+    """The section-by-section merge of ``group`` when it fits the cap (no model call), else None.
+
+    The local summarizer merges from the facts instead (as it summarizes), so this is for model
+    summarizers only.
+    """
+    if self.summarizer is self._local:
+        return None
+    text = merge_sections(
+        [e["summary"] for e in group],
+        max_tokens=self.config.max_summary_tokens_resolved,
+        count=self.counter.count_text,
+    )
+    return (text, "merged") if text is not None else None
 
 
 async def _amerge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := self._merge_group()) is not None:
-        text, quality = await self._asummarize(self._merge_request(group))
+        done = self._merge_without_model(group)
+        text, quality = done or await self._asummarize(self._merge_request(group))
         with self._lock:
             merged.append(self._commit_merge(group, text, quality))
     with self._lock:

@@ -64,7 +64,10 @@ def test_events_on_custom_stream_and_callbacks_and_no_summary_in_messages_stream
     script = session_script(TURNS, seed=16, final=False)
     model = ScriptedChatModel(responses=script.responses)
     middleware = LangctxMiddleware(
-        max_tokens=BUDGET, summarizer=_summarizer(), summary_threshold_tokens=0
+        max_tokens=BUDGET,
+        summarizer=_summarizer(),
+        summary_threshold_tokens=0,
+        background_summaries=False,
     )
     agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
     recorder = _Recorder()
@@ -92,7 +95,12 @@ def test_events_on_custom_stream_and_callbacks_and_no_summary_in_messages_stream
 async def test_async_node_events_reach_astream_events_and_the_custom_stream() -> None:
     script = session_script(TURNS, seed=17, final=False)
     model = ScriptedChatModel(responses=script.responses)
-    node = LangctxNode(max_tokens=BUDGET, summarizer=_summarizer(), summary_threshold_tokens=0)
+    node = LangctxNode(
+        max_tokens=BUDGET,
+        summarizer=_summarizer(),
+        summary_threshold_tokens=0,
+        background_summaries=False,
+    )
     graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     custom: list[dict[str, Any]] = []

@@ -253,7 +253,11 @@ async def test_overlapping_calls_during_a_slow_compaction_each_project_their_own
         await release.wait()
         return "Goal: fix the parser. Status: reading files."
 
-    options: dict[str, Any] = {"max_tokens": BUDGET, "summary_threshold_tokens": 0}
+    options: dict[str, Any] = {
+        "max_tokens": BUDGET,
+        "summary_threshold_tokens": 0,
+        "background_summaries": False,  # the compaction waits for its summarizer
+    }
     node = LangctxNode(summarizer=slow_summarizer, **options)
     cfg = config()
     first = coding_session(25, seed=15)

@@ -185,6 +185,7 @@ def test_small_batch_makes_no_model_call_facts_reach_next_summary() -> None:
         summarizer=summarizer,
         summary_threshold_tokens=1500,
         keep_recent_tokens=800,
+        background_summaries=False,
     )
     mem.add_messages(coding_session(0))
     for turn in iter_turns(60):
@@ -194,8 +195,16 @@ def test_small_batch_makes_no_model_call_facts_reach_next_summary() -> None:
     first_model = next(e for e in mem.compactions if e["quality"] == "model")
     mech_ids = [e["id"] for e in mem.compactions if e["quality"] == "mechanical"]
     assert set(first_model["merged_from"]) & set(mech_ids)
-    absorbed = next(r for r in seen if r.kind == "turns" and r.summaries)
-    assert absorbed.facts["read_files"]
+    # the model sees the absorbed spans themselves, not their local summaries
+    first_request = next(r for r in seen if r.kind == "turns")
+    absorbed_ids = {
+        i
+        for e in mem.compactions
+        if e["id"] in first_model["merged_from"]
+        for i in e["covered_ids"]
+    }
+    assert absorbed_ids and absorbed_ids <= {m.id for m in first_request.messages}
+    assert not first_request.summaries and first_request.facts["read_files"]
     # the number of model calls is bounded by the evicted volume
     evicted = sum(
         e["tokens_before"] - e["tokens_after"] for e in mem.compactions if e["trigger"] != "merge"
@@ -229,7 +238,11 @@ def test_summarizer_failures_fall_back(behaviour: str) -> None:
         return {"summary": "x"} if behaviour == "not text" else ""
 
     mem = LayeredChatMemory(
-        max_tokens=3000, summarizer=summarizer, summary_threshold_tokens=0, summary_timeout=0.2
+        max_tokens=3000,
+        summarizer=summarizer,
+        summary_threshold_tokens=0,
+        summary_timeout=0.2,
+        background_summaries=False,
     )
     mem.add_messages(coding_session(0))
     for turn in iter_turns(15):
@@ -250,7 +263,11 @@ async def test_async_summarizer_failures_fall_back(behaviour: str) -> None:
         return {"summary": "x"} if behaviour == "not text" else ""
 
     mem = LayeredChatMemory(
-        max_tokens=3000, summarizer=summarizer, summary_threshold_tokens=0, summary_timeout=0.2
+        max_tokens=3000,
+        summarizer=summarizer,
+        summary_threshold_tokens=0,
+        summary_timeout=0.2,
+        background_summaries=False,
     )
     await mem.aadd_messages(coding_session(0))
     for turn in iter_turns(15):
@@ -334,7 +351,9 @@ async def test_async_twins_and_queued_input() -> None:
         await release.wait()
         return "Goal:\n- async summary"
 
-    mem = LayeredChatMemory(max_tokens=3000, summarizer=slow, summary_threshold_tokens=0)
+    mem = LayeredChatMemory(
+        max_tokens=3000, summarizer=slow, summary_threshold_tokens=0, background_summaries=False
+    )
     await mem.aadd_messages(coding_session(0))
 
     async def agent() -> None:
@@ -791,7 +810,9 @@ def test_version_1_state_restores_the_same_projection() -> None:
 
 def test_level_2_overflow_merges_into_the_level_3_summary_in_one_call() -> None:
     model = ScriptedChatModel(responses=["Merged: parser work so far."], cycle=True)
-    mem = LayeredChatMemory(max_tokens=3000, summarizer=model)
+    mem = LayeredChatMemory(
+        max_tokens=3000, summarizer=model, summary_threshold_tokens=0, background_summaries=False
+    )
     run_session(mem, 400)
     by_id = {e["id"]: e for e in mem.compactions}
     tops = [e for e in mem.compactions if e["level"] == 3]

@@ -32,7 +32,9 @@ def test_answers_that_are_not_text_are_rejected(answer: Any) -> None:
 @pytest.mark.parametrize("answer", NOT_TEXT[:2], ids=["dict", "list"])
 def test_compaction_and_context_mode_fall_back_the_same_way(answer: Any) -> None:
     model = RunnableLambda(lambda _: answer)
-    mem = LayeredChatMemory(max_tokens=3000, summarizer=model, summary_threshold_tokens=0)
+    mem = LayeredChatMemory(
+        max_tokens=3000, summarizer=model, summary_threshold_tokens=0, background_summaries=False
+    )
     mem.add_messages([HumanMessage("Fix the parser in parser.py.")])
     for i in range(40):
         mem.add_messages([HumanMessage(f"step {i}: " + "details " * 60), AIMessage("done " * 40)])

@@ -1,0 +1,152 @@
+"""Summaries as their fixed sections, and merging them without a model call.
+
+Every summary langctx asks for (the model prompt, the local summarizer) has the same sections:
+Goal / Current status / Important constraints / Files observed / Files modified / Open tool
+results / Next step. Two summaries of consecutive spans merge section by section: the goal,
+constraints and file lists are united (order kept, repeats dropped), the status, open tool
+results and next step are the newest. When that fits the cap, the merge needs no model; when it
+does not (or a summary does not have the sections), the model rewrites it.
+
+Example:
+    >>> old = "Goal:\\n- Fix the parser\\nCurrent status:\\n- tests fail\\nFiles modified:\\n- a.py"
+    >>> new = "Goal: Fix the parser\\nCurrent status: tests pass\\nFiles modified:\\n- b.py"
+    >>> print(merge_sections([old, new], max_tokens=200, count=len))
+    Goal:
+    - Fix the parser
+    Current status:
+    - tests pass
+    Files modified:
+    - a.py
+    - b.py
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+__all__ = ["SECTIONS", "merge_sections", "parse_sections"]
+
+SECTIONS: tuple[str, ...] = (
+    "Goal",
+    "Current status",
+    "Important constraints",
+    "Files observed",
+    "Files modified",
+    "Open tool results",
+    "Next step",
+)
+"""The sections of a summary, in order."""
+
+_UNITED = frozenset({"Goal", "Important constraints", "Files observed", "Files modified"})
+"""Sections whose items accumulate over the session; the others are superseded by the newest."""
+
+_ALIASES = {
+    "goal": "Goal",
+    "goals": "Goal",
+    "current status": "Current status",
+    "status": "Current status",
+    "important constraints": "Important constraints",
+    "constraints": "Important constraints",
+    "files observed": "Files observed",
+    "files read": "Files observed",
+    "files modified": "Files modified",
+    "files changed": "Files modified",
+    "open tool results": "Open tool results",
+    "next step": "Next step",
+    "next steps": "Next step",
+}
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def parse_sections(text: str) -> dict[str, list[str]] | None:
+    """The items of each section of ``text``, or None when it is not a sectioned summary.
+
+    A heading is a section name alone on its line (``Goal:``, ``## Goal``, ``**Goal:**``) or
+    followed by its first item (``Goal: fix the parser``); items are the lines under it, bullets
+    stripped. Text before the first heading, or an unknown heading, makes it unparsed (None).
+
+    Example:
+        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest")
+        {'Goal': ['fix it'], 'Next step': ['run pytest']}
+        >>> parse_sections("Fixed the parser.") is None
+        True
+    """
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        name, rest = _heading(line)
+        if name is not None:
+            current = name
+            items = out.setdefault(name, [])
+            if rest and rest.lower() not in ("(none)", "none", "-"):
+                items.append(rest)
+            continue
+        if current is None:
+            return None  # prose before any section
+        item = _BULLET.sub("", line).strip()
+        if item and item.lower() not in ("(none)", "none", "-"):
+            out[current].append(item)
+    return out or None
+
+
+def _heading(line: str) -> tuple[str | None, str]:
+    """``(section, rest of the line)`` when ``line`` opens a section, else ``(None, "")``."""
+    head, colon, rest = line.partition(":")
+    if not colon and not line.startswith("#"):
+        return None, ""
+    name = _ALIASES.get(" ".join(head.strip("#*_ \t").lower().split()))
+    if name is None:
+        return None, ""
+    rest = rest.strip().strip("*_").strip()
+    return name, _BULLET.sub("", rest).strip()
+
+
+def merge_sections(
+    summaries: Sequence[str], *, max_tokens: int, count: Callable[[str], int]
+) -> str | None:
+    """``summaries`` (oldest first) merged section by section, or None when that needs a model.
+
+    None when a summary has no sections, or the merge exceeds ``max_tokens`` even with the
+    oldest observed files dropped (the only items a merge may shed: the facts ledger and the
+    newest summaries name what matters of them).
+    """
+    parsed = [parse_sections(s) for s in summaries]
+    if not parsed or any(p is None for p in parsed):
+        return None
+    merged: dict[str, list[str]] = {}
+    for sections in parsed:
+        assert sections is not None
+        for name, items in sections.items():
+            if name in _UNITED:
+                have = merged.setdefault(name, [])
+                seen = {_norm(i) for i in have}
+                have.extend(i for i in items if _norm(i) not in seen)
+            elif items:
+                merged[name] = list(items)
+    observed = merged.get("Files observed", [])
+    while True:
+        text = _render(merged)
+        if count(text) <= max_tokens:
+            return text
+        if not observed:
+            return None
+        observed.pop(0)
+
+
+def _norm(item: str) -> str:
+    return " ".join(item.lower().split()).rstrip(".")
+
+
+def _render(sections: dict[str, list[str]]) -> str:
+    lines: list[str] = []
+    for name in SECTIONS:
+        items = sections.get(name)
+        if items:
+            lines.append(f"{name}:")
+            lines.extend(f"- {i}" for i in items)
+    return "\n".join(lines)
