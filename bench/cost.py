@@ -132,7 +132,13 @@ class Approach:
 
 class Langctx(Approach):
     def __init__(
-        self, budget: int, counter: TiktokenCounter, *, model: bool, background: bool = True
+        self,
+        budget: int,
+        counter: TiktokenCounter,
+        *,
+        model: bool,
+        background: bool = True,
+        context_mode: bool = False,
     ) -> None:
         self.summarizer = Summarizer(counter.count_messages, counter.count_text) if model else None
         self.name = (
@@ -140,17 +146,35 @@ class Langctx(Approach):
             if model
             else "langctx (local summarizer)"
         )
+        if context_mode:
+            self.name = self.name.replace("langctx (", "langctx + Context-mode (")
         self.mem = LayeredChatMemory(
             max_tokens=budget,
             token_counter=counter,
             summarizer=self.summarizer.model if self.summarizer else None,
             background_summaries=background,
         )
+        self.processor = None
+        self.args: dict[str, Any] = {}
+        if context_mode:  # what ContextModeMiddleware does to each tool result
+            from langctx.context_mode.processor import ContextModeProcessor
+
+            self.processor = ContextModeProcessor(count_tokens=counter.count_text)
 
     def start(self, messages: list[BaseMessage]) -> None:
         self.mem.add_messages(messages)
 
     def step(self, turn: list[BaseMessage]) -> list[BaseMessage]:
+        if self.processor is not None:
+            out: list[BaseMessage] = []
+            for m in turn:
+                if isinstance(m, AIMessage):
+                    self.args.update({str(tc["id"]): tc["args"] for tc in m.tool_calls})
+                if isinstance(m, ToolMessage):
+                    args = self.args.get(m.tool_call_id)
+                    m = self.processor.process_message(m, thread_id="bench", args=args)
+                out.append(m)
+            turn = out
         self.mem.add_messages(turn)
         return self.mem.build_context()
 
@@ -213,6 +237,7 @@ class Middleware(Approach):
 
 
 FACTORIES: dict[str, Callable[[int, TiktokenCounter], Approach]] = {
+    "langctx-cm": lambda b, c: Langctx(b, c, model=True, context_mode=True),
     "langctx-model": lambda b, c: Langctx(b, c, model=True),
     "langctx-blocking": lambda b, c: Langctx(b, c, model=True, background=False),
     "langctx-local": lambda b, c: Langctx(b, c, model=False),
@@ -503,7 +528,7 @@ def run_wall(key: str, turns: int, *, summarizer_latency: bool) -> dict[str, Any
         middleware=[*middleware, scripted_outputs],
         checkpointer=InMemorySaver(),
     )
-    cfg = {"configurable": {"thread_id": f"wall-{key}"}, "recursion_limit": 10 * turns + 10}
+    cfg: Any = {"configurable": {"thread_id": f"wall-{key}"}, "recursion_limit": 10 * turns + 10}
     gc.collect()
     t0 = time.perf_counter()
     agent.invoke({"messages": [HumanMessage(TASK)]}, cfg)
@@ -552,23 +577,27 @@ def verdicts(rows: list[Row]) -> list[str]:
         groups.setdefault((r.workload, r.budget), []).append(r)
     for (workload, budget), group in groups.items():
         by = {r.key: r for r in group}
-        ours = by.get("langctx-model")
         anchors = [by[k] for k in SUMMARIZING_ANCHORS if k in by and not by[k].error]
-        if ours is None or not anchors:
-            continue
-        cheapest = min(anchors, key=lambda r: r.cost("anthropic"))
-        mw = by.get("middleware")
-        ratio = ours.cost("anthropic") / cheapest.cost("anthropic")
-        line = (
-            f"- {workload}, {budget // 1000}k: langctx costs {ratio:.2f}x the cheapest summarizing "
-            f"anchor ({cheapest.name}) under the Anthropic sheet "
-            f"({ours.cost('openai') / min(a.cost('openai') for a in anchors):.2f}x under OpenAI's); "
-            f"cached share {_pct(ours.main.cached_share)}"
-        )
-        if mw is not None:
-            line += f"; summarizer calls {ours.summarizer_calls} vs the middleware's {mw.summarizer_calls}"
-        out.append(line + ".")
+        for key in ("langctx-cm", "langctx-model"):
+            if key in by and anchors:
+                out.append(_verdict(by[key], anchors, by.get("middleware"), workload, budget))
     return out
+
+
+def _verdict(ours: Row, anchors: list[Row], mw: Row | None, workload: str, budget: int) -> str:
+    cheapest = min(anchors, key=lambda r: r.cost("anthropic"))
+    ratio = ours.cost("anthropic") / cheapest.cost("anthropic")
+    openai = ours.cost("openai") / min(a.cost("openai") for a in anchors)
+    line = (
+        f"- {workload}, {budget // 1000}k: {ours.name} costs {ratio:.2f}x the cheapest "
+        f"summarizing anchor ({cheapest.name}) under the Anthropic sheet ({openai:.2f}x under "
+        f"OpenAI's); cached share {_pct(ours.main.cached_share)}"
+    )
+    if mw is not None:
+        line += (
+            f"; summarizer calls {ours.summarizer_calls} vs the middleware's {mw.summarizer_calls}"
+        )
+    return line + "."
 
 
 def main(argv: Sequence[str] | None = None) -> int:

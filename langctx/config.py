@@ -8,7 +8,7 @@ Example:
     >>> from langctx import MemoryConfig
     >>> cfg = MemoryConfig(max_tokens=32_000)
     >>> cfg.keep_recent_tokens_resolved
-    9600
+    6400
     >>> MemoryConfig(context_window=128_000).max_tokens_resolved
     70400
 """
@@ -47,6 +47,8 @@ DEFAULT_MAX_SUMMARIES = 5
 DEFAULT_MERGE_COUNT = 2
 DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
+DEFAULT_SUMMARY_SHARE = 0.05
+DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
 """Seconds any summarizer call may take (compaction and Context-mode) before its fallback is used."""
@@ -119,7 +121,9 @@ class MemoryConfig:
 
     keep_recent_tokens: int | ContextSize | None = None
     """Verbatim recent tokens kept after a compaction (the low mark): tokens, ``("tokens", n)`` or
-    ``("fraction", f)`` of `max_tokens`. Default: `reserve_ratio * max_tokens`."""
+    ``("fraction", f)`` of `max_tokens`. Default: 20% of `max_tokens` (at least the newest turn
+    is always kept). Everything kept after a fold is sent again uncached (the summary block before
+    it changed), so a low mark well below the reserve makes each fold cheaper and rarer."""
 
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
@@ -145,6 +149,12 @@ class MemoryConfig:
 
     max_level2: int = DEFAULT_MAX_LEVEL2
     """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
+
+    summary_share: float = DEFAULT_SUMMARY_SHARE
+    """Share of `max_tokens` the summaries' text may take together (default 5%): over it, the
+    oldest merge even below `max_summaries` / `max_level2`, so that at small budgets summaries
+    do not crowd out the recent turns (each fold then frees more, and rewrites less of the
+    provider's cache). The facts ledger comes on top."""
 
     max_summary_tokens: int | None = None
     """Hard cap per summary (enforced by truncation, not only asked for in the prompt).
@@ -191,6 +201,7 @@ class MemoryConfig:
         _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
         _ratio("reserve_ratio", self.reserve_ratio)
         _ratio("proactive_ratio", self.proactive_ratio)
+        _ratio("summary_share", self.summary_share)
         if self.max_facts_tokens is not None and (
             not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
         ):
@@ -279,7 +290,7 @@ class MemoryConfig:
         """The low mark: verbatim recent tokens kept after a compaction."""
         if isinstance(self.keep_recent_tokens, int):
             return self.keep_recent_tokens
-        return int(self.reserve_ratio * self.max_tokens_resolved)
+        return int(DEFAULT_KEEP_RECENT_RATIO * self.max_tokens_resolved)
 
     @property
     def high_mark(self) -> int:
@@ -295,6 +306,13 @@ class MemoryConfig:
         if self.summary_threshold_tokens is not None:
             return self.summary_threshold_tokens
         return self.max_summarizer_input_tokens
+
+    @property
+    def summary_share_tokens(self) -> int:
+        """Tokens the summaries' text may take together before the oldest merge (see
+        `summary_share`); never less than two full summaries."""
+        share = int(self.summary_share * self.max_tokens_resolved)
+        return max(share, 2 * self.max_summary_tokens_resolved)
 
     @property
     def head_budget(self) -> int:
@@ -391,6 +409,7 @@ class ConfigOptions(TypedDict, total=False):
     max_summaries: int
     merge_count: int
     max_level2: int
+    summary_share: float
     max_summary_tokens: int | None
     max_facts_tokens: int | None
     placeholder_min_tokens: int

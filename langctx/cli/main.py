@@ -99,7 +99,7 @@ input formats (detected from the content, or forced with --format):
 examples:
   langctx replay session.jsonl
   langctx replay session.jsonl --budget 8k --plot context.png --json report.json
-  langctx replay session.jsonl --window 200k --summarizer gpt-4o-mini
+  langctx replay session.jsonl --window 200k --summarizer gpt-4o-mini --prices openai
 
 exit status: 0 done; 1 a request held an orphan tool result or an unanswered tool call (a langctx
 bug: please report it); 2 bad input or options."""
@@ -180,6 +180,13 @@ def _add_replay(sub: Any) -> None:
         action="store_true",
         help="pass tool results through Context-mode before the memory (the full pipeline)",
     )
+    replay.add_argument(
+        "--prices",
+        default="anthropic",
+        metavar="anthropic|openai|FILE",
+        help="price sheet for the modeled cost, with and without langctx (default anthropic; "
+        "FILE: JSON like langctx.pricing.PRICE_SHEETS['anthropic'].to_dict())",
+    )
     replay.add_argument("--plot", metavar="PNG", help="write a plot of tokens per call to PNG")
     replay.add_argument(
         "--json",
@@ -216,6 +223,7 @@ def _summarizer(spec: str) -> object:
 def _replay(args: argparse.Namespace) -> int:
     from langctx.cli.replay import read_session, replay_session
     from langctx.cli.replay.render import print_report, progress
+    from langctx.pricing import price_sheet
 
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # counted in the report instead
     if args.budget is not None:
@@ -227,6 +235,7 @@ def _replay(args: argparse.Namespace) -> int:
         msg = "--plot needs matplotlib: pip install 'langctx[cli]' (or leave out --plot)."
         raise ConfigError(msg)
     summarizer = _summarizer(args.summarizer)
+    prices = price_sheet(args.prices)  # a bad sheet fails before the replay runs
     budget = args.budget if args.budget is not None or args.window is not None else 32_000
     session = read_session(args.session, format=None if args.format == "auto" else args.format)
     show = not args.quiet and sys.stderr.isatty()
@@ -245,13 +254,13 @@ def _replay(args: argparse.Namespace) -> int:
     for w in caught:
         print(f"langctx: warning: {w.message}", file=sys.stderr)
     if args.json == "-":
-        json.dump(report.to_dict(), sys.stdout, indent=1)
+        json.dump(report.to_dict(prices), sys.stdout, indent=1)
         print()
     else:
-        print_report(report, max_rows=max(args.rows, 0))
+        print_report(report, max_rows=max(args.rows, 0), prices=prices)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as handle:
-                json.dump(report.to_dict(), handle, indent=1)
+                json.dump(report.to_dict(prices), handle, indent=1)
             print(f"report written to {args.json}")
     if args.plot:
         from langctx.cli.replay.plot import plot_report

@@ -41,6 +41,14 @@ MAX_JOBS = 16
 
 _jobs: LRU[str, tuple[Future[str], float]] = LRU(maxsize=4 * MAX_JOBS)
 _slots = threading.BoundedSemaphore(MAX_JOBS)
+_in_background: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "langctx_background_summary", default=False
+)
+
+
+def in_background() -> bool:
+    """True inside a background summary (for a summarizer or a meter that wants to know)."""
+    return _in_background.get()
 
 
 def start_job(entry_id: str, fn: Callable[[], object]) -> bool:
@@ -50,6 +58,7 @@ def start_job(entry_id: str, fn: Callable[[], object]) -> bool:
         return False
     future: Future[str] = Future()
     ctx = contextvars.copy_context()  # callbacks and the run's config travel with the call
+    ctx.run(_in_background.set, True)
 
     def target() -> None:
         try:

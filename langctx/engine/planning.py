@@ -315,6 +315,15 @@ def _merge_group(self: LayeredChatMemory) -> list[CompactionEntry] | None:
             top = [e for e in self._active if e["level"] == MAX_LEVEL]
             group = live[: self.config.merge_count]
             return [*top, *group] if level == MAX_LEVEL - 1 else group
+    if sum(e["summary_tokens"] for e in self._active) > self.config.summary_share_tokens:
+        # over their share of the budget: merge the oldest below the caps too
+        top = [e for e in self._active if e["level"] == MAX_LEVEL]
+        for level in (1, 2):
+            live = [e for e in self._active if e["level"] == level]
+            if level == MAX_LEVEL - 1 and (top or len(live) >= 2) and live:
+                return [*top, *live[: self.config.merge_count]]
+            if len(live) >= 2:
+                return live[: self.config.merge_count]
     return None
 
 

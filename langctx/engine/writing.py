@@ -118,10 +118,11 @@ def _merge_levels(self: LayeredChatMemory) -> None:
 def _merge_without_model(
     self: LayeredChatMemory, group: list[CompactionEntry]
 ) -> tuple[str, str] | None:
-    """The section-by-section merge of ``group`` when it fits the cap (no model call), else None.
+    """``group`` merged without a model call, or None (ask the model).
 
-    The local summarizer merges from the facts instead (as it summarizes), so this is for model
-    summarizers only.
+    The section-by-section merge when it fits the cap; otherwise, with ``background_summaries``,
+    the local summary of the merged facts (so no merge blocks the agent). The local summarizer
+    merges from the facts anyway, so this is for model summarizers only.
     """
     if self.summarizer is self._local:
         return None
@@ -130,7 +131,14 @@ def _merge_without_model(
         max_tokens=self.config.max_summary_tokens_resolved,
         count=self.counter.count_text,
     )
-    return (text, "merged") if text is not None else None
+    if text is not None:
+        return text, "merged"
+    if self.config.background_summaries:
+        # Old summaries that no longer fit side by side are rewritten from their facts, never
+        # on the agent's path: what the probes need (constraints, files, the latest failure and
+        # next step) is in the facts; the newest spans keep the model's words.
+        return self._local.summarize(self._merge_request(group)), "merged"
+    return None
 
 
 async def _amerge_levels(self: LayeredChatMemory) -> None:

@@ -208,7 +208,7 @@ def plan_archive(
 
     active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
     latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
-    keep = active | {latest}
+    keep = active | set(_merge_chain(comps, latest))
     drop_c = [e["id"] for e in comps if e["id"] not in keep]
     slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
     edits_out = [e for e in after["edits"] if e["message_id"] not in live]
@@ -332,3 +332,14 @@ def restore_entries(
         restore.append(copy)
         known.add(e["id"])
     return kept, restore
+
+
+def _merge_chain(comps: list[dict[str, Any]], entry_id: str | None) -> list[str]:
+    """``entry_id`` and the merges that absorbed it, up to an active summary: kept together, so a
+    channel that keeps a merged cut entry (for its cut) still knows it was merged."""
+    merger = {m: e["id"] for e in comps for m in e.get("merged_from") or ()}
+    chain: list[str] = []
+    while entry_id is not None and entry_id not in chain:
+        chain.append(entry_id)
+        entry_id = merger.get(entry_id)
+    return chain

@@ -98,12 +98,13 @@ def build(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     store: BaseStore | None = None,
     delta: bool = False,
+    **options: Any,
 ) -> tuple[Any, MemorySettings]:
     """A ``create_agent`` + middleware agent ("middleware") or a ``StateGraph`` + node ("node"),
     and the memory settings it projects with."""
     ts = tools(outputs)
     if kind == "middleware":
-        middleware = LangctxMiddleware(max_tokens=budget, archive=archive)
+        middleware = LangctxMiddleware(max_tokens=budget, archive=archive, **options)
         kwargs: dict[str, Any] = {"state_schema": LangctxDeltaAgentState} if delta else {}
         agent = create_agent(
             model,
@@ -115,7 +116,7 @@ def build(
             **kwargs,
         )
         return agent, middleware.settings
-    node = LangctxNode(max_tokens=budget, archive=archive)
+    node = LangctxNode(max_tokens=budget, archive=archive, **options)
     llm = with_overflow_recovery(model.bind_tools(ts), node.settings)
 
     def call_model(state: LangctxState, config: Any) -> dict[str, Any]:

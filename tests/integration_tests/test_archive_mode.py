@@ -234,7 +234,9 @@ async def test_node_graph_async_with_the_graphs_own_store() -> None:
 def _in_memory_middleware_agent(
     model: ScriptedChatModel, outputs: Any, store: InMemoryStore, *, archive: bool
 ) -> tuple[Any, Any]:
-    """A middleware agent on InMemorySaver, archiving to ``store`` when ``archive``."""
+    """A middleware agent on InMemorySaver, archiving to ``store`` when ``archive`` (keeping 30%
+    of the budget after a fold and room for several summaries, so that an overflow retry has
+    turns to fold)."""
     return build(
         "middleware",
         model,
@@ -243,6 +245,8 @@ def _in_memory_middleware_agent(
         archive=store if archive else None,
         checkpointer=InMemorySaver(),
         store=store,
+        keep_recent_tokens=("fraction", 0.3),
+        summary_share=0.3,
     )
 
 

@@ -48,6 +48,9 @@ from tests.integration_tests._agents import (
 )
 
 BUDGET = 4000
+SHOWCASE: dict[str, Any] = {"keep_recent_tokens": ("fraction", 0.3), "summary_share": 0.3}
+"""A high low mark and room for several summaries, so every layer and section shows up (recent
+outputs replaced in place, level-1 summaries beside merged ones)."""
 NODE, MIDDLEWARE, PLAIN, BROKEN = (
     "node-thread",
     "middleware-thread",
@@ -92,7 +95,7 @@ def _write_sessions(saver: BaseCheckpointSaver[Any], uri: str, *, tag: str = "")
     # StateGraph + LangctxNode: the system prompt lives in state
     script = session_script(30, seed=41)
     model = ScriptedChatModel(responses=script.responses)
-    node = LangctxNode(max_tokens=BUDGET)
+    node = LangctxNode(max_tokens=BUDGET, **SHOWCASE)
     graph = node_agent(model, session_tools(script.outputs), node, saver)
     drive(lambda x: graph.invoke(x, _cfg(tag + NODE)), model, first_input(with_system=True))
     written.states[NODE] = graph.get_state(_cfg(tag + NODE)).values
@@ -100,7 +103,7 @@ def _write_sessions(saver: BaseCheckpointSaver[Any], uri: str, *, tag: str = "")
     # create_agent + LangctxMiddleware: the system prompt is outside state
     script = session_script(20, seed=42)
     model = ScriptedChatModel(responses=script.responses)
-    middleware = LangctxMiddleware(max_tokens=BUDGET)
+    middleware = LangctxMiddleware(max_tokens=BUDGET, **SHOWCASE)
     agent = middleware_agent(model, session_tools(script.outputs), middleware, saver)
     drive(lambda x: agent.invoke(x, _cfg(tag + MIDDLEWARE)), model, first_input(with_system=False))
     written.states[MIDDLEWARE] = agent.get_state(_cfg(tag + MIDDLEWARE)).values

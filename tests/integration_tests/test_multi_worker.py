@@ -246,7 +246,7 @@ def test_compactions_happen_in_both_workers_and_match(runs: dict[str, Run], key:
     assert counts == [t["compactions"] for t in run.reference]
     grew = {n % 2 for n in range(1, len(counts)) if counts[n] > counts[n - 1]}
     assert counts[0] > 0 and grew == {0, 1}, counts  # A and B both compacted on their turns
-    assert max(counts) >= 5, counts
+    assert max(counts) >= 3, counts
 
 
 @pytest.mark.parametrize("key", KEYS)

@@ -171,7 +171,7 @@ def test_plain_layout(memory: LayeredChatMemory) -> None:
         f"of budget {BUDGET:,}",
         "pinned (system messages and the task, verbatim)",
         "Fix the parser. Do not edit the tests.",
-        f"level 1 · {memory.summaries[-1]['id']}",
+        f"level {memory.summaries[-1]['level']} · {memory.summaries[-1]['id']}",
         "recent (verbatim)",
         f"first kept id '{memory.first_kept_id}'",
         "compaction timeline (oldest first)",

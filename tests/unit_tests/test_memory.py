@@ -277,7 +277,12 @@ async def test_async_summarizer_failures_fall_back(behaviour: str) -> None:
 
 def _assert_fell_back(mem: LayeredChatMemory, behaviour: str) -> None:
     assert mem.compactions
-    assert {e["quality"] for e in mem.compactions} <= {"fallback"}
+    assert {e["quality"] for e in mem.compactions if e["trigger"] != "merge"} <= {"fallback"}
+    # merges of the fallback summaries need no model (sectioned, they fit the cap) or fall back
+    assert {e["quality"] for e in mem.compactions if e["trigger"] == "merge"} <= {
+        "merged",
+        "fallback",
+    }
     assert "Goal:" in mem.compactions[0]["summary"]
     reasons = [r["detail"] for r in mem.eviction_log if r["action"] == "summarizer_fallback"]
     expected = {

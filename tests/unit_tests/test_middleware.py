@@ -26,6 +26,9 @@ from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 from tests._helpers import exchanges, ids_of
 
+KEEP = 600
+"""The low mark these budget tests are written for: 30% of 2,000 (the last exchange)."""
+
 SYSTEM = SystemMessage("You are a coding agent.")
 TASK = HumanMessage("Fix the parser in src/parse.py so that nested lists parse.", id="task")
 OVERFLOW = "This model's maximum context length is 8192 tokens, you requested 9100 tokens."
@@ -76,7 +79,7 @@ MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 
 @MODES
 async def test_below_budget_sends_the_state_and_returns_the_plain_response(mode: str) -> None:
-    mw = LangctxMiddleware(max_tokens=2000)
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
     model = ScriptedChatModel(responses=["Done."])
     messages = [TASK, *exchanges(2)]
     rec = Recorder()
@@ -94,7 +97,7 @@ async def test_below_budget_sends_the_state_and_returns_the_plain_response(mode:
 async def test_due_compaction_sends_pinned_task_and_summary_and_returns_the_update(
     mode: str,
 ) -> None:
-    mw = LangctxMiddleware(max_tokens=2000)
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
     model = ScriptedChatModel(responses=["Done."])
     messages = [TASK, *exchanges(12)]
     rec = Recorder()
@@ -118,7 +121,7 @@ async def test_due_compaction_sends_pinned_task_and_summary_and_returns_the_upda
 
 @MODES
 async def test_state_with_the_entry_projects_the_summary_without_a_new_update(mode: str) -> None:
-    mw = LangctxMiddleware(max_tokens=2000)
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
     messages = [TASK, *exchanges(12)]
     first = await _call(
         mw, _request(messages, ScriptedChatModel(responses=["x"])), Recorder(), mode
@@ -174,7 +177,7 @@ async def test_compact_command_with_nothing_to_compact_writes_no_entry(mode: str
 
 @MODES
 async def test_overflow_compacts_with_trigger_overflow_and_retries(mode: str) -> None:
-    mw = LangctxMiddleware(max_tokens=2000)
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
     model = ScriptedChatModel(responses=[ValueError(OVERFLOW), "Done."])
     messages = [TASK, *exchanges(3)]  # below the 1600-token mark: no compaction before the call
     rec = Recorder()
@@ -204,7 +207,7 @@ async def test_overflow_past_the_retries_raises_context_overflow(mode: str) -> N
 
 @MODES
 async def test_rate_limit_error_is_reraised_untouched(mode: str) -> None:
-    mw = LangctxMiddleware(max_tokens=2000)
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
     error = RuntimeError("Rate limit reached for gpt-4o: 429 Too Many Requests")
     model = ScriptedChatModel(responses=[error, "never"])
     rec = Recorder()

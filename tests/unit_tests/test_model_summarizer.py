@@ -38,7 +38,8 @@ def test_compaction_and_context_mode_fall_back_the_same_way(answer: Any) -> None
     mem.add_messages([HumanMessage("Fix the parser in parser.py.")])
     for i in range(40):
         mem.add_messages([HumanMessage(f"step {i}: " + "details " * 60), AIMessage("done " * 40)])
-    assert mem.compactions and {e["quality"] for e in mem.compactions} <= {"fallback"}
+    assert mem.compactions
+    assert {e["quality"] for e in mem.compactions if e["trigger"] != "merge"} <= {"fallback"}
     out = ContextModeProcessor(summarizer=model).process(LOG, tool_name="bash")
     assert out.action == "referenced" and "Goal: x" not in out.text  # the reduction
 

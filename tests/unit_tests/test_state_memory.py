@@ -22,9 +22,12 @@ from langctx.state_memory import (
 )
 from tests._helpers import exchanges, ids_of
 
+KEEP = 600
+"""The low mark these budget tests are written for: 30% of 2,000 (the last exchange)."""
+
 SYSTEM = SystemMessage("You are a coding agent.", id="sys")
 TASK = HumanMessage("Fix the parser in src/parse.py so that nested lists parse.", id="task")
-SETTINGS = MemorySettings.of(max_tokens=2000)
+SETTINGS = MemorySettings.of(max_tokens=2000, keep_recent_tokens=KEEP)
 
 
 def _compacted(messages: list[BaseMessage]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -96,7 +99,9 @@ def test_a_second_compaction_moves_the_window_to_the_new_cut() -> None:
     assert second is not None and second["first_kept_id"] == "a31"
     update = view.update()
     assert update is not None
-    assert [e["id"] for e in update["compactions"]] == [second["id"]]  # only what is new
+    written = [e["id"] for e in update["compactions"]]
+    assert written[0] == second["id"] and first["id"] not in written  # only what is new
+    assert all(e["trigger"] == "merge" for e in update["compactions"][1:])  # and its merges
     stored = {**state, "langctx": merge_langctx(state["langctx"], update)}
     again = view_state(stored, SETTINGS)
     assert [m.id for m in again.memory.messages] == ["sys", "task", "a31", "h31"]
@@ -150,7 +155,9 @@ _LEGACY_KEYS = ("task_id", "provider_compaction_id", "last_id")
 
 
 def test_legacy_entries_pin_the_task_of_a_custom_is_task() -> None:
-    settings = MemorySettings.of(max_tokens=2000, is_task=lambda m: m.text.startswith("TASK:"))
+    settings = MemorySettings.of(
+        max_tokens=2000, keep_recent_tokens=KEEP, is_task=lambda m: m.text.startswith("TASK:")
+    )
     greeting = HumanMessage("Hello, I have a question about parsers.", id="greet")
     messages = [SYSTEM, greeting, HumanMessage("TASK: fix the parser", id="task"), *exchanges(12)]
     view = view_state({"messages": messages}, settings)
@@ -220,7 +227,7 @@ def test_two_fresh_views_of_one_state_agree(stored: bool) -> None:
 
     def once() -> tuple[list[dict[str, Any]], Any]:
         shared_cache().clear()
-        view = view_state(state, MemorySettings.of(max_tokens=2000))
+        view = view_state(state, MemorySettings.of(max_tokens=2000, keep_recent_tokens=KEEP))
         view.compact_if_due()
         update = view.update()
         entries = [

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import re
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -34,9 +35,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from langctx.cli.replay.formats import EmptySessionError, ParsedSession
 from langctx.cli.replay.truth import PROBES, Truth, probe_request, session_roots
+from langctx.engine.background import in_background
 from langctx.entries import covered_count
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.memory import CompactionEvent, LayeredChatMemory
+from langctx.pricing import SUMMARIZER_LATENCY, Latency, PriceSheet, Usage, price_sheet
 from langctx.summarize import (
     LocalSummarizer,
     ModelSummarizer,
@@ -124,6 +127,8 @@ class CallRecord:
     """The amnesia probes on this request (None: nothing to check yet)."""
     missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per failed probe, the facts it did not find in this request."""
+    output_tokens: int = 0
+    """Tokens of the AI message this call produced (the same with and without langctx)."""
 
     @property
     def prefix_share(self) -> float:
@@ -223,6 +228,11 @@ class ReplayReport:
     """What was skipped while reading the session."""
     warnings: tuple[str, ...] = ()
     """What was repaired (orphans, unanswered calls)."""
+    summarizer_output_tokens: int = 0
+    """Tokens a model summarizer answered with."""
+    summarizer_blocking: tuple[tuple[int, int], ...] = ()
+    """``(input, output)`` tokens of each model summarizer call made on the agent's path (the
+    others ran in the background, beside the main model)."""
 
     # ---------------------------------------------------------------- totals
 
@@ -283,6 +293,48 @@ class ReplayReport:
         """Calls whose request exceeds the budget."""
         budget = int(self.settings.get("max_tokens") or 0)
         return sum(1 for c in self.calls if budget and c.context_tokens > budget)
+
+    def cost(
+        self, prices: str | PriceSheet = "anthropic", latency: Latency = SUMMARIZER_LATENCY
+    ) -> dict[str, Any]:
+        """The session's modeled cost with and without langctx under a price sheet.
+
+        With langctx: each request's unchanged prefix is a cache read, the rest a cache write;
+        the summarizer's calls are uncached input and output. Without: each request is the
+        previous one plus what is new (all of the previous request a cache read). The main
+        model's outputs are the session's AI messages in both. ``compaction_s``: the modeled
+        time of the summarizer calls made on the agent's path (background ones add none).
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> r = replay_session([HumanMessage("Fix it.", id="h"), AIMessage("Fixed.", id="a")])
+            >>> c = r.cost("anthropic"); c["with_langctx"] == c["without_langctx"], c["compaction_s"]
+            (True, 0.0)
+        """
+        sheet = price_sheet(prices)
+        out = sum(c.output_tokens for c in self.calls)
+        ours = Usage(self.cacheable_tokens, self.input_tokens - self.cacheable_tokens, out)
+        full = Usage(
+            self.cacheable_tokens_full, self.input_tokens_full - self.cacheable_tokens_full, out
+        )
+        summarizer = Usage(0, self.summarizer_input_tokens, self.summarizer_output_tokens)
+        with_langctx = sheet.cost(ours, summarizer)
+        without = sheet.main.cost(full)
+        return {
+            "prices": sheet.name,
+            "with_langctx": round(with_langctx, 6),
+            "without_langctx": round(without, 6),
+            "saved": round(1 - with_langctx / without, 6) if without else 0.0,
+            "main": {"cached": ours.cached_input, "uncached": ours.uncached_input, "output": out},
+            "main_without": {"cached": full.cached_input, "uncached": full.uncached_input},
+            "summarizer": {"input": summarizer.input, "output": summarizer.output},
+            "cached_share": round(ours.cached_share, 6),
+            "cached_share_without": round(full.cached_share, 6),
+            "compaction_s": round(
+                sum((latency.seconds(i, o) for i, o in self.summarizer_blocking), 0.0), 3
+            ),
+            "blocking_summarizer_calls": len(self.summarizer_blocking),
+        }
 
     def count(self, kind: CompactionKind) -> int:
         """How many compaction records of ``kind``."""
@@ -353,8 +405,9 @@ class ReplayReport:
             "over_budget_calls": self.over_budget_calls,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """The whole report as plain JSON values (``"v"`` is :data:`REPORT_VERSION`).
+    def to_dict(self, prices: str | PriceSheet | None = None) -> dict[str, Any]:
+        """The whole report as plain JSON values (``"v"`` is :data:`REPORT_VERSION`); with
+        ``prices``, also ``"cost"`` (:meth:`cost`).
 
         Example:
             >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -396,6 +449,7 @@ class ReplayReport:
                     "orphans": c.orphans,
                     "unanswered": c.unanswered,
                     "compactions": c.compactions,
+                    "output_tokens": c.output_tokens,
                     "probes": dict(c.probes),
                 }
                 for c in self.calls
@@ -417,6 +471,8 @@ class ReplayReport:
                 for c in self.compactions
             ],
             "summarizer_calls": self.summarizer_calls,
+            "summarizer_output_tokens": self.summarizer_output_tokens,
+            **({"cost": self.cost(prices)} if prices is not None else {}),
             "notes": list(self.notes),
             "warnings": list(self.warnings),
             "seconds": round(self.seconds, 3),
@@ -434,23 +490,33 @@ class _CountingSummarizer:
         self.inner = inner
         self.name = getattr(inner, "name", type(inner).__name__)
         self.count_tokens: Callable[[Sequence[BaseMessage]], int] = lambda messages: 0
+        self.count_text: Callable[[str], int] = lambda text: 0
         self.calls = 0
         self.input_tokens = 0
+        self.output_tokens = 0
+        self.blocking: list[tuple[int, int]] = []
+        self._lock = threading.Lock()
 
-    def _note(self, request: SummaryRequest) -> None:
-        self.calls += 1
+    def _note(self, request: SummaryRequest, answer: str) -> str:
+        n_in = 0
         if isinstance(self.inner, ModelSummarizer):
-            self.input_tokens += self.count_tokens(self.inner.build_messages(request))
+            n_in = self.count_tokens(self.inner.build_messages(request))
+        n_out = self.count_text(answer)
+        with self._lock:
+            self.calls += 1
+            self.input_tokens += n_in
+            self.output_tokens += n_out
+            if not in_background():
+                self.blocking.append((n_in, n_out))
+        return answer
 
     def summarize(self, request: SummaryRequest) -> str:
-        """Count, then delegate."""
-        self._note(request)
-        return str(self.inner.summarize(request))
+        """Delegate, then count."""
+        return self._note(request, str(self.inner.summarize(request)))
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
-        self._note(request)
-        return str(await self.inner.asummarize(request))
+        return self._note(request, str(await self.inner.asummarize(request)))
 
 
 def _same(a: BaseMessage, b: BaseMessage) -> bool:
@@ -623,6 +689,7 @@ class _Replay:
             compactions=n_records,
             probes=held,
             missing=missing,
+            output_tokens=self.counter.count_message(self.log[message_index]),
         )
         self.calls.append(record)
         self.prev = ctx
@@ -767,6 +834,7 @@ def replay_session(
     )
     if counting is not None:
         counting.count_tokens = mem.counter.count_messages
+        counting.count_text = mem.counter.count_text
     processor = None
     if context_mode:
         from langctx.context_mode.processor import ContextModeProcessor
@@ -825,6 +893,8 @@ def replay_session(
         unanswered_in_input=unanswered,
         summarizer_calls=counting.calls if counting is not None else len(summaries),
         summarizer_input_tokens=counting.input_tokens if counting is not None else 0,
+        summarizer_output_tokens=counting.output_tokens if counting is not None else 0,
+        summarizer_blocking=tuple(counting.blocking) if counting is not None else (),
         fallbacks=sum(1 for r in mem.eviction_log if r["action"] == "summarizer_fallback"),
         task=task.text[:300] if task is not None else None,
         seconds=time.perf_counter() - started,

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from langctx.cli.replay.engine import CompactionRecord, ReplayReport
 from langctx.cli.replay.truth import PROBES
 from langctx.cli.terminal import console_width
+from langctx.pricing import PriceSheet
 
 __all__ = ["format_report", "print_report", "progress", "report_rows"]
 
@@ -41,7 +42,9 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
+def report_rows(
+    report: ReplayReport, prices: str | PriceSheet | None = None
+) -> list[tuple[str, str]]:
     """The summary as ``(label, value)`` rows, shared by the rich and the plain layouts.
 
     Example:
@@ -107,7 +110,22 @@ def report_rows(report: ReplayReport) -> list[tuple[str, str]]:
         ),
         ("time", f"{report.seconds:.2f} s"),
     ]
+    if prices is not None:
+        rows.insert(-1, ("modeled cost", _cost_text(report.cost(prices))))
     return rows
+
+
+def _cost_text(c: dict[str, object]) -> str:
+    """The cost row: with and without langctx, cache reuse, summarizer time on the path."""
+    saved = float(c["saved"])  # type: ignore[arg-type]
+    return (
+        f"{c['prices']} prices: with langctx ${c['with_langctx']:.4f} / full history "
+        f"${c['without_langctx']:.4f} -> {_pct(saved)} {'less' if saved >= 0 else 'more'}; "
+        f"cached input {_pct(float(c['cached_share']))} (full history "  # type: ignore[arg-type]
+        f"{_pct(float(c['cached_share_without']))}); summarizer on the agent's path "  # type: ignore[arg-type]
+        f"{c['compaction_s']} s ({c['blocking_summarizer_calls']} blocking calls, 0.4 s + input "
+        "at 8k tokens/s + output at 80 tokens/s each)"
+    )
 
 
 def _probe_marks(c: CompactionRecord) -> str:
@@ -150,7 +168,9 @@ def _title(report: ReplayReport) -> str:
     )
 
 
-def format_report(report: ReplayReport, *, max_rows: int = 20) -> str:
+def format_report(
+    report: ReplayReport, *, max_rows: int = 20, prices: str | PriceSheet | None = None
+) -> str:
     """The report as plain text (no colours, fixed-width tables).
 
     Args:
@@ -158,7 +178,7 @@ def format_report(report: ReplayReport, *, max_rows: int = 20) -> str:
         max_rows: compaction rows shown (0: all).
     """
     lines = [_title(report), ""]
-    rows = report_rows(report)
+    rows = report_rows(report, prices)
     width = max(len(label) for label, _ in rows)
     lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]
     body, hidden = _compaction_rows(report, max_rows)
@@ -199,6 +219,7 @@ def print_report(
     file: TextIO | None = None,
     max_rows: int = 20,
     use_rich: bool | None = None,
+    prices: str | PriceSheet | None = None,
 ) -> None:
     """Print the report: rich tables when rich is installed (and ``use_rich`` is not False).
 
@@ -207,6 +228,7 @@ def print_report(
         file: where to print (default stdout).
         max_rows: compaction rows shown (0: all).
         use_rich: force (True) or avoid (False) rich; None: rich when importable.
+        prices: a price sheet (:func:`langctx.pricing.price_sheet`) for the modeled-cost row.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -218,7 +240,7 @@ def print_report(
     """
     out = file if file is not None else sys.stdout
     if use_rich is False or (use_rich is None and not _rich_available()):
-        print(format_report(report, max_rows=max_rows), file=out)
+        print(format_report(report, max_rows=max_rows, prices=prices), file=out)
         return
     from rich.console import Console
     from rich.table import Table
@@ -227,7 +249,7 @@ def print_report(
     summary = Table(title=_title(report), show_header=False, title_justify="left", expand=False)
     summary.add_column(style="bold")
     summary.add_column(overflow="fold")
-    for label, value in report_rows(report):
+    for label, value in report_rows(report, prices):
         summary.add_row(label, value)
     console.print(summary)
     body, hidden = _compaction_rows(report, max_rows)
