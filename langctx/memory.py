@@ -461,6 +461,7 @@ class LayeredChatMemory:
     _extract = planning._extract
     _mechanical = planning._mechanical
     _chain_request = planning._chain_request
+    _folded = planning._folded
     _merge_group = planning._merge_group
     _merge_request = planning._merge_request
     # the summarizer calls of a compaction: fallback to the local summary, cap (langctx.engine.summarizer_calls)

@@ -171,23 +171,41 @@ def _chain_request(
     messages: list[BaseMessage] = []
     missing: list[str] = []
     for entry in absorbed:
-        ids = _chain_ids(entry, by_id)
-        found = [self._log[self._pos[i]] for i in ids if i in self._pos]
-        if len(found) < len(ids):
-            missing.append(entry["summary"])
-        messages.extend(found)
+        spans = [self._folded(e) for e in _chain(entry, by_id)]
+        if any(span is None for span in spans):
+            missing.append(entry["summary"])  # the log no longer holds all of it (archived)
+        messages.extend(m for span in spans for m in span or ())
     return replace(request, messages=[*messages, *request.messages], summaries=missing)
 
 
-def _chain_ids(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[str]:
-    """The message ids a chain of mechanical entries folded, oldest first."""
-    out: list[str] = []
+def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[CompactionEntry]:
+    """A mechanical entry and the mechanical entries it absorbed, oldest first."""
+    out: list[CompactionEntry] = []
     for mid in entry["merged_from"]:
         prior = by_id.get(mid)
         if prior is not None and prior["quality"] == "mechanical":
-            out.extend(_chain_ids(prior, by_id))
-    out.extend(entry["covered_ids"])
+            out.extend(_chain(prior, by_id))
+    out.append(entry)
     return out
+
+
+def _folded(self: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessage] | None:
+    """The messages ``entry`` folded, from the log (None: not all of them are in it).
+
+    A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
+    its messages are then the log between them, pinned messages and repaired orphans aside.
+    """
+    ids = entry["covered_ids"]
+    if not ids:
+        return []
+    if all(i in self._pos for i in ids):
+        return [self._log[self._pos[i]] for i in ids]
+    if ids[0] not in self._pos or ids[-1] not in self._pos:
+        return None
+    pinned = {*self._system_idx, self._task_idx}
+    lo, hi = self._pos[ids[0]], self._pos[ids[-1]]
+    span = [self._log[i] for i in range(lo, hi + 1) if i not in pinned and i not in self._skip]
+    return span if len(span) == len(ids) else None
 
 
 def _keep_target(self: LayeredChatMemory) -> int:

@@ -201,3 +201,35 @@ async def test_async_compaction_waits_for_the_summary_without_blocking_the_loop(
     await asyncio.gather(tick(), release_later(), fold_again())
     assert ticks >= 5
     assert any(e["merged_from"] == [first["id"]] for e in mem.compactions)
+
+
+def test_the_model_sees_the_whole_waiting_span_even_from_slimmed_persisted_entries() -> None:
+    from langctx.channel import slim_entry
+
+    seen: list[SummaryRequest] = []
+
+    def summarizer(request: SummaryRequest) -> str:
+        seen.append(request)
+        return "Goal:\n- fix the parser"
+
+    options = {
+        "max_tokens": 3000,
+        "summarizer": summarizer,
+        "summary_threshold_tokens": 10**6,  # no model call: the local summaries chain up
+        "background_summaries": False,
+    }
+    mem = LayeredChatMemory(**options)  # type: ignore[arg-type]
+    mem.add_messages(coding_session(0))
+    turns = iter(iter_turns(200))
+    for _ in range(3):
+        _until_fold(mem, turns)
+    assert not seen
+    chain = [e for e in mem.compactions if e["quality"] == "mechanical"]
+    assert len(chain) >= 3 and chain[-1]["merged_from"] == [chain[-2]["id"]]
+    folded = [i for e in chain for i in e["covered_ids"]]
+    state = mem.to_state()
+    state["compactions"] = [slim_entry(e) for e in state["compactions"]]
+    again = LayeredChatMemory.from_state(state, **{**options, "summary_threshold_tokens": 0})  # type: ignore[arg-type]
+    _until_fold(again, turns)
+    (request,) = [r for r in seen if r.kind == "turns"]
+    assert set(folded) <= {m.id for m in request.messages} and not request.summaries
