@@ -87,6 +87,8 @@ def take(entry_id: str, timeout: float | None) -> tuple[str | None, str]:
         return None, "no background summary in this process"
     future, started = job
     left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+    if timeout == 0 and not future.done():
+        return None, "discarded: the span is summarized on the spot"
     try:
         return future.result(timeout=left), ""
     except FutureTimeout:
@@ -153,7 +155,8 @@ def _settle_upgrade(self: LayeredChatMemory, *, wait: bool = True) -> Compaction
     text, reason = take(newest["id"], self.config.summary_timeout if wait else 0.0)
     self._waited_s += time.perf_counter() - started
     if text is None:
-        self._record("summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
+        action = "summarizer_fallback" if wait else "discard"
+        self._record(action, "background", [newest["id"]], 0, reason[:300])
         return None
     summary = self._cap(text)
     entry = new_compaction_entry(
