@@ -52,6 +52,7 @@ class MemoryStep:
         store: Callable[[], BaseStore | None] = lambda: None,
     ) -> None:
         self.state = state
+        self.thread_id = thread_id
         self.command = pending_command(state.get("messages") or [])
         self.view: ThreadView = view_state(state, settings, thread_id=thread_id)
         self.archive = archive

@@ -47,7 +47,7 @@ from langctx.recovery import (
     Matcher,
     OverflowRecovery,
 )
-from langctx.state_memory import MemoryOptions, ThreadView, thread_id_of
+from langctx.state_memory import NO_THREAD, MemoryOptions, ThreadView, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
 
 __all__ = ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"]
@@ -77,6 +77,11 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             for the agent's store (``create_agent(store=...)``). After each compaction the folded
             messages leave ``messages`` and are kept, once, in the store; what the model sees is
             unchanged. Default None (off).
+        prompt_cache_key: for OpenAI chat models, the ``prompt_cache_key`` each request carries
+            so that a thread's requests reach the same prompt cache: True (default) for the
+            thread id, a string for that key, False for none. A key set in the model's own
+            settings wins. (For Anthropic, add LangChain's ``AnthropicPromptCachingMiddleware``:
+            between compactions each request is the previous one plus what is new.)
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`:
             ``max_tokens``, ``summarizer``, ``token_counter``, any ``MemoryConfig`` field).
 
@@ -93,9 +98,11 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         tool_output_processor: ToolOutputProcessor | None = None,
         compact_tool: bool = False,
         archive: ArchiveOption = None,
+        prompt_cache_key: bool | str = True,
         **options: Unpack[MemoryOptions],
     ) -> None:
         super().__init__()
+        self.prompt_cache_key = prompt_cache_key
         self.settings = emitting(**options)
         self.archive = Archive.from_option(archive)
         self.recovery = OverflowRecovery(matcher=overflow_matcher, max_retries=max_overflow_retries)
@@ -116,6 +123,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         if step.handled is not None:
             return _with_update(ModelResponse(result=[step.handled[1]]), step)
         view = step.view
+        request = self._cache_keyed(request, step.thread_id)
         response = self.recovery.run(
             view, lambda: handler(request.override(messages=_projection(view)))
         )
@@ -134,10 +142,22 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             if step.handled is not None:
                 return _with_update(ModelResponse(result=[step.handled[1]]), step)
             view = step.view
+            keyed = self._cache_keyed(request, step.thread_id)
             response = await self.recovery.arun(
-                view, lambda: handler(request.override(messages=_projection(view)))
+                view, lambda: handler(keyed.override(messages=_projection(view)))
             )
             return _with_update(response, step)
+
+    def _cache_keyed(self, request: ModelRequest[Any], thread_id: str | None) -> ModelRequest[Any]:
+        """``request`` with the OpenAI ``prompt_cache_key`` (see the class docs)."""
+        key = self.prompt_cache_key
+        if key is True:
+            key = thread_id if thread_id and thread_id != NO_THREAD else False
+        if not key or "prompt_cache_key" in request.model_settings:
+            return request
+        if not _is_openai(request.model):
+            return request
+        return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
 
     def _step(self, request: ModelRequest[Any]) -> MemoryStep:
         return MemoryStep(
@@ -182,6 +202,15 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             out = await out
         assert isinstance(out, ToolMessage)
         return out
+
+
+def _is_openai(model: object) -> bool:
+    """An OpenAI chat model (langchain-openai's, or one bound with tools or settings) that takes
+    ``prompt_cache_key`` and has none set."""
+    inner = getattr(model, "bound", model)
+    if getattr(inner, "prompt_cache_key", None) is not None:
+        return False
+    return type(inner).__module__.startswith("langchain_openai.")
 
 
 def _projection(view: ThreadView) -> list[AnyMessage]:
