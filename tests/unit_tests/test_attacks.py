@@ -27,6 +27,7 @@ from langctx import (
     MemorySettings,
     view_state,
 )
+from langctx.cli.demo.session import coding_session, iter_turns
 from langctx.commands import compact_notice, is_control_message, is_notice
 from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.guard import ToolGuard
@@ -312,3 +313,40 @@ def test_a_hung_summarizer_costs_only_its_own_calls() -> None:
         assert entry is not None and entry["quality"] == "model" and calls == ["turns"]
     finally:
         release.set()
+
+
+def test_calls_that_never_return_do_not_pile_up_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading as _threading
+
+    from langctx.context_mode import guard
+
+    earlier = guard.stragglers()  # hung calls of other tests may still be running
+    monkeypatch.setattr(guard, "MAX_STRAGGLERS", earlier + 3)
+    release = _threading.Event()
+    try:
+        for _ in range(3):
+            with pytest.raises(guard.GuardTimeoutError, match="did not return"):
+                guard.call_with_timeout(release.wait, 0.01)
+        assert guard.stragglers() == earlier + 3
+        before = _threading.active_count()
+        with pytest.raises(guard.GuardTimeoutError, match="never returned"):
+            guard.call_with_timeout(lambda: 1, 0.01)
+        assert _threading.active_count() == before  # no thread started for it
+        mem = LayeredChatMemory(
+            max_tokens=3000,
+            summarizer=lambda r: "Goal:\n- x",
+            summary_threshold_tokens=0,
+            background_summaries=False,
+        )
+        mem.add_messages(coding_session(0))
+        for turn in iter_turns(15):
+            mem.add_messages(turn)
+        assert mem.compactions and mem.compactions[0]["quality"] == "fallback"  # not stuck
+    finally:
+        release.set()
+    for _ in range(100):
+        if guard.stragglers() <= earlier:
+            break
+        _threading.Event().wait(0.01)
+    assert guard.stragglers() <= earlier  # they are forgotten once they return
+    assert guard.call_with_timeout(lambda: 2, 1.0) == 2
