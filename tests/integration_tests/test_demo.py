@@ -22,7 +22,11 @@ def test_agent_demo_runs_offline_on_sqlite(tmp_path: Path) -> None:
     assert result["answer"].startswith("Fixed it")
     assert result["entries"] > 0  # compactions persisted in the checkpoint
     assert result["peak"] <= 6000
-    assert any("compaction [" in line for line in lines)
+    folds = sum(1 for line in lines if "compaction [" in line and "quality=" in line)
+    assert folds > 0
+    # the summary counts every fold, also those archived with their messages
+    (summary,) = [line for line in lines if line.startswith("compactions ")]
+    assert int(summary.split()[1]) == folds, (summary, folds)
     assert any("context-mode:" in line and "behind ctx_" in line for line in lines)
     assert (tmp_path / "demo.sqlite").exists()
 

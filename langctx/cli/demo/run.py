@@ -50,7 +50,7 @@ def _run(
     from langctx._tiktoken_offline import seed_tiktoken_cache
     from langctx.cli.demo.agent import build_coding_agent, default_models
     from langctx.middleware import LangctxMiddleware
-    from langctx.stores.archive import full_log
+    from langctx.stores.archive import full_log, read_batches
     from langctx.stores.checkpoints import open_checkpointer
 
     seed_tiktoken_cache()
@@ -131,9 +131,15 @@ def _run(
                     out(f"model call {calls:4d}: context {tokens:6d} tokens  {tools}")
         state = agent.get_state(config).values
         log = full_log(store, thread, state)
+        archived = [e for b in read_batches(store, thread, state) for e in b["compactions"]]
     elapsed = time.perf_counter() - started
     full = middleware.settings.counter.count_messages(log)
-    entries = (state.get("langctx") or {}).get("compactions", [])
+    # the archive holds the entries that left the channel with their messages: count them all
+    entries = list(
+        {
+            e["id"]: e for e in [*archived, *(state.get("langctx") or {}).get("compactions", [])]
+        }.values()
+    )
     db_bytes = sum(p.stat().st_size for p in Path(db_path).parent.glob(Path(db_path).stem + "*"))
     out("")
     out(f"final answer      {last_text[:160]}")
@@ -143,7 +149,7 @@ def _run(
     )
     out(f"model saw at most {peak:8d} tokens (budget {budget})")
     out(
-        f"compactions       {sum(1 for e in entries if e['trigger'] != 'merge'):8d} (+{sum(1 for e in entries if e['trigger'] == 'merge')} merges), persisted in the checkpoint"
+        f"compactions       {sum(1 for e in entries if e['trigger'] != 'merge'):8d} (+{sum(1 for e in entries if e['trigger'] == 'merge')} merges), persisted in the checkpoint and its archive"
     )
     out(f"SQLite            {db_bytes:8d} bytes (checkpoints + archive)")
     out(f"time              {elapsed:8.1f} s")
