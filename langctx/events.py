@@ -63,6 +63,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
         "level": entry["level"] if entry is not None else None,
         "covered": covered_count(entry) if entry is not None else 0,
         "edits": event.edits,
+        "mode": event.mode,
     }
 
 

@@ -58,6 +58,9 @@ def _check_pairs(payloads: list[dict[str, Any]]) -> None:
         assert p["tokens_before"] > 0 and p["tokens_after"] is not None
         assert p["duration_s"] is not None and p["duration_s"] >= 0
     assert any(p["quality"] == "model" and p["tokens_after"] < p["tokens_before"] for p in ends)
+    assert {p["mode"] for p in ends} <= {"blocking", "none"} and any(
+        p["mode"] == "blocking" for p in ends
+    )  # these runs ask the model on the spot (background_summaries=False)
 
 
 def test_events_on_custom_stream_and_callbacks_and_no_summary_in_messages_stream() -> None:
@@ -130,3 +133,22 @@ async def test_async_node_events_reach_astream_events_and_the_custom_stream() ->
         if e["event"] == "on_custom_event" and e["name"] == COMPACTION_EVENT
     ]
     _check_pairs(events)
+
+
+def test_background_folds_say_so_on_the_stream() -> None:
+    script = session_script(TURNS, seed=18, final=False)
+    model = ScriptedChatModel(responses=script.responses)
+    middleware = LangctxMiddleware(
+        max_tokens=BUDGET, summarizer=_summarizer(), summary_threshold_tokens=0
+    )
+    agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
+    custom = [
+        chunk
+        for mode, chunk in agent.stream(
+            first_input(with_system=False), config(), stream_mode=["custom", "updates"]
+        )
+        if mode == "custom" and chunk.get("event") == COMPACTION_EVENT
+    ]
+    ends = [p for p in custom if p["phase"] == "end" and p["quality"] is not None]
+    assert ends and any(p["mode"] == "background" for p in ends)
+    assert all(p["quality"] == "mechanical" for p in ends if p["mode"] == "background")
