@@ -118,3 +118,34 @@ def test_summaries_stay_within_their_share_of_the_budget() -> None:
         total = sum(e["summary_tokens"] for e in mem.summaries)
         assert total <= cap or len(mem.summaries) <= 2
     assert len({e["level"] for e in mem.compactions}) > 1
+
+
+async def test_a_scripted_model_sleeps_its_latency_sync_and_async(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import time
+
+    from langchain_core.messages import HumanMessage
+
+    slept: list[tuple[str, float]] = []
+    monkeypatch.setattr(time, "sleep", lambda s: slept.append(("sync", s)))
+    real_sleep = asyncio.sleep
+
+    async def fake_sleep(s: float) -> None:
+        slept.append(("async", s))
+        await real_sleep(0)
+
+    monkeypatch.setattr(asyncio, "sleep", fake_sleep)
+    seen: list[tuple[int, str]] = []
+
+    def latency(messages: list, answer: object) -> float:
+        seen.append((len(messages), str(getattr(answer, "content", ""))))
+        return 0.25
+
+    model = ScriptedChatModel(responses=["one", "two"], latency=latency)
+    assert model.invoke([HumanMessage("hi")]).content == "one"
+    assert (await model.ainvoke([HumanMessage("a"), HumanMessage("b")])).content == "two"
+    assert seen == [(1, "one"), (2, "two")]
+    assert slept == [("sync", 0.25), ("async", 0.25)]  # asyncio.sleep: the loop keeps running
+    assert ScriptedChatModel(responses=["x"], latency=0.5)._delay([], None) == 0.5  # type: ignore[arg-type]
