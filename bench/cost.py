@@ -275,6 +275,11 @@ class Row:
     def cost(self, sheet: str) -> float:
         return PRICE_SHEETS[sheet].cost(self.main, self.summarizer)
 
+    def input_cost(self, sheet: str) -> float:
+        """The cost without the main model's output (the session's AI turns: the same for every
+        approach, so nothing a memory can change)."""
+        return self.cost(sheet) - self.main.output * PRICE_SHEETS[sheet].main.output / 1_000_000
+
     def probe_share(self, name: str) -> float | None:
         held, checked = self.probes.get(name, [0, 0])
         return held / checked if checked else None
@@ -594,10 +599,12 @@ def _verdict(ours: Row, anchors: list[Row], mw: Row | None, workload: str, budge
     cheapest = min(anchors, key=lambda r: r.cost("anthropic"))
     ratio = ours.cost("anthropic") / cheapest.cost("anthropic")
     openai = ours.cost("openai") / min(a.cost("openai") for a in anchors)
+    inputs = ours.input_cost("anthropic") / cheapest.input_cost("anthropic")
     line = (
-        f"- {workload}, {budget // 1000}k: {ours.name} costs {ratio:.2f}x the cheapest "
-        f"summarizing anchor ({cheapest.name}) under the Anthropic sheet ({openai:.2f}x under "
-        f"OpenAI's); cached share {_pct(ours.main.cached_share)}"
+        f"- {workload}, {budget // 1000}k: {ours.name} costs {ratio:.3f}x the cheapest "
+        f"summarizing anchor ({cheapest.name}) under the Anthropic sheet ({openai:.3f}x under "
+        f"OpenAI's; {inputs:.3f}x without the main model's output, the same for all); cached "
+        f"share {_pct(ours.main.cached_share)}"
     )
     if mw is not None:
         line += (
