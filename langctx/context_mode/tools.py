@@ -124,8 +124,8 @@ _FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)
 
 def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str]:
     """Where ``fetch_context`` looks: the run's namespace (:func:`reference_namespace`), then,
-    for a run without a thread, the shared no-thread one that a tool wrapped by
-    :func:`wrap_tools_with_context_mode` (which sees no state) writes to."""
+    for a run without a thread, the shared no-thread one that a wrapped tool called outside a
+    ``ToolNode`` (no runtime, no state) writes to."""
     own = reference_namespace(config, runtime.state if runtime is not None else None)
     shared = thread_id_from_config(config)
     return [own] if own == shared else [own, shared]
@@ -330,7 +330,9 @@ def wrap_tools_with_context_mode(
     """``tools`` guarded and passed through Context-mode, plus ``fetch_context``.
 
     For custom graphs, ``create_react_agent`` and ``ToolNode``. The thread comes from each call's
-    config (``configurable.thread_id``).
+    config (``configurable.thread_id``); a run without one keeps its references to itself (the
+    wrapped tools ask ``ToolNode`` for the call's runtime, hidden from the model, to learn the
+    run's first message).
 
     Args:
         tools: the tools (any ``BaseTool``; MCP tools included).

@@ -20,12 +20,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig, ensure_config
-from langchain_core.tools import BaseTool
-from pydantic import ConfigDict
+from langchain_core.tools import BaseTool, InjectedToolArg
+from pydantic import BaseModel, ConfigDict, create_model
 
 from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT, ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
@@ -73,6 +73,22 @@ def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str
     return f"{NO_THREAD}:{first}" if first else NO_THREAD
 
 
+_RUNTIME = "runtime"
+"""The argument LangGraph's ``ToolNode`` fills with the call's ``ToolRuntime`` (state included)."""
+
+
+def _with_runtime(schema: Any) -> tuple[Any, bool]:
+    """``schema`` with an injected ``runtime`` argument (hidden from the model), and whether it
+    was added: the wrapper then learns the run's state, so a run without a thread keeps its
+    references to itself. A JSON-schema dict, or a tool that takes ``runtime`` itself, stays."""
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return schema, False
+    if _RUNTIME in schema.model_fields:
+        return schema, False
+    field: Any = (Annotated[Any, InjectedToolArg], None)
+    return create_model(schema.__name__, __base__=schema, **{_RUNTIME: field}), True
+
+
 def _call_of(value: Any) -> tuple[str | None, Mapping[str, Any] | None]:
     if isinstance(value, dict) and value.get("type") == "tool_call" and "id" in value:
         args = value.get("args")
@@ -95,6 +111,8 @@ class ContextModeTool(BaseTool):
     """Timeout and output cap (None: the tool runs unguarded)."""
     processor: ContextModeProcessor | None = None
     """Context-mode for the tool's output (None: the output is only guarded)."""
+    adds_runtime: bool = False
+    """The wrapper asks for ``runtime`` (and takes it out before the wrapped tool runs)."""
 
     @classmethod
     def wrap(
@@ -117,12 +135,14 @@ class ContextModeTool(BaseTool):
             (True, 'echo', 'hi')
         """
         inner = tool.tool if isinstance(tool, ContextModeTool) else tool
+        schema, adds = _with_runtime(
+            inner.args_schema if inner.args_schema is not None else inner.get_input_schema()
+        )
         return cls(
             name=inner.name,
             description=inner.description,
-            args_schema=inner.args_schema
-            if inner.args_schema is not None
-            else inner.get_input_schema(),
+            args_schema=schema,
+            adds_runtime=adds,
             return_direct=inner.return_direct,
             tags=inner.tags,
             metadata=inner.metadata,
@@ -149,6 +169,7 @@ class ContextModeTool(BaseTool):
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the wrapped tool under the guard, then Context-mode."""
+        input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
 
         def run() -> Any:
@@ -156,7 +177,7 @@ class ContextModeTool(BaseTool):
 
         guard = self.guard
         out = guard.run(run, tool_name=self.name, tool_call_id=call_id) if guard else run()
-        if (target := self._context_mode(out, config)) is None:
+        if (target := self._context_mode(out, config, state)) is None:
             return out
         processor, tid = target
         if isinstance(out, ToolMessage):
@@ -165,6 +186,7 @@ class ContextModeTool(BaseTool):
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async version of `invoke`."""
+        input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
 
         def run() -> Awaitable[Any]:
@@ -172,7 +194,7 @@ class ContextModeTool(BaseTool):
 
         guard = self.guard
         out = await (guard.arun(run, tool_name=self.name, tool_call_id=call_id) if guard else run())
-        if (target := self._context_mode(out, config)) is None:
+        if (target := self._context_mode(out, config, state)) is None:
             return out
         processor, tid = target
         if isinstance(out, ToolMessage):
@@ -180,13 +202,25 @@ class ContextModeTool(BaseTool):
         reduced = await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
         return reduced.text
 
+    def _take_runtime(self, input: Any) -> tuple[Any, Any]:
+        """``input`` without the injected ``runtime`` the wrapper asked for, and the run's state
+        (None when the call came from outside a ``ToolNode``)."""
+        args = input.get("args") if _call_of(input)[0] is not None else input
+        if not isinstance(args, Mapping) or _RUNTIME not in args:
+            return input, None
+        state = getattr(args[_RUNTIME], "state", None)
+        if not self.adds_runtime:
+            return input, state  # the wrapped tool takes runtime itself
+        rest = {k: v for k, v in args.items() if k != _RUNTIME}
+        return ({**input, "args": rest} if args is not input else rest), state
+
     def _context_mode(
-        self, out: Any, config: RunnableConfig | None
+        self, out: Any, config: RunnableConfig | None, state: Any = None
     ) -> tuple[ContextModeProcessor, str] | None:
-        """The processor and thread for a tool's output (None: the output returns as it is)."""
+        """The processor and namespace for a tool's output (None: the output returns as it is)."""
         if self.processor is None or not isinstance(out, ToolMessage | str | bytes):
             return None
-        return self.processor, thread_id_from_config(ensure_config(config))
+        return self.processor, reference_namespace(ensure_config(config), state)
 
 
 def guard_tool(

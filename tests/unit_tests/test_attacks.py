@@ -350,3 +350,43 @@ def test_calls_that_never_return_do_not_pile_up_threads(monkeypatch: pytest.Monk
         _threading.Event().wait(0.01)
     assert guard.stragglers() <= earlier  # they are forgotten once they return
     assert guard.call_with_timeout(lambda: 2, 1.0) == 2
+
+
+def test_wrapped_tools_in_a_custom_graph_without_a_thread_keep_references_per_run() -> None:
+    """Tools wrapped for a custom graph saw no state, so every run without a thread stored its
+    outputs in one shared namespace that any other run could fetch from."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    from langctx.context_mode.tools import wrap_tools_with_context_mode
+
+    @tool
+    def dump_table() -> str:
+        """Print the orders table."""
+        return "order 1234 secret-card-4111\n" * 8000
+
+    tools = wrap_tools_with_context_mode([dump_table])
+    wrapped = next(t for t in tools if t.name == "dump_table")
+    assert "runtime" not in wrapped.tool_call_schema.model_json_schema().get("properties", {})
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    app = graph.compile()
+
+    def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+    first = [HumanMessage("Show the orders.", id="run-a"), call("dump_table", {}, "c1")]
+    out = app.invoke({"messages": first})
+    (stored,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    ref_id = context_mode_stamp(stored)["ref_id"]
+    fetch = call("fetch_context", {"ref_id": ref_id}, "c2")
+    other = app.invoke({"messages": [HumanMessage("Anything stored?", id="run-b"), fetch]})
+    (answer,) = [m for m in other["messages"] if isinstance(m, ToolMessage)]
+    assert answer.status == "error" and "secret-card" not in answer.text
+    again = app.invoke({"messages": [*out["messages"], fetch]})
+    fetched = [m for m in again["messages"] if isinstance(m, ToolMessage)][-1]
+    assert fetched.status != "error" and "secret-card" in fetched.text
