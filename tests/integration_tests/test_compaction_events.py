@@ -152,3 +152,28 @@ def test_background_folds_say_so_on_the_stream() -> None:
     ends = [p for p in custom if p["phase"] == "end" and p["quality"] is not None]
     assert ends and any(p["mode"] == "background" for p in ends)
     assert all(p["quality"] == "mechanical" for p in ends if p["mode"] == "background")
+
+
+async def test_an_async_agent_gets_its_model_summaries_from_the_background() -> None:
+    script = session_script(TURNS, seed=19, final=False)
+    model = ScriptedChatModel(responses=script.responses)
+    summarizer = _summarizer()
+    middleware = LangctxMiddleware(
+        max_tokens=BUDGET, summarizer=summarizer, summary_threshold_tokens=0
+    )
+    agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
+    cfg = config()
+    custom = [
+        chunk
+        async for mode, chunk in agent.astream(
+            first_input(with_system=False), cfg, stream_mode=["custom", "updates"]
+        )
+        if mode == "custom" and chunk.get("event") == COMPACTION_EVENT
+    ]
+    ends = [p for p in custom if p["phase"] == "end" and p["quality"] is not None]
+    assert ends and {p["mode"] for p in ends} <= {"background", "none", "blocking"}
+    entries = (await agent.aget_state(cfg)).values["langctx"]["compactions"]
+    upgrades = [e for e in entries if e["quality"] == "model" and e["trigger"] == "merge"]
+    assert upgrades and summarizer.calls  # model summaries arrived and replaced local ones
+    mechanical = {e["id"] for e in entries if e["quality"] == "mechanical"}
+    assert all(set(e["merged_from"]) <= mechanical for e in upgrades)
