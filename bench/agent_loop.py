@@ -56,12 +56,8 @@ RESULTS_JSON = ROOT / "bench" / "results" / "agent_loop.json"
 
 BUDGET = 8_000
 """Tokens of context every approach may show the model (exact o200k_base count)."""
-TRIGGER = int(0.8 * BUDGET)
-"""Where the summarizing anchors compact: langctx's default high mark (``proactive_ratio``)."""
-KEEP = int(0.3 * BUDGET)
-"""What they keep verbatim: langctx's default low mark (``reserve_ratio * max_tokens``)."""
 SUMMARY_THRESHOLD = 2_000
-"""langctx's ``summary_threshold_tokens`` (default), the unit of the summarizer-call target."""
+"""The unit of issue 2's summarizer-call target (at most one call per 2,000 evicted tokens)."""
 TURN_COUNTS = (100, 500, 2_000)
 SEED = 7
 
@@ -228,24 +224,38 @@ class Trim:
         return {}
 
 
-class LangMemNode:
+class SummarizingAnchor:
+    """What the summarizing anchors share: a budget, a summarizer model, an exact counter."""
+
+    def __init__(
+        self,
+        *,
+        budget: int = BUDGET,
+        model: ScriptedChatModel | None = None,
+        counter: TiktokenCounter | None = None,
+    ) -> None:
+        self.budget = budget
+        self.model = model if model is not None else scripted_summarizer()
+        self.counter = counter if counter is not None else TiktokenCounter()
+
+
+class LangMemNode(SummarizingAnchor):
     """LangMem ``SummarizationNode``: full history in, ``summarized_messages`` out."""
 
-    def __init__(self) -> None:
+    def __init__(self, **anchor: Any) -> None:
         from langmem.short_term import SummarizationNode
 
-        self.model = scripted_summarizer()
-        self.counter = TiktokenCounter()
+        super().__init__(**anchor)
         self.node = SummarizationNode(
             model=self.model,
-            max_tokens=BUDGET,
+            max_tokens=self.budget,
             max_summary_tokens=256,
             token_counter=self.counter.count_messages,
         )
         self.state: dict[str, Any] = {"messages": [], "context": {}}
         self.name = "LangMem SummarizationNode"
         self.config = (
-            f"SummarizationNode(model=ScriptedChatModel, max_tokens={BUDGET}, "
+            f"SummarizationNode(model=ScriptedChatModel, max_tokens={self.budget}, "
             "max_tokens_before_summary=None (= max_tokens), max_summary_tokens=256, "
             "token_counter=TiktokenCounter().count_messages); state keeps the full history, "
             "the node's output is the context"
@@ -268,25 +278,26 @@ class LangMemNode:
         return {}
 
 
-class Middleware:
+class Middleware(SummarizingAnchor):
     """LangChain ``SummarizationMiddleware`` driven through its ``before_model`` hook."""
 
-    def __init__(self) -> None:
+    def __init__(self, **anchor: Any) -> None:
         from langchain.agents.middleware import SummarizationMiddleware
 
-        self.model = scripted_summarizer()
-        self.counter = TiktokenCounter()
+        super().__init__(**anchor)
+        # compact at langctx's high mark (80%), keep langctx's reserve (30%) verbatim
+        trigger, keep = int(0.8 * self.budget), int(0.3 * self.budget)
         self.mw = SummarizationMiddleware(
             model=self.model,
-            trigger=("tokens", TRIGGER),
-            keep=("tokens", KEEP),
+            trigger=("tokens", trigger),
+            keep=("tokens", keep),
             token_counter=self.counter.count_messages,  # type: ignore[arg-type]
         )
         self.messages: list[BaseMessage] = []
         self.name = "LangChain SummarizationMiddleware"
         self.config = (
-            f"SummarizationMiddleware(model=ScriptedChatModel, trigger=('tokens', {TRIGGER}), "
-            f"keep=('tokens', {KEEP}), token_counter=TiktokenCounter().count_messages); "
+            f"SummarizationMiddleware(model=ScriptedChatModel, trigger=('tokens', {trigger}), "
+            f"keep=('tokens', {keep}), token_counter=TiktokenCounter().count_messages); "
             "before_model(state, runtime=None) each turn, its RemoveMessage(REMOVE_ALL) update "
             "applied to the state, which is the context"
         )

@@ -38,20 +38,16 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import _common
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    ToolMessage,
-)
+import agent_loop
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langctx import LayeredChatMemory, TiktokenCounter
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
+from langctx.cli.replay.engine import unchanged_prefix_tokens
 from langctx.cli.replay.truth import PROBES, Truth, probe_request, session_roots
 from langctx.count_cache import shared_blocks, shared_cache
 from langctx.engine import background
@@ -182,58 +178,20 @@ class Langctx(Approach):
         return int(self.mem.stats()["blocking_summarizer_calls"])
 
 
-class LangMem(Approach):
-    name = "LangMem SummarizationNode"
+class LangMem(agent_loop.LangMemNode, Approach):
+    """The agent-loop benchmark's LangMem anchor, with the recording summarizer."""
 
     def __init__(self, budget: int, counter: TiktokenCounter) -> None:
-        from langmem.short_term import SummarizationNode
-
         self.summarizer = Summarizer(counter.count_messages, counter.count_text)
-        self.node = SummarizationNode(
-            model=self.summarizer.model,
-            max_tokens=budget,
-            max_summary_tokens=256,
-            token_counter=counter.count_messages,
-        )
-        self.state: dict[str, Any] = {"messages": [], "context": {}}
-
-    def start(self, messages: list[BaseMessage]) -> None:
-        self.state["messages"].extend(messages)
-
-    def step(self, turn: list[BaseMessage]) -> list[BaseMessage]:
-        self.state["messages"].extend(turn)
-        out = self.node.invoke(self.state)
-        if "context" in out:
-            self.state["context"] = out["context"]
-        return list(out["summarized_messages"])
+        super().__init__(budget=budget, model=self.summarizer.model, counter=counter)
 
 
-class Middleware(Approach):
-    name = "LangChain SummarizationMiddleware"
+class Middleware(agent_loop.Middleware, Approach):
+    """The agent-loop benchmark's middleware anchor, with the recording summarizer."""
 
     def __init__(self, budget: int, counter: TiktokenCounter) -> None:
-        from langchain.agents.middleware import SummarizationMiddleware
-
         self.summarizer = Summarizer(counter.count_messages, counter.count_text)
-        self.mw = SummarizationMiddleware(
-            model=self.summarizer.model,
-            trigger=("tokens", int(0.8 * budget)),
-            keep=("tokens", int(0.3 * budget)),
-            token_counter=counter.count_messages,  # type: ignore[arg-type]
-        )
-        self.messages: list[BaseMessage] = []
-
-    def start(self, messages: list[BaseMessage]) -> None:
-        self.messages.extend(messages)
-
-    def step(self, turn: list[BaseMessage]) -> list[BaseMessage]:
-        self.messages.extend(turn)
-        update = self.mw.before_model(cast(Any, {"messages": self.messages}), cast(Any, None))
-        if update is not None:
-            new = update["messages"]
-            assert isinstance(new[0], RemoveMessage)
-            self.messages = list(new[1:])
-        return list(self.messages)
+        super().__init__(budget=budget, model=self.summarizer.model, counter=counter)
 
 
 FACTORIES: dict[str, Callable[[int, TiktokenCounter], Approach]] = {
@@ -285,15 +243,6 @@ class Row:
         return held / checked if checked else None
 
 
-def _same(a: BaseMessage, b: BaseMessage) -> bool:
-    return a is b or (
-        a.id == b.id
-        and a.type == b.type
-        and a.content == b.content
-        and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None)
-    )
-
-
 class Meter:
     """Measures one approach's requests: cache prefix, budget, pairs, task, probes."""
 
@@ -306,11 +255,7 @@ class Meter:
 
     def request(self, ctx: list[BaseMessage], output: int) -> None:
         sizes = [self.judge.count_message(m) for m in ctx]
-        prefix = 0
-        for j, (a, b) in enumerate(zip(self.prev, ctx, strict=False)):
-            if not _same(a, b):
-                break
-            prefix += sizes[j]
+        prefix = unchanged_prefix_tokens(self.prev, ctx, sizes)
         total = sum(sizes)
         r = self.row
         self.compacted = self.compacted or (

@@ -171,7 +171,7 @@ async def test_an_async_agent_gets_its_model_summaries_from_the_background() -> 
         if mode == "custom" and chunk.get("event") == COMPACTION_EVENT
     ]
     ends = [p for p in custom if p["phase"] == "end" and p["quality"] is not None]
-    assert ends and {p["mode"] for p in ends} <= {"background", "none", "blocking"}
+    assert ends and any(p["mode"] == "background" for p in ends)
     entries = (await agent.aget_state(cfg)).values["langctx"]["compactions"]
     upgrades = [e for e in entries if e["quality"] == "model" and e["trigger"] == "merge"]
     assert upgrades and summarizer.calls  # model summaries arrived and replaced local ones

@@ -530,6 +530,26 @@ def _same(a: BaseMessage, b: BaseMessage) -> bool:
     )
 
 
+def unchanged_prefix_tokens(
+    previous: Sequence[BaseMessage], request: Sequence[BaseMessage], sizes: Sequence[int]
+) -> int:
+    """Tokens of the leading messages of ``request`` unchanged since ``previous`` (``sizes``:
+    the tokens of each message of ``request``): what a provider's prefix cache reuses.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> a, b, c = (HumanMessage(t, id=t) for t in "abc")
+        >>> unchanged_prefix_tokens([a, b], [a, b, c], [5, 7, 9]), unchanged_prefix_tokens([a, c], [a, b], [5, 7])
+        (12, 5)
+    """
+    prefix = 0
+    for j, (x, y) in enumerate(zip(previous, request, strict=False)):
+        if not _same(x, y):
+            break
+        prefix += sizes[j]
+    return prefix
+
+
 def _unanswered_calls(messages: Sequence[BaseMessage]) -> int:
     """Tool calls of the session that no later tool result answers."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
@@ -668,11 +688,7 @@ class _Replay:
     def call(self, message_index: int, n_records: int) -> tuple[CallRecord, list[BaseMessage]]:
         ctx = self.mem.build_context()
         sizes = [self.counter.count_message(m) for m in ctx]
-        prefix = 0
-        for j, (a, b) in enumerate(zip(self.prev, ctx, strict=False)):
-            if not _same(a, b):
-                break
-            prefix += sizes[j]
+        prefix = unchanged_prefix_tokens(self.prev, ctx, sizes)
         orphans, unanswered = pair_errors(ctx)
         held, missing, coverage = self.probes(ctx)
         self.last_coverage = coverage
