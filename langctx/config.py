@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Literal, TypedDict
+from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 from langchain_core.messages import BaseMessage
 
@@ -96,6 +96,33 @@ def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACH
     """
     text = substantive_text(message, rules)
     return bool(text) and not text.startswith("/")
+
+
+_T = TypeVar("_T")
+
+
+class _resolved(Generic[_T]):
+    """A derived value of a frozen config, computed on first read and kept in its ``_memo``
+    (the marks are read on every model call, and each is a chain of other marks)."""
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _resolved[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> _T: ...
+    def __get__(self, obj: object | None, owner: type) -> _T | _resolved[_T]:
+        if obj is None:
+            return self
+        memo: dict[str, _T] = obj._memo  # type: ignore[attr-defined]
+        try:
+            return memo[self.name]
+        except KeyError:
+            value = memo[self.name] = self.fn(obj)
+            return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,6 +215,10 @@ class MemoryConfig:
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
     """Predicate choosing the pinned task: the first human message for which it is true."""
 
+    _memo: dict[str, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+
     def __post_init__(self) -> None:
         _positive("context_window", self.context_window, optional=True)
         size = _size("max_tokens", self.max_tokens, self.context_window, "context_window")
@@ -196,6 +227,7 @@ class MemoryConfig:
             "keep_recent_tokens", self.keep_recent_tokens, self.max_tokens_resolved, "max_tokens"
         )
         object.__setattr__(self, "keep_recent_tokens", size)
+        self._memo.clear()  # marks read while normalizing saw the raw sizes
         _positive("max_tokens", self.max_tokens, optional=True)
         _positive("context_window", self.context_window, optional=True)
         _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
@@ -276,7 +308,7 @@ class MemoryConfig:
             )
             raise ConfigError(msg)
 
-    @property
+    @_resolved
     def max_tokens_resolved(self) -> int:
         """The budget in effect."""
         if isinstance(self.max_tokens, int):
@@ -285,14 +317,14 @@ class MemoryConfig:
             return int(self.context_window * DEFAULT_WINDOW_SHARE)
         return DEFAULT_MAX_TOKENS
 
-    @property
+    @_resolved
     def keep_recent_tokens_resolved(self) -> int:
         """The low mark: verbatim recent tokens kept after a compaction."""
         if isinstance(self.keep_recent_tokens, int):
             return self.keep_recent_tokens
         return int(DEFAULT_KEEP_RECENT_RATIO * self.max_tokens_resolved)
 
-    @property
+    @_resolved
     def high_mark(self) -> int:
         """Context tokens above which a compaction triggers."""
         mark = int(self.proactive_ratio * self.max_tokens_resolved)
@@ -300,26 +332,26 @@ class MemoryConfig:
             mark = min(mark, self.context_window - self.reserve_tokens)
         return mark
 
-    @property
+    @_resolved
     def summary_threshold_resolved(self) -> int:
         """Evicted tokens that wait for one model summary call (see `summary_threshold_tokens`)."""
         if self.summary_threshold_tokens is not None:
             return self.summary_threshold_tokens
         return self.max_summarizer_input_tokens
 
-    @property
+    @_resolved
     def summary_share_tokens(self) -> int:
         """Tokens the summaries' text may take together before the oldest merge (see
         `summary_share`); never less than two full summaries."""
         share = int(self.summary_share * self.max_tokens_resolved)
         return max(share, 2 * self.max_summary_tokens_resolved)
 
-    @property
+    @_resolved
     def head_budget(self) -> int:
         """Tokens that pinned messages and summaries may use together."""
         return self.max_tokens_resolved - int(self.reserve_ratio * self.max_tokens_resolved)
 
-    @property
+    @_resolved
     def max_summary_tokens_resolved(self) -> int:
         """The cap per summary in effect."""
         if self.max_summary_tokens is not None:
@@ -328,31 +360,31 @@ class MemoryConfig:
         share = room // (self.max_summaries + self.max_level2 + 5)
         return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
 
-    @property
+    @_resolved
     def _block_overhead(self) -> int:
         """The summary block's tokens beyond its contents: preamble, tags of each summary."""
         caps = self.max_summaries + self.max_level2 + 1
         return BLOCK_PREAMBLE_TOKENS + (caps + 1) * SUMMARY_TAG_TOKENS
 
-    @property
+    @_resolved
     def max_facts_tokens_resolved(self) -> int:
         """The cap of the facts ledger in effect."""
         if self.max_facts_tokens is not None:
             return self.max_facts_tokens
         return max(self.max_summary_tokens_resolved * 3 // 2, min(self.head_budget // 20, 1_000))
 
-    @property
+    @_resolved
     def summary_cap_tokens(self) -> int:
         """Upper bound of all projected summaries and the facts ledger together (content only)."""
         caps = self.max_summaries + self.max_level2 + 1
         return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
 
-    @property
+    @_resolved
     def block_cap_tokens(self) -> int:
         """Upper bound of the whole summary block: contents, preamble and tags."""
         return self.summary_cap_tokens + self._block_overhead
 
-    @property
+    @_resolved
     def pinned_cap_tokens(self) -> int:
         """Tokens the pinned messages (system + task) may take beside the summary block."""
         return self.head_budget - self.block_cap_tokens
@@ -442,7 +474,7 @@ def smallest_budget(config: MemoryConfig) -> int | None:
     options = {
         f.name: getattr(config, f.name)
         for f in fields(config)
-        if f.name not in ("max_tokens", "context_window", "keep_recent_tokens")
+        if f.init and f.name not in ("max_tokens", "context_window", "keep_recent_tokens")
     }
 
     def accepted(n: int) -> bool:
@@ -465,6 +497,7 @@ def _smallest_block_budget(config: MemoryConfig) -> int | None:
             object.__setattr__(trial, f.name, getattr(config, f.name))
         object.__setattr__(trial, "max_tokens", n)
         object.__setattr__(trial, "context_window", None)
+        object.__setattr__(trial, "_memo", {})
         return trial.pinned_cap_tokens >= PINNED_FLOOR_TOKENS
 
     return _smallest(fits)

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
@@ -28,6 +28,7 @@ from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.projection import view_message
 from langctx.surrogates import surrogate_field
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
+from langctx.tokens.messages import MessageCounter
 from langctx.turns import tool_call_ids
 
 __all__ = [
@@ -118,7 +119,11 @@ class MessageCountCache:
 
     def get(self, key: tuple[int, str], fingerprint: int) -> Any:
         """The value stored for ``key`` and ``fingerprint`` (a count or a :class:`Described`)."""
-        found = self._lru.get((key[0], key[1], fingerprint))
+        return self.find(key[0], key[1], fingerprint)
+
+    def find(self, slot: int, message_id: str, fingerprint: int) -> Any:
+        """:meth:`get` with the key's parts (the per-message hot path: one tuple, one lookup)."""
+        found = self._lru.get((slot, message_id, fingerprint))
         if found is None:
             self.misses += 1
         else:
@@ -185,6 +190,10 @@ class CachedCounter:
         self.inner = inner
         self.cache = cache if cache is not None else _SHARED
         self.name = inner.name
+        # a built-in counter (count_message not overridden) is counted past its own cache
+        own = isinstance(inner, MessageCounter)
+        own = own and type(inner).count_message is MessageCounter.count_message
+        self._count = cast(MessageCounter, inner).count_uncached if own else None
         self._key = counter_key(inner)
         self._slot = _slot((self._key, "count"))
         self._described_slot = _slot((self._key, "described"))
@@ -200,28 +209,34 @@ class CachedCounter:
         fingerprint = _fingerprint(message)
         tokens = self.cache.get(key, fingerprint)
         if tokens is None:
-            tokens = self.inner.count_message(message)
+            tokens = self._count_new(message)
             self.cache.put(key, fingerprint, tokens)
         return tokens
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         return sum(self.count_message(m) for m in messages)
 
+    def _count_new(self, message: BaseMessage) -> int:
+        """A message this cache does not hold: counted by the inner counter past its own cache."""
+        return (
+            self._count(message) if self._count is not None else self.inner.count_message(message)
+        )
+
     def describe(self, message: BaseMessage) -> Described:
         """See :func:`describe`; messages without an id are described every time."""
-        if message.id is None:
+        mid = message.id
+        if mid is None:
             return _described(self, message, self.inner.count_message(message))
-        key = (self._described_slot, message.id)
         fingerprint = _fingerprint(message)
-        found = self.cache.get(key, fingerprint)
+        found = self.cache.find(self._described_slot, mid, fingerprint)
         if found is None:
-            count_key = (self._slot, message.id)
+            count_key = (self._slot, mid)
             tokens = self.cache.get(count_key, fingerprint)
             if tokens is None:
-                tokens = self.inner.count_message(message)
+                tokens = self._count_new(message)
                 self.cache.put(count_key, fingerprint, tokens)
             found = _described(self, message, tokens)
-            self.cache.put(key, fingerprint, found)
+            self.cache.put((self._described_slot, mid), fingerprint, found)
         return found
 
 
@@ -237,6 +252,8 @@ def _fingerprint(message: BaseMessage) -> int:
     calls = fields.get("tool_calls")
     invalid = fields.get("invalid_tool_calls")
     extra = fields["additional_kwargs"]
+    metadata = fields["response_metadata"]
+    stamp = metadata.get(CONTEXT_MODE_STAMP) if metadata else None
     return hash(
         (
             fields["type"],
@@ -245,12 +262,6 @@ def _fingerprint(message: BaseMessage) -> int:
             repr(invalid) if invalid else None,
             fields.get("name"),
             repr(extra) if extra else None,
-            _stamp(fields["response_metadata"]),
+            stamp.get("digest") if isinstance(stamp, dict) else None,
         )
     )
-
-
-def _stamp(metadata: dict[str, Any]) -> object:
-    """The part of a Context-mode stamp the projection reads (its digest decides if it is one)."""
-    stamp = metadata.get(CONTEXT_MODE_STAMP) if metadata else None
-    return stamp.get("digest") if isinstance(stamp, dict) else None

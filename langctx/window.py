@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.config import is_substantive_task
-from langctx.count_cache import describe, describe_edited
+from langctx.count_cache import CachedCounter, describe, describe_edited
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
@@ -63,6 +64,7 @@ def project_window(
     or None when the window holds a shape only a memory handles."""
     config, counter = settings.config, settings.counter
     default_task = config.is_task is is_substantive_task
+    see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
     log = [*head, *window]
     n = len(log)
     tokens: list[int] = []
@@ -74,10 +76,10 @@ def project_window(
     open_calls: list[str] = []
     for i, m in enumerate(log):
         mid = m.id
-        if not isinstance(m, BaseMessage) or mid is None or mid in pos:
+        if mid is None or mid in pos or not isinstance(m, BaseMessage):
             return None
         pos[mid] = i
-        d = describe(counter, m)
+        d = see(m)
         if d.thinking or d.provider_compaction or d.refused:
             return None  # (the memory refuses what it must with its error)
         if isinstance(m, ToolMessage):
@@ -87,18 +89,19 @@ def project_window(
         else:
             if open_calls:
                 return None  # unanswered calls: the memory answers them with placeholders
-            open_calls = list(d.call_ids)
-        if leading and isinstance(m, SystemMessage):
-            systems.append(i)
-        else:
-            leading = False
-            if (
-                task is None
-                and isinstance(m, HumanMessage)
-                and (d.substantive if default_task else config.is_task(m))
-            ):
-                task = i
-        views.append(d.view if d.view is not None else m)
+            if d.call_ids:
+                open_calls = list(d.call_ids)
+            if leading and isinstance(m, SystemMessage):
+                systems.append(i)
+            else:
+                leading = False
+                if (
+                    task is None
+                    and isinstance(m, HumanMessage)
+                    and (d.substantive if default_task else config.is_task(m))
+                ):
+                    task = i
+        views.append(m if d.view is None else d.view)
         tokens.append(d.view_tokens)
     by_message = edits_by_message(edits)
     edited = (i for mid, i in pos.items() if mid in by_message) if by_message else ()

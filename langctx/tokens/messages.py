@@ -142,6 +142,13 @@ class MessageCounter:
         self._cache.put(key, count)
         return count
 
+    def count_uncached(self, message: BaseMessage) -> int:
+        """`count_message` without this counter's cache (for a caller that caches the count
+        itself: two caches would key the same message twice)."""
+        if not isinstance(message, BaseMessage):
+            return self.count_message(message)  # its error
+        return self._count_uncached(message)
+
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         """Return the sum of `count_message` over ``messages``."""
         return sum(self.count_message(message) for message in messages)

@@ -35,3 +35,17 @@ def test_the_same_vocabulary_reaches_every_entry_point() -> None:
 def test_bad_sizes_are_config_errors(options: dict[str, object], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         MemoryConfig(**options)  # type: ignore[arg-type]
+
+
+def test_derived_marks_follow_the_fields_of_each_copy() -> None:
+    import dataclasses
+    import pickle
+
+    config = MemoryConfig(max_tokens=8000)
+    assert (config.high_mark, config.pinned_cap_tokens) == (6400, 3348)
+    half = dataclasses.replace(config, max_tokens=4000)
+    assert half.high_mark == 3200 and config.high_mark == 6400  # no mark shared between copies
+    assert pickle.loads(pickle.dumps(config)).high_mark == 6400
+    assert config == MemoryConfig(max_tokens=8000)  # the memo is not compared or hashed
+    assert hash(config) == hash(MemoryConfig(max_tokens=8000))
+    assert "_memo" not in repr(config)

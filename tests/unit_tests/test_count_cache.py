@@ -177,3 +177,13 @@ def test_describe_without_a_cached_counter_computes_directly() -> None:
     d = describe(ApproximateCounter(), m)
     assert d.substantive and d.tokens == ApproximateCounter().count_message(m)
     assert not describe(ApproximateCounter(), HumanMessage("/mode", id="h2")).substantive
+
+
+def test_a_built_in_inner_counter_is_not_cached_twice() -> None:
+    inner = ApproximateCounter()
+    counter = CachedCounter(inner, MessageCountCache(maxsize=8))
+    m = HumanMessage(TEXT, id="h1")
+    assert counter.describe(m).tokens == counter.count_message(m)
+    assert len(counter.cache) == 2  # the count and the description
+    assert len(inner._cache) == 0  # counted past the inner counter's own cache
+    assert counter.count_message(m) == inner.count_message(m)

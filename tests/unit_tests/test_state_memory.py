@@ -279,7 +279,7 @@ def test_memory_settings_of_rejects_invalid_values() -> None:
 
 
 def test_typed_options_match_memory_config() -> None:
-    fields = {f.name for f in dataclasses.fields(MemoryConfig)}
+    fields = {f.name for f in dataclasses.fields(MemoryConfig) if f.init}
     config_keys = set(ConfigOptions.__optional_keys__) | set(ConfigOptions.__required_keys__)
     memory_keys = set(MemoryOptions.__optional_keys__) | set(MemoryOptions.__required_keys__)
     assert config_keys == fields
