@@ -71,6 +71,16 @@ def test_licence_and_metadata() -> None:
     assert project["license"] == "MIT" and project["classifiers"] and project["keywords"]
 
 
+def test_the_readme_links_nothing_relative() -> None:
+    """The README is the package's page too, shown without the repository beside it: its image
+    of a replay was a relative path that such a page cannot load."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)", readme)
+    targets += re.findall(r"<img[^>]*\ssrc=[\"']([^\"']+)", readme)
+    relative = [t for t in targets if not re.match(r"[a-z]+://|#", t)]
+    assert relative == [], f"README links {relative}; name files as code instead"
+
+
 def test_each_readme_section_has_one_copy() -> None:
     """README and docs/*.md held diverging copies of the same sections."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
