@@ -155,7 +155,9 @@ class Langctx(Approach):
         if context_mode:  # what ContextModeMiddleware does to each tool result
             from langctx.context_mode.processor import ContextModeProcessor
 
-            self.processor = ContextModeProcessor(count_tokens=counter.count_text)
+            self.processor = ContextModeProcessor(
+                count_tokens=counter.count_text, context_budget=budget
+            )
 
     def start(self, messages: list[BaseMessage]) -> None:
         self.mem.add_messages(messages)

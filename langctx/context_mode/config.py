@@ -3,6 +3,8 @@
 Example:
     >>> ContextModeConfig(max_inline_tokens=1000).reference_min_tokens
     4000
+    >>> ContextModeConfig(context_budget=8000).max_inline_tokens  # an eighth of the budget
+    1000
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS
 from langctx.facts.tools import command_tool_set
 
-__all__ = ["ContextModeConfig"]
+__all__ = ["INLINE_SHARE", "ContextModeConfig"]
+
+INLINE_SHARE = 0.125
+"""The share of `ContextModeConfig.context_budget` an inline output may take."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +34,13 @@ class ContextModeConfig:
     max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS
     """Outputs up to this many tokens pass through; every text put in the context (reduction,
     reference, fetched slice) fits it."""
+
+    context_budget: int | None = None
+    """The token budget of the context the outputs go into (the memory's ``max_tokens``). When
+    set, it caps `max_inline_tokens` at :data:`INLINE_SHARE` of it, so that an output read
+    inline never takes more than an eighth of the budget (the default 1,500 binds from 12k up):
+    at small budgets each inline output is sent uncached once, and again after every fold that
+    keeps it."""
 
     reference_min_tokens: int = DEFAULT_REFERENCE_MIN_TOKENS
     """Outputs over this many tokens are stored and referenced (at least ``max_inline_tokens``)."""
@@ -58,6 +70,14 @@ class ContextModeConfig:
     default, :data:`langctx.facts.DEFAULT_COMMAND_TOOLS`; pass the memory's ``command_tools``)."""
 
     def __post_init__(self) -> None:
+        budget = self.context_budget
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+                msg = f"context_budget must be a positive int (tokens) or None, got {budget!r}."
+                raise ConfigError(msg)
+            cap = max(MIN_INLINE_TOKENS, int(budget * INLINE_SHARE))
+            if isinstance(self.max_inline_tokens, int) and self.max_inline_tokens > cap:
+                object.__setattr__(self, "max_inline_tokens", cap)
         for name in ("max_inline_tokens", "reference_min_tokens", "grep_max_matches"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

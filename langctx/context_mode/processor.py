@@ -32,12 +32,13 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from langchain_core.messages import ToolMessage
 
-from langctx.context_mode.config import ContextModeConfig
+from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
 from langctx.context_mode.fetch import check_fetch, fetch_answer, fetch_window
 from langctx.context_mode.plan import OutputPlan, ProcessedOutput, is_free, plan_output
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
@@ -108,11 +109,19 @@ class ContextModeProcessor:
         self._frame = reference_frame_tokens(self.count_tokens)
         smallest = MIN_INLINE_TOKENS + self._frame
         if self.config.references and self.config.max_inline_tokens < smallest:
+            budget = self.config.context_budget
             msg = (
-                f"max_inline_tokens={self.config.max_inline_tokens} leaves no room for a reference "
-                f"(its frame takes {self._frame} tokens); use at least {smallest}, or "
-                "references=False."
+                f"context_budget={budget} caps max_inline_tokens at "
+                f"{self.config.max_inline_tokens}, which leaves no room for a reference (its frame "
+                f"takes {self._frame} tokens); use context_budget of at least "
+                f"{math.ceil(smallest / INLINE_SHARE)}, or references=False."
             )
+            if budget is None or budget * INLINE_SHARE >= smallest:
+                msg = (
+                    f"max_inline_tokens={self.config.max_inline_tokens} leaves no room for a "
+                    f"reference (its frame takes {self._frame} tokens); use at least {smallest}, "
+                    "or references=False."
+                )
             raise ConfigError(msg)
 
     @property

@@ -89,7 +89,8 @@ def build_coding_agent(
     mw = middleware or LangctxMiddleware(
         max_tokens=max_tokens, summarizer=summarizer, token_counter="tiktoken"
     )
-    stack: list[Any] = [ContextModeMiddleware(), mw] if context_mode else [mw]
+    budget = mw.settings.config.max_tokens_resolved  # outputs sized to the context they go into
+    stack: list[Any] = [ContextModeMiddleware(context_budget=budget), mw] if context_mode else [mw]
     stack.insert(0, _StableToolIds())
     return create_agent(
         model,

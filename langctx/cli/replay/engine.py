@@ -855,7 +855,9 @@ def replay_session(
     if context_mode:
         from langctx.context_mode.processor import ContextModeProcessor
 
-        processor = ContextModeProcessor(count_tokens=mem.counter.count_text)
+        processor = ContextModeProcessor(
+            count_tokens=mem.counter.count_text, context_budget=mem.config.max_tokens_resolved
+        )
     replay = _Replay(messages, mem, processor, cwd)
     total = len(ai_positions)
     batch: list[BaseMessage] = []
