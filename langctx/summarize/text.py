@@ -32,7 +32,10 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NEXT = re.compile(
     r"(?i)\b(next|now i|i'll|i will|let me|let's|then i|need to|todo|going to|plan)\b|下一步|接下来|然后"
 )
-_MAX_CONSTRAINTS = 8
+_MAX_CONSTRAINTS = 32
+"""Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
+_MAX_CONSTRAINT = 400
+"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
 _MAX_SENTENCE = 220
 
 
@@ -64,7 +67,7 @@ def extract_constraints(
             continue
         for sentence in _sentences(substantive_text(msg)):
             if _CONSTRAINT.search(sentence):
-                s = sentence[:_MAX_SENTENCE]
+                s = sentence[:_MAX_CONSTRAINT]
                 if s not in found:
                     found.append(s)
     return found[-limit:]

@@ -319,3 +319,25 @@ def test_docstring_examples_exist(module: object) -> None:
     """They run in test_public_api (every module once); here: the module kept its examples."""
     tests = doctest.DocTestFinder(exclude_empty=True).find(module)
     assert sum(len(t.examples) for t in tests) > 0
+
+
+def test_every_later_user_constraint_is_kept_verbatim_while_the_ledger_has_room() -> None:
+    """The facts of a fold kept the 8 newest constraints, each cut at 220 characters, although
+    the ledger had room: a session with 13 later instructions lost most of them."""
+    long = (
+        "Make sure the theme loader never throws on an invalid theme file, because a user who "
+        "restarts with an old config must still get a working terminal with the default colours, "
+        "and log which key was wrong instead of silently ignoring it or exploding at startup."
+    )
+    rules = [f"Never touch the file generated_{i}.py by hand." for i in range(12)] + [long]
+    assert len(long) > 220
+    mem = LayeredChatMemory(max_tokens=32_000, token_counter="tiktoken")
+    mem.add_messages([SystemMessage("You code.", id="s"), HumanMessage("Fix the theme.", id="t")])
+    for i, rule in enumerate(rules):
+        mem.add_messages(
+            [HumanMessage(rule, id=f"u{i}"), AIMessage(f"Noted {i}. " * 300, id=f"a{i}")]
+        )
+    mem.compact(keep_recent_tokens=0)
+    text = "\n".join(str(m.content) for m in mem.build_context())
+    missing = [r for r in rules if r not in text]
+    assert missing == []
