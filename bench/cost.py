@@ -44,7 +44,7 @@ import _common
 import agent_loop
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langctx import LayeredChatMemory, TiktokenCounter
+from langctx import LayeredChatMemory, PrefixSummarizer, TiktokenCounter
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.cli.replay.engine import unchanged_prefix_tokens
@@ -108,6 +108,33 @@ class Summarizer:
         )
 
 
+class PrefixCalls(Summarizer):
+    """The main model answering the summary instruction after the request it read last: each
+    call's input is priced as the main model's, its cached part the longest unchanged prefix of
+    a request sent shortly before (the provider's cache holds them for minutes)."""
+
+    def __init__(self, counter: TiktokenCounter, sent: list[list[BaseMessage]]) -> None:
+        self.calls = []
+        self.cached = 0
+
+        def answer(messages: list[BaseMessage]) -> str:
+            text = summary_for(messages)
+            sizes = [counter.count_message(m) for m in messages]
+            hit = max((unchanged_prefix_tokens(c, messages, sizes) for c in sent[-3:]), default=0)
+            self.cached += hit
+            self.calls.append((sum(sizes), counter.count_text(text)))
+            return text
+
+        self.model = ScriptedChatModel(responses=[answer], cycle=True)
+
+    def usage(self) -> Usage:
+        return Usage(
+            cached_input=self.cached,
+            uncached_input=sum(i for i, _ in self.calls) - self.cached,
+            output=sum(o for _, o in self.calls),
+        )
+
+
 # ---------------------------------------------------------------------------- approaches
 
 
@@ -135,20 +162,30 @@ class Langctx(Approach):
         model: bool,
         background: bool = True,
         context_mode: bool = False,
+        prefix: bool = False,
     ) -> None:
+        self.sent: list[list[BaseMessage]] = []
         self.summarizer = Summarizer(counter.count_messages, counter.count_text) if model else None
+        spec: Any = self.summarizer.model if self.summarizer else None
         self.name = (
             "langctx (model summarizer" + (", background)" if background else ", blocking)")
             if model
             else "langctx (local summarizer)"
         )
+        options: dict[str, Any] = {}
+        if prefix:  # the main model summarizes each fold after the request it read
+            self.summarizer = PrefixCalls(counter, self.sent)
+            spec = PrefixSummarizer(self.summarizer.model)
+            options["summary_threshold_tokens"] = 0
+            self.name = "langctx (main model summarizing from its cached prefix, background)"
         if context_mode:
             self.name = self.name.replace("langctx (", "langctx + Context-mode (")
         self.mem = LayeredChatMemory(
             max_tokens=budget,
             token_counter=counter,
-            summarizer=self.summarizer.model if self.summarizer else None,
+            summarizer=spec,
             background_summaries=background,
+            **options,
         )
         self.processor = None
         self.args: dict[str, Any] = {}
@@ -174,7 +211,10 @@ class Langctx(Approach):
                 out.append(m)
             turn = out
         self.mem.add_messages(turn)
-        return self.mem.build_context()
+        ctx = self.mem.build_context()
+        self.sent.append(ctx)
+        del self.sent[:-3]
+        return ctx
 
     def blocking_calls(self) -> int:
         return int(self.mem.stats()["blocking_summarizer_calls"])
@@ -198,6 +238,7 @@ class Middleware(agent_loop.Middleware, Approach):
 
 FACTORIES: dict[str, Callable[[int, TiktokenCounter], Approach]] = {
     "langctx-cm": lambda b, c: Langctx(b, c, model=True, context_mode=True),
+    "langctx-cm-prefix": lambda b, c: Langctx(b, c, model=True, context_mode=True, prefix=True),
     "langctx-model": lambda b, c: Langctx(b, c, model=True),
     "langctx-blocking": lambda b, c: Langctx(b, c, model=True, background=False),
     "langctx-local": lambda b, c: Langctx(b, c, model=False),
@@ -231,9 +272,14 @@ class Row:
     probes: dict[str, list[int]] = field(default_factory=dict)
     """Per probe: [held, checked] over the probed requests after the first compaction."""
     error: str | None = None
+    summarizer_is_main: bool = False
+    """The summarizer is the main model (its calls priced as the main model's, with the cache)."""
 
     def cost(self, sheet: str) -> float:
-        return PRICE_SHEETS[sheet].cost(self.main, self.summarizer)
+        prices = PRICE_SHEETS[sheet]
+        if self.summarizer_is_main:
+            return prices.main.cost(self.main) + prices.main.cost(self.summarizer)
+        return prices.cost(self.main, self.summarizer)
 
     def input_cost(self, sheet: str) -> float:
         """The cost without the main model's output (the session's AI turns: the same for every
@@ -320,6 +366,7 @@ def _finish(row: Row, approach: Approach) -> None:
     if s is not None:
         time.sleep(0.05)  # let a last background summary finish (it is counted, not waited for)
         row.summarizer = s.usage()
+        row.summarizer_is_main = isinstance(s, PrefixCalls)
         row.summarizer_calls = len(s.calls)
         row.blocking_calls = approach.blocking_calls()
         # the blocking calls are the first ones of a fold; model them at the mean call's size
@@ -397,6 +444,7 @@ def _add(total: Row, part: Row) -> None:
         slot[0] += held
         slot[1] += checked
     total.error = total.error or part.error
+    total.summarizer_is_main = part.summarizer_is_main
 
 
 # ---------------------------------------------------------------------------- wall time
@@ -536,7 +584,7 @@ def verdicts(rows: list[Row]) -> list[str]:
     for (workload, budget), group in groups.items():
         by = {r.key: r for r in group}
         anchors = [by[k] for k in SUMMARIZING_ANCHORS if k in by and not by[k].error]
-        for key in ("langctx-cm", "langctx-model"):
+        for key in ("langctx-cm", "langctx-cm-prefix", "langctx-model"):
             if key in by and anchors:
                 out.append(_verdict(by[key], anchors, by.get("middleware"), workload, budget))
     return out

@@ -34,7 +34,7 @@ from langctx.errors import (
 from langctx.facts import FileToolSpec
 from langctx.memory import DEFAULT_PRIORITIES, CompactionEvent, LayeredChatMemory
 from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
-from langctx.summarize import LocalSummarizer, ModelSummarizer, SummaryRequest
+from langctx.summarize import LocalSummarizer, ModelSummarizer, PrefixSummarizer, SummaryRequest
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ __all__ = [
     "MemorySettings",
     "ModelSummarizer",
     "OverflowRecovery",
+    "PrefixSummarizer",
     "ReferenceNotFoundError",
     "SQLiteChatHistoryStore",
     "StateVersionError",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Any, NotRequired, Unpack, cast
 
 from langchain.agents.middleware import (
@@ -49,6 +50,7 @@ from langctx.recovery import (
 )
 from langctx.state_memory import NO_THREAD, MemoryOptions, ThreadView, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
+from langctx.summarize.prefix import MainRequest, main_request
 
 __all__ = ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"]
 
@@ -118,15 +120,16 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         step = self._step(request)
-        if (batch := step.compact()) is not None:
-            Archive.write(*batch)
-        if step.handled is not None:
-            return _with_update(ModelResponse(result=[step.handled[1]]), step)
-        view = step.view
         request = self._cache_keyed(request, step.thread_id)
-        response = self.recovery.run(
-            view, lambda: handler(request.override(messages=_projection(view)))
-        )
+        with self._main_model(request):
+            if (batch := step.compact()) is not None:
+                Archive.write(*batch)
+            if step.handled is not None:
+                return _with_update(ModelResponse(result=[step.handled[1]]), step)
+            view = step.view
+            response = self.recovery.run(
+                view, lambda: handler(request.override(messages=_projection(view)))
+            )
         return _with_update(response, step)
 
     async def awrap_model_call(
@@ -136,17 +139,32 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of `wrap_model_call`."""
         step = self._step(request)
+        keyed = self._cache_keyed(request, step.thread_id)
         async with deferred_callbacks():
-            if (batch := await step.acompact()) is not None:
-                await Archive.awrite(*batch)
-            if step.handled is not None:
-                return _with_update(ModelResponse(result=[step.handled[1]]), step)
-            view = step.view
-            keyed = self._cache_keyed(request, step.thread_id)
-            response = await self.recovery.arun(
-                view, lambda: handler(keyed.override(messages=_projection(view)))
-            )
+            with self._main_model(keyed):
+                if (batch := await step.acompact()) is not None:
+                    await Archive.awrite(*batch)
+                if step.handled is not None:
+                    return _with_update(ModelResponse(result=[step.handled[1]]), step)
+                view = step.view
+                response = await self.recovery.arun(
+                    view, lambda: handler(keyed.override(messages=_projection(view)))
+                )
             return _with_update(response, step)
+
+    def _main_model(self, request: ModelRequest[Any]) -> AbstractContextManager[None]:
+        """For a :class:`~langctx.summarize.PrefixSummarizer`: this step's model, bound as
+        ``create_agent`` binds it (tools, tool choice, settings), and its system prompt."""
+        if not getattr(self.settings.summarizer, "wants_context", False):
+            return nullcontext()
+        settings = request.model_settings
+        if request.tools:
+            model = request.model.bind_tools(
+                request.tools, tool_choice=request.tool_choice, **settings
+            )
+        else:
+            model = request.model.bind(**settings)
+        return main_request(MainRequest(model, request.system_message))
 
     def _cache_keyed(self, request: ModelRequest[Any], thread_id: str | None) -> ModelRequest[Any]:
         """``request`` with the OpenAI ``prompt_cache_key`` (see the class docs)."""

@@ -63,6 +63,9 @@ def _plan(
     instructions: str | None,
     keep_override: int | None = None,
 ) -> Plan | None:
+    # what the model was sent last (before a finished upgrade changes the block), for a
+    # summarizer that reads the span from the provider's cache
+    sent = self.build_context() if getattr(self.summarizer, "wants_context", False) else []
     self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
     tokens_before = self.context_tokens()
     n = len(self._log)
@@ -137,6 +140,7 @@ def _plan(
         task=self._task_text(),
         instructions=instructions,
         max_tokens=self.config.max_summary_tokens_resolved,
+        context=sent,
     )
     plan = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
     if quality == "local":

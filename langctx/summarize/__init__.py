@@ -10,6 +10,7 @@ summarizer with a deadline and accepts only text, for compaction and Context-mod
 from langctx.summarize.calls import acall_summarizer, call_summarizer, summary_text
 from langctx.summarize.local import LocalSummarizer, render_local_summary
 from langctx.summarize.model import ModelSummarizer
+from langctx.summarize.prefix import PrefixSummarizer
 from langctx.summarize.request import (
     CallableSummarizer,
     Summarizer,
@@ -27,6 +28,7 @@ __all__ = [
     "CallableSummarizer",
     "LocalSummarizer",
     "ModelSummarizer",
+    "PrefixSummarizer",
     "Summarizer",
     "SummaryRequest",
     "acall_summarizer",

@@ -42,6 +42,9 @@ class SummaryRequest:
     output: str = ""
     """For ``kind="tool_output"``: the tool call, its mechanical facts and its output (clipped to
     head and tail), as :func:`langctx.context_mode.summary.summary_request` writes them."""
+    context: Sequence[BaseMessage] = ()
+    """For ``kind="turns"``, when the summarizer asks for it (``wants_context``): the messages the
+    model was sent last, ``messages`` among them (:class:`~langctx.summarize.PrefixSummarizer`)."""
     tool_kind: str = "default"
     """For ``kind="tool_output"``: what the tool did (a
     :data:`~langctx.summarize.prompts.ToolKind`), which picks the prompt."""

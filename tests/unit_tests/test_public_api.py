@@ -52,6 +52,7 @@ EXPECTED_ALL = [
     "MemorySettings",
     "ModelSummarizer",
     "OverflowRecovery",
+    "PrefixSummarizer",
     "ReferenceNotFoundError",
     "SQLiteChatHistoryStore",
     "StateVersionError",

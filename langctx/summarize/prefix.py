@@ -1,0 +1,163 @@
+"""The prefix summarizer: the agent's own model summarizes what it has just read, from its cache.
+
+A fold's evicted messages are part of the request the main model was sent last. Instead of a
+cheap model reading them again as a transcript, :class:`PrefixSummarizer` sends the main model
+that same request (system prompt, tools, messages: the provider's prompt cache holds them) plus
+one instruction naming the span to summarize; only the instruction and the answer are new. Inside
+:class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (the
+request's tools, tool choice, settings and system prompt, see :func:`main_request`); standalone,
+pass the model bound as the agent uses it. Merges, Context-mode outputs and spans the request no
+longer holds are summarized as :class:`~langctx.summarize.ModelSummarizer` does, without a prefix.
+
+Whether it is cheaper than a cheap model depends on the session: the prefix costs a cache read
+at the main model's price on every fold, a cheap model reads the span uncached once per
+summary (``bench/cost.py`` compares them).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langctx.testing import ScriptedChatModel
+    >>> model = ScriptedChatModel(responses=["Goal:\\n- fix the parser"])
+    >>> context = [HumanMessage("Fix the parser", id="t"), AIMessage("Reading it.", id="a")]
+    >>> req = SummaryRequest(kind="turns", messages=context[1:], context=context)
+    >>> PrefixSummarizer(model).summarize(req)
+    'Goal:\\n- fix the parser'
+    >>> [m.id for m in model.calls[0][:2]]  # the request the model read, then the instruction
+    ['t', 'a']
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+
+from langctx.machinery import strip_machinery
+from langctx.summarize.calls import summary_text
+from langctx.summarize.model import ModelSummarizer, _facts_block, clip_middle, format_transcript
+from langctx.summarize.prompts import SUMMARY_PROMPT
+from langctx.summarize.request import SummaryRequest
+
+__all__ = ["MainRequest", "PrefixSummarizer", "main_request"]
+
+_EXCERPT_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class MainRequest:
+    """How the main model is called on this step: the model bound as the agent binds it, and
+    the system prompt the agent sends before the messages (None: the messages hold it)."""
+
+    model: Runnable[Any, Any]
+    system: BaseMessage | None = None
+
+
+_MAIN: contextvars.ContextVar[MainRequest | None] = contextvars.ContextVar(
+    "langctx_main_request", default=None
+)
+
+
+@contextmanager
+def main_request(request: MainRequest) -> Iterator[None]:
+    """Within this block (and in background summaries started in it), a
+    :class:`PrefixSummarizer` calls the main model as ``request`` says."""
+    token = _MAIN.set(request)
+    try:
+        yield
+    finally:
+        _MAIN.reset(token)
+
+
+class PrefixSummarizer(ModelSummarizer):
+    """Summarize evicted turns with the main model, after the request it just read.
+
+    Args:
+        model: the agent's chat model, bound as the agent calls it (tools, settings) when used
+            outside :class:`~langctx.middleware.LangctxMiddleware`; inside it, the step's own
+            binding is used and this model only serves merges and fallbacks.
+        **kwargs: :class:`~langctx.summarize.ModelSummarizer` options (``prompt`` is sent in the
+            instruction, the agent's system prompt stays as it is).
+    """
+
+    name = "prefix"
+    wants_context = True
+    """Ask the memory for the projection the model was last sent (``SummaryRequest.context``)."""
+
+    def _prefixed(self, request: SummaryRequest) -> bool:
+        if request.kind != "turns" or not request.context or not request.messages:
+            return False
+        ids = {m.id for m in request.context}
+        return all(m.id is not None and m.id in ids for m in request.messages)
+
+    def build_messages(self, request: SummaryRequest) -> list[BaseMessage]:
+        """The step's request followed by the instruction (or, for a request without the span
+        in its context, what :class:`~langctx.summarize.ModelSummarizer` sends)."""
+        if not self._prefixed(request):
+            return super().build_messages(request)
+        main = _MAIN.get()
+        head = [main.system] if main is not None and main.system is not None else []
+        return [*head, *request.context, HumanMessage(instruction(request, self.prompt))]
+
+    def _model(self, request: SummaryRequest) -> Runnable[Any, Any]:
+        main = _MAIN.get()
+        if main is None or not self._prefixed(request):
+            return self.model
+        return main.model
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Call the main model with the prefix and return its text.
+
+        Raises:
+            SummarizerError: the answer is not text, or empty (e.g. the model called a tool).
+        """
+        out = self._model(request).invoke(
+            self.build_messages(request), config=self._config(request)
+        )
+        return summary_text(out)
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Async version of `summarize`."""
+        model, messages = self._model(request), self.build_messages(request)
+        return summary_text(await model.ainvoke(messages, config=self._config(request)))
+
+
+def instruction(request: SummaryRequest, prompt: str = SUMMARY_PROMPT) -> str:
+    """The message appended after the request: which span to summarize, and how.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> text = instruction(SummaryRequest(kind="turns", messages=[AIMessage("Reading it.")]))
+        >>> text.splitlines()[0]
+        'Pause the task and call no tool: the conversation above is about to be compacted.'
+    """
+    span = request.messages
+    first, last = _excerpt(span[0]), _excerpt(span[-1])
+    where = (
+        f"the message that begins {first}"
+        if len(span) == 1
+        else f"the {len(span)} messages from the one that begins {first} through the one that "
+        f"begins {last}"
+    )
+    parts = [
+        "Pause the task and call no tool: the conversation above is about to be compacted.",
+        f"Summarize {where}; your summary replaces them, and everything after them stays as it is.",
+        prompt.format(max_tokens=request.max_tokens),
+    ]
+    task = strip_machinery(request.task) if request.task else ""
+    if task:
+        parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
+    if request.summaries:
+        parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
+    parts.append("Mechanical facts:\n" + _facts_block(request.facts))
+    if request.instructions:
+        parts.append(f"Focus on: {request.instructions}")
+    return "\n\n".join(parts)
+
+
+def _excerpt(message: BaseMessage) -> str:
+    text = " ".join(format_transcript([message]).split())
+    return repr(text[:_EXCERPT_CHARS] + ("…" if len(text) > _EXCERPT_CHARS else ""))
