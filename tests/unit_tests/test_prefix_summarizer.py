@@ -144,3 +144,21 @@ def test_a_tool_call_instead_of_a_summary_falls_back_to_the_local_summary() -> N
         mem.add_messages([HumanMessage(f"step {i} " + "y " * 300, id=f"u{i}")])
     mem.compact()
     assert model.calls and mem.compactions[-1]["quality"] == "fallback"
+
+
+async def test_an_async_agent_summarizes_from_the_same_prefix() -> None:
+    model = agent_model(turns=14)
+    mw = LangctxMiddleware(
+        max_tokens=6000,
+        summarizer=PrefixSummarizer(model),
+        summary_threshold_tokens=0,
+        background_summaries=False,
+    )
+    agent = create_agent(model, [read_file], system_prompt="You read code.", middleware=[mw])
+    await agent.ainvoke({"messages": [("user", "Read every module under src/.")]})
+    calls = model.calls
+    summaries = [i for i, c in enumerate(calls) if _is_instruction(c[-1])]
+    assert summaries
+    for i in summaries:
+        previous = next(c for c in reversed(calls[:i]) if not _is_instruction(c[-1]))
+        assert [m.id for m in calls[i][: len(previous)]] == [m.id for m in previous]
