@@ -157,14 +157,16 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         ``create_agent`` binds it (tools, tool choice, settings), and its system prompt."""
         if not getattr(self.settings.summarizer, "wants_context", False):
             return nullcontext()
-        settings = request.model_settings
-        if request.tools:
-            model = request.model.bind_tools(
-                request.tools, tool_choice=request.tool_choice, **settings
-            )
-        else:
-            model = request.model.bind(**settings)
-        return main_request(MainRequest(model, request.system_message))
+
+        def bind() -> Any:
+            settings = request.model_settings
+            if request.tools:
+                return request.model.bind_tools(
+                    request.tools, tool_choice=request.tool_choice, **settings
+                )
+            return request.model.bind(**settings)
+
+        return main_request(MainRequest(bind, request.system_message))
 
     def _cache_keyed(self, request: ModelRequest[Any], thread_id: str | None) -> ModelRequest[Any]:
         """``request`` with the OpenAI ``prompt_cache_key`` (see the class docs)."""

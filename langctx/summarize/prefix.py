@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -49,10 +49,11 @@ _EXCERPT_CHARS = 160
 
 @dataclass(frozen=True, slots=True)
 class MainRequest:
-    """How the main model is called on this step: the model bound as the agent binds it, and
-    the system prompt the agent sends before the messages (None: the messages hold it)."""
+    """How the main model is called on this step: ``bind()`` gives the model bound as the agent
+    binds it (called only when a summary is asked for), ``system`` the system prompt the agent
+    sends before the messages (None: the messages hold it)."""
 
-    model: Runnable[Any, Any]
+    bind: Callable[[], Runnable[Any, Any]]
     system: BaseMessage | None = None
 
 
@@ -106,7 +107,7 @@ class PrefixSummarizer(ModelSummarizer):
         main = _MAIN.get()
         if main is None or not self._prefixed(request):
             return self.model
-        return main.model
+        return main.bind()
 
     def summarize(self, request: SummaryRequest) -> str:
         """Call the main model with the prefix and return its text.
