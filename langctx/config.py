@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 from langchain_core.messages import BaseMessage
 
 from langctx.errors import ConfigError
-from langctx.machinery import DEFAULT_MACHINERY, Machinery, substantive_text
+from langctx.machinery import is_substantive_task
 
 __all__ = [
     "DEFAULT_MAX_SUMMARIES",
@@ -35,7 +35,6 @@ __all__ = [
     "DEFAULT_SUMMARY_TIMEOUT",
     "DEFAULT_WINDOW_SHARE",
     "MemoryConfig",
-    "is_substantive_task",
 ]
 
 DEFAULT_MAX_TOKENS = 8_000
@@ -60,42 +59,6 @@ ContextSize = tuple[Literal["tokens", "fraction"], float]
 SummaryRole = Literal["human", "ai", "system"]
 OversizePolicy = Literal["truncate", "error"]
 OrphanPolicy = Literal["repair", "error"]
-
-
-def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACHINERY) -> bool:
-    """Default task predicate: a human message with substantive text once machinery is stripped.
-
-    Agents send preambles before the request, as user messages: Codex's ``<environment_context>``
-    and AGENTS.md blocks, Claude Code's slash-command tags and their output, ``<system-reminder>``
-    blocks (alone, or before / after the request, often as separate content blocks), hook output
-    and caveat lines, SWE-agent's demonstration. :func:`~langctx.machinery.substantive_text`
-    strips them (``rules`` says what counts, see :mod:`langctx.machinery`); what is left is the
-    task unless it is empty or starts with ``/``: a slash command (``/mode``, ``/run make``) or an
-    echoed command line (``/usr/bin/aider file.py`` with its banner). An image with a request is a
-    task; an image alone, or with machinery only, is not (no text to pin the goal on). Pass your
-    own ``is_task`` when your users' tasks may start with ``/``.
-
-    The task is the FIRST message for which this holds, and it stays pinned for the life of the
-    memory: a later human message that replaces the task ("new task: ...") is an ordinary message,
-    kept verbatim while recent and folded into summaries like any other, while the pinned task and
-    every summary's goal still name the first request. To work on a different task, start a new
-    memory (a new thread in LangGraph).
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> is_substantive_task(HumanMessage("/mode"))
-        False
-        >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\\nAider v0.47"))
-        False
-        >>> is_substantive_task(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
-        False
-        >>> is_substantive_task(HumanMessage(content=[
-        ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
-        ...     {"type": "text", "text": "Fix the failing parser test"}]))
-        True
-    """
-    text = substantive_text(message, rules)
-    return bool(text) and not text.startswith("/")
 
 
 _T = TypeVar("_T")
@@ -296,7 +259,9 @@ class MemoryConfig:
             )
             raise ConfigError(msg)
         if self.pinned_cap_tokens < PINNED_FLOOR_TOKENS:
-            smallest = _smallest_block_budget(self)
+            from langctx.budgets import smallest_block_budget  # (it builds configs)
+
+            smallest = smallest_block_budget(self)
             msg = (
                 f"max_tokens={budget} leaves {self.head_budget} tokens after the reserve, but "
                 f"the summary block may take {self.block_cap_tokens} "
@@ -462,59 +427,6 @@ SUMMARY_TAG_TOKENS = 32
 PINNED_FLOOR_TOKENS = 64
 """What the pinned messages may take at least beside the summary block (below it, truncating the
 system prompt and task to their floor could still leave the projection over the budget)."""
-
-
-def smallest_budget(config: MemoryConfig) -> int | None:
-    """The smallest ``max_tokens`` that ``config``'s other options accept (None: none does).
-
-    Example:
-        >>> smallest_budget(MemoryConfig())
-        919
-    """
-    options = {
-        f.name: getattr(config, f.name)
-        for f in fields(config)
-        if f.init and f.name not in ("max_tokens", "context_window", "keep_recent_tokens")
-    }
-
-    def accepted(n: int) -> bool:
-        try:
-            MemoryConfig(**{**options, "max_tokens": n})
-        except ConfigError:
-            return False
-        return True
-
-    return _smallest(accepted)
-
-
-def _smallest_block_budget(config: MemoryConfig) -> int | None:
-    """The smallest ``max_tokens`` whose head budget holds ``config``'s summary block and the
-    pinned floor (the same arithmetic as the properties, on unvalidated copies)."""
-
-    def fits(n: int) -> bool:
-        trial = object.__new__(MemoryConfig)
-        for f in fields(MemoryConfig):
-            object.__setattr__(trial, f.name, getattr(config, f.name))
-        object.__setattr__(trial, "max_tokens", n)
-        object.__setattr__(trial, "context_window", None)
-        object.__setattr__(trial, "_memo", {})
-        return trial.pinned_cap_tokens >= PINNED_FLOOR_TOKENS
-
-    return _smallest(fits)
-
-
-def _smallest(ok: Callable[[int], bool], hi: int = 10_000_000) -> int | None:
-    """The smallest n in [1, hi] with ok(n), for a monotone ok (None: not even hi)."""
-    if not ok(hi):
-        return None
-    lo = 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 def check_timeout(name: str, value: object) -> None:

@@ -21,9 +21,9 @@ from typing import Any, NamedTuple, cast
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
-from langctx.config import is_substantive_task
 from langctx.entries import EditEntry
 from langctx.lru import LRU
+from langctx.machinery import is_substantive_task
 from langctx.markers import CONTEXT_MODE_STAMP
 from langctx.projection import view_message
 from langctx.surrogates import surrogate_field
@@ -60,7 +60,7 @@ class Described(NamedTuple):
     call_ids: tuple[str, ...]
     """Ids of the tool calls it makes."""
     substantive: bool
-    """A human message that :func:`~langctx.config.is_substantive_task` takes for a task."""
+    """A human message that :func:`~langctx.machinery.is_substantive_task` takes for a task."""
     refused: bool
     """The log refuses it: a lone surrogate (:mod:`langctx.surrogates`) or a ``RemoveMessage``."""
 

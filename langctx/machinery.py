@@ -1,4 +1,4 @@
-"""Agent machinery in human messages: recognise it and strip it (pure functions).
+"""Agent machinery in human messages: recognise it, strip it, tell the task (pure functions).
 
 Coding agents send more than the user's words as user messages: Codex's ``<environment_context>``
 and AGENTS.md blocks, Claude Code's slash-command tags, command output, ``<system-reminder>``
@@ -28,6 +28,7 @@ __all__ = [
     "MACHINERY_TAGS",
     "Machinery",
     "is_machinery",
+    "is_substantive_task",
     "strip_machinery",
     "substantive_text",
 ]
@@ -324,3 +325,39 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
     if other or not any(t.strip() for t in texts):
         return False
     return all(not strip_machinery(t, rules) for t in texts)
+
+
+def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACHINERY) -> bool:
+    """Default task predicate: a human message with substantive text once machinery is stripped.
+
+    Agents send preambles before the request, as user messages: Codex's ``<environment_context>``
+    and AGENTS.md blocks, Claude Code's slash-command tags and their output, ``<system-reminder>``
+    blocks (alone, or before / after the request, often as separate content blocks), hook output
+    and caveat lines, SWE-agent's demonstration. :func:`~langctx.machinery.substantive_text`
+    strips them (``rules`` says what counts, see :mod:`langctx.machinery`); what is left is the
+    task unless it is empty or starts with ``/``: a slash command (``/mode``, ``/run make``) or an
+    echoed command line (``/usr/bin/aider file.py`` with its banner). An image with a request is a
+    task; an image alone, or with machinery only, is not (no text to pin the goal on). Pass your
+    own ``is_task`` when your users' tasks may start with ``/``.
+
+    The task is the FIRST message for which this holds, and it stays pinned for the life of the
+    memory: a later human message that replaces the task ("new task: ...") is an ordinary message,
+    kept verbatim while recent and folded into summaries like any other, while the pinned task and
+    every summary's goal still name the first request. To work on a different task, start a new
+    memory (a new thread in LangGraph).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> is_substantive_task(HumanMessage("/mode"))
+        False
+        >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\\nAider v0.47"))
+        False
+        >>> is_substantive_task(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
+        False
+        >>> is_substantive_task(HumanMessage(content=[
+        ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
+        ...     {"type": "text", "text": "Fix the failing parser test"}]))
+        True
+    """
+    text = substantive_text(message, rules)
+    return bool(text) and not text.startswith("/")

@@ -50,9 +50,9 @@ from langctx.engine import (
     summarizer_calls,
     writing,
 )
+from langctx.engine import stats as stats_module
 from langctx.engine.plan import CompactionEvent, Trigger
 from langctx.entries import (
-    ENTRY_VERSION,
     CompactionEntry,
     EditEntry,
     EvictionRecord,
@@ -404,25 +404,6 @@ class LayeredChatMemory:
         with self._lock:
             self._reset()
 
-    def stats(self) -> dict[str, Any]:
-        """Figures for dashboards and debugging."""
-        levels: dict[int, int] = {}
-        for e in self._active:
-            levels[e["level"]] = levels.get(e["level"], 0) + 1
-        return {
-            "messages": len(self._log),
-            "context_tokens": self.context_tokens(),
-            "budget": self.config.max_tokens_resolved,
-            "compactions": sum(1 for e in self._entries if e["trigger"] != "merge"),
-            "merges": sum(1 for e in self._entries if e["trigger"] == "merge"),
-            "summaries_by_level": levels,
-            "summary_tokens": sum(e["summary_tokens"] for e in self._active),
-            "edits": len(self._edits),
-            "blocking_summarizer_calls": self._blocking_calls,
-            "first_kept_id": self.first_kept_id,
-            "entry_version": ENTRY_VERSION,
-        }
-
     # appending messages to the log and checking them (langctx.engine.log)
     _append_all = log._append_all
     _validate_batch = log._validate_batch
@@ -488,6 +469,8 @@ class LayeredChatMemory:
     _truncation = writing._truncation
     _check_pinned = writing._check_pinned
     _record = writing._record
+    # figures for dashboards and debugging (langctx.engine.stats)
+    stats = stats_module.stats
     # restoring a memory from persisted state (langctx.engine.restoring)
     restore = restoring.restore
     restore_window = restoring.restore_window

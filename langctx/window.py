@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx.config import is_substantive_task
 from langctx.count_cache import CachedCounter, describe, describe_edited
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
+from langctx.machinery import is_substantive_task
 
 if TYPE_CHECKING:
     from langctx.state_memory import MemorySettings

@@ -511,7 +511,8 @@ def _check_writable(path: str, option: str) -> None:
 
 def check_budget(tokens: int, option: str) -> None:
     """Refuse a budget the default memory cannot honour, naming the option the user typed."""
-    from langctx.config import MemoryConfig, smallest_budget
+    from langctx.budgets import smallest_budget
+    from langctx.config import MemoryConfig
 
     try:
         MemoryConfig(max_tokens=tokens)

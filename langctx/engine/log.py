@@ -17,7 +17,6 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
-from langctx.config import is_substantive_task
 from langctx.count_cache import Described, describe
 from langctx.entries import (
     CompactionEntry,
@@ -26,6 +25,7 @@ from langctx.errors import (
     InvalidHistoryError,
     InvalidMessageError,
 )
+from langctx.machinery import is_substantive_task
 from langctx.markers import (
     MESSAGE_ID_PREFIX,
     NOTICE_MARK,

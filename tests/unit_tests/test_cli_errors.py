@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from langctx.budgets import smallest_budget
 from langctx.cli.main import main
-from langctx.config import MemoryConfig, smallest_budget
+from langctx.config import MemoryConfig
 
 
 def _session(tmp_path: Path) -> Path:

@@ -21,12 +21,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from langctx import LayeredChatMemory
 from langctx.cli.demo.session import iter_turns
-from langctx.config import is_substantive_task
 from langctx.machinery import (
     DEFAULT_MACHINERY,
     MACHINERY_TAGS,
     Machinery,
     is_machinery,
+    is_substantive_task,
     strip_machinery,
     substantive_text,
 )

@@ -50,7 +50,7 @@ from langctx import (
     SummaryRequest,
     resolve_token_counter,
 )
-from langctx.config import smallest_budget
+from langctx.budgets import smallest_budget
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
 

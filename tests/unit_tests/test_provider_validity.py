@@ -32,7 +32,8 @@ from langchain_core.messages import (
 
 from langctx import LayeredChatMemory
 from langctx.blocks import starts_with_thinking
-from langctx.config import MemoryConfig, smallest_budget
+from langctx.budgets import smallest_budget
+from langctx.config import MemoryConfig
 from tests._trajectories import DATA_DIR, iter_sessions, require_data_dir
 from tests.providers.strategies import History, histories, request_points, text
 from tests.providers.validator import (

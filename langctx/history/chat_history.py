@@ -1,0 +1,458 @@
+"""``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
+
+Legacy API, deprecated by langchain-core (removal planned for 2.0): new code should use the
+``create_agent`` middleware or the LangGraph node. :class:`LangctxChatMessageHistory` serves the
+memory's projection as ``messages`` (cached until the next write) and the whole log as
+``full_messages``, kept in-process, in a wrapped ``BaseChatMessageHistory`` with a ``state``
+mapping, or in SQLite (:class:`SQLiteChatHistoryStore`). The memory knows each message by its
+position in the log, so messages without ids (or with the same id twice) are accepted and read back
+exactly as added.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> history = LangctxChatMessageHistory(max_tokens=1500)
+    >>> history.add_messages([HumanMessage("Fix the parser."), AIMessage("On it.")])
+    >>> history.messages == [HumanMessage("Fix the parser."), AIMessage("On it.")]
+    True
+    >>> for i in range(40):
+    ...     history.add_messages([HumanMessage(f"step {i}: " + "details " * 30), AIMessage("done")])
+    >>> len(history.full_messages), len(history.messages) < 82, len(history.memory.compactions) > 0
+    (82, True, True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage, RemoveMessage
+
+from langctx.entries import CompactionEntry
+from langctx.errors import ConfigError, InvalidMessageError, StateVersionError
+from langctx.history.backends import (
+    STATE_KEY,
+    Backend,
+    Batch,
+    Entries,
+    InProcess,
+    Step,
+    Wrapped,
+    Write,
+)
+from langctx.markers import HISTORY_ID_PREFIX
+from langctx.memory import LayeredChatMemory
+
+__all__ = ["LangctxChatMessageHistory", "resolve_memory"]
+
+
+class LangctxChatMessageHistory(BaseChatMessageHistory):
+    """A ``BaseChatMessageHistory`` whose ``messages`` is a compacted langctx projection.
+
+    Legacy API: ``BaseChatMessageHistory`` is deprecated since langchain-core 1.6.4 and will be
+    removed in 2.0; prefer the ``create_agent`` middleware or the LangGraph node, see
+    https://docs.langchain.com/oss/python/langchain/short-term-memory. Using this class emits no
+    deprecation warning (langchain-core warns only for ``InMemoryChatMessageHistory`` itself).
+
+    ``messages`` is cached until the next write, so reading it is a list copy, not a rebuild.
+    ``full_messages`` is the complete log, exactly as added. Write through the history (not
+    through ``memory``) so the cache and the store stay in step. One writer per session: two
+    histories appending to the same SQLite session fail loudly instead of interleaving.
+
+    Args:
+        memory: an empty :class:`~langctx.LayeredChatMemory` to use (its budget, summarizer,
+            counter). Default: ``LayeredChatMemory(**memory_kwargs)``.
+        history: a history that stores the full log (e.g. a SQL-backed history); it is loaded now
+            and appended to on every write. Default: keep the log in this object only.
+        state: a mapping that stores the langctx entries (compactions, edits, eviction log) of
+            the wrapped ``history`` under ``state_key``, as one JSON-safe dict rewritten when the
+            entries change (a ``dict``, a ``shelve``, a key-value store). Without it, entries are
+            lost on restart and the next write compacts afresh.
+        state_key: the key in ``state`` (use one key per session when sessions share a mapping).
+        **memory_kwargs: options for a new :class:`~langctx.LayeredChatMemory` (e.g.
+            ``max_tokens=8000``, ``summarizer=model``).
+
+    Raises:
+        ConfigError: conflicting or invalid options.
+        StateVersionError: the stored entries do not match the stored log, or have an unknown
+            version.
+
+    Example:
+        >>> history = LangctxChatMessageHistory(max_tokens=4000)
+        >>> history.add_user_message("hello")
+        >>> history.add_ai_message("hi!")
+        >>> str(history)
+        'Human: hello\\nAI: hi!'
+        >>> history.clear()
+        >>> history.messages
+        []
+    """
+
+    def __init__(
+        self,
+        memory: LayeredChatMemory | None = None,
+        *,
+        history: BaseChatMessageHistory | None = None,
+        state: MutableMapping[str, Any] | None = None,
+        state_key: str = STATE_KEY,
+        **memory_kwargs: Any,
+    ) -> None:
+        super().__init__()
+        if isinstance(history, LangctxChatMessageHistory):
+            msg = (
+                "history= must store the full log, but a LangctxChatMessageHistory returns a "
+                "projection; wrap the store it wraps, or use it directly."
+            )
+            raise ConfigError(msg)
+        if history is not None and not isinstance(history, BaseChatMessageHistory):
+            msg = f"history= must be a BaseChatMessageHistory, got {type(history).__name__}."
+            raise ConfigError(msg)
+        if state is not None and history is None:
+            msg = "state= stores the entries beside a wrapped history; pass history= too."
+            raise ConfigError(msg)
+        if not isinstance(state_key, str) or not state_key:
+            msg = f"state_key must be a non-empty string, got {state_key!r}."
+            raise ConfigError(msg)
+        backend: Backend = InProcess() if history is None else Wrapped(history, state, state_key)
+        self._open(resolve_memory(memory, memory_kwargs), backend)
+
+    @classmethod
+    def _from_backend(
+        cls, memory: LayeredChatMemory, backend: Backend
+    ) -> LangctxChatMessageHistory:
+        self = cls.__new__(cls)
+        BaseChatMessageHistory.__init__(self)
+        self._open(memory, backend)
+        return self
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        session_id: str,
+        *,
+        memory: LayeredChatMemory | None = None,
+        **memory_kwargs: Any,
+    ) -> Iterator[LangctxChatMessageHistory]:
+        """Open one session of a SQLite database (a file path or ``":memory:"``); closes it after.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> with LangctxChatMessageHistory.from_conn_string(":memory:", "s1") as history:
+            ...     history.add_messages([HumanMessage("hello")])
+            ...     [m.content for m in history.messages]
+            ['hello']
+        """
+        mem = resolve_memory(memory, memory_kwargs)
+        from langctx.history.sqlite import SQLiteChatHistoryStore
+
+        with SQLiteChatHistoryStore.from_conn_string(conn_string) as store:
+            yield cls._from_backend(mem, store._backend(session_id))
+
+    def _open(self, memory: LayeredChatMemory, backend: Backend) -> None:
+        self._memory = memory
+        self._backend = backend
+        self._lock = threading.RLock()
+        self._alock: asyncio.Lock | None = None
+        self._cache: list[BaseMessage] | None = None
+        messages, saved = backend.load()
+        self._saved = saved = saved.with_current_ids()
+        self._log: list[BaseMessage] = []  # exactly what was added
+        self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
+        self._tags: dict[str, int] = {}  # positional id -> index in the log
+        self._commit(Step(0, Batch(messages), [self._tag(m, i) for i, m in enumerate(messages)]))
+        if messages or saved:
+            self._restore_memory(context=True)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def memory(self) -> LayeredChatMemory:
+        """The engine (read it for stats and entries; write through the history)."""
+        return self._memory
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        """The projection the model should see (cached until the next write).
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> history = LangctxChatMessageHistory()
+            >>> history.add_messages([HumanMessage("hi")])
+            >>> history.messages
+            [HumanMessage(content='hi', additional_kwargs={}, response_metadata={})]
+        """
+        with self._lock:
+            if self._cache is None:
+                self._cache = self._project()
+            return list(self._cache)
+
+    @messages.setter
+    def messages(self, value: list[BaseMessage]) -> None:
+        msg = (
+            "LangctxChatMessageHistory.messages is a read-only projection and the log is "
+            "append-only; use clear() and add_messages() instead."
+        )
+        raise AttributeError(msg)
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        """Async version of `messages` (no I/O: the projection is held in memory)."""
+        return self.messages
+
+    @property
+    def full_messages(self) -> list[BaseMessage]:
+        """The complete append-only log, exactly as added (compaction never removes from it).
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> history = LangctxChatMessageHistory()
+            >>> history.add_messages([HumanMessage("one"), HumanMessage("two")])
+            >>> [m.content for m in history.full_messages]
+            ['one', 'two']
+        """
+        with self._lock:
+            return list(self._log)
+
+    def _project(self) -> list[BaseMessage]:
+        out: list[BaseMessage] = []
+        for m in self._memory.build_context():
+            i = self._tags.get(m.id) if isinstance(m.id, str) else None
+            if i is None:
+                out.append(m)  # the summary block or a repaired tool result
+            elif m is self._memlog[i]:
+                out.append(self._log[i])  # unchanged: hand back the very message added
+            else:  # an edited view (placeholder, truncation), under the message's own id
+                out.append(m.model_copy(update={"id": self._log[i].id}))
+        return out
+
+    # ------------------------------------------------------------------ writing (twins)
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages to the log and the store, then compact if a trigger fires.
+
+        On any error nothing is kept: the memory is rebuilt from the committed log and entries.
+
+        Raises:
+            InvalidMessageError: something that is not a langchain-core message was given, or a
+                message that cannot be stored as JSON (SQLite).
+            InvalidHistoryError: another writer appended to the same SQLite session, or the memory
+                refused the messages (e.g. an orphan tool result with ``orphan_policy="error"``).
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> history = LangctxChatMessageHistory()
+            >>> history.add_messages([HumanMessage("hi"), AIMessage("hello")])
+            >>> len(history.messages)
+            2
+        """
+        if (batch := self._batch(messages)) is None:
+            return
+        with self._lock:
+            with self._rolled_back(batch) as step:
+                self._memory.add_messages(step.tagged)
+                self._backend.write(self._written(step))
+            self._commit(step)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Async version of `add_messages`."""
+        if (batch := self._batch(messages)) is None:
+            return
+        async with self._async_lock():
+            with self._rolled_back(batch) as step:
+                await self._memory.aadd_messages(step.tagged)
+                await self._backend.awrite(self._written(step))
+            with self._lock:
+                self._commit(step)
+
+    def compact(self, instructions: str | None = None) -> CompactionEntry | None:
+        """Compact now (e.g. after wrapping a long existing history) and persist the entries.
+
+        Returns the new entry, or None when there is nothing to compact.
+        """
+        with self._lock:
+            with self._rolled_back(Batch()) as step:
+                entry = self._memory.compact(instructions)
+                self._backend.write(self._written(step))
+            self._commit(step)
+            return entry
+
+    async def acompact(self, instructions: str | None = None) -> CompactionEntry | None:
+        """Async version of `compact`."""
+        async with self._async_lock():
+            with self._rolled_back(Batch()) as step:
+                entry = await self._memory.acompact(instructions)
+                await self._backend.awrite(self._written(step))
+            with self._lock:
+                self._commit(step)
+            return entry
+
+    def clear(self) -> None:
+        """Forget everything: the log, the entries, and the stored rows of this session."""
+        with self._lock:
+            self._backend.clear()
+            self._forget()
+
+    async def aclear(self) -> None:
+        """Async version of `clear`."""
+        async with self._async_lock():
+            await self._backend.aclear()
+            with self._lock:
+                self._forget()
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _async_lock(self) -> asyncio.Lock:
+        if self._alock is None:
+            self._alock = asyncio.Lock()
+        return self._alock
+
+    def _tag(self, message: BaseMessage, index: int) -> BaseMessage:
+        """The message as the memory gets it: under its position in the log."""
+        return message.model_copy(update={"id": f"{HISTORY_ID_PREFIX}{index}"})
+
+    def _batch(self, messages: Sequence[BaseMessage]) -> Batch | None:
+        """The messages checked and encoded (before any lock); None when there are none."""
+        batch = _as_messages(messages)
+        return Batch(batch, self._backend.encode(batch)) if batch else None
+
+    @contextmanager
+    def _rolled_back(self, batch: Batch) -> Iterator[Step]:
+        """A write of ``batch``: on any error inside, the memory is rebuilt from what is committed."""
+        with self._lock:
+            start = len(self._log)
+            tagged = [self._tag(m, start + k) for k, m in enumerate(batch.messages)]
+        try:
+            yield Step(start, batch, tagged)
+        except BaseException:
+            self._restore_memory()
+            raise
+
+    def _written(self, step: Step) -> Write:
+        """The backend write of ``step``: its messages and the entries the memory made since."""
+        step.new = new = self._new_entries()
+        batch = step.batch
+        return Write(step.start, batch.messages, batch.encoded, new, self._total(new))
+
+    def _commit(self, step: Step) -> None:
+        start = len(self._log)
+        self._log.extend(step.batch.messages)
+        self._memlog.extend(step.tagged)
+        for k in range(len(step.tagged)):
+            self._tags[f"{HISTORY_ID_PREFIX}{start + k}"] = start + k
+        self._saved.extend(step.new)
+        self._cache = None
+
+    def _new_entries(self) -> Entries:
+        mem, saved = self._memory, self._saved
+        return Entries(
+            [dict(e) for e in mem.compactions[len(saved.compactions) :]],
+            [dict(e) for e in mem.edits[len(saved.edits) :]],
+            [dict(r) for r in mem.eviction_log[len(saved.evictions) :]],
+        )
+
+    def _total(self, new: Entries) -> Entries:
+        total = Entries(
+            list(self._saved.compactions), list(self._saved.edits), list(self._saved.evictions)
+        )
+        total.extend(new)
+        return total
+
+    def _restore_memory(self, *, context: bool = False) -> None:
+        """Rebuild the memory from the committed log and entries (on open and after a failure)."""
+        with self._lock:
+            self._cache = None
+            try:
+                self._memory.restore(
+                    self._memlog,
+                    compactions=self._saved.compactions,
+                    edits=self._saved.edits,
+                    eviction_log=self._saved.evictions,
+                )
+            except StateVersionError as exc:
+                if not context:
+                    raise
+                msg = (
+                    f"{self._backend.describe()}: {exc} The stored log and the langctx entries "
+                    "disagree (was one cleared or edited without the other?); delete the "
+                    "entries to rebuild them from the log."
+                )
+                raise StateVersionError(msg) from exc
+
+    def _forget(self) -> None:
+        self._memory.clear()
+        self._log.clear()
+        self._memlog.clear()
+        self._tags.clear()
+        self._saved = Entries()
+        self._cache = None
+
+    # ------------------------------------------------------------------ dunder
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when both the full log and the projection are equal."""
+        if not isinstance(other, LangctxChatMessageHistory):
+            return NotImplemented
+        return self.full_messages == other.full_messages and self.messages == other.messages
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(messages={self.messages!r}, "
+            f"full_messages={len(self._log)}, compactions={len(self._saved.compactions)}, "
+            f"store={self._backend.describe()!r})"
+        )
+
+
+# ---------------------------------------------------------------------------------- SQLite store
+
+
+def resolve_memory(
+    memory: LayeredChatMemory | None, memory_kwargs: Mapping[str, Any]
+) -> LayeredChatMemory:
+    if memory is None:
+        return LayeredChatMemory(**memory_kwargs)
+    if memory_kwargs:
+        msg = (
+            f"pass either memory=LayeredChatMemory(...) or memory options "
+            f"({', '.join(sorted(memory_kwargs))}), not both."
+        )
+        raise ConfigError(msg)
+    if not isinstance(memory, LayeredChatMemory):
+        msg = f"memory must be a LayeredChatMemory, got {type(memory).__name__}."
+        raise ConfigError(msg)
+    if memory.messages:
+        msg = (
+            "the memory already holds messages; give the history an empty LayeredChatMemory "
+            "(the history owns the log and restores it from its store)."
+        )
+        raise ConfigError(msg)
+    return memory
+
+
+def _as_messages(messages: object) -> list[BaseMessage]:
+    if isinstance(messages, BaseMessage):
+        messages = [messages]
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        msg = (
+            f"add_messages takes a sequence of langchain-core messages, got "
+            f"{type(messages).__name__} {messages!r:.80}; use add_user_message(text) or "
+            "langchain_core.messages.convert_to_messages(...)."
+        )
+        raise InvalidMessageError(msg)
+    out = list(messages)
+    for m in out:
+        if not isinstance(m, BaseMessage):
+            msg = (
+                f"add_messages takes langchain-core messages, got {type(m).__name__} {m!r:.80}; "
+                "convert it first, e.g. with langchain_core.messages.convert_to_messages."
+            )
+            raise InvalidMessageError(msg)
+        if isinstance(m, RemoveMessage):
+            msg = "a RemoveMessage cannot be added: the log is append-only. Use clear() to start over."
+            raise InvalidMessageError(msg)
+    return out

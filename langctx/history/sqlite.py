@@ -1,0 +1,276 @@
+"""The SQLite store of chat histories: one file, one session per ``session_id``, inserts only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.messages import (
+    BaseMessage,
+    message_to_dict,
+    messages_from_dict,
+)
+
+from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
+from langctx.history.backends import Entries, Write
+from langctx.history.chat_history import LangctxChatMessageHistory, resolve_memory
+from langctx.memory import LayeredChatMemory
+
+__all__ = ["SQLiteBackend", "SQLiteChatHistoryStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS langctx_history_messages (
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS langctx_history_entries (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+"""
+
+
+class SQLiteBackend:
+    """One session's rows in a :class:`SQLiteChatHistoryStore` (inserts only, one transaction)."""
+
+    def __init__(self, store: SQLiteChatHistoryStore, session_id: str) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.next_seq = 0
+
+    def describe(self) -> str:
+        return f"SQLite session {self.session_id!r}"
+
+    def load(self) -> tuple[list[BaseMessage], Entries]:
+        conn, sid = self.store.conn, self.session_id
+        with self.store.lock:
+            self.store.setup()
+            rows = conn.execute(
+                "SELECT idx, message FROM langctx_history_messages WHERE session_id = ? "
+                "ORDER BY idx",
+                (sid,),
+            ).fetchall()
+            entry_rows = conn.execute(
+                "SELECT seq, kind, entry FROM langctx_history_entries WHERE session_id = ? "
+                "ORDER BY seq",
+                (sid,),
+            ).fetchall()
+        messages: list[BaseMessage] = []
+        for expected, (idx, text) in enumerate(rows):
+            if idx != expected:
+                msg = (
+                    f"{self.describe()} lacks log row {expected}; the database was edited by hand."
+                )
+                raise StateVersionError(msg)
+            try:
+                messages.extend(messages_from_dict([json.loads(text)]))
+            except (ValueError, KeyError, TypeError) as exc:
+                msg = f"{self.describe()}: log row {idx} cannot be read ({exc}); it was not written by langctx."
+                raise StateVersionError(msg) from exc
+        entries = Entries()
+        buckets = {
+            "compaction": entries.compactions,
+            "edit": entries.edits,
+            "eviction": entries.evictions,
+        }
+        for seq, kind, text in entry_rows:
+            if kind not in buckets:
+                msg = f"{self.describe()}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
+                raise StateVersionError(msg)
+            buckets[kind].append(json.loads(text))
+        self.next_seq = entry_rows[-1][0] + 1 if entry_rows else 0
+        return messages, entries
+
+    def encode(self, messages: Sequence[BaseMessage]) -> list[str]:
+        out = []
+        for m in messages:
+            try:
+                out.append(json.dumps(message_to_dict(m), ensure_ascii=False))
+            except (TypeError, ValueError) as exc:
+                msg = (
+                    f"message {m.id!r} cannot be stored as JSON ({exc}); keep its content and "
+                    "additional_kwargs JSON-serialisable."
+                )
+                raise InvalidMessageError(msg) from exc
+        return out
+
+    def write(self, w: Write) -> None:
+        sid = self.session_id
+        rows = [(sid, w.start + k, text) for k, text in enumerate(w.encoded)]
+        tagged = [
+            *(("compaction", e) for e in w.new.compactions),
+            *(("edit", e) for e in w.new.edits),
+            *(("eviction", e) for e in w.new.evictions),
+        ]
+        with self.store.lock:
+            entry_rows = [
+                (sid, self.next_seq + k, kind, json.dumps(e, ensure_ascii=False))
+                for k, (kind, e) in enumerate(tagged)
+            ]
+            if not rows and not entry_rows:
+                return
+            self.store.setup()
+            try:
+                with self.store.conn:  # one transaction: all rows or none
+                    self.store.conn.executemany(
+                        "INSERT INTO langctx_history_messages (session_id, idx, message) "
+                        "VALUES (?, ?, ?)",
+                        rows,
+                    )
+                    self.store.conn.executemany(
+                        "INSERT INTO langctx_history_entries (session_id, seq, kind, entry) "
+                        "VALUES (?, ?, ?, ?)",
+                        entry_rows,
+                    )
+            except sqlite3.IntegrityError as exc:
+                msg = (
+                    f"{self.describe()} was written by another history since this one was "
+                    "opened; open it again (SQLiteChatHistoryStore.get_history) to continue from "
+                    "the stored log."
+                )
+                raise InvalidHistoryError(msg) from exc
+            self.next_seq += len(entry_rows)
+
+    async def awrite(self, w: Write) -> None:
+        await asyncio.to_thread(self.write, w)
+
+    def clear(self) -> None:
+        with self.store.lock:
+            self.store.setup()
+            with self.store.conn:
+                for table in ("langctx_history_messages", "langctx_history_entries"):
+                    self.store.conn.execute(
+                        f"DELETE FROM {table} WHERE session_id = ?", (self.session_id,)
+                    )
+            self.next_seq = 0
+
+    async def aclear(self) -> None:
+        await asyncio.to_thread(self.clear)
+
+
+# ---------------------------------------------------------------------------------- the adapter
+
+
+class SQLiteChatHistoryStore:
+    """Langctx chat histories in SQLite (stdlib ``sqlite3``): one row per message, inserts only.
+
+    Every session's full log is stored as message dicts (``message_to_dict`` as JSON) and its
+    langctx entries as JSON rows, in two tables keyed by session id; a write inserts the new rows in
+    one transaction and never rewrites the log. A history opened in a new process rebuilds the same
+    projection. ``get_history`` returns one cached history per session id, so it can be passed
+    straight to ``RunnableWithMessageHistory`` as ``get_session_history``.
+
+    Args:
+        conn: an open connection (opened with ``check_same_thread=False`` if histories are used
+            from several threads or from async code). The store does not close it.
+        memory: a factory of empty :class:`~langctx.LayeredChatMemory` objects, one per session.
+            Default: ``LayeredChatMemory(**memory_kwargs)``.
+        **memory_kwargs: options for each session's memory (e.g. ``max_tokens=8000``).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> with SQLiteChatHistoryStore.from_conn_string(":memory:", max_tokens=4000) as store:
+        ...     store.get_history("s1").add_messages([HumanMessage("hello")])
+        ...     store.get_history("s1") is store.get_history("s1")
+        ...     [m.content for m in store.open_history("s1").messages]
+        True
+        ['hello']
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        memory: Callable[[], LayeredChatMemory] | None = None,
+        **memory_kwargs: Any,
+    ) -> None:
+        if not isinstance(conn, sqlite3.Connection):
+            msg = f"conn must be a sqlite3.Connection, got {type(conn).__name__}; or use from_conn_string(path)."
+            raise ConfigError(msg)
+        if memory is not None and memory_kwargs:
+            msg = "pass either memory=<factory> or memory options, not both."
+            raise ConfigError(msg)
+        if memory is not None and not callable(memory):
+            msg = "memory= must be a callable returning a new LayeredChatMemory."
+            raise ConfigError(msg)
+        if memory is None:
+            resolve_memory(None, memory_kwargs)  # validate the options now, not at first use
+        self.conn = conn
+        self.lock = threading.RLock()
+        self.is_setup = False
+        self._factory: Callable[[], LayeredChatMemory] = memory or (
+            lambda: LayeredChatMemory(**memory_kwargs)
+        )
+        self._histories: dict[str, LangctxChatMessageHistory] = {}
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        memory: Callable[[], LayeredChatMemory] | None = None,
+        **memory_kwargs: Any,
+    ) -> Iterator[SQLiteChatHistoryStore]:
+        """Open a database by path (or ``":memory:"``, or a ``file:`` URI); close it on exit.
+
+        Example:
+            >>> with SQLiteChatHistoryStore.from_conn_string(":memory:") as store:
+            ...     store.get_history("a").messages
+            []
+        """
+        try:
+            conn = sqlite3.connect(
+                conn_string, check_same_thread=False, uri=conn_string.startswith("file:")
+            )
+        except sqlite3.Error as exc:
+            msg = f"cannot open SQLite database {conn_string!r}: {exc}. Check the path is writable."
+            raise ConfigError(msg) from exc
+        try:
+            if conn_string != ":memory:" and not conn_string.startswith("file:"):
+                conn.execute("PRAGMA journal_mode=WAL")
+            yield cls(conn, memory=memory, **memory_kwargs)
+        finally:
+            conn.close()
+
+    def setup(self) -> None:
+        """Create the tables if needed (called lazily before the first read or write)."""
+        with self.lock:
+            if self.is_setup:
+                return
+            self.conn.executescript(_SCHEMA)
+            self.is_setup = True
+
+    def get_history(self, session_id: str) -> LangctxChatMessageHistory:
+        """The history of ``session_id``, loaded once and cached (``get_session_history``)."""
+        with self.lock:
+            history = self._histories.get(session_id)
+            if history is None:
+                history = self.open_history(session_id)
+                self._histories[session_id] = history
+            return history
+
+    def open_history(self, session_id: str) -> LangctxChatMessageHistory:
+        """A new history of ``session_id`` loaded from the database (not cached)."""
+        return LangctxChatMessageHistory._from_backend(
+            resolve_memory(self._factory(), {}), self._backend(session_id)
+        )
+
+    def _backend(self, session_id: str) -> SQLiteBackend:
+        if not isinstance(session_id, str) or not session_id:
+            msg = f"session_id must be a non-empty string, got {session_id!r}."
+            raise ConfigError(msg)
+        return SQLiteBackend(self, session_id)
+
+
+# ---------------------------------------------------------------------------------- helpers
