@@ -36,6 +36,16 @@ def agent_model(turns: int) -> ScriptedChatModel:
     return ScriptedChatModel(responses=[respond], cycle=True)
 
 
+def prefix_middleware(model: ScriptedChatModel, *, background: bool) -> LangctxMiddleware:
+    """The middleware summarizing each fold with ``model`` from its prefix."""
+    return LangctxMiddleware(
+        max_tokens=6000,
+        summarizer=PrefixSummarizer(model),
+        summary_threshold_tokens=0,
+        background_summaries=background,
+    )
+
+
 def started_memory(model: ScriptedChatModel, max_tokens: int) -> LayeredChatMemory:
     """A memory summarizing with ``model`` from its prefix, a call per fold, on the path."""
     mem = LayeredChatMemory(
@@ -59,17 +69,11 @@ def test_in_the_middleware_the_summary_request_extends_the_previous_request(
     background: bool,
 ) -> None:
     model = agent_model(turns=14)
-    mw = LangctxMiddleware(
-        max_tokens=6000,
-        summarizer=PrefixSummarizer(model),
-        summary_threshold_tokens=0,
-        background_summaries=background,
-    )
     agent = create_agent(
         model,
         [read_file],
         system_prompt="You read code.",
-        middleware=[mw],
+        middleware=[prefix_middleware(model, background=background)],
         checkpointer=InMemorySaver(),
     )
     config: Any = {"configurable": {"thread_id": "prefix"}}
@@ -148,12 +152,7 @@ def test_a_tool_call_instead_of_a_summary_falls_back_to_the_local_summary() -> N
 
 async def test_an_async_agent_summarizes_from_the_same_prefix() -> None:
     model = agent_model(turns=14)
-    mw = LangctxMiddleware(
-        max_tokens=6000,
-        summarizer=PrefixSummarizer(model),
-        summary_threshold_tokens=0,
-        background_summaries=False,
-    )
+    mw = prefix_middleware(model, background=False)
     agent = create_agent(model, [read_file], system_prompt="You read code.", middleware=[mw])
     await agent.ainvoke({"messages": [("user", "Read every module under src/.")]})
     calls = model.calls
