@@ -32,6 +32,12 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NEXT = re.compile(
     r"(?i)\b(next|now i|i'll|i will|let me|let's|then i|need to|todo|going to|plan)\b|下一步|接下来|然后"
 )
+_TARGET = re.compile(
+    r"`[^`]+`|\"[^\"]+\"|'[^'\s][^']*'|"  # a quoted or backticked term
+    r"[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z]{1,5}\b|"  # a path or a file name
+    r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
+)
+"""What a next step acts on: a quoted term, a path or file name, a code identifier."""
 _MAX_CONSTRAINTS = 32
 """Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
 _MAX_CONSTRAINT = 400
@@ -74,24 +80,37 @@ def extract_constraints(
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
-    """The last stated next step: from the newest AI text that says what it will do next.
+    """The last stated next step: the newest sentence of an AI message that says what it will do
+    next and names what it acts on (a path, a quoted or backticked term, a code identifier); else
+    the newest such sentence without a target, else the newest AI text's last sentence.
+
+    "Let me look at the files:" tells a summary nothing an older "Next I will fix parse_list in
+    src/parser.py" does not; an agent's newest words are often such a lead-in before a tool call.
 
     Example:
         >>> from langchain_core.messages import AIMessage
         >>> extract_next_step([AIMessage("Tests fail in parser.py. Next I will fix the tokenizer.")])
         'Next I will fix the tokenizer.'
+        >>> extract_next_step([AIMessage("I'll fix `parse_list` in src/parser.py."),
+        ...                    AIMessage("Let me look:")])
+        "I'll fix `parse_list` in src/parser.py."
     """
+    plain: str | None = None
+    last: str | None = None
     for msg in reversed(messages):
         if not isinstance(msg, AIMessage):
             continue
         sentences = _sentences(msg.text)
         if not sentences:
             continue
+        if last is None:
+            last = sentences[-1][:_MAX_SENTENCE]
         for sentence in reversed(sentences):
             if _NEXT.search(sentence):
-                return sentence[:_MAX_SENTENCE]
-        return sentences[-1][:_MAX_SENTENCE]
-    return None
+                if _TARGET.search(sentence):
+                    return sentence[:_MAX_SENTENCE]
+                plain = plain or sentence[:_MAX_SENTENCE]
+    return plain or last
 
 
 def summary_facts(
