@@ -111,7 +111,8 @@ class Summarizer:
 class PrefixCalls(Summarizer):
     """The main model answering the summary instruction after the request it read last: each
     call's input is priced as the main model's, its cached part the longest unchanged prefix of
-    a request sent shortly before (the provider's cache holds them for minutes)."""
+    a request sent before (the one before the fold: a background call may run a few requests
+    later in this loop, while a real one starts at once and finds it in the provider's cache)."""
 
     def __init__(self, counter: TiktokenCounter, sent: list[list[BaseMessage]]) -> None:
         self.calls = []
@@ -120,7 +121,7 @@ class PrefixCalls(Summarizer):
         def answer(messages: list[BaseMessage]) -> str:
             text = summary_for(messages)
             sizes = [counter.count_message(m) for m in messages]
-            hit = max((unchanged_prefix_tokens(c, messages, sizes) for c in sent[-3:]), default=0)
+            hit = max((unchanged_prefix_tokens(c, messages, sizes) for c in sent), default=0)
             self.cached += hit
             self.calls.append((sum(sizes), counter.count_text(text)))
             return text
@@ -213,7 +214,6 @@ class Langctx(Approach):
         self.mem.add_messages(turn)
         ctx = self.mem.build_context()
         self.sent.append(ctx)
-        del self.sent[:-3]
         return ctx
 
     def blocking_calls(self) -> int:
