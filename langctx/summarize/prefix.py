@@ -5,8 +5,10 @@ cheap model reading them again as a transcript, :class:`PrefixSummarizer` sends 
 that same request (system prompt, tools, messages: the provider's prompt cache holds them) plus
 one instruction naming the span to summarize; only the instruction and the answer are new. Inside
 :class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (the
-request's tools, tool choice, settings and system prompt, see :func:`main_request`); standalone,
-pass the model bound as the agent uses it. Merges, Context-mode outputs and spans the request no
+request's tools, tool choice, settings and system prompt, see :func:`main_request`), so list it
+after the middleware that change the request (Context-mode's prompt,
+``AnthropicPromptCachingMiddleware``'s breakpoint); standalone, pass the model bound as the agent
+uses it. Merges, Context-mode outputs and spans the request no
 longer holds are summarized as :class:`~langctx.summarize.ModelSummarizer` does, without a prefix.
 
 Whether it is cheaper than a cheap model depends on the session: the prefix costs a cache read
