@@ -33,7 +33,7 @@ _NEXT = re.compile(
     r"(?i)\b(next|now i|i'll|i will|let me|let's|then i|need to|todo|going to|plan)\b|下一步|接下来|然后"
 )
 _TARGET = re.compile(
-    r"`[^`]+`|\"[^\"]+\"|'[^'\s][^']*'|"  # a quoted or backticked term
+    r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"  # a quoted or backticked term
     r"[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z]{1,5}\b|"  # a path or a file name
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )

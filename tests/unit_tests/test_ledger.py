@@ -341,3 +341,26 @@ def test_every_later_user_constraint_is_kept_verbatim_while_the_ledger_has_room(
     text = "\n".join(str(m.content) for m in mem.build_context())
     missing = [r for r in rules if r not in text]
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # a lead-in before a tool call does not replace an older step that names its target
+        (
+            ["Next I will fix `parse_list` in src/parser.py.", "Let me look at it:"],
+            "Next I will fix `parse_list` in src/parser.py.",
+        ),
+        # apostrophes are not quotes: "what's" names nothing, so the older step with a target wins
+        (
+            ["I'll fix tokenize() next.", "Now I'll check what's wrong."],
+            "I'll fix tokenize() next.",
+        ),
+        (["Let me think.", "Let me read it."], "Let me read it."),
+        (["All tests pass."], "All tests pass."),
+    ],
+)
+def test_the_next_step_is_the_newest_that_names_what_it_acts_on(said: list[str], kept: str) -> None:
+    from langctx.summarize.text import extract_next_step
+
+    assert extract_next_step([AIMessage(s) for s in said]) == kept
