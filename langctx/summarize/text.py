@@ -38,6 +38,8 @@ _TARGET = re.compile(
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )
 """What a next step acts on: a quoted term, a path or file name, a code identifier."""
+_WORD = re.compile(r"[\w'’]+")
+_LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32
 """Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
 _MAX_CONSTRAINT = 400
@@ -81,11 +83,11 @@ def extract_constraints(
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
     """The last stated next step: the newest sentence of an AI message that says what it will do
-    next and names what it acts on (a path, a quoted or backticked term, a code identifier); else
-    the newest such sentence without a target, else the newest AI text's last sentence.
+    next, passing over lead-ins; else the newest lead-in; else the newest AI text's last sentence.
 
-    "Let me look at the files:" tells a summary nothing an older "Next I will fix parse_list in
-    src/parser.py" does not; an agent's newest words are often such a lead-in before a tool call.
+    A lead-in introduces a tool call and says nothing a summary can keep ("Let me look at the
+    files:", "Let me check."): it ends with a colon or has at most five words, and names no
+    target (a path or file name, a quoted or backticked term, a code identifier).
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -95,7 +97,7 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
         ...                    AIMessage("Let me look:")])
         "I'll fix `parse_list` in src/parser.py."
     """
-    plain: str | None = None
+    lead_in: str | None = None
     last: str | None = None
     for msg in reversed(messages):
         if not isinstance(msg, AIMessage):
@@ -107,10 +109,16 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
             last = sentences[-1][:_MAX_SENTENCE]
         for sentence in reversed(sentences):
             if _NEXT.search(sentence):
-                if _TARGET.search(sentence):
+                if not _is_lead_in(sentence):
                     return sentence[:_MAX_SENTENCE]
-                plain = plain or sentence[:_MAX_SENTENCE]
-    return plain or last
+                lead_in = lead_in or sentence[:_MAX_SENTENCE]
+    return lead_in or last
+
+
+def _is_lead_in(sentence: str) -> bool:
+    if _TARGET.search(sentence):
+        return False
+    return sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
 
 
 def summary_facts(

@@ -351,11 +351,13 @@ def test_every_later_user_constraint_is_kept_verbatim_while_the_ledger_has_room(
             ["Next I will fix `parse_list` in src/parser.py.", "Let me look at it:"],
             "Next I will fix `parse_list` in src/parser.py.",
         ),
-        # apostrophes are not quotes: "what's" names nothing, so the older step with a target wins
+        # a newer step that says what it does is the next step, target or not
         (
-            ["I'll fix tokenize() next.", "Now I'll check what's wrong."],
-            "I'll fix tokenize() next.",
+            ["I'll fix tokenize() next.", "Now I'll rerun the whole test suite to confirm it."],
+            "Now I'll rerun the whole test suite to confirm it.",
         ),
+        # apostrophes are not quotes: "what's" names nothing, so this is still a lead-in
+        (["I'll fix tokenize() next.", "Let me see what's wrong."], "I'll fix tokenize() next."),
         (["Let me think.", "Let me read it."], "Let me read it."),
         (["All tests pass."], "All tests pass."),
     ],
