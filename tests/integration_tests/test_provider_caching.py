@@ -80,6 +80,15 @@ def _first_block(message: dict[str, Any]) -> Any:
     return {"type": "text", "text": content} if isinstance(content, str) else content[0]
 
 
+def _strip_breakpoints(messages: list[dict[str, Any]]) -> list[str]:
+    """Each message's JSON without ``cache_control`` (the breakpoint moves to the newest one)."""
+    out = json.loads(json.dumps(messages).replace('"cache_control"', '"_cc"'))
+    for m in out:
+        for block in m["content"] if isinstance(m["content"], list) else ():
+            block.pop("_cc", None)
+    return [json.dumps(m, sort_keys=True) for m in out]
+
+
 def _changes(out: dict[str, Any]) -> int:
     """Compactions that change what was sent before: folds and in-place edits."""
     channel = out["langctx"]
@@ -152,12 +161,7 @@ def test_with_anthropic_prompt_caching_the_cached_prefix_survives_between_folds(
         )
         systems.add(json.dumps(payload["system"], sort_keys=True))
         # the breakpoint sits on the newest message: compare without it
-        messages = json.loads(json.dumps(payload["messages"]).replace('"cache_control"', '"_cc"'))
-        for m in messages:
-            if isinstance(m["content"], list):
-                for block in m["content"]:
-                    block.pop("_cc", None)
-        payloads.append([json.dumps(m, sort_keys=True) for m in messages])
+        payloads.append(_strip_breakpoints(payload["messages"]))
         assert "cache_control" in json.dumps(payload)
     assert len(systems) == 1  # the cached system prompt never changes
     folds = _changes(out)
@@ -167,3 +171,81 @@ def test_with_anthropic_prompt_caching_the_cached_prefix_survives_between_folds(
     # task stays its first block, so the cached token prefix runs through it
     firsts = {json.dumps(_first_block(json.loads(p[0])), sort_keys=True) for p in payloads}
     assert len(firsts) == 1 and "Fix the parser" in next(iter(firsts))
+
+
+def test_the_prefix_summarizer_sends_anthropic_the_payload_it_has_cached() -> None:
+    """PrefixSummarizer's call, built by langchain-anthropic's own payload code: the same tools,
+    the same system prompt with its breakpoint, and the previous request's messages first."""
+    pytest.importorskip("langchain_anthropic")
+    import anthropic
+    from langchain_anthropic import ChatAnthropic
+    from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
+
+    from langctx import PrefixSummarizer
+
+    sent: list[dict[str, Any]] = []
+    answer = anthropic.types.Message(
+        id="msg_summary",
+        type="message",
+        role="assistant",
+        model="claude-sonnet-4-5",
+        content=[{"type": "text", "text": "Goal:\n- fix the parser\nNext step:\n- rerun pytest"}],
+        stop_reason="end_turn",
+        stop_sequence=None,
+        usage={"input_tokens": 1, "output_tokens": 1},
+    )
+
+    class Recording(ChatAnthropic):
+        def _create(self, payload: dict[str, Any]) -> Any:  # the summary calls, offline
+            sent.append(payload)
+            return type("Raw", (), {"parse": lambda self: answer})()
+
+    model = Recording(model="claude-sonnet-4-5", api_key="sk-ant-fake")  # type: ignore[call-arg]
+    script = session_script(40, seed=21)
+    capture = Capture(script.responses)
+    memory = LangctxMiddleware(
+        max_tokens=BUDGET,
+        summarizer=PrefixSummarizer(model),
+        summary_threshold_tokens=0,
+        background_summaries=False,
+    )
+    agent = create_agent(
+        model,
+        tools=session_tools(script.outputs),
+        system_prompt="You are a coding agent.",
+        middleware=[AnthropicPromptCachingMiddleware(), memory, capture],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "prefix-thread"}, "recursion_limit": 5000}
+    drive(lambda x: agent.invoke(x, cfg), _Index(capture), first_input(with_system=False))  # type: ignore[arg-type]
+    main = []
+    for request in capture.requests:  # what create_agent would send: bound the same way
+        bound = model.bind_tools(
+            request.tools, tool_choice=request.tool_choice, **request.model_settings
+        )
+        main.append(
+            model._get_request_payload(
+                [request.system_message, *request.messages],
+                **bound.kwargs,  # type: ignore[attr-defined]
+            )
+        )
+    assert sent, "no fold was summarized by the main model"
+    for payload in sent:
+        assert "cache_control" in json.dumps(payload)  # it reads the cache (a breakpoint)
+        earlier = [p for p in main if json.dumps(p["tools"]) == json.dumps(payload["tools"])]
+        assert earlier, "the summary call's tools differ from every main request's"
+        assert all(p["system"] == payload["system"] for p in earlier)
+        mine = _strip_breakpoints(payload["messages"])
+        best = max(
+            sum(1 for a, b in zip(_strip_breakpoints(p["messages"]), mine, strict=False) if a == b)
+            for p in earlier
+        )
+        # the previous request's messages, all but its last user turn (Anthropic joins the
+        # instruction's user turn onto it), come first, unchanged
+        assert any(
+            _strip_breakpoints(p["messages"])[:-1] == mine[: len(p["messages"]) - 1]
+            and len(p["messages"]) > 2
+            for p in earlier
+        ), best
+    entries = agent.get_state(cfg).values["langctx"]["compactions"]
+    assert any("fix the parser" in e["summary"] and e["quality"] == "model" for e in entries)
