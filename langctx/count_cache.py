@@ -165,7 +165,9 @@ def _slot(key: Hashable) -> int:
 def counter_key(counter: TokenCounter) -> Hashable:
     """What identifies a counter's counts: a built-in counter by its name and options (two alike
     count alike), any other by identity."""
-    inner = counter.inner if isinstance(counter, CachedCounter) else counter
+    if isinstance(counter, CachedCounter):
+        return counter._key
+    inner = counter
     if type(inner) in (ApproximateCounter, TiktokenCounter):
         return (
             inner.name,

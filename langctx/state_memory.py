@@ -348,7 +348,7 @@ def _digest(message: BaseMessage) -> str:
 def _current(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
     """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
     on every write; a channel stored without it is checked here)."""
-    entries = list(entries or ())
+    entries = entries if isinstance(entries, list) else list(entries or ())
     if all(e.get("v") == ENTRY_VERSION and "kind" in e for e in (entries[:1] + entries[-1:])):
         return entries  # the reducer migrates every entry on a write: first and last tell
     return [validate_entry(dict(e)) for e in entries]

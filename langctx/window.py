@@ -23,18 +23,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx.count_cache import CachedCounter, describe, describe_edited
+from langctx.count_cache import CachedCounter, describe, describe_edited, shared_blocks
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.machinery import is_substantive_task
 
 if TYPE_CHECKING:
+    from langctx.config import MemoryConfig
     from langctx.state_memory import MemorySettings
+    from langctx.tokens import TokenCounter
 
 __all__ = ["WindowProjection", "project_window"]
 
@@ -63,18 +65,87 @@ def project_window(
     """The projection of ``head`` + ``window`` (as :func:`~langctx.view_state` splits a state),
     or None when the window holds a shape only a memory handles."""
     config, counter = settings.config, settings.counter
-    default_task = config.is_task is is_substantive_task
-    see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
     log = [*head, *window]
     n = len(log)
-    tokens: list[int] = []
-    views: list[BaseMessage] = []
-    pos: dict[str, int] = {}
-    systems: list[int] = []
-    task: int | None = None
-    leading = True
-    open_calls: list[str] = []
-    for i, m in enumerate(log):
+    scan = _scan(log, counter, config)
+    if scan is None:
+        return None
+    views, tokens, pos, systems, task = list(scan.views), list(scan.tokens), scan.pos, *scan.found
+    by_message = edits_by_message(edits)
+    edited = [i for mid, i in pos.items() if mid in by_message] if by_message else ()
+    for i in edited:
+        for e in by_message[str(log[i].id)]:
+            views[i], tokens[i] = describe_edited(counter, log[i], e)
+    pinned = [*systems, *([task] if task is not None else [])]
+    allowed = config.pinned_cap_tokens
+    if sum(tokens[i] for i in pinned) > allowed:
+        return None  # the memory truncates pinned messages (an edit to write)
+    active = [compactions[k - 1] for k in active_positions(compactions)]
+    block, block_tokens = summary_block(active, config, counter)
+    start = len(head) if compactions else 0
+    if start:
+        while start < n and start in pinned:
+            start += 1
+    if task is not None and block is not None and task >= start:
+        return None  # a task behind the summaries: the memory lifts it into the head
+    head_idx = sorted(i for i in pinned if i < start) if start else []
+    out = [views[i] for i in head_idx]
+    head_tokens = sum(tokens[i] for i in head_idx) + block_tokens
+    if block is not None:
+        out.append(block)
+    out.extend(views[start:])
+    total = head_tokens + sum(tokens[start:])
+    calibration = _calibration(log, pos, tokens, compactions, start, head_tokens, scan.usage)
+    calibrated = max(0, total + calibration)
+    due = calibrated > config.high_mark or total > config.max_tokens_resolved
+    return WindowProjection(out, total, calibrated, due and n > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """The per-message part of a projection over ``log``: what the loop over it found."""
+
+    log: tuple[BaseMessage, ...]
+    contents: tuple[object, ...]
+    """Each message's content object (a content assigned since is a change)."""
+    views: tuple[BaseMessage, ...]
+    tokens: tuple[int, ...]
+    pos: dict[str, int]
+    found: tuple[list[int], int | None]
+    """The leading system messages and the task."""
+    leading: bool
+    open_calls: tuple[str, ...]
+    usage: int
+    """Index of the latest AI message with ``usage_metadata`` (-1: none)."""
+
+
+_EMPTY = _Scan((), (), (), (), {}, ([], None), True, (), -1)
+
+
+def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
+    """Describe each message of ``log`` (None: a shape only a memory handles).
+
+    Within a run, each model call's log is the previous one plus new messages, the same objects:
+    the scan of the longest such prefix is kept (keyed by the log's first ids, checked message by
+    message by identity) and only the new messages are described.
+    """
+    key = None
+    start = _EMPTY
+    if isinstance(counter, CachedCounter) and log:
+        key = ("scan", counter._slot, config.is_task, log[0].id, len(log) > 1 and log[1].id)
+        kept = shared_blocks().get(key)
+        if kept is not None and _extends(log, kept):
+            start = kept
+    default_task = config.is_task is is_substantive_task
+    see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
+    tokens = list(start.tokens)
+    views = list(start.views)
+    contents = list(start.contents)
+    pos = dict(start.pos) if start.log else {}
+    systems, task = list(start.found[0]), start.found[1]
+    leading, open_calls, usage = start.leading, list(start.open_calls), start.usage
+    for i in range(len(start.log), len(log)):
+        m = log[i]
         mid = m.id
         if mid is None or mid in pos or not isinstance(m, BaseMessage):
             return None
@@ -101,35 +172,39 @@ def project_window(
                     and (d.substantive if default_task else config.is_task(m))
                 ):
                     task = i
+        if isinstance(m, AIMessage) and m.usage_metadata:
+            usage = i
         views.append(m if d.view is None else d.view)
         tokens.append(d.view_tokens)
-    by_message = edits_by_message(edits)
-    edited = (i for mid, i in pos.items() if mid in by_message) if by_message else ()
-    for i in edited:
-        for e in by_message[str(log[i].id)]:
-            views[i], tokens[i] = describe_edited(counter, log[i], e)
-    pinned = [*systems, *([task] if task is not None else [])]
-    allowed = config.pinned_cap_tokens
-    if sum(tokens[i] for i in pinned) > allowed:
-        return None  # the memory truncates pinned messages (an edit to write)
-    active = [compactions[k - 1] for k in active_positions(compactions)]
-    block, block_tokens = summary_block(active, config, counter)
-    start = len(head) if compactions else 0
-    if start:
-        while start < n and start in pinned:
-            start += 1
-    if task is not None and block is not None and task >= start:
-        return None  # a task behind the summaries: the memory lifts it into the head
-    head_idx = sorted(i for i in pinned if i < start) if start else []
-    out = [views[i] for i in head_idx]
-    head_tokens = sum(tokens[i] for i in head_idx) + block_tokens
-    if block is not None:
-        out.append(block)
-    out.extend(views[start:])
-    total = head_tokens + sum(tokens[start:])
-    calibrated = max(0, total + _calibration(log, pos, tokens, compactions, start, head_tokens))
-    due = calibrated > config.high_mark or total > config.max_tokens_resolved
-    return WindowProjection(out, total, calibrated, due and n > 0)
+        contents.append(m.__dict__["content"])
+    if len(start.log) == len(log):
+        return start
+    scan = _Scan(
+        tuple(log),
+        tuple(contents),
+        tuple(views),
+        tuple(tokens),
+        pos,
+        (systems, task),
+        leading,
+        tuple(open_calls),
+        usage,
+    )
+    if key is not None:
+        shared_blocks().put(key, scan)
+    return scan
+
+
+def _extends(log: list[BaseMessage], scan: _Scan) -> bool:
+    """True when ``log`` starts with the messages ``scan`` read, unchanged."""
+    old = scan.log
+    if len(log) < len(old):
+        return False
+    contents = scan.contents
+    for i, m in enumerate(old):
+        if log[i] is not m or m.__dict__["content"] is not contents[i]:
+            return False
+    return True
 
 
 def _calibration(
@@ -139,6 +214,7 @@ def _calibration(
     compactions: Sequence[CompactionEntry],
     start: int,
     head_tokens: int,
+    usage: int,
 ) -> int:
     """The correction from the latest response with usage since the latest cut (as the memory's
     ``_calibrate_window``): its real input + output minus the estimate of what it saw."""
@@ -147,13 +223,11 @@ def _calibration(
     after = -1 if last is None else pos.get(last)
     if after is None:
         return 0  # an entry of an older langctx, or its log end is gone: no calibration
-    for i in range(len(log) - 1, max(after, start - 1), -1):
-        m = log[i]
-        if isinstance(m, AIMessage) and m.usage_metadata:
-            usage = m.usage_metadata
-            real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-            if real <= 0:
-                return 0
-            estimated = head_tokens + sum(tokens[start : i + 1])
-            return max(-estimated // 2, real - estimated)
-    return 0
+    if usage <= max(after, start - 1):
+        return 0  # no response with usage since the cut
+    meta = cast(AIMessage, log[usage]).usage_metadata
+    real = int(meta.get("input_tokens", 0)) + int(meta.get("output_tokens", 0)) if meta else 0
+    if real <= 0:
+        return 0
+    estimated = head_tokens + sum(tokens[start : usage + 1])
+    return max(-estimated // 2, real - estimated)

@@ -143,10 +143,32 @@ def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
     key = ("active", len(entries), entries[-1]["id"], entries[0]["id"])
     found = shared_blocks().get(key)
     if found is None:
-        order = {e["id"]: n for n, e in enumerate(entries, 1)}
-        found = tuple(order[e["id"]] for e in active_summaries(entries))
+        latest_key = ("active-latest", entries[0]["id"])
+        latest = shared_blocks().get(latest_key)
+        if (
+            latest is not None
+            and latest[0] < len(entries)
+            and entries[latest[0] - 1]["id"] == latest[1]
+        ):
+            found = _extend_active(entries, latest[0], latest[2])
+        else:
+            order = {e["id"]: n for n, e in enumerate(entries, 1)}
+            found = tuple(order[e["id"]] for e in active_summaries(entries))
         shared_blocks().put(key, found)
+        shared_blocks().put(latest_key, (len(entries), entries[-1]["id"], found))
     return found
+
+
+def _extend_active(
+    entries: Sequence[CompactionEntry], known: int, positions: tuple[int, ...]
+) -> tuple[int, ...]:
+    """:func:`active_positions` of ``entries`` from those of its first ``known`` (the channel only
+    appends, and ids are unique in it: a new entry can only merge older ones)."""
+    new = entries[known:]
+    merged = {mid for e in new for mid in e["merged_from"]}
+    live = [p for p in positions if entries[p - 1]["id"] not in merged]
+    live.extend(n for n, e in enumerate(new, known + 1) if e["id"] not in merged)
+    return tuple(sorted(live, key=lambda p: (-entries[p - 1]["level"], p)))
 
 
 def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:

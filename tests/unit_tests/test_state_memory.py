@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langctx import ConfigError, MemoryConfig, StateVersionError
+from langctx import ConfigError, LayeredChatMemory, MemoryConfig, StateVersionError
 from langctx.channel import merge_langctx
 from langctx.config import ConfigOptions
 from langctx.count_cache import CachedCounter, shared_cache
@@ -341,3 +341,24 @@ def test_edits_of_window_messages_apply_however_many_edits_the_channel_holds(oth
     assert texts["h0"] == "[h0 elided]" and texts["h2"] == "[h2 elided]"
     assert texts["h1"] == messages[5].content
     assert view.update() is None
+
+
+def test_active_summaries_found_from_the_previous_call_match_a_full_pass() -> None:
+    """``active_positions`` extends what it found for a shorter channel (the channel only
+    appends); at every length it equals the entries no later one merged, in projection order."""
+    from langctx.cli.demo.session import iter_turns
+    from langctx.count_cache import shared_blocks
+    from langctx.engine.restoring import active_positions
+    from langctx.entries import active_summaries
+
+    memory = LayeredChatMemory(max_tokens=3000)
+    for turn in iter_turns(300, seed=4):
+        memory.add_messages(turn)
+    entries = memory.compactions
+    assert sum(e["trigger"] == "merge" for e in entries) >= 5  # merges of merges among them
+    shared_blocks().clear()
+    for k in range(1, len(entries) + 1):
+        if k % 3:
+            continue  # several new entries at once, as between two calls
+        got = [entries[p - 1]["id"] for p in active_positions(entries[:k])]
+        assert got == [e["id"] for e in active_summaries(entries[:k])], k

@@ -125,3 +125,73 @@ def test_a_repeated_id_with_other_content_still_raises() -> None:
     view = view_state({"messages": messages}, s)
     with pytest.raises(InvalidHistoryError, match="already in the log"):
         view.projection()
+
+
+def _fresh_projection(messages: list[BaseMessage], s: MemorySettings) -> list[BaseMessage]:
+    """The projection of ``messages`` by a memory (no process-wide scan to resume from)."""
+    memory = s.new_memory()
+    memory.add_messages(messages)
+    return memory.build_context()
+
+
+def test_a_growing_state_is_scanned_from_where_the_last_call_ended() -> None:
+    """Each call's log is the previous one plus new messages: only the new ones are described
+    (each message once over the run), and the projection is the memory's."""
+    from langctx.count_cache import CachedCounter, Described
+    from langctx.tokens import ApproximateCounter
+
+    class Counting(CachedCounter):
+        def __init__(self) -> None:
+            super().__init__(ApproximateCounter())
+            self.seen: list[str] = []
+
+        def describe(self, message: BaseMessage) -> Described:
+            self.seen.append(str(message.id))
+            return super().describe(message)
+
+    counter = Counting()
+    s = MemorySettings.of(max_tokens=50_000, token_counter=counter)
+    plain = MemorySettings.of(max_tokens=50_000, token_counter=ApproximateCounter())
+    messages: list[BaseMessage] = [
+        SystemMessage("Be brief.", id="s"),
+        HumanMessage("Fix it.", id="t"),
+    ]
+    for turn in iter_turns(12, seed=5):
+        messages = [*messages, *turn]
+        view = view_state({"messages": messages}, s)
+        assert view._window is not None
+        assert dump(view.projection()) == dump(_fresh_projection(messages, plain))
+    assert sorted(counter.seen) == sorted(str(m.id) for m in messages)
+
+
+def test_a_message_replaced_or_changed_in_place_is_described_again() -> None:
+    s = MemorySettings.of(max_tokens=50_000)
+    messages: list[BaseMessage] = [
+        SystemMessage("Be brief.", id="s"),
+        HumanMessage("Fix it.", id="t"),
+    ]
+    for turn in iter_turns(6, seed=2):
+        messages = [*messages, *turn]
+    before = view_state({"messages": messages}, s).projection()
+    i = next(i for i, m in enumerate(messages) if isinstance(m, ToolMessage))
+    # a replacement by id (what LangGraph's add_messages does): a new object, same id
+    replaced = [*messages]
+    replaced[i] = messages[i].model_copy(update={"content": "short now"})
+    view = view_state({"messages": replaced}, s)
+    assert view.projection()[i].content == "short now"
+    assert view.context_tokens() < sum(s.counter.count_message(m) for m in before)
+    # the same object with its content assigned in place
+    messages[i].content = "changed in place"
+    view = view_state({"messages": messages}, s)
+    assert view.projection()[i].content == "changed in place"
+    assert dump(view.projection()) == dump(_fresh_projection(messages, s))
+
+
+def test_two_threads_with_the_same_first_messages_do_not_share_a_scan() -> None:
+    s = MemorySettings.of(max_tokens=50_000)
+    base: list[BaseMessage] = [SystemMessage("Be brief.", id="s"), HumanMessage("Fix it.", id="t")]
+    a = [*base, *[m for turn in iter_turns(4, seed=1) for m in turn]]
+    b = [*base, *[m for turn in iter_turns(4, seed=9) for m in turn]]
+    for messages in (a, b, a, [*b, HumanMessage("and the docs", id="h-b")]):
+        view = view_state({"messages": messages}, s)
+        assert dump(view.projection()) == dump(_fresh_projection(messages, s))
