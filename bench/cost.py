@@ -164,6 +164,7 @@ class Langctx(Approach):
         background: bool = True,
         context_mode: bool = False,
         prefix: bool = False,
+        cache_prices: str | None = None,
     ) -> None:
         self.sent: list[list[BaseMessage]] = []
         self.summarizer = Summarizer(counter.count_messages, counter.count_text) if model else None
@@ -181,6 +182,9 @@ class Langctx(Approach):
             self.name = "langctx (main model summarizing from its cached prefix, background)"
         if context_mode:
             self.name = self.name.replace("langctx (", "langctx + Context-mode (")
+        if cache_prices:  # compaction at the cheapest mark under the sheet being priced
+            options["cache_prices"] = cache_prices
+            self.name = self.name[:-1] + f", cache_prices={cache_prices!r})"
         self.mem = LayeredChatMemory(
             max_tokens=budget,
             token_counter=counter,
@@ -238,6 +242,9 @@ class Middleware(agent_loop.Middleware, Approach):
 
 FACTORIES: dict[str, Callable[[int, TiktokenCounter], Approach]] = {
     "langctx-cm": lambda b, c: Langctx(b, c, model=True, context_mode=True),
+    "langctx-cm-cost": lambda b, c: Langctx(
+        b, c, model=True, context_mode=True, cache_prices="anthropic"
+    ),
     "langctx-cm-prefix": lambda b, c: Langctx(b, c, model=True, context_mode=True, prefix=True),
     "langctx-model": lambda b, c: Langctx(b, c, model=True),
     "langctx-blocking": lambda b, c: Langctx(b, c, model=True, background=False),

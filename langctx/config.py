@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage
 
 from langctx.errors import ConfigError
 from langctx.machinery import is_substantive_task
+from langctx.pricing import PriceSheet, price_sheet
 
 __all__ = [
     "DEFAULT_MAX_SUMMARIES",
@@ -178,6 +179,11 @@ class MemoryConfig:
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
     """Predicate choosing the pinned task: the first human message for which it is true."""
 
+    cache_prices: str | PriceSheet | None = None
+    """The provider's prompt-cache prices: ``"anthropic"``, ``"openai"`` or a
+    :class:`~langctx.pricing.PriceSheet`. When set, a compaction may come before the high mark,
+    where a fold costs least per model call (:mod:`langctx.cache_mark`); None: at the high mark."""
+
     _memo: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -232,6 +238,8 @@ class MemoryConfig:
             msg = f"orphan_policy must be 'repair' or 'error', got {self.orphan_policy!r}."
             raise ConfigError(msg)
         check_timeout("summary_timeout", self.summary_timeout)
+        if self.cache_prices is not None:  # (ConfigError for an unknown sheet)
+            object.__setattr__(self, "cache_prices", price_sheet(self.cache_prices))
         if not isinstance(self.background_summaries, bool):
             msg = f"background_summaries must be True or False, got {self.background_summaries!r}."
             raise ConfigError(msg)
@@ -296,6 +304,14 @@ class MemoryConfig:
         if self.context_window is not None:
             mark = min(mark, self.context_window - self.reserve_tokens)
         return mark
+
+    @_resolved
+    def cache_write_ratio(self) -> float | None:
+        """Price of a token written to the prompt cache over one read from it (None: unpriced)."""
+        if not isinstance(self.cache_prices, PriceSheet):
+            return None
+        main = self.cache_prices.main
+        return main.cache_write / main.cached_input if main.cached_input > 0 else None
 
     @_resolved
     def summary_threshold_resolved(self) -> int:
@@ -416,6 +432,7 @@ class ConfigOptions(TypedDict, total=False):
     summary_timeout: float | None
     max_summarizer_input_tokens: int
     is_task: Callable[[BaseMessage], bool]
+    cache_prices: str | PriceSheet | None
 
 
 BLOCK_PREAMBLE_TOKENS = 64

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langctx.cache_mark import cheapest_mark
 from langctx.count_cache import CachedCounter, describe, describe_edited, shared_blocks
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
@@ -77,8 +78,8 @@ def project_window(
         for e in by_message[str(log[i].id)]:
             views[i], tokens[i] = describe_edited(counter, log[i], e)
     pinned = [*systems, *([task] if task is not None else [])]
-    allowed = config.pinned_cap_tokens
-    if sum(tokens[i] for i in pinned) > allowed:
+    pinned_tokens = sum(tokens[i] for i in pinned)
+    if pinned_tokens > config.pinned_cap_tokens:
         return None  # the memory truncates pinned messages (an edit to write)
     active = [compactions[k - 1] for k in active_positions(compactions)]
     block, block_tokens = summary_block(active, config, counter)
@@ -97,7 +98,12 @@ def project_window(
     total = head_tokens + sum(tokens[start:])
     calibration = _calibration(log, pos, tokens, compactions, start, head_tokens, scan.usage)
     calibrated = max(0, total + calibration)
-    due = calibrated > config.high_mark or total > config.max_tokens_resolved
+    mark = config.high_mark
+    if config.cache_write_ratio is not None:
+        mark = cheapest_mark(
+            config, tokens=total, pinned=pinned_tokens, block=block_tokens, calls=scan.calls
+        )
+    due = calibrated > mark or total > config.max_tokens_resolved
     return WindowProjection(out, total, calibrated, due and n > 0)
 
 
@@ -117,9 +123,11 @@ class _Scan:
     open_calls: tuple[str, ...]
     usage: int
     """Index of the latest AI message with ``usage_metadata`` (-1: none)."""
+    calls: int
+    """AI messages in the log."""
 
 
-_EMPTY = _Scan((), (), (), (), {}, ([], None), True, (), -1)
+_EMPTY = _Scan((), (), (), (), {}, ([], None), True, (), -1, 0)
 
 
 def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
@@ -144,6 +152,7 @@ def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
     pos = dict(start.pos) if start.log else {}
     systems, task = list(start.found[0]), start.found[1]
     leading, open_calls, usage = start.leading, list(start.open_calls), start.usage
+    calls = start.calls
     for i in range(len(start.log), len(log)):
         m = log[i]
         mid = m.id
@@ -172,8 +181,10 @@ def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
                     and (d.substantive if default_task else config.is_task(m))
                 ):
                     task = i
-        if isinstance(m, AIMessage) and m.usage_metadata:
-            usage = i
+        if isinstance(m, AIMessage):
+            calls += 1
+            if m.usage_metadata:
+                usage = i
         views.append(m if d.view is None else d.view)
         tokens.append(d.view_tokens)
         contents.append(m.__dict__["content"])
@@ -189,6 +200,7 @@ def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
         leading,
         tuple(open_calls),
         usage,
+        calls,
     )
     if key is not None:
         shared_blocks().put(key, scan)

@@ -14,6 +14,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import background
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
@@ -48,13 +49,29 @@ def _due(self: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
     last = self._log[-1]
     tokens = self.calibrated_tokens()
     if (
-        tokens <= self.config.high_mark
+        tokens <= _mark(self, tokens)
         and self._context_tokens_raw() <= self.config.max_tokens_resolved
     ):
         return None
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
         return "threshold"
     return "proactive"
+
+
+def _mark(self: LayeredChatMemory, tokens: int) -> int:
+    """The mark ``tokens`` is compared with (:func:`~langctx.cache_mark.cheapest_mark`)."""
+    config = self.config
+    if config.cache_write_ratio is None:
+        return config.high_mark
+    task = [] if self._task_idx is None else [self._task_idx]
+    pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
+    floor = mark_floor(config, pinned=pinned, block=self._block_tokens)
+    if tokens <= floor:
+        return floor
+    start = self._recent_start()
+    calls = sum(isinstance(m, AIMessage) for m in self._log[start:])
+    raw = self._context_tokens_raw()
+    return cheapest_mark(config, tokens=raw, pinned=pinned, block=self._block_tokens, calls=calls)
 
 
 def _plan(

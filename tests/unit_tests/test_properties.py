@@ -227,6 +227,7 @@ def memory_options(draw: st.DrawFn) -> dict[str, Any]:
         "token_counter": draw(st.sampled_from(("approximate", "tiktoken"))),
         "oversize_policy": draw(st.sampled_from(("truncate", "error"))),
         "summarizer": draw(st.sampled_from(("local", "model", "raises", "verbose"))),
+        "cache_prices": draw(st.sampled_from((None, None, "anthropic", "openai"))),
     }
 
 
