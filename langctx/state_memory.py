@@ -277,7 +277,7 @@ def view_state(
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    window = [m for m in raw[start:] if not is_control_message(m)]
+    window = raw[start:]  # control messages included: the projection and the memory skip them
     view = ThreadView(
         lambda: _restored(view, settings, head, window, comps, edits, priorities),
         thread_id=thread_id,
@@ -298,6 +298,7 @@ def _restored(
     priorities: Mapping[str, int],
 ) -> LayeredChatMemory:
     """The memory over ``head`` + ``window``; what it holds then is what the view knew."""
+    window = [m for m in window if not is_control_message(m)]
     memory = settings.new_memory()
     memory.restore_window(
         head,

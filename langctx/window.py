@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.cache_mark import cheapest_mark
+from langctx.commands import is_control_message
 from langctx.count_cache import CachedCounter, describe, describe_edited, shared_blocks
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
@@ -63,14 +64,15 @@ def project_window(
     edits: Sequence[EditEntry],
     settings: MemorySettings,
 ) -> WindowProjection | None:
-    """The projection of ``head`` + ``window`` (as :func:`~langctx.view_state` splits a state),
-    or None when the window holds a shape only a memory handles."""
+    """The projection of ``head`` + ``window`` (as :func:`~langctx.view_state` splits a state;
+    control messages in it are left out), or None when the window holds a shape only a memory
+    handles."""
     config, counter = settings.config, settings.counter
-    log = [*head, *window]
-    n = len(log)
-    scan = _scan(log, counter, config)
+    scan = _scan([*head, *window], counter, config)
     if scan is None:
         return None
+    log = scan.log
+    n = len(log)
     views, tokens, pos, systems, task = list(scan.views), list(scan.tokens), scan.pos, *scan.found
     by_message = edits_by_message(edits)
     edited = [i for mid, i in pos.items() if mid in by_message] if by_message else ()
@@ -109,11 +111,14 @@ def project_window(
 
 @dataclass(frozen=True, slots=True)
 class _Scan:
-    """The per-message part of a projection over ``log``: what the loop over it found."""
+    """The per-message part of a projection: what the loop over a state's messages found."""
 
-    log: tuple[BaseMessage, ...]
+    raw: tuple[BaseMessage, ...]
+    """The messages read, control messages included."""
     contents: tuple[object, ...]
-    """Each message's content object (a content assigned since is a change)."""
+    """Each one's content object (a content assigned since is a change)."""
+    log: tuple[BaseMessage, ...]
+    """The messages read but control messages (``/compact`` commands, notices)."""
     views: tuple[BaseMessage, ...]
     tokens: tuple[int, ...]
     pos: dict[str, int]
@@ -127,37 +132,44 @@ class _Scan:
     """AI messages in the log."""
 
 
-_EMPTY = _Scan((), (), (), (), {}, ([], None), True, (), -1, 0)
+_EMPTY = _Scan((), (), (), (), (), {}, ([], None), True, (), -1, 0)
 
 
-def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
-    """Describe each message of ``log`` (None: a shape only a memory handles).
+def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
+    """Describe each message of ``raw`` but control messages (None: a shape only a memory
+    handles).
 
-    Within a run, each model call's log is the previous one plus new messages, the same objects:
-    the scan of the longest such prefix is kept (keyed by the log's first ids, checked message by
-    message by identity) and only the new messages are described.
+    Within a run, each model call's messages are the previous ones plus new ones, the same
+    objects: the scan of the longest such prefix is kept (keyed by the first ids, checked message
+    by message by identity) and only the new messages are described.
     """
     key = None
     start = _EMPTY
-    if isinstance(counter, CachedCounter) and log:
-        key = ("scan", counter._slot, config.is_task, log[0].id, len(log) > 1 and log[1].id)
+    if isinstance(counter, CachedCounter) and raw:
+        key = ("scan", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
         kept = shared_blocks().get(key)
-        if kept is not None and _extends(log, kept):
+        if kept is not None and _extends(raw, kept):
             start = kept
     default_task = config.is_task is is_substantive_task
     see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
-    tokens = list(start.tokens)
-    views = list(start.views)
-    contents = list(start.contents)
+    log, contents = list(start.log), list(start.contents)
+    tokens, views = list(start.tokens), list(start.views)
     pos = dict(start.pos) if start.log else {}
     systems, task = list(start.found[0]), start.found[1]
     leading, open_calls, usage = start.leading, list(start.open_calls), start.usage
     calls = start.calls
-    for i in range(len(start.log), len(log)):
-        m = log[i]
-        mid = m.id
-        if mid is None or mid in pos or not isinstance(m, BaseMessage):
+    for r in range(len(start.raw), len(raw)):
+        m = raw[r]
+        if not isinstance(m, BaseMessage):
             return None
+        contents.append(m.__dict__["content"])
+        if is_control_message(m):
+            continue
+        mid = m.id
+        if mid is None or mid in pos:
+            return None
+        i = len(log)
+        log.append(m)
         pos[mid] = i
         d = see(m)
         if d.thinking or d.provider_compaction or d.refused:
@@ -187,12 +199,12 @@ def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
                 usage = i
         views.append(m if d.view is None else d.view)
         tokens.append(d.view_tokens)
-        contents.append(m.__dict__["content"])
-    if len(start.log) == len(log):
+    if len(start.raw) == len(raw):
         return start
     scan = _Scan(
-        tuple(log),
+        tuple(raw),
         tuple(contents),
+        tuple(log),
         tuple(views),
         tuple(tokens),
         pos,
@@ -207,14 +219,14 @@ def _scan(log: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
     return scan
 
 
-def _extends(log: list[BaseMessage], scan: _Scan) -> bool:
-    """True when ``log`` starts with the messages ``scan`` read, unchanged."""
-    old = scan.log
-    if len(log) < len(old):
+def _extends(raw: list[BaseMessage], scan: _Scan) -> bool:
+    """True when ``raw`` starts with the messages ``scan`` read, unchanged."""
+    old = scan.raw
+    if len(raw) < len(old):
         return False
     contents = scan.contents
     for i, m in enumerate(old):
-        if log[i] is not m or m.__dict__["content"] is not contents[i]:
+        if raw[i] is not m or m.__dict__["content"] is not contents[i]:
             return False
     return True
 
