@@ -174,11 +174,17 @@ def summary_block(
     active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
-    rendered once per content, process-wide."""
+    rendered once per set of entries, process-wide.
+
+    Keyed by the entries' identities (the stored value holds them, so no other entry can take
+    their place): two threads whose entries share ids (the same message ids folded the same way)
+    but not facts never share a block.
+    """
     if not active:
         return None, 0
     key = (
-        tuple((e["id"], e["level"], hash(e["summary"])) for e in active),
+        "block",
+        tuple(id(e) for e in active),
         config.summary_role,
         config.max_facts_tokens_resolved,
         counter_key(counter),
@@ -190,9 +196,9 @@ def summary_block(
             facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
         )
         message = render_summary_block(active, role=config.summary_role, facts=ledger)
-        block = (message, counter.count_message(message))
+        block = (message, counter.count_message(message), tuple(active))
         shared_blocks().put(key, block)
-    return block
+    return block[0], block[1]
 
 
 def _refresh_recent(self: LayeredChatMemory) -> None:

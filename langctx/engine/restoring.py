@@ -172,19 +172,20 @@ def _extend_active(
 
 
 def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
-    """Message id -> its edits, in order (memoized like :func:`active_positions`: edit ids name
-    their content and the channel only appends, so the count and the end ids name the list)."""
+    """Message id -> its edits, in order (memoized: the channel only appends, so the count and
+    the first and last entries name the list; by identity, as an edit's id does not name its
+    content, and the stored value holds them so no other entry can take their place)."""
     if not edits:
         return {}
-    key = ("edits", len(edits), edits[-1]["id"], edits[0]["id"])
+    key = ("edits", len(edits), id(edits[0]), id(edits[-1]))
     found = shared_blocks().get(key)
     if found is None:
         grouped: dict[str, list[EditEntry]] = {}
         for e in edits:
             grouped.setdefault(e["message_id"], []).append(e)
-        found = {k: tuple(v) for k, v in grouped.items()}
+        found = ({k: tuple(v) for k, v in grouped.items()}, edits[0], edits[-1])
         shared_blocks().put(key, found)
-    return found
+    return found[0]
 
 
 def _messages(messages: Sequence[Any]) -> list[BaseMessage]:

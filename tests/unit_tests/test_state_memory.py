@@ -362,3 +362,43 @@ def test_active_summaries_found_from_the_previous_call_match_a_full_pass() -> No
             continue  # several new entries at once, as between two calls
         got = [entries[p - 1]["id"] for p in active_positions(entries[:k])]
         assert got == [e["id"] for e in active_summaries(entries[:k])], k
+
+
+def test_threads_with_the_same_ids_keep_their_own_summary_blocks() -> None:
+    """Two threads whose messages share ids (a client numbering its messages) but not content
+    fold into entries with the same ids and the same model summary: each projection's ledger
+    still names its own files (the process-wide block cache is keyed by the entries themselves)."""
+    from langchain_core.messages import ToolMessage
+
+    def thread(name: str) -> list[BaseMessage]:
+        out: list[BaseMessage] = [
+            SystemMessage("Be brief.", id="s"),
+            HumanMessage("Fix it.", id="t"),
+        ]
+        for i in range(40):
+            call = {
+                "id": f"c{i}",
+                "name": "write_file",
+                "args": {"path": f"src/{name}_{i}.py", "content": "x = 1\n" * 30},
+            }
+            out.append(AIMessage("", tool_calls=[call], id=f"a{i}"))
+            out.append(ToolMessage("ok " * 40, tool_call_id=f"c{i}", id=f"r{i}"))
+        return out
+
+    def summary(request: object) -> str:
+        return "Goal: fix it. Done: files written."  # the same text for both threads
+
+    settings = MemorySettings.of(
+        max_tokens=3000, summarizer=summary, background_summaries=False, summary_threshold_tokens=0
+    )
+    projections = {}
+    for name in ("alpha", "beta", "alpha"):
+        state: dict[str, Any] = {"messages": thread(name), "langctx": {}}
+        view = view_state(state, settings)
+        assert view.compact_if_due() is not None
+        update = view.update()
+        assert update is not None
+        state["langctx"] = merge_langctx(state["langctx"], update)
+        projections[name] = str(view_state(state, settings).projection()[2].content)
+    assert "alpha_" in projections["alpha"] and "beta_" not in projections["alpha"]
+    assert "beta_" in projections["beta"] and "alpha_" not in projections["beta"]
