@@ -399,14 +399,15 @@ def run_history(history: History, options: dict[str, Any]) -> LayeredChatMemory 
 
 
 def pinned_fits(history: History, options: dict[str, Any]) -> bool:
-    """True when system + task fit their share of the budget with room to spare (no policy runs)."""
+    """True when system + task fit their share of the budget (no policy runs): the pinned cap
+    beside the whole summary block, preamble and tags included (a margin guessed for the tags
+    was once too small: 256 tokens with 3 + 1 summaries, not 200)."""
     cfg = MemoryConfig(**{k: v for k, v in options.items() if k in _CONFIG_KEYS})
     tokens = resolve_token_counter(options["token_counter"]).count_messages(history.pinned)
-    return tokens <= cfg.head_budget - cfg.summary_cap_tokens - _DELIMITER_MARGIN
+    return tokens <= cfg.pinned_cap_tokens
 
 
 _CONFIG_KEYS = ("max_tokens", "max_summaries", "max_level2", "merge_count", "oversize_policy")
-_DELIMITER_MARGIN = 200  # the memory keeps ~40 tokens per summary for delimiters; be generous
 
 
 @SETTINGS
