@@ -187,6 +187,12 @@ def _add_replay(sub: Any) -> None:
         help="price sheet for the modeled cost, with and without langctx (default anthropic; "
         "FILE: JSON like langctx.pricing.PRICE_SHEETS['anthropic'].to_dict())",
     )
+    replay.add_argument(
+        "--cache-marks",
+        action="store_true",
+        help="compact where a fold costs least under the --prices sheet "
+        "(MemoryConfig(cache_prices=...)) instead of at the high mark only",
+    )
     replay.add_argument("--plot", metavar="PNG", help="write a plot of tokens per call to PNG")
     replay.add_argument(
         "--json",
@@ -250,6 +256,7 @@ def _replay(args: argparse.Namespace) -> int:
                 token_counter=args.counter,
                 on_progress=tick,
                 context_mode=args.context_mode,
+                cache_prices=prices if args.cache_marks else None,
             )
     for w in caught:
         print(f"langctx: warning: {w.message}", file=sys.stderr)

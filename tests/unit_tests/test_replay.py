@@ -541,3 +541,30 @@ def test_replay_through_context_mode_reduces_giant_outputs() -> None:
     reduced = replay_session(msgs, max_tokens=200_000, context_mode=True)
     assert reduced.calls[-1].context_tokens < raw.calls[-1].context_tokens / 5
     assert reduced.calls[-1].full_tokens == raw.calls[-1].full_tokens  # the baseline stays raw
+
+
+def test_cli_cache_marks_fold_where_it_is_cheaper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--cache-marks replays with MemoryConfig(cache_prices=<the --prices sheet>): a slowly
+    growing session folds earlier and its modeled cost is lower."""
+    from tests.unit_tests.test_cache_mark import _slow_session
+
+    path = tmp_path / "slow.jsonl"
+    fields = {"content", "tool_calls", "tool_call_id", "id"}
+    lines = [
+        json.dumps({"type": m.type, **m.model_dump(include=fields)})
+        for turn in _slow_session(300)
+        for m in turn
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reports = []
+    for extra in ([], ["--cache-marks"]):
+        args = ["replay", str(path), "--counter", "approximate", "--json", "-", *extra]
+        assert main(args) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    plain, cheap = reports
+    assert plain["settings"]["cache_prices"] is None
+    assert cheap["settings"]["cache_prices"] == "anthropic"
+    assert cheap["totals"]["compactions"] > plain["totals"]["compactions"]
+    assert cheap["cost"]["with_langctx"] < plain["cost"]["with_langctx"]

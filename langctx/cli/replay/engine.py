@@ -896,6 +896,7 @@ def replay_session(
         "max_tokens": cfg.max_tokens_resolved,
         "context_window": cfg.context_window,
         "high_mark": cfg.high_mark,
+        "cache_prices": getattr(cfg.cache_prices, "name", None),
         "keep_recent_tokens": cfg.keep_recent_tokens_resolved,
         "token_counter": getattr(mem.counter, "name", type(mem.counter).__name__),
         "summarizer": _describe(counting),

@@ -68,7 +68,13 @@ def report_rows(
         ("format", f"{report.format or 'messages'}, {_n(report.messages)} messages"),
         (
             "memory",
-            f"budget {_n(s['max_tokens'])}{window}, compacts above {_n(s['high_mark'])}, "
+            f"budget {_n(s['max_tokens'])}{window}, compacts above {_n(s['high_mark'])}"
+            + (
+                f" (earlier where cheaper at {s['cache_prices']} cache prices)"
+                if s.get("cache_prices")
+                else ""
+            )
+            + ", "
             f"keeps {_n(s['keep_recent_tokens'])} recent; counter {s['token_counter']}, "
             f"summarizer {s['summarizer']}",
         ),
