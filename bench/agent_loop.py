@@ -662,13 +662,49 @@ def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
     return "\n".join(lines)
 
 
+def paired(a: str, b: str, *, turns: int) -> int:
+    """Per-turn CPU time of two approaches interleaved turn by turn (each has its own counter and
+    caches; the process-wide ones hold what langctx counted, never what the anchor did)."""
+    first, second = APPROACHES[a](), APPROACHES[b]()
+    start = coding_session(0, seed=SEED)
+    first.start(list(start))
+    second.start(list(start))
+    gc.collect()
+    times: tuple[list[float], list[float]] = ([], [])
+    for turn in iter_turns(turns, seed=SEED):
+        for approach, out in ((first, times[0]), (second, times[1])):
+            t0 = time.process_time()
+            approach.step(list(turn))
+            out.append(time.process_time() - t0)
+    ta, tb = times
+    med = statistics.median(ta) / statistics.median(tb)
+    mean = statistics.fmean(ta) / statistics.fmean(tb)
+    print(
+        f"{first.name} / {second.name}, {turns} turns: median {statistics.median(ta) * 1e3:.3f} / "
+        f"{statistics.median(tb) * 1e3:.3f} ms = {med:.2f}x; mean {statistics.fmean(ta) * 1e3:.3f}"
+        f" / {statistics.fmean(tb) * 1e3:.3f} ms = {mean:.2f}x"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, nargs="+", default=list(TURN_COUNTS))
     parser.add_argument("--only", nargs="+", choices=sorted(APPROACHES), default=None)
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions per loop")
     parser.add_argument("--no-write", action="store_true", help="print, do not write results")
+    parser.add_argument(
+        "--paired",
+        nargs=2,
+        metavar=("A", "B"),
+        choices=sorted(APPROACHES),
+        help="time A and B turn by turn in one process (each turn A then B), so that the machine's "
+        "drift over a run falls on both; prints the ratios of the per-turn median and mean",
+    )
     args = parser.parse_args(argv)
+    if args.paired:
+        seed_tiktoken_cache()
+        return paired(*args.paired, turns=max(args.turns))
 
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT / ".tiktoken_cache"))
     seed_tiktoken_cache()
