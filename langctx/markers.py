@@ -75,6 +75,7 @@ CONTEXT_MODE_MARK = "[langctx context-mode"
 """Opens the header and footer lines of a Context-mode reduction."""
 
 PLACEHOLDER_MARK = "[langctx: tool output elided"
+ARGS_PLACEHOLDER_MARK = "[langctx: argument elided to save context, the tool had it whole:"
 """Opens the placeholder that stands in for a large tool output shed in place."""
 
 TRUNCATION_MARK = (

@@ -436,6 +436,9 @@ class LayeredChatMemory:
     _plan = planning._plan
     _keep_target = planning._keep_target
     _plan_placeholders = planning._plan_placeholders
+    _placeholder = planning._placeholder
+    _elided_call = planning._elided_call
+    _kept_placeholders = planning._kept_placeholders
     _placeholder_text = planning._placeholder_text
     _edit_floor = planning._edit_floor
     _task_text = planning._task_text

@@ -6,9 +6,13 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langctx.channel import merge_langctx
+from langctx.state_memory import MemorySettings, ThreadView, view_state
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trajectories"
 
@@ -107,3 +111,14 @@ def ids_of(messages: Sequence[BaseMessage]) -> list[str | None]:
     from langctx.markers import SUMMARY_ID_PREFIX
 
     return [None if (m.id or "").startswith(SUMMARY_ID_PREFIX) else m.id for m in messages]
+
+
+def stateless_step(state: dict[str, Any], settings: MemorySettings) -> ThreadView:
+    """One model call of the stateless integrations on ``state``: view it, compact when due and
+    merge the update into its ``langctx`` channel (in place); the view is returned."""
+    view = view_state(state, settings)
+    view.compact_if_due()
+    update = view.update()
+    if update is not None:
+        state["langctx"] = merge_langctx(state["langctx"], update)
+    return view

@@ -13,9 +13,12 @@ from langchain_core.messages import (
     BaseMessage,
     ToolMessage,
 )
+from langchain_core.messages.tool import ToolCall
 
+from langctx.blocks import has_opaque_blocks
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import background
+from langctx.engine.elision import elide_args, elided_content
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
     CompactionEntry,
@@ -26,6 +29,7 @@ from langctx.entries import (
 from langctx.facts import (
     empty_facts,
     extract_facts,
+    is_command_tool,
 )
 from langctx.machinery import substantive_text
 from langctx.markers import (
@@ -135,6 +139,9 @@ def _plan(
     ]
     if not batch:
         return Plan(trigger, tokens_before, self._first_kept, [], [], None, "none")
+    kept_edits = self._kept_placeholders(cut, keep)
+    if kept_edits:
+        self._apply_edits(kept_edits, trigger)
     msgs = [self._log[i] for i in batch]
     facts = summary_facts(msgs, extract=self._extract)
     if self.summarizer is self._local:
@@ -254,22 +261,80 @@ def _plan_placeholders(self: LayeredChatMemory, lo: int, hi: int, excess: int) -
     for i in cands:
         if saved >= excess:
             break
-        text = self._placeholder_text(i)
-        after = self.counter.count_message(self._log[i].model_copy(update={"content": text}))
-        before = self._view_tokens(i)
-        if after >= before:
-            continue
-        out.append(
-            new_edit_entry(
-                message_id=self._id(i),
-                reason="placeholder",
-                content=text,
-                tokens_before=before,
-                tokens_after=after,
-            )
-        )
-        saved += before - after
+        edit = self._placeholder(i)
+        if edit is not None:
+            out.append(edit)
+            saved += edit["tokens_before"] - edit["tokens_after"]
     return out
+
+
+def _kept_placeholders(self: LayeredChatMemory, cut: int, keep: int) -> list[EditEntry]:
+    """Placeholder edits for the older part of what a fold keeps: the request is written anew
+    after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
+    verbatim)."""
+    n = len(self._log)
+    protect, acc = n, 0
+    while protect > cut and acc + self._view_tokens(protect - 1) <= keep // 2:
+        protect -= 1
+        acc += self._view_tokens(protect)
+    floor = self._edit_floor()
+    out = []
+    for i in range(max(cut, floor + 1), protect):
+        if (
+            isinstance(self._log[i], AIMessage)
+            and i not in self._skip
+            and self._id(i) not in self._edit_of
+            and i not in self._system_idx
+            and i != self._task_idx
+            and self._view_tokens(i) >= self.config.placeholder_min_tokens
+        ):
+            edit = self._placeholder(i)
+            if edit is not None:
+                out.append(edit)
+    return out
+
+
+def _placeholder(self: LayeredChatMemory, i: int) -> EditEntry | None:
+    """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
+    string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
+    m, view = self._log[i], self._view(i)
+    update: dict[str, Any]
+    if isinstance(m, ToolMessage):
+        update = {"content": self._placeholder_text(i)}
+    elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
+        calls = [self._elided_call(tc) for tc in view.tool_calls]
+        by_id = {str(tc["id"]): tc["args"] for tc in calls}
+        update = {"content": elided_content(view.content, by_id), "tool_calls": calls}
+    else:
+        return None
+    before = self._view_tokens(i)
+    after = self.counter.count_message(view.model_copy(update=update))
+    if after >= before:
+        return None
+    return new_edit_entry(
+        message_id=self._id(i),
+        reason="placeholder",
+        content=update["content"],
+        tool_calls=update.get("tool_calls"),
+        tokens_before=before,
+        tokens_after=after,
+    )
+
+
+def _elided_call(self: LayeredChatMemory, call: ToolCall) -> ToolCall:
+    """``call`` with its long string arguments elided, or whole when it is a shell command (the
+    command is the record of what it changed) or when a file it names would go unnamed (a
+    patch's later files)."""
+    if is_command_tool(call["name"], self.command_tools):
+        return call
+    args = elide_args(call["args"])
+    if args == call["args"]:
+        return call
+    facts = self._extract([AIMessage("", tool_calls=[call])])
+    kept = json.dumps(args, ensure_ascii=False)
+    if any(f not in kept for f in [*facts["read_files"], *facts["modified_files"]]):
+        return call
+    return {**call, "args": args}
 
 
 def _placeholder_text(self: LayeredChatMemory, i: int) -> str:

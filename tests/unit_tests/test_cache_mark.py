@@ -12,6 +12,7 @@ from langctx.cache_mark import MIN_CALLS, cheapest_mark, mark_floor
 from langctx.cli.replay.engine import unchanged_prefix_tokens
 from langctx.errors import ConfigError
 from langctx.pricing import PRICE_SHEETS, Usage
+from tests._helpers import stateless_step
 
 
 def test_cache_prices_name_a_sheet_and_give_the_write_over_read_price() -> None:
@@ -104,8 +105,7 @@ def test_a_fast_growing_session_keeps_the_high_mark() -> None:
 
 def test_the_stateless_path_compacts_where_the_memory_does() -> None:
     """What LangctxMiddleware runs (view_state over the state each call) folds at the same calls."""
-    from langctx.channel import merge_langctx
-    from langctx.state_memory import MemorySettings, view_state
+    from langctx.state_memory import MemorySettings
 
     turns = _slow_session(300)
     settings = MemorySettings.of(max_tokens=32_000, cache_prices="anthropic")
@@ -114,10 +114,6 @@ def test_the_stateless_path_compacts_where_the_memory_does() -> None:
     for turn in turns:
         memory.add_messages(turn)
         state["messages"] = [*state["messages"], *turn]
-        view = view_state(state, settings)
-        view.compact_if_due()
-        update = view.update()
-        if update is not None:
-            state["langctx"] = merge_langctx(state["langctx"], update)
+        view = stateless_step(state, settings)
         assert [m.id for m in view.projection()] == [m.id for m in memory.build_context()]
     assert len(state["langctx"]["compactions"]) == len(memory.compactions) > 0
