@@ -5,15 +5,17 @@ stay whole."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import LayeredChatMemory
 from langctx.engine.elision import ELIDED_ARG_CHARS, elide_args
 from langctx.markers import ARGS_PLACEHOLDER_MARK
 from langctx.state_memory import MemorySettings, view_state
-from tests._helpers import assert_pairs_intact, stateless_step
+from tests._helpers import assert_pairs_intact, iter_turns, stateless_step
 from tests.providers.validator import anthropic_payload, check_all
 
 BODY = "".join(f"def f{k}(x):\n    return x * {k}  # step {k}\n" for k in range(40))
@@ -172,3 +174,76 @@ def test_an_elided_message_keeps_its_escaped_delimiters() -> None:
     )
     elided = [m for m in mem.build_context() if _elided(m)]
     assert elided and all(forged not in str(m.content) for m in elided)
+
+
+@st.composite
+def _writing_sessions(draw: st.DrawFn) -> list[BaseMessage]:
+    """Agents writing files of any size, with shell commands and chat between."""
+    out: list[BaseMessage] = [
+        SystemMessage("You are a coding agent.", id="sys"),
+        HumanMessage("Write the modules under src/.", id="task"),
+    ]
+    for i in range(draw(st.integers(4, 40))):
+        kind = draw(st.sampled_from(("write", "write", "edit", "bash", "text")))
+        size = draw(st.sampled_from((10, 300, 2_000, 6_000)))
+        text = "".join(f"line {k} of file {i}\n" for k in range(size // 18 + 1))
+        if kind == "text":
+            out.append(AIMessage(f"Step {i}: " + text[: size // 4], id=f"x{i}"))
+            out.append(HumanMessage("Go on.", id=f"h{i}"))  # roles alternate
+            continue
+        args: dict[str, Any] = {"path": f"src/m{i}.py", "content": text}
+        if kind == "edit":
+            args = {"path": f"src/m{i}.py", "old_string": text, "new_string": text[::-1]}
+        if kind == "bash":
+            args = {"command": f"cat > out{i}.txt <<'EOF'\n{text}EOF"}
+        call = {"id": f"c{i}", "name": {"write": "write_file"}.get(kind, kind), "args": args}
+        content: Any = ""
+        if draw(st.booleans()):
+            content = [{"type": "tool_use", "id": f"c{i}", "name": call["name"], "input": args}]
+        out.append(AIMessage(content, tool_calls=[call], id=f"a{i}"))
+        out.append(ToolMessage("ok", tool_call_id=f"c{i}", name=call["name"], id=f"t{i}"))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    messages=_writing_sessions(),
+    budget=st.sampled_from((4_000, 8_000, 16_000)),
+    keep=st.sampled_from((0.2, 0.3, 0.5)),
+)
+def test_elisions_keep_projections_valid_and_the_log_whole(
+    messages: list[BaseMessage], budget: int, keep: float
+) -> None:
+    options: dict[str, Any] = {
+        "max_tokens": budget,
+        "keep_recent_tokens": int(keep * budget),
+        "oversize_policy": "truncate",
+    }
+    mem = LayeredChatMemory(**options)
+    settings_ = MemorySettings.of(**options)
+    state: dict[str, Any] = {"messages": [], "langctx": {}}
+    originals = {str(m.id): m for m in messages}
+    for chunk in iter_turns(messages):  # an AI message with its results: no call left open
+        mem.add_messages(chunk)
+        state["messages"] = [*state["messages"], *chunk]
+        view = stateless_step(state, settings_)
+        ctx = mem.build_context()
+        assert [m.model_dump() for m in view.projection()] == [m.model_dump() for m in ctx]
+        assert_pairs_intact(ctx)
+        assert mem.context_tokens() <= budget
+    assert [v.rule for v in check_all(ctx)] == []
+    assert [m.model_dump() for m in mem.messages] == [m.model_dump() for m in messages]
+    for m in ctx:
+        if not _elided(m):
+            continue
+        assert isinstance(m, AIMessage)
+        (before,) = cast(AIMessage, originals[str(m.id)]).tool_calls
+        (after,) = m.tool_calls
+        assert after["name"] != "bash" and after["args"]["path"] == before["args"]["path"]
+        for key, value in after["args"].items():
+            whole = before["args"][key]
+            assert value == whole or (
+                ARGS_PLACEHOLDER_MARK in value
+                and value.startswith(whole[:160])
+                and value.endswith(whole[-80:])
+            )
