@@ -142,6 +142,13 @@ def _plan(
     kept_edits = self._kept_placeholders(cut, keep)
     if kept_edits:
         self._apply_edits(kept_edits, trigger)
+        self._record(
+            "placeholder",
+            trigger,
+            [e["message_id"] for e in kept_edits],
+            sum(e["tokens_before"] - e["tokens_after"] for e in kept_edits),
+            f"long tool-call arguments of {len(kept_edits)} kept messages elided",
+        )
     msgs = [self._log[i] for i in batch]
     facts = summary_facts(msgs, extract=self._extract)
     if self.summarizer is self._local:

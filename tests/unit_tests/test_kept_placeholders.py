@@ -98,6 +98,8 @@ def test_a_fold_elides_older_kept_arguments_and_keeps_the_rest() -> None:
     edits = {e["message_id"]: e for e in mem.edits if e["reason"] == "placeholder"}
     assert {str(m.id) for m in elided} <= set(edits)
     assert all(e["tokens_after"] < e["tokens_before"] and "tool_calls" in e for e in edits.values())
+    logged = [r for r in mem.eviction_log if "arguments" in r["detail"]]
+    assert logged and {str(m.id) for m in elided} <= {i for r in logged for i in r["ids"]}
 
 
 def test_elided_calls_are_what_the_providers_accept() -> None:
@@ -247,3 +249,12 @@ def test_elisions_keep_projections_valid_and_the_log_whole(
                 and value.startswith(whole[:160])
                 and value.endswith(whole[-80:])
             )
+
+
+def test_inspect_names_an_elision() -> None:
+    from langctx.cli.inspect.report import _eviction_log
+
+    mem = _memory()
+    mem.add_messages(_session(24))
+    details = {r["detail"] for r in _eviction_log(mem) if r["action"] == "placeholder"}
+    assert "long tool-call arguments elided (kept turns)" in details

@@ -442,6 +442,12 @@ _EDIT_DETAIL = {
 }
 
 
+def _edit_detail(edit: EditEntry) -> str:
+    if edit["reason"] == "placeholder" and "tool_calls" in edit:
+        return "long tool-call arguments elided (kept turns)"
+    return _EDIT_DETAIL.get(edit["reason"], edit["reason"])
+
+
 def _eviction_log(memory: LayeredChatMemory) -> list[dict[str, Any]]:
     """EvictionRecord-shaped rows from the stored entries, in time order, then rebuild findings."""
     rows: list[dict[str, Any]] = []
@@ -476,7 +482,7 @@ def _eviction_log(memory: LayeredChatMemory) -> list[dict[str, Any]]:
                 "trigger": "",
                 "ids": [ed["message_id"]],
                 "tokens": ed["tokens_before"] - ed["tokens_after"],
-                "detail": _EDIT_DETAIL.get(ed["reason"], ed["reason"]),
+                "detail": _edit_detail(ed),
             }
         )
     # Times have millisecond resolution; on a tie, an edit goes first (placeholders are planned
