@@ -48,7 +48,7 @@ from langctx.recovery import (
     Matcher,
     OverflowRecovery,
 )
-from langctx.state_memory import NO_THREAD, MemoryOptions, ThreadView, thread_id_of
+from langctx.state_memory import NO_THREAD, MemoryOptions, MemorySettings, ThreadView, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
 from langctx.summarize.prefix import MainRequest, main_request
 
@@ -86,6 +86,9 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             between compactions each request is the previous one plus what is new.)
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`:
             ``max_tokens``, ``summarizer``, ``token_counter``, any ``MemoryConfig`` field).
+            ``cache_prices`` unset (and no ``config``): the price sheet of the model's provider
+            when it is langchain-anthropic's or langchain-openai's (``"anthropic"``,
+            ``"openai"``), else none; ``cache_prices=None`` compacts at the high mark only.
 
     ``max_tokens`` budgets the conversation; the system prompt and the tool schemas come on top.
     """
@@ -106,6 +109,9 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         super().__init__()
         self.prompt_cache_key = prompt_cache_key
         self.settings = emitting(**options)
+        self._by_provider: dict[str | None, MemorySettings] | None = None
+        if "cache_prices" not in options and "config" not in options:
+            self._by_provider = {None: self.settings}
         self.archive = Archive.from_option(archive)
         self.recovery = OverflowRecovery(matcher=overflow_matcher, max_retries=max_overflow_retries)
         self.tool_output_processor = tool_output_processor
@@ -179,10 +185,28 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             return request
         return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
 
+    def settings_for(self, model: object) -> MemorySettings:
+        """The settings a call to ``model`` uses: with the cache prices of its provider when
+        ``cache_prices`` was left unset (see the class docs).
+
+        Example:
+            >>> from langctx.testing import ScriptedChatModel
+            >>> mw = LangctxMiddleware(max_tokens=8000)
+            >>> mw.settings_for(ScriptedChatModel(responses=[])).config.cache_prices is None
+            True
+        """
+        memo = self._by_provider
+        if memo is None:
+            return self.settings
+        provider = _provider_sheet(model)
+        if provider not in memo:
+            memo[provider] = self.settings.with_cache_prices(provider)
+        return memo[provider]
+
     def _step(self, request: ModelRequest[Any]) -> MemoryStep:
         return MemoryStep(
             request.state,
-            self.settings,
+            self.settings_for(request.model),
             thread_id=thread_id_of(ensure_config()),
             archive=self.archive,
             store=lambda: request.runtime.store,
@@ -222,6 +246,19 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             out = await out
         assert isinstance(out, ToolMessage)
         return out
+
+
+def _provider_sheet(model: object) -> str | None:
+    """The built-in price sheet of ``model``'s provider (:data:`~langctx.pricing.PRICE_SHEETS`):
+    ``"anthropic"`` for langchain-anthropic's chat models, ``"openai"`` for langchain-openai's
+    (bound with tools or settings or not), None for any other."""
+    inner = getattr(model, "bound", model)
+    module = type(inner).__module__
+    if module.startswith("langchain_anthropic."):
+        return "anthropic"
+    if module.startswith("langchain_openai."):
+        return "openai"
+    return None
 
 
 def _is_openai(model: object) -> bool:

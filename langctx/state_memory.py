@@ -38,6 +38,7 @@ from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_
 from langctx.facts import FileToolSpec
 from langctx.markers import ANON_ID_PREFIX, NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
+from langctx.pricing import PriceSheet
 from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
@@ -107,6 +108,10 @@ class MemorySettings:
             on_compaction=opts.pop("on_compaction", None),
             config=config_from(opts.pop("config", None), opts),
         )
+
+    def with_cache_prices(self, prices: str | PriceSheet | None) -> MemorySettings:
+        """These settings with ``cache_prices`` set to ``prices`` (see :class:`MemoryConfig`)."""
+        return replace(self, config=replace(self.config, cache_prices=prices))
 
     def with_listener(self, listener: Callable[[CompactionEvent], None]) -> MemorySettings:
         """These settings with ``listener`` as ``on_compaction`` (it should call the old one)."""

@@ -290,3 +290,59 @@ async def test_awrap_tool_call_runs_sync_and_async_processors(kind: str) -> None
     assert isinstance(out, ToolMessage)
     assert out.content == "[500 chars]" and out.tool_call_id == "call_9"
     assert [r for _, r in seen] == [request]
+
+
+def test_cache_prices_follow_the_models_provider_unless_given() -> None:
+    from langchain_anthropic import ChatAnthropic
+    from langchain_openai import ChatOpenAI
+
+    from langctx import MemoryConfig
+
+    claude = ChatAnthropic(model_name="claude-sonnet-4-5", api_key="sk-fake")  # type: ignore[call-arg]
+    gpt = ChatOpenAI(model="gpt-5", api_key="sk-fake")  # type: ignore[arg-type]
+    mw = LangctxMiddleware(max_tokens=32_000)
+
+    def sheet(m: LangctxMiddleware, model: object) -> str | None:
+        prices = m.settings_for(model).config.cache_prices
+        return None if prices is None else prices.name  # type: ignore[union-attr]
+
+    assert sheet(mw, claude) == "anthropic"
+    assert sheet(mw, gpt) == sheet(mw, gpt.bind_tools([])) == "openai"
+    assert sheet(mw, ScriptedChatModel()) is None
+    assert mw.settings_for(claude) is mw.settings_for(claude)  # resolved once per provider
+    assert sheet(LangctxMiddleware(max_tokens=32_000, cache_prices=None), claude) is None
+    assert sheet(LangctxMiddleware(max_tokens=32_000, cache_prices="openai"), claude) == "openai"
+    given = LangctxMiddleware(config=MemoryConfig(max_tokens=32_000))
+    assert sheet(given, claude) is None  # a whole config is taken as it is
+
+
+def test_a_claude_agent_folds_where_anthropics_cache_prices_say() -> None:
+    """Through wrap_model_call: the same slowly growing run folds earlier (smaller requests) with
+    a langchain-anthropic model than with the high mark only; the model itself is never called."""
+    from langchain_anthropic import ChatAnthropic
+
+    from tests.unit_tests.test_cache_mark import _slow_session
+
+    claude = ChatAnthropic(model_name="claude-sonnet-4-5", api_key="sk-fake")  # type: ignore[call-arg]
+    largest: dict[bool, int] = {}
+    for default in (True, False):
+        mw = LangctxMiddleware(max_tokens=32_000, **({} if default else {"cache_prices": None}))
+        messages: list[BaseMessage] = []
+        channel: dict[str, Any] = {}
+        sizes = []
+        for turn in _slow_session(300):
+            messages = [*messages, *turn]
+            request = _request(messages, ScriptedChatModel(), channel).override(model=claude)
+            sent: list[ModelRequest[Any]] = []
+
+            def handler(r: ModelRequest[Any], sent: list[ModelRequest[Any]] = sent) -> Any:
+                sent.append(r)
+                return ModelResponse(result=[AIMessage("ok")])
+
+            response = mw.wrap_model_call(request, handler)
+            if isinstance(response, ExtendedModelResponse) and response.command is not None:
+                update = cast(dict[str, Any], response.command.update)
+                channel = dict(merge_langctx(channel, update.get("langctx")))
+            sizes.append(mw.settings.counter.count_messages(sent[-1].messages))
+        largest[default] = max(sizes[100:])
+    assert largest[True] < largest[False]
