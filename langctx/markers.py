@@ -75,8 +75,10 @@ CONTEXT_MODE_MARK = "[langctx context-mode"
 """Opens the header and footer lines of a Context-mode reduction."""
 
 PLACEHOLDER_MARK = "[langctx: tool output elided"
-ARGS_PLACEHOLDER_MARK = "[langctx: argument elided to save context, the tool had it whole:"
 """Opens the placeholder that stands in for a large tool output shed in place."""
+
+ARGS_PLACEHOLDER_MARK = "[langctx: argument elided to save context, the tool had it whole:"
+"""Opens the note that stands in for the middle of a long tool-call argument (a file written)."""
 
 TRUNCATION_MARK = (
     "[langctx: {cut} characters cut here to fit the budget; the full text is message "

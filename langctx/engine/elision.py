@@ -43,8 +43,9 @@ def elide_args(value: Any) -> Any:
 
 
 def elided_content(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
-    """``content`` whose provider blocks carry the elided ``args`` of their call (by call id):
-    Anthropic ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments."""
+    """``content`` whose blocks carry the elided ``args`` of their call (by call id): Anthropic
+    ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments, LangChain ``tool_call``
+    blocks."""
     if isinstance(content, str):
         return content
     return [_elided_block(b, args) for b in content]
@@ -55,6 +56,8 @@ def _elided_block(block: Any, args: dict[str, Any]) -> Any:
         return block
     if block.get("type") == "tool_use" and block.get("id") in args:
         return {**block, "input": args[block["id"]]}
+    if block.get("type") == "tool_call" and block.get("id") in args:  # LangChain's v1 blocks
+        return {**block, "args": args[block["id"]]}
     if block.get("type") == "function_call" and block.get("call_id") in args:
         return {**block, "arguments": json.dumps(args[block["call_id"]], ensure_ascii=False)}
     return block

@@ -139,16 +139,6 @@ def _plan(
     ]
     if not batch:
         return Plan(trigger, tokens_before, self._first_kept, [], [], None, "none")
-    kept_edits = self._kept_placeholders(cut, keep)
-    if kept_edits:
-        self._apply_edits(kept_edits, trigger)
-        self._record(
-            "placeholder",
-            trigger,
-            [e["message_id"] for e in kept_edits],
-            sum(e["tokens_before"] - e["tokens_after"] for e in kept_edits),
-            f"long tool-call arguments of {len(kept_edits)} kept messages elided",
-        )
     msgs = [self._log[i] for i in batch]
     facts = summary_facts(msgs, extract=self._extract)
     if self.summarizer is self._local:
@@ -174,6 +164,7 @@ def _plan(
         context=sent,
     )
     plan = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
+    plan.placeholders = self._kept_placeholders(cut, keep)  # applied with the fold
     if quality == "local":
         return plan
     plan.pending = pending

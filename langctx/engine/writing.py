@@ -80,6 +80,16 @@ def _commit(
         sum(self._tok[i] for i in plan.batch),
         f"folded {len(plan.batch)} messages into {entry['id']} ({quality})",
     )
+    kept = [e for e in plan.placeholders if e["message_id"] not in self._edit_of]
+    if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
+        self._apply_edits(kept, plan.trigger)
+        self._record(
+            "placeholder",
+            plan.trigger,
+            [e["message_id"] for e in kept],
+            sum(e["tokens_before"] - e["tokens_after"] for e in kept),
+            f"long tool-call arguments of {len(kept)} kept messages elided",
+        )
     return entry
 
 

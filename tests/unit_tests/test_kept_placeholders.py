@@ -178,9 +178,18 @@ def test_an_elided_message_keeps_its_escaped_delimiters() -> None:
     assert elided and all(forged not in str(m.content) for m in elided)
 
 
+SHAPES = {  # how a session's AI messages carry their calls -> the providers that take it
+    "": ("anthropic", "openai_chat", "responses", "responses_v1"),
+    "tool_use": ("anthropic",),  # Anthropic's blocks
+    "tool_call": ("anthropic", "openai_chat", "responses", "responses_v1"),  # LangChain v1 blocks
+    "function_call": ("responses",),  # OpenAI Responses items
+}
+
+
 @st.composite
-def _writing_sessions(draw: st.DrawFn) -> list[BaseMessage]:
+def _writing_sessions(draw: st.DrawFn) -> tuple[list[BaseMessage], str]:
     """Agents writing files of any size, with shell commands and chat between."""
+    shape = draw(st.sampled_from(sorted(SHAPES)))
     out: list[BaseMessage] = [
         SystemMessage("You are a coding agent.", id="sys"),
         HumanMessage("Write the modules under src/.", id="task"),
@@ -200,22 +209,34 @@ def _writing_sessions(draw: st.DrawFn) -> list[BaseMessage]:
             args = {"command": f"cat > out{i}.txt <<'EOF'\n{text}EOF"}
         call = {"id": f"c{i}", "name": {"write": "write_file"}.get(kind, kind), "args": args}
         content: Any = ""
-        if draw(st.booleans()):
+        if shape == "tool_use":
             content = [{"type": "tool_use", "id": f"c{i}", "name": call["name"], "input": args}]
+        elif shape == "tool_call":
+            content = [{"type": "tool_call", "id": f"c{i}", "name": call["name"], "args": args}]
+        elif shape == "function_call":
+            content = [
+                {
+                    "type": "function_call",
+                    "call_id": f"c{i}",
+                    "name": call["name"],
+                    "arguments": json.dumps(args),
+                }
+            ]
         out.append(AIMessage(content, tool_calls=[call], id=f"a{i}"))
         out.append(ToolMessage("ok", tool_call_id=f"c{i}", name=call["name"], id=f"t{i}"))
-    return out
+    return out, shape
 
 
 @settings(max_examples=40, deadline=None)
 @given(
-    messages=_writing_sessions(),
+    session=_writing_sessions(),
     budget=st.sampled_from((4_000, 8_000, 16_000)),
     keep=st.sampled_from((0.2, 0.3, 0.5)),
 )
 def test_elisions_keep_projections_valid_and_the_log_whole(
-    messages: list[BaseMessage], budget: int, keep: float
+    session: tuple[list[BaseMessage], str], budget: int, keep: float
 ) -> None:
+    messages, shape = session
     options: dict[str, Any] = {
         "max_tokens": budget,
         "keep_recent_tokens": int(keep * budget),
@@ -233,7 +254,7 @@ def test_elisions_keep_projections_valid_and_the_log_whole(
         assert [m.model_dump() for m in view.projection()] == [m.model_dump() for m in ctx]
         assert_pairs_intact(ctx)
         assert mem.context_tokens() <= budget
-    assert [v.rule for v in check_all(ctx)] == []
+    assert [v.rule for v in check_all(ctx, targets=SHAPES[shape])] == []
     assert [m.model_dump() for m in mem.messages] == [m.model_dump() for m in messages]
     for m in ctx:
         if not _elided(m):
@@ -242,6 +263,11 @@ def test_elisions_keep_projections_valid_and_the_log_whole(
         (before,) = cast(AIMessage, originals[str(m.id)]).tool_calls
         (after,) = m.tool_calls
         assert after["name"] != "bash" and after["args"]["path"] == before["args"]["path"]
+        for block in m.content if isinstance(m.content, list) else []:
+            carried = block.get("input", block.get("args"))  # the blocks say the same
+            if block["type"] == "function_call":
+                carried = json.loads(block["arguments"])
+            assert carried == after["args"]
         for key, value in after["args"].items():
             whole = before["args"][key]
             assert value == whole or (
