@@ -95,7 +95,7 @@ def describe_edited(
         view = view_message(message, edit)
         return view, counter.count_message(view)
     key = (counter._edited_slot, f"{message.id}\x00{edit['id']}")
-    fingerprint = _fingerprint(message)
+    fingerprint = hash((_fingerprint(message), _edit_digest(edit)))  # an edit id is no content
     found = counter.cache.get(key, fingerprint)
     if found is None:
         view = view_message(message, edit)
@@ -240,6 +240,15 @@ class CachedCounter:
             found = _described(self, message, tokens)
             self.cache.put((self._described_slot, mid), fingerprint, found)
         return found
+
+
+def _edit_digest(edit: EditEntry) -> int:
+    """A hash of what an edit puts in place (its text or blocks, and its tool calls)."""
+    content = edit["content"]
+    calls = edit.get("tool_calls")
+    return hash(
+        (content if isinstance(content, str) else repr(content), repr(calls) if calls else None)
+    )
 
 
 def _fingerprint(message: BaseMessage) -> int:

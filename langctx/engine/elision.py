@@ -17,7 +17,7 @@ from typing import Any
 
 from langctx.markers import ARGS_PLACEHOLDER_MARK
 
-__all__ = ["ELIDED_ARG_CHARS", "elide_args", "elided_content"]
+__all__ = ["ELIDED_ARG_CHARS", "elide_args", "with_call_args"]
 
 ELIDED_ARG_CHARS = 400
 """String arguments of a tool call longer than this are elided by a placeholder edit."""
@@ -42,8 +42,8 @@ def elide_args(value: Any) -> Any:
     return value
 
 
-def elided_content(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
-    """``content`` whose blocks carry the elided ``args`` of their call (by call id): Anthropic
+def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
+    """``content`` whose blocks carry the new ``args`` of their call (by call id): Anthropic
     ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments, LangChain ``tool_call``
     blocks."""
     if isinstance(content, str):

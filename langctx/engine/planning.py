@@ -18,7 +18,7 @@ from langchain_core.messages.tool import ToolCall
 from langctx.blocks import has_opaque_blocks
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import background
-from langctx.engine.elision import elide_args, elided_content
+from langctx.engine.elision import elide_args, with_call_args
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
     CompactionEntry,
@@ -302,7 +302,7 @@ def _placeholder(self: LayeredChatMemory, i: int) -> EditEntry | None:
     elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
         calls = [self._elided_call(tc) for tc in view.tool_calls]
         by_id = {str(tc["id"]): tc["args"] for tc in calls}
-        update = {"content": elided_content(view.content, by_id), "tool_calls": calls}
+        update = {"content": with_call_args(view.content, by_id), "tool_calls": calls}
     else:
         return None
     before = self._view_tokens(i)

@@ -136,27 +136,32 @@ def restore_window(
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
-    """1-based positions of the active summaries, in projection order (memoized: entries only grow,
-    and their ids name their content, so the count and the last id name the list)."""
+    """1-based positions of the active summaries, in projection order (memoized: the channel only
+    appends, so the count and the first and last entries name the list; by identity, as ids do
+    not name an entry's merges across threads, and the stored value holds the entries so no other
+    can take their place)."""
     if not entries:
         return ()
-    key = ("active", len(entries), entries[-1]["id"], entries[0]["id"])
+    first, last = entries[0], entries[-1]
+    key = ("active", len(entries), id(first), id(last))
     found = shared_blocks().get(key)
     if found is None:
-        latest_key = ("active-latest", entries[0]["id"])
+        latest_key = ("active-latest", id(first))
         latest = shared_blocks().get(latest_key)
         if (
             latest is not None
+            and latest[3] is first
             and latest[0] < len(entries)
-            and entries[latest[0] - 1]["id"] == latest[1]
+            and entries[latest[0] - 1] is latest[1]
         ):
-            found = _extend_active(entries, latest[0], latest[2])
+            positions = _extend_active(entries, latest[0], latest[2])
         else:
             order = {e["id"]: n for n, e in enumerate(entries, 1)}
-            found = tuple(order[e["id"]] for e in active_summaries(entries))
+            positions = tuple(order[e["id"]] for e in active_summaries(entries))
+        found = (positions, first, last)
         shared_blocks().put(key, found)
-        shared_blocks().put(latest_key, (len(entries), entries[-1]["id"], found))
-    return found
+        shared_blocks().put(latest_key, (len(entries), last, positions, first))
+    return found[0]
 
 
 def _extend_active(

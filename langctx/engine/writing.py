@@ -15,6 +15,7 @@ from langctx.blocks import (
     cut_text_blocks,
     has_opaque_blocks,
 )
+from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -273,6 +274,8 @@ def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry 
         new_calls = [
             {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
         ]
+        if calls:  # provider blocks that repeat the arguments are cut alike
+            new_text = with_call_args(new_text, {str(tc["id"]): tc["args"] for tc in new_calls})
         update: dict[str, Any] = {"content": new_text}
         if calls:
             update["tool_calls"] = new_calls

@@ -29,7 +29,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -534,6 +534,35 @@ def test_single_ai_message_with_giant_tool_args_fits_budget(counter: str) -> Non
     ctx = mem.build_context()
     assert_pairs_intact(ctx)
     assert mem.counter.count_messages(ctx) <= 4_000
+
+
+@pytest.mark.parametrize("shape", ["tool_use", "tool_call", "function_call"])
+def test_giant_tool_args_in_content_blocks_are_cut_too(shape: str) -> None:
+    """The blocks that repeat a call's arguments (Anthropic ``tool_use``, LangChain v1
+    ``tool_call``, OpenAI Responses ``function_call``) are cut with the call (found by the
+    elision property test: 4,001 tokens at a 4,000 budget)."""
+    ai, result = _giant_write_turn()
+    (call,) = cast(AIMessage, ai).tool_calls
+    block: dict[str, Any] = {"type": shape, "id": call["id"], "name": call["name"]}
+    if shape == "tool_use":
+        block["input"] = call["args"]
+    elif shape == "tool_call":
+        block["args"] = call["args"]
+    else:
+        block = {"type": shape, "call_id": call["id"], "name": call["name"]}
+        block["arguments"] = json.dumps(call["args"])
+    mem = LayeredChatMemory(max_tokens=4_000, token_counter="tiktoken")
+    mem.add_messages([SystemMessage("sys", id="s"), HumanMessage("Write the file.", id="h")])
+    mem.add_messages([ai.model_copy(update={"content": [block]}), result])
+    ctx = mem.build_context()
+    assert_pairs_intact(ctx)
+    assert mem.counter.count_messages(ctx) <= 4_000
+    (cut,) = [m for m in ctx if isinstance(m, AIMessage)]
+    shown = cut.content[0]
+    assert isinstance(shown, dict)
+    carried = json.loads(shown["arguments"]) if shape == "function_call" else None
+    carried = carried or shown.get("input", shown.get("args"))
+    assert carried == cut.tool_calls[0]["args"] != call["args"]
 
 
 def test_truncation_never_grows_a_message() -> None:
