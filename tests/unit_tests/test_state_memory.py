@@ -402,3 +402,44 @@ def test_threads_with_the_same_ids_keep_their_own_summary_blocks() -> None:
         projections[name] = str(view_state(state, settings).projection()[2].content)
     assert "alpha_" in projections["alpha"] and "beta_" not in projections["alpha"]
     assert "beta_" in projections["beta"] and "alpha_" not in projections["beta"]
+
+
+def test_two_edits_with_one_id_keep_their_own_views() -> None:
+    """Two threads whose messages are alike and whose edits share an id (message id, reason, size
+    and tokens alike) but not their text: each projection shows its own edit (the process-wide
+    cache of edited views is keyed by what the edit says)."""
+    from langchain_core.messages import ToolMessage
+
+    from langctx.entries import new_edit_entry
+
+    messages: list[BaseMessage] = [
+        SystemMessage("Be brief.", id="s"),
+        HumanMessage("Fix it.", id="t"),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "run", "args": {}}], id="a1"),
+        ToolMessage("long output " * 50, tool_call_id="c1", id="r1"),
+    ]
+    settings = MemorySettings.of(max_tokens=8000)
+    shown = {}
+    for text in ("[note A]", "[note B]", "[note A]"):
+        edit = new_edit_entry(
+            message_id="r1", reason="placeholder", content=text, tokens_before=150, tokens_after=9
+        )
+        state: dict[str, Any] = {"messages": list(messages), "langctx": {"v": 1, "edits": [edit]}}
+        shown[text] = view_state(state, settings).projection()[-1].content
+    assert shown == {"[note A]": "[note A]", "[note B]": "[note B]"}
+
+
+def test_channels_with_the_same_entry_ids_keep_their_own_active_summaries() -> None:
+    """Entry ids name what an entry covers, not what merged it: two threads' channels of the same
+    length whose first and last entries share ids but whose merges differ each get their own
+    active summaries (found by the elision property test as a stale summary block)."""
+    from langctx.engine.restoring import active_positions
+
+    def entry(eid: str, level: int, merged: list[str]) -> dict[str, Any]:
+        return {"id": eid, "level": level, "merged_from": merged}
+
+    merged = [entry("x", 1, []), entry("m", 1, []), entry("y", 2, ["x", "m"])]
+    apart = [entry("x", 1, []), entry("m", 1, []), entry("y", 1, [])]
+    for _ in range(2):
+        assert active_positions(merged) == (3,)  # type: ignore[arg-type]
+        assert active_positions(apart) == (1, 2, 3)  # type: ignore[arg-type]
