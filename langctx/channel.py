@@ -189,7 +189,8 @@ def merge_langctx(
         current = _migrated_list(base.get(key) or [])
         seen = {e.get("id") for e in current}
         for raw in update.get(key) or []:
-            entry = validate_entry(dict(raw))
+            # an update owns its entries (channel_update copies them; a migration copies)
+            entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
             if entry["id"] not in seen:
                 seen.add(entry["id"])
                 current.append(entry)

@@ -15,13 +15,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import hashlib
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
-from langctx.entries import EditEntry
+from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.lru import LRU
 from langctx.machinery import is_substantive_task
 from langctx.markers import CONTEXT_MODE_STAMP
@@ -39,6 +40,8 @@ __all__ = [
     "counter_key",
     "describe",
     "describe_edited",
+    "entry_digest",
+    "share_digests",
     "shared_blocks",
     "shared_cache",
 ]
@@ -160,6 +163,30 @@ _SLOTS: dict[Hashable, int] = {}
 def _slot(key: Hashable) -> int:
     """A small int standing for ``key`` in cache keys (a flat key hashes faster)."""
     return _SLOTS.setdefault(key, len(_SLOTS))
+
+
+def entry_digest(entry: Mapping[str, Any]) -> bytes:
+    """A digest of what a summary block shows of a compaction entry: id, level, size, summary
+    and facts (computed once per entry object: the stored value holds it)."""
+    key = ("entry-digest", id(entry))
+    found = _BLOCKS.get(key)
+    if found is None:
+        shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
+        text = repr((shown, entry_facts(entry))).encode("utf-8", "surrogatepass")
+        found = (hashlib.blake2b(text, digest_size=16).digest(), entry)
+        _BLOCKS.put(key, found)
+    return cast(bytes, found[0])
+
+
+def share_digests(
+    originals: Sequence[Mapping[str, Any]], copies: Sequence[Mapping[str, Any]]
+) -> None:
+    """Give each copy the digest its original has (:func:`entry_digest`), when it has one: the
+    channel's copies of a call's new entries then find the summary block rendered for them."""
+    for original, copy in zip(originals, copies, strict=True):
+        found = _BLOCKS.get(("entry-digest", id(original)))
+        if found is not None and found[1] is original:
+            _BLOCKS.put(("entry-digest", id(copy)), (found[0], copy))
 
 
 def counter_key(counter: TokenCounter) -> Hashable:

@@ -33,7 +33,7 @@ from langctx.channel import (
 )
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
-from langctx.count_cache import CachedCounter
+from langctx.count_cache import CachedCounter, share_digests
 from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_entry
 from langctx.facts import FileToolSpec
 from langctx.markers import ANON_ID_PREFIX, NO_THREAD
@@ -239,17 +239,21 @@ class ThreadView:
         edits = self.memory.edits
         prio = self.memory.priorities
         if self._reset:
-            return channel_update(
+            out = channel_update(
                 compactions=comps, edits=edits, priorities=prio, reset=True, counter=self._counter
             )
+            share_digests(comps, out["compactions"])
+            return out
         known_p = self._known_priorities or {}
         new_c, new_e = comps[self._known :], edits[self._known_edits or 0 :]
         new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
         if not (new_c or new_e or new_p):
             return None
-        return channel_update(
+        out = channel_update(
             compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter
         )
+        share_digests(new_c, out["compactions"])  # the channel's copies find the block rendered
+        return out
 
     @property
     def _counter(self) -> str:

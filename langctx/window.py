@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx.cache_mark import cheapest_mark
 from langctx.commands import is_control_message
-from langctx.count_cache import CachedCounter, describe, describe_edited, shared_blocks
+from langctx.count_cache import CachedCounter, Described, describe, describe_edited, shared_blocks
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
@@ -130,9 +130,11 @@ class _Scan:
     """Index of the latest AI message with ``usage_metadata`` (-1: none)."""
     calls: int
     """AI messages in the log."""
+    described: tuple[Described | None, ...]
+    """Each raw message's :class:`~langctx.count_cache.Described` (None: a control message)."""
 
 
-_EMPTY = _Scan((), (), (), (), (), {}, ([], None), True, (), -1, 0)
+_EMPTY = _Scan((), (), (), (), (), {}, ([], None), True, (), -1, 0, ())
 
 
 def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
@@ -141,15 +143,21 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
 
     Within a run, each model call's messages are the previous ones plus new ones, the same
     objects: the scan of the longest such prefix is kept (keyed by the first ids, checked message
-    by message by identity) and only the new messages are described.
+    by message by identity) and only the new messages are described. After a cut the kept scan
+    is no prefix, but the messages it read keep their descriptions.
     """
     key = None
     start = _EMPTY
+    kept: _Scan | None = None
+    known: dict[int, int] = {}
     if isinstance(counter, CachedCounter) and raw:
         key = ("scan", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
         kept = shared_blocks().get(key)
-        if kept is not None and _extends(raw, kept):
-            start = kept
+        if kept is not None:
+            if _extends(raw, kept):
+                start = kept
+            else:  # the scan holds its messages: no other object can take their ids
+                known = {id(m): r for r, m in enumerate(kept.raw)}
     default_task = config.is_task is is_substantive_task
     see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
     log, contents = list(start.log), list(start.contents)
@@ -157,13 +165,15 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
     pos = dict(start.pos) if start.log else {}
     systems, task = list(start.found[0]), start.found[1]
     leading, open_calls, usage = start.leading, list(start.open_calls), start.usage
-    calls = start.calls
+    calls, described = start.calls, list(start.described)
     for r in range(len(start.raw), len(raw)):
         m = raw[r]
         if not isinstance(m, BaseMessage):
             return None
-        contents.append(m.__dict__["content"])
+        content = m.__dict__["content"]
+        contents.append(content)
         if is_control_message(m):
+            described.append(None)
             continue
         mid = m.id
         if mid is None or mid in pos:
@@ -171,7 +181,13 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
         i = len(log)
         log.append(m)
         pos[mid] = i
-        d = see(m)
+        old = known.get(id(m)) if known else None
+        d = None
+        if old is not None and kept is not None and kept.contents[old] is content:
+            d = kept.described[old]
+        if d is None:
+            d = see(m)
+        described.append(d)
         if d.thinking or d.provider_compaction or d.refused:
             return None  # (the memory refuses what it must with its error)
         if isinstance(m, ToolMessage):
@@ -213,6 +229,7 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
         tuple(open_calls),
         usage,
         calls,
+        tuple(described),
     )
     if key is not None:
         shared_blocks().put(key, scan)

@@ -14,7 +14,7 @@ from langctx.blocks import (
     strip_thinking,
 )
 from langctx.config import MemoryConfig
-from langctx.count_cache import counter_key, shared_blocks
+from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import (
     CompactionEntry,
     entry_facts,
@@ -174,30 +174,31 @@ def summary_block(
     active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
-    rendered once per set of entries, process-wide.
+    rendered once per content, process-wide.
 
-    Keyed by the entries' identities (the stored value holds them, so no other entry can take
-    their place): two threads whose entries share ids (the same message ids folded the same way)
-    but not facts never share a block.
+    Looked up by the entries' identities first (the stored value holds them, so no other entry
+    can take their place), then by what they hold (:func:`entry_digest`): a copy of the same
+    entries (the channel's, after a write; a checkpoint read back) finds the block rendered for
+    the originals, and two threads whose entries share ids but not text never share a block.
     """
     if not active:
         return None, 0
-    key = (
-        "block",
-        tuple(id(e) for e in active),
-        config.summary_role,
-        config.max_facts_tokens_resolved,
-        counter_key(counter),
-    )
-    block = shared_blocks().get(key)
+    tail = (config.summary_role, config.max_facts_tokens_resolved, counter_key(counter))
+    blocks = shared_blocks()
+    by_identity = ("block", tuple(id(e) for e in active), *tail)
+    block = blocks.get(by_identity)
     if block is None:
-        facts = merge_summary_facts(*[entry_facts(e) for e in active])
-        ledger = render_facts(
-            facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
-        )
-        message = render_summary_block(active, role=config.summary_role, facts=ledger)
-        block = (message, counter.count_message(message), tuple(active))
-        shared_blocks().put(key, block)
+        by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
+        block = blocks.get(by_content)
+        if block is None:
+            facts = merge_summary_facts(*[entry_facts(e) for e in active])
+            ledger = render_facts(
+                facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
+            )
+            message = render_summary_block(active, role=config.summary_role, facts=ledger)
+            block = (message, counter.count_message(message))
+            blocks.put(by_content, block)
+        blocks.put(by_identity, (*block[:2], tuple(active)))
     return block[0], block[1]
 
 

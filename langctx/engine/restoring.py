@@ -179,17 +179,27 @@ def _extend_active(
 def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
     """Message id -> its edits, in order (memoized: the channel only appends, so the count and
     the first and last entries name the list; by identity, as an edit's id does not name its
-    content, and the stored value holds them so no other entry can take their place)."""
+    content, and the stored value holds them so no other entry can take their place). A longer
+    list of the same first entry extends the latest grouping by its new edits."""
     if not edits:
         return {}
-    key = ("edits", len(edits), id(edits[0]), id(edits[-1]))
+    first, last = edits[0], edits[-1]
+    key = ("edits", len(edits), id(first), id(last))
     found = shared_blocks().get(key)
     if found is None:
-        grouped: dict[str, list[EditEntry]] = {}
-        for e in edits:
-            grouped.setdefault(e["message_id"], []).append(e)
-        found = ({k: tuple(v) for k, v in grouped.items()}, edits[0], edits[-1])
+        latest_key = ("edits-latest", id(first))
+        latest = shared_blocks().get(latest_key)
+        known = 0
+        grouped: dict[str, tuple[EditEntry, ...]] = {}
+        if latest is not None and latest[3] is first and latest[0] < len(edits):
+            if edits[latest[0] - 1] is latest[1]:
+                known, grouped = latest[0], dict(latest[2])
+        for e in edits[known:]:
+            mid = e["message_id"]
+            grouped[mid] = (*grouped.get(mid, ()), e)
+        found = (grouped, first, last)
         shared_blocks().put(key, found)
+        shared_blocks().put(latest_key, (len(edits), last, grouped, first))
     return found[0]
 
 

@@ -364,6 +364,62 @@ def test_active_summaries_found_from_the_previous_call_match_a_full_pass() -> No
         assert got == [e["id"] for e in active_summaries(entries[:k])], k
 
 
+def test_edits_grouped_from_the_previous_call_match_a_full_pass() -> None:
+    """``edits_by_message`` extends the grouping of a shorter edit list with the same first and
+    last-known entries; a fork of the same prefix (another branch's edits) gets its own."""
+    from langctx.count_cache import shared_blocks
+    from langctx.engine.restoring import edits_by_message
+    from langctx.entries import new_edit_entry
+
+    def edit(mid: str, n: int) -> Any:
+        return new_edit_entry(
+            message_id=mid,
+            content=f"[{mid} elided {n}]",
+            reason="placeholder",
+            tokens_before=9,
+            tokens_after=3,
+        )
+
+    def full(edits: list[Any]) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, list[Any]] = {}
+        for e in edits:
+            out.setdefault(e["message_id"], []).append(e)
+        return {k: tuple(v) for k, v in out.items()}
+
+    shared_blocks().clear()
+    base = [edit(f"m{i % 7}", i) for i in range(30)]
+    for k in range(1, len(base) + 1, 4):
+        assert edits_by_message(base[:k]) == full(base[:k]), k
+    shared_blocks().clear()
+    prefix = base[:20]
+    assert edits_by_message(prefix) == full(prefix)
+    fork_a = [*prefix, edit("m1", 100), edit("x", 101)]
+    fork_b = [*prefix, edit("m2", 200)]
+    assert edits_by_message(fork_a) == full(fork_a)  # extended from the prefix's grouping
+    assert edits_by_message(prefix) == full(prefix)  # which the extension left as it was
+    assert edits_by_message(fork_b) == full(fork_b)
+    assert edits_by_message(fork_a) == full(fork_a)
+
+
+def test_entry_digests_name_what_a_summary_block_shows() -> None:
+    """Copies of an entry share its digest; another summary, level or fact gives another."""
+    import copy
+
+    from langctx.count_cache import entry_digest
+    from tests.unit_tests.test_langctx_channel import _compaction
+
+    entry = {**_compaction(), "facts": {"commands": ["pytest"]}}
+    assert entry_digest(copy.deepcopy(entry)) == entry_digest(entry)
+    for change in (
+        {"summary": "Goal: fix it!"},
+        {"level": 2},
+        {"read_files": ["b.py"]},
+        {"facts": {"commands": ["pytest -x"]}},
+        {"covered_count": 5},
+    ):
+        assert entry_digest({**entry, **change}) != entry_digest(entry), change
+
+
 def test_threads_with_the_same_ids_keep_their_own_summary_blocks() -> None:
     """Two threads whose messages share ids (a client numbering its messages) but not content
     fold into entries with the same ids and the same model summary: each projection's ledger

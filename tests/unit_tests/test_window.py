@@ -18,7 +18,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx.channel import merge_langctx
 from langctx.cli.demo.session import coding_session, iter_turns
+from langctx.count_cache import CachedCounter, Described
 from langctx.state_memory import MemorySettings, ThreadView, view_state
+from langctx.tokens import ApproximateCounter
 from tests.unit_tests.test_properties import (
     SETTINGS,
     History,
@@ -127,6 +129,18 @@ def test_a_repeated_id_with_other_content_still_raises() -> None:
         view.projection()
 
 
+class Counting(CachedCounter):
+    """A cached approximate counter that records which messages it describes."""
+
+    def __init__(self) -> None:
+        super().__init__(ApproximateCounter())
+        self.seen: list[str] = []
+
+    def describe(self, message: BaseMessage) -> Described:
+        self.seen.append(str(message.id))
+        return super().describe(message)
+
+
 def _fresh_projection(messages: list[BaseMessage], s: MemorySettings) -> list[BaseMessage]:
     """The projection of ``messages`` by a memory (no process-wide scan to resume from)."""
     memory = s.new_memory()
@@ -137,18 +151,6 @@ def _fresh_projection(messages: list[BaseMessage], s: MemorySettings) -> list[Ba
 def test_a_growing_state_is_scanned_from_where_the_last_call_ended() -> None:
     """Each call's log is the previous one plus new messages: only the new ones are described
     (each message once over the run), and the projection is the memory's."""
-    from langctx.count_cache import CachedCounter, Described
-    from langctx.tokens import ApproximateCounter
-
-    class Counting(CachedCounter):
-        def __init__(self) -> None:
-            super().__init__(ApproximateCounter())
-            self.seen: list[str] = []
-
-        def describe(self, message: BaseMessage) -> Described:
-            self.seen.append(str(message.id))
-            return super().describe(message)
-
     counter = Counting()
     s = MemorySettings.of(max_tokens=50_000, token_counter=counter)
     plain = MemorySettings.of(max_tokens=50_000, token_counter=ApproximateCounter())
@@ -195,3 +197,50 @@ def test_two_threads_with_the_same_first_messages_do_not_share_a_scan() -> None:
     for messages in (a, b, a, [*b, HumanMessage("and the docs", id="h-b")]):
         view = view_state({"messages": messages}, s)
         assert dump(view.projection()) == dump(_fresh_projection(messages, s))
+
+
+def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cut moves the window's start, so the kept scan is no prefix of the next call's: the
+    messages it read keep their descriptions, and the channel's copies of the new entries find
+    the summary block the compaction rendered (by content, their digests carried over). The projection is still the
+    memory's."""
+    import langctx.count_cache as count_cache
+    import langctx.engine.layers as layers
+    from tests._helpers import stateless_step
+
+    rendered: list[tuple[str, ...]] = []
+    render = layers.render_summary_block
+
+    def counting_render(summaries: Any, **kw: Any) -> BaseMessage:
+        rendered.append(tuple(e["id"] for e in summaries))
+        return render(summaries, **kw)
+
+    digested: list[str] = []
+    facts = count_cache.entry_facts
+
+    def counting_facts(entry: Any) -> Any:
+        digested.append(entry["id"])
+        return facts(entry)
+
+    monkeypatch.setattr(layers, "render_summary_block", counting_render)
+    monkeypatch.setattr(count_cache, "entry_facts", counting_facts)
+    counter = Counting()
+    s = MemorySettings.of(max_tokens=8_000, token_counter=counter)
+    state: dict[str, Any] = {"messages": coding_session(0, seed=3), "langctx": {}}
+    after_cut, folded = 0, False
+    for turn in iter_turns(120, seed=3):
+        state["messages"] = [*state["messages"], *turn]
+        before = len(state["langctx"].get("compactions") or [])
+        counter.seen.clear()
+        rendered.clear()
+        digested.clear()
+        view = stateless_step(state, s)
+        if folded and view._memory is None:  # the call right after a compaction
+            after_cut += 1
+            assert sorted(counter.seen) == sorted(str(m.id) for m in turn)
+            assert rendered == [] and digested == []
+            assert check_view(view_state(state, s))
+        folded = len(state["langctx"].get("compactions") or []) > before
+    assert after_cut >= 10
