@@ -108,7 +108,8 @@ def describe_edited(
 
 
 class MessageCountCache:
-    """A bounded LRU: (counter key, message id, content fingerprint) -> tokens, with hit counts.
+    """A bounded LRU: (counter key, message id, content fingerprint) -> tokens or the message's
+    :class:`Described` (which holds them), with hit counts.
 
     Every version of a message is its own entry, so a message and its edited or stripped views
     (same id, other content) do not evict each other.
@@ -224,8 +225,7 @@ class CachedCounter:
         own = own and type(inner).count_message is MessageCounter.count_message
         self._count = cast(MessageCounter, inner).count_uncached if own else None
         self._key = counter_key(inner)
-        self._slot = _slot((self._key, "count"))
-        self._described_slot = _slot((self._key, "described"))
+        self._slot = _slot((self._key, "count"))  # a message's count, then its description
         self._edited_slot = _slot((self._key, "edited"))
 
     def count_text(self, text: str) -> int:
@@ -236,11 +236,11 @@ class CachedCounter:
             return self.inner.count_message(message)
         key = (self._slot, message.id)
         fingerprint = _fingerprint(message)
-        tokens = self.cache.get(key, fingerprint)
-        if tokens is None:
-            tokens = self._count_new(message)
-            self.cache.put(key, fingerprint, tokens)
-        return tokens
+        found = self.cache.get(key, fingerprint)
+        if found is None:
+            found = self._count_new(message)
+            self.cache.put(key, fingerprint, found)
+        return found.tokens if isinstance(found, Described) else cast(int, found)
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         return sum(self.count_message(m) for m in messages)
@@ -257,15 +257,11 @@ class CachedCounter:
         if mid is None:
             return _described(self, message, self.inner.count_message(message))
         fingerprint = _fingerprint(message)
-        found = self.cache.find(self._described_slot, mid, fingerprint)
-        if found is None:
-            count_key = (self._slot, mid)
-            tokens = self.cache.get(count_key, fingerprint)
-            if tokens is None:
-                tokens = self._count_new(message)
-                self.cache.put(count_key, fingerprint, tokens)
+        found = self.cache.find(self._slot, mid, fingerprint)  # a count, or its description
+        if not isinstance(found, Described):
+            tokens = self._count_new(message) if found is None else cast(int, found)
             found = _described(self, message, tokens)
-            self.cache.put((self._described_slot, mid), fingerprint, found)
+            self.cache.put((self._slot, mid), fingerprint, found)
         return found
 
 

@@ -23,27 +23,35 @@ from langchain_core.messages import BaseMessage
 __all__ = ["surrogate_field"]
 
 
+_FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "name")
+
+
 def surrogate_field(message: BaseMessage) -> str | None:
     """The field of ``message`` holding a lone surrogate (``content``, ``tool_calls``, ...), or
     None when every string in it is encodable."""
     fields = message.__dict__
-    for name in ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "name"):
-        if _has_surrogate(fields.get(name)):
+    for name in _FIELDS:
+        value = fields.get(name)
+        if value and _has_surrogate(value):
             return name
     return None
 
 
 def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        if value.isascii():
-            return False
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_surrogate(v) for v in value)
+    """True when a string in ``value`` (nested dicts, lists and tuples; keys too) has a lone
+    surrogate. Iterative: a message's fields are walked without a call per value."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
     return False

@@ -184,6 +184,9 @@ def test_a_built_in_inner_counter_is_not_cached_twice() -> None:
     counter = CachedCounter(inner, MessageCountCache(maxsize=8))
     m = HumanMessage(TEXT, id="h1")
     assert counter.describe(m).tokens == counter.count_message(m)
-    assert len(counter.cache) == 2  # the count and the description
+    assert len(counter.cache) == 1  # the description holds the count
+    other = HumanMessage(TEXT + " more", id="h2")
+    tokens = counter.count_message(other)
+    assert counter.describe(other).tokens == tokens and len(counter.cache) == 2  # one per version
     assert len(inner._cache) == 0  # counted past the inner counter's own cache
     assert counter.count_message(m) == inner.count_message(m)
