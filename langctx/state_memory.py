@@ -276,7 +276,8 @@ def view_state(
     entries that still fit.
     """
     messages = state.get("messages") or []
-    raw = _WithIds(messages if isinstance(messages, list) else list(messages))
+    messages = messages if isinstance(messages, list) else list(messages)
+    raw = _WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = _current(channel.get("compactions"))
     edits: list[EditEntry] = _current(channel.get("edits"))
@@ -286,13 +287,17 @@ def view_state(
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    window = raw[start:]  # control messages included: the projection and the memory skip them
+    # control messages included: the projection and the memory skip them; a message without an
+    # id sends the projection to the memory, which reads the window with derived ids
+    window = project_window(
+        head, messages[start:], compactions=comps, edits=edits, settings=settings
+    )
     view = ThreadView(
-        lambda: _restored(view, settings, head, window, comps, edits, priorities),
+        lambda: _restored(view, settings, head, raw[start:], comps, edits, priorities),
         thread_id=thread_id,
         known=len(comps),
         archive=archive,
-        window=project_window(head, window, compactions=comps, edits=edits, settings=settings),
+        window=window,
     )
     return view
 

@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, cast
@@ -66,11 +66,121 @@ def project_window(
 ) -> WindowProjection | None:
     """The projection of ``head`` + ``window`` (as :func:`~langctx.view_state` splits a state;
     control messages in it are left out), or None when the window holds a shape only a memory
-    handles."""
+    handles.
+
+    A call whose messages extend the previous call's, over the same channel entries, extends
+    that call's projection by its new messages (unless one of them is pinned or edited).
+    """
     config, counter = settings.config, settings.counter
-    scan = _scan([*head, *window], counter, config)
-    if scan is None:
+    found = _scan([*head, *window], counter, config)
+    if found is None:
         return None
+    scan, base, key = found
+    frame = _frame_after(key, base, head, compactions, edits, settings)
+    if frame is not None and base is not None and scan.found == base.found:
+        return _extended(frame, scan, key, compactions, settings)
+    return _projected(scan, key, head, compactions, edits, settings)
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """A projection and what it was computed from, kept to extend it by new messages."""
+
+    scan: _Scan
+    head: tuple[BaseMessage, ...]
+    compactions: Sequence[CompactionEntry]
+    edits: Sequence[EditEntry]
+    n_compactions: int
+    n_edits: int
+    settings: MemorySettings
+    edited: Mapping[str, object]
+    """Ids of the messages the edits name."""
+    tokens: tuple[int, ...]
+    """Per log message, edits applied."""
+    out: tuple[BaseMessage, ...]
+    start: int
+    head_tokens: int
+    pinned_tokens: int
+    block_tokens: int
+    total: int
+
+
+def _frame_after(
+    key: Hashable,
+    base: _Scan | None,
+    head: Sequence[BaseMessage],
+    compactions: Sequence[CompactionEntry],
+    edits: Sequence[EditEntry],
+    settings: MemorySettings,
+) -> _Frame | None:
+    """The frame kept for ``base`` when this call reads the same head, entries and settings."""
+    frame: _Frame | None = shared_blocks().get(("frame", key)) if base is not None else None
+    if (
+        frame is None
+        or frame.scan is not base
+        or not _same(frame.compactions, frame.n_compactions, compactions)
+        or not _same(frame.edits, frame.n_edits, edits)
+        or frame.settings is not settings
+        or len(frame.head) != len(head)
+        or any(a is not b for a, b in zip(frame.head, head, strict=True))
+    ):
+        return None
+    return frame
+
+
+def _same(kept: Sequence[object], n: int, entries: Sequence[object]) -> bool:
+    """True when ``entries`` is the list a frame read, still of its length (the channel only
+    appends, and its reducer writes new lists), or both are empty."""
+    return (kept is entries and n == len(entries)) or (n == 0 and not entries)
+
+
+def _extended(
+    frame: _Frame,
+    scan: _Scan,
+    key: Hashable,
+    compactions: Sequence[CompactionEntry],
+    settings: MemorySettings,
+) -> WindowProjection | None:
+    """``frame``'s projection with the messages ``scan`` read after it (None: one is edited)."""
+    known = len(frame.scan.log)
+    if frame.edited and any(str(m.id) in frame.edited for m in scan.log[known:]):
+        return _projected(scan, key, frame.head, compactions, frame.edits, settings)
+    new_tokens = scan.tokens[known:]
+    tokens = frame.tokens + new_tokens
+    out = frame.out + scan.views[known:]
+    total = frame.total + sum(new_tokens)
+    return _finish(
+        key,
+        _Frame(
+            scan,
+            frame.head,
+            compactions,
+            frame.edits,
+            frame.n_compactions,
+            frame.n_edits,
+            settings,
+            frame.edited,
+            tokens,
+            out,
+            frame.start,
+            frame.head_tokens,
+            frame.pinned_tokens,
+            frame.block_tokens,
+            total,
+        ),
+    )
+
+
+def _projected(
+    scan: _Scan,
+    key: Hashable,
+    head: Sequence[BaseMessage],
+    compactions: Sequence[CompactionEntry],
+    edits: Sequence[EditEntry],
+    settings: MemorySettings,
+) -> WindowProjection | None:
+    """The projection of the messages ``scan`` read, computed whole."""
+    config, counter = settings.config, settings.counter
     log = scan.log
     n = len(log)
     views, tokens, pos, systems, task = list(scan.views), list(scan.tokens), scan.pos, *scan.found
@@ -98,15 +208,55 @@ def project_window(
         out.append(block)
     out.extend(views[start:])
     total = head_tokens + sum(tokens[start:])
-    calibration = _calibration(log, pos, tokens, compactions, start, head_tokens, scan.usage)
+    return _finish(
+        key,
+        _Frame(
+            scan,
+            tuple(head),
+            compactions,
+            edits,
+            len(compactions),
+            len(edits),
+            settings,
+            by_message,
+            tuple(tokens),
+            tuple(out),
+            start,
+            head_tokens,
+            pinned_tokens,
+            block_tokens,
+            total,
+        ),
+    )
+
+
+def _finish(key: Hashable, frame: _Frame) -> WindowProjection:
+    """The projection a frame stands for, with its trigger decision; the frame is kept (one per
+    scan key: the latest call's)."""
+    if key is not None:
+        shared_blocks().put(("frame", key), frame)
+    config, scan, total = frame.settings.config, frame.scan, frame.total
+    calibration = _calibration(
+        scan.log,
+        scan.pos,
+        frame.tokens,
+        frame.compactions,
+        frame.start,
+        frame.head_tokens,
+        scan.usage,
+    )
     calibrated = max(0, total + calibration)
     mark = config.high_mark
     if config.cache_write_ratio is not None:
         mark = cheapest_mark(
-            config, tokens=total, pinned=pinned_tokens, block=block_tokens, calls=scan.calls
+            config,
+            tokens=total,
+            pinned=frame.pinned_tokens,
+            block=frame.block_tokens,
+            calls=scan.calls,
         )
     due = calibrated > mark or total > config.max_tokens_resolved
-    return WindowProjection(out, total, calibrated, due and n > 0)
+    return WindowProjection(list(frame.out), total, calibrated, due and len(scan.log) > 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,16 +287,18 @@ class _Scan:
 _EMPTY = _Scan((), (), (), (), (), {}, ([], None), True, (), -1, 0, ())
 
 
-def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -> _Scan | None:
-    """Describe each message of ``raw`` but control messages (None: a shape only a memory
-    handles).
+def _scan(
+    raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig
+) -> tuple[_Scan, _Scan | None, Hashable] | None:
+    """Describe each message of ``raw`` but control messages; with the kept scan it extends and
+    its cache key (None: a shape only a memory handles).
 
     Within a run, each model call's messages are the previous ones plus new ones, the same
     objects: the scan of the longest such prefix is kept (keyed by the first ids, checked message
     by message by identity) and only the new messages are described. After a cut the kept scan
     is no prefix, but the messages it read keep their descriptions.
     """
-    key = None
+    key: Hashable = None
     start = _EMPTY
     kept: _Scan | None = None
     known: dict[int, int] = {}
@@ -215,8 +367,9 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
                 usage = i
         views.append(m if d.view is None else d.view)
         tokens.append(d.view_tokens)
+    base = start if start.raw else None
     if len(start.raw) == len(raw):
-        return start
+        return start, base, key
     scan = _Scan(
         tuple(raw),
         tuple(contents),
@@ -233,7 +386,7 @@ def _scan(raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig) -
     )
     if key is not None:
         shared_blocks().put(key, scan)
-    return scan
+    return scan, base, key
 
 
 def _extends(raw: list[BaseMessage], scan: _Scan) -> bool:

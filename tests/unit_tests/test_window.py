@@ -21,6 +21,7 @@ from langctx.cli.demo.session import coding_session, iter_turns
 from langctx.count_cache import CachedCounter, Described
 from langctx.state_memory import MemorySettings, ThreadView, view_state
 from langctx.tokens import ApproximateCounter
+from tests._helpers import stateless_step
 from tests.unit_tests.test_properties import (
     SETTINGS,
     History,
@@ -208,7 +209,6 @@ def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_blo
     memory's."""
     import langctx.count_cache as count_cache
     import langctx.engine.layers as layers
-    from tests._helpers import stateless_step
 
     rendered: list[tuple[str, ...]] = []
     render = layers.render_summary_block
@@ -244,3 +244,62 @@ def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_blo
             assert check_view(view_state(state, s))
         folded = len(state["langctx"].get("compactions") or []) > before
     assert after_cut >= 10
+
+
+def test_a_call_extending_the_last_one_still_applies_an_edit_to_a_new_message() -> None:
+    """The projection of a call that only adds messages extends the previous call's, unless a
+    new message is one an edit in the channel names (a channel written ahead of the messages,
+    as a fork or a replay can leave it): that one is projected edited."""
+    from langctx.entries import new_edit_entry
+
+    s = MemorySettings.of(max_tokens=50_000)
+    messages: list[BaseMessage] = [SystemMessage("Be brief.", id="s"), HumanMessage("Go.", id="t")]
+    edit = new_edit_entry(
+        message_id="late",
+        content="[elided]",
+        reason="placeholder",
+        tokens_before=50,
+        tokens_after=3,
+    )
+    channel = merge_langctx({}, {"v": 1, "edits": [edit]})
+    first = view_state({"messages": messages, "langctx": channel}, s)
+    assert first._window is not None
+    grown = [*messages, AIMessage("working", id="a1"), AIMessage("x " * 200, id="late")]
+    view = view_state({"messages": grown, "langctx": channel}, s)
+    assert view._window is not None
+    assert view.projection()[-1].content == "[elided]"
+    assert check_view(view)
+    plain = [*messages, AIMessage("working", id="a1"), AIMessage("y " * 200, id="other")]
+    assert view_state({"messages": plain, "langctx": channel}, s).projection()[-1].id == "other"
+
+
+def test_an_entry_that_keeps_the_cut_still_changes_the_next_projection() -> None:
+    """A channel write that leaves the cut where it is (a background model summary replacing a
+    local one is a merge entry of the newest summary) changes the summary block: the next call,
+    though its messages extend the previous call's, projects the new block."""
+    from langctx.entries import covered_count
+
+    s = MemorySettings.of(max_tokens=8_000)
+    state: dict[str, Any] = {"messages": coding_session(0, seed=4), "langctx": {}}
+    turns = iter_turns(200, seed=4)
+    while not state["langctx"].get("compactions"):
+        state["messages"] = [*state["messages"], *next(turns)]
+        stateless_step(state, s)
+    newest = state["langctx"]["compactions"][-1]
+    view_state(state, s)  # the projection this call extends
+    upgrade = {
+        **newest,
+        "id": "cmp-upgrade",
+        "summary": "Model summary: the parser is fixed.",
+        "trigger": "merge",
+        "quality": "model",
+        "covered_ids": [],
+        "covered_count": covered_count(newest),
+        "merged_from": [newest["id"]],
+    }
+    state["langctx"] = merge_langctx(state["langctx"], {"v": 1, "compactions": [upgrade]})
+    state["messages"] = [*state["messages"], HumanMessage("and the docs?", id="h-more")]
+    view = view_state(state, s)
+    assert view._window is not None
+    assert any("the parser is fixed" in str(m.content) for m in view.projection())
+    assert check_view(view)
