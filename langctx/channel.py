@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from langctx.entries import ENTRY_VERSION, validate_entry
 from langctx.errors import StateVersionError
@@ -126,8 +126,11 @@ def channel_update(
     drop: Mapping[str, Sequence[str]] | None = None,
     slim: Sequence[str] = (),
     counter: str | None = None,
+    copy: bool = True,
 ) -> LangctxChannel:
-    """An update for the ``langctx`` channel (entries are copied).
+    """An update for the ``langctx`` channel (entries are copied, unless ``copy=False``: entries
+    nothing else holds, which then keep their identity in the channel and in the caches keyed by
+    it).
 
     Args:
         compactions: new compaction entries (appended by id).
@@ -138,6 +141,7 @@ def channel_update(
         drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
         slim: ids of compaction entries whose covered ids were archived (archive mode).
         counter: the name of the token counter the entries were counted with.
+        copy: copy the entries (False: the caller hands them over and never changes them).
 
     Example:
         >>> channel_update(priorities={"m1": 10})
@@ -145,8 +149,8 @@ def channel_update(
     """
     out = LangctxChannel(
         v=CHANNEL_VERSION,
-        compactions=[_copy(e) for e in compactions],
-        edits=[_copy(e) for e in edits],
+        compactions=[_copy(e) if copy else cast(dict[str, Any], e) for e in compactions],
+        edits=[_copy(e) if copy else cast(dict[str, Any], e) for e in edits],
         priorities={str(k): int(v) for k, v in (priorities or {}).items()},
     )
     if reset:

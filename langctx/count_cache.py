@@ -41,7 +41,6 @@ __all__ = [
     "describe",
     "describe_edited",
     "entry_digest",
-    "share_digests",
     "shared_blocks",
     "shared_cache",
 ]
@@ -177,17 +176,6 @@ def entry_digest(entry: Mapping[str, Any]) -> bytes:
         found = (hashlib.blake2b(text, digest_size=16).digest(), entry)
         _BLOCKS.put(key, found)
     return cast(bytes, found[0])
-
-
-def share_digests(
-    originals: Sequence[Mapping[str, Any]], copies: Sequence[Mapping[str, Any]]
-) -> None:
-    """Give each copy the digest its original has (:func:`entry_digest`), when it has one: the
-    channel's copies of a call's new entries then find the summary block rendered for them."""
-    for original, copy in zip(originals, copies, strict=True):
-        found = _BLOCKS.get(("entry-digest", id(original)))
-        if found is not None and found[1] is original:
-            _BLOCKS.put(("entry-digest", id(copy)), (found[0], copy))
 
 
 def counter_key(counter: TokenCounter) -> Hashable:

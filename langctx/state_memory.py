@@ -17,12 +17,11 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Unpack, overload
+from typing import Any, Unpack, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from langctx.channel import (
     ArchiveRecord,
@@ -33,16 +32,16 @@ from langctx.channel import (
 )
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
-from langctx.count_cache import CachedCounter, share_digests
-from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, validate_entry
+from langctx.count_cache import CachedCounter
+from langctx.entries import CompactionEntry, EditEntry
 from langctx.facts import FileToolSpec
-from langctx.markers import ANON_ID_PREFIX, NO_THREAD
+from langctx.markers import NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
+from langctx.state_reading import WithIds, current_entries, window_start
 from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
-from langctx.turns import tool_call_ids
 from langctx.window import WindowProjection, project_window
 
 __all__ = [
@@ -164,6 +163,8 @@ class ThreadView:
         self._reset = reset
         self._archive = archive
         self._window = window
+        self._read: _Read | None = None
+        """What :func:`view_state` read, to ready the next call's projection after a write."""
         self.input_span: tuple[int, int] | None = None
         """Where the projection sits in a model input (overflow recovery of a model input)."""
 
@@ -239,21 +240,28 @@ class ThreadView:
         edits = self.memory.edits
         prio = self.memory.priorities
         if self._reset:
-            out = channel_update(
-                compactions=comps, edits=edits, priorities=prio, reset=True, counter=self._counter
+            return channel_update(
+                compactions=comps,
+                edits=edits,
+                priorities=prio,
+                reset=True,
+                counter=self._counter,
+                copy=False,
             )
-            share_digests(comps, out["compactions"])
-            return out
         known_p = self._known_priorities or {}
         new_c, new_e = comps[self._known :], edits[self._known_edits or 0 :]
         new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
         if not (new_c or new_e or new_p):
             return None
-        out = channel_update(
-            compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter
+        # the memory is this call's own: its entries go to the channel as they are, so the next
+        # call finds what this one computed from them (active summaries, block, edit grouping)
+        update = channel_update(
+            compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter, copy=False
         )
-        share_digests(new_c, out["compactions"])  # the channel's copies find the block rendered
-        return out
+        if self._read is not None and (new_c or new_e):
+            self._read.ready_next(update)
+            self._read = None
+        return update
 
     @property
     def _counter(self) -> str:
@@ -277,13 +285,13 @@ def view_state(
     """
     messages = state.get("messages") or []
     messages = messages if isinstance(messages, list) else list(messages)
-    raw = _WithIds(messages)
+    raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
-    comps: list[CompactionEntry] = _current(channel.get("compactions"))
-    edits: list[EditEntry] = _current(channel.get("edits"))
+    comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
+    edits: list[EditEntry] = current_entries(channel.get("edits"))
     priorities = channel.get("priorities") or {}
     archive = channel.get("archive")
-    span = _window(raw, comps, archive)
+    span = window_start(raw, comps, archive)
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
@@ -299,7 +307,38 @@ def view_state(
         archive=archive,
         window=window,
     )
+    view._read = _Read(messages, comps, edits, archive, settings)
     return view
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """The state a view was computed from."""
+
+    messages: list[BaseMessage]
+    compactions: list[CompactionEntry]
+    edits: list[EditEntry]
+    archive: Any
+    settings: MemorySettings
+
+    def ready_next(self, update: LangctxChannel) -> None:
+        """Project the window after ``update``'s cut now, over the entries the channel will hold
+        (the reducer appends them): the next call, whose messages extend these, then extends that
+        projection by its new messages instead of scanning the new window and rendering its
+        summary block. A compaction call does this work; the call after it does not."""
+        if update.get("reset") or update.get("drop") or update.get("slim") or "archive" in update:
+            return  # the next state is not these messages plus new ones
+        comps: list[CompactionEntry] = [
+            *self.compactions,
+            *cast(Any, update.get("compactions", [])),
+        ]
+        edits: list[EditEntry] = [*self.edits, *cast(Any, update.get("edits", []))]
+        span = window_start(WithIds(self.messages), comps, self.archive)
+        if span is not None:
+            head, start = span
+            project_window(
+                head, self.messages[start:], compactions=comps, edits=edits, settings=self.settings
+            )
 
 
 def _restored(
@@ -327,125 +366,12 @@ def _restored(
     return memory
 
 
-class _WithIds(Sequence[BaseMessage]):
-    """The state's messages, each with an id: one derived from its position and content when it
-    has none (LangGraph's reducer gives every message an id; a state built by hand may not), so
-    the same state always gives the same ids. Only the messages read are looked at."""
-
-    def __init__(self, raw: list[BaseMessage]) -> None:
-        self._raw = raw
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    @overload
-    def __getitem__(self, i: int) -> BaseMessage: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[BaseMessage]: ...
-    def __getitem__(self, i: int | slice) -> BaseMessage | list[BaseMessage]:
-        if isinstance(i, slice):
-            part = self._raw[i]
-            if all(m.id is not None for m in part):
-                return part
-            return [self[j] for j in range(*i.indices(len(self._raw)))]
-        m = self._raw[i]
-        if m.id is not None:
-            return m
-        index = i if i >= 0 else len(self._raw) + i
-        return m.model_copy(update={"id": f"{ANON_ID_PREFIX}{index}-{_digest(m)}"})
-
-
-def _digest(message: BaseMessage) -> str:
-    text = f"{message.type}\x00{message.content!r}\x00{getattr(message, 'tool_calls', None)!r}"
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
-def _current(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
-    """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
-    on every write; a channel stored without it is checked here)."""
-    entries = entries if isinstance(entries, list) else list(entries or ())
-    if all(e.get("v") == ENTRY_VERSION and "kind" in e for e in (entries[:1] + entries[-1:])):
-        return entries  # the reducer migrates every entry on a write: first and last tell
-    return [validate_entry(dict(e)) for e in entries]
-
-
-def _window(
-    raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
-) -> tuple[list[BaseMessage], int] | None:
-    """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
-    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
-    if cut_entry is None:
-        return [], 0
-    fk = cut_entry["first_kept_id"]
-    if fk is not None:
-        start = _rfind(raw, fk)
-    else:  # the fold reached the log's end: the cut is just after its last message
-        covered = cut_entry["covered_ids"]
-        last = _rfind(raw, covered[-1]) if covered else None
-        start = None if last is None else last + 1
-    if start is None and isinstance(archive, Mapping) and archive.get("first_kept"):
-        start = _rfind(raw, str(archive["first_kept"]))  # the folded messages were archived
-    if start is None:
-        return None
-    k = 0
-    while k < start and isinstance(raw[k], SystemMessage):
-        k += 1
-    head = [m for m in raw[:k] if not is_control_message(m)]
-    pc_id = cut_entry.get("provider_compaction_id")
-    if pc_id:
-        p = _rfind(raw, pc_id, hi=start)
-        if p is None:
-            return None
-        head.extend(_unit(raw, p, start))
-    elif "task_id" in cut_entry:
-        task_id = cut_entry["task_id"]
-        t = _find(raw, task_id, lo=k, hi=start) if task_id else None
-        if task_id and t is None:
-            return None
-        if t is not None:
-            head.append(raw[t])
-    else:  # an entry of an older langctx names no task: the whole state is read once more
-        return None
-    return head, start
-
-
-def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
-    """The message at ``p`` and the tool results answering its calls (before ``hi``)."""
-    calls = set(tool_call_ids(raw[p]))
-    out = [raw[p]]
-    for m in raw[p + 1 : hi]:
-        if getattr(m, "tool_call_id", None) not in calls:
-            break
-        out.append(m)
-    return out
-
-
 def _last_response(window: Sequence[BaseMessage]) -> int:
     """Index of the latest AI message: what precedes it was an earlier call's checked input."""
     for i in range(len(window) - 1, -1, -1):
         if isinstance(window[i], AIMessage):
             return i
     return 0
-
-
-def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
-    if isinstance(raw, _WithIds) and not mid.startswith(ANON_ID_PREFIX):
-        messages = raw._raw  # a stated id: no derived id can equal it
-        for i in range(len(messages) - 1 if hi is None else hi - 1, -1, -1):
-            if messages[i].id == mid:
-                return i
-        return None
-    for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
-        if raw[i].id == mid:
-            return i
-    return None
-
-
-def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | None:
-    for i in range(lo, hi):
-        if raw[i].id == mid:
-            return i
-    return None
 
 
 def _rebuilt(

@@ -129,9 +129,12 @@ def _frame_after(
 
 
 def _same(kept: Sequence[object], n: int, entries: Sequence[object]) -> bool:
-    """True when ``entries`` is the list a frame read, still of its length (the channel only
-    appends, and its reducer writes new lists), or both are empty."""
-    return (kept is entries and n == len(entries)) or (n == 0 and not entries)
+    """True when ``entries`` holds the entries a frame read: of its length, with the same first
+    and last entries (the channel only appends, and the reducer copies the list but not its
+    entries, so a copy of the same list passes)."""
+    if n != len(entries):
+        return False
+    return n == 0 or (kept is entries) or (kept[0] is entries[0] and kept[-1] is entries[-1])
 
 
 def _extended(

@@ -200,15 +200,15 @@ def test_two_threads_with_the_same_first_messages_do_not_share_a_scan() -> None:
         assert dump(view.projection()) == dump(_fresh_projection(messages, s))
 
 
-def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_block(
+def test_the_call_after_a_cut_extends_what_the_compaction_call_readied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A cut moves the window's start, so the kept scan is no prefix of the next call's: the
-    messages it read keep their descriptions, and the channel's copies of the new entries find
-    the summary block the compaction rendered (by content, their digests carried over). The projection is still the
-    memory's."""
+    """The compaction call projects the window after its cut over the entries the channel will
+    hold: the next call (its messages extend those) describes only its new messages, computes
+    no projection whole and renders no summary block. Its projection is still the memory's."""
     import langctx.count_cache as count_cache
     import langctx.engine.layers as layers
+    import langctx.window as window
 
     rendered: list[tuple[str, ...]] = []
     render = layers.render_summary_block
@@ -224,6 +224,14 @@ def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_blo
         digested.append(entry["id"])
         return facts(entry)
 
+    whole: list[int] = []
+    projected = window._projected
+
+    def counting_projected(*args: Any) -> Any:
+        whole.append(1)
+        return projected(*args)
+
+    monkeypatch.setattr(window, "_projected", counting_projected)
     monkeypatch.setattr(layers, "render_summary_block", counting_render)
     monkeypatch.setattr(count_cache, "entry_facts", counting_facts)
     counter = Counting()
@@ -236,11 +244,12 @@ def test_the_call_after_a_cut_describes_only_its_new_messages_and_renders_no_blo
         counter.seen.clear()
         rendered.clear()
         digested.clear()
+        whole.clear()
         view = stateless_step(state, s)
         if folded and view._memory is None:  # the call right after a compaction
             after_cut += 1
             assert sorted(counter.seen) == sorted(str(m.id) for m in turn)
-            assert rendered == [] and digested == []
+            assert rendered == [] and digested == [] and whole == []
             assert check_view(view_state(state, s))
         folded = len(state["langctx"].get("compactions") or []) > before
     assert after_cut >= 10

@@ -1,0 +1,137 @@
+"""Reading a graph state: message ids, the stored entries, where the window after the latest
+cut starts.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage, SystemMessage
+    >>> raw = WithIds([SystemMessage("Be brief.", id="s"), HumanMessage("Hi")])
+    >>> raw[1].id.startswith("langctx-anon-"), window_start(raw, [], None)
+    (True, ([], 0))
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any, overload
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from langctx.commands import is_control_message
+from langctx.entries import ENTRY_VERSION, CompactionEntry, validate_entry
+from langctx.markers import ANON_ID_PREFIX
+from langctx.turns import tool_call_ids
+
+__all__ = ["WithIds", "current_entries", "window_start"]
+
+
+class WithIds(Sequence[BaseMessage]):
+    """The state's messages, each with an id: one derived from its position and content when it
+    has none (LangGraph's reducer gives every message an id; a state built by hand may not), so
+    the same state always gives the same ids. Only the messages read are looked at."""
+
+    def __init__(self, raw: list[BaseMessage]) -> None:
+        self._raw = raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, i: int) -> BaseMessage: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[BaseMessage]: ...
+    def __getitem__(self, i: int | slice) -> BaseMessage | list[BaseMessage]:
+        if isinstance(i, slice):
+            part = self._raw[i]
+            if all(m.id is not None for m in part):
+                return part
+            return [self[j] for j in range(*i.indices(len(self._raw)))]
+        m = self._raw[i]
+        if m.id is not None:
+            return m
+        index = i if i >= 0 else len(self._raw) + i
+        return m.model_copy(update={"id": f"{ANON_ID_PREFIX}{index}-{_digest(m)}"})
+
+
+def _digest(message: BaseMessage) -> str:
+    text = f"{message.type}\x00{message.content!r}\x00{getattr(message, 'tool_calls', None)!r}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def current_entries(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
+    """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
+    on every write; a channel stored without it is checked here)."""
+    entries = entries if isinstance(entries, list) else list(entries or ())
+    if all(e.get("v") == ENTRY_VERSION and "kind" in e for e in (entries[:1] + entries[-1:])):
+        return entries  # the reducer migrates every entry on a write: first and last tell
+    return [validate_entry(dict(e)) for e in entries]
+
+
+def window_start(
+    raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
+) -> tuple[list[BaseMessage], int] | None:
+    """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
+    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
+    if cut_entry is None:
+        return [], 0
+    fk = cut_entry["first_kept_id"]
+    if fk is not None:
+        start = _rfind(raw, fk)
+    else:  # the fold reached the log's end: the cut is just after its last message
+        covered = cut_entry["covered_ids"]
+        last = _rfind(raw, covered[-1]) if covered else None
+        start = None if last is None else last + 1
+    if start is None and isinstance(archive, Mapping) and archive.get("first_kept"):
+        start = _rfind(raw, str(archive["first_kept"]))  # the folded messages were archived
+    if start is None:
+        return None
+    k = 0
+    while k < start and isinstance(raw[k], SystemMessage):
+        k += 1
+    head = [m for m in raw[:k] if not is_control_message(m)]
+    pc_id = cut_entry.get("provider_compaction_id")
+    if pc_id:
+        p = _rfind(raw, pc_id, hi=start)
+        if p is None:
+            return None
+        head.extend(_unit(raw, p, start))
+    elif "task_id" in cut_entry:
+        task_id = cut_entry["task_id"]
+        t = _find(raw, task_id, lo=k, hi=start) if task_id else None
+        if task_id and t is None:
+            return None
+        if t is not None:
+            head.append(raw[t])
+    else:  # an entry of an older langctx names no task: the whole state is read once more
+        return None
+    return head, start
+
+
+def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
+    """The message at ``p`` and the tool results answering its calls (before ``hi``)."""
+    calls = set(tool_call_ids(raw[p]))
+    out = [raw[p]]
+    for m in raw[p + 1 : hi]:
+        if getattr(m, "tool_call_id", None) not in calls:
+            break
+        out.append(m)
+    return out
+
+
+def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
+    if isinstance(raw, WithIds) and not mid.startswith(ANON_ID_PREFIX):
+        messages = raw._raw  # a stated id: no derived id can equal it
+        for i in range(len(messages) - 1 if hi is None else hi - 1, -1, -1):
+            if messages[i].id == mid:
+                return i
+        return None
+    for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
+        if raw[i].id == mid:
+            return i
+    return None
+
+
+def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | None:
+    for i in range(lo, hi):
+        if raw[i].id == mid:
+            return i
+    return None
