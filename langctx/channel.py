@@ -191,9 +191,10 @@ def merge_langctx(
     drop = update.get("drop") or {}
     for key in _LISTS:
         current = _migrated_list(base.get(key) or [])
-        seen = {e.get("id") for e in current}
+        seen = {e.get("id") for e in current} if update.get(key) else set()
         for raw in update.get(key) or []:
-            # an update owns its entries (channel_update copies them; a migration copies)
+            # an update owns its entries (channel_update copies those a caller keeps; a migration
+            # copies): a current one enters the channel as it is
             entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
             if entry["id"] not in seen:
                 seen.add(entry["id"])

@@ -144,7 +144,8 @@ def _extended(
     compactions: Sequence[CompactionEntry],
     settings: MemorySettings,
 ) -> WindowProjection | None:
-    """``frame``'s projection with the messages ``scan`` read after it (None: one is edited)."""
+    """``frame``'s projection with the messages ``scan`` read after it (computed whole when an
+    edit names one of them)."""
     known = len(frame.scan.log)
     if frame.edited and any(str(m.id) in frame.edited for m in scan.log[known:]):
         return _projected(scan, key, frame.head, compactions, frame.edits, settings)
