@@ -398,23 +398,33 @@ def run(key: str, turns: int, repeats: int = 1) -> Run:
     Every projection of the first repetition is checked; the others are only timed. Per-turn
     times are the minimum over the repetitions (the least disturbed by other jobs).
     """
-    try:
-        APPROACHES[key]()
-    except Exception as exc:  # an anchor that cannot even be built (missing package, ...)
-        return Run(key, key, turns, error=f"{type(exc).__name__}: {exc}")
-    out: Run | None = None
+    return run_all([key], turns, repeats)[0]
+
+
+def run_all(keys: Sequence[str], turns: int, repeats: int = 1) -> list[Run]:
+    """:func:`run` for each of ``keys``, the repetitions interleaved (every approach's first
+    loop, then every approach's second, ...): a slow spell of the machine falls on several
+    approaches' repetitions instead of on both of one."""
+    out: dict[str, Run] = {}
+    for key in keys:
+        try:
+            APPROACHES[key]()
+        except Exception as exc:  # an anchor that cannot even be built (missing package, ...)
+            out[key] = Run(key, key, turns, error=f"{type(exc).__name__}: {exc}")
     for rep in range(repeats):
-        r = _isolated(key, turns, check=rep == 0)
-        if out is None:
-            out = r
-        elif r.times_ms and len(r.times_ms) == len(out.times_ms):
-            out.times_ms = [min(a, b) for a, b in zip(out.times_ms, r.times_ms, strict=True)]
-            out.wall_ms = [min(a, b) for a, b in zip(out.wall_ms, r.wall_ms, strict=True)]
-        if out.error:
-            break
-    assert out is not None
-    out.repeats = repeats
-    return out
+        for key in keys:
+            kept = out.get(key)
+            if kept is not None and kept.error:
+                continue
+            r = _isolated(key, turns, check=rep == 0)
+            if kept is None:
+                out[key] = r
+            elif r.times_ms and len(r.times_ms) == len(kept.times_ms):
+                kept.times_ms = [min(a, b) for a, b in zip(kept.times_ms, r.times_ms, strict=True)]
+                kept.wall_ms = [min(a, b) for a, b in zip(kept.wall_ms, r.wall_ms, strict=True)]
+    for r in out.values():
+        r.repeats = repeats
+    return [out[key] for key in keys]
 
 
 def _isolated(key: str, turns: int, *, check: bool) -> Run:
@@ -621,7 +631,8 @@ def report(runs: list[Run], env: dict[str, Any], wall_s: float) -> str:
         f"zero). Per-turn time = CPU time of the process (`time.process_time`, so other jobs "
         f"on the machine disturb it less than wall time) spent appending the turn and building "
         f"the context, the minimum per turn over {runs[0].repeats if runs else 1} repetitions "
-        "(wall times are in the JSON). 'last-100 / first-100' divides the mean (and the median) "
+        "(interleaved: every approach's first loop, then every approach's second; wall times "
+        "are in the JSON). 'last-100 / first-100' divides the mean (and the median) "
         "per-turn time of the last 100 turns by that of the first 100; it is 1.00 by "
         "construction for the 100-turn loops. Checks, on every projection of the first "
         "repetition, by a separate exact counter: "
@@ -719,8 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     runs: list[Run] = []
     for turns in args.turns:
-        for key in args.only or APPROACHES:
-            r = run(key, turns, args.repeats)
+        for r in run_all(list(args.only or APPROACHES), turns, args.repeats):
             s = r.stats()
             print(
                 f"{r.name:40s} {turns:5d} turns  median {s.get('median_ms', 0):8.3f} ms  "
