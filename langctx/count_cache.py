@@ -1,8 +1,10 @@
-"""What the stateless engine remembers across calls: message token counts and rendered blocks.
+"""What the stateless engine remembers across calls: message token counts and derived records.
 
-Both are bounded LRUs keyed by content (a message's id and a fingerprint of what it holds; the
-ids, levels and texts of the summaries of a block), so an entry can never describe another state:
-a thread rebuilt on every call costs a lookup per message already counted, in any worker.
+Two bounded LRUs. Counts and descriptions are keyed by content (a message's id and a fingerprint
+of what it holds); the other holds summary blocks (by the entries' digests, or by the entries
+themselves), entry groupings and the latest scan and projection of a window (by the objects they
+were computed from, which the stored value holds), so no record can describe another state: a
+thread rebuilt on every call costs a lookup per message already counted, in any worker.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -149,11 +151,12 @@ _SHARED = MessageCountCache()
 
 
 _BLOCKS = LRU[Hashable, Any](256)
-"""Rendered summary blocks (message, tokens) and active-summary lists, by their content."""
+"""Summary blocks, entry digests, active-summary positions, edit groupings, window scans and
+projections (see the module docs)."""
 
 
 def shared_blocks() -> LRU[Hashable, Any]:
-    """The process-wide cache of rendered summary blocks."""
+    """The process-wide cache of derived records (blocks, groupings, scans, projections)."""
     return _BLOCKS
 
 
