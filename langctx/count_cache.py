@@ -2,9 +2,9 @@
 
 Two bounded LRUs. Counts and descriptions are keyed by content (a message's id and a fingerprint
 of what it holds); the other holds summary blocks (by the entries' digests, or by the entries
-themselves), entry groupings and the latest scan and projection of a window (by the objects they
-were computed from, which the stored value holds), so no record can describe another state: a
-thread rebuilt on every call costs a lookup per message already counted, in any worker.
+themselves), entry groupings and the latest projection of a window with its scan (by the objects
+they were computed from, which the stored value holds), so no record can describe another state:
+a thread rebuilt on every call costs a lookup per message already counted, in any worker.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -21,13 +21,13 @@ import hashlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
-from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
 from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.lru import LRU
 from langctx.machinery import is_substantive_task
-from langctx.markers import CONTEXT_MODE_STAMP
+from langctx.markers import CONTEXT_MODE_STAMP, needs_escape
 from langctx.projection import view_message
 from langctx.surrogates import surrogate_field
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
@@ -70,14 +70,21 @@ class Described(NamedTuple):
 
 
 def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Described:
-    view = view_message(message)
+    content = message.__dict__["content"]
+    if isinstance(content, str):  # the common shape: no blocks, so no thinking, no compaction item
+        escape = isinstance(message, ToolMessage | AIMessage) and needs_escape(content)
+        view = view_message(message) if escape else message
+        thinking = compaction = False
+    else:
+        view = view_message(message)
+        thinking, compaction = has_thinking(message), is_provider_compaction(message)
     return Described(
         tokens,
         None if view is message else view,
         tokens if view is message else counter.count_message(view),
-        has_thinking(message),
-        is_provider_compaction(message),
-        tuple(tool_call_ids(message)),
+        thinking,
+        compaction,
+        tuple(tool_call_ids(message)) if isinstance(message, AIMessage) else (),
         isinstance(message, HumanMessage) and is_substantive_task(message),
         isinstance(message, RemoveMessage) or surrogate_field(message) is not None,
     )
@@ -151,8 +158,8 @@ _SHARED = MessageCountCache()
 
 
 _BLOCKS = LRU[Hashable, Any](256)
-"""Summary blocks, entry digests, active-summary positions, edit groupings, window scans and
-projections (see the module docs)."""
+"""Summary blocks, entry digests, active-summary positions, edit groupings and window projections
+with their scans (see the module docs)."""
 
 
 def shared_blocks() -> LRU[Hashable, Any]:

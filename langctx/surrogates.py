@@ -32,7 +32,9 @@ def surrogate_field(message: BaseMessage) -> str | None:
     fields = message.__dict__
     for name in _FIELDS:
         value = fields.get(name)
-        if value and _has_surrogate(value):
+        if not value or (isinstance(value, str) and value.isascii()):
+            continue
+        if _has_surrogate(value):
             return name
     return None
 

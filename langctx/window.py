@@ -72,11 +72,18 @@ def project_window(
     that call's projection by its new messages (unless one of them is pinned or edited).
     """
     config, counter = settings.config, settings.counter
-    found = _scan([*head, *window], counter, config)
+    raw = (*head, *window)
+    key: Hashable = None
+    kept: _Frame | None = None
+    if isinstance(counter, CachedCounter) and raw:
+        # the latest projection of a window starting with these messages, by this counter
+        key = ("frame", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
+        kept = shared_blocks().get(key)
+    found = _scan(raw, counter, config, None if kept is None else kept.scan)
     if found is None:
         return None
-    scan, base, key = found
-    frame = _frame_after(key, base, head, compactions, edits, settings)
+    scan, base = found
+    frame = _frame_after(kept, base, head, compactions, edits, settings)
     if frame is not None and base is not None and scan.found == base.found:
         return _extended(frame, scan, key, compactions, settings)
     return _projected(scan, key, head, compactions, edits, settings)
@@ -106,17 +113,17 @@ class _Frame:
 
 
 def _frame_after(
-    key: Hashable,
+    frame: _Frame | None,
     base: _Scan | None,
     head: Sequence[BaseMessage],
     compactions: Sequence[CompactionEntry],
     edits: Sequence[EditEntry],
     settings: MemorySettings,
 ) -> _Frame | None:
-    """The frame kept for ``base`` when this call reads the same head, entries and settings."""
-    frame: _Frame | None = shared_blocks().get(("frame", key)) if base is not None else None
+    """``frame`` when it was computed for ``base`` over the same head, entries and settings."""
     if (
         frame is None
+        or base is None
         or frame.scan is not base
         or not _same(frame.compactions, frame.n_compactions, compactions)
         or not _same(frame.edits, frame.n_edits, edits)
@@ -238,7 +245,7 @@ def _finish(key: Hashable, frame: _Frame) -> WindowProjection:
     """The projection a frame stands for, with its trigger decision; the frame is kept (one per
     scan key: the latest call's)."""
     if key is not None:
-        shared_blocks().put(("frame", key), frame)
+        shared_blocks().put(key, frame)
     config, scan, total = frame.settings.config, frame.scan, frame.total
     calibration = _calibration(
         scan.log,
@@ -292,36 +299,43 @@ _EMPTY = _Scan((), (), (), (), (), {}, ([], None), True, (), -1, 0, ())
 
 
 def _scan(
-    raw: list[BaseMessage], counter: TokenCounter, config: MemoryConfig
-) -> tuple[_Scan, _Scan | None, Hashable] | None:
-    """Describe each message of ``raw`` but control messages; with the kept scan it extends and
-    its cache key (None: a shape only a memory handles).
+    raw: tuple[BaseMessage, ...],
+    counter: TokenCounter,
+    config: MemoryConfig,
+    kept: _Scan | None,
+) -> tuple[_Scan, _Scan | None] | None:
+    """Describe each message of ``raw`` but control messages; with the scan it extends (None: a
+    shape only a memory handles).
 
     Within a run, each model call's messages are the previous ones plus new ones, the same
-    objects: the scan of the longest such prefix is kept (keyed by the first ids, checked message
-    by message by identity) and only the new messages are described. After a cut the kept scan
-    is no prefix, but the messages it read keep their descriptions.
+    objects: when ``kept`` (the previous call's scan of a window with the same first ids) read a
+    prefix of ``raw`` (checked message by message by identity), only the new messages are
+    described. After a cut it is no prefix, but the messages it read keep their descriptions.
     """
-    key: Hashable = None
     start = _EMPTY
-    kept: _Scan | None = None
     known: dict[int, int] = {}
-    if isinstance(counter, CachedCounter) and raw:
-        key = ("scan", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
-        kept = shared_blocks().get(key)
-        if kept is not None:
-            if _extends(raw, kept):
-                start = kept
-            else:  # the scan holds its messages: no other object can take their ids
-                known = {id(m): r for r, m in enumerate(kept.raw)}
+    if kept is not None:
+        if _extends(raw, kept):
+            start = kept
+        else:  # the scan holds its messages: no other object can take their ids
+            known = {id(m): r for r, m in enumerate(kept.raw)}
     default_task = config.is_task is is_substantive_task
     see = counter.describe if isinstance(counter, CachedCounter) else partial(describe, counter)
-    log, contents = list(start.log), list(start.contents)
-    tokens, views = list(start.tokens), list(start.views)
+    # the messages after ``start``'s, appended to its tuples at the end
+    log: list[BaseMessage] = []
+    contents: list[object] = []
+    tokens: list[int] = []
+    views: list[BaseMessage] = []
+    described: list[Described | None] = []
     pos = dict(start.pos) if start.log else {}
-    systems, task = list(start.found[0]), start.found[1]
-    leading, open_calls, usage = start.leading, list(start.open_calls), start.usage
-    calls, described = start.calls, list(start.described)
+    systems, task = start.found
+    leading, open_calls, usage, calls = (
+        start.leading,
+        list(start.open_calls),
+        start.usage,
+        start.calls,
+    )
+    n = len(start.log)
     for r in range(len(start.raw), len(raw)):
         m = raw[r]
         if not isinstance(m, BaseMessage):
@@ -334,7 +348,7 @@ def _scan(
         mid = m.id
         if mid is None or mid in pos:
             return None
-        i = len(log)
+        i = n + len(log)
         log.append(m)
         pos[mid] = i
         old = known.get(id(m)) if known else None
@@ -356,7 +370,7 @@ def _scan(
             if d.call_ids:
                 open_calls = list(d.call_ids)
             if leading and isinstance(m, SystemMessage):
-                systems.append(i)
+                systems = [*systems, i]
             else:
                 leading = False
                 if (
@@ -373,27 +387,25 @@ def _scan(
         tokens.append(d.view_tokens)
     base = start if start.raw else None
     if len(start.raw) == len(raw):
-        return start, base, key
+        return start, base
     scan = _Scan(
-        tuple(raw),
-        tuple(contents),
-        tuple(log),
-        tuple(views),
-        tuple(tokens),
+        raw,
+        start.contents + tuple(contents),
+        start.log + tuple(log),
+        start.views + tuple(views),
+        start.tokens + tuple(tokens),
         pos,
         (systems, task),
         leading,
         tuple(open_calls),
         usage,
         calls,
-        tuple(described),
+        start.described + tuple(described),
     )
-    if key is not None:
-        shared_blocks().put(key, scan)
-    return scan, base, key
+    return scan, base
 
 
-def _extends(raw: list[BaseMessage], scan: _Scan) -> bool:
+def _extends(raw: Sequence[BaseMessage], scan: _Scan) -> bool:
     """True when ``raw`` starts with the messages ``scan`` read, unchanged."""
     old = scan.raw
     if len(raw) < len(old):
