@@ -268,7 +268,7 @@ class LayeredChatMemory:
         """
         with self._lock:
             last_ai = self._append_all(messages)
-            trigger = self._due(last_ai)
+            trigger = planning.due(self, last_ai)
             if trigger:
                 self._compact(trigger, None)
 
@@ -280,7 +280,7 @@ class LayeredChatMemory:
         with self._lock:
             last_ai = self._append_all(messages)
         async with self._async_lock():
-            trigger = self._due(last_ai)
+            trigger = planning.due(self, last_ai)
             if trigger:
                 await self._acompact(trigger, None)
 
@@ -335,7 +335,7 @@ class LayeredChatMemory:
 
     def needs_compaction(self) -> bool:
         """True when the context is above the compaction mark."""
-        return self._due(False) is not None
+        return planning.due(self, False) is not None
 
     # ------------------------------------------------------------------ compaction (twins)
 
@@ -431,23 +431,6 @@ class LayeredChatMemory:
     _span_tokens = layers._span_tokens
     _refresh = layers._refresh
     _refresh_recent = layers._refresh_recent
-    # compaction planning: triggers, where to cut, what to replace in place, what to merge (langctx.engine.planning)
-    _due = planning._due
-    _plan = planning._plan
-    _keep_target = planning._keep_target
-    _plan_placeholders = planning._plan_placeholders
-    _placeholder = planning._placeholder
-    _elided_call = planning._elided_call
-    _kept_placeholders = planning._kept_placeholders
-    _placeholder_text = planning._placeholder_text
-    _edit_floor = planning._edit_floor
-    _task_text = planning._task_text
-    _extract = planning._extract
-    _mechanical = planning._mechanical
-    _chain_request = planning._chain_request
-    _folded = planning._folded
-    _merge_group = planning._merge_group
-    _merge_request = planning._merge_request
     # the summarizer calls of a compaction: fallback to the local summary, cap (langctx.engine.summarizer_calls)
     _run = summarizer_calls._run
     _arun = summarizer_calls._arun

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from langctx.engine import background, planning
 from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -26,7 +27,7 @@ def _compact(
 ) -> CompactionEntry | None:
     started = time.perf_counter()
     self._waited_s = 0.0
-    plan = self._plan(trigger, instructions, keep)
+    plan = _planned(self, trigger, instructions, keep)
     self._start(plan)
     if plan is None:
         return None
@@ -47,7 +48,7 @@ async def _acompact(
     if trigger in ("threshold", "proactive") and not instructions:
         await self._await_upgrade()
     with self._lock:
-        plan = self._plan(trigger, instructions, keep)
+        plan = _planned(self, trigger, instructions, keep)
     self._start(plan)
     if plan is None:
         return None
@@ -59,6 +60,18 @@ async def _acompact(
     await self._amerge_levels()
     self._finish(plan, entry, started, _mode(self, calls, background))
     return entry
+
+
+def _planned(
+    self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None
+) -> Plan | None:
+    """Settle a finished background summary, then plan over the memory as it is."""
+    # what the model was sent last (before a finished upgrade changes the block), for a
+    # summarizer that reads the span from the provider's cache
+    sent = self.build_context() if getattr(self.summarizer, "wants_context", False) else []
+    self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
+    running = frozenset(e["id"] for e in self._active if background.running(e["id"]))
+    return planning.plan(self, trigger, instructions, keep, sent=sent, running=running)
 
 
 def _upgrade_later(self: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None) -> bool:

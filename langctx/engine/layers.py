@@ -110,7 +110,7 @@ def _thinking_dropped(self: LayeredChatMemory, i: int) -> bool:
     the recent layer no longer match the prefix they were written for (Anthropic's prefix
     check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
     live run keeps its thinking: a compaction never changes what precedes it (see
-    ``_plan``).
+    :func:`~langctx.engine.planning.plan`).
     """
     return (
         bool(self._thinking)

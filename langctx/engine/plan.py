@@ -31,7 +31,7 @@ class Plan:
     request: SummaryRequest | None  # None: no summarizer call (mechanical or local)
     quality: str
     placeholders: list[EditEntry] = field(default_factory=list)
-    """In-place edits: with no fold, applied while planning; with one, applied by its commit."""
+    """In-place edits, applied by the commit (with the fold, or alone when no fold is needed)."""
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
 

@@ -1,11 +1,16 @@
-"""Compaction planning: triggers, where to cut, what to replace in place, what to merge."""
+"""Compaction planning: triggers, where to cut, what to replace in place, what to merge.
+
+Pure decisions over a :class:`~langctx.engine.memory.PlanningView` (a memory's log, entries, counts
+and settings): each function returns a value and writes nothing; the memory applies a plan
+(:mod:`langctx.engine.writing`) around the summarizer call (:mod:`langctx.engine.compaction`).
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -17,7 +22,6 @@ from langchain_core.messages.tool import ToolCall
 
 from langctx.blocks import has_opaque_blocks
 from langctx.cache_mark import cheapest_mark, mark_floor
-from langctx.engine import background
 from langctx.engine.elision import elide_args, with_call_args
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
@@ -42,19 +46,18 @@ from langctx.summarize.text import merge_summary_facts, summary_facts
 from langctx.turns import group_units
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
-
-logger = logging.getLogger("langctx")
+    from langctx.engine.memory import PlanningView
 
 
-def _due(self: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
-    if not self._log:
+def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
+    """The trigger that fires now ("threshold" right after a response with usage), if any."""
+    if not memory._log:
         return None
-    last = self._log[-1]
-    tokens = self.calibrated_tokens()
+    last = memory._log[-1]
+    tokens = memory.calibrated_tokens()
     if (
-        tokens <= _mark(self, tokens)
-        and self._context_tokens_raw() <= self.config.max_tokens_resolved
+        tokens <= _mark(memory, tokens)
+        and memory._context_tokens_raw() <= memory.config.max_tokens_resolved
     ):
         return None
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
@@ -62,94 +65,96 @@ def _due(self: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
     return "proactive"
 
 
-def _mark(self: LayeredChatMemory, tokens: int) -> int:
+def _mark(memory: PlanningView, tokens: int) -> int:
     """The mark ``tokens`` is compared with (:func:`~langctx.cache_mark.cheapest_mark`)."""
-    config = self.config
+    config = memory.config
     if config.cache_write_ratio is None:
         return config.high_mark
-    task = [] if self._task_idx is None else [self._task_idx]
-    pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
-    floor = mark_floor(config, pinned=pinned, block=self._block_tokens)
+    task = [] if memory._task_idx is None else [memory._task_idx]
+    pinned = sum(memory._view_tokens(i) for i in [*memory._system_idx, *task])
+    floor = mark_floor(config, pinned=pinned, block=memory._block_tokens)
     if tokens <= floor:
         return floor
-    start = self._recent_start()
-    calls = sum(isinstance(m, AIMessage) for m in self._log[start:])
-    raw = self._context_tokens_raw()
-    return cheapest_mark(config, tokens=raw, pinned=pinned, block=self._block_tokens, calls=calls)
+    start = memory._recent_start()
+    calls = sum(isinstance(m, AIMessage) for m in memory._log[start:])
+    raw = memory._context_tokens_raw()
+    return cheapest_mark(config, tokens=raw, pinned=pinned, block=memory._block_tokens, calls=calls)
 
 
-def _plan(
-    self: LayeredChatMemory,
+def plan(
+    memory: PlanningView,
     trigger: str,
     instructions: str | None,
     keep_override: int | None = None,
+    *,
+    sent: Sequence[BaseMessage] = (),
+    running: Set[str] = frozenset(),
 ) -> Plan | None:
-    # what the model was sent last (before a finished upgrade changes the block), for a
-    # summarizer that reads the span from the provider's cache
-    sent = self.build_context() if getattr(self.summarizer, "wants_context", False) else []
-    self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
-    tokens_before = self.context_tokens()
-    n = len(self._log)
-    lo = max(self._first_kept, self._pc_unit().stop)  # never fold the provider's compaction
-    grouping = group_units(self._log[lo:n])
+    """The next compaction of ``memory`` (None: nothing to fold yet).
+
+    Where to cut (keeping ``keep_override`` or the keep target of recent tokens, never leaving
+    the task behind a summary, never splitting a turn or the live run's thinking), whether large
+    tool outputs replaced in place are enough (then the plan folds nothing), and the summary
+    request with the mechanical summaries it absorbs. ``sent``: what the model was sent last (for
+    a summarizer that reads the span from the provider's cache); ``running``: ids of the entries
+    whose model summary is still being computed in the background (not absorbed).
+    """
+    tokens_before = memory.context_tokens()
+    n = len(memory._log)
+    lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
+    grouping = group_units(memory._log[lo:n])
     starts = [lo + u.start for u in grouping.units]
     if not starts:
         return None
-    keep = self._keep_target() if keep_override is None else max(0, keep_override)
+    keep = _keep_target(memory) if keep_override is None else max(0, keep_override)
     cut = starts[-1]
-    acc = self._span_tokens(cut, n)
+    acc = memory._span_tokens(cut, n)
     for s, nxt in zip(reversed(starts[:-1]), reversed(starts), strict=False):
-        add = self._span_tokens(s, nxt)
+        add = memory._span_tokens(s, nxt)
         if acc + add > keep:
             break
         acc += add
         cut = s
-    t = self._task_idx
+    t = memory._task_idx
     if t is not None and lo <= t and cut <= t:
         # Never leave the task behind a summary: fold everything before it as well.
         cut = next((s for s in starts if s > t), n)
-    if cut > lo and self._live_thinking():
+    if cut > lo and memory._live_thinking():
         # A fold changes what precedes the live run's thinking blocks, which Anthropic then
         # rejects: fold the live run with it (the request ends with the summary), or wait
         # for the results of calls still open.
         if grouping.units[-1].pending:
             return None
         cut = n
-    target = self._head_tokens() + keep
+    target = memory._head_tokens() + keep
     placeholders: list[EditEntry] = []
     if trigger in ("threshold", "proactive") and cut > lo:
-        placeholders = self._plan_placeholders(lo, cut, self.context_tokens() - target)
+        placeholders = _plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
         saved = sum(e["tokens_before"] - e["tokens_after"] for e in placeholders)
-        if placeholders and self.context_tokens() - saved <= target:
-            self._apply_edits(placeholders, trigger)
-            self._record(
-                "placeholder",
-                trigger,
-                [e["message_id"] for e in placeholders],
-                saved,
-                f"{len(placeholders)} large tool outputs replaced in place; no fold needed",
-            )
+        if placeholders and memory.context_tokens() - saved <= target:
             return Plan(
-                trigger, tokens_before, self._first_kept, [], [], None, "none", placeholders
+                trigger, tokens_before, memory._first_kept, [], [], None, "none", placeholders
             )
     batch = [
         i
         for i in range(lo, cut)
-        if i not in self._skip and i not in self._system_idx and i != self._task_idx
+        if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
     ]
     if not batch:
-        return Plan(trigger, tokens_before, self._first_kept, [], [], None, "none")
-    msgs = [self._log[i] for i in batch]
-    facts = summary_facts(msgs, extract=self._extract)
-    if self.summarizer is self._local:
-        absorbed = self._mechanical()
+        return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none")
+    msgs = [memory._log[i] for i in batch]
+    facts = summary_facts(msgs, extract=partial(_extract, memory))
+    if memory.summarizer is memory._local:
+        absorbed = _mechanical(memory)
         quality = "local"
     else:
-        absorbed = [e for e in self._mechanical() if not background.running(e["id"])]
-        pending = sum(self._tok[i] for i in batch) + sum(pending_tokens(e) for e in absorbed)
+        absorbed = [e for e in _mechanical(memory) if e["id"] not in running]
+        pending = sum(memory._tok[i] for i in batch) + sum(pending_tokens(e) for e in absorbed)
         asked = bool(instructions) or trigger in ("manual", "overflow")
         quality = (
-            "model" if asked or pending >= self.config.summary_threshold_resolved else "mechanical"
+            "model"
+            if asked or pending >= memory.config.summary_threshold_resolved
+            else "mechanical"
         )
     if absorbed:
         facts = merge_summary_facts(*[entry_facts(e) for e in absorbed], facts)
@@ -158,28 +163,28 @@ def _plan(
         messages=msgs,
         summaries=[e["summary"] for e in absorbed],
         facts=facts,
-        task=self._task_text(),
+        task=_task_text(memory),
         instructions=instructions,
-        max_tokens=self.config.max_summary_tokens_resolved,
-        context=sent,
+        max_tokens=memory.config.max_summary_tokens_resolved,
+        context=list(sent),
     )
-    plan = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
-    plan.placeholders = self._kept_placeholders(cut, keep)  # applied with the fold
+    out = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
+    out.placeholders = _kept_placeholders(memory, cut, keep)  # applied with the fold
     if quality == "local":
-        return plan
-    plan.pending = pending
+        return out
+    out.pending = pending
     if quality == "model" and absorbed:
-        request = self._chain_request(request, absorbed)
-    if quality == "model" and self.config.background_summaries and not asked:
-        plan.quality, plan.upgrade = "mechanical", request  # folded now, summarized off the path
+        request = _chain_request(memory, request, absorbed)
+    if quality == "model" and memory.config.background_summaries and not asked:
+        out.quality, out.upgrade = "mechanical", request  # folded now, summarized off the path
     else:
-        plan.request = request
-    return plan
+        out.request = request
+    return out
 
 
-def _mechanical(self: LayeredChatMemory) -> list[CompactionEntry]:
+def _mechanical(memory: PlanningView) -> list[CompactionEntry]:
     """Active level-1 summaries written without the model, oldest first."""
-    return [e for e in self._active if e["level"] == 1 and e["quality"] == "mechanical"]
+    return [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
 
 
 def pending_tokens(entry: CompactionEntry) -> int:
@@ -189,15 +194,15 @@ def pending_tokens(entry: CompactionEntry) -> int:
 
 
 def _chain_request(
-    self: LayeredChatMemory, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
+    memory: PlanningView, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
     """``request`` with the messages of the mechanical summaries it absorbs, where the log still
     holds them (their local summaries stand in for what it does not)."""
-    by_id = {e["id"]: e for e in self._entries}
+    by_id = {e["id"]: e for e in memory._entries}
     messages: list[BaseMessage] = []
     missing: list[str] = []
     for entry in absorbed:
-        spans = [self._folded(e) for e in _chain(entry, by_id)]
+        spans = [_folded(memory, e) for e in _chain(entry, by_id)]
         if any(span is None for span in spans):
             missing.append(entry["summary"])  # the log no longer holds all of it (archived)
         messages.extend(m for span in spans for m in span or ())
@@ -215,7 +220,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
     return out
 
 
-def _folded(self: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessage] | None:
+def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it).
 
     A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
@@ -224,93 +229,95 @@ def _folded(self: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessage
     ids = entry["covered_ids"]
     if not ids:
         return []
-    if all(i in self._pos for i in ids):
-        return [self._log[self._pos[i]] for i in ids]
-    if ids[0] not in self._pos or ids[-1] not in self._pos:
+    if all(i in memory._pos for i in ids):
+        return [memory._log[memory._pos[i]] for i in ids]
+    if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
-    pinned = {*self._system_idx, self._task_idx}
-    lo, hi = self._pos[ids[0]], self._pos[ids[-1]]
-    span = [self._log[i] for i in range(lo, hi + 1) if i not in pinned and i not in self._skip]
+    pinned = {*memory._system_idx, memory._task_idx}
+    lo, hi = memory._pos[ids[0]], memory._pos[ids[-1]]
+    span = [memory._log[i] for i in range(lo, hi + 1) if i not in pinned and i not in memory._skip]
     return span if len(span) == len(ids) else None
 
 
-def _keep_target(self: LayeredChatMemory) -> int:
+def _keep_target(memory: PlanningView) -> int:
     """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
-    head_after = self._head_tokens() + self.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
-    room = self.config.high_mark - head_after - self.config.max_tokens_resolved // 10
-    room -= max(0, self._calibration)  # what the provider counts beyond our messages (tools, ...)
-    return max(0, min(self.config.keep_recent_tokens_resolved, room))
+    head_after = (
+        memory._head_tokens() + memory.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
+    )
+    room = memory.config.high_mark - head_after - memory.config.max_tokens_resolved // 10
+    room -= max(0, memory._calibration)  # what the provider counts beyond our messages (tools, ...)
+    return max(0, min(memory.config.keep_recent_tokens_resolved, room))
 
 
-def _plan_placeholders(self: LayeredChatMemory, lo: int, hi: int, excess: int) -> list[EditEntry]:
+def _plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> list[EditEntry]:
     """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
-    floor = self._edit_floor()
+    floor = edit_floor(memory)
     cands = [
         i
         for i in range(max(lo, floor + 1), hi)
-        if isinstance(self._log[i], ToolMessage)
-        and i not in self._skip
-        and self._id(i) not in self._edit_of
-        and self._view_tokens(i) >= self.config.placeholder_min_tokens
+        if isinstance(memory._log[i], ToolMessage)
+        and i not in memory._skip
+        and memory._id(i) not in memory._edit_of
+        and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
     ]
-    cands.sort(key=lambda i: (self.priority_of(self._id(i)), i))
+    cands.sort(key=lambda i: (memory.priority_of(memory._id(i)), i))
     out: list[EditEntry] = []
     saved = 0
     for i in cands:
         if saved >= excess:
             break
-        edit = self._placeholder(i)
+        edit = _placeholder(memory, i)
         if edit is not None:
             out.append(edit)
             saved += edit["tokens_before"] - edit["tokens_after"]
     return out
 
 
-def _kept_placeholders(self: LayeredChatMemory, cut: int, keep: int) -> list[EditEntry]:
+def _kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEntry]:
     """Placeholder edits for the older part of what a fold keeps: the request is written anew
     after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
     verbatim)."""
-    n = len(self._log)
+    n = len(memory._log)
     protect, acc = n, 0
-    while protect > cut and acc + self._view_tokens(protect - 1) <= keep // 2:
+    while protect > cut and acc + memory._view_tokens(protect - 1) <= keep // 2:
         protect -= 1
-        acc += self._view_tokens(protect)
-    floor = self._edit_floor()
+        acc += memory._view_tokens(protect)
+    floor = edit_floor(memory)
     out = []
     for i in range(max(cut, floor + 1), protect):
         if (
-            isinstance(self._log[i], AIMessage)
-            and i not in self._skip
-            and self._id(i) not in self._edit_of
-            and i not in self._system_idx
-            and i != self._task_idx
-            and self._view_tokens(i) >= self.config.placeholder_min_tokens
+            isinstance(memory._log[i], AIMessage)
+            and i not in memory._skip
+            and memory._id(i) not in memory._edit_of
+            and i not in memory._system_idx
+            and i != memory._task_idx
+            and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
         ):
-            edit = self._placeholder(i)
+            edit = _placeholder(memory, i)
             if edit is not None:
                 out.append(edit)
     return out
 
 
-def _placeholder(self: LayeredChatMemory, i: int) -> EditEntry | None:
+def _placeholder(memory: PlanningView, i: int) -> EditEntry | None:
     """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
     string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
-    m, view = self._log[i], self._view(i)
+    m, view = memory._log[i], memory._view(i)
     update: dict[str, Any]
     if isinstance(m, ToolMessage):
-        update = {"content": self._placeholder_text(i)}
+        update = {"content": _placeholder_text(memory, i)}
     elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
-        calls = [self._elided_call(tc) for tc in view.tool_calls]
+        calls = [elided_call(memory, tc) for tc in view.tool_calls]
         by_id = {str(tc["id"]): tc["args"] for tc in calls}
         update = {"content": with_call_args(view.content, by_id), "tool_calls": calls}
     else:
         return None
-    before = self._view_tokens(i)
-    after = self.counter.count_message(view.model_copy(update=update))
+    before = memory._view_tokens(i)
+    after = memory.counter.count_message(view.model_copy(update=update))
     if after >= before:
         return None
     return new_edit_entry(
-        message_id=self._id(i),
+        message_id=memory._id(i),
         reason="placeholder",
         content=update["content"],
         tool_calls=update.get("tool_calls"),
@@ -319,38 +326,38 @@ def _placeholder(self: LayeredChatMemory, i: int) -> EditEntry | None:
     )
 
 
-def _elided_call(self: LayeredChatMemory, call: ToolCall) -> ToolCall:
+def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
     """``call`` with its long string arguments elided, or whole when it is a shell command (the
     command is the record of what it changed) or when a file it names would go unnamed (a
     patch's later files)."""
-    if is_command_tool(call["name"], self.command_tools):
+    if is_command_tool(call["name"], memory.command_tools):
         return call
     args = elide_args(call["args"])
     if args == call["args"]:
         return call
-    facts = self._extract([AIMessage("", tool_calls=[call])])
+    facts = _extract(memory, [AIMessage("", tool_calls=[call])])
     kept = json.dumps(args, ensure_ascii=False)
     if any(f not in kept for f in [*facts["read_files"], *facts["modified_files"]]):
         return call
     return {**call, "args": args}
 
 
-def _placeholder_text(self: LayeredChatMemory, i: int) -> str:
-    m = self._log[i]
+def _placeholder_text(memory: PlanningView, i: int) -> str:
+    m = memory._log[i]
     assert isinstance(m, ToolMessage)
-    owner = self._call_owner.get(m.tool_call_id)
+    owner = memory._call_owner.get(m.tool_call_id)
     call: dict[str, Any] = {}
     if owner is not None:
         call = next(
             (
                 tc
-                for tc in getattr(self._log[owner], "tool_calls", [])
+                for tc in getattr(memory._log[owner], "tool_calls", [])
                 if tc.get("id") == m.tool_call_id
             ),
             {},
         )
     # files from the call's arguments; error lines from the output when the call failed
-    facts = self._extract([self._log[owner], m]) if owner is not None else empty_facts()
+    facts = _extract(memory, [memory._log[owner], m]) if owner is not None else empty_facts()
     files = [*facts["read_files"], *facts["modified_files"]]
     failed = [c for c in facts["commands"] if c.get("ok") is False]
     error_lines = [ln for e in facts["errors"][-1:] for ln in e.get("lines") or []][-3:]
@@ -360,7 +367,7 @@ def _placeholder_text(self: LayeredChatMemory, i: int) -> str:
     parts = [
         f"{PLACEHOLDER_MARK} to save context]",
         f"tool: {m.name or call.get('name') or '?'} {args}",
-        f"size: {len(text)} chars, {self._tok[i]} tokens",
+        f"size: {len(text)} chars, {memory._tok[i]} tokens",
     ]
     if files:
         parts.append("files: " + ", ".join(files[:5]))
@@ -379,62 +386,62 @@ def _placeholder_text(self: LayeredChatMemory, i: int) -> str:
     return "\n".join(parts)
 
 
-def _edit_floor(self: LayeredChatMemory) -> int:
+def edit_floor(memory: PlanningView) -> int:
     """Index of the latest projected thinking message (-1: none).
 
     Nothing at or before a live thinking block is edited in place: Anthropic checks that the
     content before a thinking block is what the model saw when it wrote the block.
     """
-    if not self._thinking:
+    if not memory._thinking:
         return -1
-    last = self._thinking[-1]
-    return last if last >= self._recent_start() else -1
+    last = memory._thinking[-1]
+    return last if last >= memory._recent_start() else -1
 
 
-def _task_text(self: LayeredChatMemory) -> str | None:
-    if self._task_idx is None:
+def _task_text(memory: PlanningView) -> str | None:
+    if memory._task_idx is None:
         return None
-    return substantive_text(self._log[self._task_idx]) or self._log[self._task_idx].text
+    return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
 
 
-def _extract(self: LayeredChatMemory, messages: Sequence[BaseMessage]) -> Any:
-    return extract_facts(messages, file_tools=self.file_tools, command_tools=self.command_tools)
+def _extract(memory: PlanningView, messages: Sequence[BaseMessage]) -> Any:
+    return extract_facts(messages, file_tools=memory.file_tools, command_tools=memory.command_tools)
 
 
-def _merge_group(self: LayeredChatMemory) -> list[CompactionEntry] | None:
+def merge_group(memory: PlanningView) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first, or None.
 
     Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
     over ``max_level2`` level-2 summaries, the oldest ``merge_count`` merge *into* the level-3
     summary (one call, not a level 3 that a second merge would fold at once).
     """
-    caps = {1: self.config.max_summaries, 2: self.config.max_level2, 3: 1}
+    caps = {1: memory.config.max_summaries, 2: memory.config.max_level2, 3: 1}
     for level in (1, 2, 3):
-        live = [e for e in self._active if e["level"] == level]
+        live = [e for e in memory._active if e["level"] == level]
         if len(live) > caps[level]:
             if level == MAX_LEVEL:
                 return live
-            top = [e for e in self._active if e["level"] == MAX_LEVEL]
-            group = live[: self.config.merge_count]
+            top = [e for e in memory._active if e["level"] == MAX_LEVEL]
+            group = live[: memory.config.merge_count]
             return [*top, *group] if level == MAX_LEVEL - 1 else group
-    if sum(e["summary_tokens"] for e in self._active) > self.config.summary_share_tokens:
+    if sum(e["summary_tokens"] for e in memory._active) > memory.config.summary_share_tokens:
         # over their share of the budget: merge the oldest below the caps too
-        top = [e for e in self._active if e["level"] == MAX_LEVEL]
+        top = [e for e in memory._active if e["level"] == MAX_LEVEL]
         for level in (1, 2):
-            live = [e for e in self._active if e["level"] == level]
+            live = [e for e in memory._active if e["level"] == level]
             if level == MAX_LEVEL - 1 and (top or len(live) >= 2) and live:
-                return [*top, *live[: self.config.merge_count]]
+                return [*top, *live[: memory.config.merge_count]]
             if len(live) >= 2:
-                return live[: self.config.merge_count]
+                return live[: memory.config.merge_count]
     return None
 
 
-def _merge_request(self: LayeredChatMemory, group: list[CompactionEntry]) -> SummaryRequest:
+def merge_request(memory: PlanningView, group: list[CompactionEntry]) -> SummaryRequest:
     return SummaryRequest(
         kind="merge",
         summaries=[e["summary"] for e in group],
         facts=merge_summary_facts(*[entry_facts(e) for e in group]),
-        task=self._task_text(),
-        max_tokens=self.config.max_summary_tokens_resolved,
+        task=_task_text(memory),
+        max_tokens=memory.config.max_summary_tokens_resolved,
         level=min(group[0]["level"] + 1, MAX_LEVEL),
     )

@@ -15,6 +15,7 @@ from langctx.blocks import (
     cut_text_blocks,
     has_opaque_blocks,
 )
+from langctx.engine import planning
 from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
@@ -48,6 +49,15 @@ def _commit(
     self: LayeredChatMemory, plan: Plan, summary: str, quality: str
 ) -> CompactionEntry | None:
     if not plan.batch:
+        if plan.placeholders:  # replaced in place, no fold needed
+            self._apply_edits(plan.placeholders, plan.trigger)
+            self._record(
+                "placeholder",
+                plan.trigger,
+                [e["message_id"] for e in plan.placeholders],
+                sum(e["tokens_before"] - e["tokens_after"] for e in plan.placeholders),
+                f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed",
+            )
         return None
     covered = [self._id(i) for i in plan.batch]
     facts = plan.request.facts if plan.request is not None else {}
@@ -119,9 +129,9 @@ def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
 
 def _merge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
-    while (group := self._merge_group()) is not None:
+    while (group := planning.merge_group(self)) is not None:
         done = self._merge_without_model(group)
-        text, quality = done or self._summarize(self._merge_request(group))
+        text, quality = done or self._summarize(planning.merge_request(self, group))
         merged.append(self._commit_merge(group, text, quality))
     self._merged_refresh(merged)
 
@@ -148,15 +158,15 @@ def _merge_without_model(
         # Old summaries that no longer fit side by side are rewritten from their facts, never
         # on the agent's path: what the probes need (constraints, files, the latest failure and
         # next step) is in the facts; the newest spans keep the model's words.
-        return self._local.summarize(self._merge_request(group)), "merged"
+        return self._local.summarize(planning.merge_request(self, group)), "merged"
     return None
 
 
 async def _amerge_levels(self: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
-    while (group := self._merge_group()) is not None:
+    while (group := planning.merge_group(self)) is not None:
         done = self._merge_without_model(group)
-        text, quality = done or await self._asummarize(self._merge_request(group))
+        text, quality = done or await self._asummarize(planning.merge_request(self, group))
         with self._lock:
             merged.append(self._commit_merge(group, text, quality))
     with self._lock:
@@ -229,7 +239,7 @@ def _enforce_budget(self: LayeredChatMemory, trigger: str) -> None:
     over = self.context_tokens() - target
     if over <= 0:
         return
-    floor = self._edit_floor()
+    floor = planning.edit_floor(self)
     recent = [
         i
         for i in range(max(self._recent_start(), floor + 1), len(self._log))
