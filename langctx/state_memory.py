@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Unpack, cast
+from typing import Any, NamedTuple, Unpack, cast
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -311,8 +311,7 @@ def view_state(
     return view
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
+class _Read(NamedTuple):
     """The state a view was computed from."""
 
     messages: list[BaseMessage]

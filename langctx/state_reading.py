@@ -70,8 +70,10 @@ def window_start(
     raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
 ) -> tuple[list[BaseMessage], int] | None:
     """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
-    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
-    if cut_entry is None:
+    for cut_entry in reversed(comps):
+        if cut_entry["trigger"] != "merge":
+            break
+    else:
         return [], 0
     fk = cut_entry["first_kept_id"]
     if fk is not None:
