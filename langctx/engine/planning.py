@@ -260,6 +260,8 @@ def _plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> l
         and memory._id(i) not in memory._edit_of
         and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
     ]
+    if sum(memory._view_tokens(i) for i in cands) < excess:
+        return []  # replacing every one of them by nothing would not save enough: a fold it is
     cands.sort(key=lambda i: (memory.priority_of(memory._id(i)), i))
     out: list[EditEntry] = []
     saved = 0

@@ -86,3 +86,17 @@ def test_a_summary_still_running_is_not_absorbed(running: bool) -> None:
     plan = planning.plan(memory, "manual", None, 2_000, running=busy)
     assert plan is not None
     assert [e["id"] for e in plan.absorbed] == ([] if running else [entry["id"]])
+
+
+def test_no_placeholder_is_written_when_all_of_them_could_not_save_enough(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = session_memory(20)
+    written: list[int] = []
+    real = planning._placeholder_text
+    monkeypatch.setattr(planning, "_placeholder_text", lambda m, i: written.append(i) or real(m, i))
+    plan = planning.plan(memory, "proactive", None, 0)  # everything but the newest turn goes
+    assert plan is not None and plan.batch
+    assert written == []
+    plan = in_place_plan(memory)  # where they do save enough, they are written
+    assert written
