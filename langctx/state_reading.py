@@ -61,7 +61,15 @@ def current_entries(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
     """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
     on every write; a channel stored without it is checked here)."""
     entries = entries if isinstance(entries, list) else list(entries or ())
-    if all(e.get("v") == ENTRY_VERSION and "kind" in e for e in (entries[:1] + entries[-1:])):
+    if not entries:
+        return entries
+    first, last = entries[0], entries[-1]
+    if (
+        first.get("v") == ENTRY_VERSION
+        and "kind" in first
+        and last.get("v") == ENTRY_VERSION
+        and "kind" in last
+    ):
         return entries  # the reducer migrates every entry on a write: first and last tell
     return [validate_entry(dict(e)) for e in entries]
 
@@ -86,10 +94,11 @@ def window_start(
         start = _rfind(raw, str(archive["first_kept"]))  # the folded messages were archived
     if start is None:
         return None
+    messages = raw._raw if isinstance(raw, WithIds) else raw  # types only: no ids needed
     k = 0
-    while k < start and isinstance(raw[k], SystemMessage):
+    while k < start and isinstance(messages[k], SystemMessage):
         k += 1
-    head = [m for m in raw[:k] if not is_control_message(m)]
+    head = [m for m in raw[:k] if not is_control_message(m)] if k else []
     pc_id = cut_entry.get("provider_compaction_id")
     if pc_id:
         p = _rfind(raw, pc_id, hi=start)
