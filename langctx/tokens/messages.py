@@ -83,8 +83,13 @@ def _message_key(message: BaseMessage) -> Hashable:
     return (message.id, message.type, message.name, content_key, extra)
 
 
+_JSON = json.JSONEncoder(
+    ensure_ascii=False, default=str
+)  # json.dumps with options builds one per call
+
+
 def _to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _JSON.encode(value)
 
 
 def _check_options(*, cache_size: int, message_overhead: int, image_tokens: int) -> None:
