@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from langctx.tokens import TokenCounter
 
 __all__ = ["WindowProjection", "project_window"]
+
+_CONTENT = attrgetter("content")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +132,7 @@ def _frame_after(
         or not _same(frame.edits, frame.n_edits, edits)
         or frame.settings is not settings
         or len(frame.head) != len(head)
-        or any(a is not b for a, b in zip(frame.head, head, strict=True))
+        or not all(map(is_, frame.head, head))
     ):
         return None
     return frame
@@ -409,11 +412,8 @@ def _extends(raw: Sequence[BaseMessage], scan: _Scan) -> bool:
     old = scan.raw
     if len(raw) < len(old):
         return False
-    contents = scan.contents
-    for i, m in enumerate(old):
-        if raw[i] is not m or m.__dict__["content"] is not contents[i]:
-            return False
-    return True
+    # identity of each message and of its content, compared in C (map stops at ``old``'s end)
+    return all(map(is_, raw, old)) and all(map(is_, map(_CONTENT, old), scan.contents))
 
 
 def _calibration(
