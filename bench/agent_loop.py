@@ -47,6 +47,7 @@ from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_la
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.count_cache import shared_blocks, shared_cache
+from langctx.engine.restoring import active_positions
 from langctx.testing import ScriptedChatModel
 from langctx.turns import pair_errors
 
@@ -181,10 +182,17 @@ class LangctxStateless:
         by_id = {m.id: m for m in self.messages}
         folded = [i for e in entries if e["trigger"] != "merge" for i in e["covered_ids"]]
         count = TiktokenCounter().count_message  # not the counter langctx budgets with
+        edits = self.channel.get("edits") or []
         return {
             "compactions": sum(1 for e in entries if e["trigger"] != "merge"),
             "merges": sum(1 for e in entries if e["trigger"] == "merge"),
             "evicted_tokens": sum(count(by_id[i]) for i in folded if i in by_id),
+            "placeholder_tokens_saved": sum(
+                e["tokens_before"] - e["tokens_after"]
+                for e in edits
+                if e["reason"] == "placeholder"
+            ),
+            "summaries_projected": len(active_positions(entries)),
         }
 
 
