@@ -38,7 +38,7 @@ from langctx.facts import FileToolSpec
 from langctx.markers import NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
-from langctx.state_reading import WithIds, current_entries, window_start
+from langctx.state_reading import WithIds, as_messages, current_entries, window_start
 from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
@@ -281,10 +281,25 @@ def view_state(
     message checks only see what is new since the latest response (plus messages this process has
     never counted). A channel whose latest cut is not in ``messages`` (messages removed by hand,
     time travel) is rebuilt from the whole state, and the update then resets the channel to the
-    entries that still fit.
+    entries that still fit. Message-likes in ``messages`` (dicts, ``(role, text)`` pairs, strings)
+    are converted as :meth:`~langctx.LayeredChatMemory.add_messages` converts them.
+
+    Raises:
+        InvalidMessageError: an item of ``messages`` is no message and converts to none.
     """
     messages = state.get("messages") or []
     messages = messages if isinstance(messages, list) else list(messages)
+    try:
+        return _view_state(messages, state, settings, thread_id)
+    except AttributeError:  # read an id of what is no message: convert, as the memory does
+        if all(isinstance(m, BaseMessage) for m in messages):
+            raise
+    return _view_state(as_messages(messages), state, settings, thread_id)
+
+
+def _view_state(
+    messages: list[BaseMessage], state: Mapping[str, Any], settings: MemorySettings, thread_id: str
+) -> ThreadView:
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))

@@ -14,14 +14,15 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 
 from langctx.commands import is_control_message
 from langctx.entries import ENTRY_VERSION, CompactionEntry, validate_entry
+from langctx.errors import InvalidMessageError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
-__all__ = ["WithIds", "current_entries", "window_start"]
+__all__ = ["WithIds", "as_messages", "current_entries", "window_start"]
 
 
 class WithIds(Sequence[BaseMessage]):
@@ -42,14 +43,41 @@ class WithIds(Sequence[BaseMessage]):
     def __getitem__(self, i: int | slice) -> BaseMessage | list[BaseMessage]:
         if isinstance(i, slice):
             part = self._raw[i]
-            if all(m.id is not None for m in part):
+            if all(isinstance(m, BaseMessage) and m.id is not None for m in part):
                 return part
             return [self[j] for j in range(*i.indices(len(self._raw)))]
+        index = i if i >= 0 else len(self._raw) + i
         m = self._raw[i]
+        m = m if isinstance(m, BaseMessage) else _converted(m, index)
         if m.id is not None:
             return m
-        index = i if i >= 0 else len(self._raw) + i
         return m.model_copy(update={"id": f"{ANON_ID_PREFIX}{index}-{_digest(m)}"})
+
+
+def as_messages(raw: Sequence[Any]) -> list[BaseMessage]:
+    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted to a
+    message, as LangGraph's reducer and :meth:`~langctx.LayeredChatMemory.add_messages` do.
+
+    Raises:
+        InvalidMessageError: an item converts to no message.
+
+    Example:
+        >>> [m.type for m in as_messages([{"role": "user", "content": "hi"}, ("ai", "hello")])]
+        ['human', 'ai']
+    """
+    return [m if isinstance(m, BaseMessage) else _converted(m, i) for i, m in enumerate(raw)]
+
+
+def _converted(item: Any, index: int) -> BaseMessage:
+    try:
+        return convert_to_messages([item])[0]
+    except (NotImplementedError, ValueError, TypeError) as exc:
+        reason = str(exc).split("\n")[0]
+        msg = (
+            f"state message {index} ({type(item).__name__}) is not a message ({reason}). "
+            "Pass langchain-core messages, or dicts and (role, text) pairs they convert from."
+        )
+        raise InvalidMessageError(msg) from exc
 
 
 def _digest(message: BaseMessage) -> str:

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langctx import ConfigError, LayeredChatMemory, MemoryConfig, StateVersionError
+from langctx import (
+    ConfigError,
+    InvalidMessageError,
+    LayeredChatMemory,
+    MemoryConfig,
+    StateVersionError,
+)
 from langctx.channel import merge_langctx
 from langctx.config import ConfigOptions
 from langctx.count_cache import CachedCounter, shared_cache
@@ -499,3 +505,35 @@ def test_channels_with_the_same_entry_ids_keep_their_own_active_summaries() -> N
     for _ in range(2):
         assert active_positions(merged) == (3,)  # type: ignore[arg-type]
         assert active_positions(apart) == (1, 2, 3)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------- message-likes in the state
+
+HEAD = [SystemMessage("Be brief.", id="s"), HumanMessage("Fix the parser in src/p.py.", id="h")]
+
+
+@pytest.mark.parametrize(
+    "item", [{"role": "user", "content": "hi"}, ("ai", "hello"), "plain text"], ids=repr
+)
+@pytest.mark.parametrize("where", ["alone", "after the head"])
+def test_message_likes_in_the_state_are_converted_with_stable_ids(item: Any, where: str) -> None:
+    messages = [item] if where == "alone" else [*HEAD, item]
+    settings = MemorySettings.of(max_tokens=4000)
+    first = view_state({"messages": messages}, settings).projection()
+    again = view_state({"messages": messages}, settings).projection()
+    assert all(isinstance(m, BaseMessage) for m in first)
+    assert ids_of(first) == ids_of(again)
+    memory = LayeredChatMemory(max_tokens=4000)
+    memory.add_messages(messages)
+    assert [(m.type, m.content) for m in first] == [
+        (m.type, m.content) for m in memory.build_context()
+    ]
+
+
+@pytest.mark.parametrize("item", [None, 42, object()], ids=lambda x: type(x).__name__)
+@pytest.mark.parametrize("index", [0, 2])
+def test_an_item_that_is_no_message_is_refused_by_its_index(item: Any, index: int) -> None:
+    messages: list[Any] = [*HEAD]
+    messages.insert(index, item)
+    with pytest.raises(InvalidMessageError, match=rf"state message {index} \("):
+        view_state({"messages": messages}, MemorySettings.of(max_tokens=4000)).projection()
