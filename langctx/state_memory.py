@@ -288,7 +288,10 @@ def view_state(
         InvalidMessageError: an item of ``messages`` is no message and converts to none.
     """
     messages = state.get("messages") or []
-    messages = messages if isinstance(messages, list) else list(messages)
+    if not isinstance(messages, list):  # one message-like (a (role, text) pair too), or several
+        pair = isinstance(messages, tuple) and len(messages) == 2 and isinstance(messages[0], str)
+        one = pair or isinstance(messages, BaseMessage | str | dict)
+        messages = [messages] if one or not isinstance(messages, Iterable) else list(messages)
     try:
         return _view_state(messages, state, settings, thread_id)
     except AttributeError:  # read an id of what is no message: convert, as the memory does

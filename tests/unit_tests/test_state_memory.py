@@ -537,3 +537,26 @@ def test_an_item_that_is_no_message_is_refused_by_its_index(item: Any, index: in
     messages.insert(index, item)
     with pytest.raises(InvalidMessageError, match=rf"state message {index} \("):
         view_state({"messages": messages}, MemorySettings.of(max_tokens=4000)).projection()
+
+
+@pytest.mark.parametrize(
+    ("value", "contents"),
+    [
+        ("hello", ["hello"]),
+        ({"role": "user", "content": "hi"}, ["hi"]),
+        (("user", "hi"), ["hi"]),
+        (HumanMessage("x", id="x"), ["x"]),
+        ((HumanMessage("a", id="a"), HumanMessage("b", id="b")), ["a", "b"]),
+    ],
+    ids=["str", "dict", "pair", "message", "tuple of messages"],
+)
+def test_a_messages_value_that_is_no_list_is_read_as_the_reducer_reads_it(
+    value: Any, contents: list[str]
+) -> None:
+    view = view_state({"messages": value}, MemorySettings.of(max_tokens=4000))
+    assert [m.content for m in view.projection()] == contents
+
+
+def test_a_messages_value_that_is_no_message_is_refused() -> None:
+    with pytest.raises(InvalidMessageError, match=r"state message 0 \(int\)"):
+        view_state({"messages": 5}, MemorySettings.of(max_tokens=4000)).projection()
