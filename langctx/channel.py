@@ -21,6 +21,7 @@ from typing import Any, TypedDict, cast
 
 from langctx.entries import ENTRY_VERSION, validate_entry
 from langctx.errors import StateVersionError
+from langctx.state_reading import current_entries, stored_priorities
 
 __all__ = [
     "ARCHIVE_RECORD_VERSION",
@@ -192,7 +193,7 @@ def merge_langctx(
     for key in _LISTS:
         current = _migrated_list(base.get(key) or [])
         seen = {e.get("id") for e in current} if update.get(key) else set()
-        for raw in update.get(key) or []:
+        for raw in _update_list(update.get(key), key):
             # an update owns its entries (channel_update copies those a caller keeps; a migration
             # copies): a current one enters the channel as it is
             entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
@@ -202,7 +203,7 @@ def merge_langctx(
         gone = set(drop.get(key) or ())
         out[key] = [e for e in current if e.get("id") not in gone] if gone else current
     gone = set(drop.get("priorities") or ())
-    prio = {**(base.get("priorities") or {}), **(update.get("priorities") or {})}
+    prio = {**(base.get("priorities") or {}), **stored_priorities(update.get("priorities"))}
     out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
     slim = set(update.get("slim") or ())
     if slim:
@@ -210,6 +211,20 @@ def merge_langctx(
             slim_entry(e) if e.get("id") in slim else e for e in out["compactions"]
         ]
     return out  # type: ignore[return-value]
+
+
+def _update_list(entries: Any, key: str) -> Sequence[Mapping[str, Any]]:
+    """An update's entries of ``key``, each a mapping (validated one by one by the reducer)."""
+    if not entries:
+        return ()
+    if not isinstance(entries, list | tuple):
+        msg = f"a langctx update's {key} must be a list of entries, got {type(entries).__name__}."
+        raise StateVersionError(msg)
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            msg = f"a langctx update's {key} entry {i} is a {type(e).__name__}, not a dict."
+            raise StateVersionError(msg)
+    return entries
 
 
 def slim_covered(ids: Sequence[str]) -> list[str]:
@@ -253,9 +268,9 @@ def channel_entries(
         return [], [], {}
     base = _check_version(channel, "stored")
     return (
-        [validate_entry(dict(e)) for e in base.get("compactions") or []],
-        [validate_entry(dict(e)) for e in base.get("edits") or []],
-        {str(k): int(v) for k, v in (base.get("priorities") or {}).items()},
+        [validate_entry(dict(e)) for e in current_entries(base.get("compactions"))],
+        [validate_entry(dict(e)) for e in current_entries(base.get("edits"), "edits")],
+        stored_priorities(base.get("priorities")),
     )
 
 

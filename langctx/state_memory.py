@@ -38,7 +38,13 @@ from langctx.facts import FileToolSpec
 from langctx.markers import NO_THREAD
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
-from langctx.state_reading import WithIds, as_messages, current_entries, window_start
+from langctx.state_reading import (
+    WithIds,
+    as_messages,
+    current_entries,
+    stored_priorities,
+    window_start,
+)
 from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
@@ -306,7 +312,7 @@ def _view_state(
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
-    edits: list[EditEntry] = current_entries(channel.get("edits"))
+    edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
     priorities = channel.get("priorities") or {}
     archive = channel.get("archive")
     span = window_start(raw, comps, archive)
@@ -375,7 +381,7 @@ def _restored(
         window,
         compactions=comps,
         edits=edits,
-        priorities=priorities,
+        priorities=stored_priorities(priorities),
         validate_from=_last_response(window),
     )
     view._known_edits = len(memory.edits)

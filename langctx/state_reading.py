@@ -11,18 +11,18 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, overload
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 
 from langctx.commands import is_control_message
 from langctx.entries import ENTRY_VERSION, CompactionEntry, validate_entry
-from langctx.errors import InvalidMessageError
+from langctx.errors import InvalidMessageError, StateVersionError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
-__all__ = ["WithIds", "as_messages", "current_entries", "window_start"]
+__all__ = ["WithIds", "as_messages", "current_entries", "stored_priorities", "window_start"]
 
 
 class WithIds(Sequence[BaseMessage]):
@@ -85,21 +85,56 @@ def _digest(message: BaseMessage) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def current_entries(entries: Sequence[Mapping[str, Any]] | None) -> list[Any]:
+def current_entries(entries: Any, what: str = "compactions") -> list[Any]:
     """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
-    on every write; a channel stored without it is checked here)."""
-    entries = entries if isinstance(entries, list) else list(entries or ())
+    on every write; a channel stored without it is checked here).
+
+    Raises:
+        StateVersionError: ``entries`` is no list of entry dicts, or one has an unknown version.
+    """
+    if not isinstance(entries, list):
+        if entries is None:
+            return []
+        if isinstance(entries, str | bytes | Mapping) or not isinstance(entries, Iterable):
+            msg = f"the langctx channel's {what} must be a list of entries, got {type(entries).__name__}."
+            raise StateVersionError(msg)
+        entries = list(entries)
     if not entries:
         return entries
     first, last = entries[0], entries[-1]
     if (
-        first.get("v") == ENTRY_VERSION
+        isinstance(first, dict)
+        and isinstance(last, dict)
+        and first.get("v") == ENTRY_VERSION
         and "kind" in first
         and last.get("v") == ENTRY_VERSION
         and "kind" in last
     ):
         return entries  # the reducer migrates every entry on a write: first and last tell
-    return [validate_entry(dict(e)) for e in entries]
+    out = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            msg = f"langctx {what} entry {i} is a {type(e).__name__}, not a dict."
+            raise StateVersionError(msg)
+        out.append(validate_entry(dict(e)))
+    return out
+
+
+def stored_priorities(value: Any) -> dict[str, int]:
+    """The channel's priority ledger (message id -> priority).
+
+    Raises:
+        StateVersionError: it is no mapping of ids to integers.
+    """
+    if not value:
+        return {}
+    if isinstance(value, Mapping) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value.values()
+    ):
+        return {str(k): v for k, v in value.items()}
+    shown = type(value).__name__ if not isinstance(value, Mapping) else repr(dict(value))[:80]
+    msg = f"the langctx channel's priorities must map message ids to integers, got {shown}."
+    raise StateVersionError(msg)
 
 
 def window_start(

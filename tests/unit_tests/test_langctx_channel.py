@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from langchain_core.messages import HumanMessage
 
-from langctx import StateVersionError
+from langctx import MemorySettings, StateVersionError, view_state
 from langctx.channel import (
     CHANNEL_VERSION,
     channel_entries,
@@ -120,3 +121,32 @@ def test_unknown_channel_version_raises_with_the_fix() -> None:
         merge_langctx({"v": 7, "compactions": []}, channel_update())
     with pytest.raises(StateVersionError):
         channel_entries({"v": 7})
+
+
+# ----------------------------------------------------------------- malformed channel values
+
+MALFORMED = [
+    ({"compactions": "x"}, r"compactions must be a list of entries, got str"),
+    ({"compactions": [None]}, r"compactions entry 0 is a NoneType, not a dict"),
+    ({"edits": 5}, r"edits must be a list of entries, got int"),
+    ({"edits": [["id", "x"]]}, r"edits entry 0 is a list, not a dict"),
+    ({"priorities": "x"}, r"priorities must map message ids to integers, got str"),
+    ({"priorities": {"m1": "high"}}, r"priorities must map message ids to integers"),
+    ({"priorities": {"m1": True}}, r"priorities must map message ids to integers"),
+]
+
+
+@pytest.mark.parametrize(("value", "error"), MALFORMED)
+def test_the_reducer_refuses_a_malformed_update_by_name(value: dict, error: str) -> None:
+    with pytest.raises(StateVersionError, match=error):
+        merge_langctx({}, {"v": 1, **value})
+
+
+@pytest.mark.parametrize(("value", "error"), MALFORMED)
+def test_a_malformed_stored_channel_is_refused_by_name(value: dict, error: str) -> None:
+    state = {"messages": [HumanMessage("Fix the parser.", id="h")], "langctx": {"v": 1, **value}}
+    with pytest.raises(StateVersionError, match=error):
+        view = view_state(state, MemorySettings.of(max_tokens=4000))
+        view.compact()  # priorities are read when the memory is built
+    with pytest.raises(StateVersionError, match=error):
+        channel_entries(state["langctx"])
