@@ -1,5 +1,5 @@
-"""Reading a graph state: message ids, the stored entries, where the window after the latest
-cut starts.
+"""Reading a graph state: messages (message-likes converted, ids derived where missing), the
+stored entries and priorities (checked), where the window after the latest cut starts.
 
 Example:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -96,7 +96,8 @@ def current_entries(entries: Any, what: str = "compactions") -> list[Any]:
         if entries is None:
             return []
         if isinstance(entries, str | bytes | Mapping) or not isinstance(entries, Iterable):
-            msg = f"the langctx channel's {what} must be a list of entries, got {type(entries).__name__}."
+            kind = type(entries).__name__
+            msg = f"the langctx channel's {what} must be a list of entries, got {kind}."
             raise StateVersionError(msg)
         entries = list(entries)
     if not entries:
