@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx.cache_mark import cheapest_mark
 from langctx.commands import is_control_message
-from langctx.count_cache import CachedCounter, Described, describe, describe_edited, shared_blocks
+from langctx.count_cache import CachedCounter, Described, describe, describe_edited, shared_frames
 from langctx.engine.layers import summary_block
 from langctx.engine.restoring import active_positions, edits_by_message
 from langctx.entries import CompactionEntry, EditEntry
@@ -81,7 +81,7 @@ def project_window(
     if isinstance(counter, CachedCounter) and raw:
         # the latest projection of a window starting with these messages, by this counter
         key = ("frame", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
-        kept = shared_blocks().get(key)
+        kept = shared_frames().get(key)
     found = _scan(raw, counter, config, None if kept is None else kept.scan)
     if found is None:
         return None
@@ -248,7 +248,7 @@ def _finish(key: Hashable, frame: _Frame) -> WindowProjection:
     """The projection a frame stands for, with its trigger decision; the frame is kept (one per
     scan key: the latest call's)."""
     if key is not None:
-        shared_blocks().put(key, frame)
+        shared_frames().put(key, frame)
     config, scan, total = frame.settings.config, frame.scan, frame.total
     calibration = _calibration(
         scan.log,

@@ -200,6 +200,21 @@ def test_two_threads_with_the_same_first_messages_do_not_share_a_scan() -> None:
         assert dump(view.projection()) == dump(_fresh_projection(messages, s))
 
 
+def count_whole_projections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a window is projected whole (not extended)."""
+    import langctx.window as window
+
+    whole: list[int] = []
+    projected = window._projected
+
+    def counting_projected(*args: Any) -> Any:
+        whole.append(1)
+        return projected(*args)
+
+    monkeypatch.setattr(window, "_projected", counting_projected)
+    return whole
+
+
 def test_the_call_after_a_cut_extends_what_the_compaction_call_readied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -208,7 +223,6 @@ def test_the_call_after_a_cut_extends_what_the_compaction_call_readied(
     no projection whole and renders no summary block. Its projection is still the memory's."""
     import langctx.count_cache as count_cache
     import langctx.engine.layers as layers
-    import langctx.window as window
 
     rendered: list[tuple[str, ...]] = []
     render = layers.render_summary_block
@@ -224,14 +238,7 @@ def test_the_call_after_a_cut_extends_what_the_compaction_call_readied(
         digested.append(entry["id"])
         return facts(entry)
 
-    whole: list[int] = []
-    projected = window._projected
-
-    def counting_projected(*args: Any) -> Any:
-        whole.append(1)
-        return projected(*args)
-
-    monkeypatch.setattr(window, "_projected", counting_projected)
+    whole = count_whole_projections(monkeypatch)
     monkeypatch.setattr(layers, "render_summary_block", counting_render)
     monkeypatch.setattr(count_cache, "entry_facts", counting_facts)
     counter = Counting()
@@ -253,6 +260,43 @@ def test_the_call_after_a_cut_extends_what_the_compaction_call_readied(
             assert check_view(view_state(state, s))
         folded = len(state["langctx"].get("compactions") or []) > before
     assert after_cut >= 10
+
+
+def test_many_threads_in_one_process_keep_their_projections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Threads served in turn by one process each find their latest projection: the folds of the
+    others (summary blocks, digests, groupings: several records each) do not push it out, so a
+    call that does not fold extends it instead of computing the window whole."""
+
+    whole = count_whole_projections(monkeypatch)
+    s = MemorySettings.of(max_tokens=6_000)
+    threads = 80
+    states: list[dict[str, Any]] = []
+    turns: list[list[list[BaseMessage]]] = []
+    for k in range(threads):
+        # each thread its own ids
+        start = [m.model_copy(update={"id": f"t{k}-{m.id}"}) for m in coding_session(0, seed=5)]
+        states.append({"messages": start, "langctx": {}})
+        turns.append(
+            [
+                [m.model_copy(update={"id": f"t{k}-{m.id}"}) for m in turn]
+                for turn in iter_turns(40, seed=5)
+            ]
+        )
+    plain = folds = 0
+    for i in range(40):
+        for state, own in zip(states, turns, strict=True):
+            state["messages"] = [*state["messages"], *own[i]]
+            before = len(state["langctx"].get("compactions") or [])
+            whole.clear()
+            view = stateless_step(state, s)
+            if i < 2 or view._memory is not None:
+                folds += len(state["langctx"].get("compactions") or []) > before
+                continue
+            plain += 1
+            assert whole == [], i
+    assert plain > 1_000 and folds > 2 * threads
 
 
 def test_a_call_extending_the_last_one_still_applies_an_edit_to_a_new_message() -> None:
