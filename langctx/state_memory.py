@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple, Unpack, cast
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -179,7 +180,11 @@ class ThreadView:
         """The memory over the state's window (private to this call; built on first use)."""
         if self._memory is None:
             assert self._build is not None
-            self._memory = self._build()
+            self._memory = memory = self._build()
+            self._build = None
+            # what the memory holds from the state is what this view knew
+            self._known_edits = len(memory.edits)
+            self._known_priorities = dict(memory.priorities)
         return self._memory
 
     def projection(self) -> list[BaseMessage]:
@@ -324,8 +329,10 @@ def _view_state(
     window = project_window(
         head, messages[start:], compactions=comps, edits=edits, settings=settings
     )
+    # the factory holds what it reads, not the view: no reference cycle, so a plain call's view
+    # is freed when the call drops it, not by the cyclic garbage collector
     view = ThreadView(
-        lambda: _restored(view, settings, head, raw[start:], comps, edits, priorities),
+        partial(_restored, settings, head, raw, start, comps, edits, priorities),
         thread_id=thread_id,
         known=len(comps),
         archive=archive,
@@ -365,16 +372,16 @@ class _Read(NamedTuple):
 
 
 def _restored(
-    view: ThreadView,
     settings: MemorySettings,
     head: list[BaseMessage],
-    window: list[BaseMessage],
+    raw: WithIds,
+    start: int,
     comps: list[CompactionEntry],
     edits: list[EditEntry],
     priorities: Mapping[str, int],
 ) -> LayeredChatMemory:
-    """The memory over ``head`` + ``window``; what it holds then is what the view knew."""
-    window = [m for m in window if not is_control_message(m)]
+    """The memory over ``head`` + the window of ``raw`` from ``start``."""
+    window = [m for m in raw[start:] if not is_control_message(m)]
     memory = settings.new_memory()
     memory.restore_window(
         head,
@@ -384,8 +391,6 @@ def _restored(
         priorities=stored_priorities(priorities),
         validate_from=_last_response(window),
     )
-    view._known_edits = len(memory.edits)
-    view._known_priorities = dict(memory.priorities)
     return memory
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from typing import Any
 
 import pytest
@@ -73,6 +74,28 @@ def test_below_budget_projects_the_state_and_writes_nothing() -> None:
     assert view.update() is None
     assert view.thread_id == "t1"
     assert view.context_tokens() == SETTINGS.counter.count_messages(messages)
+
+
+def test_calls_leave_no_reference_cycles_for_the_collector() -> None:
+    """A view is freed as soon as its call drops it (a cycle per call made the cyclic collector
+    run on every few calls of a long thread)."""
+    messages = [SYSTEM, TASK, *exchanges(12)]
+    state, _ = _compacted(messages)  # the views below read a channel: the window path
+    plain = {**state, "messages": [*messages, *exchanges(1, start=12)]}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            view = view_state(plain, SETTINGS)
+            assert view.projection() and view.update() is None  # projected, no memory built
+            built = view_state(plain, SETTINGS)
+            assert built.memory.messages  # the memory built over the window
+            fresh = view_state({"messages": messages}, SETTINGS)
+            assert fresh.compact_if_due() is not None and fresh.update() is not None
+        del view, built, fresh
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_due_is_proactive_before_a_call_and_threshold_after_a_response() -> None:
