@@ -4,6 +4,8 @@ Run by hand from the repository root (needs the ``bench`` dependency group for L
 
     uv run --group bench python bench/agent_loop.py            # 100 / 500 / 2,000 turns
     uv run --group bench python bench/agent_loop.py --turns 100  # a quick look
+    uv run --group bench python bench/agent_loop.py --paired langctx-local middleware --turns 2000
+    uv run --group bench python bench/agent_loop.py --encoded langctx-local middleware --turns 2000
 
 An agent loop, as a coding agent runs it: append what arrived since the last model call (one AI
 message and its tool results, from the deterministic coding session in ``langctx.cli.demo.session``),
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import multiprocessing
 import os
 import statistics
@@ -303,6 +306,9 @@ class Middleware(SummarizingAnchor):
             token_counter=self.counter.count_messages,  # type: ignore[arg-type]
         )
         self.messages: list[BaseMessage] = []
+        self.folds = 0
+        self.uncalled: dict[str, int] = {}
+        """The texts that replaced the history in a fold without a summarizer call, and how often."""
         self.name = "LangChain SummarizationMiddleware"
         self.config = (
             f"SummarizationMiddleware(model=ScriptedChatModel, trigger=('tokens', {trigger}), "
@@ -317,18 +323,27 @@ class Middleware(SummarizingAnchor):
     def step(self, turn: list[BaseMessage]) -> list[BaseMessage]:
         self.messages.extend(turn)
         state: Any = {"messages": self.messages}
+        calls = len(self.model.calls)
         update = self.mw.before_model(state, cast(Any, None))  # the hook does not use runtime
         if update is not None:
             new = update["messages"]
             assert isinstance(new[0], RemoveMessage)
             self.messages = list(new[1:])
+            self.folds += 1
+            if len(self.model.calls) == calls:  # the history replaced by a fixed text
+                text = str(new[1].content).split("\n\n", 1)[-1]  # after its summary prefix
+                self.uncalled[text] = self.uncalled.get(text, 0) + 1
         return list(self.messages)
 
     def summarizer_calls(self) -> int:
         return len(self.model.calls)
 
     def extra(self) -> dict[str, Any]:
-        return {}
+        return {
+            "folds": self.folds,
+            "folds_without_summarizer_call": dict(self.uncalled),
+            "trim_tokens_to_summarize": self.mw.trim_tokens_to_summarize,
+        }
 
 
 APPROACHES: dict[str, Callable[[], Approach]] = {
@@ -607,9 +622,26 @@ def observations(runs: list[Run]) -> list[str]:
                 f"({r.budget_violations} of {n} projections over {BUDGET:,}, max "
                 f"{r.max_tokens:,} tokens). The task is summarized away ({r.lost_task} "
                 f"projections without it; its summarizer only sees the last 4,000 tokens of "
-                f"what it evicts); {r.summarizer_calls} summarizer calls."
+                f"what it evicts); {r.summarizer_calls} summarizer calls." + _uncalled_folds(r)
             )
     return lines
+
+
+def _uncalled_folds(r: Run) -> str:
+    """The middleware's folds that replaced the history without calling its summarizer."""
+    folds, uncalled = r.extra.get("folds"), r.extra.get("folds_without_summarizer_call") or {}
+    if folds is None:
+        return ""
+    n, trim = sum(uncalled.values()), r.extra.get("trim_tokens_to_summarize") or 0
+    texts = "; ".join(
+        f'{k:,} times "{t}"' for t, k in sorted(uncalled.items(), key=lambda x: -x[1])
+    )
+    return (
+        f" It folded {folds:,} times, {n:,} of them without calling its summarizer: the evicted "
+        f"messages were replaced by a fixed text ({texts or 'none'}). Its summarizer input is "
+        f'`trim_messages(..., max_tokens={trim}, strategy="last", start_on="human")` of '
+        f"the evicted messages, empty when no human message is among their last {trim:,} tokens."
+    )
 
 
 def environment() -> dict[str, Any]:
@@ -702,10 +734,7 @@ def paired(a: str, b: str, *, turns: int, memoized: bool = False) -> int:
             warm.start(list(start))
             for turn in iter_turns(turns, seed=SEED):
                 warm.step(list(turn))
-        background.clear()
-        shared_cache().clear()
-        shared_blocks().clear()
-        shared_frames().clear()
+        _forget()
     first, second = APPROACHES[a](), APPROACHES[b]()
     first.start(list(start))
     second.start(list(start))
@@ -728,6 +757,75 @@ def paired(a: str, b: str, *, turns: int, memoized: bool = False) -> int:
         f" / {statistics.fmean(tb) * 1e3:.3f} ms = {mean:.2f}x"
     )
     return 0
+
+
+def encoded(keys: Sequence[str], *, turns: int) -> int:
+    """Characters each approach hands to ``TiktokenCounter.count_text`` over a loop (untimed), on
+    the turns it folds and on the others: what its counting costs, apart from how fast it runs."""
+    print(f"{turns} turns; message text in the session: {_session_chars(turns):,} characters")
+    count = TiktokenCounter.count_text
+    seen = [0]
+
+    def counting(self: TiktokenCounter, text: str) -> int:
+        seen[0] += len(text)
+        return count(self, text)
+
+    TiktokenCounter.count_text = counting  # type: ignore[method-assign]
+    try:
+        for key in keys:
+            _forget()  # so that no approach finds what another one counted
+            approach = APPROACHES[key]()
+            approach.start(list(coding_session(0, seed=SEED)))
+            folding: list[int] = []
+            other: list[int] = []
+            for turn in iter_turns(turns, seed=SEED):
+                folds, seen[0] = _folds(approach), 0
+                approach.step(list(turn))
+                (folding if _folds(approach) > folds else other).append(seen[0])
+            print(
+                f"{approach.name}: {sum(folding) + sum(other):,} characters encoded; "
+                f"{len(folding)} turns fold, median {_median(folding):,.0f} characters each; "
+                f"the other {len(other)}, median {_median(other):,.0f}"
+            )
+    finally:
+        TiktokenCounter.count_text = count  # type: ignore[method-assign]
+    return 0
+
+
+def _forget() -> None:
+    """Clear langctx's process-wide caches and background summaries."""
+    background.clear()
+    shared_cache().clear()
+    shared_blocks().clear()
+    shared_frames().clear()
+
+
+def _folds(approach: Approach) -> int:
+    """Folds so far (merges of summaries not counted); summarizer calls for an approach that
+    reports nothing else."""
+    if isinstance(approach, Langctx):
+        return sum(1 for e in approach.mem.compactions if e["trigger"] != "merge")
+    if isinstance(approach, LangctxStateless):
+        entries = approach.channel.get("compactions") or []
+        return sum(1 for e in entries if e["trigger"] != "merge")
+    if isinstance(approach, Middleware):
+        return approach.folds
+    return approach.summarizer_calls()
+
+
+def _median(values: Sequence[int]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def _session_chars(turns: int) -> int:
+    """Characters of message content and tool-call names and arguments in the loop's turns."""
+    total = 0
+    for turn in iter_turns(turns, seed=SEED):
+        for m in turn:
+            total += len(m.content) if isinstance(m.content, str) else len(repr(m.content))
+            for call in getattr(m, "tool_calls", None) or []:
+                total += len(call["name"]) + len(json.dumps(call["args"]))
+    return total
 
 
 def _memoize_counting() -> None:
@@ -764,7 +862,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --paired: take token counting out (see paired), to compare what each "
         "approach does besides the encoding they all share",
     )
+    parser.add_argument(
+        "--encoded",
+        nargs="+",
+        metavar="APPROACH",
+        choices=sorted(APPROACHES),
+        help="count the characters each approach encodes, on folding turns and on the others",
+    )
     args = parser.parse_args(argv)
+    if args.encoded:
+        seed_tiktoken_cache()
+        return encoded(args.encoded, turns=max(args.turns))
     if args.paired:
         seed_tiktoken_cache()
         return paired(*args.paired, turns=max(args.turns), memoized=args.memoized_counting)
