@@ -15,13 +15,14 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 from langchain_core.messages import BaseMessage
 
+from langctx.config_checks import check_timeout, positive, ratio
+from langctx.config_checks import size as to_size
 from langctx.errors import ConfigError
 from langctx.machinery import is_substantive_task
 from langctx.pricing import PriceSheet, price_sheet
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_RESERVE_RATIO",
     "DEFAULT_RESERVE_TOKENS",
     "DEFAULT_SUMMARY_TIMEOUT",
+    "DEFAULT_USER_MESSAGES_SHARE",
     "DEFAULT_WINDOW_SHARE",
     "MemoryConfig",
 ]
@@ -48,6 +50,7 @@ DEFAULT_MERGE_COUNT = 2
 DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
 DEFAULT_SUMMARY_SHARE = 0.05
+DEFAULT_USER_MESSAGES_SHARE = 0.15
 DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
@@ -158,6 +161,12 @@ class MemoryConfig:
     (at most 1,000), so that long sessions keep more of their modified files. 0 turns the ledger
     off."""
 
+    user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
+    """Share of `max_tokens` for the user's folded messages, quoted in the summary block (default
+    15%): the newest verbatim (cut head + tail only when larger than the whole share), then earlier
+    ones verbatim, newest first, then by their opening words, then counted. A cap, never a reason
+    to exceed the budget (:mod:`langctx.user_messages`)."""
+
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
 
@@ -189,20 +198,21 @@ class MemoryConfig:
     )
 
     def __post_init__(self) -> None:
-        _positive("context_window", self.context_window, optional=True)
-        size = _size("max_tokens", self.max_tokens, self.context_window, "context_window")
+        positive("context_window", self.context_window, optional=True)
+        size = to_size("max_tokens", self.max_tokens, self.context_window, "context_window")
         object.__setattr__(self, "max_tokens", size)
-        size = _size(
+        size = to_size(
             "keep_recent_tokens", self.keep_recent_tokens, self.max_tokens_resolved, "max_tokens"
         )
         object.__setattr__(self, "keep_recent_tokens", size)
         self._memo.clear()  # marks read while normalizing saw the raw sizes
-        _positive("max_tokens", self.max_tokens, optional=True)
-        _positive("context_window", self.context_window, optional=True)
-        _positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
-        _ratio("reserve_ratio", self.reserve_ratio)
-        _ratio("proactive_ratio", self.proactive_ratio)
-        _ratio("summary_share", self.summary_share)
+        positive("max_tokens", self.max_tokens, optional=True)
+        positive("context_window", self.context_window, optional=True)
+        positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
+        ratio("reserve_ratio", self.reserve_ratio)
+        ratio("proactive_ratio", self.proactive_ratio)
+        ratio("summary_share", self.summary_share)
+        ratio("user_messages_share", self.user_messages_share)
         if self.max_facts_tokens is not None and (
             not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
         ):
@@ -216,9 +226,9 @@ class MemoryConfig:
                 msg = f"{name} must be an int >= 0, got {value!r}."
                 raise ConfigError(msg)
         for name in ("max_summaries", "max_level2"):
-            _positive(name, getattr(self, name))
-        _positive("max_summary_tokens", self.max_summary_tokens, optional=True)
-        _positive("max_summarizer_input_tokens", self.max_summarizer_input_tokens)
+            positive(name, getattr(self, name))
+        positive("max_summary_tokens", self.max_summary_tokens, optional=True)
+        positive("max_summarizer_input_tokens", self.max_summarizer_input_tokens)
         if not isinstance(self.merge_count, int) or self.merge_count < 2:
             msg = f"merge_count must be an int >= 2, got {self.merge_count!r}."
             raise ConfigError(msg)
@@ -337,7 +347,7 @@ class MemoryConfig:
         """The cap per summary in effect."""
         if self.max_summary_tokens is not None:
             return self.max_summary_tokens
-        room = self.head_budget - self._block_overhead
+        room = self.head_budget - self._block_overhead - self._user_share_tokens
         share = room // (self.max_summaries + self.max_level2 + 5)
         return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
 
@@ -355,10 +365,25 @@ class MemoryConfig:
         return max(self.max_summary_tokens_resolved * 3 // 2, min(self.head_budget // 20, 1_000))
 
     @_resolved
-    def summary_cap_tokens(self) -> int:
-        """Upper bound of all projected summaries and the facts ledger together (content only)."""
+    def _user_share_tokens(self) -> int:
+        return int(self.user_messages_share * self.max_tokens_resolved)
+
+    @_resolved
+    def user_messages_tokens(self) -> int:
+        """Tokens the quoted user messages may take in the summary block: `user_messages_share`
+        of the budget, less where explicit summary caps leave less room beside the pinned floor."""
         caps = self.max_summaries + self.max_level2 + 1
-        return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
+        others = caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
+        room = self.head_budget - self._block_overhead - others - PINNED_FLOOR_TOKENS
+        return max(0, min(self._user_share_tokens, room))
+
+    @_resolved
+    def summary_cap_tokens(self) -> int:
+        """Upper bound of all projected summaries, the facts ledger and the quoted user messages
+        together (content only)."""
+        caps = self.max_summaries + self.max_level2 + 1
+        summaries = caps * self.max_summary_tokens_resolved
+        return summaries + self.max_facts_tokens_resolved + self.user_messages_tokens
 
     @_resolved
     def block_cap_tokens(self) -> int:
@@ -369,39 +394,6 @@ class MemoryConfig:
     def pinned_cap_tokens(self) -> int:
         """Tokens the pinned messages (system + task) may take beside the summary block."""
         return self.head_budget - self.block_cap_tokens
-
-
-def _size(name: str, value: object, whole: int | None, whole_name: str) -> object:
-    """``value`` in tokens: an int as is, ``("tokens", n)``, or ``("fraction", f)`` of ``whole``."""
-    if not isinstance(value, tuple):
-        return value  # None or an int; anything else fails the int check after
-    if len(value) != 2 or value[0] not in ("tokens", "fraction"):
-        msg = f"{name} must be an int, ('tokens', n) or ('fraction', f); got {value!r}."
-        raise ConfigError(msg)
-    kind, amount = value
-    if kind == "tokens":
-        return amount
-    if not isinstance(amount, int | float) or isinstance(amount, bool) or not 0 < amount <= 1:
-        msg = f"{name}=('fraction', f) needs 0 < f <= 1, got {amount!r}."
-        raise ConfigError(msg)
-    if whole is None:
-        msg = f"{name}=('fraction', {amount}) needs {whole_name} to be set (a fraction of what?)."
-        raise ConfigError(msg)
-    return max(1, int(whole * amount))
-
-
-def _positive(name: str, value: object, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        msg = f"{name} must be a positive int, got {value!r}."
-        raise ConfigError(msg)
-
-
-def _ratio(name: str, value: object) -> None:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1:
-        msg = f"{name} must be a number strictly between 0 and 1, got {value!r}."
-        raise ConfigError(msg)
 
 
 class ConfigOptions(TypedDict, total=False):
@@ -423,6 +415,7 @@ class ConfigOptions(TypedDict, total=False):
     merge_count: int
     max_level2: int
     summary_share: float
+    user_messages_share: float
     max_summary_tokens: int | None
     max_facts_tokens: int | None
     placeholder_min_tokens: int
@@ -444,25 +437,6 @@ SUMMARY_TAG_TOKENS = 32
 PINNED_FLOOR_TOKENS = 64
 """What the pinned messages may take at least beside the summary block (below it, truncating the
 system prompt and task to their floor could still leave the projection over the budget)."""
-
-
-def check_timeout(name: str, value: object) -> None:
-    """Refuse a timeout that is not a finite number of seconds > 0 or None.
-
-    Raises:
-        ConfigError: naming the option; ``None`` is the way to say "no limit".
-
-    Example:
-        >>> check_timeout("summary_timeout", float("inf"))
-        Traceback (most recent call last):
-        ...
-        langctx.errors.ConfigError: summary_timeout must be a finite number of seconds > 0, or None for no limit; got inf.
-    """
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        msg = f"{name} must be a finite number of seconds > 0, or None for no limit; got {value!r}."
-        raise ConfigError(msg)
 
 
 def config_from(

@@ -43,6 +43,7 @@ __all__ = [
     "FACTS_GROWTH",
     "PREAMBLE",
     "SUMMARY_PRIORITY",
+    "USERS_NOTE",
     "render_facts",
     "render_summary_block",
     "view_message",
@@ -53,6 +54,12 @@ PREAMBLE = (
     "stand in for it, oldest first. They are notes about past work, not new instructions; if a "
     "detail you need is not in them, re-read the file or re-run the command instead of guessing."
 )
+
+USERS_NOTE = (
+    "The user's messages from that history are quoted below as they wrote them: they are "
+    "requests, and the last one is the latest request unless a newer one follows this block."
+)
+"""Said before the quoted user messages of a summary block (not instructions of langctx's own)."""
 
 SUMMARY_PRIORITY = {1: 70, 2: 65, 3: 60}
 """Ledger priority of a summary by level: merged (older, coarser) summaries rank lower."""
@@ -400,9 +407,14 @@ class _Ledger:
 
 
 def render_summary_block(
-    summaries: Sequence[CompactionEntry], *, role: SummaryRole = "human", facts: str = ""
+    summaries: Sequence[CompactionEntry],
+    *,
+    role: SummaryRole = "human",
+    facts: str = "",
+    users: str = "",
 ) -> BaseMessage:
-    """One message holding the preamble, every active summary (oldest first) and the facts ledger.
+    """One message holding the preamble, every active summary (oldest first), the quoted user
+    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger.
 
     Its id is derived from the summaries' ids, so the same entries give the same message (stable
     prefixes for provider prompt caching).
@@ -412,6 +424,8 @@ def render_summary_block(
         n = covered_count(e)
         opened = summary_open(level=e["level"], covers=n, entry_id=e["id"])
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
+    if users:
+        parts.append(f"{USERS_NOTE}\n{escape_delimiters(users)}")
     if facts:
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
     text = "\n\n".join(parts)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from langctx.config import DEFAULT_SUMMARY_TIMEOUT, check_timeout
+from langctx.config import DEFAULT_SUMMARY_TIMEOUT
+from langctx.config_checks import check_timeout
 from langctx.context_mode.grep import DEFAULT_GREP_MAX_MATCHES
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reduce import DEFAULT_MAX_INLINE_TOKENS, MIN_INLINE_TOKENS

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
-from langctx.config import check_timeout
+from langctx.config_checks import check_timeout
 from langctx.context_mode.sanitize import escape_delimiters
 from langctx.errors import ConfigError, LangctxError
 

@@ -26,6 +26,7 @@ from langctx.projection import (
 from langctx.summarize.text import merge_summary_facts
 from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
+from langctx.user_messages import render_user_messages
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
@@ -99,7 +100,11 @@ def _view_tokens(self: LayeredChatMemory, i: int) -> int:
 
 
 def _live_start(self: LayeredChatMemory) -> int:
-    """First index of the live run: the AI and tool messages after the latest human message."""
+    """First index of the live run: the turn in progress after the human message that opened it.
+
+    A human message right after a tool result continues the turn
+    (:func:`~langctx.turns.opens_turn`): the thinking of the turn's AI messages before it is live.
+    """
     return max(self._last_human + 1, self._first_kept)
 
 
@@ -183,7 +188,12 @@ def summary_block(
     """
     if not active:
         return None, 0
-    tail = (config.summary_role, config.max_facts_tokens_resolved, counter_key(counter))
+    tail = (
+        config.summary_role,
+        config.max_facts_tokens_resolved,
+        config.user_messages_tokens,
+        counter_key(counter),
+    )
     blocks = shared_blocks()
     by_identity = ("block", tuple(id(e) for e in active), *tail)
     block = blocks.get(by_identity)
@@ -192,10 +202,22 @@ def summary_block(
         block = blocks.get(by_content)
         if block is None:
             facts = merge_summary_facts(*[entry_facts(e) for e in active])
+            users = render_user_messages(
+                facts.get("user_messages") or [],
+                dropped=facts.get("user_messages_dropped") or 0,
+                max_tokens=config.user_messages_tokens,
+                count=counter.count_text,
+            )
+            quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
+            facts["constraints"] = [
+                c for c in facts.get("constraints") or [] if " ".join(c.split()) not in quoted
+            ]
             ledger = render_facts(
                 facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
             )
-            message = render_summary_block(active, role=config.summary_role, facts=ledger)
+            message = render_summary_block(
+                active, role=config.summary_role, facts=ledger, users=users
+            )
             block = (message, counter.count_message(message))
             blocks.put(by_content, block)
         blocks.put(by_identity, (*block[:2], tuple(active)))

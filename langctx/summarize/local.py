@@ -1,9 +1,10 @@
 """The local deterministic summarizer: offline default and fallback when a model fails.
 
-It writes the same fixed structure as the model prompt, from mechanical facts only: the goal (the
-pinned task, agent machinery such as ``<environment_context>`` stripped), constraints found in
-human messages, files read and modified, the last failing command with its error lines, and the
-last stated next step. Lists shrink until the summary fits its cap.
+It writes the same fixed structure as the model prompt, from mechanical facts only: the goal
+(pointing at the pinned task or the user's latest request, which the projection shows verbatim,
+never restating them), constraints found in human messages, files read and modified, the last
+failing command with its error lines, and the last stated next step. Lists shrink until the
+summary fits its cap.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langctx.machinery import strip_machinery
 from langctx.markers import quote_output
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
@@ -72,7 +72,7 @@ def render_local_summary(
         ...     "constraints": ["Do not edit tests."], "next_step": "Fix the lexer."})
         >>> print(render_local_summary(req))
         Goal:
-        - Fix the parser
+        - the task and the user's messages, verbatim in the context
         Current status:
         - Last command: `pytest` exit 1, output: "AssertionError: 2 != 3"
         Important constraints:
@@ -90,7 +90,12 @@ def render_local_summary(
     read = list(facts.get("read_files") or [])
     modified = list(facts.get("modified_files") or [])
     commands = facts.get("commands") or []
-    goal = strip_machinery(request.task) if request.task else ""
+    # the task (pinned) and the user's messages (quoted in the block) are never restated here
+    goal = (
+        "the task and the user's messages, verbatim in the context"
+        if request.task or facts.get("user_messages")
+        else ""
+    )
     # Shrink step by step: fewer observed files, shorter lines, fewer constraints, fewer error lines.
     for read_limit, width, n_constraints, err_lines, mod_limit in (
         (12, 200, 6, 3, 12),
@@ -101,7 +106,7 @@ def render_local_summary(
         (0, 60, 2, 1, 2),
         (0, 50, 1, 0, 1),
     ):
-        lines = ["Goal:", f"- {_clip(goal or 'see the pinned task', width)}"]
+        lines = ["Goal:", f"- {_clip(goal or 'see the first user message', width)}"]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")
@@ -134,7 +139,7 @@ class LocalSummarizer:
 
     Example:
         >>> LocalSummarizer().summarize(SummaryRequest(kind="turns", task="Add a CLI")).splitlines()[:2]
-        ['Goal:', '- Add a CLI']
+        ['Goal:', "- the task and the user's messages, verbatim in the context"]
     """
 
     name = "local"

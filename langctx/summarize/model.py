@@ -163,6 +163,13 @@ class ModelSummarizer:
             task = strip_machinery(request.task) if request.task else ""
             if task:  # the user's request, without the agent's preamble blocks
                 parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
+            users = [str(u.get("text", "")) for u in request.facts.get("user_messages") or []]
+            if users:  # built from the log: the model is told them, never trusted to keep them
+                parts.append(
+                    "User messages in this part (quoted verbatim beside your summary; do not "
+                    "restate them, say what was done about each):\n"
+                    + "\n".join(f"- {clip_middle(u, 2000)}" for u in users)
+                )
             if request.summaries:
                 parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
             parts.append("Mechanical facts:\n" + _facts_block(request.facts))

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.facts import Facts, extract_facts, merge_facts
 from langctx.machinery import substantive_text
+from langctx.user_messages import merge_user_messages, user_message_facts
 
 __all__ = [
     "SummaryFacts",
@@ -21,7 +22,9 @@ __all__ = [
 ]
 
 SummaryFacts = dict[str, Any]
-"""`Facts` plus ``constraints`` (list[str]) and ``next_step`` (str | None); a plain JSON dict."""
+"""`Facts` plus ``constraints`` (list[str]), ``next_step`` (str | None), ``user_messages``
+(``{"id", "text"}`` dicts, :mod:`langctx.user_messages`) and ``user_messages_dropped`` (int);
+a plain JSON dict."""
 
 _CONSTRAINT = re.compile(
     r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
@@ -129,8 +132,25 @@ def summary_facts(
     """Everything mechanical a summary of ``messages`` must keep."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
+    facts["user_messages"] = user_message_facts(messages)
     facts["next_step"] = extract_next_step(messages)
+    if facts["user_messages"] and _asked_last(messages, facts["user_messages"][-1]["id"]):
+        facts["next_step"] = LATEST_REQUEST_STEP  # the user spoke after the agent's last words
     return facts
+
+
+LATEST_REQUEST_STEP = "Act on the user's latest request (quoted with the user messages)."
+"""The next step of a batch that ends with a request the agent has not answered in words."""
+
+
+def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
+    """True when no AI message with text comes after the user message ``user_id``."""
+    for m in reversed(messages):
+        if str(m.id) == user_id:
+            return True
+        if isinstance(m, AIMessage) and m.text.strip():
+            return False
+    return False
 
 
 def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
@@ -155,7 +175,21 @@ def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
     merged["next_step"] = next(
         (p["next_step"] for p in reversed(parts) if p.get("next_step")), None
     )
+    users, extra = merge_user_messages(*[_list(p.get("user_messages")) for p in parts])
+    dropped = sum(_count(p.get("user_messages_dropped")) for p in parts) + extra
+    if users or dropped:
+        merged["user_messages"] = users
+    if dropped:
+        merged["user_messages_dropped"] = dropped
     return merged
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:

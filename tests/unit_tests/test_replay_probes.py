@@ -292,6 +292,7 @@ def test_a_planted_loss_is_named_with_its_request(
 
 
 def test_report_json_lists_losses(monkeypatch: pytest.MonkeyPatch) -> None:
+    _Forget("m0.py", 30).install(monkeypatch)  # the ledger may name it under the session's root
     report = _plant(monkeypatch, f"{ROOT}/m0.py", 30)
     d = report.to_dict()
     assert d["v"] == 2
@@ -564,6 +565,7 @@ def test_claude_code_subagent_transcript_alone_and_beside_its_parent(tmp_path: P
 
 
 def test_report_text_lists_lost_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    _Forget("m8.py", 36).install(monkeypatch)  # the ledger may name it under the session's root
     report = _plant(monkeypatch, f"{ROOT}/m8.py", 36)
     text = format_report(report)
     assert re.search(r"lost facts \(\d+\)", text)

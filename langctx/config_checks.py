@@ -1,0 +1,61 @@
+"""Checks of configuration values: sizes, positive ints, ratios, timeouts (one-line ConfigErrors)."""
+
+from __future__ import annotations
+
+import math
+
+from langctx.errors import ConfigError
+
+__all__ = ["check_timeout", "positive", "ratio", "size"]
+
+
+def check_timeout(name: str, value: object) -> None:
+    """Refuse a timeout that is not a finite number of seconds > 0 or None.
+
+    Raises:
+        ConfigError: naming the option; ``None`` is the way to say "no limit".
+
+    Example:
+        >>> check_timeout("summary_timeout", float("inf"))
+        Traceback (most recent call last):
+        ...
+        langctx.errors.ConfigError: summary_timeout must be a finite number of seconds > 0, or None for no limit; got inf.
+    """
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        msg = f"{name} must be a finite number of seconds > 0, or None for no limit; got {value!r}."
+        raise ConfigError(msg)
+
+
+def size(name: str, value: object, whole: int | None, whole_name: str) -> object:
+    """``value`` in tokens: an int as is, ``("tokens", n)``, or ``("fraction", f)`` of ``whole``."""
+    if not isinstance(value, tuple):
+        return value  # None or an int; anything else fails the int check after
+    if len(value) != 2 or value[0] not in ("tokens", "fraction"):
+        msg = f"{name} must be an int, ('tokens', n) or ('fraction', f); got {value!r}."
+        raise ConfigError(msg)
+    kind, amount = value
+    if kind == "tokens":
+        return amount
+    if not isinstance(amount, int | float) or isinstance(amount, bool) or not 0 < amount <= 1:
+        msg = f"{name}=('fraction', f) needs 0 < f <= 1, got {amount!r}."
+        raise ConfigError(msg)
+    if whole is None:
+        msg = f"{name}=('fraction', {amount}) needs {whole_name} to be set (a fraction of what?)."
+        raise ConfigError(msg)
+    return max(1, int(whole * amount))
+
+
+def positive(name: str, value: object, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        msg = f"{name} must be a positive int, got {value!r}."
+        raise ConfigError(msg)
+
+
+def ratio(name: str, value: object) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1:
+        msg = f"{name} must be a number strictly between 0 and 1, got {value!r}."
+        raise ConfigError(msg)

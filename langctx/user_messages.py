@@ -1,0 +1,203 @@
+"""The user's own words: which human messages are real user messages, and how folded ones are kept.
+
+A real user message is a human message that is not agent machinery (:mod:`langctx.machinery`)
+nor a langctx control message (``/compact``). Once a compaction folds one, its text lives in the
+entry's facts (``user_messages``), carried through every merge with a bounded size, and the
+summary block quotes it: the newest verbatim (cut head + tail, marked, when larger than the
+whole share), then the next newest verbatim while they fit the share, then older ones by their
+opening words, then a count of the rest. Nothing the user said is folded into silence.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> facts = user_message_facts([HumanMessage("Now the lexer.", id="u2")])
+    >>> facts
+    [{'id': 'u2', 'text': 'Now the lexer.'}]
+    >>> old = [{"id": "u1", "text": "Fix the parser test. It fails on empty input since 2.0."}]
+    >>> items, _ = merge_user_messages(old, facts)
+    >>> print(render_user_messages(items, max_tokens=40, count=lambda s: len(s) // 4))
+    User messages (the user's own words, oldest first; the last is the latest request):
+    - "Fix the parser test. It fails on empty input since 2.0."
+    - "Now the lexer."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from langctx.commands import is_control_message
+from langctx.machinery import is_machinery, substantive_text
+
+__all__ = [
+    "MAX_STORED_CHARS",
+    "MAX_STORED_MESSAGES",
+    "SHORT_CHARS",
+    "is_user_message",
+    "merge_user_messages",
+    "render_user_messages",
+    "user_message_facts",
+    "user_text",
+]
+
+MAX_STORED_CHARS = 16_000
+"""Characters of one user message an entry stores (head and tail beyond it, marked)."""
+
+FULL_STORED = 8
+"""The newest user messages of an entry stored whole (up to :data:`MAX_STORED_CHARS`); older
+ones are stored by their opening words (:data:`SHORT_CHARS`)."""
+
+MAX_STORED_MESSAGES = 256
+"""User messages an entry lists at most; older ones are counted in ``user_messages_dropped``."""
+
+SHORT_CHARS = 120
+"""Characters of an older user message's opening words (whitespace collapsed)."""
+
+_CUT = "[…cut…]"
+_SHORTENED = " [shortened]"
+_TITLE = "User messages (the user's own words, oldest first; the last is the latest request):"
+
+
+def user_text(message: BaseMessage) -> str:
+    """The words of a real user message ("" for anything else).
+
+    Example:
+        >>> user_text(HumanMessage("<system-reminder>x</system-reminder>Also keep 3.9 support"))
+        'Also keep 3.9 support'
+        >>> user_text(HumanMessage("/compact"))
+        ''
+    """
+    if not isinstance(message, HumanMessage) or is_machinery(message):
+        return ""
+    return "" if is_control_message(message) else substantive_text(message)
+
+
+def is_user_message(message: BaseMessage) -> bool:
+    """True for a human message with words of the user (see :func:`user_text`)."""
+    return bool(user_text(message))
+
+
+def _head_tail(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = max(1, (limit - len(_CUT)) // 2)
+    return f"{text[:half]}{_CUT}{text[-half:]}"
+
+
+def _opening(text: str, limit: int = SHORT_CHARS) -> str:
+    """The first ``limit`` characters of ``text`` with whitespace collapsed, cut at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= limit * 2 // 3 else cut) + "…"
+
+
+def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
+    """``{"id", "text"}`` of each real user message in ``messages``, in order (stored form)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        text = user_text(m)
+        if text:
+            out.append({"id": str(m.id), "text": _head_tail(text, MAX_STORED_CHARS)})
+    return out
+
+
+def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The user messages of several entries' facts, oldest first, each once, in bounded form,
+    and how many of the oldest were left out.
+
+    The newest :data:`FULL_STORED` stay whole; older ones keep their opening words (marked
+    ``short``); past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Items that are not
+    ``{"id": str, "text": str}`` are skipped.
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        for item in part or ():
+            if not isinstance(item, Mapping):
+                continue
+            mid, text = item.get("id"), item.get("text")
+            if isinstance(mid, str) and isinstance(text, str) and mid not in seen:
+                seen[mid] = {
+                    "id": mid,
+                    "text": text,
+                    **({"short": True} if item.get("short") else {}),
+                }
+    items = list(seen.values())
+    for item in items[:-FULL_STORED]:
+        if not item.get("short"):
+            item["text"], item["short"] = _opening(item["text"]), True
+    extra = max(0, len(items) - MAX_STORED_MESSAGES)
+    return items[extra:], extra
+
+
+def _quoted(text: str) -> str:
+    lines = text.split("\n")
+    head = f'- "{lines[0]}'
+    return "\n".join([head, *(f"  {ln}" for ln in lines[1:])]) + '"'
+
+
+def render_user_messages(
+    items: Sequence[Mapping[str, Any]],
+    *,
+    max_tokens: int,
+    count: Callable[[str], int],
+    dropped: int = 0,
+) -> str:
+    """The "User messages" section of a summary block, within ``max_tokens`` ("" when none).
+
+    The newest message is always shown verbatim, cut head + tail (marked) only when it alone
+    exceeds ``max_tokens``; then, newest first, each earlier one verbatim while the section fits,
+    then by its opening words while it fits; the rest are counted.
+    """
+    texts = [str(i.get("text", "")) for i in items if i.get("text")]
+    if not texts:
+        return ""
+    shown: list[str] = []
+    newest = texts[-1]
+    if count(_TITLE + "\n" + _quoted(newest)) > max_tokens:
+        newest = _fit_head_tail(newest, max_tokens - count(_TITLE) - 4, count)
+    shown.append(_quoted(newest))
+    left = len(texts) - 1
+    short_only = False
+    for text, item in zip(reversed(texts[:-1]), reversed(items[: len(texts) - 1]), strict=False):
+        candidates = [] if short_only or item.get("short") else [_quoted(text)]
+        opening = _opening(text)
+        candidates.append(_quoted(opening) + (_SHORTENED if opening != text else ""))
+        fitted = next(
+            (
+                c
+                for c in candidates
+                if count("\n".join([_TITLE, _more(left - 1 + dropped), c, *shown])) <= max_tokens
+            ),
+            None,
+        )
+        if fitted is None:
+            break
+        short_only = short_only or fitted is not candidates[0]
+        shown.insert(0, fitted)
+        left -= 1
+    more = _more(left + dropped)
+    return "\n".join([_TITLE, *([more] if more else []), *shown])
+
+
+def _more(n: int) -> str:
+    if n <= 0:
+        return ""
+    return f"- [{n} earlier user message{'s' if n != 1 else ''} not shown]"
+
+
+def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """``text`` cut to head + tail (marked) so that it counts at most ``max_tokens``."""
+    lo, hi = 0, len(text)
+    best = _CUT
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        candidate = _head_tail(text, mid + len(_CUT))
+        if count(candidate) <= max(1, max_tokens):
+            best, lo = candidate, mid
+        else:
+            hi = mid - 1
+    return best
