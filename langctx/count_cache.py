@@ -285,7 +285,8 @@ def _edit_digest(edit: EditEntry) -> int:
 
 def _fingerprint(message: BaseMessage) -> int:
     """A hash of everything a counter or the projection reads: type, content, tool calls (valid
-    and invalid), name, extra fields, the digest of a Context-mode stamp.
+    and invalid), the call a tool result answers and its status, name, extra fields, the digest
+    of a Context-mode stamp.
 
     String content is hashed as is (Python caches a string's hash, so a message seen again
     costs nothing); block lists, tool calls and extra fields through their ``repr``.
@@ -304,6 +305,8 @@ def _fingerprint(message: BaseMessage) -> int:
             repr(calls) if calls else None,
             repr(invalid) if invalid else None,
             fields.get("name"),
+            fields.get("tool_call_id"),  # a cached view of a tool result carries it
+            fields.get("status"),
             repr(extra) if extra else None,
             stamp.get("digest") if isinstance(stamp, dict) else None,
         )

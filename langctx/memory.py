@@ -156,7 +156,8 @@ class LayeredChatMemory:
         self._pc: int | None = None  # latest message holding a provider compaction item
         self._pc_memo: tuple[tuple[int, int], range] | None = None
         self._thinking: list[int] = []  # indices of AI messages with thinking blocks
-        self._last_human = -1  # index of the latest human message
+        self._last_human = -1  # index of the latest human message that opens a turn
+        self._after_tool = False  # the latest message sent, human/system aside, is a tool result
         self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
         self._thinking_memo: tuple[list[int], frozenset[int]] = ([], frozenset())
         self._seen_non_system = False

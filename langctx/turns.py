@@ -5,6 +5,10 @@ together with every ToolMessage answering them (parallel and invalid calls inclu
 single message. A cut, where the verbatim recent layer starts, is only ever placed at the start of
 a unit, so no projection holds a tool result without its call, or a call without its result.
 
+A *turn* is what the provider calls one: a human message opens a turn unless it directly follows
+a tool result (:func:`opens_turn`), which is how a user steers an agent mid tool loop; for
+Anthropic that message joins the tool_result user message and the assistant turn goes on.
+
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> msgs = [
@@ -24,11 +28,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.blocks import has_thinking, starts_with_thinking
 
-__all__ = ["Unit", "UnitGrouping", "group_units", "pair_errors", "tool_call_ids"]
+__all__ = [
+    "Unit",
+    "UnitGrouping",
+    "after_tool_result",
+    "group_units",
+    "opens_turn",
+    "pair_errors",
+    "tool_call_ids",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +79,34 @@ def tool_call_ids(message: BaseMessage) -> list[str]:
     return ids
 
 
+def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
+    """True when ``message`` opens a turn, as the provider sees it.
+
+    ``after_tool``: the latest message sent before it, human and system messages aside, is a tool
+    result (one langctx adds for an unanswered call counts; see :func:`after_tool_result`). A
+    human message there continues the assistant turn: langchain-anthropic merges it into the
+    tool_result user message (a system message between is moved to the system prompt), so for
+    Anthropic the turn, and the thinking it started with, goes on.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> opens_turn(HumanMessage("Next task."), False), opens_turn(HumanMessage("Also..."), True)
+        (True, False)
+    """
+    return isinstance(message, HumanMessage) and not after_tool
+
+
+def after_tool_result(message: BaseMessage, after_tool: bool) -> bool:
+    """``after_tool`` for the message sent after ``message`` (see :func:`opens_turn`).
+
+    A tool result sets it, an AI message clears it, human and system messages leave it as it
+    was. The caller sets it for an AI message whose calls langctx answers with placeholders.
+    """
+    if isinstance(message, HumanMessage | SystemMessage):
+        return after_tool
+    return isinstance(message, ToolMessage)
+
+
 def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
     """(tool results without an earlier call they answer first, tool calls without a result).
 
@@ -103,9 +143,10 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     Invalid tool calls (``AIMessage.invalid_tool_calls`` with an id and a name) pair like tool
     calls: langchain-openai and langchain-anthropic send them as calls. When the first AI message of
     an assistant turn carries a thinking block, Anthropic requires the kept part of that turn to
-    start with one, so a later AI message of the turn without one joins the unit before it (a cut
-    keeps the turn from its thinking on, or folds it whole); interleaved thinking leaves every call
-    a unit of its own.
+    start with one, so a later AI message of the turn without one, and a human message that
+    continues the turn (:func:`opens_turn`), join the unit before it (a cut keeps the turn from
+    its thinking on, or folds it whole); interleaved thinking leaves every AI message a unit of
+    its own.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -160,21 +201,24 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
 def _join_thinking_turns(messages: Sequence[BaseMessage], units: list[Unit]) -> list[Unit]:
     """Merge each unit that may not start a kept part into the unit before it.
 
-    A unit starting at an AI message may start the kept part when no earlier AI message of its
-    assistant turn (within ``messages``) had thinking, or when it starts with thinking itself.
+    Inside an assistant turn whose earlier AI message (within ``messages``) had thinking, only
+    an AI message starting with thinking may start the kept part: a later AI message without,
+    and a human or system message that does not open a turn (:func:`opens_turn`), join the unit
+    before it.
     """
     out: list[Unit] = []
-    thinking_turn = False
+    thinking_turn = after_tool = False
     for unit in units:
         first = messages[unit.start]
-        if not isinstance(first, AIMessage):
-            if not isinstance(first, ToolMessage):
-                thinking_turn = False  # a human or system message ends the assistant turn
-            out.append(unit)
-            continue
-        joins = bool(out) and thinking_turn and not starts_with_thinking(first)
-        thinking_turn = thinking_turn or has_thinking(first)
-        if joins:
+        if isinstance(first, AIMessage):
+            joins = thinking_turn and not starts_with_thinking(first)
+            thinking_turn = thinking_turn or has_thinking(first)
+            after_tool = bool(tool_call_ids(first))  # answered by its results, or by repairs
+        else:
+            thinking_turn = thinking_turn and not opens_turn(first, after_tool)
+            joins = thinking_turn
+            after_tool = after_tool_result(first, after_tool)
+        if joins and out:
             prev = out.pop()
             out.append(Unit(prev.start, unit.end, pending=unit.pending))
         else:

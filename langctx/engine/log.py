@@ -32,7 +32,7 @@ from langctx.markers import (
     REPAIR_ID_PREFIX,
 )
 from langctx.surrogates import surrogate_field
-from langctx.turns import tool_call_ids
+from langctx.turns import after_tool_result, opens_turn, tool_call_ids
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
@@ -114,18 +114,21 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
         message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
     i = len(self._log)
     d = describe(self.counter, message)
-    if isinstance(message, HumanMessage):
-        self._last_human = i
     if isinstance(message, ToolMessage):
         if self._open_ai is None or message.tool_call_id not in self._open_calls:
-            self._orphan(message, i)
+            self._orphan(message, i)  # not sent: the turn stays as it was
         else:
             self._open_calls.remove(message.tool_call_id)
             if not self._open_calls:
                 self._open_ai = None
+            self._after_tool = True
     else:
         if self._open_ai is not None:
+            self._after_tool = self._after_tool or bool(self._open_calls)  # repairs answer them
             self._close_open_turn(i)
+        if opens_turn(message, self._after_tool):
+            self._last_human = i
+        self._after_tool = after_tool_result(message, self._after_tool)
         if d.call_ids:
             self._open_ai = i
             self._open_calls = list(d.call_ids)
@@ -167,7 +170,7 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
     if d.thinking:
         self._thinking.append(i)
     if (
-        isinstance(message, HumanMessage)
+        self._last_human == i
         and self._block is not None
         and self._thinking
         and self._thinking[-1] >= self._first_kept

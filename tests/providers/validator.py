@@ -13,6 +13,9 @@ multi-turn workflows" and "Preserved thinking" pages; the errors quoted in :data
 
 * a tool-use loop is one assistant turn; when thinking is on, the assistant message that opens
   the turn in progress must start with ``thinking``/``redacted_thinking``;
+* a user message holding tool results continues the assistant turn, text beside them included:
+  langchain-anthropic merges a human message right after tool results into their user message
+  (a user steering the agent mid-loop), so only a user message without tool results opens a turn;
 * thinking blocks go back complete and unmodified, signatures included; the sequence may not be
   rearranged; if an assistant message holds thinking, its first block is thinking;
 * newer models check the prefix (system, tools, messages) of a returned thinking block against
@@ -291,9 +294,27 @@ def _call_ids(message: AIMessage) -> list[str]:
     return ids
 
 
-def _is_tool_result_only(message: dict[str, Any]) -> bool:
-    blocks = _blocks(message.get("content"))
-    return bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
+def _continues_turn(message: dict[str, Any]) -> bool:
+    """A payload user message holding tool results (text beside them too) continues the turn."""
+    return any(b.get("type") == "tool_result" for b in _blocks(message.get("content")))
+
+
+def _turn_start(msgs: Sequence[dict[str, Any]]) -> int:
+    """Index after the last user message that opens a turn (0: none)."""
+    for k in range(len(msgs) - 1, -1, -1):
+        if msgs[k].get("role") == "user" and not _continues_turn(msgs[k]):
+            return k + 1
+    return 0
+
+
+def _opens_turn(messages: Sequence[BaseMessage], j: int) -> bool:
+    """Message ``j`` is a human message the builder does not merge into tool results."""
+    if not isinstance(messages[j], HumanMessage):
+        return False
+    k = j - 1
+    while k >= 0 and isinstance(messages[k], HumanMessage | SystemMessage):
+        k -= 1
+    return k < 0 or not isinstance(messages[k], ToolMessage)
 
 
 # ---------------------------------------------------------------------------- Anthropic
@@ -379,18 +400,9 @@ def _anthropic_rules(
             if results and types[: len(results)] != ["tool_result"] * len(results):
                 add("anthropic.tool_result_first", i, f"block order {types}")
     last_m = conv[-1][1]
-    if (
-        thinking
-        and turn_needs_thinking
-        and last_m["role"] == "user"
-        and _is_tool_result_only(last_m)
-    ):
-        # The turn in progress: from the last user message that is not only tool results.
-        start = 0
-        for k in range(len(conv) - 1, -1, -1):
-            if conv[k][1]["role"] == "user" and not _is_tool_result_only(conv[k][1]):
-                start = k + 1
-                break
+    if thinking and turn_needs_thinking and last_m["role"] == "user" and _continues_turn(last_m):
+        # The turn in progress: from the last user message that holds no tool result.
+        start = _turn_start([m for _, m in conv])
         opener = next(((i, m) for i, m in conv[start:] if m["role"] == "assistant"), None)
         if opener is not None:
             types = _types(opener[1].get("content"))
@@ -416,7 +428,7 @@ def _turn_opener_had_thinking(
     if last_ai is None or last_ai.id not in pos:
         return True
     j = pos[last_ai.id]
-    while j > 0 and not isinstance(original[j - 1], HumanMessage):
+    while j > 0 and not _opens_turn(original, j - 1):
         j -= 1
     opener = next((m for m in original[j:] if isinstance(m, AIMessage)), None)
     return opener is None or bool(THINKING_TYPES & set(_types(opener.content)))
@@ -518,11 +530,7 @@ class AnthropicSession:
         if payload is None:
             return out
         msgs = payload.get("messages") or []
-        start = 0
-        for k in range(len(msgs) - 1, -1, -1):
-            if msgs[k].get("role") == "user" and not _is_tool_result_only(msgs[k]):
-                start = k + 1
-                break
+        start = _turn_start(msgs)
         system = _dump(payload.get("system"))
         for k in range(start, len(msgs)):
             if msgs[k].get("role") != "assistant":
@@ -850,12 +858,12 @@ def _omitted_thinking(
     """Indices of messages that left out all their thinking the way Anthropic allows.
 
     Anthropic's prefix-check guide: after trimming or summarizing older turns, remove the
-    thinking of the kept turns. Allowed for a completed turn (a user message follows it in the
-    request) when every thinking block of the message is left out, everything else is sent
-    byte-identical, and no earlier message of the request sends thinking (a block left out
-    between others fails the check).
+    thinking of the kept turns. Allowed for a completed turn (a user message opening a turn
+    follows it in the request) when every thinking block of the message is left out, everything
+    else is sent byte-identical, and no earlier message of the request sends thinking (a block
+    left out between others fails the check).
     """
-    last_user = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    last_user = max((i for i in range(len(messages)) if _opens_turn(messages, i)), default=-1)
     out: set[int] = set()
     for i, m in enumerate(messages):
         if not isinstance(m, AIMessage):

@@ -550,17 +550,18 @@ def test_thinking_may_be_left_out_of_completed_turns_only_before_all_sent_thinki
     a1 = anth_ai("a1", think("S1"), {"type": "text", "text": "one"}, calls=("toolu_1",))
     a2 = anth_ai("a2", think("S2"), {"type": "text", "text": "two"}, calls=("toolu_2",))
     a3 = anth_ai("a3", think("S3"), {"type": "text", "text": "three"}, calls=("toolu_3",))
+    f1, f2 = AIMessage("Done one.", id="f1"), AIMessage("Done two.", id="f2")
     h2 = HumanMessage("next", id="h2")
     h3 = HumanMessage("and next", id="h3")
-    log = [SYS, H, a1, tool("toolu_1"), h2, a2, tool("toolu_2"), h3, a3, tool("toolu_3")]
+    log = [SYS, H, a1, tool("toolu_1"), f1, h2, a2, tool("toolu_2"), f2, h3, a3, tool("toolu_3")]
 
     def bare(m: AIMessage) -> AIMessage:
         return m.model_copy(update={"content": [b for b in m.content if b["type"] != "thinking"]})
 
-    ok = [SYS, H, bare(a1), *log[3:5], bare(a2), *log[6:]]
+    ok = [SYS, H, bare(a1), *log[3:6], bare(a2), *log[7:]]
     assert check_verbatim(ok, log) == []
     assert check_anthropic(ok, thinking=True, original=log) == []
-    between = [SYS, H, a1, *log[3:5], bare(a2), *log[6:]]
+    between = [SYS, H, a1, *log[3:6], bare(a2), *log[7:]]
     assert "signature_changed" in {v.rule for v in check_verbatim(between, log)}
-    live = [*log[:8], bare(a3), log[9]]
+    live = [*log[:10], bare(a3), log[11]]
     assert {v.rule for v in check_all(live, original=log, targets=("anthropic_thinking",))}
