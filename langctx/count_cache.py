@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
@@ -104,7 +105,7 @@ def describe_edited(
     counter: TokenCounter, message: BaseMessage, edit: EditEntry
 ) -> tuple[BaseMessage, int]:
     """``message`` with ``edit`` applied, and its tokens (cached for a :class:`CachedCounter`)."""
-    if not isinstance(counter, CachedCounter) or message.id is None:
+    if not isinstance(counter, CachedCounter) or message.id is None or counter._edited_slot is None:
         view = view_message(message, edit)
         return view, counter.count_message(view)
     key = (counter._edited_slot, f"{message.id}\x00{edit['id']}")
@@ -178,12 +179,18 @@ def shared_frames() -> LRU[Hashable, Any]:
     return _FRAMES
 
 
-_SLOTS: dict[Hashable, int] = {}
+_SLOTS = LRU[Hashable, int](4096)
+_NEXT_SLOT = itertools.count()
 
 
 def _slot(key: Hashable) -> int:
-    """A small int standing for ``key`` in cache keys (a flat key hashes faster)."""
-    return _SLOTS.setdefault(key, len(_SLOTS))
+    """A small int standing for ``key`` in cache keys (a flat key hashes faster); a key pushed
+    out of the bounded table gets a fresh number when it comes back, never another key's."""
+    found = _SLOTS.get(key)
+    if found is None:
+        found = next(_NEXT_SLOT)
+        _SLOTS.put(key, found)
+    return found
 
 
 def entry_digest(entry: Mapping[str, Any]) -> bytes:
@@ -199,9 +206,20 @@ def entry_digest(entry: Mapping[str, Any]) -> bytes:
     return cast(bytes, found[0])
 
 
-def counter_key(counter: TokenCounter) -> Hashable:
-    """What identifies a counter's counts: a built-in counter by its name and options (two alike
-    count alike), any other by identity."""
+def counter_key(counter: TokenCounter) -> Hashable | None:
+    """What identifies a counter's counts, by value: a built-in counter by its name and options
+    (two alike count alike), another by the ``cache_key`` it declares (a hashable value that
+    changes whenever its counts would); None for a counter that declares none: its counts are
+    never cached across calls (an object's identity outlives nothing: a new counter may get a
+    dead one's ``id()``).
+
+    Example:
+        >>> counter_key(ApproximateCounter()) == counter_key(ApproximateCounter())
+        True
+        >>> class Mine(ApproximateCounter): ...
+        >>> counter_key(Mine()) is None
+        True
+    """
     if isinstance(counter, CachedCounter):
         return counter._key
     inner = counter
@@ -211,7 +229,14 @@ def counter_key(counter: TokenCounter) -> Hashable:
             getattr(inner, "message_overhead", None),
             getattr(inner, "image_tokens", None),
         )
-    return id(inner)
+    declared = getattr(inner, "cache_key", None)
+    if declared is None:
+        return None
+    try:
+        hash(declared)
+    except TypeError:
+        return None
+    return ("declared", type(inner).__qualname__, declared)
 
 
 def shared_cache() -> MessageCountCache:
@@ -234,14 +259,18 @@ class CachedCounter:
         own = own and type(inner).count_message is MessageCounter.count_message
         self._count = cast(MessageCounter, inner).count_uncached if own else None
         self._key = counter_key(inner)
-        self._slot = _slot((self._key, "count"))  # a message's count, then its description
-        self._edited_slot = _slot((self._key, "edited"))
+        if self._key is None:  # no stable name: nothing is cached for it
+            self._slot: int | None = None
+            self._edited_slot: int | None = None
+        else:
+            self._slot = _slot((self._key, "count"))  # a message's count, then its description
+            self._edited_slot = _slot((self._key, "edited"))
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)
 
     def count_message(self, message: BaseMessage) -> int:
-        if message.id is None:
+        if message.id is None or self._slot is None:
             return self.inner.count_message(message)
         key = (self._slot, message.id)
         fingerprint = _fingerprint(message)
@@ -263,7 +292,7 @@ class CachedCounter:
     def describe(self, message: BaseMessage) -> Described:
         """See :func:`describe`; messages without an id are described every time."""
         mid = message.id
-        if mid is None:
+        if mid is None or self._slot is None:
             return _described(self, message, self.inner.count_message(message))
         fingerprint = _fingerprint(message)
         found = self.cache.find(self._slot, mid, fingerprint)  # a count, or its description

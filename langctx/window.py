@@ -78,7 +78,7 @@ def project_window(
     raw = (*head, *window)
     key: Hashable = None
     kept: _Frame | None = None
-    if isinstance(counter, CachedCounter) and raw:
+    if isinstance(counter, CachedCounter) and counter._slot is not None and raw:
         # the latest projection of a window starting with these messages, by this counter
         key = ("frame", counter._slot, config.is_task, raw[0].id, len(raw) > 1 and raw[1].id)
         kept = shared_frames().get(key)

@@ -188,11 +188,14 @@ def summary_block(
     """
     if not active:
         return None, 0
+    key = counter_key(counter)
+    if key is None:  # a counter without a stable name: rendered anew, never shared
+        return _render_block(active, config, counter)
     tail = (
         config.summary_role,
         config.max_facts_tokens_resolved,
         config.user_messages_tokens,
-        counter_key(counter),
+        key,
     )
     blocks = shared_blocks()
     by_identity = ("block", tuple(id(e) for e in active), *tail)
@@ -201,27 +204,31 @@ def summary_block(
         by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
         block = blocks.get(by_content)
         if block is None:
-            facts = merge_summary_facts(*[entry_facts(e) for e in active])
-            users = render_user_messages(
-                facts.get("user_messages") or [],
-                dropped=facts.get("user_messages_dropped") or 0,
-                max_tokens=config.user_messages_tokens,
-                count=counter.count_text,
-            )
-            quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
-            facts["constraints"] = [
-                c for c in facts.get("constraints") or [] if " ".join(c.split()) not in quoted
-            ]
-            ledger = render_facts(
-                facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
-            )
-            message = render_summary_block(
-                active, role=config.summary_role, facts=ledger, users=users
-            )
-            block = (message, counter.count_message(message))
+            block = _render_block(active, config, counter)
             blocks.put(by_content, block)
         blocks.put(by_identity, (*block[:2], tuple(active)))
     return block[0], block[1]
+
+
+def _render_block(
+    active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
+) -> tuple[BaseMessage, int]:
+    facts = merge_summary_facts(*[entry_facts(e) for e in active])
+    users = render_user_messages(
+        facts.get("user_messages") or [],
+        dropped=facts.get("user_messages_dropped") or 0,
+        max_tokens=config.user_messages_tokens,
+        count=counter.count_text,
+    )
+    quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
+    facts["constraints"] = [
+        c for c in facts.get("constraints") or [] if " ".join(c.split()) not in quoted
+    ]
+    ledger = render_facts(
+        facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
+    )
+    message = render_summary_block(active, role=config.summary_role, facts=ledger, users=users)
+    return message, counter.count_message(message)
 
 
 def _refresh_recent(self: LayeredChatMemory) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.count_cache import CachedCounter, MessageCountCache, counter_key, shared_cache
 from langctx.tokens import ApproximateCounter, TiktokenCounter
@@ -13,9 +16,10 @@ TEXT = "Fix the parser in src/parse.py so that nested lists parse."
 class CountingCounter(ApproximateCounter):
     """An approximate counter that records which messages it really counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_key: str = "counting") -> None:
         super().__init__(cache_size=1)
         self.counted: list[str | None] = []
+        self.cache_key = cache_key  # a stable name: its counts may be cached
 
     def count_message(self, message: BaseMessage) -> int:
         self.counted.append(message.id)
@@ -102,12 +106,20 @@ def test_counters_of_one_kind_share_counts_and_custom_ones_are_kept_apart() -> N
     CachedCounter(ApproximateCounter(), cache).count_message(m)
     CachedCounter(ApproximateCounter(), cache).count_message(m)
     assert (cache.misses, cache.hits) == (1, 1)  # another worker's counter, same counts
-    first, second = CountingCounter(), CountingCounter()
+    first, second = CountingCounter("one"), CountingCounter("two")
     CachedCounter(first, cache).count_message(m)
     CachedCounter(second, cache).count_message(m)
     assert first.counted == ["m"] and second.counted == ["m"]
     assert counter_key(first) != counter_key(second)
     assert counter_key(CachedCounter(first)) == counter_key(first)
+    again = CountingCounter("one")  # the same declared name: the same counts, shared
+    CachedCounter(again, cache).count_message(m)
+    assert again.counted == []
+    anonymous = CountingCounter()
+    anonymous.cache_key = None  # type: ignore[assignment]  # no stable name: never cached
+    for _ in range(2):
+        CachedCounter(anonymous, cache).count_message(m)
+    assert anonymous.counted == ["m", "m"] and counter_key(anonymous) is None
 
 
 def test_built_in_counters_with_other_options_do_not_share_counts() -> None:
@@ -190,3 +202,40 @@ def test_a_built_in_inner_counter_is_not_cached_twice() -> None:
     assert counter.describe(other).tokens == tokens and len(counter.cache) == 2  # one per version
     assert len(inner._cache) == 0  # counted past the inner counter's own cache
     assert counter.count_message(m) == inner.count_message(m)
+
+
+def _per_message(k: int) -> Any:
+    def count(messages: Sequence[BaseMessage]) -> int:  # a distinct function per memory
+        return sum(len(m.text) // (k % 7 + 1) + k for m in messages)
+
+    return count
+
+
+def test_300_counting_functions_never_read_each_others_counts() -> None:
+    """Each of 300 memories counts with its own function, created and dropped in turn (a dead
+    function's ``id()`` is soon another's), over a window that compacts: through ``view_state``
+    and ``LayeredChatMemory``. Keyed by ``id()``, 27 of 300 views read a dead counter's counts."""
+    import gc
+
+    from langctx import LayeredChatMemory
+    from langctx.state_memory import MemorySettings, view_state
+
+    msgs: list[BaseMessage] = [
+        SystemMessage("Be a coding agent.", id="s"),
+        HumanMessage("Fix.", id="h"),
+    ]
+    for j in range(30):
+        call = {"id": f"c{j}", "name": "read", "args": {}}
+        msgs += [AIMessage("", id=f"a{j}", tool_calls=[call])]
+        msgs += [ToolMessage("reading the file " * 50, tool_call_id=f"c{j}", id=f"t{j}")]
+    wrong = 0
+    for k in range(300):
+        fn = _per_message(k)
+        view = view_state({"messages": msgs}, MemorySettings.of(max_tokens=3000, token_counter=fn))
+        wrong += view.context_tokens() != fn(view.projection())
+        mem = LayeredChatMemory(max_tokens=3000, token_counter=_per_message(k))
+        mem.add_messages(msgs)
+        wrong += mem.context_tokens() != _per_message(k)(mem.build_context())
+        del fn, view, mem
+        gc.collect()
+    assert wrong == 0
