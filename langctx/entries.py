@@ -26,6 +26,7 @@ from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 
 __all__ = [
     "ENTRY_VERSION",
+    "MAX_LEVEL",
     "CompactionEntry",
     "EditEntry",
     "EvictionRecord",
@@ -38,6 +39,9 @@ __all__ = [
     "new_edit_entry",
     "validate_entry",
 ]
+
+MAX_LEVEL = 3
+"""Summaries merge up to this level (one level-3 summary at most)."""
 
 ENTRY_VERSION = 3
 """Version 2: ``covered_ids`` lists only the messages an entry folded itself (a merge: none),
@@ -273,7 +277,62 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     if missing:
         msg = f"langctx entry {entry.get('id')!r} lacks {missing}; the state is corrupt."
         raise StateVersionError(msg)
+    for name, (ok, wanted) in _FIELDS[kind].items():
+        if name in entry and not ok(entry[name]):
+            msg = (
+                f"langctx entry {entry.get('id')!r}: {name} must be {wanted}, got "
+                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
+            )
+            raise StateVersionError(msg)
     return entry
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{type(value).__name__} {text[:30]}…"
+
+
+def _is_str(v: object) -> bool:
+    return isinstance(v, str) and bool(v)
+
+
+def _is_count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_ids(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+_FIELDS: dict[str, dict[str, tuple[Any, str]]] = {
+    "compaction": {
+        "id": (_is_str, "a non-empty string"),
+        "level": (lambda v: _is_count(v) and 1 <= v <= MAX_LEVEL, "an int from 1 to 3"),
+        "summary": (lambda v: isinstance(v, str), "a string"),
+        "covered_ids": (_is_ids, "a list of message ids"),
+        "first_kept_id": (lambda v: v is None or _is_str(v), "a message id or None"),
+        "merged_from": (_is_ids, "a list of entry ids"),
+        "facts": (lambda v: isinstance(v, dict), "a dict"),
+        "read_files": (_is_ids, "a list of paths"),
+        "modified_files": (_is_ids, "a list of paths"),
+        "summary_tokens": (_is_count, "an int >= 0"),
+        "tokens_before": (_is_count, "an int >= 0"),
+        "tokens_after": (_is_count, "an int >= 0"),
+        "covered_count": (_is_count, "an int >= 0"),
+        "quality": (lambda v: isinstance(v, str), "a string"),
+        "trigger": (lambda v: isinstance(v, str), "a string"),
+    },
+    "edit": {
+        "id": (_is_str, "a non-empty string"),
+        "message_id": (_is_str, "a message id"),
+        "content": (lambda v: isinstance(v, str | list), "a string or a list of blocks"),
+        "tool_calls": (lambda v: v is None or isinstance(v, list), "a list of tool calls or None"),
+        "tokens_before": (_is_count, "an int >= 0"),
+        "tokens_after": (_is_count, "an int >= 0"),
+    },
+}
+"""Field -> (check, what it must be) of a persisted entry; a field that is absent is not checked
+(the required ones are checked before)."""
 
 
 def _migrate_v2(entry: Mapping[str, Any]) -> dict[str, Any]:

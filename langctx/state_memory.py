@@ -42,6 +42,7 @@ from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
     as_messages,
+    check_channel,
     current_entries,
     stored_priorities,
     window_start,
@@ -307,7 +308,11 @@ def view_state(
         return _view_state(messages, state, settings, thread_id)
     except AttributeError:  # read an id of what is no message: convert, as the memory does
         if all(isinstance(m, BaseMessage) for m in messages):
+            check_channel(state.get("langctx"))  # or a corrupt entry: name it
             raise
+    except (TypeError, KeyError, ValueError, IndexError):
+        check_channel(state.get("langctx"))  # a corrupt entry: a one-line StateVersionError
+        raise
     return _view_state(as_messages(messages), state, settings, thread_id)
 
 

@@ -22,7 +22,14 @@ from langctx.errors import InvalidMessageError, StateVersionError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
-__all__ = ["WithIds", "as_messages", "current_entries", "stored_priorities", "window_start"]
+__all__ = [
+    "WithIds",
+    "as_messages",
+    "check_channel",
+    "current_entries",
+    "stored_priorities",
+    "window_start",
+]
 
 
 class WithIds(Sequence[BaseMessage]):
@@ -119,6 +126,26 @@ def current_entries(entries: Any, what: str = "compactions") -> list[Any]:
             raise StateVersionError(msg)
         out.append(validate_entry(dict(e)))
     return out
+
+
+def check_channel(channel: Any) -> None:
+    """Validate every entry of a stored channel, field by field (:func:`validate_entry`).
+
+    The read path trusts entries the reducer wrote (it validates each on write); when reading a
+    channel fails, this names what is wrong in it.
+
+    Raises:
+        StateVersionError: an entry is no dict, or one of its fields is not what it must be.
+    """
+    if not isinstance(channel, Mapping):
+        return
+    for what in ("compactions", "edits"):
+        entries = channel.get(what)
+        for i, e in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(e, Mapping):
+                msg = f"langctx {what} entry {i} is a {type(e).__name__}, not a dict."
+                raise StateVersionError(msg)
+            validate_entry(dict(e))
 
 
 def stored_priorities(value: Any) -> dict[str, int]:

@@ -122,7 +122,7 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
             if isinstance(mid, str) and isinstance(text, str) and mid not in seen:
                 seen[mid] = {
                     "id": mid,
-                    "text": text,
+                    "text": _head_tail(text, MAX_STORED_CHARS),  # measured, not believed
                     **({"short": True} if item.get("short") else {}),
                 }
     items = list(seen.values())

@@ -23,7 +23,7 @@ from langctx.projection import (
     render_facts,
     render_summary_block,
 )
-from langctx.summarize.text import merge_summary_facts
+from langctx.summarize.text import merge_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
 from langctx.user_messages import render_user_messages
@@ -227,8 +227,18 @@ def _render_block(
     ledger = render_facts(
         facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
     )
-    message = render_summary_block(active, role=config.summary_role, facts=ledger, users=users)
+    shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
+    message = render_summary_block(shown, role=config.summary_role, facts=ledger, users=users)
     return message, counter.count_message(message)
+
+
+def _within_cap(entry: CompactionEntry, cap: int, counter: TokenCounter) -> CompactionEntry:
+    """``entry`` with its summary cut to ``cap`` tokens when it is longer: a stored summary's
+    size is measured, never believed (``summary_tokens`` may lie, the text may be huge)."""
+    text = entry["summary"]
+    if len(text) <= cap or counter.count_text(text) <= cap:  # no token is shorter than a char
+        return entry
+    return {**entry, "summary": truncate_to_tokens(text, cap, counter.count_text)}
 
 
 def _refresh_recent(self: LayeredChatMemory) -> None:

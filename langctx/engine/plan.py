@@ -5,13 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from langctx.entries import CompactionEntry, EditEntry
+from langctx.entries import MAX_LEVEL, CompactionEntry, EditEntry
 from langctx.summarize import SummaryRequest
 
 __all__ = ["MAX_LEVEL", "SUMMARY_OVERHEAD", "CompactionEvent", "Plan", "Trigger"]
-
-MAX_LEVEL = 3
-"""Summaries merge up to this level (one level-3 summary at most)."""
 
 SUMMARY_OVERHEAD = 40
 """Delimiters and attributes per summary, in tokens (generous)."""
