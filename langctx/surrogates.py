@@ -1,10 +1,11 @@
-"""Lone surrogates: text a provider request cannot encode, refused where messages enter.
+"""Lone surrogates: text a provider request cannot encode.
 
 A lone surrogate (``"\\ud800"``) is a valid Python ``str`` but not valid UTF-8; it comes from
-bytes decoded with ``errors="surrogateescape"``. JSON encoders of the provider SDKs fail on it,
-so langctx refuses such a message when it is added (:class:`~langctx.InvalidMessageError`) instead
-of storing what can never be sent. Decode tool output with ``errors="replace"`` (Context-mode's
-tool wrapper does).
+bytes decoded with ``errors="surrogateescape"``. JSON encoders of the provider SDKs fail on it.
+A message the user or the model wrote is refused when it is added
+(:class:`~langctx.InvalidMessageError`: the caller can fix it); tool output is not the caller's
+to fix, so a tool result has each lone surrogate replaced by its escape (``\\udc80``, the rest
+kept) and langctx says so once (:func:`replace_surrogates`).
 
 Example:
     >>> from langchain_core.messages import ToolMessage
@@ -20,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-__all__ = ["surrogate_field"]
+__all__ = ["replace_surrogates", "surrogate_field"]
 
 
 _FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "name")
@@ -57,3 +58,28 @@ def _has_surrogate(value: Any) -> bool:
         elif isinstance(v, list | tuple):
             stack.extend(v)
     return False
+
+
+def replace_surrogates(message: BaseMessage) -> BaseMessage:
+    """A copy of ``message`` with every lone surrogate in its fields written as its escape.
+
+    Example:
+        >>> from langchain_core.messages import ToolMessage
+        >>> replace_surrogates(ToolMessage("ok \\udc80 done", tool_call_id="c1")).content
+        'ok \\\\udc80 done'
+    """
+    fields = message.__dict__
+    update = {name: _replaced(fields[name]) for name in _FIELDS if fields.get(name)}
+    return message.model_copy(update=update)
+
+
+def _replaced(value: Any) -> Any:
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_replaced(k): _replaced(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_replaced(v) for v in value)
+    return value

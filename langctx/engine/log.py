@@ -31,7 +31,7 @@ from langctx.markers import (
     NOTICE_MARK,
     REPAIR_ID_PREFIX,
 )
-from langctx.surrogates import surrogate_field
+from langctx.surrogates import replace_surrogates, surrogate_field
 from langctx.turns import after_tool_result, opens_turn, tool_call_ids
 
 if TYPE_CHECKING:
@@ -56,11 +56,30 @@ def _append_all(self: LayeredChatMemory, messages: Sequence[Any]) -> bool:
     return last_ai
 
 
+def _encodable(message: BaseMessage) -> BaseMessage:
+    """A tool result holding text no provider can encode, with that text escaped (said once per
+    process and tool); other messages as they are (a lone surrogate in them is refused)."""
+    if not isinstance(message, ToolMessage) or surrogate_field(message) is None:
+        return message
+    name = message.name or "tool"
+    if name not in _WARNED:
+        _WARNED.add(name)
+        logger.warning(
+            "langctx: output of %s held text that cannot be encoded (lone surrogates); each was "
+            "replaced by its escape, the rest kept. Decode tool output with errors='replace'.",
+            name,
+        )
+    return replace_surrogates(message)
+
+
+_WARNED: set[str] = set()
+
+
 def _validate_batch(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> None:
     """Raise before anything is appended, so a rejected batch leaves the memory unchanged."""
     seen: dict[str, BaseMessage] = {}
     open_calls = list(self._open_calls) if self._open_ai is not None else []
-    for m in batch:
+    for m in map(_encodable, batch):
         if isinstance(m, RemoveMessage):
             msg = (
                 f"RemoveMessage({m.id!r}) cannot be added: the log is append-only. Remove "
@@ -101,6 +120,7 @@ def _validate_batch(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> No
 
 
 def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
+    message = _encodable(message)
     if message.id is not None and message.id in self._pos:
         old = self._log[self._pos[message.id]]
         if _same(old, message):

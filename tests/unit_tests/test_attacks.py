@@ -407,3 +407,23 @@ def test_wrapped_tools_in_a_custom_graph_without_a_thread_keep_references_per_ru
     again = app.invoke({"messages": [*out["messages"], fetch]})
     fetched = [m for m in again["messages"] if isinstance(m, ToolMessage)][-1]
     assert fetched.status != "error" and "secret-card" in fetched.text
+
+
+def test_a_lone_surrogate_in_tool_output_is_escaped_once_and_the_run_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Tool output is not the caller's to fix: what cannot be encoded is escaped, the rest kept."""
+    import json
+
+    call = AIMessage("", tool_calls=[{"id": "c1", "name": "cat", "args": {}}], id="a1")
+    bad = ToolMessage("bytes \udcff then the rest", tool_call_id="c1", id="t1", name="cat")
+    memory = LayeredChatMemory(max_tokens=4000)
+    with caplog.at_level("WARNING", logger="langctx"):
+        memory.add_messages([SYSTEM, TASK, call, bad])
+        memory.add_messages([SYSTEM, TASK, call, bad])  # the same history synced again
+    assert memory.messages[-1].content == "bytes \\udcff then the rest"
+    view = view_state({"messages": [SYSTEM, TASK, call, bad]}, MemorySettings.of(max_tokens=4000))
+    projection = view.projection()
+    assert projection[-1].content == "bytes \\udcff then the rest"
+    json.dumps([m.content for m in projection]).encode("utf-8")  # a provider request encodes it
+    assert sum("cannot be encoded" in r.message for r in caplog.records) <= 1
