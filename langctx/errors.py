@@ -13,7 +13,7 @@ outside this module name their module (under ``langctx.``)::
     ├── StateVersionError (ValueError)                 persisted state of an unknown version
     ├── ContextOverflowError                           the provider rejects it even after retries
     ├── ReferenceNotFoundError (KeyError)              unknown, expired or foreign reference
-    ├── GuardTimeoutError (TimeoutError)               context_mode.guard: a tool call timed out
+    ├── GuardTimeoutError (TimeoutError)               timeouts: a summarizer or tool call timed out
     ├── ScriptExhaustedError (RuntimeError)            testing: the scripted model ran out
     ├── CheckpointerConnectionError (ConnectionError)  stores.checkpoints: cannot connect
     ├── ArchiveMissingError (LookupError)              stores.archive: a batch is gone

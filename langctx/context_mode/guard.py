@@ -16,9 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -27,7 +24,8 @@ from langchain_core.messages import ToolMessage
 
 from langctx.config_checks import check_timeout
 from langctx.context_mode.sanitize import escape_delimiters
-from langctx.errors import ConfigError, LangctxError
+from langctx.errors import ConfigError
+from langctx.timeouts import GuardTimeoutError, acall_with_timeout, call_with_timeout
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -49,92 +47,6 @@ _MAX_ERROR_CHARS = 2_000
 _HEAD_SHARE = 0.6
 
 T = TypeVar("T")
-
-
-class GuardTimeoutError(LangctxError, TimeoutError):
-    """A guarded call did not return in time (distinct from a ``TimeoutError`` the tool raised)."""
-
-    def __init__(self, timeout: float, detail: str | None = None) -> None:
-        super().__init__(detail or f"the call did not return within {timeout:g} s")
-        self.timeout = timeout
-
-
-MAX_STRAGGLERS = 32
-"""Timed-out calls that may still run in their threads; past it, a guarded call fails at once."""
-
-_stragglers = 0
-_straggler_lock = threading.Lock()
-
-
-def stragglers() -> int:
-    """Guarded calls that timed out and have not returned yet (their threads still run)."""
-    return _stragglers
-
-
-def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
-    """Call ``fn`` and return its result, or raise :class:`GuardTimeoutError` after ``timeout`` s.
-
-    The call runs in a daemon thread with a copy of the caller's context (callbacks, the run's
-    config), so a call that never returns cannot block the interpreter from exiting. Once
-    :data:`MAX_STRAGGLERS` timed-out calls are still running, a new call fails at once instead of
-    starting one more thread (hung providers cannot exhaust the process).
-
-    Example:
-        >>> call_with_timeout(lambda: 42, 1.0)
-        42
-    """
-    global _stragglers
-    if timeout is None:
-        return fn()
-    if _stragglers >= MAX_STRAGGLERS:  # calls that hang pile up threads: stop starting more
-        msg = (
-            f"{_stragglers} earlier calls timed out and never returned; not starting another "
-            "(the fallback is used until they finish)"
-        )
-        raise GuardTimeoutError(timeout, msg)
-    ctx = contextvars.copy_context()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def target() -> None:
-        global _stragglers
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-        finally:
-            with _straggler_lock:
-                done.set()
-                if box.get("abandoned"):
-                    _stragglers -= 1
-
-    threading.Thread(target=target, daemon=True, name="langctx-guarded-call").start()
-    if not done.wait(timeout):
-        with _straggler_lock:
-            if not done.is_set():
-                box["abandoned"] = True
-                _stragglers += 1
-        if box.get("abandoned"):
-            raise GuardTimeoutError(timeout)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-async def acall_with_timeout(fn: Callable[[], Awaitable[T]], timeout: float | None) -> T:
-    """Async version of `call_with_timeout` (the call is cancelled on timeout)."""
-    if timeout is None:
-        return await fn()
-    task = asyncio.ensure_future(fn())
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except asyncio.CancelledError:  # the caller was cancelled: so is the call
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        raise GuardTimeoutError(timeout)
-    return task.result()
 
 
 def _bubbles(exc: BaseException) -> bool:

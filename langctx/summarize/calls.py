@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage
 
-from langctx.context_mode.guard import acall_with_timeout, call_with_timeout
 from langctx.errors import SummarizerError
 from langctx.summarize.request import Summarizer, SummaryRequest
+from langctx.timeouts import acall_with_timeout, call_with_timeout
 
 __all__ = ["acall_summarizer", "call_summarizer", "summary_text"]
 

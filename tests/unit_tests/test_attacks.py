@@ -320,12 +320,12 @@ def _settled_stragglers() -> int:
     released return in the next moments and would change it under this test's feet."""
     import time
 
-    from langctx.context_mode import guard
+    from langctx import timeouts
 
-    last, still = guard.stragglers(), 0
+    last, still = timeouts.stragglers(), 0
     for _ in range(500):
         time.sleep(0.01)
-        now = guard.stragglers()
+        now = timeouts.stragglers()
         still, last = (still + 1, now) if now == last else (0, now)
         if still >= 30:
             break
@@ -335,19 +335,19 @@ def _settled_stragglers() -> int:
 def test_calls_that_never_return_do_not_pile_up_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading as _threading
 
-    from langctx.context_mode import guard
+    from langctx import timeouts
 
     earlier = _settled_stragglers()  # hung calls of other tests may still be running
-    monkeypatch.setattr(guard, "MAX_STRAGGLERS", earlier + 3)
+    monkeypatch.setattr(timeouts, "MAX_STRAGGLERS", earlier + 3)
     release = _threading.Event()
     try:
         for _ in range(3):
-            with pytest.raises(guard.GuardTimeoutError, match="did not return"):
-                guard.call_with_timeout(release.wait, 0.01)
-        assert guard.stragglers() == earlier + 3
+            with pytest.raises(timeouts.GuardTimeoutError, match="did not return"):
+                timeouts.call_with_timeout(release.wait, 0.01)
+        assert timeouts.stragglers() == earlier + 3
         before = _threading.active_count()
-        with pytest.raises(guard.GuardTimeoutError, match="never returned"):
-            guard.call_with_timeout(lambda: 1, 0.01)
+        with pytest.raises(timeouts.GuardTimeoutError, match="never returned"):
+            timeouts.call_with_timeout(lambda: 1, 0.01)
         assert _threading.active_count() == before  # no thread started for it
         mem = LayeredChatMemory(
             max_tokens=3000,
@@ -362,11 +362,11 @@ def test_calls_that_never_return_do_not_pile_up_threads(monkeypatch: pytest.Monk
     finally:
         release.set()
     for _ in range(100):
-        if guard.stragglers() <= earlier:
+        if timeouts.stragglers() <= earlier:
             break
         _threading.Event().wait(0.01)
-    assert guard.stragglers() <= earlier  # they are forgotten once they return
-    assert guard.call_with_timeout(lambda: 2, 1.0) == 2
+    assert timeouts.stragglers() <= earlier  # they are forgotten once they return
+    assert timeouts.call_with_timeout(lambda: 2, 1.0) == 2
 
 
 def test_wrapped_tools_in_a_custom_graph_without_a_thread_keep_references_per_run() -> None:
