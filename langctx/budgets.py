@@ -3,7 +3,7 @@
 Example:
     >>> from langctx.config import MemoryConfig
     >>> smallest_budget(MemoryConfig())
-    816
+    919
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def smallest_budget(config: MemoryConfig) -> int | None:
 
     Example:
         >>> smallest_budget(MemoryConfig())
-        816
+        919
     """
     options = {
         f.name: getattr(config, f.name)

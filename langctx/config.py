@@ -162,10 +162,11 @@ class MemoryConfig:
     off."""
 
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
-    """Share of `max_tokens` for the user's folded messages, quoted in the summary block (default
-    15%): the newest verbatim (cut head + tail only when larger than the whole share), then earlier
-    ones verbatim, newest first, then by their opening words, then counted. A cap, never a reason
-    to exceed the budget (:mod:`langctx.user_messages`)."""
+    """Share of `max_tokens` for the user's folded messages quoted verbatim in the summary block
+    (default 15%): the newest (cut head + tail only when larger than the whole share), then earlier
+    ones, newest first; beyond it (up to as much again) older ones by their opening words, then a
+    count of the rest. Taken only from what the head budget leaves beside the pinned messages and
+    the summaries: never a reason to exceed the budget (:mod:`langctx.user_messages`)."""
 
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
@@ -347,7 +348,7 @@ class MemoryConfig:
         """The cap per summary in effect."""
         if self.max_summary_tokens is not None:
             return self.max_summary_tokens
-        room = self.head_budget - self._block_overhead - self._user_share_tokens
+        room = self.head_budget - self._block_overhead
         share = room // (self.max_summaries + self.max_level2 + 5)
         return max(16, min(DEFAULT_MAX_SUMMARY_TOKENS, share))
 
@@ -365,25 +366,17 @@ class MemoryConfig:
         return max(self.max_summary_tokens_resolved * 3 // 2, min(self.head_budget // 20, 1_000))
 
     @_resolved
-    def _user_share_tokens(self) -> int:
+    def user_messages_tokens(self) -> int:
+        """Tokens of the user's folded messages quoted verbatim (`user_messages_share`); their
+        openings may take as much again, within what the head budget leaves beside the pinned
+        messages and the rest of the block (:func:`~langctx.engine.layers.summary_block`)."""
         return int(self.user_messages_share * self.max_tokens_resolved)
 
     @_resolved
-    def user_messages_tokens(self) -> int:
-        """Tokens the quoted user messages may take in the summary block: `user_messages_share`
-        of the budget, less where explicit summary caps leave less room beside the pinned floor."""
-        caps = self.max_summaries + self.max_level2 + 1
-        others = caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
-        room = self.head_budget - self._block_overhead - others - PINNED_FLOOR_TOKENS
-        return max(0, min(self._user_share_tokens, room))
-
-    @_resolved
     def summary_cap_tokens(self) -> int:
-        """Upper bound of all projected summaries, the facts ledger and the quoted user messages
-        together (content only)."""
+        """Upper bound of all projected summaries and the facts ledger together (content only)."""
         caps = self.max_summaries + self.max_level2 + 1
-        summaries = caps * self.max_summary_tokens_resolved
-        return summaries + self.max_facts_tokens_resolved + self.user_messages_tokens
+        return caps * self.max_summary_tokens_resolved + self.max_facts_tokens_resolved
 
     @_resolved
     def block_cap_tokens(self) -> int:

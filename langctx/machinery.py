@@ -3,7 +3,9 @@
 Coding agents send more than the user's words as user messages: Codex's ``<environment_context>``
 and AGENTS.md blocks, Claude Code's slash-command tags, command output, ``<system-reminder>``
 blocks and hook output, SWE-agent's demonstration. The task, the summaries' goal and the user's
-constraints are read from what is left once that machinery is stripped.
+constraints are read from what is left once that machinery is stripped. A slash command's
+``<command-args>`` are what the user asked (``/review-pr 123``): :func:`substantive_text` keeps
+them; the command's expanded prompt that follows is context, flagged by the session reader.
 
 Example:
     >>> strip_machinery("<system-reminder>Use TodoWrite.</system-reminder>\\nFix the parser")
@@ -21,6 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 __all__ = [
+    "CLAUDE_LOCAL_COMMANDS",
     "DEFAULT_MACHINERY",
     "MACHINERY_FLAGS",
     "MACHINERY_PATTERNS",
@@ -95,8 +98,26 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
 Codex's AGENTS.md heading and IDE-context prefix, SWE-agent's demonstration, and text blocks that
 open as an injected CLAUDE.md / skill body or as Claude Code's Stop-hook feedback (removed whole)."""
 
-MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output")
-"""``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery."""
+MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output", "is_meta")
+"""``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery:
+SWE-agent's demonstration (``is_demo``), aider's command output (``command_output``) and the
+text Claude Code injects as a user message, which its session log marks ``isMeta`` (``is_meta``,
+set by :func:`~langctx.cli.replay.read_session`): a slash command's expanded prompt or skill
+body, the caveat before local-command output, hook feedback, image references."""
+
+CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
+    (
+        "add-dir agents bashes bug clear compact config context cost doctor exit export "
+        "feedback help hooks ide install-github-app login logout mcp memory model new "
+        "output-style permissions plugin privacy-settings quit release-notes rename reset "
+        "resume rewind sandbox settings stats status statusline tasks terminal-setup theme "
+        "todos upgrade usage vim"
+    ).split()
+)
+"""Claude Code's built-in commands that run in the terminal, not in the model (their output is
+``<local-command-stdout>``): their ``<command-args>`` are settings (``/model opus``,
+``/add-dir ../lib``, ``/compact``'s focus), not a request. Prompt commands (``/review``, custom
+``.claude/commands/*.md``, skills, plugin commands) are not listed: their arguments are."""
 
 MACHINERY_SOURCES: tuple[str, ...] = ("aider_console", "user_bash_execution", "environment_error")
 """``additional_kwargs["source"]`` values of messages the user did not type: aider's console
@@ -112,6 +133,9 @@ _INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
 _TRAILING = re.compile(r"[ \t]+$", re.M)
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TEXT_BLOCKS = frozenset({"text", "input_text"})
+_COMMAND_PART = re.compile(r"<(command-name|command-args)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.S)
+_MARK = "\ue000{}\ue001"  # private-use characters: stand for a request while stripping
+_MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,6 +160,9 @@ class Machinery:
     sources: tuple[str, ...] = MACHINERY_SOURCES
     """``additional_kwargs["source"]`` values marking a whole message as machinery."""
 
+    local_commands: tuple[str, ...] = CLAUDE_LOCAL_COMMANDS
+    """Slash-command names (no ``/``) whose ``<command-args>`` are not a request."""
+
     _regexes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -148,14 +175,16 @@ class Machinery:
         patterns: Iterable[str] = (),
         flags: Iterable[str] = (),
         sources: Iterable[str] = (),
+        local_commands: Iterable[str] = (),
     ) -> Machinery:
-        """A copy with more tags, patterns, flags or sources."""
+        """A copy with more tags, patterns, flags, sources or local commands."""
         return replace(
             self,
             tags=(*self.tags, *tags),
             patterns=(*self.patterns, *patterns),
             flags=(*self.flags, *flags),
             sources=(*self.sources, *sources),
+            local_commands=(*self.local_commands, *local_commands),
         )
 
 
@@ -256,6 +285,50 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
         out = nxt
 
 
+def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
+    """``text`` stripped of machinery with each slash command's request kept, and their number.
+
+    A request is a ``<command-args>`` element outside code whose text is not blank, of a
+    command not in ``rules.local_commands``; it becomes ``/name args`` where the element was
+    (the name from the ``<command-name>`` element before it, else the one after). Nothing is
+    kept when ``command-args`` is not a machinery tag of ``rules`` (then the element is text).
+    """
+    if "command-args" not in rules.tags or "<command-args" not in text:
+        return strip_machinery(text, rules), 0
+    code = _code_spans(text)
+    parts = [
+        m for m in _COMMAND_PART.finditer(text) if not any(a <= m.start() < b for a, b in code)
+    ]
+    names = [
+        (m.start(), _normalise(_ANSI.sub("", m.group(2))).lstrip("/"))
+        for m in parts
+        if m.group(1) == "command-name"
+    ]
+    requests: list[str] = []
+    pieces: list[str] = []
+    pos = 0
+    for m in parts:
+        args = _normalise(_ANSI.sub("", m.group(2))) if m.group(1) == "command-args" else ""
+        if not args:
+            continue
+        before = [n for at, n in names if at < m.start()]
+        after = [n for at, n in names if at > m.start()]
+        name = before[-1] if before else (after[0] if after else "")
+        if name in rules.local_commands:
+            continue
+        pieces += [text[pos : m.start()], _MARK.format(len(requests))]
+        requests.append(f"/{name} {args}" if name else args)
+        pos = m.end()
+    if not requests:
+        return strip_machinery(text, rules), 0
+    kept = strip_machinery("".join([*pieces, text[pos:]]), rules)
+    found = {int(x) for x in _MARK_RE.findall(kept) if int(x) < len(requests)}
+    back = _MARK_RE.sub(
+        lambda x: requests[i] if (i := int(x.group(1))) < len(requests) else x.group(0), kept
+    )
+    return back, len(found)
+
+
 def _blocks(message: BaseMessage) -> tuple[list[str], bool]:
     """The text blocks of a message, and whether it has non-text blocks (images, files, ...)."""
     content: Any = message.content
@@ -283,11 +356,25 @@ def _flagged(message: BaseMessage, rules: Machinery) -> bool:
     return isinstance(source, str) and source in rules.sources
 
 
+def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
+    """:func:`substantive_text` and how many slash-command requests it holds."""
+    if _flagged(message, rules):
+        return "", 0
+    texts, _ = _blocks(message)
+    kept = [_with_requests(t, rules) for t in texts]
+    return "\n\n".join(t for t, _ in kept if t), sum(n for _, n in kept)
+
+
 def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """The text of a message once machinery is stripped, text block by text block.
 
     A message flagged as machinery in ``additional_kwargs`` has none. Non-text blocks (images,
-    files, tool results) contribute no text.
+    files, tool results) contribute no text. A slash command's ``<command-args>`` are what the
+    user asked: a command with arguments reads as ``/name args`` (the rest of its tags go); one
+    without arguments (``/clear``), or one of ``rules.local_commands`` (``/model opus``), is
+    machinery. Its expanded prompt, which Claude Code sends as the next user message, is
+    flagged ``is_meta`` by the session reader (or opens with ``Base directory for this skill:``)
+    and has no text here.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -295,12 +382,14 @@ def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY)
         ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
         ...     {"type": "text", "text": "Fix the flaky test"}]))
         'Fix the flaky test'
+        >>> substantive_text(HumanMessage(
+        ...     "<command-message>review-pr is running…</command-message>\\n"
+        ...     "<command-name>/review-pr</command-name>\\n<command-args>123, focus on auth</command-args>"))
+        '/review-pr 123, focus on auth'
+        >>> substantive_text(HumanMessage("<command-name>/model</command-name><command-args>opus</command-args>"))
+        ''
     """
-    if _flagged(message, rules):
-        return ""
-    texts, _ = _blocks(message)
-    kept = (strip_machinery(t, rules) for t in texts)
-    return "\n\n".join(t for t in kept if t)
+    return _substance(message, rules)[0]
 
 
 def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> bool:
@@ -308,7 +397,9 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
 
     That is: flagged in ``additional_kwargs`` (:data:`MACHINERY_FLAGS`, :data:`MACHINERY_SOURCES`),
     or every text block is machinery (and at least one is not blank) and there is no image, file
-    or other non-text block. Other message types are never machinery: tool output is a tool result.
+    or other non-text block. A slash command with arguments is a request, not machinery (see
+    :func:`substantive_text`). Other message types are never machinery: tool output is a tool
+    result.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -324,7 +415,7 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
     texts, other = _blocks(message)
     if other or not any(t.strip() for t in texts):
         return False
-    return all(not strip_machinery(t, rules) for t in texts)
+    return all(not _with_requests(t, rules)[0] for t in texts)
 
 
 def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACHINERY) -> bool:
@@ -336,15 +427,18 @@ def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACH
     and caveat lines, SWE-agent's demonstration. :func:`~langctx.machinery.substantive_text`
     strips them (``rules`` says what counts, see :mod:`langctx.machinery`); what is left is the
     task unless it is empty or starts with ``/``: a slash command (``/mode``, ``/run make``) or an
-    echoed command line (``/usr/bin/aider file.py`` with its banner). An image with a request is a
-    task; an image alone, or with machinery only, is not (no text to pin the goal on). Pass your
-    own ``is_task`` when your users' tasks may start with ``/``.
+    echoed command line (``/usr/bin/aider file.py`` with its banner). A Claude Code slash command
+    with ``<command-args>`` is the exception: its arguments are the user's request, so it is a
+    task (``/fix-issue 123``), unless it is a local command (:data:`CLAUDE_LOCAL_COMMANDS`); with
+    empty arguments (``/clear``) it is not; the expanded prompt sent after it is machinery. An
+    image with a request is a task; an image alone, or with machinery only, is not (no text to
+    pin the goal on). Pass your own ``is_task`` when your users' tasks may start with ``/``.
 
     The task is the FIRST message for which this holds, and it stays pinned for the life of the
-    memory: a later human message that replaces the task ("new task: ...") is an ordinary message,
-    kept verbatim while recent and folded into summaries like any other, while the pinned task and
-    every summary's goal still name the first request. To work on a different task, start a new
-    memory (a new thread in LangGraph).
+    memory, as where the thread started. A later human message that replaces the task ("new
+    task: ...") is a user message like any other (:mod:`langctx.user_messages`): verbatim while
+    recent, and once folded quoted verbatim as the latest request in the summary block, after the
+    pinned task.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -358,6 +452,12 @@ def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACH
         ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
         ...     {"type": "text", "text": "Fix the failing parser test"}]))
         True
+        >>> is_substantive_task(HumanMessage(
+        ...     "<command-name>/fix-issue</command-name><command-args>123</command-args>"))
+        True
+        >>> is_substantive_task(HumanMessage(
+        ...     "<command-name>/clear</command-name><command-args></command-args>"))
+        False
     """
-    text = substantive_text(message, rules)
-    return bool(text) and not text.startswith("/")
+    text, requests = _substance(message, rules)
+    return bool(text) and (requests > 0 or not text.startswith("/"))

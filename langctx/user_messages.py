@@ -51,8 +51,9 @@ ones are stored by their opening words (:data:`SHORT_CHARS`)."""
 MAX_STORED_MESSAGES = 256
 """User messages an entry lists at most; older ones are counted in ``user_messages_dropped``."""
 
-SHORT_CHARS = 120
-"""Characters of an older user message's opening words (whitespace collapsed)."""
+SHORT_CHARS = 80
+"""Characters of an older user message's opening words (whitespace collapsed; cut at a word
+after the first 64)."""
 
 _CUT = "[…cut…]"
 _SHORTENED = " [shortened]"
@@ -92,7 +93,7 @@ def _opening(text: str, limit: int = SHORT_CHARS) -> str:
         return flat
     cut = flat[:limit]
     space = cut.rfind(" ")
-    return (cut[:space] if space >= limit * 2 // 3 else cut) + "…"
+    return (cut[:space] if space >= limit * 4 // 5 else cut) + "…"
 
 
 def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
@@ -145,38 +146,43 @@ def render_user_messages(
     max_tokens: int,
     count: Callable[[str], int],
     dropped: int = 0,
+    verbatim_tokens: int | None = None,
 ) -> str:
     """The "User messages" section of a summary block, within ``max_tokens`` ("" when none).
 
     The newest message is always shown verbatim, cut head + tail (marked) only when it alone
-    exceeds ``max_tokens``; then, newest first, each earlier one verbatim while the section fits,
-    then by its opening words while it fits; the rest are counted.
+    exceeds ``verbatim_tokens`` (default ``max_tokens``); then, newest first, each earlier one
+    verbatim while the section fits ``verbatim_tokens``, then by its opening words while it fits
+    ``max_tokens``; the rest are counted.
     """
-    texts = [str(i.get("text", "")) for i in items if i.get("text")]
+    verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
+    items = [i for i in items if i.get("text")]
+    texts = [str(i["text"]) for i in items]
     if not texts:
         return ""
     shown: list[str] = []
     newest = texts[-1]
-    if count(_TITLE + "\n" + _quoted(newest)) > max_tokens:
-        newest = _fit_head_tail(newest, max_tokens - count(_TITLE) - 4, count)
+    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
+        newest = _fit_head_tail(newest, verbatim - count(_TITLE) - 4, count)
     shown.append(_quoted(newest))
     left = len(texts) - 1
     short_only = False
     for text, item in zip(reversed(texts[:-1]), reversed(items[: len(texts) - 1]), strict=False):
-        candidates = [] if short_only or item.get("short") else [_quoted(text)]
         opening = _opening(text)
-        candidates.append(_quoted(opening) + (_SHORTENED if opening != text else ""))
+        candidates = [(_quoted(opening) + (_SHORTENED if opening != text else ""), max_tokens)]
+        if not (short_only or item.get("short")):
+            candidates.insert(0, (_quoted(text), verbatim))
         fitted = next(
             (
                 c
-                for c in candidates
-                if count("\n".join([_TITLE, _more(left - 1 + dropped), c, *shown])) <= max_tokens
+                for c, cap in candidates
+                if count("\n".join([_TITLE, _more(left - 1 + dropped), c, *shown])) <= cap
             ),
             None,
         )
         if fitted is None:
             break
-        short_only = short_only or fitted is not candidates[0]
+        short_only = short_only or fitted is not candidates[0][0]
         shown.insert(0, fitted)
         left -= 1
     more = _more(left + dropped)

@@ -208,7 +208,7 @@ def _projected(
     if pinned_tokens > config.pinned_cap_tokens:
         return None  # the memory truncates pinned messages (an edit to write)
     active = [compactions[k - 1] for k in active_positions(compactions)]
-    block, block_tokens = summary_block(active, config, counter)
+    block, block_tokens = summary_block(active, config, counter, pinned_tokens=pinned_tokens)
     start = len(head) if compactions else 0
     if start:
         while start < n and start in pinned:

@@ -170,13 +170,21 @@ def _span_tokens(self: LayeredChatMemory, lo: int, hi: int) -> int:
 
 def _refresh(self: LayeredChatMemory) -> None:
     """Recompute the cached layer sizes after a compaction (O(recent))."""
-    self._block, self._block_tokens = summary_block(self._active, self.config, self.counter)
+    task = [] if self._task_idx is None else [self._task_idx]
+    pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
+    self._block, self._block_tokens = summary_block(
+        self._active, self.config, self.counter, pinned_tokens=pinned
+    )
     self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
     self._calibration = 0
 
 
 def summary_block(
-    active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
+    active: Sequence[CompactionEntry],
+    config: MemoryConfig,
+    counter: TokenCounter,
+    *,
+    pinned_tokens: int = 0,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
     rendered once per content, process-wide.
@@ -190,11 +198,12 @@ def summary_block(
         return None, 0
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter)
+        return _render_block(active, config, counter, pinned_tokens)
     tail = (
         config.summary_role,
         config.max_facts_tokens_resolved,
         config.user_messages_tokens,
+        config.head_budget - pinned_tokens,
         key,
     )
     blocks = shared_blocks()
@@ -204,32 +213,53 @@ def summary_block(
         by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
         block = blocks.get(by_content)
         if block is None:
-            block = _render_block(active, config, counter)
+            block = _render_block(active, config, counter, pinned_tokens)
             blocks.put(by_content, block)
         blocks.put(by_identity, (*block[:2], tuple(active)))
     return block[0], block[1]
 
 
 def _render_block(
-    active: Sequence[CompactionEntry], config: MemoryConfig, counter: TokenCounter
+    active: Sequence[CompactionEntry],
+    config: MemoryConfig,
+    counter: TokenCounter,
+    pinned_tokens: int,
 ) -> tuple[BaseMessage, int]:
+    """The block: summaries (each within its cap), the user's messages in the room the head
+    budget leaves beside the pinned messages and the rest of the block, the facts ledger."""
     facts = merge_summary_facts(*[entry_facts(e) for e in active])
+    shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
+    role, count = config.summary_role, counter.count_text
+    ledger = render_facts(facts, max_tokens=config.max_facts_tokens_resolved, count=count)
+    rest = counter.count_message(render_summary_block(shown, role=role, facts=ledger))
+    room = config.head_budget - pinned_tokens - rest - USERS_OVERHEAD_TOKENS
+    share = config.user_messages_tokens
     users = render_user_messages(
         facts.get("user_messages") or [],
         dropped=facts.get("user_messages_dropped") or 0,
-        max_tokens=config.user_messages_tokens,
-        count=counter.count_text,
+        max_tokens=max(MIN_USERS_TOKENS, min(2 * share, room)),
+        verbatim_tokens=max(MIN_USERS_TOKENS, min(share, room)),
+        count=count,
     )
     quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
-    facts["constraints"] = [
-        c for c in facts.get("constraints") or [] if " ".join(c.split()) not in quoted
-    ]
-    ledger = render_facts(
-        facts, max_tokens=config.max_facts_tokens_resolved, count=counter.count_text
-    )
-    shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
-    message = render_summary_block(shown, role=config.summary_role, facts=ledger, users=users)
+    constraints = facts.get("constraints") or []
+    kept = [c for c in constraints if " ".join(c.split()) not in quoted]
+    if len(kept) < len(constraints):
+        ledger = render_facts(
+            {**facts, "constraints": kept},
+            max_tokens=config.max_facts_tokens_resolved,
+            count=count,
+        )
+    message = render_summary_block(shown, role=role, facts=ledger, users=users)
     return message, counter.count_message(message)
+
+
+USERS_OVERHEAD_TOKENS = 48
+"""The note before the quoted user messages and its separators, in tokens (generous)."""
+
+MIN_USERS_TOKENS = 48
+"""The quoted user messages' floor: the newest request's opening words and a count of the rest
+stay in view even when the pinned messages fill the head budget."""
 
 
 def _within_cap(entry: CompactionEntry, cap: int, counter: TokenCounter) -> CompactionEntry:

@@ -8,6 +8,12 @@ against the test helper's loader), replayed at a 32,000-token budget with the ap
 tool messages and zero unanswered calls in every projection, and the pinned task present,
 unaltered, in every request after it arrived.
 
+The two probes on the user's own messages (the newest verbatim, every earlier one by its first
+60 characters) take their truth from the files themselves (``langctx.cli.replay.users``): the
+``truth.json`` beside each recorded session, the raw Claude Code / Codex / pi lines of the
+fixtures. They are reported for every replay that compacted; their figures are measured, not
+asserted (issue 26: the projection's user-message layer is being built).
+
 For the two pi sessions the issue's target is at least 85% fewer input tokens than sending the full
 history at every call. ``before-compaction`` meets it (92.1% here, 92.2% with exact o200k counts).
 ``large-session`` does not (78.8% here, 78.5% exact): it is 138k tokens over 438 model calls, so the
@@ -27,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from langctx.cli.replay import ReplayReport, read_session, replay_session
+from langctx.cli.replay.users import read_user_messages
 from tests._helpers import load_session, require_data, session_files, truth
 
 pytestmark = pytest.mark.trajectories
@@ -116,6 +123,33 @@ def test_recorded_session_keeps_its_facts(sid: str, budget: int) -> None:
     _assert_keeps_its_facts(replayed_at(sid, budget))
 
 
+def _assert_user_probes_reported(report: ReplayReport, users: int) -> None:
+    """The user-message probes are checked on every request after a compaction from the first
+    user message on (the earlier one only once there are two), and each loss names its message."""
+    after = report.calls_after_compaction()
+    if not after:
+        return
+    checked = [c.probes["latest_user_message"] is not None for c in after]
+    assert any(checked) and checked == sorted(checked)  # from the first user message on
+    if users == 1:
+        assert report.probe_shares()["earlier_user_messages"] is None
+    for loss in report.losses():
+        if loss.probe in ("latest_user_message", "earlier_user_messages"):
+            assert loss.fact and loss.calls > 0
+
+
+@pytest.mark.parametrize("sid", SESSIONS)
+def test_recorded_session_user_messages_come_from_its_truth_file(sid: str) -> None:
+    path = require_data() / f"{sid}.messages.jsonl"
+    users = read_user_messages(path, "langchain")
+    recorded = truth(path)["user_messages"]
+    assert users is not None and 0 < len(users) <= len(recorded)
+    typed = [u for u in recorded if not u.lstrip().startswith("/")]  # slash commands are not
+    assert len(users) == len(typed)  # messages to the model (aider's /ask is kept as its question)
+    for budget in (8_000, 32_000):
+        _assert_user_probes_reported(replayed_at(sid, budget), len(users))
+
+
 @pytest.mark.parametrize("sid", ["pi-mono/before-compaction", "pi-mono/large-session"])
 def test_pi_sessions_task_is_the_truth_task(sid: str) -> None:
     report = replayed(sid)
@@ -174,6 +208,28 @@ def test_real_fixture_replays_intact_and_keeps_its_facts(rel: str, budget: int) 
     session = read_session(FIXTURES / rel)
     assert session.format == FIXTURE_FORMATS[rel.split("/", 1)[0]]
     _assert_keeps_its_facts(replayed_fixture(rel, budget))
+    users = read_user_messages(FIXTURES / rel, session.format)
+    assert users  # every fixture has at least its first request
+    _assert_user_probes_reported(replayed_fixture(rel, budget), len(users))
+
+
+def test_real_fixtures_user_messages_from_the_raw_lines() -> None:
+    """What the raw-line reader finds in the fixtures: the typed requests, not the skill body,
+    the Stop-hook feedback, tool results or pi's bash executions."""
+    found = {
+        rel: [
+            u.text[:30]
+            for u in read_user_messages(FIXTURES / rel, read_session(FIXTURES / rel).format) or ()
+        ]
+        for rel in FIXTURE_FILES
+    }
+    assert found["claude-code/ae4a77f8.jsonl"] == ["Work on bead spotter-4te. Run "]
+    assert found["claude-code/coverage-test-fix.jsonl"] == ["Add a function called multiply"]
+    assert found["claude-code/ae4a77f8/subagents/agent-aac57f5.jsonl"] == [
+        "Search hex.pm for the latest v"
+    ]
+    assert found["codex/session-01.jsonl"] == ["[REDACTED_PROMPT]"]
+    assert len(found["pi/before-compaction-head.jsonl"]) == 10
 
 
 def test_main_session_lists_its_subagents_and_each_replays_on_its_own() -> None:

@@ -42,7 +42,7 @@ def test_derived_marks_follow_the_fields_of_each_copy() -> None:
     import pickle
 
     config = MemoryConfig(max_tokens=8000)
-    assert (config.high_mark, config.pinned_cap_tokens) == (6400, 2148)
+    assert (config.high_mark, config.pinned_cap_tokens) == (6400, 3348)
     half = dataclasses.replace(config, max_tokens=4000)
     assert half.high_mark == 3200 and config.high_mark == 6400  # no mark shared between copies
     assert pickle.loads(pickle.dumps(config)).high_mark == 6400

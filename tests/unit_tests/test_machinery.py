@@ -12,7 +12,10 @@ code or a code fence, is the user's text.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +24,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from langctx import LayeredChatMemory
 from langctx.cli.demo.session import iter_turns
+from langctx.cli.replay import parse_session, read_session, replay_session
 from langctx.machinery import (
+    CLAUDE_LOCAL_COMMANDS,
     DEFAULT_MACHINERY,
     MACHINERY_TAGS,
     Machinery,
@@ -258,6 +263,148 @@ def test_slash_commands_and_echoed_command_lines_are_not_the_task() -> None:
         assert not is_machinery(HumanMessage(text))  # a command, but typed by the user
 
 
+# ---------------------------------------------------------------- slash commands (Claude Code)
+
+CC_FIX = (  # a prompt command as Claude Code writes it: message, name, then the user's arguments
+    "<command-message>fix-issue is running…</command-message>\n<command-name>/fix-issue</command-name>\n"
+    "<command-args>the parser drops the last line; do not touch the lexer</command-args>"
+)
+CC_FIX_EXPANDED = (  # the command's .md body, sent next as an isMeta user message
+    "# Fix an issue\n\nFind the bug, write a failing test first, then fix it. Always run the "
+    "whole suite.\n\nARGUMENTS: the parser drops the last line; do not touch the lexer"
+)
+
+
+def test_a_slash_command_with_arguments_is_the_users_request() -> None:
+    message = HumanMessage(CC_FIX)
+    assert substantive_text(message) == (
+        "/fix-issue the parser drops the last line; do not touch the lexer"
+    )
+    assert is_substantive_task(message) and not is_machinery(message)
+    assert strip_machinery(CC_FIX) == ""  # the text-level strip only deletes; the message keeps it
+    # the name-first layout (built-in and skill commands), glued or indented, and in list content
+    indented = (
+        "<command-name>/review</command-name>\n            <command-message>review</command-message>\n"
+        "            <command-args>PR 412</command-args>"
+    )
+    assert substantive_text(HumanMessage(indented)) == "/review PR 412"
+    with_reminder = HumanMessage(content=[{"type": "text", "text": CC_REMINDER}, CC_FIX])
+    assert is_substantive_task(with_reminder)
+    assert extract_constraints([message]) == [
+        "/fix-issue the parser drops the last line; do not touch the lexer"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CC_CLEAR,  # no arguments
+        CC_MODEL,  # a local command: its argument is a setting
+        "<command-name>/add-dir</command-name><command-args>../lib</command-args>",
+        "<command-message>compact</command-message><command-name>/compact</command-name>"
+        "<command-args>keep the lexer notes</command-args>",
+        "<command-name>/init</command-name><command-args>   </command-args>",
+    ],
+)
+def test_a_command_without_a_request_is_machinery(text: str) -> None:
+    assert substantive_text(HumanMessage(text)) == ""
+    assert is_machinery(HumanMessage(text)) and not is_substantive_task(HumanMessage(text))
+
+
+def test_command_rules_are_configurable_and_quoted_commands_are_prose() -> None:
+    rules = DEFAULT_MACHINERY.extend(local_commands=("fix-issue",))
+    assert substantive_text(HumanMessage(CC_FIX), rules) == ""
+    assert "model" in CLAUDE_LOCAL_COMMANDS and "review" not in CLAUDE_LOCAL_COMMANDS
+    no_args_tag = Machinery(tags=tuple(t for t in MACHINERY_TAGS if t != "command-args"))
+    assert "the parser drops" in substantive_text(HumanMessage(CC_FIX), no_args_tag)
+    quoted = "Why is `<command-name>/x</command-name><command-args>y</command-args>` logged?"
+    assert substantive_text(HumanMessage(quoted)) == quoted
+    inside = f"<system-reminder>{CC_FIX}</system-reminder>Fix the lexer"
+    assert substantive_text(HumanMessage(inside)) == "Fix the lexer"
+
+
+def _cc_line(content: Any, **extra: Any) -> str:
+    kind = extra.pop("kind", "user")
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["id"] = extra.pop("mid")
+    return json.dumps(
+        {
+            "type": kind,
+            "isSidechain": False,
+            "sessionId": "s",
+            "uuid": extra.pop("uuid"),
+            "cwd": "/repo",
+            "message": message,
+            **extra,
+        }
+    )
+
+
+def _cc_command_session(turns: int) -> str:
+    """A Claude Code session opened by a local command, then a prompt command and its expansion."""
+    lines = [
+        _cc_line(CC_CAVEAT_BARE, isMeta=True, uuid="u0"),
+        _cc_line(CC_MODEL, uuid="u1"),
+        _cc_line("<local-command-stdout>Set model to opus</local-command-stdout>", uuid="u2"),
+        _cc_line(CC_FIX, uuid="u3"),
+        _cc_line([{"type": "text", "text": CC_FIX_EXPANDED}], isMeta=True, uuid="u4"),
+    ]
+    for i in range(turns):
+        call = {
+            "type": "tool_use",
+            "id": f"t{i}",
+            "name": "Read",
+            "input": {"file_path": f"/repo/p{i}.py"},
+        }
+        lines.append(_cc_line([call], kind="assistant", mid=f"m{i}", uuid=f"a{i}"))
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "x = 1\n" * 120}
+        lines.append(_cc_line([result], uuid=f"r{i}"))
+    lines.append(
+        _cc_line([{"type": "text", "text": "Fixed."}], kind="assistant", mid="end", uuid="z")
+    )
+    return "\n".join(lines) + "\n"
+
+
+def test_claude_code_reader_flags_injected_text_and_the_command_is_the_task() -> None:
+    session = parse_session(_cc_command_session(40), name="cc")
+    humans = [m for m in session.messages if isinstance(m, HumanMessage)]
+    caveat, model, _, command, expanded = humans
+    assert caveat.additional_kwargs == {"is_meta": True} and expanded.additional_kwargs == {
+        "is_meta": True
+    }
+    assert command.additional_kwargs == {} and model.additional_kwargs == {}
+    assert [is_machinery(m) for m in humans] == [True, True, True, False, True]
+    assert [is_substantive_task(m) for m in humans] == [False, False, False, True, False]
+    assert extract_constraints(humans) == [
+        "/fix-issue the parser drops the last line; do not touch the lexer"
+    ]  # the expanded body's "Always run the whole suite" is context, not the user's constraint
+    report = replay_session(session, max_tokens=3_000)
+    assert report.count("fold") >= 2
+    assert report.task is not None and report.task.startswith("<command-message>fix-issue")
+    assert report.task_missing_calls == 0
+    assert report.probe_shares()["task"] == 1.0
+
+
+def test_a_command_line_marked_meta_keeps_its_request() -> None:
+    """Some Claude Code versions mark the command's own line ``isMeta``: it is what the user ran."""
+    text = (
+        _cc_line(CC_FIX, isMeta=True, uuid="u1")
+        + "\n"
+        + _cc_line([{"type": "text", "text": "On it."}], kind="assistant", mid="m1", uuid="a1")
+    )
+    (command, _) = parse_session(text, name="cc").messages
+    assert command.additional_kwargs == {} and is_substantive_task(command)
+
+
+def test_recorded_skill_body_is_flagged() -> None:
+    path = Path(__file__).resolve().parents[1] / "fixtures/sessions/claude-code/ae4a77f8.jsonl"
+    session = read_session(path)
+    skill = [m for m in session.messages if "Base directory for this skill:" in m.text]
+    assert len(skill) == 1 and skill[0].additional_kwargs == {"is_meta": True}
+    assert is_machinery(skill[0])
+
+
 def test_other_message_types_are_never_machinery() -> None:
     for m in (
         ToolMessage(CC_REMINDER, tool_call_id="c1"),
@@ -340,9 +487,12 @@ def test_constraints_come_from_what_the_user_wrote_only() -> None:
 def test_summary_goal_is_the_stripped_task() -> None:
     task = f"{CODEX_ENV}\n{REQUEST}"
     text = LocalSummarizer().summarize(SummaryRequest(kind="turns", task=task))
-    assert text.splitlines()[:2] == ["Goal:", f"- {REQUEST}"]
-    only = LocalSummarizer().summarize(SummaryRequest(kind="turns", task=CODEX_ENV))
-    assert only.splitlines()[1] == "- see the pinned task"
+    # the task is pinned verbatim: the summary points at it, never restates it (nor machinery)
+    assert text.splitlines()[:2] == [
+        "Goal:",
+        "- the task and the user's messages, verbatim in the context",
+    ]
+    assert "<environment_context>" not in text
     sent = ModelSummarizer(ScriptedChatModel(responses=["ok"])).build_messages(
         SummaryRequest(kind="turns", task=task)
     )
@@ -467,12 +617,13 @@ def test_memory_pins_the_real_request(preamble: list) -> None:
     for entry in mem.compactions:
         goal = entry["summary"].split("Current status:")[0]
         assert "<environment_context>" not in goal and "<system-reminder>" not in goal
-        assert REQUEST[:60] in goal
+        assert REQUEST[:60] not in goal  # pinned verbatim above: not restated
         assert "TodoWrite" not in entry["summary"]  # the reminder never became a constraint
 
 
 def test_a_later_new_task_does_not_replace_the_pinned_one() -> None:
-    """The documented policy (see ``is_substantive_task``): the first request stays the task."""
+    """The documented policy (see ``is_substantive_task``): the first request stays the task,
+    pinned as where the thread started; the new one is the latest request, quoted verbatim."""
     mem = LayeredChatMemory(max_tokens=4_000)
     mem.add_messages(CODEX_SESSION)
     turns = iter_turns(60)
@@ -483,4 +634,7 @@ def test_a_later_new_task_does_not_replace_the_pinned_one() -> None:
         mem.add_messages(turn)
     assert mem.pinned_ids == ["sys", "task"]
     assert mem.compactions, "the session compacted"
-    assert all(REQUEST[:60] in e["summary"].split("Current status:")[0] for e in mem.compactions)
+    assert all(REQUEST[:60] not in e["summary"] for e in mem.compactions)  # never restated
+    ctx = mem.build_context()
+    assert ctx[1].id == "task"
+    assert any('- "New task: port the CLI to click instead."' in m.text for m in ctx)

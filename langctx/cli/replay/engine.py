@@ -5,7 +5,9 @@ one ``add_messages`` call, then the next request is built; the history before ea
 the full-history baseline. The report holds, per call (:class:`CallRecord`), the context tokens
 with and without langctx, the unchanged-prefix share, the integrity checks and the amnesia probes
 of :mod:`langctx.cli.replay.truth`; per compaction, its trigger, tokens, level, quality and the probes
-right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`).
+right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`). The two probes on
+the user's own messages take their truth from the session file itself when the replay has one
+(:mod:`langctx.cli.replay.users`), else from the human messages by the truth module's rule.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -34,7 +36,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langctx.cli.replay.formats import EmptySessionError, ParsedSession
-from langctx.cli.replay.truth import PROBES, Truth, probe_request, session_roots
+from langctx.cli.replay.truth import PROBES, Truth, UserMessage, probe_request, session_roots
+from langctx.cli.replay.users import position_of, read_user_messages
 from langctx.engine.background import in_background
 from langctx.entries import covered_count
 from langctx.errors import ConfigError, LangctxWarning
@@ -164,7 +167,8 @@ class CompactionRecord:
     probes: Mapping[str, bool | None] = field(default_factory=dict)
     """The amnesia probes on the request right after it (see the module docstring)."""
     coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-    """``(found, total)`` for the list probes (constraints, files_modified)."""
+    """``(found, total)`` for the list probes (constraints, files_modified,
+    earlier_user_messages)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -571,6 +575,7 @@ class _Replay:
         memory: LayeredChatMemory,
         processor: Any = None,
         cwd: str | None = None,
+        users: Sequence[UserMessage] | None = None,
     ) -> None:
         self.log = list(messages)
         self.mem = memory
@@ -584,7 +589,7 @@ class _Replay:
         self.full = 0
         self.prev: list[BaseMessage] = []
         self.last_coverage: dict[str, tuple[int, int]] = {}
-        self.truth = Truth(session_roots(self.log, cwd))
+        self.truth = Truth(session_roots(self.log, cwd), users=users)
         self.by_id = {str(m.id): m for m in self.log}
 
     def add(self, batch: list[BaseMessage]) -> list[CompactionRecord]:
@@ -675,7 +680,7 @@ class _Replay:
         coverage = {
             n: (r.total - len(r.missing), r.total)
             for n, r in results.items()
-            if n in ("constraints", "files_modified")
+            if n in ("constraints", "files_modified", "earlier_user_messages")
         }
         return held, missing, coverage
 
@@ -686,6 +691,9 @@ class _Replay:
         return any(m.id == task.id and m.content == task.content for m in ctx)
 
     def call(self, message_index: int, n_records: int) -> tuple[CallRecord, list[BaseMessage]]:
+        at = position_of(self.log[message_index].id)
+        if at is not None:
+            self.truth.reach(at)  # the user messages said before this model call
         ctx = self.mem.build_context()
         sizes = [self.counter.count_message(m) for m in ctx]
         prefix = unchanged_prefix_tokens(self.prev, ctx, sizes)
@@ -720,6 +728,7 @@ class _Replay:
         if not records:
             return
         if next_ai is None:
+            self.truth.reach(None)
             probes, _, coverage = self.probes(self.mem.build_context())
         before = len(self.calls) if next_ai is not None else None
         for r in records:
@@ -802,12 +811,15 @@ def replay_session(
     fmt: str | None = None
     notes: tuple[str, ...] = ()
     cwd: str | None = None
+    users: tuple[UserMessage, ...] | None = None
     if isinstance(session, ParsedSession):
         cwd = session.cwd
         messages: list[BaseMessage] = list(session.messages)
         name = name or session.name
         fmt = session.format
         notes = session.notes
+        if session.path is not None:  # the user-message probes' truth: the raw file itself
+            users = read_user_messages(session.path, session.format)
     else:
         messages = list(session)
     name = name or "session"
@@ -858,7 +870,7 @@ def replay_session(
         processor = ContextModeProcessor(
             count_tokens=mem.counter.count_text, context_budget=mem.config.max_tokens_resolved
         )
-    replay = _Replay(messages, mem, processor, cwd)
+    replay = _Replay(messages, mem, processor, cwd, users)
     total = len(ai_positions)
     batch: list[BaseMessage] = []
     for i, m in enumerate(messages):

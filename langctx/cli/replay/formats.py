@@ -709,16 +709,31 @@ class _Reader:
                 return None
         return None
 
-    def _user_blocks(self, content: Any, label: str, where: int | str) -> None:
-        """A user turn: ``tool_result`` blocks become tool messages, the rest one human message."""
+    def _user_blocks(
+        self, content: Any, label: str, where: int | str, extra: dict[str, Any] | None = None
+    ) -> None:
+        """A user turn: ``tool_result`` blocks become tool messages, the rest one human message
+        (with ``extra`` as its ``additional_kwargs``)."""
         if not isinstance(content, list):
-            self.out.append(HumanMessage(content=_flatten(content), id=self._id(label)))
+            self.out.append(
+                HumanMessage(
+                    content=_flatten(content),
+                    id=self._id(label),
+                    additional_kwargs=dict(extra or {}),
+                )
+            )
             return
         pending: list[str] = []
 
         def flush() -> None:
             if pending:
-                self.out.append(HumanMessage(content="\n".join(pending), id=self._id(label)))
+                self.out.append(
+                    HumanMessage(
+                        content="\n".join(pending),
+                        id=self._id(label),
+                        additional_kwargs=dict(extra or {}),
+                    )
+                )
                 pending.clear()
 
         for block in content:
@@ -752,6 +767,13 @@ class _Reader:
         ``isSidechain: true``) is a session of its own whose task is the sub-agent's prompt; in a
         main session, sidechain lines (older versions wrote them inline) are skipped: the parent
         sees a sub-agent only through the ``Task`` tool's result.
+
+        A user line marked ``isMeta`` is text Claude Code injected, not what the user typed: a
+        slash command's expanded prompt or skill body (it follows the command's own line), the
+        caveat before local-command output, hook feedback, image references. Its human message
+        gets ``additional_kwargs={"is_meta": True}``, a flag :mod:`langctx.machinery` reads as
+        machinery; a line that holds the ``<command-name>`` of a command the user ran is not
+        flagged, as its ``<command-args>`` are the user's request.
         """
         open_ai: tuple[str, int] | None = None  # (message.id, index in out) of the last AI
         talk = [rec for _, rec in records if rec.get("type") in ("user", "assistant")]
@@ -789,7 +811,11 @@ class _Reader:
                 before = len(self.out)
                 if rec.get("isCompactSummary"):
                     self.skipped["Claude Code compact summaries kept as human messages"] += 1
-                self._user_blocks(content, str(line), line)
+                extra = None
+                if rec.get("isMeta") and "<command-name>" not in _flatten(content):
+                    extra = {"is_meta": True}  # injected text, not typed (see the docstring)
+                    self.skipped["Claude Code isMeta user lines flagged is_meta"] += 1
+                self._user_blocks(content, str(line), line, extra)
                 if any(not isinstance(m, ToolMessage) for m in self.out[before:]):
                     open_ai = None  # a human turn closes the assistant message
 

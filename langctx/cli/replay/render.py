@@ -31,6 +31,8 @@ _PROBE_LABELS = {
     "files_modified": "files modified",
     "latest_failure": "latest failure",
     "next_step": "next step",
+    "latest_user_message": "latest user message",
+    "earlier_user_messages": "earlier user messages",
 }
 
 
@@ -161,9 +163,7 @@ def _compaction_rows(report: ReplayReport, limit: int) -> tuple[list[list[str]],
 
 
 _HEADERS = ["call", "kind", "trigger", "level", "quality", "before", "after", "probes"]
-_PROBE_KEY = (
-    "probes: task / constraints / files modified / latest failure / next step (y, N, - n/a)"
-)
+_PROBE_KEY = "probes: " + " / ".join(_PROBE_LABELS[p] for p in PROBES) + " (y, N, - n/a)"
 
 
 def _title(report: ReplayReport) -> str:

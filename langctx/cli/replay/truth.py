@@ -1,9 +1,11 @@
 """Ground truth for the replay's amnesia probes, read from the raw session with its own parser.
 
-Nothing here uses langctx's own fact extraction (``langctx.facts``, ``langctx.summarize``) or the
-memory: the probes check the memory, so their truth must not come from it. :class:`Truth` is fed
-the session's messages in order and knows five facts at any point (task, constraints, files
-modified, latest failure, next step); :func:`probe_request` checks one request against them.
+Nothing here uses langctx's own fact extraction (``langctx.facts``, ``langctx.summarize``,
+``langctx.machinery``) or the memory: the probes check the memory, so their truth must not come
+from it. :class:`Truth` is fed the session's messages in order and knows the facts at any point
+(task, constraints, files modified, latest failure, next step, the user's messages so far, which
+:mod:`langctx.cli.replay.users` reads from the raw session file); :func:`probe_request` checks
+one request against them.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -18,6 +20,8 @@ Example:
     >>> r = probe_request(t, [HumanMessage("Fix the parser. Never edit tests/.")])
     >>> r["task"].held, r["files_modified"].held, r["files_modified"].missing
     (True, False, ('src/p.py',))
+    >>> r["latest_user_message"].held, r["earlier_user_messages"].held
+    (True, None)
 """
 
 from __future__ import annotations
@@ -38,18 +42,34 @@ __all__ = [
     "ProbeResult",
     "Request",
     "Truth",
+    "UserMessage",
+    "command_args",
     "common_root",
     "error_lines",
     "is_failure",
     "is_informative_step",
+    "is_local_output",
     "modified_paths",
+    "not_typed",
     "probe_request",
     "session_roots",
+    "user_pieces",
     "user_text",
 ]
 
-PROBES: tuple[str, ...] = ("task", "constraints", "files_modified", "latest_failure", "next_step")
-"""The amnesia probes, in report order."""
+PROBES: tuple[str, ...] = (
+    "task",
+    "constraints",
+    "files_modified",
+    "latest_failure",
+    "next_step",
+    "latest_user_message",
+    "earlier_user_messages",
+)
+"""The amnesia probes, in report order (the last two check the user's own messages)."""
+
+OPENING_CHARS = 60
+"""Characters of an earlier user message a request must hold (``earlier_user_messages``)."""
 
 # ------------------------------------------------------------------------------------ text
 
@@ -73,25 +93,75 @@ _AGENT_TAGS = (  # what Codex CLI and Claude Code wrap around text the user did 
     "bash-stderr",
     "user-prompt-submit-hook",
     "task-notification",
+    "teammate-message",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
     "INSTRUCTIONS",
 )
 _ELEMENT = re.compile(
     r"<(" + "|".join(map(re.escape, _AGENT_TAGS)) + r")(?:\s[^<>]*)?>.*?</\1>", re.S
 )
+_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_LOCAL_OUTPUT = re.compile(r"<local-command-(?:stdout|stderr)>")
+_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_INJECTED = re.compile(r"^\s*(?:Contents of \S+\.md\b|# claudeMd\b|# AGENTS\.md\b)")
+_INJECTED = re.compile(
+    r"^\s*(?:Contents of \S+\.md\b|# claudeMd\b|# AGENTS\.md\b|Base directory for this skill:"
+    r"|(?:Subagent)?Stop hook feedback:)"
+)
 _CHAT_MODES = ("/ask ", "/code ", "/architect ")
-_NOT_TYPED = ("is_demo", "command_output")
+_NOT_TYPED = ("is_demo", "command_output", "is_meta")
 _NOT_TYPED_SOURCES = ("aider_console", "user_bash_execution", "environment_error")
+_CUT = "\x00"
+
+
+def not_typed(extra: Mapping[str, Any] | None) -> bool:
+    """Whether a message's ``additional_kwargs`` say the recording marked it as not typed by the
+    user (a demonstration, console output, a Claude Code ``isMeta`` line, ...)."""
+    extra = extra or {}
+    return any(extra.get(k) for k in _NOT_TYPED) or extra.get("source") in _NOT_TYPED_SOURCES
+
+
+def user_pieces(content: Any) -> list[str]:
+    """The spans of ``content`` (a string or content blocks) the user typed, by this module's rule.
+
+    A slash command's ``<command-args>`` (Claude Code: what the user asked after ``/name``) come
+    first; then, per text block, what is left between the machinery elements (whitespace kept).
+    See :func:`user_text`.
+    """
+    blocks = [content] if isinstance(content, str) else list(content or [])
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Mapping) and block.get("type") not in (None, "text", "input_text"):
+            continue  # images, tool results
+        text = block if isinstance(block, str) else _content_text([block])
+        if not text or _INJECTED.match(text):
+            continue
+        text = _ANSI.sub("", text)
+        out += command_args(text)
+        text = _INTERRUPTED.sub(_CUT, _ELEMENT.sub(_CUT, text))
+        lines = [ln for ln in text.splitlines() if not ln.strip(" \t" + _CUT).startswith("Caveat:")]
+        pieces = [p.strip() for p in "\n".join(lines).split(_CUT)]
+        pieces = [p for p in pieces if p]
+        if pieces and pieces[0].startswith("/"):
+            mode = next((m for m in _CHAT_MODES if pieces[0].startswith(m)), None)
+            pieces = [pieces[0][len(mode) :].strip(), *pieces[1:]] if mode else []
+        out += [p for p in pieces if p]
+    return out
 
 
 def user_text(message: BaseMessage) -> str:
     """What the user typed in a human message, by this module's own rule (not langctx's).
 
     Drops the complete elements of the tags agents wrap their machinery in (Codex CLI's and
-    Claude Code's, listed here, not taken from langctx), ANSI codes, caveat lines, text blocks that are injected instruction files, and slash
-    commands (a chat-mode prefix such as ``/ask `` is dropped, the question kept). Messages the
-    recording marks as not typed (``additional_kwargs``) have none.
+    Claude Code's, listed here, not taken from langctx), ANSI codes, caveat lines and interrupt
+    markers, text blocks that are injected instruction files, skill bodies or hook feedback, and
+    slash commands (a chat-mode prefix such as ``/ask `` is dropped, the question kept). A Claude
+    Code command's ``<command-args>`` are kept: they are what the user asked (whether the command
+    ran in the terminal instead, :class:`Truth` tells from the output that follows it). Messages
+    the recording marks as not typed (``additional_kwargs``: a demonstration, console output,
+    ``is_meta``) have none.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -99,26 +169,28 @@ def user_text(message: BaseMessage) -> str:
         'Fix it'
         >>> user_text(HumanMessage("/mode")), user_text(HumanMessage("/ask why does it fail?"))
         ('', 'why does it fail?')
+        >>> user_text(HumanMessage("<command-name>/fix</command-name><command-args>issue 12</command-args>"))
+        'issue 12'
     """
-    extra = message.additional_kwargs or {}
-    if any(extra.get(k) for k in _NOT_TYPED) or extra.get("source") in _NOT_TYPED_SOURCES:
+    if not_typed(message.additional_kwargs):
         return ""
-    content = message.content
-    blocks = [content] if isinstance(content, str) else content
-    parts: list[str] = []
-    for block in blocks:
-        text = block if isinstance(block, str) else _content_text([block])
-        if not text or _INJECTED.match(text):
-            continue
-        text = _ELEMENT.sub(" ", _ANSI.sub("", text))
-        lines = [ln for ln in text.splitlines() if not ln.strip().startswith("Caveat:")]
-        text = "\n".join(lines).strip()
-        if text.startswith("/"):
-            mode = next((m for m in _CHAT_MODES if text.startswith(m)), None)
-            text = text[len(mode) :] if mode else ""
-        if text:
-            parts.append(text)
-    return "\n".join(parts)
+    return "\n".join(user_pieces(message.content))
+
+
+def command_args(text: str) -> list[str]:
+    """The non-blank ``<command-args>`` of the slash commands in ``text`` (Claude Code).
+
+    Example:
+        >>> command_args("<command-name>/fix</command-name><command-args> issue 12 </command-args>")
+        ['issue 12']
+    """
+    return [a.strip() for a in _ARGS.findall(_ANSI.sub("", text)) if a.strip()]
+
+
+def is_local_output(text: str) -> bool:
+    """``text`` holds Claude Code's ``<local-command-stdout>`` / ``-stderr``: the command just
+    before it ran in the terminal, so its arguments were settings, not a request."""
+    return bool(_LOCAL_OUTPUT.search(text))
 
 
 def _norm(text: str) -> str:
@@ -594,15 +666,59 @@ def is_informative_step(sentence: str) -> bool:
 # ------------------------------------------------------------------------------------ truth
 
 
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """One real user message: where the session has it and the spans the user typed.
+
+    Example:
+        >>> u = UserMessage.of(3, ["Fix  the parser.", "Keep 3.9 support."])
+        >>> u.text, u.opening
+        ('Fix the parser. Keep 3.9 support.', 'Fix the parser.')
+    """
+
+    position: int
+    """Where the session file has it: a JSONL line (1-based), a message's index in a JSON
+    document, or its index in a list of messages."""
+    pieces: tuple[str, ...]
+    """The spans the user typed, whitespace-normalized, in order (machinery between them left
+    out); never empty."""
+
+    @classmethod
+    def of(cls, position: int, pieces: Iterable[str]) -> UserMessage | None:
+        """A user message from raw spans, or None when no span has text."""
+        kept = tuple(p for p in (_norm(x) for x in pieces) if p)
+        return cls(position, kept) if kept else None
+
+    @property
+    def text(self) -> str:
+        """The spans joined by a space."""
+        return " ".join(self.pieces)
+
+    @property
+    def opening(self) -> str:
+        """The first :data:`OPENING_CHARS` characters of the first span."""
+        return self.pieces[0][:OPENING_CHARS]
+
+
 class Truth:
-    """The five facts of a session up to the last message added (:meth:`add`).
+    """The facts of a session up to the last message added (:meth:`add`).
 
     Args:
         roots: directories relative paths are read against (:func:`session_roots`).
+        users: the session's real user messages read from its raw file
+            (:func:`langctx.cli.replay.users.read_user_messages`); :meth:`reach` then says how
+            far the session has got. Without it the user messages are the human messages added,
+            by :func:`user_text`.
     """
 
-    def __init__(self, roots: Sequence[str] = ()) -> None:
+    def __init__(
+        self, roots: Sequence[str] = (), users: Sequence[UserMessage] | None = None
+    ) -> None:
         self.roots = tuple(roots)
+        self._heard = tuple(sorted(users, key=lambda u: u.position)) if users is not None else None
+        self.users: list[UserMessage] = []
+        """The real user messages so far, oldest first."""
+        self._command: tuple[int, int, int] | None = None
         self.task: str | None = None
         """Normalized text of the task (first substantive human message)."""
         self.task_index: int | None = None
@@ -619,18 +735,36 @@ class Truth:
         self._calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
         self._open: str | None = None
 
+    def reach(self, position: int | None) -> None:
+        """With raw ``users``: the session has got to ``position`` (the source position of the
+        model call about to be made); the user messages before it are the ones so far. None:
+        every one (the end of the session)."""
+        if self._heard is not None:
+            self.users = [u for u in self._heard if position is None or u.position < position]
+
     def add(self, message: BaseMessage) -> None:
         """Take one message of the session, in order."""
         index = self.added
         self.added += 1
         if isinstance(message, HumanMessage):
-            text = user_text(message)
+            raw = _content_text(message.content)
+            if is_local_output(raw) and self._command is not None:
+                self._retract(*self._command)  # that command ran in the terminal
+            self._command = None
+            pieces = [] if not_typed(message.additional_kwargs) else user_pieces(message.content)
+            text = "\n".join(pieces)
+            if pieces and command_args(raw):
+                self._command = (index, len(self.constraints), len(self.users))
             if self.task is None and _norm(text):
                 self.task, self.task_index = _norm(text), index
             for s in _sentences(text):
                 if 8 <= len(s) <= 400 and _CONSTRAINT_RE.search(s) and s not in self.constraints:
                     self.constraints.append(s)
+            user = UserMessage.of(index, pieces) if self._heard is None else None
+            if user is not None:
+                self.users.append(user)
         elif isinstance(message, AIMessage):
+            self._command = None
             for s in _sentences(_content_text(message.content)):
                 if is_informative_step(s):
                     self.next_step = s
@@ -645,6 +779,7 @@ class Truth:
                         self.modified_by.setdefault(p, []).append(_norm(" ".join(_strings(args))))
                 self._open = _opened(name, args) or self._open
         elif isinstance(message, ToolMessage):
+            self._command = None
             name, call_args = self._calls.get(str(message.tool_call_id), ("", {}))
             output = _content_text(message.content)
             if is_failure(output, status=message.status, tool=name):
@@ -653,6 +788,14 @@ class Truth:
                     shown = _norm(f"{name} {' '.join(_strings(call_args))}")[:200]
                     self.failure = Failure(index=index, command=shown, lines=lines)
                     self.failures.append(self.failure)
+
+    def _retract(self, index: int, constraints: int, users: int) -> None:
+        """Forget what the human message at ``index`` (a local command's arguments) added."""
+        if self.task_index == index:
+            self.task = self.task_index = None
+        del self.constraints[constraints:]
+        if self._heard is None:  # raw user messages have their own rule (users.py)
+            del self.users[users:]
 
 
 # ------------------------------------------------------------------------------------ probes
@@ -728,6 +871,13 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
       names a concrete target (a path, a file name, a backticked or quoted term, a code
       identifier) or has at least four content words ("Let me read the relevant files:" has one).
 
+    * ``latest_user_message`` -- the newest real user message so far (:attr:`Truth.users`: read
+      from the raw session file when the replay has it, else the human messages by
+      :func:`user_text`) is contained verbatim, every span the user typed (whitespace
+      normalized);
+    * ``earlier_user_messages`` -- every earlier real user message is contained at least by its
+      first :data:`OPENING_CHARS` characters.
+
     An empty fact is never "present": a probe with nothing to check is ``None``, and a fact whose
     text normalizes to nothing is not collected.
     """
@@ -763,4 +913,15 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
     else:
         ok = req.has(step)
         out["next_step"] = ProbeResult(ok, () if ok else (step,), 1)
+    users = truth.users
+    if not users:
+        out["latest_user_message"] = ProbeResult(None)
+    else:
+        ok = all(req.has(p) for p in users[-1].pieces)
+        out["latest_user_message"] = ProbeResult(ok, () if ok else (users[-1].text[:120],), 1)
+    openings = tuple(dict.fromkeys(u.opening for u in users[:-1]))  # "ok" twice is one fact
+    missing = tuple(o for o in openings if not req.has(o))
+    out["earlier_user_messages"] = ProbeResult(
+        not missing if openings else None, missing, len(openings)
+    )
     return out
