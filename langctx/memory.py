@@ -106,6 +106,8 @@ class LayeredChatMemory:
         file_tools: tool name -> :class:`FileToolSpec`, for mechanical file extraction.
         command_tools: names of tools that run shell commands.
         on_compaction: called with a :class:`CompactionEvent` at the start and end of each compaction.
+        thread_id: the conversation this memory holds, for tracing (:mod:`langctx.telemetry`)
+            and the summarizer's run metadata; None: the LangChain run's ``thread_id``, if any.
         **options: any other :class:`MemoryConfig` field (:class:`~langctx.config.ConfigOptions`).
     """
 
@@ -118,6 +120,7 @@ class LayeredChatMemory:
         file_tools: Mapping[str, FileToolSpec] | None = None,
         command_tools: Iterable[str] | None = None,
         on_compaction: Callable[[CompactionEvent], None] | None = None,
+        thread_id: str | None = None,
         **options: Unpack[ConfigOptions],
     ) -> None:
         self.config = config_from(config, options)
@@ -132,6 +135,7 @@ class LayeredChatMemory:
             DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
         )
         self.on_compaction = on_compaction
+        self.thread_id = thread_id
         self._lock = threading.RLock()
         self._alock: asyncio.Lock | None = None
         self._reset()

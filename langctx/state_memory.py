@@ -165,6 +165,8 @@ class ThreadView:
         self._memory = memory if isinstance(memory, LayeredChatMemory) else None
         self._build = None if isinstance(memory, LayeredChatMemory) else memory
         self.thread_id = thread_id
+        if self._memory is not None and thread_id != NO_THREAD:
+            self._memory.thread_id = thread_id
         self._known = known
         self._known_edits = known_edits
         self._known_priorities = None if priorities is None else dict(priorities)
@@ -183,6 +185,8 @@ class ThreadView:
             assert self._build is not None
             self._memory = memory = self._build()
             self._build = None
+            if self.thread_id != NO_THREAD:  # its compactions' spans and summarizer runs say so
+                memory.thread_id = self.thread_id
             # what the memory holds from the state is what this view knew
             self._known_edits = len(memory.edits)
             self._known_priorities = dict(memory.priorities)

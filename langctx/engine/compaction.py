@@ -10,6 +10,7 @@ from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import (
     CompactionEntry,
 )
+from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
@@ -31,12 +32,13 @@ def _compact(
     self._start(plan)
     if plan is None:
         return None
-    calls = self._blocking_calls
-    summary, quality = self._run(plan)
-    entry = self._commit(plan, summary, quality)
-    background = self._upgrade_later(plan, entry)
-    self._merge_levels()
-    self._finish(plan, entry, started, _mode(self, calls, background))
+    with compaction_span(self, plan) as span:  # the summarizer calls are its children
+        calls = self._blocking_calls
+        summary, quality = self._run(plan)
+        entry = self._commit(plan, summary, quality)
+        background = self._upgrade_later(plan, entry)
+        self._merge_levels()
+        span.record(self._finish(plan, entry, started, _mode(self, calls, background)))
     return entry
 
 
@@ -52,13 +54,14 @@ async def _acompact(
     self._start(plan)
     if plan is None:
         return None
-    calls = self._blocking_calls
-    summary, quality = await self._arun(plan)
-    with self._lock:
-        entry = self._commit(plan, summary, quality)
-        background = self._upgrade_later(plan, entry)
-    await self._amerge_levels()
-    self._finish(plan, entry, started, _mode(self, calls, background))
+    with compaction_span(self, plan) as span:
+        calls = self._blocking_calls
+        summary, quality = await self._arun(plan)
+        with self._lock:
+            entry = self._commit(plan, summary, quality)
+            background = self._upgrade_later(plan, entry)
+        await self._amerge_levels()
+        span.record(self._finish(plan, entry, started, _mode(self, calls, background)))
     return entry
 
 
@@ -93,20 +96,21 @@ def _finish(
     entry: CompactionEntry | None,
     started: float,
     mode: str = "none",
-) -> None:
+) -> CompactionEvent:
+    """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
     self._enforce_budget(plan.trigger)
     if entry is not None:
         entry["tokens_after"] = self.context_tokens()
+    event = CompactionEvent(
+        phase="end",
+        trigger=plan.trigger,
+        tokens_before=plan.tokens_before,
+        tokens_after=self.context_tokens(),
+        duration_s=time.perf_counter() - started,
+        entry=entry,
+        edits=len(plan.placeholders),
+        mode=mode,  # type: ignore[arg-type]
+    )
     if self.on_compaction is not None:
-        self.on_compaction(
-            CompactionEvent(
-                phase="end",
-                trigger=plan.trigger,
-                tokens_before=plan.tokens_before,
-                tokens_after=self.context_tokens(),
-                duration_s=time.perf_counter() - started,
-                entry=entry,
-                edits=len(plan.placeholders),
-                mode=mode,  # type: ignore[arg-type]
-            )
-        )
+        self.on_compaction(event)
+    return event

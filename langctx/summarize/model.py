@@ -4,7 +4,9 @@ It serves every kind of :class:`~langctx.summarize.SummaryRequest`, each with it
 (:mod:`langctx.summarize.prompts`): evicted turns, merges of summaries, and Context-mode's tool
 outputs (one prompt per tool kind). Its calls carry the ``nostream`` tag (LangGraph keeps them
 out of ``stream_mode="messages"``) and ``langctx:summarizer`` (``langctx:context_mode`` for tool
-outputs), so a summarizer call never shows up as the agent talking to the user. An answer that is
+outputs), so a summarizer call never shows up as the agent talking to the user. A compaction's
+call also carries the metadata LangSmith reads (:data:`SUMMARIZER_METADATA`, and ``thread_id``
+when the thread is known), as LangChain's ``SummarizationMiddleware`` does. An answer that is
 not text is rejected (:func:`~langctx.summarize.calls.summary_text`).
 """
 
@@ -27,8 +29,10 @@ from langctx.machinery import strip_machinery
 from langctx.summarize.calls import summary_text
 from langctx.summarize.prompts import MERGE_PROMPT, SUMMARY_PROMPT, TOOL_OUTPUT_PROMPTS
 from langctx.summarize.request import SummaryRequest
+from langctx.telemetry import current_thread_id
 
 __all__ = [
+    "SUMMARIZER_METADATA",
     "SUMMARIZER_TAGS",
     "TOOL_OUTPUT_TAGS",
     "ModelSummarizer",
@@ -41,6 +45,10 @@ SUMMARIZER_TAGS = ["langctx:summarizer", "nostream"]
 
 TOOL_OUTPUT_TAGS = ["langctx:context_mode", "nostream"]
 """Tags of a Context-mode tool-output summary call (``kind="tool_output"``)."""
+
+SUMMARIZER_METADATA = {"ls_agent_type": "compaction", "lc_source": "summarization"}
+"""Run metadata of a compaction's summarizer calls: LangSmith counts them as the thread's
+compaction (``thread_id`` is added when known, see :func:`~langctx.telemetry.current_thread_id`)."""
 
 _MAX_TOOL_CHARS = 4_000
 
@@ -182,17 +190,24 @@ class ModelSummarizer:
         return [SystemMessage(system), HumanMessage(body)]
 
     def _config(self, request: SummaryRequest) -> RunnableConfig:
+        metadata: dict[str, Any]
         if request.kind == "tool_output":
-            tags, role, run_name = TOOL_OUTPUT_TAGS, "context_mode", "langctx_context_mode_summary"
+            tags, run_name = TOOL_OUTPUT_TAGS, "langctx_context_mode_summary"
+            metadata = {"langctx": "context_mode"}
         else:
-            tags, role, run_name = SUMMARIZER_TAGS, "summarizer", "langctx_summarizer"
-        return RunnableConfig(tags=list(tags), metadata={"langctx": role}, run_name=run_name)
+            tags, run_name = SUMMARIZER_TAGS, "langctx_summarizer"
+            metadata = {"langctx": "summarizer", **SUMMARIZER_METADATA}
+        if (thread := current_thread_id()) is not None:
+            metadata["thread_id"] = thread
+        return RunnableConfig(tags=list(tags), metadata=metadata, run_name=run_name)
 
     def summarize(self, request: SummaryRequest) -> str:
         """Call the model and return its text.
 
         Raises:
-            SummarizerError: the model's answer is not text, or empty.
+            ConfigError: the model's answer is not a str or a chat message (a Runnable that
+                returns something else can never summarize).
+            SummarizerError: the model's answer holds no text.
         """
         return summary_text(
             self.model.invoke(self.build_messages(request), config=self._config(request))
