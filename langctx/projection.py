@@ -240,7 +240,10 @@ def _failure_line(facts: Mapping[str, Any]) -> str | None:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    return quote_output("; ".join(str(x)[:200] for x in (error.get("lines") or [])[-3:]))
+    """The failure's chosen error line with the test runner's summary lines, bounded, quoted."""
+    from langctx.facts.failures import shown_failure_lines
+
+    return quote_output("; ".join(shown_failure_lines(error)))
 
 
 def _largest(n: int, ok: Callable[[int], bool]) -> int:

@@ -56,6 +56,7 @@ from langctx.context_mode.tools import (
 from langctx.context_mode.wrapped_tool import reference_namespace
 from langctx.errors import ConfigError
 from langctx.stores.long_term import LongTermMemory
+from langctx.stores.references import GraphReferenceStore
 
 __all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor"]
 
@@ -113,7 +114,11 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         processor: the Context-mode processor (default: a new one over ``store``, configured by
             ``**config_kwargs``).
         store: where referenced outputs are kept, when ``processor`` is None: a LangGraph
-            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: in memory.
+            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the store of
+            the graph (``create_agent(..., store=...)``), so a thread resumed in another process
+            still fetches its references; without one, this process's memory (with a warning
+            when the graph has a persistent checkpointer; see
+            :class:`~langctx.stores.references.GraphReferenceStore`).
         guard: timeout and output cap of tool calls (default ``ToolGuard()``: 30 s, 10 MB of
             text); None: tools run unguarded.
         system_prompt: text appended to the system prompt (None: nothing).
@@ -137,7 +142,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
     ) -> None:
         super().__init__()
         if processor is None:
-            rstore = None if store is None else reference_store(store)
+            rstore = GraphReferenceStore() if store is None else reference_store(store)
             processor = ContextModeProcessor(store=rstore, **config_kwargs)
         elif store is not None or config_kwargs:
             msg = "pass either processor= or store=/config options, not both."

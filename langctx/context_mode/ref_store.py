@@ -35,6 +35,7 @@ __all__ = [
     "is_expired",
     "new_meta",
     "not_found",
+    "process_reference_store",
 ]
 
 REFERENCE_VERSION = 1
@@ -228,3 +229,24 @@ class InMemoryReferenceStore:
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Async version of `read`."""
         return self.read(thread_id, ref_id, start, end)
+
+
+_PROCESS_STORE: InMemoryReferenceStore | None = None
+_PROCESS_LOCK = threading.Lock()
+
+
+def process_reference_store() -> InMemoryReferenceStore:
+    """The one in-memory store of this process, shared by every integration that has no other.
+
+    Agents or middleware built again in the same process (a server that builds its agent per
+    request) still find the references their threads made; a restart loses them.
+
+    Example:
+        >>> process_reference_store() is process_reference_store()
+        True
+    """
+    global _PROCESS_STORE
+    with _PROCESS_LOCK:
+        if _PROCESS_STORE is None:
+            _PROCESS_STORE = InMemoryReferenceStore()
+        return _PROCESS_STORE

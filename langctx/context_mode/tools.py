@@ -38,7 +38,7 @@ from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
 from langctx.memory import DEFAULT_PRIORITIES
 from langctx.stores.long_term import LongTermMemory
-from langctx.stores.references import BaseStoreReferenceStore
+from langctx.stores.references import BaseStoreReferenceStore, GraphReferenceStore
 
 __all__ = [
     "CONTEXT_MODE_SYSTEM_PROMPT",
@@ -338,7 +338,8 @@ def wrap_tools_with_context_mode(
         tools: the tools (any ``BaseTool``; MCP tools included).
         processor: the Context-mode processor (default: a new one over ``store``).
         store: where outputs are kept, when ``processor`` is None: a LangGraph ``BaseStore`` or a
-            ReferenceStore (default: in memory, this process only).
+            ReferenceStore (default: the running graph's store, else this process's memory; see
+            :class:`~langctx.stores.references.GraphReferenceStore`).
         guard: timeout and output cap (default ``ToolGuard()``: 30 s, 10 MB).
         fetch_tool: add the ``fetch_context`` tool.
         record_priority: see :func:`fetch_context_tool`.
@@ -358,7 +359,9 @@ def wrap_tools_with_context_mode(
         (True, True)
     """
     if processor is None:
-        processor = ContextModeProcessor(store=None if store is None else reference_store(store))
+        processor = ContextModeProcessor(
+            store=GraphReferenceStore() if store is None else reference_store(store)
+        )
     elif store is not None:
         msg = "pass either processor= or store=, not both (the processor has its store)."
         raise ConfigError(msg)

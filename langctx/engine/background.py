@@ -19,22 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 from langctx.entries import CompactionEntry, covered_count, new_compaction_entry
+from langctx.errors import ConfigError
 from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
+from langctx.summarize.calls import failure_reason, warn_failure
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
-
-logger = logging.getLogger("langctx")
 
 MAX_JOBS = 16
 """Background summaries running at once in a process."""
@@ -91,12 +89,11 @@ def take(entry_id: str, timeout: float | None) -> tuple[str | None, str]:
         return None, "discarded: the span is summarized on the spot"
     try:
         return future.result(timeout=left), ""
-    except FutureTimeout:
-        reason = "timed out"
-    except Exception as exc:
-        reason = repr(exc)
-    logger.warning("langctx: background summary failed (%s); the local summary stays", reason[:300])
-    return None, reason
+    except ConfigError:
+        raise  # the summarizer can never work (its answer is not text): say so, do not fall back
+    except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
+        warn_failure(exc, "the local summary (the background summary failed)")
+        return None, failure_reason(exc)
 
 
 async def wait_async(entry_id: str, timeout: float | None) -> None:

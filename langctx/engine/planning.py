@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    HumanMessage,
     ToolMessage,
 )
 from langchain_core.messages.tool import ToolCall
@@ -121,11 +122,16 @@ def plan(
         cut = next((s for s in starts if s > t), n)
     if cut > lo and memory._live_thinking():
         # A fold changes what precedes the live run's thinking blocks, which Anthropic then
-        # rejects: fold the live run with it (the request ends with the summary), or wait
-        # for the results of calls still open.
+        # rejects: fold the live run with it, or wait for the results of calls still open. The
+        # user's messages after its last tool results (steering) stay: the request ends with a
+        # real user message, and the model opens a new turn (with thinking) for it.
         if grouping.units[-1].pending:
             return None
         cut = n
+        while cut - 1 > max(lo, -1 if t is None else t) and isinstance(
+            memory._log[cut - 1], HumanMessage
+        ):
+            cut -= 1
     target = memory._head_tokens() + keep
     placeholders: list[EditEntry] = []
     if trigger in ("threshold", "proactive") and cut > lo:
@@ -359,10 +365,13 @@ def _placeholder_text(memory: PlanningView, i: int) -> str:
             {},
         )
     # files from the call's arguments; error lines from the output when the call failed
+    from langctx.facts.failures import shown_failure_lines
+
     facts = _extract(memory, [memory._log[owner], m]) if owner is not None else empty_facts()
     files = [*facts["read_files"], *facts["modified_files"]]
     failed = [c for c in facts["commands"] if c.get("ok") is False]
-    error_lines = [ln for e in facts["errors"][-1:] for ln in e.get("lines") or []][-3:]
+    # the chosen error line and the runner's verdict beside it (``1 failed, 12 passed``)
+    error_lines = [ln for e in facts["errors"][-1:] for ln in shown_failure_lines(e)]
     args = json.dumps(call.get("args", {}), ensure_ascii=False)
     args = args if len(args) <= 160 else args[:157] + "..."
     text = m.text

@@ -2,26 +2,26 @@
 
 The deadline and the answer check are :mod:`langctx.summarize.calls` (one rule for compaction and
 Context-mode); here a failed call (timeout, error, no text) becomes the local summary, recorded as
-``summarizer_fallback`` in the eviction log.
+``summarizer_fallback`` in the eviction log and warned once per kind of failure; an answer that is
+not text at all raises (the summarizer can never work).
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from langctx.engine.plan import Plan
+from langctx.errors import ConfigError
 from langctx.summarize import (
     SummaryRequest,
     acall_summarizer,
     call_summarizer,
     truncate_to_tokens,
 )
+from langctx.summarize.calls import failure_reason, warn_failure
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
-
-logger = logging.getLogger("langctx")
 
 
 def _run(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
@@ -75,9 +75,13 @@ def _accepted(self: LayeredChatMemory, request: SummaryRequest, text: str) -> tu
 def _fallback(
     self: LayeredChatMemory, request: SummaryRequest, exc: BaseException
 ) -> tuple[str, str]:
-    reason = "timed out" if isinstance(exc, TimeoutError) else repr(exc)
-    logger.warning("langctx: summarizer failed (%s); using the local summary", reason[:300])
-    self._record("summarizer_fallback", request.kind, [], 0, reason[:300])
+    """The local summary in place of a failed call (network error, timeout, no text), warned
+    once per kind of failure; a summarizer that can never work (its answer is not text) raises
+    its :class:`~langctx.errors.ConfigError` instead."""
+    if isinstance(exc, ConfigError):
+        raise exc
+    warn_failure(exc, "the local summary")
+    self._record("summarizer_fallback", request.kind, [], 0, failure_reason(exc))
     return self._local.summarize(request), "fallback"
 
 

@@ -7,6 +7,9 @@ One vocabulary for the memory, the summaries, Context-mode, working memory and t
   together within bounded size. Which tools touch files and which run commands is configurable
   (:class:`FileToolSpec`, :data:`DEFAULT_FILE_TOOLS`, :data:`DEFAULT_COMMAND_TOOLS`).
 * :func:`parse_command` reads the files a shell command reads and modifies.
+* :func:`summary_lines` finds a test runner's summary lines in a failing output (its tallies,
+  ``==== 1 failed, 12 passed in 0.52s ====``, and the failures it names,
+  ``FAILED tests/x.py::test_y``); the error facts keep them beside the error lines.
 * :func:`extract_output_facts` finds the exit codes, error type names and file:line locations
   in one output's text (:class:`OutputFacts`); Context-mode keeps them through reductions.
 
@@ -43,6 +46,7 @@ from langctx.facts.record import (
     empty_facts,
     merge_facts,
 )
+from langctx.facts.runners import is_summary_line, summary_lines
 from langctx.facts.shell_parse import MAX_COMMAND_CHARS, ShellCommand, parse_command
 from langctx.facts.shell_programs import patch_text_paths
 from langctx.facts.shell_words import looks_like_file
@@ -80,6 +84,7 @@ __all__ = [
     "find_duration",
     "find_exit_code",
     "is_command_tool",
+    "is_summary_line",
     "looks_like_file",
     "merge_facts",
     "merge_output_facts",
@@ -87,4 +92,5 @@ __all__ = [
     "parse_command",
     "patch_text_paths",
     "short_location",
+    "summary_lines",
 ]

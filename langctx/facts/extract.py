@@ -12,8 +12,9 @@ facts are read here from the structure of the messages, never from prose:
   exit-code trailer in its text such as ``Command exited with code 1``).
 * **Errors** are the error lines of failing tool results: a command that failed (a non-zero
   exit code other than a search's "no match", a failing test run or build in its output) or
-  any tool result with ``status="error"``. Output of a command that only reads files is file
-  content, not a diagnosis.
+  any tool result with ``status="error"``; beside them, the test runner's summary lines
+  (:func:`~langctx.facts.runners.summary_lines`: the tallies and the failures it names). Output
+  of a command that only reads files is file content, not a diagnosis.
 
 A call counts when it is made, whatever its result: a failed edit still tells the summary which
 file the agent was working on. Results are matched to calls by ``tool_call_id``, so parallel
@@ -56,6 +57,7 @@ from langctx.facts.record import (
     check_limit,
     set_reads,
 )
+from langctx.facts.runners import summary_lines
 from langctx.facts.shell_parse import ShellCommand, parse_command
 from langctx.facts.tools import (
     DEFAULT_COMMAND_TOOLS,
@@ -194,13 +196,15 @@ class _Extraction:
             fact["exit_code"] = exit_code
             fact["ok"] = False if failed else (True if exit_code == 0 else None)
         if failed:
-            self.errors.append(
-                ErrorFact(
-                    command=fact["command"] if fact is not None else None,
-                    lines=list(error_lines(text)),
-                    message_id=message.id,
-                )
+            error = ErrorFact(
+                command=fact["command"] if fact is not None else None,
+                lines=list(error_lines(text)),
+                message_id=message.id,
             )
+            summary = summary_lines(text)
+            if summary:
+                error["summary_lines"] = list(summary)
+            self.errors.append(error)
 
 
 def _check_tools(

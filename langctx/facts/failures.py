@@ -13,22 +13,26 @@ import bisect
 import functools
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 
 from langctx.facts.calls import clip
+from langctx.facts.runners import MAX_NAMED_FAILURES, MAX_TALLIES, is_summary_line
 from langctx.facts.shell_parse import ShellCommand
 
 __all__ = [
     "ANSI_RE",
     "EXIT_CODE_RE",
     "OUTPUT_TAIL_CHARS",
+    "SHOWN_FAILURE_CHARS",
     "command_exit_code",
     "command_failed",
     "error_lines",
     "exit_code_value",
     "find_exit_code",
     "is_no_match",
+    "shown_failure_lines",
 ]
 
 OUTPUT_TAIL_CHARS = 4_000
@@ -133,10 +137,14 @@ _STRONG_LINE_RE = re.compile(
     + r"|^E {3,}\S"  # pytest: the assertion that failed
     + r"|^[^\s:]+:\d+: \w*(?:Error|Exception)$"  # pytest: where it failed
     + r"|^--- FAIL: "  # go: names the test
+    + r"|^\s+\w[\w.-]*_test\.go:\d+: \S"  # go: a test's own message (t.Errorf)
     + r"|^\s*[×✗✘] \S"  # biome, ruff, cargo-style diagnostics marked with a cross
+    + r"|^\s*● (?!Console\b)\S"  # jest: the failing test's header
+    + r"|^\s*Failure/Error: "  # rspec: the expectation that failed
 )
 _WEAK_LINE_RE = re.compile(
-    r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\berrors?\b|\bfatal\b|\bpanic"
+    r"Error|Exception|[Ff]ailed|FAILED|\bFAIL\b|\b(?:[Ff]ailures?|FAILURES?)\b|\berrors?\b"
+    r"|\bfatal\b|\bpanic"
 )
 _ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
@@ -161,6 +169,8 @@ _KEYWORDS = (
     "×",
     "✗",
     "✘",
+    "_test.go:",
+    "●",
 )
 """Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
 newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
@@ -301,3 +311,70 @@ def error_lines(text: str) -> tuple[str, ...]:
     if len(unique) > _MAX_ERROR_LINES:
         unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
     return tuple(unique)
+
+
+SHOWN_FAILURE_CHARS = 480
+"""Characters of error and summary lines one rendered failure shows at most (beyond the chosen
+error line and the last summary line, which are always shown): small enough that the ledger's
+failure line fits its cap at a 4k budget."""
+
+_SHOWN_LINE_CHARS = 200
+_SHOWN_ERROR_LINES = 3
+_BARE_VERDICT_RE = re.compile(r"^\W*(?:FAIL|FAILED|FAILURES|ERROR|ERRORS)\W*$|^.{0,19}:$")
+"""A verdict word alone (``FAIL``, ``FAILURES!``) or a label (``Failures:``): no error line."""
+
+
+def _texts(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [text for text in (str(x).strip() for x in value) if text]
+
+
+def shown_failure_lines(
+    error: Mapping[str, Any], *, max_chars: int = SHOWN_FAILURE_CHARS
+) -> list[str]:
+    """The lines a rendered failure shows of one error fact: the error, and the runner's verdict.
+
+    The *chosen error line* is the fact's last error line that is not a runner summary line
+    (:func:`~langctx.facts.runners.is_summary_line`) or a bare ``FAIL``; the summary lines are
+    its ``summary_lines`` (in facts written before those were kept: its error lines of that
+    shape). The chosen line and the last summary line are always shown, each clipped to 200
+    characters; then, while they fit in ``max_chars``, the other summary lines and up to two
+    earlier error lines. They come back in output order: error lines, then summary lines.
+
+    Args:
+        error: an :class:`~langctx.facts.ErrorFact` (read from state: any JSON is tolerated).
+        max_chars: the characters the lines may take together, beyond the two always shown.
+
+    Example:
+        >>> shown_failure_lines({"lines": ["E   assert 3 == 4", "t.py:5: AssertionError",
+        ...     "FAILED t.py::test_add"], "summary_lines": ["FAILED t.py::test_add",
+        ...     "=== 1 failed, 2 passed in 0.05s ==="]})
+        ['E   assert 3 == 4', 't.py:5: AssertionError', 'FAILED t.py::test_add', '=== 1 failed, 2 passed in 0.05s ===']
+    """
+    lines = _texts(error.get("lines"))
+    if "summary_lines" in error:
+        summary = _texts(error.get("summary_lines"))[: MAX_NAMED_FAILURES + MAX_TALLIES]
+    else:
+        summary = [line for line in lines if is_summary_line(line)][-MAX_TALLIES:]
+    taken = set(summary)
+    own = [
+        line
+        for line in lines
+        if line not in taken and not is_summary_line(line) and not _BARE_VERDICT_RE.match(line)
+    ][-_SHOWN_ERROR_LINES:]
+    if not own and not summary:
+        own = lines[-1:]  # only a bare verdict: show it
+    wanted = [("own", len(own) - 1), ("summary", len(summary) - 1)]
+    wanted += [("summary", i) for i in range(len(summary) - 1)]
+    wanted += [("own", i) for i in range(len(own) - 2, -1, -1)]
+    source = {"own": own, "summary": summary}
+    shown: dict[str, dict[int, str]] = {"own": {}, "summary": {}}
+    used = 0
+    for rank, (kind, i) in enumerate(w for w in wanted if w[1] >= 0):
+        text = clip(source[kind][i], _SHOWN_LINE_CHARS)
+        if rank >= 2 and used + len(text) + 2 > max_chars:
+            continue
+        shown[kind][i] = text
+        used += len(text) + 2
+    return [shown[kind][i] for kind in ("own", "summary") for i in sorted(shown[kind])]

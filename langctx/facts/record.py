@@ -56,7 +56,7 @@ class CommandFact(TypedDict):
 
 
 class ErrorFact(TypedDict):
-    """The error lines of one failing tool result.
+    """The error lines of one failing tool result, and its test runner's summary lines.
 
     ``command`` is the command string when the failing tool is a command tool, else ``None``.
     ``lines`` holds at most 8 lines of at most 300 characters each.
@@ -65,6 +65,11 @@ class ErrorFact(TypedDict):
     command: str | None
     lines: list[str]
     message_id: str | None
+    summary_lines: NotRequired[list[str]]
+    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`): at most two named
+    failures (``FAILED tests/x.py::test_y``, ``--- FAIL: TestX``) and two tallies (``==== 1
+    failed, 12 passed in 0.52s ====``, ``5 examples, 1 failure``) of at most 200 characters
+    each. Missing when the output has none (and in facts written before they were kept)."""
 
 
 class Facts(TypedDict):
@@ -174,11 +179,7 @@ def merge_facts(
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
     commands = [CommandFact(**c) for f in facts for c in f.get("commands", ())]
-    errors = [
-        ErrorFact(command=e["command"], lines=list(e["lines"]), message_id=e["message_id"])
-        for f in facts
-        for e in f.get("errors", ())
-    ]
+    errors = [_error_copy(e) for f in facts for e in f.get("errors", ())]
     merged = Facts(
         read_files=[],
         modified_files=_union(f.get("modified_files", ()) for f in facts),
@@ -188,6 +189,15 @@ def merge_facts(
     dropped = sum(_count(f.get("read_files_dropped")) for f in facts)
     set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
     return merged
+
+
+def _error_copy(error: ErrorFact) -> ErrorFact:
+    out = ErrorFact(
+        command=error["command"], lines=list(error["lines"]), message_id=error["message_id"]
+    )
+    if "summary_lines" in error:
+        out["summary_lines"] = list(error["summary_lines"])
+    return out
 
 
 def _count(value: object) -> int:

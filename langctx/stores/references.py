@@ -16,15 +16,33 @@ Example:
 from __future__ import annotations
 
 import base64
+import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_config, get_store
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
-from langctx.context_mode.ref_store import ReferenceMeta, is_expired, not_found
-from langctx.errors import ConfigError
+from langctx.context_mode.ref_store import (
+    ReferenceMeta,
+    ReferenceStore,
+    is_expired,
+    not_found,
+    process_reference_store,
+)
+from langctx.errors import ConfigError, LangctxWarning
 
-__all__ = ["CHUNK_BYTES", "REFS_NAMESPACE", "BaseStoreReferenceStore", "namespace_label"]
+__all__ = [
+    "CHUNK_BYTES",
+    "NO_STORE_WARNING",
+    "REFS_NAMESPACE",
+    "BaseStoreReferenceStore",
+    "GraphReferenceStore",
+    "namespace_label",
+]
 
 REFS_NAMESPACE: tuple[str, ...] = ("langctx", "refs")
 """Prefix of the per-thread namespaces."""
@@ -180,3 +198,104 @@ class BaseStoreReferenceStore:
         if not ops:
             return b""
         return self._join(await self._abatch(ops), ref_id, base, start, end)
+
+
+NO_STORE_WARNING = (
+    "langctx Context-mode: this graph has a checkpointer but no store, so the tool outputs it "
+    "replaces by references are kept in this process's memory only: a thread resumed after a "
+    "restart or by another worker gets 'no context reference' from fetch_context. Fix: give the "
+    "graph a store (create_agent(..., store=SqliteStore(...) or PostgresStore(...)), "
+    "compile(store=...)), or pass ContextModeMiddleware(store=...) / "
+    "wrap_tools_with_context_mode(tools, store=...)."
+)
+"""The warning :class:`GraphReferenceStore` gives once when references cannot outlive the process."""
+
+
+def _running_graph() -> tuple[BaseStore | None, Any]:
+    """The store and checkpointer of the graph run this call is part of ((None, None) outside)."""
+    try:
+        config = get_config()
+        store = get_store()
+    except (RuntimeError, KeyError):  # not inside a graph run (maybe inside a plain Runnable)
+        return None, None
+    checkpointer = (config.get("configurable") or {}).get(CONFIG_KEY_CHECKPOINTER)
+    return (store if isinstance(store, BaseStore) else None), checkpointer
+
+
+class GraphReferenceStore:
+    """References in the store of the graph that is running; without one, in this process's memory.
+
+    Each call looks up the graph run it is part of (LangGraph's run context, what
+    ``get_store()`` reads): when the graph was given a store (``create_agent(store=...)``,
+    ``compile(store=...)``, the LangGraph server's own), the reference goes there, through a
+    :class:`BaseStoreReferenceStore` (one namespace per thread), so a thread resumed by another
+    worker or after a restart fetches it. A graph without a store, and a call outside a graph
+    run, use ``fallback`` (default: :func:`~langctx.context_mode.ref_store.process_reference_store`).
+    When such a graph has a checkpointer that outlives the process (anything but
+    ``InMemorySaver``), it warns once (:data:`NO_STORE_WARNING`, a
+    :class:`~langctx.errors.LangctxWarning`) that its references will not survive a restart.
+
+    A reference is read where it was written: one written outside a graph run (a direct
+    ``processor.process(...)``) is not in the graph's store.
+
+    Args:
+        namespace: prefix of the per-thread namespaces in the graph's store.
+        fallback: where references go without a graph store.
+
+    Example:
+        >>> from langctx.context_mode.processor import ContextModeProcessor
+        >>> processor = ContextModeProcessor(store=GraphReferenceStore())
+        >>> out = processor.process("lorem ipsum " * 5000, tool_name="read_file", thread_id="t1")
+        >>> processor.fetch(out.ref_id, thread_id="t1", limit=11).data  # no graph: in memory
+        b'lorem ipsum'
+    """
+
+    def __init__(
+        self,
+        *,
+        namespace: Sequence[str] = REFS_NAMESPACE,
+        fallback: ReferenceStore | None = None,
+    ) -> None:
+        self.namespace = tuple(namespace)
+        self.fallback: ReferenceStore = (
+            fallback if fallback is not None else process_reference_store()
+        )
+        self._warned = False
+        self._lock = threading.Lock()
+
+    def current(self) -> ReferenceStore:
+        """The store this call uses: the running graph's, else the fallback (warning once when
+        the graph persists its threads but not their references)."""
+        store, checkpointer = _running_graph()
+        if store is not None:
+            return BaseStoreReferenceStore(store, namespace=self.namespace)
+        if checkpointer is not None and not isinstance(checkpointer, InMemorySaver):
+            with self._lock:
+                warn, self._warned = not self._warned, True
+            if warn:
+                warnings.warn(NO_STORE_WARNING, LangctxWarning, stacklevel=2)
+        return self.fallback
+
+    def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
+        """Store a reference (see :meth:`ReferenceStore.put`)."""
+        self.current().put(thread_id, meta, data)
+
+    def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
+        """The meta of a live reference (see :meth:`ReferenceStore.meta`)."""
+        return self.current().meta(thread_id, ref_id)
+
+    def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
+        """Bytes of a live reference (see :meth:`ReferenceStore.read`)."""
+        return self.current().read(thread_id, ref_id, start, end)
+
+    async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
+        """Async version of `put`."""
+        await self.current().aput(thread_id, meta, data)
+
+    async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
+        """Async version of `meta`."""
+        return await self.current().ameta(thread_id, ref_id)
+
+    async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
+        """Async version of `read`."""
+        return await self.current().aread(thread_id, ref_id, start, end)

@@ -11,25 +11,40 @@ Example:
     >>> summary_text({"summary": "x"})
     Traceback (most recent call last):
     ...
-    langctx.errors.SummarizerError: the summarizer returned a dict, not text; return a str or a chat message.
+    langctx.errors.ConfigError: the summarizer returned a dict, not text; make it return a str or a chat message.
+
+A summarizer whose answer is not text at all can never work, so that is a
+:class:`~langctx.errors.ConfigError`, raised where it is called (compaction does not fall back
+on it); a call that fails at run time (an error, a timeout, no text this time) is a failure the
+caller falls back on, reported once per kind by :func:`warn_failure`.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from langchain_core.messages import BaseMessage
 
-from langctx.errors import SummarizerError
+from langctx.errors import ConfigError, SummarizerError
 from langctx.summarize.request import Summarizer, SummaryRequest
 from langctx.timeouts import acall_with_timeout, call_with_timeout
 
-__all__ = ["acall_summarizer", "call_summarizer", "summary_text"]
+__all__ = ["acall_summarizer", "call_summarizer", "failure_reason", "summary_text", "warn_failure"]
+
+logger = logging.getLogger("langctx")
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+_MAX_KINDS = 64
 
 
 def summary_text(answer: object) -> str:
     """The text of a summarizer's (or its model's) answer, stripped.
 
     Raises:
-        SummarizerError: the answer is not a str or a chat message, or it holds no text.
+        ConfigError: the answer is not a str or a chat message (the summarizer can never work).
+        SummarizerError: the answer holds no text.
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -43,9 +58,9 @@ def summary_text(answer: object) -> str:
     else:
         msg = (
             f"the summarizer returned a {type(answer).__name__}, not text; "
-            "return a str or a chat message."
+            "make it return a str or a chat message."
         )
-        raise SummarizerError(msg)
+        raise ConfigError(msg)
     text = text.strip()
     if not text:
         msg = "the summarizer returned no text; check the model and its prompt."
@@ -60,7 +75,8 @@ def call_summarizer(
 
     Raises:
         GuardTimeoutError: no answer in time (a ``TimeoutError``; the call is left to finish).
-        SummarizerError: the answer is not text (see :func:`summary_text`).
+        ConfigError: the answer is not a str or a chat message (see :func:`summary_text`).
+        SummarizerError: the answer holds no text.
     """
     return summary_text(call_with_timeout(lambda: summarizer.summarize(request), timeout))
 
@@ -71,3 +87,39 @@ async def acall_summarizer(
     """Async version of `call_summarizer` (the call is cancelled on timeout)."""
     answer = await acall_with_timeout(lambda: summarizer.asummarize(request), timeout)
     return summary_text(answer)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """How a failed summarizer call is recorded: ``"timed out"`` or the error's repr, clipped.
+
+    Example:
+        >>> failure_reason(TimeoutError()), failure_reason(OSError("down"))
+        ('timed out', "OSError('down')")
+    """
+    return "timed out" if isinstance(exc, TimeoutError) else repr(exc)[:300]
+
+
+def warn_failure(exc: BaseException, fallback: str) -> None:
+    """Log a summarizer failure the caller falls back on: a warning the first time this kind of
+    failure happens in the process (a timeout, a ``ConnectionError``, no text, ...), then at
+    DEBUG level, so a provider that is down does not log at every fold.
+
+    Args:
+        exc: the failure.
+        fallback: what is used instead (``"the local summary"``).
+    """
+    kind = "TimeoutError" if isinstance(exc, TimeoutError) else type(exc).__name__
+    with _warned_lock:
+        first = kind not in _warned
+        if first and len(_warned) < _MAX_KINDS:
+            _warned.add(kind)
+    if first:
+        logger.warning(
+            "langctx: the summarizer failed (%s); using %s. Later %s failures are logged at "
+            "DEBUG level (each fallback is in the eviction log).",
+            failure_reason(exc),
+            fallback,
+            kind,
+        )
+    else:
+        logger.debug("langctx: the summarizer failed (%s); using %s", failure_reason(exc), fallback)

@@ -113,25 +113,64 @@ def resolve_summarizer(spec: object) -> Summarizer:
     :class:`~langctx.summarize.ModelSummarizer`. An object with ``summarize``: used as is. A
     callable: :class:`CallableSummarizer`.
 
+    Raises:
+        ConfigError: a spec that can never summarize: a class instead of an instance
+            (``summarizer=ChatOpenAI``), an object that is not callable, or a callable (or a
+            ``summarize`` method) that cannot be called with one request.
+
     Example:
         >>> type(resolve_summarizer(None)).__name__
         'LocalSummarizer'
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> resolve_summarizer(FakeListChatModel)
+        Traceback (most recent call last):
+        ...
+        langctx.errors.ConfigError: summarizer=FakeListChatModel is a class, not a summarizer; pass an instance, e.g. summarizer=FakeListChatModel(...).
     """
     from langctx.summarize.local import LocalSummarizer
     from langctx.summarize.model import ModelSummarizer
 
     if spec is None or spec == "local":
         return LocalSummarizer()
+    if inspect.isclass(spec):
+        name = spec.__name__
+        msg = (
+            f"summarizer={name} is a class, not a summarizer; pass an instance, "
+            f"e.g. summarizer={name}(...)."
+        )
+        raise ConfigError(msg)
     if isinstance(spec, BaseLanguageModel | Runnable):
         return ModelSummarizer(spec)
-    if hasattr(spec, "summarize") and callable(spec.summarize):
+    summarize = getattr(spec, "summarize", None)
+    if callable(summarize):
+        _check_takes_a_request(summarize, f"{type(spec).__name__}.summarize")
         if not hasattr(spec, "asummarize"):
-            return CallableSummarizer(spec.summarize)
-        return spec
+            return CallableSummarizer(summarize)
+        return spec  # type: ignore[return-value]
     if callable(spec):
+        _check_takes_a_request(spec, getattr(spec, "__name__", type(spec).__name__))
         return CallableSummarizer(spec)
+    if isinstance(spec, str):
+        msg = (
+            f"summarizer={spec!r} is not a summarizer; pass a chat model, e.g. "
+            f"summarizer=init_chat_model({spec!r}), or 'local'."
+        )
+        raise ConfigError(msg)
     msg = (
         f"summarizer must be None, 'local', a chat model / Runnable, an object with "
         f"summarize(request), or a callable; got {type(spec).__name__}."
     )
     raise ConfigError(msg)
+
+
+def _check_takes_a_request(fn: Callable[..., Any], name: str) -> None:
+    """Refuse a callable that cannot be called with one :class:`SummaryRequest`."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (a builtin): trust it
+        return
+    try:
+        signature.bind(SummaryRequest(kind="turns"))
+    except TypeError as exc:
+        msg = f"summarizer {name}{signature} cannot take a SummaryRequest ({exc}); make it take one argument."
+        raise ConfigError(msg) from None

@@ -171,8 +171,10 @@ INTEGRATIONS = {
     ],
     "langctx.stores.references": [
         "CHUNK_BYTES",
+        "NO_STORE_WARNING",
         "REFS_NAMESPACE",
         "BaseStoreReferenceStore",
+        "GraphReferenceStore",
         "namespace_label",
     ],
     "langctx.stores.long_term": [

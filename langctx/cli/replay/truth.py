@@ -557,6 +557,8 @@ _ERROR_LINE_RE = re.compile(
     r"\bcould not\b|\btimed out\b"
     r"|^\s*[\w.]+(?:Error|Exception|Interrupt|Exit)\b"
     r"|^[\w./\\-]+:\d+(?::\d+)?:\s*\S"  # a diagnostic: path:line[:col]: message (compilers, linters)
+    r"|\b(?:error|warning) [A-Z]{1,4}\d+:"  # a coded diagnostic: tsc's TS2304, C#'s CS0103, MSVC's C2065
+    r"|^[\w./\\-]+\(\d+(?:,\d+)?\):\s*\S"  # path(line[,col]): message (tsc, MSBuild)
 )
 _NOTE_RE = re.compile(r"^\[[^\]\n]*\]$")
 """A lone bracketed note (``[no tool result recorded ...]``): a recording gap, not an error."""

@@ -1,0 +1,152 @@
+"""A test runner's summary lines in a failing output: its tallies and the failures it names (pure).
+
+A failure is whole when its error line comes with the runner's verdict: how many tests failed
+(``==== 1 failed, 12 passed in 0.52s ====``) and which (``FAILED tests/x.py::test_y``). These
+lines are found by two rules over the shapes runners print, not by a list of runners:
+
+* a **tally** states outcome counts: a number beside an outcome word (``3 passed``, ``1 failure``,
+  ``13 tests``, ``75% tests passed``) or an outcome label with a number (``Failures: 1``,
+  ``failures=1``, ``# fail 1``). It needs two counts, one of them a failure word (``failed``,
+  ``failures``, ``failing``, ``errors``, ``broken``) or the line a ``FAIL``/``FAILED`` verdict;
+  or one failure count of at least 1 in a short line that is only the tally
+  (``==== 2 errors in 0.1s ====``, ``1 failing``, ``Found 3 errors.``).
+* a **named failure** is a runner's verdict on one test, suite or package: ``FAILED
+  path::test`` / ``ERROR path::test`` (pytest), ``--- FAIL: TestX`` and ``FAIL<TAB>pkg`` (go),
+  ``FAIL src/x.test.ts`` (jest, vitest), ``test x ... FAILED`` (cargo, libtest), ``not ok 3 x``
+  (TAP, bats, node), ``rspec ./spec/x_spec.rb:12 # ...`` (rspec), ``Case#test_x [t.rb:6]:``
+  (minitest), ``FAIL: test_x (mod.Case)`` (unittest), ``Failed Ns.Test [5 ms]`` (dotnet),
+  ``X > y FAILED`` (gradle), ``1/2 Test #1: x ...***Failed`` (ctest), ``Test Case '...'
+  failed`` (XCTest).
+
+The lines kept are bounded: the first :data:`MAX_NAMED_FAILURES` named failures and the last
+:data:`MAX_TALLIES` tallies, in output order, each clipped to 200 characters.
+
+Example:
+    >>> summary_lines("F.\\nFAILED t.py::test_a - assert 1 == 2\\n==== 1 failed, 1 passed in 0.1s ====")
+    ('FAILED t.py::test_a - assert 1 == 2', '==== 1 failed, 1 passed in 0.1s ====')
+    >>> summary_lines("Finished in 0.02 seconds\\n5 examples, 1 failure")
+    ('5 examples, 1 failure',)
+    >>> is_summary_line("test result: FAILED. 3 passed; 1 failed; 0 ignored"), is_summary_line("1 failed attempt to connect to db")
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from langctx.facts.calls import clip
+
+__all__ = [
+    "MAX_NAMED_FAILURES",
+    "MAX_SUMMARY_LINE_CHARS",
+    "MAX_TALLIES",
+    "is_summary_line",
+    "summary_lines",
+]
+
+MAX_NAMED_FAILURES = 2
+"""Named failures kept from one output (the first ones; the tallies count the rest)."""
+
+MAX_TALLIES = 2
+"""Tally lines kept from one output (the last ones: jest's ``Test Suites:`` and ``Tests:``)."""
+
+MAX_SUMMARY_LINE_CHARS = 200
+"""Each summary line is clipped to this many characters."""
+
+_SCAN_HEAD = 100
+_SCAN_TAIL = 400
+"""Summary lines are looked for in the first and last lines of very long outputs only."""
+
+_FAIL_WORD = r"failed|failures?|failing|fails|errors?|errored|broken"
+_OTHER_WORD = (
+    r"passed|passing|passes|pass|succeeded|successful|ok|skipped|skips?|ignored|pending|todo"
+    r"|xfailed|xpassed|deselected|warnings?|tests?|examples?|runs?|assertions?|total|specs?"
+    r"|suites?|measured|filtered out|incomplete|risky|cases?|checks?|files?|unexpected"
+)
+_WORD = rf"(?:{_FAIL_WORD}|{_OTHER_WORD})"
+_COUNT_RE = re.compile(
+    rf"(?i)(?<![\w.])(?P<n>\d+)%?\s+(?:tests?\s+)?(?P<w>{_WORD})\b"  # 3 passed, 1 tests failed
+    rf"|\b(?P<w2>{_WORD})\s*[:=]\s*(?P<n2>\d+)\b(?!%?\s+(?:tests?\s+)?{_WORD}\b)"  # Failures: 1
+    rf"|^\s*[#ℹ]\s*(?P<w3>{_WORD}|fail)\s+(?P<n3>\d+)\s*$"  # TAP / node:test: "# fail 1"
+)
+_FAIL_RE = re.compile(rf"(?i)^(?:{_FAIL_WORD}|fail)$")
+_VERDICT_RE = re.compile(r"\bFAIL(?:ED|URES?)?\b|\bFailed!")
+_DECORATION = "=-_*#ℹ✖✗✘×•·[]()!:;,. \t"
+_TALLY_TAIL_RE = re.compile(r"(?:in|after|out of|of|within)\s.{0,40}|\d[\d.]*\s?m?s|\d+")
+"""What may follow a lone failure count in a tally line: a duration or a total (``in 0.1s``);
+before it, at most two words (``Found 3 errors.``, ``npm ERR! 2 errors``)."""
+
+_NAMED_RE = re.compile(
+    r"^(?:FAILED|ERROR)\s+\S+(?:::|\.py\b)"  # pytest short summary: FAILED t.py::test_x - ...
+    r"|^\s*--- FAIL: \S"  # go test, subtests indented
+    r"|^FAIL\t\S"  # go: FAIL<TAB>package<TAB>0.01s
+    r"|^\s*FAIL\s+\S+\.\w+(?:\s|$)"  # jest, vitest: FAIL src/x.test.ts
+    r"|^test \S+ \.\.\. FAILED\b"  # cargo, libtest
+    r"|^not ok \d+\b"  # TAP: bats, node --test, prove
+    r"|^rspec \S+:\d+ # "  # rspec's list of failed examples
+    r"|^(?:FAIL|ERROR): \w+ \([\w.]+\)"  # unittest
+    r"|^\s*Failed \S+ \[\d"  # dotnet test
+    r"|^\S.* > .* FAILED$"  # gradle: SomeTest > someCase() FAILED
+    r"|^\w[\w:]*#\w+ \[\S+:\d+\]:?$"  # minitest: CalcTest#test_add [test/calc_test.rb:6]:
+    r"|^\d+/\d+ Test +#\d+: .*\*\*\*(?:Failed|Exception|Timeout)"  # ctest
+    r"|^Test Case '.*' failed\b"  # XCTest (swift test)
+)
+_PREFILTER_RE = re.compile(r"(?i)fail|error|broken|not ok|rspec |#\w+ \[")
+
+
+def _tally(line: str) -> bool:
+    matches = list(_COUNT_RE.finditer(line))
+    if not matches:
+        return False
+    words = [m.group("w") or m.group("w2") or m.group("w3") for m in matches]
+    failing = [m for m, w in zip(matches, words, strict=True) if _FAIL_RE.match(w)]
+    if len(matches) >= 2:
+        return bool(failing) or _VERDICT_RE.search(line) is not None
+    if not failing or int(_number(failing[0])) < 1:
+        return False
+    before = line[: failing[0].start()].strip(_DECORATION).split()
+    after = line[failing[0].end() :].strip(_DECORATION)
+    return len(before) <= 2 and (not after or _TALLY_TAIL_RE.fullmatch(after) is not None)
+
+
+def _number(match: re.Match[str]) -> str:
+    return match.group("n") or match.group("n2") or match.group("n3")
+
+
+def is_summary_line(line: str) -> bool:
+    """Whether one line is a test runner's summary line: a tally or a named failure."""
+    if len(line) > 2_000 or _PREFILTER_RE.search(line) is None:
+        return False
+    return _NAMED_RE.search(line) is not None or _tally(line)
+
+
+@functools.lru_cache(maxsize=512)  # read again when the failing turn is folded
+def summary_lines(text: str) -> tuple[str, ...]:
+    """The runner's summary lines of an output, bounded (see the module docstring).
+
+    Args:
+        text: a tool output (ANSI codes already removed).
+
+    Returns:
+        At most :data:`MAX_NAMED_FAILURES` named failures (the first) and :data:`MAX_TALLIES`
+        tallies (the last), in output order, stripped and clipped; ``()`` when there are none.
+    """
+    lines = text.splitlines()
+    if len(lines) > _SCAN_HEAD + _SCAN_TAIL:
+        lines = [*lines[:_SCAN_HEAD], *lines[-_SCAN_TAIL:]]
+    named: list[int] = []
+    tallies: list[int] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line in seen or len(line) > 2_000 or _PREFILTER_RE.search(line) is None:
+            continue
+        if _NAMED_RE.search(raw) is not None:
+            seen.add(line)
+            named.append(index)
+        elif _tally(line):
+            seen.add(line)
+            tallies.append(index)
+    keep = sorted([*named[:MAX_NAMED_FAILURES], *tallies[-MAX_TALLIES:]])
+    return tuple(clip(lines[i].strip(), MAX_SUMMARY_LINE_CHARS) for i in keep)
