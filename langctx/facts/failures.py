@@ -39,7 +39,7 @@ OUTPUT_TAIL_CHARS = 4_000
 """How far from each end of a tool output Context-mode looks for its exit code and duration."""
 
 _MAX_ERROR_LINES = 8
-_MAX_LINE_CHARS = 300
+_MAX_LINE_CHARS = 500
 _TAIL_CHARS = 400
 _HEAD_CHARS = 300
 """A command result's exit-code trailer is looked for in its last 400 and first 300 chars."""
@@ -307,7 +307,8 @@ def error_lines(text: str) -> tuple[str, ...]:
         picked = [*strong, verdict]
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
-    unique = [clip(line, _MAX_LINE_CHARS) for line in dict.fromkeys(picked)]
+    # a line printed again (a tool re-running the step) counts where it was printed last
+    unique = [clip(line, _MAX_LINE_CHARS) for line in reversed(dict.fromkeys(reversed(picked)))]
     if len(unique) > _MAX_ERROR_LINES:
         unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
     return tuple(unique)
@@ -319,6 +320,9 @@ error line and the last summary line, which are always shown): small enough that
 failure line fits its cap at a 4k budget."""
 
 _SHOWN_LINE_CHARS = 200
+_CHOSEN_LINE_CHARS = 500
+"""The chosen error line is shown whole up to this (a compiler diagnostic with its types runs to
+300-400 characters); the other lines are clipped to ``_SHOWN_LINE_CHARS``."""
 _SHOWN_ERROR_LINES = 3
 _BARE_VERDICT_RE = re.compile(r"^\W*(?:FAIL|FAILED|FAILURES|ERROR|ERRORS)\W*$|^.{0,19}:$")
 """A verdict word alone (``FAIL``, ``FAILURES!``) or a label (``Failures:``): no error line."""
@@ -338,8 +342,8 @@ def shown_failure_lines(
     The *chosen error line* is the fact's last error line that is not a runner summary line
     (:func:`~langctx.facts.runners.is_summary_line`) or a bare ``FAIL``; the summary lines are
     its ``summary_lines`` (in facts written before those were kept: its error lines of that
-    shape). The chosen line and the last summary line are always shown, each clipped to 200
-    characters; then, while they fit in ``max_chars``, the other summary lines and up to two
+    shape). The chosen line (clipped to 500 characters) and the last summary line (200) are
+    always shown; then, while they fit in ``max_chars``, the other summary lines and up to two
     earlier error lines. They come back in output order: error lines, then summary lines.
 
     Args:
@@ -372,7 +376,7 @@ def shown_failure_lines(
     shown: dict[str, dict[int, str]] = {"own": {}, "summary": {}}
     used = 0
     for rank, (kind, i) in enumerate(w for w in wanted if w[1] >= 0):
-        text = clip(source[kind][i], _SHOWN_LINE_CHARS)
+        text = clip(source[kind][i], _CHOSEN_LINE_CHARS if rank == 0 else _SHOWN_LINE_CHARS)
         if rank >= 2 and used + len(text) + 2 > max_chars:
             continue
         shown[kind][i] = text

@@ -638,10 +638,10 @@ def test_traceback_keeps_head_last_frame_and_exception() -> None:
 
 
 def test_error_lines_are_capped_and_clipped() -> None:
-    output = "\n".join(f"src/f{i}.c:{i}:1: error: bad thing {i} " + "z" * 400 for i in range(30))
+    output = "\n".join(f"src/f{i}.c:{i}:1: error: bad thing {i} " + "z" * 600 for i in range(30))
     lines = run_command(output)["errors"][0]["lines"]
     assert len(lines) == 8
-    assert all(len(line) <= 300 for line in lines)
+    assert all(len(line) <= 500 for line in lines)
     assert lines[0].startswith("src/f0.c") and lines[2].startswith("src/f2.c")
     assert lines[3].startswith("src/f25.c") and lines[-1].startswith("src/f29.c")
 
@@ -649,6 +649,14 @@ def test_error_lines_are_capped_and_clipped() -> None:
 def test_error_lines_prefer_strong_lines_and_dedupe() -> None:
     output = "warning: failed to cache\nError: disk full\nError: disk full\nexit code 1"
     assert run_command(output)["errors"][0]["lines"] == ["Error: disk full"]
+
+
+def test_a_line_printed_again_counts_where_it_was_printed_last() -> None:
+    """npm prints the compiler's errors, its own wrapper lines, then the errors again: the
+    latest error lines are the compiler's, not npm's."""
+    ts = [f"src/m.ts({n},4): error TS2345: Argument of type 'A' is not assignable." for n in (5, 9)]
+    output = "\n".join([*ts, "npm error code 2", "npm error command failed", *ts, "exit code 2"])
+    assert run_command(output)["errors"][0]["lines"][-2:] == ts
 
 
 def test_error_lines_fall_back_to_the_tail() -> None:
