@@ -31,6 +31,7 @@ from langctx.commands import is_control_message
 from langctx.machinery import is_machinery, substantive_text
 
 __all__ = [
+    "MAX_CONSTRAINTS",
     "MAX_STORED_CHARS",
     "MAX_STORED_MESSAGES",
     "SHORT_CHARS",
@@ -125,6 +126,7 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
                     "id": mid,
                     "text": _head_tail(text, MAX_STORED_CHARS),  # measured, not believed
                     **({"short": True} if item.get("short") else {}),
+                    **_constraints_of(item),
                 }
     items = list(seen.values())
     for item in items[:-FULL_STORED]:
@@ -132,6 +134,21 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
             item["text"], item["short"] = _opening(item["text"]), True
     extra = max(0, len(items) - MAX_STORED_MESSAGES)
     return items[extra:], extra
+
+
+def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
+    """An item's constraint sentences (kept when its text is shortened), bounded."""
+    found = item.get("constraints")
+    if not isinstance(found, list):
+        return {}
+    kept = [c[:MAX_CONSTRAINT_CHARS] for c in found if isinstance(c, str) and c][:MAX_CONSTRAINTS]
+    return {"constraints": kept} if kept else {}
+
+
+MAX_CONSTRAINTS = 8
+"""Constraint sentences a stored user message keeps beside its opening words."""
+
+MAX_CONSTRAINT_CHARS = 400
 
 
 def _quoted(text: str) -> str:
@@ -169,7 +186,12 @@ def render_user_messages(
     short_only = False
     for text, item in zip(reversed(texts[:-1]), reversed(items[: len(texts) - 1]), strict=False):
         opening = _opening(text)
-        candidates = [(_quoted(opening) + (_SHORTENED if opening != text else ""), max_tokens)]
+        short = _quoted(opening) + (_SHORTENED if opening != text else "")
+        candidates = [(short, max_tokens)]
+        rules = [c for c in _constraints_of(item).get("constraints", []) if c not in opening]
+        if rules:  # the user's constraints stay verbatim when their message is shortened
+            said = "; ".join(f'"{c}"' for c in rules)
+            candidates.insert(0, (f"{short}, saying: {said}", max_tokens))
         if not (short_only or item.get("short")):
             candidates.insert(0, (_quoted(text), verbatim))
         fitted = next(
@@ -182,7 +204,7 @@ def render_user_messages(
         )
         if fitted is None:
             break
-        short_only = short_only or fitted is not candidates[0][0]
+        short_only = short_only or (not item.get("short") and fitted is not candidates[0][0])
         shown.insert(0, fitted)
         left -= 1
     more = _more(left + dropped)

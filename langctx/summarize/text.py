@@ -14,6 +14,7 @@ from langctx.user_messages import merge_user_messages, user_message_facts
 
 __all__ = [
     "SummaryFacts",
+    "constraint_sentences",
     "extract_constraints",
     "extract_next_step",
     "merge_summary_facts",
@@ -76,12 +77,33 @@ def extract_constraints(
     for msg in messages:
         if not isinstance(msg, HumanMessage):
             continue
-        for sentence in _sentences(substantive_text(msg)):
-            if _CONSTRAINT.search(sentence):
-                s = sentence[:_MAX_CONSTRAINT]
-                if s not in found:
-                    found.append(s)
+        for s in constraint_sentences(substantive_text(msg)):
+            if s not in found:
+                found.append(s)
     return found[-limit:]
+
+
+def _constraint_lines(text: str) -> list[str]:
+    """The lines of ``text`` that hold a constraint, whole (a line over 400 chars: its constraint
+    sentences): kept beside a user message's opening words once it is shortened, so the
+    constraint reads with what the user said around it."""
+    out: list[str] = []
+    for line in text.splitlines():
+        found = constraint_sentences(line)
+        if found:
+            line = " ".join(line.split()).strip(" -*\t")
+            out.extend([line] if len(line) <= _MAX_CONSTRAINT else found)
+    return list(dict.fromkeys(out))
+
+
+def constraint_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that say must / never / only / keep ... (each cut to 400 chars).
+
+    Example:
+        >>> constraint_sentences("Rename it. Keep the old name as an alias.")
+        ['Keep the old name as an alias.']
+    """
+    return [s[:_MAX_CONSTRAINT] for s in _sentences(text) if _CONSTRAINT.search(s)]
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
@@ -132,7 +154,10 @@ def summary_facts(
     """Everything mechanical a summary of ``messages`` must keep."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
-    facts["user_messages"] = user_message_facts(messages)
+    facts["user_messages"] = [
+        {**u, "constraints": found} if (found := _constraint_lines(u["text"])) else u
+        for u in user_message_facts(messages)
+    ]
     facts["next_step"] = extract_next_step(messages)
     if facts["user_messages"] and _asked_last(messages, facts["user_messages"][-1]["id"]):
         facts["next_step"] = LATEST_REQUEST_STEP  # the user spoke after the agent's last words
