@@ -35,6 +35,8 @@ TURNS = 200
 class CountingCounter(ApproximateCounter):
     """The estimator, counting the messages it is asked to count."""
 
+    cache_key = "counting-estimator"  # it counts as the estimator: its counts may be shared
+
     def __init__(self) -> None:
         super().__init__()
         self.messages = 0
