@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Run the demo coding agent (create_agent + LangctxMiddleware, sandboxed file and "
             "command tools) on a SQLite checkpointer. A scripted model plays a long session "
-            "offline; --model NAME uses that OpenAI model instead (needs OPENAI_API_KEY; "
+            "offline; --model NAME uses that OpenAI model instead (needs the openai extra, "
+            "langctx[openai], and OPENAI_API_KEY; "
             "--summary-model for the summarizer). Shows live context tokens, each compaction and "
             "the final figures. --engine drives the bare LayeredChatMemory instead."
         ),
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         default=None,
         metavar="NAME",
-        help="an OpenAI chat model to run instead of the scripted one (needs OPENAI_API_KEY)",
+        help="an OpenAI chat model to run instead of the scripted one (needs the openai extra "
+        "and OPENAI_API_KEY)",
     )
     demo.add_argument(
         "--summary-model",
@@ -99,6 +101,7 @@ input formats (detected from the content, or forced with --format):
 examples:
   langctx replay session.jsonl
   langctx replay session.jsonl --budget 8k --plot context.png --json report.json
+  langctx replay session.jsonl --budget 8k --html report.html
   langctx replay session.jsonl --window 200k --summarizer gpt-4o-mini --prices openai
 
 exit status: 0 done; 1 a request held an orphan tool result or an unanswered tool call (a langctx
@@ -137,7 +140,8 @@ def _add_replay(sub: Any) -> None:
             "tokens before/after, level, quality), summarizer calls, total input tokens against the "
             "full-history baseline, the unchanged-prefix share of each request (what prompt caching "
             "can reuse) and the amnesia probes (task, user constraints, files modified, latest "
-            "failure, next step) after every compaction."
+            "failure, next step, the latest user message verbatim, earlier user messages by their "
+            "opening) after every compaction."
         ),
         epilog=_REPLAY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -162,7 +166,7 @@ def _add_replay(sub: Any) -> None:
         default="local",
         metavar="local|MODEL",
         help="local (offline, deterministic; default) or an OpenAI model name such as "
-        "gpt-4o-mini (needs OPENAI_API_KEY)",
+        "gpt-4o-mini (needs the openai extra and OPENAI_API_KEY)",
     )
     replay.add_argument(
         "--counter",
@@ -195,6 +199,12 @@ def _add_replay(sub: Any) -> None:
     )
     replay.add_argument("--plot", metavar="PNG", help="write a plot of tokens per call to PNG")
     replay.add_argument(
+        "--html",
+        metavar="PATH",
+        help="write the report as one self-contained HTML page (chart of tokens per call, every "
+        "compaction with its summary and facts, probes, cost; loads nothing from the network)",
+    )
+    replay.add_argument(
         "--json",
         metavar="PATH",
         help="write the full report as JSON to PATH ('-': stdout, no table)",
@@ -212,29 +222,25 @@ def _add_replay(sub: Any) -> None:
 
 
 def _summarizer(spec: str) -> object:
-    """None for "local"; else a ChatOpenAI model (needs OPENAI_API_KEY)."""
+    """None for "local"; else a ChatOpenAI model (needs the openai extra and OPENAI_API_KEY)."""
     if spec == "local":
         return None
-    if not os.environ.get("OPENAI_API_KEY"):
-        msg = (
-            f"--summarizer {spec} needs OPENAI_API_KEY in the environment; set it, or use "
-            "--summarizer local (offline)."
-        )
-        raise ConfigError(msg)
-    from langchain_openai import ChatOpenAI
+    from langctx.cli.models import openai_chat_model
 
-    return ChatOpenAI(model=spec)
+    return openai_chat_model(
+        spec, option="--summarizer", offline="use --summarizer local (offline)"
+    )
 
 
 def _replay(args: argparse.Namespace) -> int:
     from langctx.cli.replay import read_session, replay_session
-    from langctx.cli.replay.render import print_report, progress
+    from langctx.cli.replay.render import PROGRESS_DELAY, print_report, progress
     from langctx.pricing import price_sheet
 
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # counted in the report instead
     if args.budget is not None:
         check_budget(args.budget, "--budget")
-    for option, path in (("--json", args.json), ("--plot", args.plot)):
+    for option, path in (("--json", args.json), ("--plot", args.plot), ("--html", args.html)):
         if path and path != "-":
             _check_writable(path, option)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
@@ -247,7 +253,9 @@ def _replay(args: argparse.Namespace) -> int:
     show = not args.quiet and sys.stderr.isatty()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LangctxWarning)
-        with progress(enabled=show, label=f"replaying {session.name}") as tick:
+        with progress(
+            enabled=show, label=f"replaying {session.name}", delay=PROGRESS_DELAY
+        ) as tick:
             report = replay_session(
                 session,
                 max_tokens=budget,
@@ -275,6 +283,12 @@ def _replay(args: argparse.Namespace) -> int:
         plot_report(report, args.plot)
         if args.json != "-":
             print(f"plot written to {args.plot}")
+    if args.html:
+        from langctx.cli.report_html import replay_html
+
+        Path(args.html).write_text(replay_html(report, prices=prices), encoding="utf-8")
+        if args.json != "-":
+            print(f"HTML report written to {args.html}")
     return 1 if report.projection_orphans else 0
 
 
@@ -294,6 +308,7 @@ examples:
   langctx inspect --db checkpoints.sqlite --thread fix-parser
   langctx inspect --postgres postgresql://user@host:5432/app --thread t1 --json
   langctx inspect --db checkpoints.sqlite --thread t1 --checkpoint 1f0c2a... --limit 0
+  langctx inspect --db checkpoints.sqlite --thread t1 --budget 8k --html thread.html
 
 exit status: 0 done; 2 bad input (missing file, not a checkpoint database, unknown thread or
 checkpoint, unreachable server) or options."""
@@ -378,6 +393,13 @@ def _add_inspect(sub: Any) -> None:
     inspect.add_argument(
         "--plain", action="store_true", help="plain text, no rich panels or colours"
     )
+    inspect.add_argument(
+        "--html",
+        metavar="PATH",
+        help="with --thread: also write the report as one self-contained HTML page (context "
+        "tokens per checkpoint, every compaction with its summary and facts, the layers, the "
+        "eviction log; loads nothing from the network)",
+    )
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -392,6 +414,11 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.checkpoint and not args.thread:
         msg = "--checkpoint needs --thread ID (checkpoint ids belong to a thread)."
         raise ConfigError(msg)
+    if args.html:
+        if not args.thread:
+            msg = "--html needs --thread ID (the page shows one thread's memory)."
+            raise ConfigError(msg)
+        _check_writable(args.html, "--html")
     logging.getLogger("langctx").addHandler(logging.NullHandler())  # notes go in the report
     use_rich = False if args.plain else None
     with open_store(db=args.db, postgres=args.postgres) as store:
@@ -419,17 +446,70 @@ def _inspect(args: argparse.Namespace) -> int:
                 token_counter=args.counter,
                 archive=archive,
             )
+            history = _inspect_history(args, store, archive, report) if args.html else []
     if args.json:
         print(report.to_json(limit=args.limit))
     else:
         limit = DEFAULT_LIMIT if args.limit is None else args.limit
         print_report(report, limit=limit, use_rich=use_rich)
+    if args.html:
+        from langctx.cli.report_html import inspect_html
+
+        Path(args.html).write_text(inspect_html(report, history=history), encoding="utf-8")
+        print(f"HTML report written to {args.html}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _inspect_history(args: argparse.Namespace, store: Any, archive: Any, report: Any) -> Any:
+    """The thread's context per checkpoint, for ``--html`` (a progress bar on a terminal)."""
+    from langctx.cli.inspect.history import thread_history
+    from langctx.cli.replay.render import PROGRESS_DELAY, progress
+
+    label = f"reading the checkpoints of {args.thread}"
+    with progress(
+        enabled=sys.stderr.isatty(), label=label, unit="checkpoints", delay=PROGRESS_DELAY
+    ) as tick:
+        return thread_history(
+            store,
+            args.thread,
+            checkpoint_id=args.checkpoint,
+            budget=args.budget,
+            token_counter=report.figures["token_counter"],  # the one the report counted with
+            archive=archive,
+            on_progress=tick,
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``langctx`` command."""
     args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():  # restores the hook below on the way out
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
+        return _run(args)
+
+
+def _one_line_warnings(show: Any) -> Any:
+    """A ``warnings.showwarning`` that prints a `LangctxWarning` as one line (its message ends
+    with the fix) instead of the file, line and source line; other warnings go to ``show``."""
+
+    def one_line(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, LangctxWarning):
+            text = str(message).removeprefix("langctx ").removeprefix("langctx: ")
+            print(f"langctx: warning: {text}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return one_line
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "demo":
             check_budget(args.budget, "--budget")

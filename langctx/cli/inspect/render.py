@@ -147,7 +147,7 @@ def figure_rows(report: ThreadReport) -> list[tuple[str, str]]:
         ),
         (
             "context tokens",
-            f"{_n(f['context_tokens'])} (counted {f['token_counter']}); {budget}; "
+            f"{_n(f['context_tokens'])} (counted {f.get('counted_with', f['token_counter'])}); {budget}; "
             f"full history {_n(f['full_history_tokens'])}{saved}",
         ),
         (

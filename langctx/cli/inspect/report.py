@@ -25,6 +25,7 @@ from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 from langctx.stores.archive_plan import archive_record, restore_entries
+from langctx.tokens import counting_label
 
 __all__ = ["REPORT_VERSION", "ThreadReport", "build_report", "inspect_thread"]
 
@@ -61,7 +62,8 @@ class ThreadReport:
     recent: dict[str, Any] = field(default_factory=dict)
     """The verbatim recent layer: messages, tokens, first kept id."""
     timeline: list[dict[str, Any]] = field(default_factory=list)
-    """Every compaction entry (merges included), oldest first."""
+    """Every compaction entry (merges included), oldest first, with its summary text, the facts
+    it kept and a preview of each message it folded."""
     edits: list[dict[str, Any]] = field(default_factory=list)
     """Every in-place edit (placeholders, truncations), oldest first."""
     eviction_log: list[dict[str, Any]] = field(default_factory=list)
@@ -283,8 +285,8 @@ def build_report(
     )
     _layers(report, memory)
     active = {e["id"] for e in memory.summaries}
-    report.timeline = [_timeline_row(e, e["id"] in active) for e in memory.compactions]
     by_id = {str(m.id): m for m in memory.messages}
+    report.timeline = [_timeline_row(e, e["id"] in active, by_id) for e in memory.compactions]
     report.edits = [_edit_row(e, by_id.get(e["message_id"])) for e in memory.edits]
     report.eviction_log = _eviction_log(memory)
     report.figures = _figures(
@@ -400,7 +402,9 @@ def _layers(report: ThreadReport, memory: LayeredChatMemory) -> None:
     }
 
 
-def _timeline_row(e: CompactionEntry, active: bool) -> dict[str, Any]:
+def _timeline_row(
+    e: CompactionEntry, active: bool, by_id: Mapping[str, BaseMessage]
+) -> dict[str, Any]:
     covered = e["covered_ids"]
     return {
         "id": e["id"],
@@ -420,6 +424,9 @@ def _timeline_row(e: CompactionEntry, active: bool) -> dict[str, Any]:
         "summary_tokens": e["summary_tokens"],
         "instructions": e["instructions"],
         "active": active,
+        "summary": e["summary"],
+        "facts": dict(e["facts"]),
+        "folded": [f"{by_id[i].type}: {_preview(by_id[i])}" if i in by_id else i for i in covered],
     }
 
 
@@ -521,6 +528,7 @@ def _figures(
         "budget": budget,
         "budget_used": round(context / budget, 4) if budget else None,
         "token_counter": counter,
+        "counted_with": counting_label(memory.counter),  # what counted: says when it estimated
         "compactions": stats["compactions"],
         "merges": stats["merges"],
         "summaries": len(report.summaries),

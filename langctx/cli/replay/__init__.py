@@ -3,7 +3,8 @@
 ``langctx replay SESSION`` is its command-line face. :func:`read_session` / :func:`parse_session`
 read five session formats (:mod:`langctx.cli.replay.formats`); :func:`replay_session` feeds one to a
 :class:`~langctx.LayeredChatMemory` call by call and returns a :class:`ReplayReport`;
-``langctx.cli.replay.render`` prints it and ``langctx.cli.replay.plot`` draws it (imported only when used).
+``langctx.cli.replay.render`` prints it, ``langctx.cli.replay.plot`` draws it and
+``langctx.cli.report_html`` writes it as a web page (imported only when used).
 
 Example:
     >>> from langctx.cli.replay import parse_session, replay_session

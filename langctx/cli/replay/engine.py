@@ -4,8 +4,8 @@ The session is fed as an agent loop would feed it: what arrives between two mode
 one ``add_messages`` call, then the next request is built; the history before each AI message is
 the full-history baseline. The report holds, per call (:class:`CallRecord`), the context tokens
 with and without langctx, the unchanged-prefix share, the integrity checks and the amnesia probes
-of :mod:`langctx.cli.replay.truth`; per compaction, its trigger, tokens, level, quality and the probes
-right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`). The two probes on
+of :mod:`langctx.cli.replay.truth`; per compaction, its trigger, tokens, level, quality, summary,
+facts, what it dropped and the probes right after it (:meth:`ReplayReport.probe_shares`, :meth:`ReplayReport.losses`). The two probes on
 the user's own messages take their truth from the session file itself when the replay has one
 (:mod:`langctx.cli.replay.users`), else from the human messages by the truth module's rule.
 
@@ -30,7 +30,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -39,7 +39,7 @@ from langctx.cli.replay.formats import EmptySessionError, ParsedSession
 from langctx.cli.replay.truth import PROBES, Truth, UserMessage, probe_request, session_roots
 from langctx.cli.replay.users import position_of, read_user_messages
 from langctx.engine.background import in_background
-from langctx.entries import covered_count
+from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.pricing import SUMMARIZER_LATENCY, Latency, PriceSheet, Usage, price_sheet
@@ -65,6 +65,9 @@ __all__ = [
 
 REPORT_VERSION = 2
 """Version of :meth:`ReplayReport.to_dict`'s layout (2: independent probes on every request)."""
+
+_PREVIEW = 120
+"""Characters of a message shown in :attr:`CompactionRecord.dropped`."""
 
 _TOKENS_RE = re.compile(r"(?i)^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$")
 
@@ -169,6 +172,16 @@ class CompactionRecord:
     coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """``(found, total)`` for the list probes (constraints, files_modified,
     earlier_user_messages)."""
+    summary: str = ""
+    """The summary it wrote ('' for placeholder passes, truncations and no-ops)."""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    """The mechanical facts its entry kept (:func:`~langctx.entries.entry_facts`: commands,
+    errors, constraints, user messages, next step, files read and modified)."""
+    dropped: tuple[tuple[str, str], ...] = ()
+    """What left the request, one ``(action, preview)`` per message: ``folded`` into the summary,
+    replaced by a ``placeholder`` or ``truncated`` in place (with its tokens before -> after)."""
+    merged: int = 0
+    """Summaries a merge absorbed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,6 +484,10 @@ class ReplayReport:
                     "edits": c.edits,
                     "probes": dict(c.probes),
                     "coverage": {k: list(v) for k, v in c.coverage.items()},
+                    "summary": c.summary,
+                    "facts": dict(c.facts),
+                    "dropped": [list(d) for d in c.dropped],
+                    "merged": c.merged,
                 }
                 for c in self.compactions
             ],
@@ -481,6 +498,12 @@ class ReplayReport:
             "warnings": list(self.warnings),
             "seconds": round(self.seconds, 3),
         }
+
+    def _repr_html_(self) -> str:
+        """The HTML report, so a notebook cell shows it (:func:`~langctx.cli.report_html.replay_fragment`)."""
+        from langctx.cli.report_html import replay_fragment
+
+        return replay_fragment(self)
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,13 +619,14 @@ class _Replay:
         """Add one turn; return the compaction records it caused (not yet tied to a call)."""
         entries = len(self.mem.compactions)
         evictions = len(self.mem.eviction_log)
+        edits = len(self.mem.edits)
         self.events.clear()
         self.mem.add_messages(self._through_context_mode(batch))
         self.added += len(batch)
         self.full += sum(self.counter.count_message(m) for m in batch)
         for m in batch:
             self.truth.add(m)
-        return self._records(entries, evictions)
+        return self._records(entries, evictions, edits)
 
     def _through_context_mode(self, batch: list[BaseMessage]) -> list[BaseMessage]:
         """Tool results as Context-mode would hand them to the memory (when enabled)."""
@@ -619,13 +643,17 @@ class _Replay:
             out.append(m)
         return out
 
-    def _records(self, entries_before: int, evictions_before: int) -> list[CompactionRecord]:
+    def _records(
+        self, entries_before: int, evictions_before: int, edits_before: int
+    ) -> list[CompactionRecord]:
         new_entries = self.mem.compactions[entries_before:]
         truncated = any(r["action"] == "truncate" for r in self.mem.eviction_log[evictions_before:])
+        new_edits = self.mem.edits[edits_before:]
+        placeholders = [e for e in new_edits if e["reason"] == "placeholder"]
+        others = [e for e in new_edits if e["reason"] != "placeholder"]
+        ends = [ev for ev in self.events if ev.phase == "end"]
         out: list[CompactionRecord] = []
-        for ev in self.events:
-            if ev.phase != "end":
-                continue
+        for n, ev in enumerate(ends):
             e = ev.entry
             kind: CompactionKind
             if e is not None:
@@ -634,6 +662,12 @@ class _Replay:
                 kind = "placeholder"
             else:
                 kind = "truncate" if truncated else "noop"
+            # a pass's placeholders in order; the truncations go with the add's last pass
+            mine, placeholders = placeholders[: ev.edits], placeholders[ev.edits :]
+            if n == len(ends) - 1:
+                mine, others = mine + others, []
+            dropped = [("folded", self.preview(mid)) for mid in (e["covered_ids"] if e else ())]
+            dropped += [self.edit_preview(x) for x in mine]
             out.append(
                 CompactionRecord(
                     before_call=None,
@@ -645,6 +679,9 @@ class _Replay:
                     tokens_after=int(ev.tokens_after or 0),
                     messages_covered=covered_count(e) if e is not None else 0,
                     edits=ev.edits,
+                    summary=e["summary"] if e is not None else "",
+                    facts=entry_facts(e) if e is not None else {},
+                    dropped=tuple(dropped),
                 )
             )
         for e in new_entries:
@@ -659,9 +696,30 @@ class _Replay:
                         tokens_before=e["tokens_before"],
                         tokens_after=e["tokens_after"],
                         messages_covered=covered_count(e),
+                        summary=e["summary"],
+                        facts=entry_facts(e),
+                        merged=len(e["merged_from"]),
                     )
                 )
         return out
+
+    def preview(self, message_id: str) -> str:
+        """One line naming a message of the session: its type (and tool) and its text's start."""
+        m = self.by_id.get(message_id)
+        if m is None:
+            return message_id
+        text = " ".join(m.text.split())
+        calls = getattr(m, "tool_calls", None) or []
+        if not text and calls:
+            text = "calls " + ", ".join(str(tc.get("name")) for tc in calls)
+        who = f"{m.type} {m.name}" if isinstance(m, ToolMessage) and m.name else m.type
+        return f"{who}: {text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + '…'}"
+
+    def edit_preview(self, edit: EditEntry) -> tuple[str, str]:
+        """``(action, preview)`` of an in-place edit, with its tokens before -> after."""
+        action = "placeholder" if edit["reason"] == "placeholder" else "truncated"
+        tokens = f" ({edit['tokens_before']:,} → {edit['tokens_after']:,} tokens)"
+        return action, self.preview(edit["message_id"]) + tokens
 
     def task(self) -> BaseMessage | None:
         for mid in self.mem.pinned_ids:
@@ -731,22 +789,9 @@ class _Replay:
             self.truth.reach(None)
             probes, _, coverage = self.probes(self.mem.build_context())
         before = len(self.calls) if next_ai is not None else None
-        for r in records:
-            self.records.append(
-                CompactionRecord(
-                    before_call=before,
-                    kind=r.kind,
-                    trigger=r.trigger,
-                    level=r.level,
-                    quality=r.quality,
-                    tokens_before=r.tokens_before,
-                    tokens_after=r.tokens_after,
-                    messages_covered=r.messages_covered,
-                    edits=r.edits,
-                    probes=probes,
-                    coverage=coverage,
-                )
-            )
+        self.records += [
+            replace(r, before_call=before, probes=probes, coverage=coverage) for r in records
+        ]
 
 
 def _describe(counting: _CountingSummarizer | None) -> str:

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -23,9 +24,19 @@ from langctx.cli.replay.truth import PROBES
 from langctx.cli.terminal import console_width
 from langctx.pricing import PriceSheet
 
-__all__ = ["format_report", "print_report", "progress", "report_rows"]
+__all__ = [
+    "PROBE_LABELS",
+    "PROGRESS_DELAY",
+    "format_report",
+    "print_report",
+    "progress",
+    "report_rows",
+]
 
-_PROBE_LABELS = {
+PROGRESS_DELAY = 2.0
+"""Seconds a command runs before the CLI shows its progress bar (a short run shows none)."""
+
+PROBE_LABELS: dict[str, str] = {
     "task": "task",
     "constraints": "constraints",
     "files_modified": "files modified",
@@ -34,6 +45,7 @@ _PROBE_LABELS = {
     "latest_user_message": "latest user message",
     "earlier_user_messages": "earlier user messages",
 }
+"""How the reports name each of :data:`~langctx.cli.replay.truth.PROBES`."""
 
 
 def _n(value: int) -> str:
@@ -62,7 +74,7 @@ def report_rows(
     shares = report.probe_shares()
     probed = len(report.calls_after_compaction())
     probe_text = (
-        ", ".join(f"{_PROBE_LABELS[p]} {_pct(shares[p])}" for p in PROBES)
+        ", ".join(f"{PROBE_LABELS[p]} {_pct(shares[p])}" for p in PROBES)
         if probed
         else "no compaction"
     )
@@ -163,7 +175,7 @@ def _compaction_rows(report: ReplayReport, limit: int) -> tuple[list[list[str]],
 
 
 _HEADERS = ["call", "kind", "trigger", "level", "quality", "before", "after", "probes"]
-_PROBE_KEY = "probes: " + " / ".join(_PROBE_LABELS[p] for p in PROBES) + " (y, N, - n/a)"
+_PROBE_KEY = "probes: " + " / ".join(PROBE_LABELS[p] for p in PROBES) + " (y, N, - n/a)"
 
 
 def _title(report: ReplayReport) -> str:
@@ -280,12 +292,18 @@ def print_report(
 
 @contextmanager
 def progress(
-    *, enabled: bool, label: str = "replaying", file: TextIO | None = None
+    *,
+    enabled: bool,
+    label: str = "replaying",
+    file: TextIO | None = None,
+    unit: str = "calls",
+    delay: float = 0.0,
 ) -> Iterator[Callable[[int, int], None]]:
     """A ``(done, total)`` callback that draws a progress bar on ``file`` (default stderr).
 
-    Draws nothing when ``enabled`` is false. Uses rich's progress bar when rich is installed,
-    else a one-line counter.
+    Draws nothing when ``enabled`` is false, nor before ``delay`` seconds have passed (so a
+    short run prints nothing). Uses rich's progress bar when rich is installed, else a one-line
+    counter; both are erased at the end.
 
     Example:
         >>> with progress(enabled=False) as tick:
@@ -295,6 +313,7 @@ def progress(
     if not enabled:
         yield lambda done, total: None
         return
+    started = time.monotonic()
     if _rich_available():
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -303,7 +322,7 @@ def progress(
             f"[bold]{label}",
             BarColumn(),
             MofNCompleteColumn(),
-            "calls",
+            unit,
             TimeElapsedColumn(),
             console=Console(file=stream),
             transient=True,
@@ -312,17 +331,29 @@ def progress(
 
         def tick(done: int, total: int) -> None:
             if "task" not in state:
+                if time.monotonic() - started < delay:
+                    return
+                bar.start()
                 state["task"] = bar.add_task(label, total=total)
             bar.update(state["task"], completed=done)
 
-        with bar:
+        try:
             yield tick
+        finally:
+            if "task" in state:
+                bar.stop()
         return
+    shown = False
 
     def plain(done: int, total: int) -> None:
-        stream.write(f"\r{label} {done}/{total} calls")
+        nonlocal shown
+        if not shown and (done >= total or time.monotonic() - started < delay):
+            return  # not yet due, or over before it was
+        shown = True
+        line = f"{label} {done}/{total} {unit}"
+        stream.write("\r" + line)
         if done >= total:
-            stream.write("\r" + " " * (len(label) + 2 * len(str(total)) + 8) + "\r")
+            stream.write("\r" + " " * len(line) + "\r")
         stream.flush()
 
     yield plain
