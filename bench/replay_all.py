@@ -18,7 +18,7 @@ Writes ``bench/results/replay_all.md`` (the table), ``bench/results/replay_all.j
 and probe shares of every replay) and ``bench/results/replay_pi_large.png`` /
 ``replay_pi_before_compaction.png`` (tokens per call for the two pi sessions at 32k).
 
-Run: ``uv run python bench/replay_all.py`` (about a minute).
+Run: ``uv run --extra cli python bench/replay_all.py`` (about a minute; the plots need matplotlib).
 """
 
 from __future__ import annotations

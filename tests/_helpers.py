@@ -15,6 +15,8 @@ from langctx.channel import merge_langctx
 from langctx.state_memory import MemorySettings, ThreadView, view_state
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trajectories"
+PG_URI = os.environ.get("LANGCTX_PG_URI", "postgresql://postgres@127.0.0.1:5432/test")
+"""The tests' PostgreSQL server (each test process works in a schema of its own: conftest.py)."""
 
 
 def require_data() -> Path:

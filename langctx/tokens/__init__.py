@@ -11,7 +11,8 @@ Every counter satisfies `TokenCounter` (:mod:`~langctx.tokens.protocol`); `resol
   (~4.7 characters per token), Chinese technical prose (~1.6), source code (~3.9), command
   output (~3.4) and tool-call arguments (~3.6); see ``bench/results/estimator_ratio.md``.
 * `TiktokenCounter` counts exactly with a tiktoken encoding. The vocabulary loads on first use;
-  if it cannot be loaded (no network, no cache) the counter warns once and estimates instead.
+  if it cannot be loaded (no network, no cache) the counter warns once and estimates instead
+  (`counting_label` names what actually counts, for headers and reports).
 * `CallableCounter` wraps a ``(list[BaseMessage]) -> int`` callable or a chat model's
   ``get_num_tokens_from_messages``.
 
@@ -29,7 +30,7 @@ from langctx.tokens.messages import (
     TOOL_CALL_OVERHEAD_TOKENS,
     TOOL_RESULT_OVERHEAD_TOKENS,
 )
-from langctx.tokens.protocol import TextCounter, TokenCounter, text_counter
+from langctx.tokens.protocol import TextCounter, TokenCounter, counting_label, text_counter
 from langctx.tokens.resolve import CallableCounter, TokenCounterSpec, resolve_token_counter
 from langctx.tokens.tiktoken_counter import DEFAULT_ENCODING, TiktokenCounter
 
@@ -47,6 +48,7 @@ __all__ = [
     "TokenCounter",
     "TokenCounterSpec",
     "count_tokens_approximately",
+    "counting_label",
     "resolve_token_counter",
     "text_counter",
 ]

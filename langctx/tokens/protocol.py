@@ -9,13 +9,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage
 
 from langctx.tokens.estimate import count_tokens_approximately
 
-__all__ = ["TextCounter", "TokenCounter", "text_counter"]
+__all__ = ["TextCounter", "TokenCounter", "counting_label", "text_counter"]
 
 
 @runtime_checkable
@@ -58,3 +58,23 @@ def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
     if isinstance(counter, TokenCounter):
         return counter.count_text
     return counter
+
+
+def counting_label(counter: TokenCounter) -> str:
+    """What actually counts the tokens, for a header or a report: the counter's ``name``, or
+    ``"approximate, tiktoken:o200k_base unavailable"`` when a tiktoken counter could not load its
+    vocabulary and estimates instead (its ``exact`` is False; a wrapper's ``inner`` counter is
+    asked). The ``name`` itself never changes:
+    entries record it as the counter their figures were counted with.
+
+    Example:
+        >>> from langctx.tokens import ApproximateCounter
+        >>> counting_label(ApproximateCounter())
+        'approximate'
+    """
+    inner: Any = counter
+    while not hasattr(inner, "exact") and hasattr(inner, "inner"):  # a caching wrapper
+        inner = inner.inner
+    if getattr(inner, "exact", True):
+        return counter.name
+    return f"approximate, {counter.name} unavailable"

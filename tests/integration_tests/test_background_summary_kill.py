@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from langctx.engine import background
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.checkpoints import open_checkpointer
@@ -24,6 +26,7 @@ def _folded(entries: list[dict[str, Any]]) -> list[str]:
     return [i for e in entries for i in e["covered_ids"]]
 
 
+@pytest.mark.slow
 def test_kill_during_a_background_summary_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     uri = str(tmp_path / "killed.sqlite")
     marker = tmp_path / "summarizing"

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import messages_from_dict
 
 from langctx.cli.demo.session import iter_turns
@@ -86,6 +87,7 @@ def run_child(path: Path, lo: int, hi: int) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_long_sessions_on_sqlite_resume_in_a_new_process(tmp_path: Path) -> None:
     db = tmp_path / "history.db"
     first = run_child(db, 0, TURNS // 2)

@@ -1,12 +1,13 @@
 """``graphs/coding_agent.py`` served by the LangGraph dev server, driven by the SDK client.
 
 ``langgraph dev`` (in-memory runtime, from ``langgraph.json``) runs in a subprocess on a free local
-port; a thread runs the scripted session long enough to compact, its compaction entries are read
+port, in a temporary folder of its own (two runs at once share no state); a thread runs the scripted session long enough to compact, its compaction entries are read
 back through the API, and a second run on the thread continues from them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -21,16 +22,38 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 
-pytestmark = pytest.mark.skipif(
-    not LANGGRAPH.exists() and os.environ.get("LANGCTX_REQUIRE_SERVER") != "1",
-    reason="langgraph-cli[inmem] is not installed (it is in the test group)",
-)
+pytestmark = [
+    pytest.mark.slow,  # a server process: ~10 s
+    pytest.mark.skipif(
+        not LANGGRAPH.exists() and os.environ.get("LANGCTX_REQUIRE_SERVER") != "1",
+        reason="langgraph-cli[inmem] is not installed (it is in the test group)",
+    ),
+]
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _config_beside(folder: Path) -> Path:
+    """The repository's ``langgraph.json`` with its relative paths made absolute, written to
+    ``folder``: the server runs there, since the in-memory runtime keeps its state in the working
+    directory's ``.langgraph_api/`` (in the tree, every run reloaded every earlier run's threads,
+    and two runs at once shared them)."""
+    spec = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+
+    def absolute(path: str) -> str:
+        return str((ROOT / path).resolve()) if path.startswith(".") else path
+
+    spec["dependencies"] = [absolute(d) for d in spec.get("dependencies", [])]
+    spec["graphs"] = {name: absolute(target) for name, target in spec["graphs"].items()}
+    if isinstance(spec.get("env"), str):
+        spec["env"] = absolute(spec["env"])
+    target = folder / "langgraph.json"
+    target.write_text(json.dumps(spec), encoding="utf-8")
+    return target
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +74,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         [
             str(LANGGRAPH),
             "dev",
+            "--config",
+            str(_config_beside(sandbox)),
             "--port",
             str(port),
             "--no-browser",
             "--no-reload",
             "--allow-blocking",
         ],
-        cwd=ROOT,
+        cwd=sandbox,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

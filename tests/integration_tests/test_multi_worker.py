@@ -32,6 +32,8 @@ import pytest
 from tests.integration_tests._agents import PG_URI, postgres_available, require_postgres
 from tests.integration_tests._turn_worker import REPLY, TurnWorker, user_turns
 
+pytestmark = pytest.mark.slow  # every test reads one module fixture: ~30 s of worker processes
+
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = "tests.integration_tests._turn_worker"
 TIMEOUT = 120.0

@@ -114,17 +114,20 @@ def _check(first: dict[str, Any], second: dict[str, Any], stderr: str) -> None:
     assert "traceback" not in lowered, stderr
 
 
+@pytest.mark.slow  # the `resumed` fixture: worker processes, ~10 s
 @pytest.mark.parametrize("kind", ["middleware", "node"])
 def test_resume_from_sqlite_file_in_a_new_process(resumed: dict[Case, Any], kind: str) -> None:
     _check(*resumed[("sqlite", kind)])
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_resume_from_postgres_in_a_new_process(resumed: dict[Case, Any]) -> None:
     require_postgres()
     _check(*resumed[("postgres", "node")])
 
 
+@pytest.mark.slow
 def test_strict_msgpack_run_has_no_unregistered_types(resumed: dict[Case, Any]) -> None:
     """The worker ran every job with LANGGRAPH_STRICT_MSGPACK=true, reading and writing."""
     for _first, second, stderr in resumed.values():

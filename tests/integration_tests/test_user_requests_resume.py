@@ -27,6 +27,7 @@ def _run(db: Path, out: Path, first: int, last: int, budget: int) -> list[list[s
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [4000, 8000])
 def test_every_request_is_in_view_across_two_processes(tmp_path: Path, budget: int) -> None:
     db = tmp_path / "thread.sqlite"

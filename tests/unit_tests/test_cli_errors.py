@@ -196,3 +196,90 @@ def test_a_failing_model_provider_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the model call failed (ConnectionError" in err[0]
     assert err[0].endswith("or leave out --model to run offline.")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--model", "gpt-4o-mini"],
+        ["replay", "{session}", "--summarizer", "gpt-4o-mini"],
+    ],
+    ids=["demo --model", "replay --summarizer"],
+)
+def test_a_model_without_the_openai_extra_names_the_extra(
+    argv: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """langchain-openai is the ``openai`` extra, not a dependency: without it, asking for an
+    OpenAI model is one line naming the extra (with or without a key)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)  # import raises ImportError
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    code = main([a.format(session=_session(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "needs the openai extra" in err and "pip install 'langctx[openai]'" in err
+
+
+def test_langchain_openai_is_imported_only_when_a_model_is_asked_for() -> None:
+    """Every ``import langchain_openai`` in the package sits inside a function (the optional
+    ``openai`` extra), and the CLI and the demo load without it."""
+    import ast
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    eager = []
+    for path in sorted((root / "langctx").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:  # module level only; imports inside functions are lazy
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(n.split(".")[0] == "langchain_openai" for n in names):
+                eager.append(str(path.relative_to(root)))
+    assert eager == []
+    code = (
+        "import sys; sys.modules['langchain_openai'] = None\n"
+        "import langctx, langctx.middleware, langctx.cli.main, langctx.cli.demo.run\n"
+        "from langctx.cli.demo.agent import build_coding_agent\n"
+        "build_coding_agent(turns=3)\n"
+        "print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_a_library_warning_is_one_line_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LangctxWarning (the tiktoken fallback: 600 characters with a urllib3 error inside)
+    prints as one ``langctx: warning:`` line ending with the fix, not file, line and source
+    (other libraries' warnings keep Python's display)."""
+    import importlib
+    import warnings
+
+    from langctx.errors import LangctxWarning
+
+    cli = importlib.import_module(
+        "langctx.cli.main"
+    )  # the module (langctx.cli.main is the function)
+
+    def warn_then_fail(args: object) -> int:
+        warnings.warn("langctx could not do X. Fix: do Y.", LangctxWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli, "_run", warn_then_fail)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert cli.main(["demo"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "langctx: warning: could not do X. Fix: do Y."
+    assert len(err) == 1

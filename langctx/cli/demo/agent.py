@@ -7,7 +7,6 @@ It plays :func:`~langctx.cli.demo.script.demo_script` with a :class:`ScriptedCha
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from langchain_core.messages import ToolMessage
 from langctx.cli.demo.sandbox import make_sandbox
 from langctx.cli.demo.script import DEMO_TASK, demo_script
 from langctx.cli.demo.tools import make_tools
+from langctx.cli.models import openai_chat_model
 from langctx.context_mode.middleware import ContextModeMiddleware
-from langctx.errors import ConfigError
 from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 
@@ -40,20 +39,15 @@ def default_models(
     an OpenAI chat model (then ``summary_model``, default the same, writes the summaries).
 
     Raises:
-        ConfigError: ``model`` was given without ``OPENAI_API_KEY``, or langchain-openai is missing.
+        ConfigError: ``model`` was given without the ``openai`` extra or ``OPENAI_API_KEY``.
     """
     if model is None:
         return ScriptedChatModel(responses=list(demo_script(turns))), None, "scripted (offline)"
-    if not os.environ.get("OPENAI_API_KEY"):
-        msg = f"--model {model} needs OPENAI_API_KEY in the environment; set it, or leave out --model."
-        raise ConfigError(msg)
-    try:
-        from langchain_openai import ChatOpenAI
-    except ImportError as exc:
-        msg = "--model needs langchain-openai: pip install langchain-openai."
-        raise ConfigError(msg) from exc
-    summary = ChatOpenAI(model=summary_model or model, temperature=0)
-    return ChatOpenAI(model=model), summary, f"openai:{model}"
+    chat = openai_chat_model(model, option="--model", offline="leave out --model")
+    summary = openai_chat_model(
+        summary_model or model, option="--model", offline="leave out --model", temperature=0
+    )
+    return chat, summary, f"openai:{model}"
 
 
 def build_coding_agent(
@@ -62,6 +56,7 @@ def build_coding_agent(
     summarizer: object = None,
     sandbox: str | Path | None = None,
     checkpointer: Any = None,
+    store: Any = None,
     max_tokens: int = 8000,
     turns: int = 120,
     middleware: LangctxMiddleware | None = None,
@@ -74,6 +69,8 @@ def build_coding_agent(
         summarizer: the summarizer (default: local when scripted, a cheap OpenAI model otherwise).
         sandbox: the project directory (created with the demo project when missing).
         checkpointer: any LangGraph checkpointer (SqliteSaver for the demo).
+        store: the graph's store (Context-mode keeps the outputs it references there, so a
+            resumed thread can still fetch them).
         max_tokens: the context budget of the memory.
         turns: length of the scripted session when the model is scripted.
         middleware: a preconfigured :class:`LangctxMiddleware` (overrides ``max_tokens`` and ``summarizer``).
@@ -98,6 +95,7 @@ def build_coding_agent(
         system_prompt=DEMO_SYSTEM_PROMPT,
         middleware=stack,
         checkpointer=checkpointer,
+        store=store,
     )
 
 

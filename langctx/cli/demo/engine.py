@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
 from langctx.entries import covered_count
 from langctx.memory import CompactionEvent, LayeredChatMemory
+from langctx.tokens import counting_label
 
 __all__ = ["amnesia_probes", "run_engine_demo"]
 
@@ -59,7 +60,8 @@ def run_engine_demo(
         max_tokens=max_tokens, token_counter=token_counter, on_compaction=narrate
     )
     out(
-        f"langctx engine demo: {turns} scripted agent turns, budget {max_tokens} tokens ({mem.counter.name})"
+        f"langctx engine demo: {turns} scripted agent turns, budget {max_tokens} tokens "
+        f"(counted {counting_label(mem.counter)})"
     )
     mem.add_messages([SystemMessage(SYSTEM_PROMPT), HumanMessage(TASK)])
     started = time.perf_counter()

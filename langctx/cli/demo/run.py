@@ -14,6 +14,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langctx.cli.demo.script import DEMO_TASK
 from langctx.markers import context_mode_stamp
 from langctx.state_memory import view_state
+from langctx.tokens import counting_label
 
 __all__ = ["run_agent_demo"]
 
@@ -60,15 +61,10 @@ def _run(
     db_path = db or str(workdir / "checkpoints.sqlite")
     thread = thread_id or (f"demo-{uuid.uuid4().hex[:8]}" if db else "demo")
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * turns + 20}
-    out(
-        f"langctx demo: coding agent ({label}), budget {budget} tokens, SQLite "
-        f"{db_path if db else '(temporary)'}, thread {thread}"
-    )
-    out(f"task: {DEMO_TASK}\n")
-    started = time.perf_counter()
     calls = compactions = 0
     peak = 0
     last_text = ""
+    started = time.perf_counter()
     archive_path = str(Path(db_path).with_suffix(".archive.sqlite"))
     with open_checkpointer(db_path) as saver, SqliteStore.from_conn_string(archive_path) as store:
         store.setup()
@@ -76,8 +72,18 @@ def _run(
             max_tokens=budget, summarizer=summarizer, token_counter="tiktoken", archive=store
         )
         agent = build_coding_agent(
-            model=model, sandbox=workdir / "project", checkpointer=saver, middleware=middleware
+            model=model,
+            sandbox=workdir / "project",
+            checkpointer=saver,
+            store=store,
+            middleware=middleware,
         )
+        out(
+            f"langctx demo: coding agent ({label}), budget {budget} tokens "
+            f"(counted {counting_label(middleware.settings.counter)}), SQLite "
+            f"{db_path if db else '(temporary)'}, thread {thread}"
+        )
+        out(f"task: {DEMO_TASK}\n")
         stream = agent.stream(
             {"messages": [HumanMessage(DEMO_TASK, id="task")]},
             config,
