@@ -49,7 +49,7 @@ from langctx.summarize import (
     SummaryRequest,
     resolve_summarizer,
 )
-from langctx.tokens import TokenCounter
+from langctx.tokens import TokenCounter, counting_label
 from langctx.turns import pair_errors
 
 __all__ = [
@@ -955,7 +955,7 @@ def replay_session(
         "high_mark": cfg.high_mark,
         "cache_prices": getattr(cfg.cache_prices, "name", None),
         "keep_recent_tokens": cfg.keep_recent_tokens_resolved,
-        "token_counter": getattr(mem.counter, "name", type(mem.counter).__name__),
+        "token_counter": counting_label(mem.counter),
         "summarizer": _describe(counting),
     }
     return ReplayReport(
