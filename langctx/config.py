@@ -65,6 +65,13 @@ OversizePolicy = Literal["truncate", "error"]
 OrphanPolicy = Literal["repair", "error"]
 
 
+_CHOICES = (
+    ("summary_role", ("human", "ai", "system"), "'human', 'ai' or 'system'"),
+    ("oversize_policy", ("truncate", "error"), "'truncate' or 'error'"),
+    ("orphan_policy", ("repair", "error"), "'repair' or 'error'"),
+)
+"""(option, allowed values, how the error message names them)."""
+
 _T = TypeVar("_T")
 
 
@@ -199,6 +206,15 @@ class MemoryConfig:
     )
 
     def __post_init__(self) -> None:
+        self._normalize_sizes()
+        self._check_numbers()
+        self._check_merge_count()
+        self._check_choices()
+        self._check_budget()
+        self._check_room_for_pinned()
+
+    def _normalize_sizes(self) -> None:
+        """``("tokens", n)`` and ``("fraction", f)`` sizes to tokens."""
         positive("context_window", self.context_window, optional=True)
         size = to_size("max_tokens", self.max_tokens, self.context_window, "context_window")
         object.__setattr__(self, "max_tokens", size)
@@ -207,13 +223,12 @@ class MemoryConfig:
         )
         object.__setattr__(self, "keep_recent_tokens", size)
         self._memo.clear()  # marks read while normalizing saw the raw sizes
-        positive("max_tokens", self.max_tokens, optional=True)
-        positive("context_window", self.context_window, optional=True)
-        positive("keep_recent_tokens", self.keep_recent_tokens, optional=True)
-        ratio("reserve_ratio", self.reserve_ratio)
-        ratio("proactive_ratio", self.proactive_ratio)
-        ratio("summary_share", self.summary_share)
-        ratio("user_messages_share", self.user_messages_share)
+
+    def _check_numbers(self) -> None:
+        for name in ("max_tokens", "context_window", "keep_recent_tokens"):
+            positive(name, getattr(self, name), optional=True)
+        for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
+            ratio(name, getattr(self, name))
         if self.max_facts_tokens is not None and (
             not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
         ):
@@ -230,6 +245,8 @@ class MemoryConfig:
             positive(name, getattr(self, name))
         positive("max_summary_tokens", self.max_summary_tokens, optional=True)
         positive("max_summarizer_input_tokens", self.max_summarizer_input_tokens)
+
+    def _check_merge_count(self) -> None:
         if not isinstance(self.merge_count, int) or self.merge_count < 2:
             msg = f"merge_count must be an int >= 2, got {self.merge_count!r}."
             raise ConfigError(msg)
@@ -239,15 +256,14 @@ class MemoryConfig:
                 "max_level2 + 1; lower merge_count or raise the caps."
             )
             raise ConfigError(msg)
-        if self.summary_role not in ("human", "ai", "system"):
-            msg = f"summary_role must be 'human', 'ai' or 'system', got {self.summary_role!r}."
-            raise ConfigError(msg)
-        if self.oversize_policy not in ("truncate", "error"):
-            msg = f"oversize_policy must be 'truncate' or 'error', got {self.oversize_policy!r}."
-            raise ConfigError(msg)
-        if self.orphan_policy not in ("repair", "error"):
-            msg = f"orphan_policy must be 'repair' or 'error', got {self.orphan_policy!r}."
-            raise ConfigError(msg)
+
+    def _check_choices(self) -> None:
+        """The policies, the timeout, the price sheet (normalized), the flags and the predicate."""
+        for name, allowed, said in _CHOICES:
+            value = getattr(self, name)
+            if value not in allowed:
+                msg = f"{name} must be {said}, got {value!r}."
+                raise ConfigError(msg)
         check_timeout("summary_timeout", self.summary_timeout)
         if self.cache_prices is not None:  # (ConfigError for an unknown sheet)
             object.__setattr__(self, "cache_prices", price_sheet(self.cache_prices))
@@ -257,17 +273,19 @@ class MemoryConfig:
         if not callable(self.is_task):
             msg = "is_task must be a callable taking a message and returning bool."
             raise ConfigError(msg)
+
+    def _check_budget(self) -> None:
+        """The reserve fits the window; the low mark fits the budget, below the high mark."""
         if self.context_window is not None and self.reserve_tokens >= self.context_window:
             msg = (
                 f"reserve_tokens ({self.reserve_tokens}) must be smaller than context_window "
                 f"({self.context_window}); lower reserve_tokens."
             )
             raise ConfigError(msg)
-        budget = self.max_tokens_resolved
-        if self.keep_recent_tokens_resolved > budget:
+        if self.keep_recent_tokens_resolved > self.max_tokens_resolved:
             msg = (
                 f"keep_recent_tokens ({self.keep_recent_tokens_resolved}) exceeds max_tokens "
-                f"({budget}); lower keep_recent_tokens."
+                f"({self.max_tokens_resolved}); lower keep_recent_tokens."
             )
             raise ConfigError(msg)
         if self.keep_recent_tokens_resolved >= self.high_mark:
@@ -277,20 +295,24 @@ class MemoryConfig:
                 "turn would compact; lower keep_recent_tokens or raise proactive_ratio."
             )
             raise ConfigError(msg)
-        if self.pinned_cap_tokens < PINNED_FLOOR_TOKENS:
-            from langctx.budgets import smallest_block_budget  # (it builds configs)
 
-            smallest = smallest_block_budget(self)
-            msg = (
-                f"max_tokens={budget} leaves {self.head_budget} tokens after the reserve, but "
-                f"the summary block may take {self.block_cap_tokens} "
-                f"((max_summaries + max_level2 + 1) summaries of {self.max_summary_tokens_resolved}, "
-                f"the facts ledger, preamble and tags) and the pinned system prompt and task need "
-                f"{PINNED_FLOOR_TOKENS} beside it; raise max_tokens"
-                + (f" to at least {smallest}" if smallest else "")
-                + " or lower max_summary_tokens / max_summaries / max_level2."
-            )
-            raise ConfigError(msg)
+    def _check_room_for_pinned(self) -> None:
+        """The summary block leaves room for the pinned system prompt and task."""
+        if self.pinned_cap_tokens >= PINNED_FLOOR_TOKENS:
+            return
+        from langctx.budgets import smallest_block_budget  # (it builds configs)
+
+        smallest = smallest_block_budget(self)
+        msg = (
+            f"max_tokens={self.max_tokens_resolved} leaves {self.head_budget} tokens after the "
+            f"reserve, but the summary block may take {self.block_cap_tokens} "
+            f"((max_summaries + max_level2 + 1) summaries of {self.max_summary_tokens_resolved}, "
+            f"the facts ledger, preamble and tags) and the pinned system prompt and task need "
+            f"{PINNED_FLOOR_TOKENS} beside it; raise max_tokens"
+            + (f" to at least {smallest}" if smallest else "")
+            + " or lower max_summary_tokens / max_summaries / max_level2."
+        )
+        raise ConfigError(msg)
 
     @_resolved
     def max_tokens_resolved(self) -> int:
