@@ -132,10 +132,7 @@ class _Walk:
     ) -> tuple[str | None, str | None, bool]:
         """Record one simple command: (its status program, the working directory after it,
         whether a script it ran masks a failure)."""
-        words = list(simple.words)
-        while words and ASSIGNMENT_RE.match(words[0].value):
-            words.pop(0)
-        words = _unwrap(words)
+        words = _unwrap(_without_assignments(simple.words))
         if words and words[0].value in _SKIP_WHOLE:
             return None, cwd, False
         bodies = [r.body for r in simple.redirs if r.body is not None]
@@ -143,33 +140,38 @@ class _Walk:
             self.inspects_only = False
         if not words:
             return None, cwd, False
-        first = words[0]
-        name = posixpath.basename(first.value) if first.literal else first.value
-        if not first.literal and first.value not in ("[", "[["):
-            name = "?"
+        name = _program_name(words[0])
         args = words[1:]
-        label = name
-        if name == "git":
-            sub, _ = git_subcommand(args)
-            label = f"git {sub}" if sub else "git"
+        label = _label(name, args)
         self.programs.append(label)
         if name in ("cd", "pushd"):
             return label, _cd(args, cwd), False
         if name == "popd":
             return label, _UNKNOWN, False
         if name in SHELLS:
-            script = _shell_script(args)
-            status: str | None = label
-            masked = False
-            if depth < _MAX_DEPTH:
-                for text in [script] if script is not None else bodies:  # bash <<EOF ... EOF
-                    inner, inner_masked = self.script(text, cwd, depth + 1)
-                    status, masked = inner or status, masked or inner_masked
-            return status, cwd, masked
+            return self._shell(label, args, bodies, cwd, depth)
         if name == "git":
-            directory = _git_directory(args)
-            if directory is not None:
-                cwd = _cd([directory], cwd)
+            cwd = _git_cwd(args, cwd)
+        self._files(name, label, args, bodies, cwd)
+        return label, cwd, False
+
+    def _shell(
+        self, label: str, args: list[Word], bodies: list[str], cwd: str | None, depth: int
+    ) -> tuple[str | None, str | None, bool]:
+        """``bash -c '...'`` or ``bash <<EOF``: walk the script; the status is its last program's."""
+        script = _shell_script(args)
+        status: str | None = label
+        masked = False
+        if depth < _MAX_DEPTH:
+            for text in [script] if script is not None else bodies:  # bash <<EOF ... EOF
+                inner, inner_masked = self.script(text, cwd, depth + 1)
+                status, masked = inner or status, masked or inner_masked
+        return status, cwd, masked
+
+    def _files(
+        self, name: str, label: str, args: list[Word], bodies: list[str], cwd: str | None
+    ) -> None:
+        """Record the files a program reads and modifies, as its handler reads its arguments."""
         handler = HANDLERS.get(name)
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
         if modified or label not in INSPECTORS or writes_anyway(name, args):
@@ -178,7 +180,6 @@ class _Walk:
             self.read.setdefault(self._path(path, cwd), None)
         for path in modified:
             self.modified.setdefault(self._path(path, cwd), None)
-        return label, cwd, False
 
     def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> bool:
         wrote = False
@@ -219,6 +220,35 @@ def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
     if cwd == _UNKNOWN:
         return _UNKNOWN
     return posixpath.normpath(value if cwd is None else posixpath.join(cwd, value))
+
+
+def _without_assignments(words: Sequence[Word]) -> list[Word]:
+    """The words after the leading ``VAR=value`` assignments."""
+    words = list(words)
+    while words and ASSIGNMENT_RE.match(words[0].value):
+        words.pop(0)
+    return words
+
+
+def _program_name(first: Word) -> str:
+    """The program a command word names: its basename, ``[`` / ``[[``, or ``?`` (not literal)."""
+    if first.literal:
+        return posixpath.basename(first.value)
+    return first.value if first.value in ("[", "[[") else "?"
+
+
+def _label(name: str, args: Sequence[Word]) -> str:
+    """How a program is listed: ``git`` as ``git <subcommand>``."""
+    if name != "git":
+        return name
+    sub, _ = git_subcommand(args)
+    return f"git {sub}" if sub else "git"
+
+
+def _git_cwd(args: Sequence[Word], cwd: str | None) -> str | None:
+    """The directory a git command works in (its ``-C dir``, else ``cwd``)."""
+    directory = _git_directory(args)
+    return cwd if directory is None else _cd([directory], cwd)
 
 
 def _git_directory(args: Sequence[Word]) -> Word | None:
