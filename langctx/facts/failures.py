@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -249,62 +249,15 @@ def error_lines(text: str) -> tuple[str, ...]:
     weak line after every strong one (a tool's closing verdict, "Found 49 errors."), which is
     kept after them; with neither, the last three non-empty lines stand in.
     """
-    strong: list[str] = []
-    weak: list[str] = []
-    last_frame: str | None = None
-    in_traceback = False
-    label_tier: list[str] | None = None  # the tier of a bare "ERROR:" label awaiting its text
-    verdict: str | None = None  # the last weak line after the last strong one
-
     all_lines = text.splitlines()
     if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
         all_lines = [*all_lines[:_SCAN_HEAD], "", *all_lines[-_SCAN_TAIL:]]
-    candidates = _candidate_lines(all_lines)
-    next_candidate = 0
-    index = 0
-    while True:
-        # Between tracebacks and labels, only candidate lines can change anything: jump to them.
-        if not in_traceback and label_tier is None:
-            while next_candidate < len(candidates) and candidates[next_candidate] < index:
-                next_candidate += 1
-            if next_candidate == len(candidates):
-                break
-            index = candidates[next_candidate]
-        if index >= len(all_lines):
-            break
+    scan = _ErrorScan()
+    for index in _lines_to_read(all_lines, scan):
         line = all_lines[index].rstrip()
-        index += 1
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if label_tier is not None:
-            label_tier.append(stripped)
-            label_tier = None
-            continue
-        if in_traceback:
-            if _TRACEBACK_FRAME_RE.match(line):
-                last_frame = stripped
-            elif not line[0].isspace():  # the exception line that ends the traceback
-                if last_frame is not None:
-                    strong.append(last_frame)
-                strong.append(stripped)
-                in_traceback = False
-                last_frame = None
-            continue
-        if line.startswith(_TRACEBACK_HEAD):
-            strong.append(stripped)
-            in_traceback = True
-            continue
-        if not _ANY_LINE_RE.search(line):  # a keyword in passing (``test_errors.py``, ...)
-            continue
-        tier = strong if _STRONG_LINE_RE.search(line) else weak
-        tier.append(stripped)
-        verdict = None if tier is strong else stripped
-        if stripped.endswith(":") and len(stripped) <= 20:
-            label_tier = tier
-    picked = strong or weak
-    if strong and verdict is not None:  # the closing verdict ("Found 49 errors.") after them
-        picked = [*strong, verdict]
+        if line.strip():
+            scan.read(line)
+    picked = scan.picked()
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
     # a line printed again (a tool re-running the step) counts where it was printed last
@@ -312,6 +265,71 @@ def error_lines(text: str) -> tuple[str, ...]:
     if len(unique) > _MAX_ERROR_LINES:
         unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
     return tuple(unique)
+
+
+def _lines_to_read(lines: list[str], scan: _ErrorScan) -> Iterator[int]:
+    """Indices of the lines ``scan`` must read, in order: every line while it is inside a
+    traceback or after a label, else only the candidate lines (nothing else changes anything)."""
+    candidates = _candidate_lines(lines)
+    next_candidate = 0
+    index = 0
+    while True:
+        if not scan.in_traceback and scan.label_tier is None:  # jump to the next candidate
+            while next_candidate < len(candidates) and candidates[next_candidate] < index:
+                next_candidate += 1
+            if next_candidate == len(candidates):
+                return
+            index = candidates[next_candidate]
+        if index >= len(lines):
+            return
+        yield index
+        index += 1
+
+
+class _ErrorScan:
+    """The error lines found so far, and the traceback or label being read."""
+
+    def __init__(self) -> None:
+        self.strong: list[str] = []
+        self.weak: list[str] = []
+        self.last_frame: str | None = None
+        self.in_traceback = False
+        self.label_tier: list[str] | None = None  # a bare "ERROR:" label's tier, awaiting text
+        self.verdict: str | None = None  # the last weak line after the last strong one
+
+    def read(self, line: str) -> None:
+        """Read one non-blank line (right-stripped)."""
+        stripped = line.strip()
+        if self.label_tier is not None:  # the text of the label
+            self.label_tier.append(stripped)
+            self.label_tier = None
+        elif self.in_traceback:
+            self._traceback_line(line, stripped)
+        elif line.startswith(_TRACEBACK_HEAD):
+            self.strong.append(stripped)
+            self.in_traceback = True
+        elif _ANY_LINE_RE.search(line):  # else a keyword in passing (``test_errors.py``, ...)
+            tier = self.strong if _STRONG_LINE_RE.search(line) else self.weak
+            tier.append(stripped)
+            self.verdict = None if tier is self.strong else stripped
+            if stripped.endswith(":") and len(stripped) <= 20:
+                self.label_tier = tier
+
+    def _traceback_line(self, line: str, stripped: str) -> None:
+        if _TRACEBACK_FRAME_RE.match(line):
+            self.last_frame = stripped
+        elif not line[0].isspace():  # the exception line that ends the traceback
+            if self.last_frame is not None:
+                self.strong.append(self.last_frame)
+            self.strong.append(stripped)
+            self.in_traceback = False
+            self.last_frame = None
+
+    def picked(self) -> list[str]:
+        """The strong lines (then the closing verdict, "Found 49 errors."), else the weak ones."""
+        if self.strong and self.verdict is not None:
+            return [*self.strong, self.verdict]
+        return self.strong or self.weak
 
 
 SHOWN_FAILURE_CHARS = 480
