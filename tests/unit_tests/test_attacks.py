@@ -246,7 +246,8 @@ async def test_a_sync_summarizer_in_async_code_neither_blocks_the_loop_nor_outli
 
 def test_runs_without_a_thread_never_read_each_others_references() -> None:
     """Runs without a ``thread_id`` shared one reference namespace, so a run could fetch the
-    stored output of another (the README says a thread never reads another's references)."""
+    stored output of another (docs/context-mode.md says a thread never reads another's
+    references)."""
     from langchain.agents import create_agent
 
     from langctx.context_mode.middleware import ContextModeMiddleware

@@ -89,6 +89,13 @@ def test_the_pattern_finds_machine_paths_and_spares_the_rest() -> None:
     assert machine_paths("edited /home/dev/projects/webshop/src/a.py") == []
 
 
+def test_every_docs_page_is_checked() -> None:
+    """The README's manual moved to docs/: each of its pages is among the docs checked here."""
+    pages = sorted(ROOT.glob("docs/*.md"))
+    assert len(pages) >= 10
+    assert set(pages) <= set(_docs())
+
+
 @pytest.mark.parametrize("doc", _docs(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_doc_names_a_machine_path(doc: Path) -> None:
     lines = doc.read_text(encoding="utf-8").splitlines()

@@ -38,7 +38,8 @@ def test_no_file_names_a_package_index() -> None:
 
 def test_what_the_readme_imports_is_a_core_dependency() -> None:
     """``pip install langctx`` then the README's start-here example failed with
-    ``ModuleNotFoundError: No module named 'langchain'`` (it was an extra)."""
+    ``ModuleNotFoundError: No module named 'langchain'`` (it was an extra). The examples of
+    docs/ run on the core dependencies too."""
     import ast
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -46,9 +47,10 @@ def test_what_the_readme_imports_is_a_core_dependency() -> None:
         re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].replace("-", "_")
         for d in project["dependencies"]
     }
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     imported: set[str] = set()
-    for block in re.findall(r"```python\n(.*?)```", readme, re.S):
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
         for node in ast.walk(ast.parse(block)):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
@@ -62,7 +64,7 @@ def test_what_the_readme_imports_is_a_core_dependency() -> None:
         "langchain_core": "langchain_core",
     }
     missing = {m for m in third_party if packages.get(m, m) not in core}
-    assert missing == set(), f"README imports {sorted(missing)}, not core dependencies"
+    assert missing == set(), f"the docs import {sorted(missing)}, not core dependencies"
 
 
 def test_licence_and_metadata() -> None:
@@ -81,10 +83,20 @@ def test_the_readme_links_nothing_relative() -> None:
     assert relative == [], f"README links {relative}; name files as code instead"
 
 
+def _imports_only(paragraph: str) -> bool:
+    """A run of import lines (an example's opening), which examples share by nature."""
+    lines = [line for line in paragraph.splitlines() if not line.startswith("```")]
+    return bool(lines) and all(re.match(r"(from \S+ )?import ", line) for line in lines)
+
+
 def test_each_readme_section_has_one_copy() -> None:
     """README and docs/*.md held diverging copies of the same sections."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for doc in sorted((ROOT / "docs").glob("*.md")):
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    assert docs
+    for doc in docs:
         paragraphs = [p.strip() for p in re.split(r"\n\s*\n", doc.read_text(encoding="utf-8"))]
-        copied = [p for p in paragraphs if len(p) > 80 and p in readme]
+        copied = [p for p in paragraphs if len(p) > 80 and p in readme and not _imports_only(p)]
         assert not copied, f"{doc.name} repeats README paragraphs: {copied[0][:80]!r}"
+    assert _imports_only("```python\nfrom langctx import LayeredChatMemory\nimport json")
+    assert not _imports_only("from langctx import LayeredChatMemory\nmem = LayeredChatMemory()")
