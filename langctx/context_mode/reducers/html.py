@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -133,46 +134,70 @@ class _Page(HTMLParser):
             return
         if self.skip:
             return
-        if tag == "head":
-            self.in_head = False
-        elif tag == "title":
-            self.in_title = False
-            self.parts.append("\n")
-        elif tag == "a" and self.open_link is not None:
-            index, href, words = self.open_link
-            self.open_link = None
-            text = _SPACES.sub(" ", "".join(words)).strip()
-            self.parts[index] = _MARK + _link(text, href) + _MARK
-            self.elements += 1
-        elif tag == "button" and self.open_button is not None:
-            index, words = self.open_button
-            self.open_button = None
-            text = _SPACES.sub(" ", " ".join(w for w in words if w)).strip()
-            self.parts[index] = f"\n{_CONTROL}[button: {clip(text, 80) or '?'}]\n"
-            self.elements += 1
-        elif tag == "textarea" and self.open_textarea is not None:
-            index, attrs = self.open_textarea
-            self.open_textarea = None
-            self._field("textarea", attrs, index=index)
-        elif tag == "option" and self.open_option is not None and self.open_select is not None:
-            self.open_select[2].append(_SPACES.sub(" ", "".join(self.open_option)).strip())
-            self.open_option = None
-        elif tag == "select" and self.open_select is not None:
-            index, attrs, options = self.open_select
-            self.open_select = None
-            shown = " | ".join(clip(o, 40) for o in options[:8] if o)
-            if len(options) > 8:
-                shown += f" | +{len(options) - 8} more"
-            self._field("select", attrs, index=index, extra=f"options: {shown}" if shown else None)
-        elif tag == "label" and self.open_label is not None:
-            text = _SPACES.sub(" ", "".join(self.open_label)).strip()
-            if self.label_for:
-                self.labels[self.label_for] = text
-            self.open_label = None
-        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            self.parts.append("\n")
+        close = _CLOSERS.get(tag)
+        if close is not None:
+            close(self)
         if tag in _BLOCK:
             self.parts.append("\n")
+
+    def _close_head(self) -> None:
+        self.in_head = False
+
+    def _close_title(self) -> None:
+        self.in_title = False
+        self.parts.append("\n")
+
+    def _close_heading(self) -> None:
+        self.parts.append("\n")
+
+    def _close_link(self) -> None:
+        if self.open_link is None:
+            return
+        index, href, words = self.open_link
+        self.open_link = None
+        text = _SPACES.sub(" ", "".join(words)).strip()
+        self.parts[index] = _MARK + _link(text, href) + _MARK
+        self.elements += 1
+
+    def _close_button(self) -> None:
+        if self.open_button is None:
+            return
+        index, words = self.open_button
+        self.open_button = None
+        text = _SPACES.sub(" ", " ".join(w for w in words if w)).strip()
+        self.parts[index] = f"\n{_CONTROL}[button: {clip(text, 80) or '?'}]\n"
+        self.elements += 1
+
+    def _close_textarea(self) -> None:
+        if self.open_textarea is None:
+            return
+        index, attrs = self.open_textarea
+        self.open_textarea = None
+        self._field("textarea", attrs, index=index)
+
+    def _close_option(self) -> None:
+        if self.open_option is None or self.open_select is None:
+            return
+        self.open_select[2].append(_SPACES.sub(" ", "".join(self.open_option)).strip())
+        self.open_option = None
+
+    def _close_select(self) -> None:
+        if self.open_select is None:
+            return
+        index, attrs, options = self.open_select
+        self.open_select = None
+        shown = " | ".join(clip(o, 40) for o in options[:8] if o)
+        if len(options) > 8:
+            shown += f" | +{len(options) - 8} more"
+        self._field("select", attrs, index=index, extra=f"options: {shown}" if shown else None)
+
+    def _close_label(self) -> None:
+        if self.open_label is None:
+            return
+        text = _SPACES.sub(" ", "".join(self.open_label)).strip()
+        if self.label_for:
+            self.labels[self.label_for] = text
+        self.open_label = None
 
     def handle_data(self, data: str) -> None:
         if self.skip or (self.in_head and not self.in_title):
@@ -235,6 +260,20 @@ class _Page(HTMLParser):
             if line and line != "#":
                 lines.append((_CONTROL in raw or line.startswith("#"), line))
         return lines
+
+
+_CLOSERS: dict[str, Callable[[_Page], None]] = {
+    "head": _Page._close_head,
+    "title": _Page._close_title,
+    **dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), _Page._close_heading),
+    "a": _Page._close_link,
+    "button": _Page._close_button,
+    "textarea": _Page._close_textarea,
+    "option": _Page._close_option,
+    "select": _Page._close_select,
+    "label": _Page._close_label,
+}
+"""End tag -> what closing it does (beyond the line break after a block)."""
 
 
 @dataclass(frozen=True, slots=True)
