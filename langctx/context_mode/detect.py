@@ -269,7 +269,26 @@ def detect_kind(
     path = output_path(tool_name, args)
     ext = path.rsplit(".", 1)[-1].lower() if path and "." in path.rsplit("/", 1)[-1] else ""
     reading = is_read_call(tool_name, args)
+    kind = _kind_from_path(text, head, lines, path, ext, reading=reading)
+    if kind is None:
+        kind = _kind_from_content(text, head, lines)
+    if kind is not None:
+        return kind
+    if is_command_call(tool_name, args, command_tools=command_tools) and not reading:
+        return "log"
+    if reading:
+        return "source" if _ratio(lines, _CODE_LINE) >= 0.15 or ext else "text"
+    if _ratio(lines, _LOG_LINE) >= 0.2:
+        return "log"
+    if _ratio(lines, _CODE_LINE) >= 0.25:
+        return "source"
+    return "text"
 
+
+def _kind_from_path(
+    text: str, head: str, lines: list[str], path: str | None, ext: str, *, reading: bool
+) -> ContentKind | None:
+    """The kind the file extension names, when the content agrees; a source file that was read."""
     if ext in ("html", "htm", "xhtml") and (_looks_html(head, lines) or head.startswith("<")):
         return "html"
     if ext in ("json", "jsonl", "ndjson", "geojson") and _looks_json(text, head):
@@ -278,7 +297,11 @@ def detect_kind(
         return "table"
     if reading and ext not in _NON_SOURCE and language_for_path(path) is not None:
         return "source"
+    return None
 
+
+def _kind_from_content(text: str, head: str, lines: list[str]) -> ContentKind | None:
+    """The kind the content shows unmistakably (markup, JSON, a trace, a table, a listing)."""
     if _looks_html(head, lines) or _looks_a11y(lines):
         return "html"
     if _looks_json(text, head):
@@ -289,12 +312,4 @@ def detect_kind(
         return "table"
     if split_listing("\n".join(lines)).numbered:
         return "source"
-    if is_command_call(tool_name, args, command_tools=command_tools) and not reading:
-        return "log"
-    if reading:
-        return "source" if _ratio(lines, _CODE_LINE) >= 0.15 or ext else "text"
-    if _ratio(lines, _LOG_LINE) >= 0.2:
-        return "log"
-    if _ratio(lines, _CODE_LINE) >= 0.25:
-        return "source"
-    return "text"
+    return None
