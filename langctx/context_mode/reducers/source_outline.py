@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["LANGUAGES", "Declaration", "Outline", "language_for_path", "outline_source"]
@@ -213,104 +213,125 @@ def outline_source(
         >>> [d.text for d in outline_source(ts, language="typescript").declarations]
         ['export class X', 'run(): void']
     """
-    outline = Outline()
-    seen: set[str] = set()
-    nesting = _Nesting()
-    member_indents: list[tuple[int, int]] = []  # (type indent, member indent)
-    in_fence = False
-    in_import = False
-    family = language or ""
+    scan = _Scan(lines, language or "")
     for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        number = numbers[i] if numbers is not None else first_line + i
-        if in_import:  # inside a multi-line `import { ... } from "x"`
-            m = _JS_FROM.search(line)
-            if m or line.strip().startswith("}"):
-                in_import = False
-                _add_import(outline, seen, m.group(1) if m else None)
-            continue
-        if family in ("markdown", "rst"):
-            if _FENCE.match(line):
-                in_fence = not in_fence
-                continue
-            m = _HEADING.match(line)
-            if m and not in_fence:
-                depth = len(m.group(1)) - 1
-                outline.declarations.append(Declaration(number, depth, line.strip()[:120], i))
-            continue
-        indent = _indent(line)
-        while member_indents and indent <= member_indents[-1][0]:
-            member_indents.pop()
-        decl = False
-        if family == "python":
-            m = _PY_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1) or m.group(2))
-                continue
-            decl = bool(_PY_DECL.match(line))
-        elif family in ("typescript", "javascript"):
-            m = _JS_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1) or m.group(2))
-                continue
-            if _JS_IMPORT_OPEN.match(line):
-                in_import = True
-                continue
-            decl = bool(_JS_DECL.match(line)) or (indent == 0 and bool(_JS_FUNC_CONST.match(line)))
-            if not decl:
-                decl = _is_member(line, indent, member_indents)
-        elif family in ("java", "kotlin", "scala", "csharp", "swift", "dart"):
-            m = _JAVA_IMPORT.match(line)
-            if m and indent == 0:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = bool(_JAVA_TYPE.match(line)) or _is_member(line, indent, member_indents)
-        elif family == "go":
-            m = _GO_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = bool(_GO_DECL.match(line))
-        elif family == "rust":
-            m = _RUST_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = bool(_RUST_DECL.match(line))
-        elif family in ("c", "cpp", "objective-c"):
-            m = _C_INCLUDE.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = indent == 0 and (bool(_C_TYPE.match(line)) or _is_c_function(lines, i))
-        elif family == "ruby":
-            m = _RUBY_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = bool(_RUBY_DECL.match(line))
-        elif family == "php":
-            decl = bool(_PHP_DECL.match(line))
-        elif family == "shell":
-            decl = bool(_SHELL_DECL.match(line)) and "=" not in line.split("(")[0]
-        elif family == "pony":
-            m = _PONY_IMPORT.match(line)
-            if m:
-                _add_import(outline, seen, m.group(1))
-                continue
-            decl = bool(_PONY_DECL.match(line))
+        if line.strip():
+            scan.line(i, numbers[i] if numbers is not None else first_line + i, line)
+    return scan.outline
+
+
+class _Scan:
+    """The state of one outline: what was found, and the open constructs around the line."""
+
+    def __init__(self, lines: Sequence[str], family: str) -> None:
+        self.lines = lines
+        self.family = family
+        self.outline = Outline()
+        self.seen: set[str] = set()
+        self.nesting = _Nesting()
+        self.member_indents: list[tuple[int, int]] = []  # (type indent, member indent)
+        self.in_fence = False
+        self.in_import = False  # inside a multi-line `import { ... } from "x"`
+
+    def line(self, i: int, number: int, line: str) -> None:
+        """Read one non-blank line (``lines[i]``, file line ``number``)."""
+        if self.in_import:
+            self._import_continued(line)
+        elif self.family in ("markdown", "rst"):
+            self._markup(i, number, line)
         else:
-            decl = bool(_GENERIC_DECL.match(line))
-        if not decl:
-            continue
-        depth = nesting.depth(indent)
-        outline.declarations.append(Declaration(number, depth, _decl_text(line), i))
+            indent = _indent(line)
+            while self.member_indents and indent <= self.member_indents[-1][0]:
+                self.member_indents.pop()
+            if self._is_declaration(i, line, indent):
+                self._declare(i, number, line, indent)
+
+    def took_import(self, pattern: re.Pattern[str] | None, line: str) -> bool:
+        """Record the import ``pattern`` finds on ``line``; whether it found one."""
+        m = pattern.match(line) if pattern is not None else None
+        if m is None:
+            return False
+        _add_import(self.outline, self.seen, next(filter(None, m.groups()), None))
+        return True
+
+    def _is_declaration(self, i: int, line: str, indent: int) -> bool:
+        rule = _FAMILY_RULES.get(self.family)
+        if rule is not None:
+            return rule(self, i, line, indent)
+        imports, declaration = _PLAIN_FAMILIES.get(self.family, (None, _GENERIC_DECL))
+        return not self.took_import(imports, line) and bool(declaration.match(line))
+
+    def _declare(self, i: int, number: int, line: str, indent: int) -> None:
+        depth = self.nesting.depth(indent)
+        self.outline.declarations.append(Declaration(number, depth, _decl_text(line), i))
         if _CONTAINER.search(line) and line.rstrip().endswith("{"):
-            member = _member_indent(lines, i)
+            member = _member_indent(self.lines, i)
             if member is not None and member > indent:
-                member_indents.append((indent, member))
-    return outline
+                self.member_indents.append((indent, member))
+
+    def _import_continued(self, line: str) -> None:
+        m = _JS_FROM.search(line)
+        if m or line.strip().startswith("}"):
+            self.in_import = False
+            _add_import(self.outline, self.seen, m.group(1) if m else None)
+
+    def _markup(self, i: int, number: int, line: str) -> None:
+        """Markdown / reStructuredText: ``#`` headings outside code fences."""
+        if _FENCE.match(line):
+            self.in_fence = not self.in_fence
+            return
+        m = _HEADING.match(line)
+        if m and not self.in_fence:
+            depth = len(m.group(1)) - 1
+            self.outline.declarations.append(Declaration(number, depth, line.strip()[:120], i))
+
+
+def _js_line(scan: _Scan, i: int, line: str, indent: int) -> bool:
+    if scan.took_import(_JS_IMPORT, line):
+        return False
+    if _JS_IMPORT_OPEN.match(line):
+        scan.in_import = True
+        return False
+    if _JS_DECL.match(line) or (indent == 0 and _JS_FUNC_CONST.match(line)):
+        return True
+    return _is_member(line, indent, scan.member_indents)
+
+
+def _jvm_line(scan: _Scan, i: int, line: str, indent: int) -> bool:
+    """Java and its relatives (Kotlin, Scala, C#, Swift, Dart): imports at the top level only."""
+    if indent == 0 and scan.took_import(_JAVA_IMPORT, line):
+        return False
+    return bool(_JAVA_TYPE.match(line)) or _is_member(line, indent, scan.member_indents)
+
+
+def _c_line(scan: _Scan, i: int, line: str, indent: int) -> bool:
+    if scan.took_import(_C_INCLUDE, line):
+        return False
+    return indent == 0 and (bool(_C_TYPE.match(line)) or _is_c_function(scan.lines, i))
+
+
+def _shell_line(scan: _Scan, i: int, line: str, indent: int) -> bool:
+    return bool(_SHELL_DECL.match(line)) and "=" not in line.split("(")[0]
+
+
+_FAMILY_RULES: dict[str, Callable[[_Scan, int, str, int], bool]] = {
+    **dict.fromkeys(("typescript", "javascript"), _js_line),
+    **dict.fromkeys(("java", "kotlin", "scala", "csharp", "swift", "dart"), _jvm_line),
+    **dict.fromkeys(("c", "cpp", "objective-c"), _c_line),
+    "shell": _shell_line,
+}
+"""Language -> whether a line declares something (recording the imports it finds)."""
+
+_PLAIN_FAMILIES: dict[str, tuple[re.Pattern[str] | None, re.Pattern[str]]] = {
+    "python": (_PY_IMPORT, _PY_DECL),
+    "go": (_GO_IMPORT, _GO_DECL),
+    "rust": (_RUST_IMPORT, _RUST_DECL),
+    "ruby": (_RUBY_IMPORT, _RUBY_DECL),
+    "php": (None, _PHP_DECL),
+    "pony": (_PONY_IMPORT, _PONY_DECL),
+}
+"""Language -> (import pattern, declaration pattern), for languages that need no more; any other
+language gets the generic declaration pattern."""
 
 
 def _is_member(line: str, indent: int, member_indents: list[tuple[int, int]]) -> bool:
