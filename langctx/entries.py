@@ -93,6 +93,10 @@ class CompactionEntry(TypedDict):
     pending_tokens: NotRequired[int]
     """A ``mechanical`` entry's evicted tokens that no model summary has seen yet (its own and
     those of the mechanical entries it absorbed)."""
+    upgrade_input: NotRequired[str]
+    """A ``mechanical`` entry whose model summary was asked off the critical path: the digest of
+    that summary's input (:func:`~langctx.summarize.request.request_digest`). The next fold, in
+    whichever process, applies the summary only if the log still gives the same digest."""
 
 
 class EditEntry(TypedDict):
@@ -321,6 +325,7 @@ _FIELDS: dict[str, dict[str, tuple[Any, str]]] = {
         "covered_count": (_is_count, "an int >= 0"),
         "quality": (lambda v: isinstance(v, str), "a string"),
         "trigger": (lambda v: isinstance(v, str), "a string"),
+        "upgrade_input": (_is_str, "a non-empty string"),
     },
     "edit": {
         "id": (_is_str, "a non-empty string"),

@@ -180,6 +180,7 @@ class LayeredChatMemory:
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
         self._blocking_calls = 0  # summarizer calls made on the caller's path
         self._waited_s = 0.0  # waiting for a background summary in the current compaction
+        self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
 
     # ------------------------------------------------------------------ public views
 
@@ -336,6 +337,10 @@ class LayeredChatMemory:
     def _id(self, i: int) -> str:
         return str(self._log[i].id)
 
+    def _earlier(self, message_id: str) -> BaseMessage | None:
+        """A message of the log before a restored window, by id (None: not known)."""
+        return None if self._before is None else self._before(message_id)
+
     # ------------------------------------------------------------------ triggers
 
     def needs_compaction(self) -> bool:
@@ -474,5 +479,6 @@ class LayeredChatMemory:
     # model summaries off the critical path (langctx.engine.background)
     _newest_level1 = background._newest_level1
     _launch_upgrade = background._launch_upgrade
+    _pending = background._pending
     _settle_upgrade = background._settle_upgrade
     _await_upgrade = background._await_upgrade

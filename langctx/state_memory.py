@@ -41,13 +41,14 @@ from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
+    archive_record,
     as_messages,
     check_channel,
     current_entries,
+    restore_entries,
     stored_priorities,
     window_start,
 )
-from langctx.stores.archive_plan import archive_record, restore_entries
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.window import WindowProjection, project_window
@@ -399,8 +400,25 @@ def _restored(
         edits=edits,
         priorities=stored_priorities(priorities),
         validate_from=_last_response(window),
+        before=_Before(raw, start),
     )
     return memory
+
+
+class _Before:
+    """The messages of a state before its window, found by id (indexed on first use: only a
+    pending background summary of a span the window no longer holds reads them)."""
+
+    __slots__ = ("_by_id", "_raw", "_stop")
+
+    def __init__(self, raw: WithIds, stop: int) -> None:
+        self._raw, self._stop = raw, stop
+        self._by_id: dict[str, BaseMessage] | None = None
+
+    def __call__(self, message_id: str) -> BaseMessage | None:
+        if self._by_id is None:
+            self._by_id = {str(m.id): m for m in self._raw[: self._stop]}
+        return self._by_id.get(message_id)
 
 
 def _last_response(window: Sequence[BaseMessage]) -> int:

@@ -1,17 +1,20 @@
-"""Model summaries off the critical path.
+"""Model summaries off the critical path, decided in the entries (so in the checkpoint).
 
 A fold whose evicted history reaches ``summary_threshold_tokens`` is written at once with the
-local summary (quality ``"mechanical"``); the model's summary of the same span runs in a daemon
-thread. At the next fold (when the summary block changes anyway, so no extra provider cache is
-broken) a finished summary replaces the mechanical entry by an entry of quality ``"model"`` that
-names it in ``merged_from`` — only while that entry is still the newest level-1 summary, so a
-summary computed for a history that changed meanwhile (a ``/compact``, a merge) is discarded. If
-the process dies, the mechanical entry stands and a later fold asks again: nothing is lost.
+local summary (quality ``"mechanical"``) and records in its entry the digest of the model
+summary's input (``upgrade_input``); that summary is computed in a daemon thread. The next fold,
+in whichever process serves it, applies the model's summary (an entry of quality ``"model"``
+naming the mechanical one in ``merged_from``) while that entry is still the newest level-1
+summary and the log still gives the same digest: a job of this process computing that digest is
+waited for, otherwise the summary is computed then. A summary of messages edited or removed
+since is discarded, as is one overtaken by a ``/compact`` or an overflow recovery (they call the
+model themselves). So the entries, and what the model sees, do not depend on which worker served
+the previous call or on a process dying in between.
 
-Jobs are kept per process, keyed by the mechanical entry's id (a digest of the messages it
-covers), so the stateless integrations find them on the next call; another worker simply does not
-(it folds on and asks for the whole span later). At most :data:`MAX_JOBS` run at once; a summarizer
-that hangs holds its slot until it returns (no new jobs start once all slots are held).
+Jobs are kept per process, keyed by the input's digest (a value), and a finished summary stays
+there for a while: a node that runs again (durable execution) finds it instead of asking again.
+At most :data:`MAX_JOBS` run at once; a summarizer that hangs holds its slot until it returns
+(no new jobs start once all slots are held).
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from langctx.engine import planning
 from langctx.entries import CompactionEntry, covered_count, new_compaction_entry
 from langctx.errors import ConfigError
 from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
 from langctx.summarize.calls import failure_reason, warn_failure
+from langctx.summarize.request import request_digest
 
 if TYPE_CHECKING:
     from langctx.memory import LayeredChatMemory
@@ -49,10 +55,10 @@ def in_background() -> bool:
     return _in_background.get()
 
 
-def start_job(entry_id: str, fn: Callable[[], object]) -> bool:
-    """Run ``fn`` (a summarizer call) in a daemon thread for ``entry_id``; False when all slots
-    are taken or a job for it exists."""
-    if _jobs.get(entry_id) is not None or not _slots.acquire(blocking=False):
+def start_job(key: str, fn: Callable[[], object]) -> bool:
+    """Run ``fn`` (a summarizer call) in a daemon thread as the job of input digest ``key``;
+    False when all slots are taken or a job for it exists."""
+    if _jobs.get(key) is not None or not _slots.acquire(blocking=False):
         return False
     future: Future[str] = Future()
     ctx = contextvars.copy_context()  # callbacks and the run's config travel with the call
@@ -66,40 +72,40 @@ def start_job(entry_id: str, fn: Callable[[], object]) -> bool:
         finally:
             _slots.release()
 
-    _jobs.put(entry_id, (future, time.monotonic()))
-    threading.Thread(target=target, name=f"langctx-summary-{entry_id}", daemon=True).start()
+    _jobs.put(key, (future, time.monotonic()))
+    threading.Thread(target=target, name=f"langctx-summary-{key[:12]}", daemon=True).start()
     return True
 
 
-def running(entry_id: str) -> bool:
-    """True when a background summary for ``entry_id`` exists in this process."""
-    return _jobs.get(entry_id) is not None
+def running(key: str) -> bool:
+    """True when a background summary of input digest ``key`` exists in this process."""
+    return _jobs.get(key) is not None
 
 
-def take(entry_id: str, timeout: float | None) -> tuple[str | None, str]:
-    """``(summary, "")`` for the finished job of ``entry_id`` (waiting up to what is left of
-    ``timeout`` since it started), or ``(None, why not)``: no job, failed, not done in time. The
-    job is forgotten either way."""
-    job = _jobs.pop(entry_id)
+def take(key: str, timeout: float | None) -> tuple[str | None, str]:
+    """``(summary, "")`` for the job of input digest ``key`` (waiting up to what is left of
+    ``timeout`` since it started), or ``(None, why not)``: no job, failed, not done in time. A
+    summary stays known (a retry finds it); a failed job is forgotten."""
+    job = _jobs.get(key)
     if job is None:
         return None, "no background summary in this process"
     future, started = job
     left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-    if timeout == 0 and not future.done():
-        return None, "discarded: the span is summarized on the spot"
     try:
         return future.result(timeout=left), ""
     except ConfigError:
+        _jobs.pop(key)
         raise  # the summarizer can never work (its answer is not text): say so, do not fall back
     except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
+        _jobs.pop(key)
         warn_failure(exc, "the local summary (the background summary failed)")
         return None, failure_reason(exc)
 
 
-async def wait_async(entry_id: str, timeout: float | None) -> None:
-    """Wait without blocking the event loop until the job for ``entry_id`` is done or what is
-    left of ``timeout`` has passed (then :func:`take` returns at once)."""
-    job = _jobs.get(entry_id)
+async def wait_async(key: str, timeout: float | None) -> None:
+    """Wait without blocking the event loop until the job of ``key`` is done or what is left of
+    ``timeout`` has passed (then :func:`take` returns at once)."""
+    job = _jobs.get(key)
     if job is None:
         return
     future, started = job
@@ -121,39 +127,72 @@ def _newest_level1(self: LayeredChatMemory) -> CompactionEntry | None:
     return level1[-1] if level1 else None
 
 
-def _launch_upgrade(
-    self: LayeredChatMemory, entry: CompactionEntry, request: SummaryRequest
-) -> bool:
-    """Start the model summary that will replace the mechanical ``entry``."""
+def _launch_upgrade(self: LayeredChatMemory, entry: CompactionEntry, asked: SummaryRequest) -> bool:
+    """Record in the mechanical ``entry`` the model summary that will replace it, and start it."""
+    request = planning.upgrade_request(self, entry)
+    if request is None:
+        return False
+    key = request_digest(request)
+    entry["upgrade_input"] = key
+    request = replace(request, context=asked.context)  # a prefix summarizer reads the cache
+    return _start(self, key, request)
+
+
+def _start(self: LayeredChatMemory, key: str, request: SummaryRequest) -> bool:
     summarizer = self.summarizer
-    return start_job(entry["id"], lambda: summarizer.summarize(request))
+    return running(key) or start_job(key, lambda: summarizer.summarize(request))
+
+
+def _pending(self: LayeredChatMemory) -> tuple[CompactionEntry, SummaryRequest | None] | None:
+    """The newest level-1 entry when its model summary is pending, with that summary's request
+    as the log gives it now (None: the log no longer gives the recorded input)."""
+    newest = self._newest_level1()
+    key = newest.get("upgrade_input") if newest is not None else None
+    if newest is None or newest["quality"] != "mechanical" or key is None:
+        return None
+    request = planning.upgrade_request(self, newest)
+    if request is None or request_digest(request) != key:
+        return newest, None
+    return newest, request
 
 
 async def _await_upgrade(self: LayeredChatMemory) -> None:
-    """Let a running background summary for the newest entry finish without blocking the loop."""
-    newest = self._newest_level1()
-    if newest is not None and newest["quality"] == "mechanical" and running(newest["id"]):
+    """Let the pending background summary finish without blocking the loop (started here when
+    no job of this process computes it)."""
+    newest, request = self._pending() or (None, None)
+    if newest is None or request is None:
+        return
+    key = newest["upgrade_input"]
+    if _start(self, key, request):
         started = time.perf_counter()
-        await wait_async(newest["id"], self.config.summary_timeout)
+        await wait_async(key, self.config.summary_timeout)
         self._waited_s += time.perf_counter() - started
 
 
 def _settle_upgrade(self: LayeredChatMemory, *, wait: bool = True) -> CompactionEntry | None:
-    """Apply a finished background summary to the newest mechanical entry it was computed for.
+    """Apply the pending model summary of the newest mechanical entry.
 
-    ``wait``: a fold waits for a summary still running (within ``summary_timeout``), as the
-    alternative is to throw it away; a ``/compact`` or overflow recovery does not (it calls the
-    model itself, and the running summary is then discarded).
+    ``wait``: a fold waits for it (within ``summary_timeout``; computing it when no job of this
+    process does), as the alternative is to throw it away; a ``/compact`` or overflow recovery
+    does not (it calls the model itself, and the pending summary is discarded).
     """
-    newest = self._newest_level1()
-    if newest is None or newest["quality"] != "mechanical" or not running(newest["id"]):
+    pending = self._pending()
+    if pending is None:
         return None
+    newest, request = pending
+    if request is None or not wait:
+        why = "its messages changed since it was asked" if request is None else "summarized anew"
+        self._record("discard", "background", [newest["id"]], 0, why)
+        return None
+    key = newest["upgrade_input"]
     started = time.perf_counter()
-    text, reason = take(newest["id"], self.config.summary_timeout if wait else 0.0)
+    if _start(self, key, request):
+        text, reason = take(key, self.config.summary_timeout)
+    else:
+        text, reason = None, "every background slot is held"
     self._waited_s += time.perf_counter() - started
     if text is None:
-        action = "summarizer_fallback" if wait else "discard"
-        self._record(action, "background", [newest["id"]], 0, reason[:300])
+        self._record("summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
     summary = self._cap(text)
     entry = new_compaction_entry(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from langctx.engine import background, planning
+from langctx.engine import planning
 from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -73,8 +73,7 @@ def _planned(
     # summarizer that reads the span from the provider's cache
     sent = self.build_context() if getattr(self.summarizer, "wants_context", False) else []
     self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
-    running = frozenset(e["id"] for e in self._active if background.running(e["id"]))
-    return planning.plan(self, trigger, instructions, keep, sent=sent, running=running)
+    return planning.plan(self, trigger, instructions, keep, sent=sent)
 
 
 def _upgrade_later(self: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None) -> bool:

@@ -8,10 +8,10 @@ and settings): each function returns a value and writes nothing; the memory appl
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -89,7 +89,6 @@ def plan(
     keep_override: int | None = None,
     *,
     sent: Sequence[BaseMessage] = (),
-    running: Set[str] = frozenset(),
 ) -> Plan | None:
     """The next compaction of ``memory`` (None: nothing to fold yet).
 
@@ -97,8 +96,7 @@ def plan(
     the task behind a summary, never splitting a turn or the live run's thinking), whether large
     tool outputs replaced in place are enough (then the plan folds nothing), and the summary
     request with the mechanical summaries it absorbs. ``sent``: what the model was sent last (for
-    a summarizer that reads the span from the provider's cache); ``running``: ids of the entries
-    whose model summary is still being computed in the background (not absorbed).
+    a summarizer that reads the span from the provider's cache).
     """
     tokens_before = memory.context_tokens()
     n = len(memory._log)
@@ -154,7 +152,7 @@ def plan(
         absorbed = _mechanical(memory)
         quality = "local"
     else:
-        absorbed = [e for e in _mechanical(memory) if e["id"] not in running]
+        absorbed = _mechanical(memory)
         pending = sum(memory._tok[i] for i in batch) + sum(pending_tokens(e) for e in absorbed)
         asked = bool(instructions) or trigger in ("manual", "overflow")
         quality = (
@@ -215,6 +213,27 @@ def _chain_request(
     return replace(request, messages=[*messages, *request.messages], summaries=missing)
 
 
+def upgrade_request(memory: PlanningView, entry: CompactionEntry) -> SummaryRequest | None:
+    """The model summary that replaces the mechanical ``entry``, rebuilt from the log: the
+    messages it and the mechanical entries it absorbed folded (their local summaries where the
+    log no longer holds them). None: not a single message of it is left."""
+    by_id = {e["id"]: e for e in memory._entries}
+    own = _folded(memory, entry)
+    absorbed = [by_id[i] for i in entry["merged_from"] if i in by_id]
+    if own is None and not absorbed:
+        return None
+    request = SummaryRequest(
+        kind="turns",
+        messages=own or [],
+        summaries=[] if own is not None else [entry["summary"]],
+        facts=entry_facts(entry),
+        task=_task_text(memory),
+        max_tokens=memory.config.max_summary_tokens_resolved,
+    )
+    chained = _chain_request(memory, request, absorbed) if absorbed else request
+    return replace(chained, summaries=[*request.summaries, *chained.summaries])
+
+
 def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[CompactionEntry]:
     """A mechanical entry and the mechanical entries it absorbed, oldest first."""
     out: list[CompactionEntry] = []
@@ -237,6 +256,9 @@ def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] |
         return []
     if all(i in memory._pos for i in ids):
         return [memory._log[memory._pos[i]] for i in ids]
+    earlier = [memory._earlier(i) for i in ids]  # a window's memory: the state before it
+    if all(m is not None for m in earlier):
+        return cast(list[BaseMessage], earlier)
     if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
     pinned = {*memory._system_idx, memory._task_idx}

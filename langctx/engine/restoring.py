@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -89,6 +89,7 @@ def restore_window(
     edits: Sequence[EditEntry] = (),
     priorities: Mapping[str, int] | None = None,
     validate_from: int = 0,
+    before: Callable[[str], BaseMessage | None] | None = None,
 ) -> None:
     """Rebuild from a window of a longer log (no compaction runs).
 
@@ -97,10 +98,12 @@ def restore_window(
     compaction item and its results). ``compactions`` are taken as stored (the channel's
     reducer validated them); only ``window[validate_from:]`` is validated, the rest was
     the input of an earlier model call. Edits and priorities of messages outside the
-    window are ignored.
+    window are ignored. ``before`` finds a message of the log before the window by id (for a
+    pending background summary of a span the window no longer holds).
     """
     with self._lock:
         self._reset()
+        self._before = before
         self._restoring = True
         head, window = _messages(head), _messages(window)
         try:

@@ -13,7 +13,18 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal, get_args
 
-__all__ = ["MERGE_PROMPT", "SUMMARY_PROMPT", "TOOL_KINDS", "TOOL_OUTPUT_PROMPTS", "ToolKind"]
+__all__ = [
+    "MERGE_PROMPT",
+    "PROMPT_VERSION",
+    "SUMMARY_PROMPT",
+    "TOOL_KINDS",
+    "TOOL_OUTPUT_PROMPTS",
+    "ToolKind",
+]
+
+PROMPT_VERSION = 1
+"""Bump when a prompt changes what a summary says: a pending background summary asked under
+another version is not applied (:func:`langctx.summarize.request.request_digest`)."""
 
 SUMMARY_PROMPT = """\
 You compact the history of a coding agent's session so it can keep working without re-reading it.

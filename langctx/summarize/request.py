@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -13,8 +15,15 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from langctx.errors import ConfigError
+from langctx.summarize.prompts import PROMPT_VERSION
 
-__all__ = ["CallableSummarizer", "Summarizer", "SummaryRequest", "resolve_summarizer"]
+__all__ = [
+    "CallableSummarizer",
+    "Summarizer",
+    "SummaryRequest",
+    "request_digest",
+    "resolve_summarizer",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +57,38 @@ class SummaryRequest:
     tool_kind: str = "default"
     """For ``kind="tool_output"``: what the tool did (a
     :data:`~langctx.summarize.prompts.ToolKind`), which picks the prompt."""
+
+
+def request_digest(request: SummaryRequest) -> str:
+    """A digest of what a summary is made from and the prompts' version (not ``context``, which
+    only lets a summarizer reuse a provider's cache): equal digests ask for the same summary.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> a = SummaryRequest(kind="turns", messages=[HumanMessage("fix it", id="h1")])
+        >>> b = SummaryRequest(kind="turns", messages=[HumanMessage("fix it now", id="h1")])
+        >>> request_digest(a) == request_digest(a), request_digest(a) == request_digest(b)
+        (True, False)
+    """
+    messages = [
+        [m.type, m.id, m.content, getattr(m, "tool_calls", None), getattr(m, "tool_call_id", None)]
+        for m in request.messages
+    ]
+    parts = [
+        PROMPT_VERSION,
+        request.kind,
+        messages,
+        list(request.summaries),
+        request.facts,
+        request.task,
+        request.instructions,
+        request.max_tokens,
+        request.level,
+        request.output,
+        request.tool_kind,
+    ]
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @runtime_checkable

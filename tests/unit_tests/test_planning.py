@@ -73,8 +73,8 @@ def test_the_commit_applies_what_the_plan_replaces_in_place() -> None:
     assert memory.eviction_log[-1]["action"] == "placeholder"
 
 
-@pytest.mark.parametrize("running", [False, True])
-def test_a_summary_still_running_is_not_absorbed(running: bool) -> None:
+def test_a_mechanical_summary_is_absorbed_by_the_next_plan() -> None:
+    """What the plan absorbs is read from the entries alone, never from jobs of the process."""
     memory = session_memory(40, ScriptedChatModel(responses=["Goal: fix the parser."], cycle=True))
     fold = planning.plan(memory, "proactive", None, 2_000)
     assert fold is not None and fold.batch
@@ -82,10 +82,9 @@ def test_a_summary_still_running_is_not_absorbed(running: bool) -> None:
     assert entry is not None
     for turn in iter_turns(45, seed=3):
         memory.add_messages([m.model_copy(update={"id": f"again-{m.id}"}) for m in turn])
-    busy = frozenset({entry["id"]}) if running else frozenset()
-    plan = planning.plan(memory, "manual", None, 2_000, running=busy)
+    plan = planning.plan(memory, "manual", None, 2_000)
     assert plan is not None
-    assert [e["id"] for e in plan.absorbed] == ([] if running else [entry["id"]])
+    assert [e["id"] for e in plan.absorbed] == [entry["id"]]
 
 
 def test_no_placeholder_is_written_when_all_of_them_could_not_save_enough(
