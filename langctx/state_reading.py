@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 
@@ -22,11 +22,16 @@ from langctx.errors import InvalidMessageError, StateVersionError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
+if TYPE_CHECKING:
+    from langctx.channel import ArchiveRecord
+
 __all__ = [
     "WithIds",
+    "archive_record",
     "as_messages",
     "check_channel",
     "current_entries",
+    "restore_entries",
     "stored_priorities",
     "window_start",
 ]
@@ -237,3 +242,55 @@ def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | No
         if raw[i].id == mid:
             return i
     return None
+
+
+def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
+    """The channel's archive record, or None when the thread has nothing archived."""
+    record = (channel or {}).get("archive") if isinstance(channel, Mapping) else None
+    if not isinstance(record, Mapping) or not record.get("last"):
+        return None
+    return record  # type: ignore[return-value]
+
+
+def restore_entries(
+    comps: Sequence[Mapping[str, Any]],
+    present: set[str],
+    record: Mapping[str, Any] | None,
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The channel's compaction entries that still fit the state, and copies to restore from.
+
+    Without an archive record, an entry fits when its cut (``first_kept_id``) is in the
+    state; a merge fits when every entry it merged is kept (or was moved to the archive store).
+    The first entry that does not fit ends the list (later ones build on it). With an archive
+    record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
+    its restore copy gets the archive's cut (``record["first_kept"]``) instead, which is never
+    earlier than its own and never later than the memory's, so the memory's cut is unchanged.
+
+    Returns:
+        The kept entries (as stored) and the entries to pass to ``restore`` (copies where a cut
+        was replaced).
+    """
+    in_channel = {e["id"] for e in comps}
+    saved = int(record.get("saved", 0)) if record else 0
+    anchor = record.get("first_kept") if record else None
+    kept: list[Mapping[str, Any]] = []
+    restore: list[Mapping[str, Any]] = []
+    known: set[str] = set()
+    for n, e in enumerate(comps):
+        fk = e["first_kept_id"]
+        copy = e
+        if e["trigger"] == "merge":
+            ok = all(m in known or m not in in_channel for m in e.get("merged_from", []))
+        elif fk is not None and fk in present:
+            ok = True
+        elif n < saved and anchor is not None and anchor in present:
+            ok = True  # an archived cut (or none): the archived one stands in
+            copy = {**e, "first_kept_id": anchor}
+        else:
+            ok = fk is None
+        if not ok:
+            break
+        kept.append(e)
+        restore.append(copy)
+        known.add(e["id"])
+    return kept, restore

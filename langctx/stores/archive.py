@@ -34,10 +34,10 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.errors import ConfigError, LangctxError
 from langctx.state_memory import NO_THREAD, ThreadView
+from langctx.state_reading import archive_record
 from langctx.stores.archive_plan import (
     ArchiveBatch,
     ArchivePlan,
-    archive_record,
     plan_archive,
 )
 from langctx.stores.references import namespace_label

@@ -3,7 +3,7 @@
 :func:`plan_archive` decides what leaves ``messages`` after a compaction (every message before the
 cut but the pinned ones) and what the ``langctx`` channel sheds (merged entries, edits and
 priorities of archived messages, into one :class:`ArchiveBatch`; the kept entries slimmed);
-:mod:`langctx.stores.archive` does the I/O. :func:`restore_entries` gives the entries a
+:mod:`langctx.stores.archive` does the I/O. :func:`~langctx.state_reading.restore_entries` gives the entries a
 memory restores from (an archived cut replaced by a copy), so the projection stays as it was.
 
 Example:
@@ -40,16 +40,15 @@ from langctx.channel import (
     slim_entry,
 )
 from langctx.entries import active_summaries
+from langctx.state_reading import archive_record
 
 __all__ = [
     "BATCH_VERSION",
     "ArchiveBatch",
     "ArchivePlan",
     "archivable",
-    "archive_record",
     "lean_message_dict",
     "plan_archive",
-    "restore_entries",
 ]
 
 BATCH_VERSION = 1
@@ -103,14 +102,6 @@ class ArchivePlan:
         """
         ops = {k: v for k, v in self.channel.items() if k in ("archive", "drop", "slim")}
         return _combined(update, ops)
-
-
-def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
-    """The channel's archive record, or None when the thread has nothing archived."""
-    record = (channel or {}).get("archive") if isinstance(channel, Mapping) else None
-    if not isinstance(record, Mapping) or not record.get("last"):
-        return None
-    return record  # type: ignore[return-value]
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
@@ -288,50 +279,6 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
             k: v for k, v in (out.get("priorities") or {}).items() if k not in gone_p
         }
     return out  # type: ignore[return-value]
-
-
-def restore_entries(
-    comps: Sequence[Mapping[str, Any]],
-    present: set[str],
-    record: Mapping[str, Any] | None,
-) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """The channel's compaction entries that still fit the state, and copies to restore from.
-
-    Without an archive record, an entry fits when its cut (``first_kept_id``) is in the
-    state; a merge fits when every entry it merged is kept (or was moved to the archive store).
-    The first entry that does not fit ends the list (later ones build on it). With an archive
-    record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
-    its restore copy gets the archive's cut (``record["first_kept"]``) instead, which is never
-    earlier than its own and never later than the memory's, so the memory's cut is unchanged.
-
-    Returns:
-        The kept entries (as stored) and the entries to pass to ``restore`` (copies where a cut
-        was replaced).
-    """
-    in_channel = {e["id"] for e in comps}
-    saved = int(record.get("saved", 0)) if record else 0
-    anchor = record.get("first_kept") if record else None
-    kept: list[Mapping[str, Any]] = []
-    restore: list[Mapping[str, Any]] = []
-    known: set[str] = set()
-    for n, e in enumerate(comps):
-        fk = e["first_kept_id"]
-        copy = e
-        if e["trigger"] == "merge":
-            ok = all(m in known or m not in in_channel for m in e.get("merged_from", []))
-        elif fk is not None and fk in present:
-            ok = True
-        elif n < saved and anchor is not None and anchor in present:
-            ok = True  # an archived cut (or none): the archived one stands in
-            copy = {**e, "first_kept_id": anchor}
-        else:
-            ok = fk is None
-        if not ok:
-            break
-        kept.append(e)
-        restore.append(copy)
-        known.add(e["id"])
-    return kept, restore
 
 
 def _merge_chain(comps: list[dict[str, Any]], entry_id: str | None) -> list[str]:

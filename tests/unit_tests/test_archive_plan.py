@@ -33,13 +33,9 @@ from langctx.channel import (
 )
 from langctx.cli.demo.session import coding_session
 from langctx.entries import new_compaction_entry, new_edit_entry
+from langctx.state_reading import restore_entries
 from langctx.stores.archive import assemble
-from langctx.stores.archive_plan import (
-    archivable,
-    lean_message_dict,
-    plan_archive,
-    restore_entries,
-)
+from langctx.stores.archive_plan import archivable, lean_message_dict, plan_archive
 
 
 def _entry(n: int, fk: str, merged_from: tuple[str, ...] = ()) -> dict[str, Any]:

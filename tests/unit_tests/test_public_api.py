@@ -220,18 +220,32 @@ def test_no_module_outside_the_tools_is_over_500_lines() -> None:
     assert {p: n for p, n in sizes.items() if n > 500} == {}
 
 
+def _importing(paths: list[Path], pattern: str) -> list[str]:
+    """The files of ``paths`` with an import line matching ``pattern``."""
+    found = [p for p in paths if re.search(pattern, p.read_text(encoding="utf-8"), re.M)]
+    return [str(p.relative_to(ROOT)) for p in found]
+
+
 def test_core_does_not_import_integrations() -> None:
     excluded = _integration_paths()
     core = [p for p in (ROOT / "langctx").rglob("*.py") if p not in excluded]
     pattern = r"^\s*(from|import) (langgraph|langchain\b|langchain\.|langchain_openai|psycopg|rich|matplotlib)"
-    offenders = [
-        str(p.relative_to(ROOT))
-        for p in core
-        if re.search(pattern, p.read_text(encoding="utf-8"), re.M)
-    ]
-    assert offenders == []
+    assert _importing(core, pattern) == []
     missing = [str(p) for p in excluded if not p.exists()]
     assert missing == []
+
+
+def test_core_imports_neither_context_mode_nor_stores() -> None:
+    """The engine sits below Context-mode and the stores: only the integrations (and the curated
+    ``__init__``) bring them together."""
+    excluded = _integration_paths() | {ROOT / "langctx" / "__init__.py"}
+    below = [ROOT / "langctx" / "context_mode", ROOT / "langctx" / "stores"]
+    core = [
+        p
+        for p in (ROOT / "langctx").rglob("*.py")
+        if p not in excluded and not any(d in p.parents for d in below)
+    ]
+    assert _importing(core, r"^\s*(from|import) langctx\.(context_mode|stores)\b") == []
 
 
 def test_import_langctx_loads_no_integration_library() -> None:

@@ -24,7 +24,7 @@ from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
-from langctx.stores.archive_plan import archive_record, restore_entries
+from langctx.state_reading import archive_record, restore_entries
 from langctx.tokens import counting_label
 
 __all__ = ["REPORT_VERSION", "ThreadReport", "build_report", "inspect_thread"]
@@ -316,7 +316,7 @@ def _consistent(
     """The entries that still fit the messages, kept as the integrations keep them on a rebuild.
 
     In archive mode an entry whose cut was archived gets the archive's cut (see
-    :func:`~langctx.stores.archive_plan.restore_entries`).
+    :func:`~langctx.state_reading.restore_entries`).
     """
     present = {str(m.id) for m in messages}
     kept, restore = restore_entries(
