@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -36,6 +37,7 @@ from langctx.context_mode.references import find_reference_ids
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.stores.checkpoints import open_checkpointer
+from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._archive_agents import open_store, script, tools
 
@@ -60,6 +62,18 @@ class UserTurn:
 
     message: HumanMessage
     responses: list[Any]
+
+
+def model_summary(request: SummaryRequest) -> str:
+    """A model summary that depends on its whole input and takes a while (so a kill or the other
+    worker's turn can land while it runs in the background)."""
+    time.sleep(0.05)
+    last = request.messages[-1].text[:60] if request.messages else ""
+    return (
+        "Goal:\n- fix the parser\nCurrent status:\n"
+        f"- {len(request.messages)} messages, {len(request.summaries)} earlier summaries\n"
+        f"- last: {last}"
+    )
 
 
 def _fetch(messages: list[BaseMessage]) -> AIMessage:
@@ -177,7 +191,13 @@ class TurnWorker:
         saver = self._stack.enter_context(open_checkpointer(case["uri"]))
         self.store = self._stack.enter_context(open_store(case["store_uri"]))
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
-            LangctxMiddleware(max_tokens=BUDGET, archive=True if case["archive"] else None)
+            LangctxMiddleware(
+                max_tokens=BUDGET,
+                archive=True if case["archive"] else None,
+                # live cases: a model summarizer, background summaries on (the default)
+                summarizer=None if case["archive"] else model_summary,
+                summary_threshold_tokens=None if case["archive"] else 0,
+            )
         ]
         if case["context_mode"]:
             middleware.append(ContextModeMiddleware(store=self.store))

@@ -8,7 +8,9 @@ turns it serves, and each serving the threads of every case at once. The same sc
 process alone, on the same thread id in other databases. Every model input, message by message
 (type, id, content, tool calls), the compaction count after every turn and the final state must
 be equal. Cases: Context-mode on/off (``ContextModeMiddleware`` with a ``fetch_context`` call) x
-archive mode on/off x SQLite/PostgreSQL. Workers run with ``LANGGRAPH_STRICT_MSGPACK=true``.
+archive mode on/off x SQLite/PostgreSQL; without archive mode the summarizer is a model
+(``model_summary``) with background summaries on, so a summary one worker started is applied by
+the other. Workers run with ``LANGGRAPH_STRICT_MSGPACK=true``.
 """
 
 from __future__ import annotations
