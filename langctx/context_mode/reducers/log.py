@@ -169,13 +169,59 @@ def reduce_lines(
     """
     count = meta.count_tokens
     clean = clean_terminal(text)
-    lines = clean.split("\n")
-    while len(lines) > 1 and not lines[-1].strip():
-        lines.pop()
-    n = len(lines)
-    keys = clean.translate(_DIGITS).split("\n")[:n]  # digits ignored: near-identical lines match
-    counts = Counter(keys)
+    output = _Lines.of(clean)
+    n = len(output.lines)
+    error_idx, warn_idx = _fact_indices(clean, output.lines)
+    fact_idx, skipped = _cap(sorted(error_idx | warn_idx))
+    context_idx = _context_indices(output.lines, fact_idx, error_idx, profile)
+    _pin_location_headers(output.lines, output.keys, output.counts, fact_idx)
+    candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
+    group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
+    candidates += _edge_candidates(output, shown_keys, context_idx, profile)
 
+    # Facts shown in the kept text are not listed again, so the facts of every line that has any
+    # can stand for the facts of the lines that were cut.
+    all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
+    budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
+    kept, note, unlisted = select_with_facts(
+        candidates,
+        budget_tokens=budget,
+        total_lines=n,
+        count_tokens=count,
+        omitted_text=lambda _kept_lines: all_facts,
+    )
+    body = [*preface, *render_selection(kept, total_lines=n), *note]
+    removed = _removed_note(output, kept, len(fact_idx), group_lines)
+    if skipped:
+        removed += f"; {skipped:,} middle error/warning lines not analysed"
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
+    return finish(
+        kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """The lines of an output with their repeat keys (digits ignored) and each key's count."""
+
+    lines: list[str]
+    keys: list[str]
+    counts: Counter[str]
+
+    @classmethod
+    def of(cls, clean: str) -> _Lines:
+        lines = clean.split("\n")
+        while len(lines) > 1 and not lines[-1].strip():
+            lines.pop()
+        keys = clean.translate(_DIGITS).split("\n")[: len(lines)]  # near-identical lines match
+        return cls(lines, keys, Counter(keys))
+
+
+def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
+    """(error lines, warning lines): an error word or a frame anchor (whole Python tracebacks),
+    else a warning word."""
+    n = len(lines)
     lowered = clean.translate(_ASCII_LOWER)
     positions = _positions(lowered, _ERROR_WORDS)
     for anchor in _FRAME_ANCHORS:
@@ -185,92 +231,95 @@ def reduce_lines(
     error_idx.discard(n)
     warn_idx.discard(n)
     del lowered
-
     for i in sorted(error_idx):
         if lines[i].lstrip().startswith(_TRACEBACK_START):
             error_idx.update(_traceback_lines(lines, i))
-    fact_idx, skipped = _cap(sorted(error_idx | warn_idx))
+    return error_idx, warn_idx
 
+
+def _context_indices(
+    lines: list[str], fact_idx: list[int], error_idx: set[int], profile: LineProfile
+) -> set[int]:
+    """The line after a Python frame and the line before any other fact line (if the profile
+    keeps context lines)."""
     context_idx: set[int] = set()
-    if profile.context_lines:
-        for i in fact_idx:
-            if 'File "' in lines[i] and i + 1 < n:
-                context_idx.add(i + 1)
-            elif i > 0:
-                context_idx.add(i - 1)
-        context_idx -= error_idx
+    if not profile.context_lines:
+        return context_idx
+    for i in fact_idx:
+        if 'File "' in lines[i] and i + 1 < len(lines):
+            context_idx.add(i + 1)
+        elif i > 0:
+            context_idx.add(i - 1)
+    return context_idx - error_idx
 
-    _pin_location_headers(lines, keys, counts, fact_idx)
-    candidates: list[Candidate] = []
+
+def _fact_candidates(
+    output: _Lines, fact_idx: list[int], error_idx: set[int], profile: LineProfile
+) -> tuple[list[Candidate], dict[str, int]]:
+    """One candidate per group of near-identical fact lines (exit codes first, then errors,
+    then warnings; nearest the ends first), and the line shown for each group's key."""
     shown_keys: dict[str, int] = {}
     group_members: dict[str, list[int]] = {}
     for i in fact_idx:
-        key = keys[i]
-        if not key.strip():
-            continue
-        group_members.setdefault(key, []).append(i)
-        if key in shown_keys:
-            continue
-        shown_keys[key] = i
+        key = output.keys[i]
+        if key.strip():
+            group_members.setdefault(key, []).append(i)
+            shown_keys.setdefault(key, i)
+    candidates: list[Candidate] = []
     n_facts = len(fact_idx)
-    group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
     for rank_pos, i in enumerate(fact_idx):
-        key = keys[i]
+        key = output.keys[i]
         if shown_keys.get(key) != i:
             continue
-        line = clip(lines[i], profile.important_chars)
-        members = group_members[key]
-        if counts[key] > 1:
-            line += _repeat_note(counts[key], lines, members)
-        exit_line = i in error_idx and EXIT_CODE_RE.search(lines[i]) is not None
+        line = clip(output.lines[i], profile.important_chars)
+        if output.counts[key] > 1:
+            line += _repeat_note(output.counts[key], output.lines, group_members[key])
+        exit_line = i in error_idx and EXIT_CODE_RE.search(output.lines[i]) is not None
         priority = -1 if exit_line else (0 if i in error_idx else 1)
         rank = min(rank_pos, n_facts - 1 - rank_pos)
         candidates.append(Candidate(i, line, priority, rank))
+    return candidates, shown_keys
 
-    head_tail = _head_tail(lines, keys, profile)
+
+def _edge_candidates(
+    output: _Lines, shown_keys: dict[str, int], context_idx: set[int], profile: LineProfile
+) -> list[Candidate]:
+    """The first and last lines and the context lines whose key no fact line shows."""
+    n = len(output.lines)
+    head_tail = _head_tail(output.lines, output.keys, profile)
     edges = _edges(head_tail, profile)
+    shown = set(shown_keys)
+    candidates: list[Candidate] = []
     for i in sorted(head_tail | context_idx):
-        key = keys[i]
-        if not key.strip() or key in shown_keys:
+        key = output.keys[i]
+        if not key.strip() or key in shown:
             continue
-        shown_keys[key] = i
-        line = clip(lines[i], profile.other_chars)
-        if counts[key] > 1:
-            line += f" (×{counts[key]})"
+        shown.add(key)
+        line = clip(output.lines[i], profile.other_chars)
+        if output.counts[key] > 1:
+            line += f" (×{output.counts[key]})"
         distance: float = min(i, n - 1 - i) + (0.5 if i < n / 2 else 0)  # tail wins ties
         if i in edges:  # the very first and last lines are kept like facts
             candidates.append(Candidate(i, line, 0, -1))
         else:
             candidates.append(Candidate(i, line, 2 if i in context_idx else 3, distance))
+    return candidates
 
-    # Facts shown in the kept text are not listed again, so the facts of every line that has any
-    # can stand for the facts of the lines that were cut.
-    all_facts = extract_output_facts("\n".join(lines[i] for i in fact_idx))
-    budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
-    kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=n,
-        count_tokens=count,
-        omitted_text=lambda _kept_lines: all_facts,
-    )
 
-    body = [*preface, *render_selection(kept, total_lines=n), *note]
-    shown = len(kept)
+def _removed_note(
+    output: _Lines, kept: list[Candidate], n_facts: int, group_lines: set[int]
+) -> str:
+    """What the reduction left out: lines not shown, repeats collapsed, fact lines kept."""
+    n = len(output.lines)
+    keys, counts = output.keys, output.counts
     collapsed = sum(counts[k] - 1 for k in {keys[c.line] for c in kept} if counts[k] > 1)
-    removed = f"{max(0, n - shown - collapsed):,} of {n:,} lines"
+    removed = f"{max(0, n - len(kept) - collapsed):,} of {n:,} lines"
     if collapsed:
         removed += f", {collapsed:,} repeated lines collapsed into (×N)"
     if n_facts:
         kept_facts = sum(1 for c in kept if c.line in group_lines)
         removed += f"; kept {kept_facts:,} error/warning/trace lines"
-    if skipped:
-        removed += f"; {skipped:,} middle error/warning lines not analysed"
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
-    return finish(
-        kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return removed
 
 
 def _pin_location_headers(
