@@ -191,26 +191,34 @@ def merge_langctx(
     out["v"] = CHANNEL_VERSION
     drop = update.get("drop") or {}
     for key in _LISTS:
-        current = _migrated_list(base.get(key) or [])
-        seen = {e.get("id") for e in current} if update.get(key) else set()
-        for raw in _update_list(update.get(key), key):
-            # an update owns its entries (channel_update copies those a caller keeps; a migration
-            # copies): a current one enters the channel as it is
-            entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
-            if entry["id"] not in seen:
-                seen.add(entry["id"])
-                current.append(entry)
+        current = _appended(_migrated_list(base.get(key) or []), update.get(key), key)
         gone = set(drop.get(key) or ())
         out[key] = [e for e in current if e.get("id") not in gone] if gone else current
     gone = set(drop.get("priorities") or ())
     prio = {**(base.get("priorities") or {}), **stored_priorities(update.get("priorities"))}
     out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
-    slim = set(update.get("slim") or ())
-    if slim:
-        out["compactions"] = [
-            slim_entry(e) if e.get("id") in slim else e for e in out["compactions"]
-        ]
+    out["compactions"] = _slimmed(out["compactions"], set(update.get("slim") or ()))
     return out  # type: ignore[return-value]
+
+
+def _slimmed(entries: list[Any], slim: set[str]) -> list[Any]:
+    """``entries`` with those named in ``slim`` slimmed (archive mode)."""
+    if not slim:
+        return entries
+    return [slim_entry(e) if e.get("id") in slim else e for e in entries]
+
+
+def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
+    """``current`` with the update's entries of ``key`` appended, validated, each id once."""
+    seen = {e.get("id") for e in current} if updates else set()
+    for raw in _update_list(updates, key):
+        # an update owns its entries (channel_update copies those a caller keeps; a migration
+        # copies): a current one enters the channel as it is
+        entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
+        if entry["id"] not in seen:
+            seen.add(entry["id"])
+            current.append(entry)
+    return current
 
 
 def _update_list(entries: Any, key: str) -> Sequence[Mapping[str, Any]]:
