@@ -99,13 +99,45 @@ def plan(
     a summarizer that reads the span from the provider's cache).
     """
     tokens_before = memory.context_tokens()
-    n = len(memory._log)
     lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
-    grouping = group_units(memory._log[lo:n])
+    grouping = group_units(memory._log[lo:])
     starts = [lo + u.start for u in grouping.units]
     if not starts:
         return None
     keep = _keep_target(memory) if keep_override is None else max(0, keep_override)
+    cut = _cut(memory, lo, starts, keep)
+    if cut > lo and memory._live_thinking():
+        # A fold changes what precedes the live run's thinking blocks, which Anthropic then
+        # rejects: fold the live run with it, or wait for the results of calls still open.
+        if grouping.units[-1].pending:
+            return None
+        cut = _after_live_run(memory, lo)
+    if trigger in ("threshold", "proactive") and cut > lo:
+        in_place = _in_place(memory, trigger, tokens_before, lo, cut, keep)
+        if in_place is not None:
+            return in_place
+    batch = [
+        i
+        for i in range(lo, cut)
+        if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
+    ]
+    if not batch:
+        return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none")
+    out = _fold(
+        memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, [], None, "")
+    )
+    if out.request is not None:
+        out.request = replace(out.request, context=list(sent))
+    if out.upgrade is not None:
+        out.upgrade = replace(out.upgrade, context=list(sent))
+    out.placeholders = _kept_placeholders(memory, cut, keep)  # applied with the fold
+    return out
+
+
+def _cut(memory: PlanningView, lo: int, starts: Sequence[int], keep: int) -> int:
+    """The first kept unit: walk back from the end while ``keep`` tokens allow, never leaving
+    the task behind a summary."""
+    n = len(memory._log)
     cut = starts[-1]
     acc = memory._span_tokens(cut, n)
     for s, nxt in zip(reversed(starts[:-1]), reversed(starts), strict=False):
@@ -118,51 +150,44 @@ def plan(
     if t is not None and lo <= t and cut <= t:
         # Never leave the task behind a summary: fold everything before it as well.
         cut = next((s for s in starts if s > t), n)
-    if cut > lo and memory._live_thinking():
-        # A fold changes what precedes the live run's thinking blocks, which Anthropic then
-        # rejects: fold the live run with it, or wait for the results of calls still open. The
-        # user's messages after its last tool results (steering) stay: the request ends with a
-        # real user message, and the model opens a new turn (with thinking) for it.
-        if grouping.units[-1].pending:
-            return None
-        cut = n
-        while cut - 1 > max(lo, -1 if t is None else t) and isinstance(
-            memory._log[cut - 1], HumanMessage
-        ):
-            cut -= 1
+    return cut
+
+
+def _after_live_run(memory: PlanningView, lo: int) -> int:
+    """The cut that folds the live run whole. The user's messages after its last tool results
+    (steering) stay: the request ends with a real user message, and the model opens a new turn
+    (with thinking) for it."""
+    t = memory._task_idx
+    cut = len(memory._log)
+    while cut - 1 > max(lo, -1 if t is None else t) and isinstance(
+        memory._log[cut - 1], HumanMessage
+    ):
+        cut -= 1
+    return cut
+
+
+def _in_place(
+    memory: PlanningView, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
+) -> Plan | None:
+    """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
-    placeholders: list[EditEntry] = []
-    if trigger in ("threshold", "proactive") and cut > lo:
-        placeholders = _plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
-        saved = sum(e["tokens_before"] - e["tokens_after"] for e in placeholders)
-        if placeholders and memory.context_tokens() - saved <= target:
-            return Plan(
-                trigger, tokens_before, memory._first_kept, [], [], None, "none", placeholders
-            )
-    batch = [
-        i
-        for i in range(lo, cut)
-        if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
-    ]
-    if not batch:
-        return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none")
-    msgs = [memory._log[i] for i in batch]
+    placeholders = _plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
+    saved = sum(e["tokens_before"] - e["tokens_after"] for e in placeholders)
+    if not placeholders or memory.context_tokens() - saved > target:
+        return None
+    return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", placeholders)
+
+
+def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Plan) -> Plan:
+    """``out`` (its cut and batch set) with the summary request, the mechanical summaries it
+    absorbs, and its quality: local, model (on the caller's path or in the background), or
+    mechanical while too little waits for a model summary."""
+    msgs = [memory._log[i] for i in out.batch]
+    out.absorbed = absorbed = _mechanical(memory)
     facts = summary_facts(msgs, extract=partial(_extract, memory))
-    if memory.summarizer is memory._local:
-        absorbed = _mechanical(memory)
-        quality = "local"
-    else:
-        absorbed = _mechanical(memory)
-        pending = sum(memory._tok[i] for i in batch) + sum(pending_tokens(e) for e in absorbed)
-        asked = bool(instructions) or trigger in ("manual", "overflow")
-        quality = (
-            "model"
-            if asked or pending >= memory.config.summary_threshold_resolved
-            else "mechanical"
-        )
     if absorbed:
         facts = merge_summary_facts(*[entry_facts(e) for e in absorbed], facts)
-    request = SummaryRequest(
+    out.request = request = SummaryRequest(
         kind="turns",
         messages=msgs,
         summaries=[e["summary"] for e in absorbed],
@@ -170,19 +195,20 @@ def plan(
         task=_task_text(memory),
         instructions=instructions,
         max_tokens=memory.config.max_summary_tokens_resolved,
-        context=list(sent),
     )
-    out = Plan(trigger, tokens_before, cut, batch, absorbed, request, quality)
-    out.placeholders = _kept_placeholders(memory, cut, keep)  # applied with the fold
-    if quality == "local":
+    if memory.summarizer is memory._local:
+        out.quality = "local"
         return out
-    out.pending = pending
-    if quality == "model" and absorbed:
-        request = _chain_request(memory, request, absorbed)
-    if quality == "model" and memory.config.background_summaries and not asked:
-        out.quality, out.upgrade = "mechanical", request  # folded now, summarized off the path
+    out.pending = sum(memory._tok[i] for i in out.batch) + sum(map(pending_tokens, absorbed))
+    asked = bool(instructions) or trigger in ("manual", "overflow")
+    if not asked and out.pending < memory.config.summary_threshold_resolved:
+        out.quality = "mechanical"
+        return out
+    chained = _chain_request(memory, request, absorbed) if absorbed else request
+    if memory.config.background_summaries and not asked:  # folded now, summarized off the path
+        out.quality, out.upgrade = "mechanical", chained
     else:
-        out.request = request
+        out.quality, out.request = "model", chained
     return out
 
 
