@@ -7,39 +7,25 @@ and settings): each function returns a value and writes nothing; the memory appl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    ToolMessage,
 )
-from langchain_core.messages.tool import ToolCall
 
-from langctx.blocks import has_opaque_blocks
 from langctx.cache_mark import cheapest_mark, mark_floor
-from langctx.engine.elision import elide_args, with_call_args
+from langctx.engine import placeholders
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import (
     CompactionEntry,
-    EditEntry,
     entry_facts,
-    new_edit_entry,
-)
-from langctx.facts import (
-    empty_facts,
-    extract_facts,
-    is_command_tool,
 )
 from langctx.machinery import substantive_text
-from langctx.markers import (
-    PLACEHOLDER_MARK,
-)
 from langctx.summarize import (
     SummaryRequest,
 )
@@ -130,7 +116,7 @@ def plan(
         out.request = replace(out.request, context=list(sent))
     if out.upgrade is not None:
         out.upgrade = replace(out.upgrade, context=list(sent))
-    out.placeholders = _kept_placeholders(memory, cut, keep)  # applied with the fold
+    out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
     return out
 
 
@@ -171,11 +157,11 @@ def _in_place(
 ) -> Plan | None:
     """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
-    placeholders = _plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
-    saved = sum(e["tokens_before"] - e["tokens_after"] for e in placeholders)
-    if not placeholders or memory.context_tokens() - saved > target:
+    edits = placeholders.plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
+    saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
+    if not edits or memory.context_tokens() - saved > target:
         return None
-    return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", placeholders)
+    return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", edits)
 
 
 def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Plan) -> Plan:
@@ -184,7 +170,7 @@ def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Pla
     mechanical while too little waits for a model summary."""
     msgs = [memory._log[i] for i in out.batch]
     out.absorbed = absorbed = _mechanical(memory)
-    facts = summary_facts(msgs, extract=partial(_extract, memory))
+    facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     if absorbed:
         facts = merge_summary_facts(*[entry_facts(e) for e in absorbed], facts)
     out.request = request = SummaryRequest(
@@ -303,168 +289,10 @@ def _keep_target(memory: PlanningView) -> int:
     return max(0, min(memory.config.keep_recent_tokens_resolved, room))
 
 
-def _plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> list[EditEntry]:
-    """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
-    floor = edit_floor(memory)
-    cands = [
-        i
-        for i in range(max(lo, floor + 1), hi)
-        if isinstance(memory._log[i], ToolMessage)
-        and i not in memory._skip
-        and memory._id(i) not in memory._edit_of
-        and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
-    ]
-    if sum(memory._view_tokens(i) for i in cands) < excess:
-        return []  # replacing every one of them by nothing would not save enough: a fold it is
-    cands.sort(key=lambda i: (memory.priority_of(memory._id(i)), i))
-    out: list[EditEntry] = []
-    saved = 0
-    for i in cands:
-        if saved >= excess:
-            break
-        edit = _placeholder(memory, i)
-        if edit is not None:
-            out.append(edit)
-            saved += edit["tokens_before"] - edit["tokens_after"]
-    return out
-
-
-def _kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEntry]:
-    """Placeholder edits for the older part of what a fold keeps: the request is written anew
-    after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
-    verbatim)."""
-    n = len(memory._log)
-    protect, acc = n, 0
-    while protect > cut and acc + memory._view_tokens(protect - 1) <= keep // 2:
-        protect -= 1
-        acc += memory._view_tokens(protect)
-    floor = edit_floor(memory)
-    out = []
-    for i in range(max(cut, floor + 1), protect):
-        if (
-            isinstance(memory._log[i], AIMessage)
-            and i not in memory._skip
-            and memory._id(i) not in memory._edit_of
-            and i not in memory._system_idx
-            and i != memory._task_idx
-            and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
-        ):
-            edit = _placeholder(memory, i)
-            if edit is not None:
-                out.append(edit)
-    return out
-
-
-def _placeholder(memory: PlanningView, i: int) -> EditEntry | None:
-    """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
-    string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
-    m, view = memory._log[i], memory._view(i)
-    update: dict[str, Any]
-    if isinstance(m, ToolMessage):
-        update = {"content": _placeholder_text(memory, i)}
-    elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
-        calls = [elided_call(memory, tc) for tc in view.tool_calls]
-        by_id = {str(tc["id"]): tc["args"] for tc in calls}
-        update = {"content": with_call_args(view.content, by_id), "tool_calls": calls}
-    else:
-        return None
-    before = memory._view_tokens(i)
-    after = memory.counter.count_message(view.model_copy(update=update))
-    if after >= before:
-        return None
-    return new_edit_entry(
-        message_id=memory._id(i),
-        reason="placeholder",
-        content=update["content"],
-        tool_calls=update.get("tool_calls"),
-        tokens_before=before,
-        tokens_after=after,
-    )
-
-
-def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
-    """``call`` with its long string arguments elided, or whole when it is a shell command (the
-    command is the record of what it changed) or when a file it names would go unnamed (a
-    patch's later files)."""
-    if is_command_tool(call["name"], memory.command_tools):
-        return call
-    args = elide_args(call["args"])
-    if args == call["args"]:
-        return call
-    facts = _extract(memory, [AIMessage("", tool_calls=[call])])
-    kept = json.dumps(args, ensure_ascii=False)
-    if any(f not in kept for f in [*facts["read_files"], *facts["modified_files"]]):
-        return call
-    return {**call, "args": args}
-
-
-def _placeholder_text(memory: PlanningView, i: int) -> str:
-    m = memory._log[i]
-    assert isinstance(m, ToolMessage)
-    owner = memory._call_owner.get(m.tool_call_id)
-    call: dict[str, Any] = {}
-    if owner is not None:
-        call = next(
-            (
-                tc
-                for tc in getattr(memory._log[owner], "tool_calls", [])
-                if tc.get("id") == m.tool_call_id
-            ),
-            {},
-        )
-    # files from the call's arguments; error lines from the output when the call failed
-    from langctx.facts.failures import shown_failure_lines
-
-    facts = _extract(memory, [memory._log[owner], m]) if owner is not None else empty_facts()
-    files = [*facts["read_files"], *facts["modified_files"]]
-    failed = [c for c in facts["commands"] if c.get("ok") is False]
-    # the chosen error line and the runner's verdict beside it (``1 failed, 12 passed``)
-    error_lines = [ln for e in facts["errors"][-1:] for ln in shown_failure_lines(e)]
-    args = json.dumps(call.get("args", {}), ensure_ascii=False)
-    args = args if len(args) <= 160 else args[:157] + "..."
-    text = m.text
-    parts = [
-        f"{PLACEHOLDER_MARK} to save context]",
-        f"tool: {m.name or call.get('name') or '?'} {args}",
-        f"size: {len(text)} chars, {memory._tok[i]} tokens",
-    ]
-    if files:
-        parts.append("files: " + ", ".join(files[:5]))
-    if failed or error_lines:
-        code = failed[-1].get("exit_code") if failed else None
-        parts.append(
-            "failed"
-            + (f" (exit {code})" if code is not None else "")
-            + ": "
-            + "; ".join(error_lines)
-        )
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    if first:
-        parts.append(f"first line: {first[:120]}")
-    parts.append("The full output is kept in the log; re-run the tool if you need it.")
-    return "\n".join(parts)
-
-
-def edit_floor(memory: PlanningView) -> int:
-    """Index of the latest projected thinking message (-1: none).
-
-    Nothing at or before a live thinking block is edited in place: Anthropic checks that the
-    content before a thinking block is what the model saw when it wrote the block.
-    """
-    if not memory._thinking:
-        return -1
-    last = memory._thinking[-1]
-    return last if last >= memory._recent_start() else -1
-
-
 def _task_text(memory: PlanningView) -> str | None:
     if memory._task_idx is None:
         return None
     return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
-
-
-def _extract(memory: PlanningView, messages: Sequence[BaseMessage]) -> Any:
-    return extract_facts(messages, file_tools=memory.file_tools, command_tools=memory.command_tools)
 
 
 def merge_group(memory: PlanningView) -> list[CompactionEntry] | None:

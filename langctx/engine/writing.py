@@ -15,7 +15,7 @@ from langctx.blocks import (
     cut_text_blocks,
     has_opaque_blocks,
 )
-from langctx.engine import planning
+from langctx.engine import placeholders, planning
 from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
@@ -239,7 +239,7 @@ def _enforce_budget(self: LayeredChatMemory, trigger: str) -> None:
     over = self.context_tokens() - target
     if over <= 0:
         return
-    floor = planning.edit_floor(self)
+    floor = placeholders.edit_floor(self)
     recent = [
         i
         for i in range(max(self._recent_start(), floor + 1), len(self._log))

@@ -8,7 +8,7 @@ import pytest
 
 from langctx import LayeredChatMemory
 from langctx.cli.demo.session import coding_session, iter_turns
-from langctx.engine import planning
+from langctx.engine import placeholders, planning
 from langctx.engine.plan import Plan
 from langctx.testing import ScriptedChatModel
 
@@ -92,8 +92,10 @@ def test_no_placeholder_is_written_when_all_of_them_could_not_save_enough(
 ) -> None:
     memory = session_memory(20)
     written: list[int] = []
-    real = planning._placeholder_text
-    monkeypatch.setattr(planning, "_placeholder_text", lambda m, i: written.append(i) or real(m, i))
+    real = placeholders.placeholder_text
+    monkeypatch.setattr(
+        placeholders, "placeholder_text", lambda m, i: written.append(i) or real(m, i)
+    )
     plan = planning.plan(memory, "proactive", None, 0)  # everything but the newest turn goes
     assert plan is not None and plan.batch
     assert written == []

@@ -36,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx import LayeredChatMemory
 from langctx.blocks import has_opaque_blocks, starts_with_thinking, strip_thinking
 from langctx.count_cache import CachedCounter, MessageCountCache, describe_edited
-from langctx.engine.planning import _placeholder
+from langctx.engine.placeholders import placeholder as _placeholder
 from langctx.entries import new_edit_entry
 from langctx.state_memory import MemorySettings
 from langctx.tokens import ApproximateCounter
