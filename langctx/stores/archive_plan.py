@@ -100,8 +100,7 @@ class ArchivePlan:
         A model call may compact again (overflow recovery) after the plan was made; its update
         then holds more entries. The archive's record, drops and slims stay as planned.
         """
-        ops = {k: v for k, v in self.channel.items() if k in ("archive", "drop", "slim")}
-        return _combined(update, ops)
+        return _combined(update, _archive_ops(self.channel))
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
@@ -192,45 +191,29 @@ def plan_archive(
     if not comps:
         return None  # a cut without a compaction entry (restored by hand): nothing to fold
     assert first_kept_id is not None
-    gone_set = set(gone)
-    live = {str(m.id) for m in raw if m.id is not None} - gone_set
     record = archive_record(after) or {}
+    drop_c, slim = _compaction_fates(comps)
+    edits_out, prio_out = _leaving(after, raw, gone)
     saved = min(int(record.get("saved", 0)), len(comps))
-
-    active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
-    latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
-    keep = active | set(_merge_chain(comps, latest))
-    drop_c = [e["id"] for e in comps if e["id"] not in keep]
-    slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
-    edits_out = [e for e in after["edits"] if e["message_id"] not in live]
-    prio_out = {k: v for k, v in after["priorities"].items() if k not in live}
-
-    prev = record.get("last")
-    seq = int(record.get("batches", 0))
-    fresh = [dict(e) for e in comps[saved:]]
-    by_id = {str(m.id): m for m in raw if m.id is not None}
-    archived = [lean_message_dict(by_id[i]) for i in gone]
-    content = [thread_id, prev, order, archived, [e["id"] for e in fresh]]
-    digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
-    key = f"{seq:08d}-{digest[:12]}"  # the same batch gets the same key: a retry finds it
     batch = ArchiveBatch(
         v=BATCH_VERSION,
         kind="langctx_archive_batch",
         thread_id=thread_id,
-        seq=seq,
-        prev=prev,
+        seq=int(record.get("batches", 0)),
+        prev=record.get("last"),
         order=order,
-        messages=archived,
-        compactions=fresh,
+        messages=_archived(raw, gone),
+        compactions=[dict(e) for e in comps[saved:]],
         edits=[dict(e) for e in edits_out],
         priorities=prio_out,
         first_kept=first_kept_id,
         created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
     )
+    key = _batch_key(batch)
     new_record = ArchiveRecord(
         v=ARCHIVE_RECORD_VERSION,
         last=key,
-        batches=seq + 1,
+        batches=batch["seq"] + 1,
         messages=int(record.get("messages", 0)) + len(gone),
         saved=len(comps) - len(drop_c),
         first_kept=first_kept_id,
@@ -244,13 +227,61 @@ def plan_archive(
         },
         slim=slim,
     )
-    ops = {k: v for k, v in delta.items() if k in ("archive", "drop", "slim")}
     return ArchivePlan(
         key=key,
         batch=batch,
         removals=[RemoveMessage(id=i) for i in gone],
-        channel=_combined(update, ops),
+        channel=_combined(update, _archive_ops(delta)),
     )
+
+
+def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Ids of the compaction entries the channel drops, and of those it keeps slim.
+
+    It keeps the active summaries and the latest cut entry with the merges that absorbed it
+    (:func:`_merge_chain`); their covered ids are slimmed (those messages are archived).
+    """
+    active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
+    latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
+    keep = active | set(_merge_chain(comps, latest))
+    drop = [e["id"] for e in comps if e["id"] not in keep]
+    slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
+    return drop, slim
+
+
+def _leaving(
+    after: Mapping[str, Any], raw: Sequence[BaseMessage], gone: Sequence[str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The channel's edit entries and priorities of messages that are not live any more."""
+    live = {str(m.id) for m in raw if m.id is not None} - set(gone)
+    edits = [e for e in after["edits"] if e["message_id"] not in live]
+    priorities = {k: v for k, v in after["priorities"].items() if k not in live}
+    return edits, priorities
+
+
+def _archived(raw: Sequence[BaseMessage], gone: Sequence[str]) -> list[dict[str, Any]]:
+    """The lean dicts of the messages ``gone``, in that order."""
+    by_id = {str(m.id): m for m in raw if m.id is not None}
+    return [lean_message_dict(by_id[i]) for i in gone]
+
+
+def _batch_key(batch: ArchiveBatch) -> str:
+    """The store key of ``batch``: its seq and a digest of its content, so the same batch gets
+    the same key (a retry finds it)."""
+    content = [
+        batch["thread_id"],
+        batch["prev"],
+        batch["order"],
+        batch["messages"],
+        [e["id"] for e in batch["compactions"]],
+    ]
+    digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{batch['seq']:08d}-{digest[:12]}"
+
+
+def _archive_ops(update: Mapping[str, Any]) -> dict[str, Any]:
+    """The archive's part of a channel update: its record, drops and slims."""
+    return {k: v for k, v in update.items() if k in ("archive", "drop", "slim")}
 
 
 def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> LangctxChannel:
