@@ -1,11 +1,10 @@
 """What the stateless engine remembers across calls: message token counts and derived records.
 
-Three bounded LRUs. Counts and descriptions are keyed by content (a message's id and a
+Two bounded LRUs. Counts and descriptions are keyed by content (a message's id and a
 fingerprint of what it holds); the second holds summary blocks (by the entries' digests, or by
-the entries themselves) and entry groupings, the third the latest projection of each thread's
-window with its scan; both by the objects they were computed from, which the stored value holds,
-so no record can describe another state: a thread rebuilt on every call costs a lookup per
-message already counted, in any worker.
+the entries themselves) and entry groupings, by the objects they were computed from, which the
+stored value holds, so no record can describe another state: a thread rebuilt on every call
+costs a lookup per message already counted, in any worker.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -47,7 +46,6 @@ __all__ = [
     "entry_digest",
     "shared_blocks",
     "shared_cache",
-    "shared_frames",
 ]
 
 DEFAULT_CACHE_SIZE = 100_000
@@ -164,19 +162,10 @@ _BLOCKS = LRU[Hashable, Any](256)
 """Summary blocks, entry digests, active-summary positions and edit groupings (see the module
 docs): a few records per fold, needed again by the next fold."""
 
-_FRAMES = LRU[Hashable, Any](1024)
-"""The latest window projection of each thread, with its scan: the one record a call that does
-not fold needs, kept apart so that other threads' folds do not push it out."""
-
 
 def shared_blocks() -> LRU[Hashable, Any]:
     """The process-wide cache of derived records (blocks, digests, groupings)."""
     return _BLOCKS
-
-
-def shared_frames() -> LRU[Hashable, Any]:
-    """The process-wide cache of window projections (one per thread, the latest call's)."""
-    return _FRAMES
 
 
 _SLOTS = LRU[Hashable, int](4096)

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import Any, NamedTuple, Unpack, cast
+from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -51,7 +50,6 @@ from langctx.state_reading import (
 )
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
-from langctx.window import WindowProjection, project_window
 
 __all__ = [
     "NO_THREAD",
@@ -140,10 +138,6 @@ class MemorySettings:
 class ThreadView:
     """One call's memory of a thread: rebuilt from a state, compacted when due.
 
-    The memory over the state's window is built on first use: a call whose projection
-    :func:`~langctx.window.project_window` computes directly (the common case) and that does not
-    compact never builds it.
-
     Attributes:
         thread_id: the thread, or :data:`NO_THREAD`.
     """
@@ -153,7 +147,7 @@ class ThreadView:
 
     def __init__(
         self,
-        memory: LayeredChatMemory | Callable[[], LayeredChatMemory],
+        memory: LayeredChatMemory,
         *,
         thread_id: str,
         known: int = 0,
@@ -161,54 +155,30 @@ class ThreadView:
         priorities: Mapping[str, int] | None = None,
         reset: bool = False,
         archive: ArchiveRecord | None = None,
-        window: WindowProjection | None = None,
     ) -> None:
-        self._memory = memory if isinstance(memory, LayeredChatMemory) else None
-        self._build = None if isinstance(memory, LayeredChatMemory) else memory
+        self.memory = memory
+        """The memory over the state's window (private to this call)."""
         self.thread_id = thread_id
-        if self._memory is not None and thread_id != NO_THREAD:
-            self._memory.thread_id = thread_id
+        if thread_id != NO_THREAD:  # its compactions' spans and summarizer runs say so
+            memory.thread_id = thread_id
         self._known = known
-        self._known_edits = known_edits
-        self._known_priorities = None if priorities is None else dict(priorities)
+        self._known_edits = len(memory.edits) if known_edits is None else known_edits
+        self._known_priorities = dict(memory.priorities if priorities is None else priorities)
         self._reset = reset
         self._archive = archive
-        self._window = window
-        self._read: _Read | None = None
-        """What :func:`view_state` read, to ready the next call's projection after a write."""
         self.input_span: tuple[int, int] | None = None
         """Where the projection sits in a model input (overflow recovery of a model input)."""
 
-    @property
-    def memory(self) -> LayeredChatMemory:
-        """The memory over the state's window (private to this call; built on first use)."""
-        if self._memory is None:
-            assert self._build is not None
-            self._memory = memory = self._build()
-            self._build = None
-            if self.thread_id != NO_THREAD:  # its compactions' spans and summarizer runs say so
-                memory.thread_id = self.thread_id
-            # what the memory holds from the state is what this view knew
-            self._known_edits = len(memory.edits)
-            self._known_priorities = dict(memory.priorities)
-        return self._memory
-
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""
-        if self._memory is None and self._window is not None:
-            return list(self._window.messages)
         return self.memory.build_context()
 
     def context_tokens(self) -> int:
         """Tokens of the projection, by the memory's counter."""
-        if self._memory is None and self._window is not None:
-            return self._window.tokens
         return self.memory.context_tokens()
 
     def due(self) -> Trigger | None:
         """The trigger that fires on this state, if any ("threshold" after a response)."""
-        if self._memory is None and self._window is not None and not self._window.due:
-            return None
         if not self.memory.needs_compaction():
             return None
         log = self.memory.messages
@@ -251,8 +221,6 @@ class ThreadView:
 
     def update(self) -> LangctxChannel | None:
         """What to write to the ``langctx`` channel (None: nothing new)."""
-        if self._memory is None:
-            return None  # the state as it was given: nothing decided
         comps = self.memory.compactions
         edits = self.memory.edits
         prio = self.memory.priorities
@@ -265,20 +233,15 @@ class ThreadView:
                 counter=self._counter,
                 copy=False,
             )
-        known_p = self._known_priorities or {}
-        new_c, new_e = comps[self._known :], edits[self._known_edits or 0 :]
+        known_p = self._known_priorities
+        new_c, new_e = comps[self._known :], edits[self._known_edits :]
         new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
         if not (new_c or new_e or new_p):
             return None
-        # the memory is this call's own: its entries go to the channel as they are, so the next
-        # call finds what this one computed from them (active summaries, block, edit grouping)
-        update = channel_update(
+        # the memory is this call's own: its entries go to the channel as they are
+        return channel_update(
             compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter, copy=False
         )
-        if self._read is not None and (new_c or new_e):
-            self._read.ready_next(update)
-            self._read = None
-        return update
 
     @property
     def _counter(self) -> str:
@@ -302,7 +265,8 @@ def view_state(
     are converted as :meth:`~langctx.LayeredChatMemory.add_messages` converts them.
 
     Raises:
-        InvalidMessageError: an item of ``messages`` is no message and converts to none.
+        InvalidMessageError: an item of ``messages`` is no message and converts to none, or a
+            message no request may carry (a lone surrogate, a ``RemoveMessage``).
     """
     messages = state.get("messages") or []
     if not isinstance(messages, list):  # one message-like (a (role, text) pair too), or several
@@ -334,51 +298,8 @@ def _view_state(
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    # control messages included: the projection and the memory skip them; a message without an
-    # id sends the projection to the memory, which reads the window with derived ids
-    window = project_window(
-        head, messages[start:], compactions=comps, edits=edits, settings=settings
-    )
-    # the factory holds what it reads, not the view: no reference cycle, so a plain call's view
-    # is freed when the call drops it, not by the cyclic garbage collector
-    view = ThreadView(
-        partial(_restored, settings, head, raw, start, comps, edits, priorities),
-        thread_id=thread_id,
-        known=len(comps),
-        archive=archive,
-        window=window,
-    )
-    view._read = _Read(messages, comps, edits, archive, settings)
-    return view
-
-
-class _Read(NamedTuple):
-    """The state a view was computed from."""
-
-    messages: list[BaseMessage]
-    compactions: list[CompactionEntry]
-    edits: list[EditEntry]
-    archive: Any
-    settings: MemorySettings
-
-    def ready_next(self, update: LangctxChannel) -> None:
-        """Project the window after ``update``'s cut now, over the entries the channel will hold
-        (the reducer appends them): the next call, whose messages extend these, then extends that
-        projection by its new messages instead of scanning the new window and rendering its
-        summary block. A compaction call does this work; the call after it does not."""
-        if update.get("reset") or update.get("drop") or update.get("slim") or "archive" in update:
-            return  # the next state is not these messages plus new ones
-        comps: list[CompactionEntry] = [
-            *self.compactions,
-            *cast(Any, update.get("compactions", [])),
-        ]
-        edits: list[EditEntry] = [*self.edits, *cast(Any, update.get("edits", []))]
-        span = window_start(WithIds(self.messages), comps, self.archive)
-        if span is not None:
-            head, start = span
-            project_window(
-                head, self.messages[start:], compactions=comps, edits=edits, settings=self.settings
-            )
+    memory = _restored(settings, head, raw, start, comps, edits, priorities)
+    return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
 
 
 def _restored(

@@ -27,7 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
-from langctx.count_cache import CachedCounter, MessageCountCache, shared_blocks, shared_frames
+from langctx.count_cache import CachedCounter, MessageCountCache, shared_blocks
 from langctx.langgraph import LangctxNode, LangctxState, route_after_memory
 from langctx.middleware import LangctxMiddleware
 from langctx.recovery import with_overflow_recovery
@@ -143,7 +143,6 @@ def thread_view(graph: Any, cfg: dict[str, Any], settings: MemorySettings) -> Th
 def cold_settings(**options: Unpack[MemoryOptions]) -> MemorySettings:
     """Settings as a new process would have them: no message count or summary block cached."""
     shared_blocks().clear()
-    shared_frames().clear()
     counter = CachedCounter(ApproximateCounter(), MessageCountCache())
     return MemorySettings.of(token_counter=counter, **options)
 
