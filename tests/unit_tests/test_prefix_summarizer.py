@@ -82,14 +82,17 @@ def test_in_the_middleware_the_summary_request_extends_the_previous_request(
     summaries = [i for i, c in enumerate(calls) if _is_instruction(c[-1])]
     assert summaries, "no fold was summarized by the main model"
     for i in summaries:
-        request, previous = (
-            calls[i],
-            next(c for c in reversed(calls[:i]) if not _is_instruction(c[-1])),
-        )
+        request = calls[i]
+        earlier = [c for c in reversed(calls[:i]) if not _is_instruction(c[-1])]
+        # the provider's cache holds the request sent before the fold: the summary call starts
+        # with it (the previous call when blocking; off the path, the main model may be called
+        # again before the background call is made)
+        candidates = earlier if background else earlier[:1]
         assert isinstance(request[0], SystemMessage) and request[0].text == "You read code."
-        # the provider's cache holds the previous request: the summary call starts with it
-        assert [m.id for m in request[: len(previous)]] == [m.id for m in previous]
-        assert [m.content for m in request[: len(previous)]] == [m.content for m in previous]
+        assert any(
+            [(m.id, m.content) for m in request[: len(c)]] == [(m.id, m.content) for m in c]
+            for c in candidates
+        )
     assert model.bound_tools and {t.name for t in model.bound_tools} >= {"read_file"}
     if background:  # a summary written off the path is applied at the next fold
         agent.invoke({"messages": [("user", "Now read them again.")]}, config)
