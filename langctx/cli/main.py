@@ -550,6 +550,10 @@ def _run(args: argparse.Namespace) -> int:
     except LangctxError as exc:
         print(f"langctx: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped reading (``langctx demo | head``): done
+        with contextlib.suppress(OSError):  # nothing more reaches it, not even at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:  # a path given on the command line
         where = f" {exc.filename!r}" if exc.filename else ""
         print(

@@ -283,3 +283,20 @@ def test_a_library_warning_is_one_line_on_the_command_line(
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "langctx: warning: could not do X. Fix: do Y."
     assert len(err) == 1
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly() -> None:
+    """``langctx demo | head`` said "Broken pipe; check the path" and exited 2."""
+    import subprocess
+    import sys
+
+    code = "import sys; from langctx.cli import main; sys.exit(main(['demo', '--turns', '40']))"
+    cmd = [sys.executable, "-c", code]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # as head does after its lines
+        err = proc.stderr.read().decode()
+        status = proc.wait(timeout=120)
+    assert status == 0, err
+    assert "error" not in err.lower() and "Traceback" not in err
