@@ -49,7 +49,7 @@ from langchain_core.messages import (
 from langctx import LayeredChatMemory, MemorySettings, TiktokenCounter, merge_langctx, view_state
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
-from langctx.count_cache import shared_blocks, shared_cache, shared_frames
+from langctx.count_cache import shared_blocks, shared_cache
 from langctx.engine import background
 from langctx.engine.restoring import active_positions
 from langctx.testing import ScriptedChatModel
@@ -467,7 +467,6 @@ def _child_loop(key: str, turns: int, check: bool) -> Run:
 def _loop(key: str, turns: int, judge: TiktokenCounter, *, check: bool) -> Run:
     shared_cache().clear()  # every loop starts cold (it runs in a process of its own, too)
     shared_blocks().clear()
-    shared_frames().clear()
     approach = APPROACHES[key]()
     out = Run(key, approach.name, turns, config=approach.config)
     start = coding_session(0, seed=SEED)
@@ -797,7 +796,6 @@ def _forget() -> None:
     background.clear()
     shared_cache().clear()
     shared_blocks().clear()
-    shared_frames().clear()
 
 
 def _folds(approach: Approach) -> int:

@@ -49,7 +49,7 @@ from langctx._tiktoken_offline import seed_tiktoken_cache
 from langctx.cli.demo.session import TASK, coding_session, iter_turns
 from langctx.cli.replay.engine import unchanged_prefix_tokens
 from langctx.cli.replay.truth import PROBES, Truth, probe_request, session_roots
-from langctx.count_cache import shared_blocks, shared_cache, shared_frames
+from langctx.count_cache import shared_blocks, shared_cache
 from langctx.engine import background
 from langctx.pricing import PRICE_SHEETS, SUMMARIZER_LATENCY, Latency, Usage
 from langctx.testing import ScriptedChatModel
@@ -339,7 +339,6 @@ class Meter:
 def _clear_caches() -> None:
     shared_cache().clear()
     shared_blocks().clear()
-    shared_frames().clear()
     background.clear()
 
 
