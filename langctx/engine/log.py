@@ -120,40 +120,18 @@ def _validate_batch(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> No
 
 
 def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
+    """Append one message and update the derived indices; False when it is already logged."""
     message = _encodable(message)
     if message.id is not None and message.id in self._pos:
-        old = self._log[self._pos[message.id]]
-        if _same(old, message):
-            return False
-        msg = (
-            f"message id {message.id!r} is already in the log with different content; "
-            "the log is append-only. Give the new message a new id."
-        )
-        raise InvalidHistoryError(msg)
+        return _repeated(self, message)
     if message.id is None:
         message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
     i = len(self._log)
     d = describe(self.counter, message)
     if isinstance(message, ToolMessage):
-        if self._open_ai is None or message.tool_call_id not in self._open_calls:
-            self._orphan(message, i)  # not sent: the turn stays as it was
-        else:
-            self._open_calls.remove(message.tool_call_id)
-            if not self._open_calls:
-                self._open_ai = None
-            self._after_tool = True
+        _answer_call(self, message, i)
     else:
-        if self._open_ai is not None:
-            self._after_tool = self._after_tool or bool(self._open_calls)  # repairs answer them
-            self._close_open_turn(i)
-        if opens_turn(message, self._after_tool):
-            self._last_human = i
-        self._after_tool = after_tool_result(message, self._after_tool)
-        if d.call_ids:
-            self._open_ai = i
-            self._open_calls = list(d.call_ids)
-            for cid in d.call_ids:
-                self._call_owner[cid] = i
+        _track_turn(self, message, d, i)
     self._log.append(message)
     self._pos[str(message.id)] = i
     self._tok.append(d.tokens)
@@ -161,17 +139,69 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
         self._views[i] = d.view
         self._vtok[i] = d.view_tokens
     if self._restoring:  # a restore sums the layers and checks the pinned messages once, after
-        if isinstance(message, SystemMessage) and not self._seen_non_system:
-            self._system_idx.append(i)
-        else:
-            self._seen_non_system = True
-            if self._task_idx is None and not self._task_closed and _is_task(self, message, d):
-                self._task_idx = i
-        if d.thinking:
-            self._thinking.append(i)
-        if d.provider_compaction:
-            self._provider_compacted(i)
-        return True
+        _index_restored(self, message, d, i)
+    else:
+        _index_live(self, message, d, i)
+    return True
+
+
+def _repeated(self: LayeredChatMemory, message: BaseMessage) -> bool:
+    """A message whose id is logged: False when it is the same message, else an error."""
+    old = self._log[self._pos[str(message.id)]]
+    if _same(old, message):
+        return False
+    msg = (
+        f"message id {message.id!r} is already in the log with different content; "
+        "the log is append-only. Give the new message a new id."
+    )
+    raise InvalidHistoryError(msg)
+
+
+def _answer_call(self: LayeredChatMemory, message: ToolMessage, i: int) -> None:
+    """A tool result at ``i``: it answers an open call of the turn, or it is an orphan."""
+    if self._open_ai is None or message.tool_call_id not in self._open_calls:
+        self._orphan(message, i)  # not sent: the turn stays as it was
+        return
+    self._open_calls.remove(message.tool_call_id)
+    if not self._open_calls:
+        self._open_ai = None
+    self._after_tool = True
+
+
+def _track_turn(self: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+    """Any other message at ``i``: it closes the open turn, may open a human turn, and opens
+    the tool calls it makes."""
+    if self._open_ai is not None:
+        self._after_tool = self._after_tool or bool(self._open_calls)  # repairs answer them
+        self._close_open_turn(i)
+    if opens_turn(message, self._after_tool):
+        self._last_human = i
+    self._after_tool = after_tool_result(message, self._after_tool)
+    if d.call_ids:
+        self._open_ai = i
+        self._open_calls = list(d.call_ids)
+        for cid in d.call_ids:
+            self._call_owner[cid] = i
+
+
+def _index_restored(self: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+    """The indices of a message a restore replays: system prompts, the task, thinking, and
+    provider compaction items."""
+    if isinstance(message, SystemMessage) and not self._seen_non_system:
+        self._system_idx.append(i)
+    else:
+        self._seen_non_system = True
+        if self._task_idx is None and not self._task_closed and _is_task(self, message, d):
+            self._task_idx = i
+    if d.thinking:
+        self._thinking.append(i)
+    if d.provider_compaction:
+        self._provider_compacted(i)
+
+
+def _index_live(self: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+    """The indices of a message added live (as :func:`_index_restored`), plus the recent tokens,
+    the pinned check, the refreshes it calls for and the calibration."""
     if i not in self._skip:
         self._recent_tokens += self._view_tokens(i)
     pinned = False
@@ -189,18 +219,19 @@ def _append(self: LayeredChatMemory, message: BaseMessage) -> bool:
         self._check_pinned()
     if d.thinking:
         self._thinking.append(i)
-    if (
-        self._last_human == i
-        and self._block is not None
-        and self._thinking
-        and self._thinking[-1] >= self._first_kept
-    ):
+    if self._last_human == i and _thinking_sent(self):
         self._refresh_recent()  # the turn before it completed: its thinking is not sent
     if d.provider_compaction:
         self._provider_compacted(i)
     elif isinstance(message, AIMessage) and message.usage_metadata:
         self._calibrate(message)
-    return True
+
+
+def _thinking_sent(self: LayeredChatMemory) -> bool:
+    """True when summaries are projected and the latest thinking message is after the cut."""
+    return (
+        self._block is not None and bool(self._thinking) and self._thinking[-1] >= self._first_kept
+    )
 
 
 def _is_task(self: LayeredChatMemory, message: BaseMessage, d: Described) -> bool:
