@@ -1,15 +1,19 @@
 """Run in a NEW process by the kill-and-resume test: play a scripted agent session, or resume it.
 
-Usage: ``python -m tests.integration_tests._kill_resume_worker URI LOG``. The agent
+Usage: ``python -m tests.integration_tests._kill_resume_worker URI LOG [KILL_AT]``. The agent
 (``create_agent`` + ``LangctxMiddleware`` with a model summarizer and background summaries on, a
 SqliteSaver at ``URI``) starts the session, or resumes the run the checkpoint holds. Every model
 input is appended to ``LOG`` as one JSON line ``{"i": call index, "input": [...]}`` before the
-model answers, so a process killed at any point has logged what it sent.
+model answers, so a process killed at any point has logged what it sent. With ``KILL_AT`` the
+process SIGKILLs itself when the model is called for the ``KILL_AT``-th time in the session
+(after logging the input): a background summary started by that call's fold is still running.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from typing import Any
 
@@ -29,7 +33,7 @@ SEED = 11
 THREAD = "killed-and-resumed"
 
 
-def main(uri: str, log_path: str) -> None:
+def main(uri: str, log_path: str, kill_at: int | None = None) -> None:
     script = session_script(TURNS, seed=SEED)
     cfg: Any = {"configurable": {"thread_id": THREAD}, "recursion_limit": 5000}
     with open_checkpointer(uri) as saver, open(log_path, "a", encoding="utf-8") as log:
@@ -38,6 +42,8 @@ def main(uri: str, log_path: str) -> None:
             i = done + len(model.calls) - 1
             log.write(json.dumps({"i": i, "input": plain(inputs)}) + "\n")
             log.flush()
+            if i == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
             return script.responses[i]
 
         model = ScriptedChatModel(responses=[respond], cycle=True)
@@ -69,4 +75,4 @@ def main(uri: str, log_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None)
