@@ -32,13 +32,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from checkpoint_storage import CHUNK, script
+from checkpoint_storage import CHUNK, read_file_tool, script
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -85,14 +84,7 @@ def _middleware(variant: str) -> list[Any]:
 
 def run(variant: str, turns: int, saver_kind: str, workdir: Path) -> Run:
     responses, by_call, runs = script(turns)
-
-    @tool
-    def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
-        """Read a file of the repository."""
-        return ToolMessage(
-            by_call[tool_call_id], tool_call_id=tool_call_id, id=f"tool-{tool_call_id}"
-        )
-
+    read_file = read_file_tool(by_call)
     model = ScriptedChatModel(responses=responses)
     result = Run(variant, turns, saver_kind)
     db = workdir / f"{variant}-{turns}.sqlite"

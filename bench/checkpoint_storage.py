@@ -144,6 +144,19 @@ def script(turns: int) -> tuple[list[AIMessage], dict[str, str], int]:
     return responses, by_call, runs
 
 
+def read_file_tool(by_call: dict[str, str]) -> Any:
+    """The session's ``read_file`` tool: the scripted output of each call, with a fixed id."""
+
+    @tool
+    def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+        """Read a file of the repository."""
+        return ToolMessage(
+            by_call[tool_call_id], tool_call_id=tool_call_id, id=f"tool-{tool_call_id}"
+        )
+
+    return read_file
+
+
 # ---------------------------------------------------------------------- one measured run
 
 
@@ -242,14 +255,7 @@ def _agent(key: str, model: ScriptedChatModel, tools: list[Any], saver: Any, sto
 def run(key: str, turns: int, workdir: Path) -> Run:
     name = VARIANTS[key][0]
     responses, by_call, runs = script(turns)
-
-    @tool
-    def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
-        """Read a file of the repository."""
-        return ToolMessage(
-            by_call[tool_call_id], tool_call_id=tool_call_id, id=f"tool-{tool_call_id}"
-        )
-
+    read_file = read_file_tool(by_call)
     model = ScriptedChatModel(responses=responses)
     db, store_db = workdir / f"{key}-{turns}.sqlite", workdir / f"{key}-{turns}-archive.sqlite"
     result = Run(key, name, turns)

@@ -13,6 +13,7 @@ from langctx import LayeredChatMemory
 from langctx.cli.demo.session import coding_session, iter_turns
 from langctx.engine import background
 from langctx.engine.plan import CompactionEvent
+from langctx.entries import CompactionEntry
 from langctx.summarize import SummaryRequest
 
 MODEL_SUMMARY = "Goal:\n- fix the parser\nCurrent status:\n- model summary of {n} messages"
@@ -65,6 +66,17 @@ def _until_fold(mem: LayeredChatMemory, turns: Iterator[list[BaseMessage]]) -> N
     raise AssertionError("no fold")
 
 
+def _first_fold(
+    gate: Gate,
+) -> tuple[LayeredChatMemory, Iterator[list[BaseMessage]], CompactionEntry]:
+    """A memory summarizing with ``gate``, the session's turns left, and its first fold's entry."""
+    mem = _memory(gate)
+    mem.add_messages(coding_session(0))
+    turns = iter(iter_turns(200))
+    _until_fold(mem, turns)
+    return mem, turns, mem.compactions[-1]
+
+
 def test_fold_is_written_while_the_model_summary_runs_and_replaces_it_at_the_next_fold() -> None:
     gate, events = Gate(), []
     mem = _memory(gate, events)
@@ -90,11 +102,7 @@ def test_fold_is_written_while_the_model_summary_runs_and_replaces_it_at_the_nex
 
 def test_a_compact_during_the_background_summary_discards_it() -> None:
     gate = Gate()
-    mem = _memory(gate)
-    mem.add_messages(coding_session(0))
-    turns = iter(iter_turns(200))
-    _until_fold(mem, turns)
-    first = mem.compactions[-1]
+    mem, turns, first = _first_fold(gate)
     assert gate.started.wait(5)
     gate_manual = Gate()
     gate_manual.release.set()
@@ -144,11 +152,7 @@ def test_two_forks_of_one_state_each_fold_every_message_once() -> None:
 
 def test_a_failed_background_summary_leaves_the_local_one() -> None:
     gate = Gate(fail=True)
-    mem = _memory(gate)
-    mem.add_messages(coding_session(0))
-    turns = iter(iter_turns(200))
-    _until_fold(mem, turns)
-    first = mem.compactions[-1]
+    mem, turns, first = _first_fold(gate)
     gate.release.set()
     gate_ok = Gate()
     gate_ok.release.set()
@@ -165,11 +169,7 @@ def test_a_failed_background_summary_leaves_the_local_one() -> None:
 
 def test_a_background_summary_lost_with_its_process_is_computed_at_the_next_fold() -> None:
     gate = Gate()
-    mem = _memory(gate)
-    mem.add_messages(coding_session(0))
-    turns = iter(iter_turns(200))
-    _until_fold(mem, turns)
-    first = mem.compactions[-1]
+    mem, turns, first = _first_fold(gate)
     assert first["upgrade_input"]  # the pending summary is recorded in the entry
     background.clear()  # the process that ran it is gone
     gate.release.set()
