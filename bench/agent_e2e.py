@@ -2,44 +2,96 @@
 
 Run by hand from the repository root::
 
-    uv run --group bench python bench/agent_e2e.py                  # CPU at 100 and 600 turns,
-                                                                    # bytes at 300 (~5 min)
+    uv run --group bench python bench/agent_e2e.py        # CPU at 100 and 600 turns, bytes at 300
     uv run --group bench python bench/agent_e2e.py --turns 2000 --bytes-turns 1000
+    uv run --group bench python bench/agent_e2e.py --turns 20 --bytes-turns 20 --no-write  # smoke
 
-``create_agent`` with a scripted model and a ``read_file`` tool returning ~3 KB (the session of
-``bench/checkpoint_storage.py``: the agent answers and the user says "Go on" every 25 tool
-turns), each approach at its own defaults, in one process, one after the other:
+With ``LANGCTX_PG_URI`` set (e.g. ``postgresql://postgres@127.0.0.1:5432/test``) the bytes are
+also measured on ``PostgresSaver``.
 
-- ``plain``: no middleware (the log kept, nothing projected);
-- ``langctx``: ``LangctxMiddleware(max_tokens=8000)``;
-- ``summarization``: LangChain's ``SummarizationMiddleware(model=..., trigger=("tokens", 6400),
-  keep=("tokens", 2400))`` with a scripted summarizer model and its default token counter.
+A scripted model and a ``read_file`` tool returning ~3 KB (the session of
+``bench/checkpoint_storage.py``: the agent answers and the user says "Go on" every 25 tool turns),
+the same script and tool for every approach, each at its own defaults, in one process, one after
+the other:
 
-CPU is process time (the model, the tools, the middleware, the checkpointer) on
-``InMemorySaver``: in all and per tool step (median of the first and of the last 100 steps).
-Bytes are a ``SqliteSaver`` file's after ``--bytes-turns`` turns, against the UTF-8 bytes of the
-content the thread produced (the user's, the model's and the tool's messages). Results: ``bench/results/agent_e2e.md``.
+- ``plain``: ``create_agent``, no middleware (the log kept, nothing projected);
+- ``langctx``: ``create_agent`` with ``LangctxMiddleware(max_tokens=8000)``;
+- ``summarization``: ``create_agent`` with LangChain's ``SummarizationMiddleware(model=...,
+  trigger=("tokens", 6400), keep=("tokens", 2400))``, a scripted summarizer model and its default
+  token counter;
+- ``langmem``: LangMem's ``SummarizationNode(model=..., max_tokens=8000,
+  output_messages_key="llm_input_messages")`` (its other defaults: ``max_summary_tokens=256``,
+  ``count_tokens_approximately``) as the ``pre_model_hook`` of LangGraph's ``create_react_agent``
+  with a ``context`` key in the state, as LangMem's and LangGraph's docs wire it (the node's
+  default output key, ``summarized_messages``, is not read by ``create_react_agent``). Its own
+  trim of the summarizer's input (``start_on="human"``) comes out empty here too, so it warns
+  ("Failed to trim messages ...") and sends the whole span to summarize;
+- ``trim``: ``create_react_agent`` with the ``pre_model_hook`` of LangGraph's docs ("manage
+  message history"): ``trim_messages(state["messages"], strategy="last",
+  token_counter=count_tokens_approximately, max_tokens=8000, start_on="human", end_on=("human",
+  "tool"))`` returned as ``llm_input_messages`` (the model's input only; ``messages`` keeps the
+  whole log). LangChain v1's docs trim ``create_agent`` with a ``@before_model`` that deletes
+  state instead (``RemoveMessage(REMOVE_ALL_MESSAGES)``), and not with ``trim_messages``. In this
+  session the last human message is mostly more than 8,000 tokens back, so ``start_on="human"``
+  trims to nothing, and ``create_react_agent`` then gives the model the whole log (it takes
+  ``llm_input_messages or messages``): the *model input* column shows it;
+- ``react`` (only with ``--only ... react``): ``create_react_agent`` without a hook, the baseline
+  of ``langmem`` and ``trim``. Apart from the hook, they pay for the prebuilt agent itself: with a
+  ``pre_model_hook`` a third step per turn (one more checkpoint, each holding ``messages`` whole,
+  and ``llm_input_messages``), and every tool call sent to the tool node with the whole state
+  (kept in the checkpoint writes).
+
+CPU is process time (the model, the tools, the hooks and middleware, the checkpointer, every
+thread of the process) on ``InMemorySaver``: in all and per tool step (from one ``"tools"`` update
+of ``stream_mode="updates"`` to the next; median of the first and of the last 100 steps). After
+each run (each user message) the thread's older checkpoints are dropped, unmeasured: LangGraph
+reads the latest only, and kept, with the whole log in each, they would take tens of GB at 2,000
+turns, and their growing memory costs the variants that keep the log up to ~40% more CPU at 300
+turns (``--keep-checkpoints`` keeps them, as ``InMemorySaver`` does). *Model input*:
+``count_tokens_approximately`` of what the model was given at each call, the system prompt
+included (median and max over the calls).
+
+Bytes, after ``--bytes-turns`` turns, against the content the thread produced (the UTF-8 bytes of
+the user's, the model's and the tool's message contents):
+
+- ``SqliteSaver``: a fresh file per variant (WAL mode, as ``SqliteSaver`` sets it up), measured
+  after the connection closed: the file plus its ``-wal`` and ``-shm`` if any are left (SQLite
+  checkpoints the WAL into the file and removes it on close);
+- ``PostgresSaver`` (with ``LANGCTX_PG_URI``): a fresh schema per variant (only that thread in
+  it), measured before it is dropped: ``pg_total_relation_size`` (heap, TOAST, indexes, free
+  space and visibility maps) of ``checkpoints``, ``checkpoint_blobs`` and ``checkpoint_writes``.
+
+Results: ``bench/results/agent_e2e.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import _common
 from checkpoint_storage import CHUNK, read_file_tool, script
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately, trim_messages
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt.chat_agent_executor import AgentState as ReactAgentState
+from langgraph.warnings import LangGraphDeprecatedSinceV10
+from langmem.short_term import SummarizationNode
 
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK
 from langctx.middleware import LangctxMiddleware
@@ -47,8 +99,14 @@ from langctx.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_MD = ROOT / "bench" / "results" / "agent_e2e.md"
-VARIANTS = ("plain", "langctx", "summarization")
+VARIANTS = ("plain", "langctx", "summarization", "langmem", "trim")
+EXTRA = ("react",)
+"""Run only when named in ``--only``: ``create_react_agent`` without a hook, the baseline of
+``langmem`` and ``trim``."""
 EDGE = 100
+BUDGET = 8000
+SUMMARY = "Goal: fix the parser. Read the modules; nested lists still flatten."
+PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
 @dataclass
@@ -58,6 +116,8 @@ class Run:
     saver: str
     cpu_s: float = 0.0
     step_cpu_ms: list[float] = field(default_factory=list)
+    input_tokens: list[int] = field(default_factory=list)
+    """``count_tokens_approximately`` of the model's input, per model call."""
     db_bytes: int = 0
     content_bytes: int = 0
 
@@ -66,121 +126,314 @@ class Run:
         return statistics.median(steps) if steps else 0.0
 
 
-def _middleware(variant: str) -> list[Any]:
+# ---------------------------------------------------------------------- the agents
+
+
+class LangMemState(ReactAgentState):
+    """``create_react_agent``'s state with the ``context`` key LangMem's node keeps its summary in."""
+
+    context: dict[str, Any]
+
+
+def _summarizer() -> ScriptedChatModel:
+    return ScriptedChatModel(responses=[SUMMARY], cycle=True)
+
+
+def _trim_hook(state: dict[str, Any]) -> dict[str, Any]:
+    """LangGraph's documented trimming ``pre_model_hook``: the model's input only."""
+    trimmed = trim_messages(
+        state["messages"],
+        strategy="last",
+        token_counter=count_tokens_approximately,
+        max_tokens=BUDGET,
+        start_on="human",
+        end_on=("human", "tool"),
+    )
+    return {"llm_input_messages": trimmed}
+
+
+def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any) -> Any:
+    if variant in ("langmem", "trim", "react"):
+        hook: Any = _trim_hook if variant == "trim" else None
+        if variant == "langmem":
+            hook = SummarizationNode(
+                model=_summarizer(), max_tokens=BUDGET, output_messages_key="llm_input_messages"
+            )
+        with warnings.catch_warnings():  # create_react_agent is deprecated since LangGraph 1.0
+            warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+            return create_react_agent(
+                model,
+                tools,
+                prompt=SYSTEM_PROMPT,
+                pre_model_hook=hook,
+                state_schema=LangMemState if variant == "langmem" else None,
+                checkpointer=saver,
+            )
+    middleware: list[Any] = []
     if variant == "langctx":
-        return [LangctxMiddleware(max_tokens=8000)]
-    if variant == "summarization":
-        summarizer = ScriptedChatModel(
-            responses=["Goal: fix the parser. Read the modules; nested lists still flatten."],
-            cycle=True,
-        )
-        return [
+        middleware = [LangctxMiddleware(max_tokens=BUDGET)]
+    elif variant == "summarization":
+        middleware = [
             SummarizationMiddleware(
-                model=summarizer, trigger=("tokens", 6400), keep=("tokens", 2400)
+                model=_summarizer(), trigger=("tokens", 6400), keep=("tokens", 2400)
             )
         ]
-    return []
+    return create_agent(
+        model, tools=tools, system_prompt=SYSTEM_PROMPT, middleware=middleware, checkpointer=saver
+    )
 
 
-def run(variant: str, turns: int, saver_kind: str, workdir: Path) -> Run:
+# ---------------------------------------------------------------------- the savers
+
+
+class _LatestInMemorySaver(InMemorySaver):
+    """``InMemorySaver`` that forgets a thread's older checkpoints when told (between runs).
+
+    The whole log held in the state of every checkpoint kept would need tens of GB at 2,000 turns;
+    each step does the same work without them (LangGraph reads the latest checkpoint only).
+    """
+
+    def prune(self, thread_id: str) -> None:
+        for ns, checkpoints in self.storage[thread_id].items():
+            latest = max(checkpoints)
+            versions = self.serde.loads_typed(checkpoints[latest][0])["channel_versions"]
+            for cid in [c for c in checkpoints if c != latest]:
+                del checkpoints[cid]
+                self.writes.pop((thread_id, ns, cid), None)
+            for key in [k for k in self.blobs if k[:2] == (thread_id, ns)]:
+                if versions.get(key[2]) != key[3]:
+                    del self.blobs[key]
+
+
+def _sqlite_files(path: Path) -> list[Path]:
+    return [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
+
+
+@contextmanager
+def _postgres(uri: str, schema: str) -> Iterator[Any]:
+    """A ``PostgresSaver`` in a fresh schema, dropped afterwards."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(uri, autocommit=True) as admin:
+        admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        admin.execute(f"CREATE SCHEMA {schema}")
+    try:
+        with psycopg.connect(
+            uri,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            options=f"-c search_path={schema}",
+        ) as conn:
+            saver = PostgresSaver(conn)  # as PostgresSaver.from_conn_string opens it
+            saver.setup()
+            yield saver
+    finally:
+        with psycopg.connect(uri, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _pg_bytes(saver: Any) -> int:
+    """The checkpoint tables' bytes in the saver's schema (the thread is alone in it)."""
+    query = " + ".join(f"pg_total_relation_size('{t}')" for t in PG_TABLES)
+    return int(saver.conn.execute(f"SELECT {query} AS n").fetchone()["n"])
+
+
+# ---------------------------------------------------------------------- one measured run
+
+
+def _input_tokens(calls: Sequence[Sequence[BaseMessage]]) -> list[int]:
+    """Approximate tokens of each model call's input (each message object counted once)."""
+    seen: dict[int, int] = {}
+    out = []
+    for messages in calls:
+        n = 0
+        for m in messages:
+            k = seen.get(id(m))
+            if k is None:
+                k = seen[id(m)] = count_tokens_approximately([m])
+            n += k
+        out.append(n)
+    return out
+
+
+def run(
+    variant: str,
+    turns: int,
+    saver_kind: str,
+    workdir: Path,
+    pg_uri: str | None = None,
+    keep_checkpoints: bool = False,
+) -> Run:
     responses, by_call, runs = script(turns)
-    read_file = read_file_tool(by_call)
     model = ScriptedChatModel(responses=responses)
     result = Run(variant, turns, saver_kind)
-    db = workdir / f"{variant}-{turns}.sqlite"
     cfg: Any = {"configurable": {"thread_id": variant}, "recursion_limit": 10 * CHUNK + 20}
+    db = workdir / f"{variant}-{turns}.sqlite"
     gc.collect()
-    with SqliteSaver.from_conn_string(str(db)) if saver_kind == "sqlite" else _nothing() as sqlite:
-        saver = sqlite if saver_kind == "sqlite" else InMemorySaver()
-        agent = create_agent(
-            model,
-            tools=[read_file],
-            system_prompt=SYSTEM_PROMPT,
-            middleware=_middleware(variant),
-            checkpointer=saver,
-        )
-        started = time.process_time()
+    with ExitStack() as stack:
+        if saver_kind == "sqlite":
+            saver: Any = stack.enter_context(SqliteSaver.from_conn_string(str(db)))
+        elif saver_kind == "postgres":
+            schema = f"langctx_agent_e2e_{os.getpid()}_{variant}"
+            saver = stack.enter_context(_postgres(str(pg_uri), schema))
+        else:
+            saver = _LatestInMemorySaver()
+        agent = _agent(variant, model, [read_file_tool(by_call)], saver)
         for n in range(runs):
             message = HumanMessage(TASK if n == 0 else f"Go on ({n}).", id=f"user-{n}")
-            last = time.process_time()
+            started = last = time.process_time()
             for update in agent.stream({"messages": [message]}, cfg, stream_mode="updates"):
                 if "tools" in update:
                     now = time.process_time()
                     result.step_cpu_ms.append((now - last) * 1000)
                     last = now
-        result.cpu_s = time.process_time() - started
+            result.cpu_s += time.process_time() - started
+            if isinstance(saver, _LatestInMemorySaver) and not keep_checkpoints:
+                saver.prune(variant)  # not measured
+        if saver_kind == "postgres":
+            result.db_bytes = _pg_bytes(saver)
+    if saver_kind == "sqlite":  # the connection closed: SQLite moved its WAL into the file
+        result.db_bytes = sum(f.stat().st_size for f in _sqlite_files(db) if f.exists())
+        for f in _sqlite_files(db):
+            f.unlink(missing_ok=True)
+    if len(result.step_cpu_ms) != turns:
+        msg = f"{variant}: {len(result.step_cpu_ms)} tool steps, not {turns}"
+        raise AssertionError(msg)
+    if saver_kind == "memory":
+        result.input_tokens = _input_tokens(model.calls)
     texts = [TASK, *(f"Go on ({n})." for n in range(1, runs))]
     texts += [str(m.content) for m in responses] + list(by_call.values())
     result.content_bytes = sum(len(t.encode()) for t in texts)  # what the thread produced
-    if saver_kind == "sqlite":
-        result.db_bytes = sum(
-            Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists()
-        )
-        for s in ("", "-wal", "-shm"):
-            Path(f"{db}{s}").unlink(missing_ok=True)
     return result
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+# ---------------------------------------------------------------------- report
 
 
-def report(cpu: Sequence[Run], size: Sequence[Run], argv: str, wall: float) -> str:
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 1e7 else f"{n / 1e6:.2f} MB"
+
+
+def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
+    if not cpu:
+        return []
+    pruned = (
+        "every checkpoint kept"
+        if keep_checkpoints
+        else "the thread's older checkpoints dropped after each run (not measured)"
+    )
     lines = [
-        "# The whole agent at defaults: CPU per step and checkpoint bytes",
+        f"CPU on InMemorySaver, {pruned}.",
         "",
-        f"Generated by `uv run --group bench python bench/agent_e2e.py{argv}` ({wall / 60:.1f} min "
-        "wall; a 2-core machine shared with other work: compare the ratios of one run, not "
-        "absolute times). Method: the module docstring of `bench/agent_e2e.py`.",
-        "",
-        "| variant | turns | CPU s (InMemorySaver) | vs SummarizationMiddleware | step ms first-100 / "
-        "last-100 (median) | last / first |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| variant | turns | CPU s | vs summarization | step ms first-100 / last-100 (median) "
+        "| last / first | model input ~tokens (median / max) |",
+        "|---|--:|--:|--:|--:|--:|--:|",
     ]
     anchor = {r.turns: r.cpu_s for r in cpu if r.variant == "summarization"}
     for r in cpu:
         first, last = r.edge(False), r.edge(True)
-        ratio = r.cpu_s / anchor[r.turns] if anchor.get(r.turns) else float("nan")
+        ratio = f"{r.cpu_s / anchor[r.turns]:.2f}x" if anchor.get(r.turns) else "-"
+        tokens = r.input_tokens or [0]
         lines.append(
-            f"| {r.variant} | {r.turns:,} | {r.cpu_s:.1f} | {ratio:.2f}x | {first:.1f} / "
-            f"{last:.1f} | {last / first if first else float('nan'):.2f} |"
+            f"| {r.variant} | {r.turns:,} | {r.cpu_s:.1f} | {ratio} | {first:.1f} / {last:.1f} "
+            f"| {last / first if first else float('nan'):.2f} "
+            f"| {statistics.median(tokens):,.0f} / {max(tokens):,} |"
         )
-    lines += [
-        "",
-        "| variant | turns | SqliteSaver file | content of the thread | file / content |",
-        "|---|--:|--:|--:|--:|",
+    return [*lines, ""]
+
+
+def _bytes_table(size: Sequence[Run]) -> list[str]:
+    if not size:
+        return []
+    pg = {(r.variant, r.turns): r for r in size if r.saver == "postgres"}
+    lines = [
+        "| variant | turns | content of the thread | SqliteSaver file | file / content |"
+        + (" PostgresSaver tables | tables / content |" if pg else ""),
+        "|---|--:|--:|--:|--:|" + ("--:|--:|" if pg else ""),
     ]
     for r in size:
-        lines.append(
-            f"| {r.variant} | {r.turns:,} | {r.db_bytes / 1e6:.1f} MB | "
-            f"{r.content_bytes / 1e6:.2f} MB | {r.db_bytes / max(1, r.content_bytes):.1f}x |"
+        if r.saver != "sqlite":
+            continue
+        row = (
+            f"| {r.variant} | {r.turns:,} | {_mb(r.content_bytes)} | {_mb(r.db_bytes)} "
+            f"| {r.db_bytes / max(1, r.content_bytes):.1f}x |"
         )
-    return "\n".join(lines) + "\n"
+        if p := pg.get((r.variant, r.turns)):
+            row += f" {_mb(p.db_bytes)} | {p.db_bytes / max(1, p.content_bytes):.1f}x |"
+        lines.append(row)
+    if not pg:
+        lines += ["", "PostgresSaver: not measured (`LANGCTX_PG_URI` unset)."]
+    return [*lines, ""]
+
+
+def report(
+    cpu: Sequence[Run],
+    size: Sequence[Run],
+    env: dict[str, Any],
+    argv: str,
+    wall: float,
+    keep_checkpoints: bool = False,
+) -> str:
+    lines = [
+        "# The whole agent at defaults: CPU per step and checkpoint bytes",
+        "",
+        f"Generated by `uv run --group bench python bench/agent_e2e.py{argv}` ({wall / 60:.1f} min "
+        f"wall; {env['machine']}, load average at start {env['load_average_at_start']}, shared "
+        "with other work: compare the ratios of one run, not absolute times). Versions: "
+        + ", ".join(f"{k} {v}" for k, v in env["versions"].items())
+        + ". Method and what each variant is: the module docstring of `bench/agent_e2e.py`.",
+        "",
+        *_cpu_table(cpu, keep_checkpoints),
+        *_bytes_table(size),
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, nargs="+", default=[100, 600])
-    parser.add_argument("--bytes-turns", type=int, nargs="+", default=[300])
+    parser.add_argument("--turns", type=int, nargs="*", default=[100, 600])
+    parser.add_argument("--bytes-turns", type=int, nargs="*", default=[300])
+    parser.add_argument("--only", nargs="+", choices=VARIANTS + EXTRA, default=list(VARIANTS))
+    parser.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="InMemorySaver keeps every checkpoint (its default; tens of GB at 2,000 turns)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print, do not write results")
     args = parser.parse_args(argv)
+    pg_uri = os.environ.get("LANGCTX_PG_URI") or None
+    env = _common.environment(
+        (
+            "langchain",
+            "langchain-core",
+            "langgraph",
+            "langgraph-prebuilt",
+            "langgraph-checkpoint",
+            "langgraph-checkpoint-sqlite",
+            "langgraph-checkpoint-postgres",
+            "langmem",
+        )
+    )
+    variants = [v for v in VARIANTS + EXTRA if v in args.only]
     started = time.perf_counter()
     cpu, size = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for turns in args.turns:
-            for variant in VARIANTS:
-                cpu.append(run(variant, turns, "memory", Path(tmp)))
+            for variant in variants:
+                cpu.append(run(variant, turns, "memory", Path(tmp), None, args.keep_checkpoints))
                 print(f"{variant} {turns}: {cpu[-1].cpu_s:.1f} s CPU", flush=True)
         for turns in args.bytes_turns:
-            for variant in VARIANTS:
-                size.append(run(variant, turns, "sqlite", Path(tmp)))
-                print(f"{variant} {turns}: {size[-1].db_bytes / 1e6:.1f} MB", flush=True)
-    shown = "" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:])
-    text = report(cpu, size, shown, time.perf_counter() - started)
+            for variant in variants:
+                for kind in ("sqlite", "postgres") if pg_uri else ("sqlite",):
+                    size.append(run(variant, turns, kind, Path(tmp), pg_uri))
+                    print(f"{variant} {turns} {kind}: {_mb(size[-1].db_bytes)}", flush=True)
+    given = sys.argv[1:] if argv is None else list(argv)
+    shown = "".join(f" {a}" for a in given if a != "--no-write")
+    wall = time.perf_counter() - started
+    text = report(cpu, size, env, shown, wall, args.keep_checkpoints)
     print(text)
     if not args.no_write:
         RESULTS_MD.write_text(text, encoding="utf-8")
