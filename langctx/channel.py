@@ -24,6 +24,7 @@ from langctx.errors import StateVersionError
 from langctx.state_reading import current_entries, stored_priorities
 
 __all__ = [
+    "ARCHIVE_KEY",
     "ARCHIVE_RECORD_VERSION",
     "CHANNEL_VERSION",
     "ArchiveRecord",
@@ -43,6 +44,10 @@ CHANNEL_VERSION = 1
 
 ARCHIVE_RECORD_VERSION = 1
 """Version of the :class:`ArchiveRecord` shape."""
+
+ARCHIVE_KEY = "langctx_archive"
+"""The state key of the archive kept in the graph state (the default archive mode): a list of
+archived batches, appended after each compaction (:mod:`langctx.stores.archive`)."""
 
 _LISTS = ("compactions", "edits")
 _OPS = ("reset", "drop", "slim")

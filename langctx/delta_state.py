@@ -34,8 +34,10 @@ from langctx.channel import LangctxChannel, merge_langctx
 
 __all__ = [
     "DEFAULT_SNAPSHOT_FREQUENCY",
+    "ArchivedBatches",
     "LangctxDeltaAgentState",
     "LangctxDeltaState",
+    "append_batches",
     "merge_langctx_writes",
 ]
 
@@ -61,8 +63,36 @@ def merge_langctx_writes(
     return out
 
 
+def append_batches(
+    state: Sequence[Mapping[str, Any]] | None,
+    writes: Sequence[Mapping[str, Any] | Sequence[Mapping[str, Any]] | None],
+) -> list[Mapping[str, Any]]:
+    """The archive channel's reducer: each write (one batch, or a list of them) is appended.
+
+    Batching-invariant, as ``DeltaChannel`` requires.
+
+    Example:
+        >>> append_batches([{"seq": 0}], [[{"seq": 1}], {"seq": 2}])
+        [{'seq': 0}, {'seq': 1}, {'seq': 2}]
+    """
+    out = list(state or [])
+    for write in writes:
+        if isinstance(write, Mapping):
+            out.append(write)
+        elif write:
+            out.extend(write)
+    return out
+
+
 def _delta(reducer: Any) -> DeltaChannel[Any]:
     return DeltaChannel(reducer, snapshot_frequency=DEFAULT_SNAPSHOT_FREQUENCY)
+
+
+ArchivedBatches = Annotated[list[Mapping[str, Any]], _delta(append_batches)]
+"""The type of the ``langctx_archive`` state key (:data:`~langctx.channel.ARCHIVE_KEY`): the
+archived batches of the default archive mode. A ``DeltaChannel``: a checkpoint stores the batches
+a step appended, not the whole list (a full snapshot every ``DEFAULT_SNAPSHOT_FREQUENCY`` updates,
+one update per compaction)."""
 
 
 class LangctxDeltaState(TypedDict):
@@ -70,6 +100,7 @@ class LangctxDeltaState(TypedDict):
 
     messages: Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]
     langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+    langctx_archive: NotRequired[ArchivedBatches]
     llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
 
 
@@ -85,6 +116,7 @@ def _agent_state() -> type:
 
         messages: Required[Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]]
         langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+        langctx_archive: NotRequired[ArchivedBatches]
 
     LangctxDeltaAgentState.__module__ = __name__
     return LangctxDeltaAgentState

@@ -46,6 +46,7 @@ from langctx.commands import (
     compact_notice,
     is_notice,
 )
+from langctx.delta_state import ArchivedBatches
 from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
 from langctx.memory_step import MemoryStep
@@ -78,6 +79,7 @@ class LangctxState(MessagesState):
     """
 
     langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx_archive: NotRequired[ArchivedBatches]
     llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
 
 
@@ -97,9 +99,12 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
     Args:
         output_key: state key for the projection; None to not write it.
         name: the node's run name.
-        archive: archive mode (:mod:`langctx.stores.archive`): a LangGraph store, or True
-            for the graph's store. After each compaction the folded messages leave ``messages``
-            and are kept in the store; the projection is unchanged. Default None (off).
+        archive: archive mode (:mod:`langctx.stores.archive`): after each compaction the
+            folded messages leave ``messages`` and are kept, once, in the state's
+            ``langctx_archive`` key (``"state"``, the default, when the graph's state has that
+            key, as :class:`LangctxState` does), in a LangGraph store (a store, or True for the
+            graph's), or nowhere else (None: they stay in ``messages``). The projection is the
+            same either way; :func:`~langctx.stores.archive.full_log` reads the whole log.
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`).
 
     Attributes:
@@ -112,7 +117,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
         *,
         output_key: str | None = DEFAULT_OUTPUT_KEY,
         name: str = "langctx_memory",
-        archive: ArchiveOption = None,
+        archive: ArchiveOption = "state",
         **options: Unpack[MemoryOptions],
     ) -> None:
         self.settings = emitting(**options)
@@ -169,15 +174,16 @@ def _graph_store() -> BaseStore | None:
 
 
 def make_pre_model_hook(
-    *, archive: ArchiveOption = None, **options: Unpack[MemoryOptions]
+    *, archive: ArchiveOption = "state", **options: Unpack[MemoryOptions]
 ) -> LangctxNode:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     It returns ``{"llm_input_messages": projection, "langctx": new entries}``; use
     :class:`~langctx.langgraph.LangctxAgentState` as the agent's ``state_schema``. After
     a ``/compact`` command the agent cannot skip its model call, so the model gets the compacted
-    projection and a one-line request to acknowledge (never the command itself). ``archive``
-    turns on archive mode (see :class:`LangctxNode`).
+    projection and a one-line request to acknowledge (never the command itself). ``archive``:
+    see :class:`LangctxNode` (in the state when the agent's state schema has the
+    ``langctx_archive`` key, as :class:`LangctxAgentState` has).
 
     Example:
         >>> hook = make_pre_model_hook(max_tokens=8000)

@@ -83,4 +83,6 @@ class MemoryStep:
         if self.archive is None:
             return None
         self.plan = self.archive.plan(self.state, self.view)
-        return None if self.plan is None else (self.archive.resolve(self.store()), self.plan)
+        if self.plan is None or self.plan.in_state:
+            return None  # a batch in the state is written with the step's update
+        return self.archive.resolve(self.store()), self.plan

@@ -40,6 +40,7 @@ from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.channel import LangctxChannel, merge_langctx
+from langctx.delta_state import ArchivedBatches
 from langctx.events import deferred_callbacks, emitting
 from langctx.langgraph import make_compact_tool
 from langctx.memory_step import MemoryStep
@@ -62,6 +63,7 @@ class LangctxMiddlewareState(AgentState[Any]):
     """The agent state with the ``langctx`` channel (compaction entries as plain dicts)."""
 
     langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx_archive: NotRequired[ArchivedBatches]
 
 
 class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
@@ -75,10 +77,13 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         tool_output_processor: called with each tool's ``ToolMessage`` and the request; returns
             the message to keep. Sync or async. None (default): results pass through unchanged.
         compact_tool: also give the model the ``compact_conversation`` tool.
-        archive: archive mode (:mod:`langctx.stores.archive`): a LangGraph store, or True
-            for the agent's store (``create_agent(store=...)``). After each compaction the folded
-            messages leave ``messages`` and are kept, once, in the store; what the model sees is
-            unchanged. Default None (off).
+        archive: archive mode (:mod:`langctx.stores.archive`): after each compaction the
+            folded messages leave ``messages`` and are kept, once, in the state's
+            ``langctx_archive`` key (``"state"``, the default: each checkpoint is bounded by the
+            window, not the thread), in a LangGraph store (a store, or True for
+            ``create_agent(store=...)``), or nowhere else (None: the whole log stays in
+            ``messages``). What the model sees is the same; :func:`~langctx.full_log` gives
+            the whole log back.
         prompt_cache_key: for OpenAI chat models, the ``prompt_cache_key`` each request carries
             so that a thread's requests reach the same prompt cache: True (default) for the
             thread id, a string for that key, False for none. A key set in the model's own
@@ -102,7 +107,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         max_overflow_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
         tool_output_processor: ToolOutputProcessor | None = None,
         compact_tool: bool = False,
-        archive: ArchiveOption = None,
+        archive: ArchiveOption = "state",
         prompt_cache_key: bool | str = True,
         **options: Unpack[MemoryOptions],
     ) -> None:
@@ -283,13 +288,13 @@ def _with_update(
     if step.handled is not None:
         removals.append(step.handled[0])
     channel = step.view.update()
-    if step.plan is not None:
-        removals.extend(step.plan.removals)
-        channel = step.plan.channel_with(channel)  # the view may have compacted again (overflow)
-    if removals:
-        update["messages"] = removals
     if channel is not None:
         update["langctx"] = channel
+    if step.plan is not None:  # the view may have compacted again (overflow): its latest update
+        update.update(step.plan.state_update(channel))
+        removals.extend(update["messages"])
+    if removals:
+        update["messages"] = removals
     if not update:
         return response
     model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])

@@ -24,6 +24,7 @@ from typing import Any, Unpack
 from langchain_core.messages import AIMessage, BaseMessage
 
 from langctx.channel import (
+    ARCHIVE_KEY,
     ArchiveRecord,
     LangctxChannel,
     channel_entries,
@@ -41,6 +42,7 @@ from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
     archive_record,
+    archived_messages,
     as_messages,
     check_channel,
     current_entries,
@@ -298,7 +300,8 @@ def _view_state(
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    memory = _restored(settings, head, raw, start, comps, edits, priorities)
+    before = _Before(raw, start, state.get(ARCHIVE_KEY))
+    memory = _restored(settings, head, raw, start, comps, edits, priorities, before)
     return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
 
 
@@ -310,6 +313,7 @@ def _restored(
     comps: list[CompactionEntry],
     edits: list[EditEntry],
     priorities: Mapping[str, int],
+    before: _Before,
 ) -> LayeredChatMemory:
     """The memory over ``head`` + the window of ``raw`` from ``start``."""
     window = [m for m in raw[start:] if not is_control_message(m)]
@@ -321,24 +325,26 @@ def _restored(
         edits=edits,
         priorities=stored_priorities(priorities),
         validate_from=_last_response(window),
-        before=_Before(raw, start),
+        before=before,
     )
     return memory
 
 
 class _Before:
-    """The messages of a state before its window, found by id (indexed on first use: only a
-    pending background summary of a span the window no longer holds reads them)."""
+    """The messages of a state before its window, found by id: in ``messages``, else in the
+    state's archive (indexed on first use: only a pending background summary of a span the
+    window no longer holds reads them)."""
 
-    __slots__ = ("_by_id", "_raw", "_stop")
+    __slots__ = ("_archived", "_by_id", "_raw", "_stop")
 
-    def __init__(self, raw: WithIds, stop: int) -> None:
-        self._raw, self._stop = raw, stop
+    def __init__(self, raw: WithIds, stop: int, archived: Any = None) -> None:
+        self._raw, self._stop, self._archived = raw, stop, archived
         self._by_id: dict[str, BaseMessage] | None = None
 
     def __call__(self, message_id: str) -> BaseMessage | None:
         if self._by_id is None:
-            self._by_id = {str(m.id): m for m in self._raw[: self._stop]}
+            self._by_id = archived_messages(self._archived)
+            self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
         return self._by_id.get(message_id)
 
 

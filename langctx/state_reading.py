@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WithIds",
     "archive_record",
+    "archived_messages",
     "as_messages",
     "check_channel",
     "current_entries",
@@ -250,6 +251,21 @@ def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
     if not isinstance(record, Mapping) or not record.get("last"):
         return None
     return record  # type: ignore[return-value]
+
+
+def archived_messages(batches: Any) -> dict[str, BaseMessage]:
+    """The messages of the state's archive (``langctx_archive``), by id; {} for none or junk."""
+    from langchain_core.messages import messages_from_dict
+
+    out: dict[str, BaseMessage] = {}
+    for batch in batches if isinstance(batches, list) else ():
+        dicts = batch.get("messages") if isinstance(batch, Mapping) else None
+        try:
+            found = messages_from_dict(dicts) if isinstance(dicts, list) else []
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue  # not a batch this version reads: its messages are not found (no upgrade)
+        out.update((str(m.id), m) for m in found if m.id is not None)
+    return out
 
 
 def restore_entries(

@@ -1,43 +1,46 @@
-"""Archive mode: compacted messages leave the graph state and are kept, once, in a LangGraph store.
+"""Archive mode: compacted messages leave ``messages`` and are kept, once, elsewhere.
 
-After each compaction the messages it folded leave ``messages`` (``RemoveMessage``) and are written
-as one append-only :class:`~langctx.stores.archive_plan.ArchiveBatch` under
-``("langctx", "archive", <thread_id>)``; the pinned messages and recent turns stay, so the model
-sees what it would see without archive mode. :func:`full_log` (:func:`afull_log`) gives the whole
-conversation back, in order. Store layout and guarantees: docs/integrations.md, "Archive mode".
+After each compaction the messages it folded leave ``messages`` (``RemoveMessage``) and are kept
+as one append-only :class:`~langctx.stores.archive_plan.ArchiveBatch`: by default in the graph
+state's ``langctx_archive`` key (a ``DeltaChannel``: a checkpoint stores the batches its step
+added, so its size is bounded by the window, not the thread), or under
+``("langctx", "archive", <thread_id>)`` of a LangGraph store (``archive=store``). The pinned
+messages and recent turns stay, so the model sees what it would see without archive mode.
+:func:`full_log` (:func:`afull_log`) gives the whole conversation back, in order. Layout and
+guarantees: docs/persistence.md, "Archive mode".
 
 Example:
     >>> from langchain.agents import create_agent
     >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
-    >>> from langgraph.store.memory import InMemoryStore
     >>> from langctx.middleware import LangctxMiddleware
     >>> from langctx.testing import ScriptedChatModel, ai_tool_call
     >>> read_file = tool("read_file", description="Read a file.")(lambda path: "x = 1\\n" * 400)
     >>> calls = [ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)]
-    >>> store, cfg = InMemoryStore(), {"configurable": {"thread_id": "t1"}}
     >>> agent = create_agent(ScriptedChatModel(responses=[*calls, "Done."]), tools=[read_file],
-    ...     middleware=[LangctxMiddleware(max_tokens=3000, archive=store)],
-    ...     checkpointer=InMemorySaver())
-    >>> state = agent.invoke({"messages": [("user", "Read the files.")]}, cfg)
-    >>> len(state["messages"]) < len(full_log(store, "t1", state)) == 26
+    ...     middleware=[LangctxMiddleware(max_tokens=3000)], checkpointer=InMemorySaver())
+    >>> state = agent.invoke({"messages": [("user", "Read the files.")]},
+    ...     {"configurable": {"thread_id": "t1"}})
+    >>> len(state["messages"]) < len(full_log(state)) == 26
     True
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from langchain_core.messages import BaseMessage, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langctx.channel import ARCHIVE_KEY, channel_entries, is_slim
 from langctx.errors import ConfigError, LangctxError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.state_reading import archive_record
 from langctx.stores.archive_plan import (
     ArchiveBatch,
     ArchivePlan,
+    batch_key,
     plan_archive,
 )
 from langctx.stores.references import namespace_label
@@ -53,13 +56,16 @@ __all__ = [
     "assemble",
     "full_log",
     "read_batches",
+    "thread_entries",
 ]
 
 ARCHIVE_NAMESPACE: tuple[str, ...] = ("langctx", "archive")
 """Prefix of the per-thread archive namespaces."""
 
-ArchiveOption = BaseStore | bool | None
-"""What ``archive=`` accepts: a store, True (the graph's store), or None/False (no archive)."""
+ArchiveOption = BaseStore | bool | Literal["state"] | None
+"""What ``archive=`` accepts: ``"state"`` (the default: the graph state's ``langctx_archive`` key,
+when the state has it), a store, True (the graph's store), or None/False (no archive: the whole
+log stays in ``messages``)."""
 
 _PAGE = 500
 
@@ -90,22 +96,26 @@ class Archive:
     """Archive mode for one integration: where batches go, and the archive step itself.
 
     Args:
-        store: a LangGraph ``BaseStore`` (set it up first: ``SqliteStore.setup()``,
-            ``PostgresStore.setup()``), or True for the graph's own store.
+        store: ``"state"`` for the graph state's ``langctx_archive`` key, a LangGraph
+            ``BaseStore`` (set it up first: ``SqliteStore.setup()``, ``PostgresStore.setup()``),
+            or True for the graph's own store.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
         >>> Archive.from_option(InMemoryStore()) is not None, Archive.from_option(None)
         (True, None)
+        >>> Archive.from_option("state").in_state
+        True
     """
 
-    def __init__(self, store: BaseStore | bool = True) -> None:
-        if store is not True and not isinstance(store, BaseStore):
+    def __init__(self, store: BaseStore | bool | Literal["state"] = True) -> None:
+        if store is not True and store != "state" and not isinstance(store, BaseStore):
             msg = (
-                f"archive= takes a langgraph BaseStore (InMemoryStore, SqliteStore, "
-                f"PostgresStore) or True for the graph's store, got {type(store).__name__}."
+                f'archive= takes "state", a langgraph BaseStore (InMemoryStore, SqliteStore, '
+                f"PostgresStore), True for the graph's store, or None, got {store!r}."
             )
             raise ConfigError(msg)
+        self.in_state = store == "state"
         self.store: BaseStore | None = store if isinstance(store, BaseStore) else None
 
     @classmethod
@@ -131,11 +141,14 @@ class Archive:
 
         Nothing is archived without a thread (no checkpointer or no ``thread_id``: there is no
         later step to keep the archive's place), nor while a later state of the thread is being
-        synced by another run (that run archives for itself).
+        synced by another run (that run archives for itself), nor in the state when its schema
+        has no ``langctx_archive`` key (a ``pre_model_hook`` over another agent's state).
         """
         if view.thread_id == NO_THREAD or not view.current:
             return None
-        return plan_archive(
+        if self.in_state and ARCHIVE_KEY not in state:
+            return None
+        plan = plan_archive(
             thread_id=view.thread_id,
             raw=list(state.get("messages") or []),
             first_kept_id=view.memory.first_kept_id,
@@ -143,6 +156,9 @@ class Archive:
             channel=state.get("langctx"),
             update=view.update(),
         )
+        if plan is not None:
+            plan.in_state = self.in_state
+        return plan
 
     @staticmethod
     def write(store: BaseStore, plan: ArchivePlan) -> None:
@@ -161,12 +177,12 @@ class Archive:
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
-        """Add the plan's removals and channel update to a node's state update."""
+        """Add the plan's removals, channel update and (in the state) batch to a node's update."""
         if plan is None:
             return out
-        out["messages"] = [*(out.get("messages") or []), *plan.removals]
-        out["langctx"] = plan.channel
-        return out
+        update = plan.state_update(out.get("langctx"))
+        update["messages"] = [*(out.get("messages") or []), *update["messages"]]
+        return {**out, **update}
 
 
 def _put(ns: tuple[str, ...], plan: ArchivePlan) -> PutOp:
@@ -183,18 +199,23 @@ async def _abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
 # ---------------------------------------------------------------------- reading
 
 
-def read_batches(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    """The archived batches of ``state``'s history, oldest first.
+def read_batches(
+    store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
+) -> list[ArchiveBatch]:
+    """The archived batches of ``state``'s history, oldest first: those the state holds
+    (``langctx_archive``), then, when it does not hold them all, those of ``store``.
 
     Args:
-        store: the archive store.
-        thread_id: the graph thread.
+        store: the archive store (None: the state's own archive only).
+        thread_id: the graph thread (needed with a store).
         state: the thread's state (``graph.get_state(config).values``); its ``langctx`` channel
             says where the archive ends.
 
     Raises:
-        ArchiveMissingError: a batch the state names is not in the store.
+        ArchiveMissingError: a batch the state names is neither in the state nor in the store.
     """
+    if store is None or thread_id is None:
+        return _state_only(state)
     reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
     try:
         op = next(reading)
@@ -205,9 +226,11 @@ def read_batches(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> 
 
 
 async def aread_batches(
-    store: BaseStore, thread_id: str, state: Mapping[str, Any]
+    store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> list[ArchiveBatch]:
     """Async version of `read_batches`."""
+    if store is None or thread_id is None:
+        return _state_only(state)
     reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
     try:
         op = next(reading)
@@ -217,17 +240,35 @@ async def aread_batches(
         return done.value
 
 
+def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The batches the state holds, by key."""
+    held = state.get(ARCHIVE_KEY) or []
+    return {batch_key(b): b for b in held if _is_batch(b)}
+
+
+def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
+    items = _state_items(state)
+    missing = _walk(items, state, None)
+    if missing is not None:
+        msg = (
+            f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}; the thread "
+            "archived to a store: pass it (full_log(store, thread_id, state))."
+        )
+        raise ArchiveMissingError(msg, key=missing)
+    return _chain(items, state)
+
+
 def _reading(
     ns: tuple[str, ...], state: Mapping[str, Any], *, refresh: bool
 ) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
     """Reading the archive as store operations: yields each one, is sent its result.
 
-    The namespace is listed page by page; a batch the chain names that the listing did not
-    return is then fetched by key.
+    When the state does not hold the whole chain, the namespace is listed page by page; a batch
+    the chain names that the listing did not return is then fetched by key.
     """
-    items: dict[str, Any] = {}
+    items = _state_items(state)
     offset = 0
-    while True:
+    while _walk(items, state, None) is not None:
         page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)
         _collect(items, page)
         if len(page) < _PAGE:
@@ -247,32 +288,101 @@ def _refresh_on_read(store: BaseStore) -> bool:
     return ttl.get("refresh_on_read", True) if ttl is not None else True
 
 
-def full_log(store: BaseStore, thread_id: str, state: Mapping[str, Any]) -> list[BaseMessage]:
+@overload
+def full_log(state: Mapping[str, Any], /) -> list[BaseMessage]: ...
+
+
+@overload
+def full_log(
+    store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any], /
+) -> list[BaseMessage]: ...
+
+
+def full_log(*args: Any) -> list[BaseMessage]:
     """The thread's whole conversation: archived and live messages, in order.
 
-    It equals the ``messages`` the thread would hold without archive mode.
+    It equals the ``messages`` the thread would hold without archive mode. ``full_log(state)``
+    for the default archive (in the state); ``full_log(store, thread_id, state)`` for a thread
+    that archives to a store.
 
     Args:
-        store: the archive store.
-        thread_id: the graph thread.
-        state: the thread's state (``graph.get_state(config).values``).
+        store: the archive store, when the thread archives to one.
+        thread_id: the graph thread (with a store).
+        state: the thread's state (``graph.get_state(config).values``, or what ``invoke``
+            returned).
 
     Raises:
-        ArchiveMissingError: a batch the state names is not in the store.
+        ArchiveMissingError: a batch the state names is not in the state or the store.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
+        >>> full_log({"messages": [("user", "hi")]})[0].content
+        'hi'
         >>> full_log(InMemoryStore(), "t1", {"messages": [("user", "hi")]})[0].content
         'hi'
     """
+    store, thread_id, state = _log_args(args)
     return assemble(read_batches(store, thread_id, state), state.get("messages") or [])
 
 
+@overload
+async def afull_log(state: Mapping[str, Any], /) -> list[BaseMessage]: ...
+
+
+@overload
 async def afull_log(
-    store: BaseStore, thread_id: str, state: Mapping[str, Any]
-) -> list[BaseMessage]:
+    store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any], /
+) -> list[BaseMessage]: ...
+
+
+async def afull_log(*args: Any) -> list[BaseMessage]:
     """Async version of `full_log`."""
+    store, thread_id, state = _log_args(args)
     return assemble(await aread_batches(store, thread_id, state), state.get("messages") or [])
+
+
+def _log_args(args: Sequence[Any]) -> tuple[BaseStore | None, str | None, Mapping[str, Any]]:
+    if len(args) == 1 and isinstance(args[0], Mapping):
+        return None, None, args[0]
+    if len(args) == 3 and isinstance(args[2], Mapping):
+        store, thread_id, state = args
+        if store is None or isinstance(store, BaseStore):
+            return store, thread_id, state
+    msg = "full_log takes (state) or (store, thread_id, state), state being the graph's values."
+    raise TypeError(msg)
+
+
+def thread_entries(
+    batches: Sequence[ArchiveBatch], channel: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """Every compaction, edit and priority of an archiving thread: those its batches took out of
+    the channel, then the channel's (validated, as :func:`~langctx.channel.channel_entries`).
+
+    An entry in both keeps its place in the batches and the channel's latest fields, with the
+    batch's full ``covered_ids`` where the channel holds them slimmed.
+
+    Raises:
+        StateVersionError: an entry has an unknown version.
+    """
+    live = channel_entries(channel)
+    comps: dict[str, dict[str, Any]] = {}
+    edits: dict[str, dict[str, Any]] = {}
+    priorities: dict[str, int] = {}
+    for batch in batches:
+        old = channel_entries(
+            {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
+        )
+        comps.update((e["id"], e) for e in old[0])
+        edits.update((e["id"], e) for e in old[1])
+        priorities.update(batch.get("priorities") or {})
+    for entry in live[0]:
+        was = comps.get(entry["id"])
+        if was is not None and is_slim(entry.get("covered_ids") or []):
+            entry = {**entry, "covered_ids": was["covered_ids"]}
+        comps[entry["id"]] = entry
+    edits.update((e["id"], e) for e in live[1])
+    priorities.update(live[2])
+    return list(comps.values()), list(edits.values()), priorities
 
 
 def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseMessage]:
@@ -298,8 +408,12 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
 
 def _collect(items: dict[str, Any], found: Sequence[Item]) -> None:
     for item in found:
-        if isinstance(item.value, Mapping) and item.value.get("kind") == "langctx_archive_batch":
+        if _is_batch(item.value):
             items[item.key] = item.value
+
+
+def _is_batch(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
 
 
 def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None) -> str | None:

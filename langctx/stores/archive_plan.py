@@ -31,9 +31,11 @@ from langchain_core.messages import (
 )
 
 from langctx.channel import (
+    ARCHIVE_KEY,
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
     LangctxChannel,
+    channel_entries,
     channel_update,
     is_slim,
     merge_langctx,
@@ -47,6 +49,7 @@ __all__ = [
     "ArchiveBatch",
     "ArchivePlan",
     "archivable",
+    "batch_key",
     "lean_message_dict",
     "plan_archive",
 ]
@@ -93,6 +96,9 @@ class ArchivePlan:
     """``RemoveMessage`` for every archived message."""
     channel: LangctxChannel = field(default_factory=lambda: channel_update())
     """The ``langctx`` update: the view's own new entries plus the archive's drop/slim/record."""
+    in_state: bool = False
+    """The batch goes to the state's ``langctx_archive`` key (written with the step's update),
+    not to a store."""
 
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
         """:attr:`channel` for a later ``ThreadView.update()`` of the same step.
@@ -101,6 +107,19 @@ class ArchivePlan:
         then holds more entries. The archive's record, drops and slims stay as planned.
         """
         return _combined(update, _archive_ops(self.channel))
+
+    def state_update(self, update: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The plan's part of the step's state update, ``update`` being the view's latest
+        ``ThreadView.update()``: the removals, the ``langctx`` channel and, in the state, the
+        batch. The removals and the batch are one write: the messages leave ``messages`` in the
+        step that keeps them in the archive."""
+        out: dict[str, Any] = {
+            "messages": list(self.removals),
+            "langctx": self.channel_with(update),
+        }
+        if self.in_state:
+            out[ARCHIVE_KEY] = [self.batch]
+        return out
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
@@ -187,7 +206,7 @@ def plan_archive(
     if not gone:
         return None
     after = merge_langctx(channel, update or None)
-    comps: list[dict[str, Any]] = after["compactions"]
+    comps = channel_entries(after)[0]  # migrated: a channel written by an older langctx
     if not comps:
         return None  # a cut without a compaction entry (restored by hand): nothing to fold
     assert first_kept_id is not None
@@ -209,7 +228,7 @@ def plan_archive(
         first_kept=first_kept_id,
         created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
     )
-    key = _batch_key(batch)
+    key = batch_key(batch)
     new_record = ArchiveRecord(
         v=ARCHIVE_RECORD_VERSION,
         last=key,
@@ -265,7 +284,7 @@ def _archived(raw: Sequence[BaseMessage], gone: Sequence[str]) -> list[dict[str,
     return [lean_message_dict(by_id[i]) for i in gone]
 
 
-def _batch_key(batch: ArchiveBatch) -> str:
+def batch_key(batch: ArchiveBatch) -> str:
     """The store key of ``batch``: its seq and a digest of its content, so the same batch gets
     the same key (a retry finds it)."""
     content = [

@@ -32,6 +32,7 @@ from langctx.langgraph import LangctxNode, LangctxState, route_after_memory
 from langctx.middleware import LangctxMiddleware
 from langctx.recovery import with_overflow_recovery
 from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
+from langctx.stores.archive import read_batches, thread_entries
 from langctx.testing import ScriptedChatModel
 from langctx.tokens import ApproximateCounter, TokenCounter
 from tests._helpers import PG_URI
@@ -260,3 +261,9 @@ def run_worker(module: str, jobs: Sequence[dict[str, Any]]) -> tuple[list[dict[s
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def every_compaction(state: Any) -> list[dict[str, Any]]:
+    """A thread's compaction entries, in order: those its archive took out of the ``langctx``
+    channel (the default archive mode keeps them in the state's batches), then the channel's."""
+    return thread_entries(read_batches(None, None, state), state.get("langctx"))[0]

@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx.langgraph import LangctxNode
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log, read_batches, thread_entries
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     FINAL,
@@ -19,6 +20,7 @@ from tests.integration_tests._agents import (
     cold_settings,
     config,
     drive,
+    every_compaction,
     first_input,
     middleware_agent,
     node_agent,
@@ -51,7 +53,7 @@ def test_create_agent_with_middleware_runs_200_turns() -> None:
     report = check_calls(model.calls, middleware.settings.counter, BUDGET, skip_system_prompt=True)
     _assert_clean(report, TURNS + 1)
     channel = out["langctx"]
-    assert len(channel["compactions"]) >= 20
+    assert len(every_compaction(out)) >= 20
     # the system prompt travels apart; the pinned layer still leads with the task, then summaries
     compacted = [c for c in model.calls if any(str(m.id).startswith("langctx-summary-") for m in c)]
     assert len(compacted) > TURNS // 2
@@ -67,11 +69,11 @@ def test_create_agent_with_middleware_runs_200_turns() -> None:
     assert [m.id for m in view.projection()] == [m.id for m in model.calls[-1][1:]] + [
         out["messages"][-1].id
     ]
-    logged = {m.id for m in out["messages"]}
-    assert channel["edits"] and all(e["message_id"] in logged for e in channel["edits"])
-    assert (
-        len(out["messages"]) > 400
-    )  # the state keeps the whole log; the model sees the projection
+    _, edits, _ = thread_entries(read_batches(None, None, out), channel)
+    logged = {m.id for m in full_log(out)}
+    assert edits and all(e["message_id"] in logged for e in edits)
+    # the state keeps the window; the whole log is the archived batches and the window
+    assert len(full_log(out)) > 400 > len(out["messages"])
 
 
 async def test_state_graph_with_memory_node_runs_200_turns_async() -> None:
@@ -95,7 +97,7 @@ async def test_state_graph_with_memory_node_runs_200_turns_async() -> None:
     assert state["messages"][-1].content == FINAL
     report = check_calls(model.calls, node.settings.counter, BUDGET, skip_system_prompt=False)
     _assert_clean(report, TURNS + 1)
-    assert len(state["langctx"]["compactions"]) >= 20
+    assert len(every_compaction(state)) >= 20
     assert "llm_input_messages" not in state  # ephemeral: not kept after the model step
 
 
@@ -107,7 +109,7 @@ def test_state_graph_projects_like_a_fresh_process() -> None:
     cfg = config()
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
 
-    assert len(out["langctx"]["compactions"]) >= 3
+    assert len(every_compaction(out)) >= 3
     warm = thread_view(graph, cfg, node.settings)  # this process's counts and blocks cached
     cold = thread_view(graph, cfg, cold_settings(max_tokens=BUDGET))  # nothing cached
     pa, pb = warm.projection(), cold.projection()

@@ -43,8 +43,8 @@ def test_a_pending_summary_of_changed_messages_is_never_applied(change: str) -> 
 
     script = session_script(60, seed=4, final=False)
     model = ScriptedChatModel(responses=script.responses)
-    middleware = LangctxMiddleware(
-        max_tokens=3000, summarizer=summarize, summary_threshold_tokens=0
+    middleware = LangctxMiddleware(  # the whole log in messages: update_state can edit any
+        max_tokens=3000, summarizer=summarize, summary_threshold_tokens=0, archive=None
     )
     graph = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
     cfg = config()

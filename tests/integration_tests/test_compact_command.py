@@ -11,11 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langctx.langgraph import LangctxNode, make_compact_tool
 from langctx.markers import NOTICE_ID_PREFIX
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,
     drive,
+    every_compaction,
     first_input,
     middleware_agent,
     node_agent,
@@ -54,8 +56,8 @@ def test_middleware_compact_with_instructions_steers_the_summary() -> None:
     notice = out["messages"][-1]
     assert str(notice.id).startswith(NOTICE_ID_PREFIX)
     assert "Focus: keep the lexer notes" in notice.text
-    assert len(out["messages"]) == len(before["messages"]) + 1  # the command was replaced
-    manual = [e for e in out["langctx"]["compactions"] if e["trigger"] == "manual"]
+    assert len(full_log(out)) == len(full_log(before)) + 1  # the command was replaced
+    manual = [e for e in every_compaction(out) if e["trigger"] == "manual"]
     assert len(manual) == 1 and manual[0]["instructions"] == "keep the lexer notes"
     assert seen and seen[-1].instructions == "keep the lexer notes"
 
@@ -90,9 +92,9 @@ def test_node_compact_command_after_a_long_session_compacts() -> None:
     graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
-    before = len(graph.get_state(cfg).values["langctx"]["compactions"])
+    before = len(every_compaction(graph.get_state(cfg).values))
     out = graph.invoke({"messages": [HumanMessage("/compact")]}, cfg)
-    new = out["langctx"]["compactions"][before:]
+    new = every_compaction(out)[before:]
     assert new and new[0]["trigger"] == "manual"  # the /compact fold, then any merges it caused
     assert all(e["trigger"] == "merge" for e in new[1:])
     assert out["messages"][-1].text.startswith("[langctx] Compacted")
@@ -109,8 +111,8 @@ def test_middleware_can_offer_the_compact_tool() -> None:
     agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
     cfg = config()
     out, _ = drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
-    assert out["langctx"]["compactions"][-1]["trigger"] in ("manual", "merge")
-    assert any(e["trigger"] == "manual" for e in out["langctx"]["compactions"])
+    assert every_compaction(out)[-1]["trigger"] in ("manual", "merge")
+    assert any(e["trigger"] == "manual" for e in every_compaction(out))
     assert any(
         m.type == "tool" and m.text.startswith("[langctx] Compacted") for m in out["messages"]
     )
@@ -138,7 +140,7 @@ def test_compact_tool_writes_the_entry_through_a_command() -> None:
     out, _ = drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
     results = [m for m in out["messages"] if getattr(m, "tool_call_id", None) == call_id]
     assert results and results[0].text.startswith("[langctx] Compacted")
-    manual = [e for e in out["langctx"]["compactions"] if e["trigger"] == "manual"]
+    manual = [e for e in every_compaction(out) if e["trigger"] == "manual"]
     assert manual and manual[0]["instructions"] == "keep test names"
     assert model.calls[-1][-1].tool_call_id == call_id  # the model got the tool's answer
 

@@ -15,6 +15,7 @@ from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,
+    every_compaction,
     first_input,
     middleware_agent,
     node_agent,
@@ -91,7 +92,7 @@ def test_events_on_custom_stream_and_callbacks_and_no_summary_in_messages_stream
     assert len(recorder.events) == len(custom)
     assert streamed, "the agent's own messages do stream"
     assert not any("SUMMARIZER-OUTPUT-MARKER" in text for text in streamed)
-    compactions = agent.get_state(cfg).values["langctx"]["compactions"]
+    compactions = every_compaction(agent.get_state(cfg).values)
     assert any(e["quality"] == "model" for e in compactions)  # persisted, not only announced
 
 
@@ -172,7 +173,7 @@ async def test_an_async_agent_gets_its_model_summaries_from_the_background() -> 
     ]
     ends = [p for p in custom if p["phase"] == "end" and p["quality"] is not None]
     assert ends and any(p["mode"] == "background" for p in ends)
-    entries = (await agent.aget_state(cfg)).values["langctx"]["compactions"]
+    entries = every_compaction((await agent.aget_state(cfg)).values)
     upgrades = [e for e in entries if e["quality"] == "model" and e["trigger"] == "merge"]
     assert upgrades and summarizer.calls  # model summaries arrived and replaced local ones
     mechanical = {e["id"] for e in entries if e["quality"] == "mechanical"}

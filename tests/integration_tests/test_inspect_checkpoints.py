@@ -34,6 +34,7 @@ from langctx.langgraph import LangctxNode
 from langctx.memory import LayeredChatMemory
 from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import MemorySettings, view_state
+from langctx.stores.archive import read_batches, thread_entries
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
@@ -205,7 +206,8 @@ def test_node_thread_json_matches_the_checkpoint_and_the_live_memory(
     assert f["context_tokens"] == live.context_tokens()
     assert f["budget"] == BUDGET and 0 < f["budget_used"] <= 1
     assert f["full_history_tokens"] > f["context_tokens"]
-    assert f["compactions"] == sum(1 for e in channel["compactions"] if e["trigger"] != "merge")
+    every = _every_entry(state)
+    assert f["compactions"] == sum(1 for e in every if e["trigger"] != "merge")
     assert f["merges"] >= 1 and f["placeholders"] >= 1
 
     layers = data["layers"]
@@ -220,8 +222,9 @@ def test_node_thread_json_matches_the_checkpoint_and_the_live_memory(
     assert "Files modified so far" in layers["facts"]
 
     timeline = data["timeline"]
-    assert [e["id"] for e in timeline] == [e["id"] for e in channel["compactions"]]
-    for row, entry in zip(timeline, channel["compactions"], strict=True):
+    every_edit = thread_entries(read_batches(None, None, state), channel)[1]
+    assert [e["id"] for e in timeline] == [e["id"] for e in every]
+    for row, entry in zip(timeline, every, strict=True):
         assert row["trigger"] == entry["trigger"] and row["level"] == entry["level"]
         assert row["quality"] == entry["quality"]
         assert (row["tokens_before"], row["tokens_after"]) == (
@@ -234,7 +237,7 @@ def test_node_thread_json_matches_the_checkpoint_and_the_live_memory(
         assert row["created_at"] == entry["created_at"]
     assert any(r["read_files"] for r in timeline) and any(r["modified_files"] for r in timeline)
 
-    assert [e["id"] for e in data["edits"]] == [e["id"] for e in channel["edits"]]
+    assert [e["id"] for e in data["edits"]] == [e["id"] for e in every_edit]
     assert {e["reason"] for e in data["edits"]} <= {"placeholder", "truncate"}
     actions = [r["action"] for r in data["eviction_log"]]
     assert len(actions) == len(timeline) + len(data["edits"])
@@ -476,10 +479,11 @@ def test_postgres_thread_and_listing(pg_db: Written, capsys: pytest.CaptureFixtu
         name: len(ids) for name, ids in pg_db.checkpoints.items()
     }
     data = _json(capsys, "--postgres", pg_db.uri, "--thread", NODE, "--budget", str(BUDGET))
-    live, channel = pg_db.memories[NODE], pg_db.states[NODE]["langctx"]
+    live = pg_db.memories[NODE]
     assert data["checkpoint"]["id"] == pg_db.checkpoints[NODE][0]
     assert data["figures"]["context_tokens"] == live.context_tokens()
-    assert [e["id"] for e in data["timeline"]] == [e["id"] for e in channel["compactions"]]
+    every = _every_entry(pg_db.states[NODE])
+    assert [e["id"] for e in data["timeline"]] == [e["id"] for e in every]
     assert [s["id"] for s in data["layers"]["summaries"]] == [e["id"] for e in live.summaries]
     code, out, _ = _run(capsys, "--postgres", pg_db.uri, "--thread", NODE, "--plain")
     assert code == 0 and "compaction timeline" in out
@@ -505,3 +509,8 @@ def test_postgres_bad_thread_and_empty_database(
     finally:
         with psycopg.connect(PG_URI, autocommit=True) as admin:
             admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _every_entry(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The thread's compaction entries, those its archive took out of the channel included."""
+    return thread_entries(read_batches(None, None, state), state.get("langctx"))[0]

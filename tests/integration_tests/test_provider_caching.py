@@ -19,8 +19,10 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx import LangctxMiddleware
+from langctx.stores.archive import read_batches, thread_entries
 from tests.integration_tests._agents import (
     drive,
+    every_compaction,
     first_input,
     session_script,
     session_tools,
@@ -91,9 +93,9 @@ def _strip_breakpoints(messages: list[dict[str, Any]]) -> list[str]:
 
 def _changes(out: dict[str, Any]) -> int:
     """Compactions that change what was sent before: folds and in-place edits."""
-    channel = out["langctx"]
-    folds = sum(1 for e in channel["compactions"] if e["trigger"] != "merge")
-    return folds + len(channel.get("edits") or [])
+    comps, edits, _ = thread_entries(read_batches(None, None, out), out["langctx"])
+    folds = sum(1 for e in comps if e["trigger"] != "merge")
+    return folds + len(edits)
 
 
 def _prefix_growth(payloads: list[list[Any]]) -> tuple[int, int]:
@@ -247,5 +249,5 @@ def test_the_prefix_summarizer_sends_anthropic_the_payload_it_has_cached() -> No
             and len(p["messages"]) > 2
             for p in earlier
         ), best
-    entries = agent.get_state(cfg).values["langctx"]["compactions"]
+    entries = every_compaction(agent.get_state(cfg).values)
     assert any("fix the parser" in e["summary"] and e["quality"] == "model" for e in entries)

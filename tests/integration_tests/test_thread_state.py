@@ -78,7 +78,7 @@ def test_checkpoint_with_v0_entries_is_migrated_and_continues() -> None:
     _write_old_checkpoint(saver, cfg, version=0)
     script = session_script(8, seed=113)  # other ids than the old session
     model = ScriptedChatModel(responses=script.responses)
-    node = LangctxNode(max_tokens=BUDGET)
+    node = LangctxNode(max_tokens=BUDGET, archive=None)  # the whole log in messages, as then
     graph = node_agent(model, session_tools(script.outputs), node, saver)
     stored = graph.get_state(cfg).values["langctx"]["compactions"]
     assert {e["v"] for e in stored} == {0}
@@ -111,7 +111,7 @@ def _hand_edited_run(
 ) -> tuple[Any, ScriptedChatModel, LangctxNode, dict[str, Any]]:
     script = session_script(16, seed=14)
     model = ScriptedChatModel(responses=script.responses)
-    node = LangctxNode(max_tokens=BUDGET, **memory_kwargs)
+    node = LangctxNode(max_tokens=BUDGET, archive=None, **memory_kwargs)  # edits of the whole log
     graph = node_agent(model, session_tools(script.outputs), node, InMemorySaver())
     cfg = config()
     drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=True))
@@ -209,7 +209,7 @@ async def test_two_concurrent_runs_on_one_thread_keep_the_channel_consistent() -
 
     seen: dict[str, list[BaseMessage]] = {}
     model = _looping_model(tool_turns=6, seen=seen)
-    node = LangctxNode(max_tokens=4000)
+    node = LangctxNode(max_tokens=4000, archive=None)  # every cut stays in messages
     graph = node_agent(model, [read_file], node, InMemorySaver())
     cfg = config()
 

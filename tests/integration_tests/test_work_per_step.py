@@ -26,8 +26,10 @@ from langctx.context_mode.middleware import ContextModeMiddleware
 from langctx.context_mode.references import find_reference_ids
 from langctx.memory import LayeredChatMemory
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import ApproximateCounter
+from tests.integration_tests._agents import every_compaction
 
 TURNS = 200
 
@@ -77,14 +79,15 @@ class Probe(AgentMiddleware[Any, Any, Any]):
     def __init__(self, counter: CountingCounter, checked: list[int]) -> None:
         super().__init__()
         self.counter, self.checked = counter, checked
-        self.rows: list[tuple[int, int, int]] = []  # (state messages, counted, checked)
+        self.rows: list[tuple[int, int, int]] = []  # (logged messages, counted, checked)
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
-        self.rows.append((len(request.state["messages"]), self.counter.messages, self.checked[0]))
+        logged = len(full_log(request.state))  # the state's window and its archived batches
+        self.rows.append((logged, self.counter.messages, self.checked[0]))
         return handler(request)
 
 
@@ -119,11 +122,9 @@ def test_work_per_model_call_is_bounded_by_new_messages(
     out = agent.invoke({"messages": [HumanMessage("Read every module and report.")]}, cfg)
 
     assert out["messages"][-1].text == "Done."
-    entries = out.get("langctx", {}).get("compactions", [])
+    entries = every_compaction(out)
     assert len(entries) >= 10, "the run must compact many times to mean anything"
-    fetched = [
-        m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "fetch_context"
-    ]
+    fetched = [m for m in full_log(out) if isinstance(m, ToolMessage) and m.name == "fetch_context"]
     assert fetched and fetched[0].status != "error"
     rows = probe.rows
     assert len(rows) == TURNS + 2

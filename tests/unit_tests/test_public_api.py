@@ -124,8 +124,10 @@ INTEGRATIONS = {
     ],
     "langctx.delta_state": [
         "DEFAULT_SNAPSHOT_FREQUENCY",
+        "ArchivedBatches",
         "LangctxDeltaAgentState",
         "LangctxDeltaState",
+        "append_batches",
         "merge_langctx_writes",
     ],
     "langctx.recovery": [
@@ -170,6 +172,7 @@ INTEGRATIONS = {
         "assemble",
         "full_log",
         "read_batches",
+        "thread_entries",
     ],
     "langctx.stores.references": [
         "CHUNK_BYTES",

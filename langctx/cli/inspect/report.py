@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
-from langctx.channel import channel_entries
+from langctx.channel import ARCHIVE_KEY, channel_entries
 from langctx.cli.inspect.store import CheckpointStore
 from langctx.commands import state_messages
 from langctx.entries import CompactionEntry, EditEntry, covered_count
@@ -25,6 +25,8 @@ from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 from langctx.state_reading import archive_record, restore_entries
+from langctx.stores.archive import ArchiveMissingError, assemble, read_batches, thread_entries
+from langctx.stores.archive_plan import ArchiveBatch
 from langctx.tokens import counting_label
 
 __all__ = ["REPORT_VERSION", "ThreadReport", "build_report", "inspect_thread"]
@@ -165,11 +167,9 @@ def inspect_thread(
         "pending_writes": len(found.pending_writes or []),
     }
     values = cp.get("channel_values") or {}
-    full = None
-    if archive is not None and archive_record(values.get("langctx")):
-        from langctx.stores.archive import full_log
-
-        full = full_log(archive, thread_id, values)
+    full, archived = None, None
+    if archive_record(values.get("langctx")):
+        full, archived = _archived_log(store, found, values, archive, thread_id)
     return build_report(
         values,
         thread_id=thread_id,
@@ -178,7 +178,26 @@ def inspect_thread(
         budget=budget,
         token_counter=token_counter,
         full_history=full,
+        archived=archived,
     )
+
+
+def _archived_log(
+    store: CheckpointStore, found: Any, values: Mapping[str, Any], archive: Any, thread_id: str
+) -> tuple[list[BaseMessage] | None, list[ArchiveBatch] | None]:
+    """The whole log of an archiving thread and its batches (None, None when a batch cannot be
+    read). The state's own archive is a ``DeltaChannel``: rebuilt from the checkpoint's
+    history."""
+    from langctx.delta_state import append_batches
+
+    if ARCHIVE_KEY not in values:
+        batches = store.delta_value(found, ARCHIVE_KEY, append_batches)
+        values = {**values, ARCHIVE_KEY: batches} if batches is not None else values
+    try:
+        archived = read_batches(archive, thread_id, values)
+    except ArchiveMissingError:
+        return None, None
+    return assemble(archived, values.get("messages") or []), archived
 
 
 def _recorded_counter(channel: Any, notes: list[str]) -> str:
@@ -204,6 +223,7 @@ def build_report(
     budget: int | None = None,
     token_counter: object = None,
     full_history: Sequence[BaseMessage] | None = None,
+    archived: Sequence[ArchiveBatch] | None = None,
 ) -> ThreadReport:
     """Describe the memory that a graph state implies (nothing is compacted or written).
 
@@ -218,6 +238,8 @@ def build_report(
             the run recorded in its channel, else "approximate").
         full_history: the whole conversation when part of it is archived (see
             :func:`~langctx.stores.archive.full_log`); default: the state's messages.
+        archived: with ``full_history``, the archived batches: the report then restores the
+            whole log with every entry, as if nothing had been archived.
 
     Example:
         >>> report = build_report({"messages": [("system", "Be brief."), ("user", "Fix it.")]})
@@ -237,6 +259,9 @@ def build_report(
     conversation = state_messages(raw)
     channel = values.get("langctx")
     comps, edits, priorities = channel_entries(channel)
+    if archived is not None and full_history is not None:
+        conversation = state_messages(full_history)
+        comps, edits, priorities = thread_entries(archived, channel)
     notes: list[str] = []
     if "messages" not in values:
         keys = ", ".join(sorted(map(str, values))) or "none"
@@ -256,13 +281,13 @@ def build_report(
     if record and full_history is None:
         notes.append(
             f"archive mode: {record.get('messages', 0)} messages in {record.get('batches', 0)} "
-            "batches were moved from 'messages' to the LangGraph store; the message and "
+            "batches were moved from 'messages' to a LangGraph store; the message and "
             "full-history figures count only what is still in the state (pass --archive)."
         )
     elif record:
         notes.append(
             f"archive mode: the full history includes the {record.get('messages', 0)} archived "
-            "messages read from the store."
+            "messages."
         )
     if dropped:
         notes.append(

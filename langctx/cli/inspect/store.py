@@ -203,6 +203,26 @@ class CheckpointStore:
         with self._reading():
             return [str(r[0]) for r in self._query(sql, params)]
 
+    def delta_value(self, found: CheckpointTuple, channel: str, reducer: Any) -> Any:
+        """A ``DeltaChannel``'s value at ``found`` (its checkpoint stores no value): the
+        nearest snapshot and the writes since, replayed through ``reducer``; None when the
+        thread never wrote it."""
+        with self._reading():
+            try:
+                history = self.saver.get_delta_channel_history(
+                    config=found.config, channels=[channel]
+                )[channel]
+            except (ValueError, TypeError, KeyError, AttributeError, EOFError) as exc:
+                raise CorruptCheckpointError(
+                    str(found.config["configurable"].get("thread_id")), None, exc
+                ) from exc
+        seed = history.get("seed")
+        seed = getattr(seed, "value", seed)  # a snapshot blob holds the value
+        writes = [w[2] for w in history.get("writes") or []]
+        if seed is None and not writes:
+            return None
+        return reducer(seed, writes)
+
     def checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointTuple:
         """The thread's latest checkpoint, or the one with ``checkpoint_id``.
 
