@@ -44,8 +44,9 @@ the other:
 CPU is process time (the model, the tools, the hooks and middleware, the checkpointer, every
 thread of the process) on ``InMemorySaver``: in all and per tool step (from one ``"tools"`` update
 of ``stream_mode="updates"`` to the next; median of the first and of the last 100 steps). After
-each run (each user message) the thread's older checkpoints are dropped, unmeasured: LangGraph
-reads the latest only, and kept, with the whole log in each, they would take tens of GB at 2,000
+each run (each user message) the thread's older checkpoints are dropped, unmeasured, except for
+``langctx`` (its checkpoints hold the window, and its archive, a ``DeltaChannel``, is rebuilt
+from their writes): LangGraph reads the latest only, and kept, with the whole log in each, they would take tens of GB at 2,000
 turns, and their growing memory costs the variants that keep the log up to ~40% more CPU at 300
 turns (``--keep-checkpoints`` keeps them, as ``InMemorySaver`` does). *Model input*:
 ``count_tokens_approximately`` of what the model was given at each call, the system prompt
@@ -190,7 +191,9 @@ class _LatestInMemorySaver(InMemorySaver):
     """``InMemorySaver`` that forgets a thread's older checkpoints when told (between runs).
 
     The whole log held in the state of every checkpoint kept would need tens of GB at 2,000 turns;
-    each step does the same work without them (LangGraph reads the latest checkpoint only).
+    each step does the same work without them (LangGraph reads the latest checkpoint only). Not
+    used for ``langctx``: its checkpoints hold the window, and its archive (a ``DeltaChannel``)
+    is rebuilt from the history of writes, which must stay.
     """
 
     def prune(self, thread_id: str) -> None:
@@ -292,7 +295,8 @@ def run(
                     last = now
             result.cpu_s += time.process_time() - started
             if isinstance(saver, _LatestInMemorySaver) and not keep_checkpoints:
-                saver.prune(variant)  # not measured
+                if variant != "langctx":  # its archive is a DeltaChannel: it needs the history
+                    saver.prune(variant)  # not measured
         if saver_kind == "postgres":
             result.db_bytes = _pg_bytes(saver)
     if saver_kind == "sqlite":  # the connection closed: SQLite moved its WAL into the file

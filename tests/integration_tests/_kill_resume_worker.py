@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from langctx.cli.demo.session import SYSTEM_PROMPT
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import first_input, session_script, session_tools
@@ -58,14 +59,14 @@ def main(uri: str, log_path: str, kill_at: int | None = None) -> None:
             checkpointer=saver,
         )
         state = agent.get_state(cfg)
-        messages = state.values.get("messages", [])
+        messages = full_log(state.values)  # the window in messages, the rest archived
         done = sum(1 for m in messages if m.type == "ai")
         if not messages:
             agent.invoke(first_input(with_system=False), cfg, durability="sync")
         elif state.next:  # killed inside a run: finish it from its checkpoint (each step's
             agent.invoke(None, cfg, durability="sync")  # checkpoint is written before the next)
         while done + len(model.calls) < len(script.responses):  # the user says "go on"
-            n = sum(1 for m in agent.get_state(cfg).values["messages"] if m.type == "human")
+            n = sum(1 for m in full_log(agent.get_state(cfg).values) if m.type == "human")
             agent.invoke(
                 {"messages": [HumanMessage(f"Go on ({n}).", id=f"go-on-{n}")]},
                 cfg,

@@ -24,6 +24,7 @@ from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     check_calls,
     drive,
+    every_compaction,
     middleware_agent,
     node_agent,
     session_script,
@@ -50,7 +51,7 @@ def main(args: dict[str, Any]) -> dict[str, Any]:
         view.compact_if_due()  # what the next model call would do first
         projection = messages_to_dict(view.projection())
         pending = view.update()
-        before = len(state["langctx"]["compactions"])
+        before = len(every_compaction(state))
         out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
         report = check_calls(
             model.calls,
@@ -62,7 +63,7 @@ def main(args: dict[str, Any]) -> dict[str, Any]:
         "projection": projection,
         "pending_update": pending,
         "compactions_before": before,
-        "compactions_after": len(out["langctx"]["compactions"]),
+        "compactions_after": len(every_compaction(out)),
         "report": asdict(report),
         "last": out["messages"][-1].content,
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.checkpoints import open_checkpointer
@@ -35,7 +36,15 @@ def main(uri: str, marker: str) -> None:
             time.sleep(1)
 
     script = session_script(TURNS, seed=5)
-    model = ScriptedChatModel(responses=script.responses)
+
+    def slow(response: Any) -> Any:  # a model takes a while: the kill lands mid-session
+        def respond(_: Any) -> Any:
+            time.sleep(0.05)
+            return response
+
+        return respond
+
+    model = ScriptedChatModel(responses=[slow(r) for r in script.responses])
     middleware = LangctxMiddleware(
         max_tokens=BUDGET, summarizer=hanging, summary_threshold_tokens=0
     )

@@ -14,10 +14,17 @@ import pytest
 
 from langctx.engine import background
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.summarize import SummaryRequest
 from langctx.testing import ScriptedChatModel
-from tests.integration_tests._agents import drive, middleware_agent, session_script, session_tools
+from tests.integration_tests._agents import (
+    drive,
+    every_compaction,
+    middleware_agent,
+    session_script,
+    session_tools,
+)
 from tests.integration_tests._summary_kill_worker import BUDGET, TURNS
 
 
@@ -67,23 +74,24 @@ def test_kill_during_a_background_summary_loses_and_duplicates_nothing(tmp_path:
         )
         graph = middleware_agent(model, session_tools(script.outputs), middleware, saver)
         before = graph.get_state(cfg).values
-        entries = before["langctx"]["compactions"]
+        entries = every_compaction(before)
         mechanical = [e for e in entries if e["quality"] == "mechanical"]
         assert mechanical, "the killed run wrote its folds with the local summary"
         assert not any(e["quality"] == "model" for e in entries)  # no summary ever came back
         folded = _folded(entries)
         assert len(folded) == len(set(folded))
-        ids = [m.id for m in before["messages"]]
+        ids = [m.id for m in full_log(before)]
         assert len(ids) == len(set(ids)) and set(folded) <= set(ids)
         # play the rest of the session (the checkpoint says where the killed run stopped)
-        done = sum(1 for m in before["messages"] if m.type == "ai")
+        done = sum(1 for m in full_log(before) if m.type == "ai")
+        assert done < len(script.responses), "the kill landed after the session's end"
         model.responses[:] = script.responses[done:]
         out, _ = drive(lambda x: graph.invoke(x, cfg), model, None)
-    after = out["langctx"]["compactions"]
+    after = every_compaction(out)
     folded_after = _folded(after)
     assert len(folded_after) == len(set(folded_after))  # nothing folded twice
     assert set(folded) <= set(folded_after)  # nothing the killed run folded is forgotten
-    ids = [m.id for m in out["messages"]]
+    ids = [m.id for m in full_log(out)]
     assert len(ids) == len(set(ids))
     # the mechanical summaries left by the killed run were summarized by the model after all
     absorbed = {m for e in after if e["quality"] == "model" for m in e["merged_from"]}

@@ -25,6 +25,7 @@ from tests.integration_tests._agents import (
     PG_URI,
     check_calls,
     drive,
+    every_compaction,
     first_input,
     middleware_agent,
     node_agent,
@@ -66,7 +67,7 @@ def _first_process(uri: str, kind: str, thread_id: str, seed: int) -> dict[str, 
             model.calls, settings.counter, BUDGET, skip_system_prompt=kind == "middleware"
         )
     assert report.orphans == report.violations == report.missing_task == 0
-    return {"projection": projection, "compactions": len(state["langctx"]["compactions"])}
+    return {"projection": projection, "compactions": len(every_compaction(state))}
 
 
 @pytest.fixture(scope="module")
