@@ -152,7 +152,13 @@ def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
 
 
 def _is_default(value: Any, field: Any) -> bool:
-    default = field.get_default(call_default_factory=True)
+    if field.default_factory is None:
+        default = field.default
+    else:  # called as is: pydantic's get_default inspects the factory's signature every time
+        try:
+            default = field.default_factory()
+        except TypeError:  # a factory of the validated data: keep the field
+            return False
     return type(value) is type(default) and value == default
 
 
