@@ -256,3 +256,34 @@ def test_a_hook_over_a_state_without_the_archive_key_keeps_the_whole_log() -> No
     out, _ = _drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
     assert every_compaction(out) and ARCHIVE_KEY not in out
     assert len(out["messages"]) == len(full_log(out)) > 40
+
+
+def test_a_2000_turn_thread_of_the_whole_log_loads_and_continues() -> None:
+    """2,000 turns written with every message in ``messages`` (one checkpoint holds them), then
+    the default: the first call archives the folded history in one batch and the thread goes on."""
+    script = session_script(2030, seed=12)
+    outputs = dict(script.outputs)
+    history: list[BaseMessage] = [*first_input(with_system=False)["messages"]]
+    for response in script.responses[:2000]:
+        history.append(response)
+        history.extend(
+            ToolMessage(outputs[c["id"]], tool_call_id=c["id"], id=f"result-{c['id']}")
+            for c in response.tool_calls
+        )
+    model = ScriptedChatModel(responses=script.responses[2000:])
+    mw = LangctxMiddleware(max_tokens=BUDGET)
+    agent = middleware_agent(model, _tools(outputs), mw, InMemorySaver())
+    cfg = config("long-whole-log")
+    agent.update_state(cfg, {"messages": history}, as_node="tools")
+    out, _ = _drive(lambda x: agent.invoke(x, cfg), model, {"messages": []})
+    log = full_log(out)
+    assert _dicts(log[: len(history)]) == _dicts(history)
+    assert len(log) > len(history) and len(out["messages"]) < 40
+    assert len(out[ARCHIVE_KEY]) >= 2  # the history in one batch, then the folds that followed
+    report = check_calls(
+        model.calls,
+        LangctxMiddleware(max_tokens=BUDGET).settings.counter,
+        BUDGET,
+        skip_system_prompt=True,
+    )
+    assert report.orphans == report.unanswered == report.violations == report.missing_task == 0
