@@ -1,8 +1,8 @@
-"""Checkpoint storage benchmark: plain ``MessagesState`` vs langctx, with and without archive mode.
+"""Checkpoint storage benchmark: plain ``MessagesState`` vs langctx, by where the archive goes.
 
 Run by hand from the repository root::
 
-    uv run python bench/checkpoint_storage.py                # 200 and 1,000 turns (~2 min)
+    uv run python bench/checkpoint_storage.py                # 200 and 1,000 turns (~1.5 min)
     uv run python bench/checkpoint_storage.py --turns 200    # a quick look
 
 A scripted ``create_agent`` agent (``langctx.testing.ScriptedChatModel``) works through a long
@@ -15,21 +15,26 @@ files:
 - ``plain``: ``create_agent`` without langctx (``AgentState``: a ``MessagesState``);
 - ``plain-delta``: the same with ``messages`` as a LangGraph ``DeltaChannel`` (LangGraph's own
   answer to checkpoint growth, for reference);
-- ``langctx``: ``LangctxMiddleware`` (default 8,000-token budget), no archive;
+- ``langctx``: ``LangctxMiddleware()``, the defaults (8,000-token budget, folded messages archived
+  in the state's ``langctx_archive`` key, a ``DeltaChannel``);
+- ``langctx-delta``: the defaults plus ``state_schema=LangctxDeltaAgentState`` (``messages`` and
+  ``langctx`` as ``DeltaChannel``\\ s too);
+- ``langctx-whole``: ``LangctxMiddleware(archive=None)``, the earlier default (the whole log stays in
+  ``messages``);
 - ``archive``: ``LangctxMiddleware(archive=store)``, ``store`` a ``SqliteStore`` in a sibling file;
-- ``archive-delta``: archive mode plus ``state_schema=LangctxDeltaAgentState`` (``messages`` and
-  ``langctx`` as ``DeltaChannel``\\ s);
-- ``plain-exit`` / ``archive-exit``: ``plain`` / ``archive`` run with ``durability="exit"``
-  (LangGraph saves one checkpoint per run instead of one per step; a crash loses the running run).
+- ``archive-delta``: ``archive=store`` plus ``state_schema=LangctxDeltaAgentState``;
+- ``plain-exit`` / ``langctx-exit`` / ``archive-exit``: ``plain`` / ``langctx`` / ``archive`` run
+  with ``durability="exit"`` (LangGraph saves one checkpoint per run instead of one per step; a
+  crash loses the running run).
 
 Measured: the database files' bytes after the connections are closed (``-wal``/``-shm``
 included, checkpoints and archive store together), the raw content bytes (UTF-8 bytes of every
-message's content in the full log), and the wall time of each turn (the model call, the tool call,
-langctx's work and the checkpoint writes; from one "tools" update of ``stream_mode="updates"`` to
-the next). The variants whose checkpoints hold the whole conversation grow quadratically; they are
-measured at ``--quadratic-turns`` (default 200 and 500) and extrapolated (clearly marked) to
-larger turn counts, because 1,000 turns would take gigabytes and many minutes. Writes
-``bench/results/checkpoint_storage.md`` and ``.json``.
+message's content in the whole log, ``full_log``), and the wall time of each turn (the model call,
+the tool call, langctx's work and the checkpoint writes; from one "tools" update of
+``stream_mode="updates"`` to the next). The variants whose checkpoints hold the whole conversation
+grow quadratically; they are measured at ``--quadratic-turns`` (default 200 and 500) and
+extrapolated (clearly marked) to larger turn counts, because 1,000 turns would take gigabytes and
+many minutes. Writes ``bench/results/checkpoint_storage.md`` and ``.json``.
 """
 
 from __future__ import annotations
@@ -40,18 +45,19 @@ import os
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Required
+from typing import Annotated, Any, Literal, Required
 
 import _common
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentState
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -78,16 +84,40 @@ EDGE = 50
 """Turns in the first-N / last-N step-time windows."""
 SEED = 11
 
-VARIANTS: dict[str, tuple[str, bool]] = {
-    "plain": ("MessagesState (no langctx)", True),
-    "plain-delta": ("MessagesState + DeltaChannel (no langctx)", False),
-    "plain-exit": ('MessagesState, durability="exit" (no langctx)', False),
-    "langctx": ("langctx middleware, no archive", True),
-    "archive": ("langctx + archive mode (SqliteStore)", False),
-    "archive-delta": ("langctx + archive mode + delta channels", False),
-    "archive-exit": ('langctx + archive mode, durability="exit"', False),
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One configuration of the agent."""
+
+    name: str
+    archive: Literal["state", "store"] | None = "state"
+    """Where langctx archives: the state (the default), a ``SqliteStore``, nowhere (None)."""
+    langctx: bool = True
+    """Whether the agent has ``LangctxMiddleware``."""
+    delta: bool = False
+    """``messages`` (and ``langctx``) as ``DeltaChannel``\\ s."""
+    exit: bool = False
+    """Run with ``durability="exit"`` instead of the default ``"async"``."""
+    quadratic: bool = False
+    """Checkpoints hold the whole log: measured at --quadratic-turns and extrapolated."""
+
+
+VARIANTS: dict[str, Variant] = {
+    "plain": Variant("MessagesState (no langctx)", None, langctx=False, quadratic=True),
+    "plain-delta": Variant(
+        "MessagesState + DeltaChannel (no langctx)", None, langctx=False, delta=True
+    ),
+    "plain-exit": Variant(
+        'MessagesState, durability="exit" (no langctx)', None, langctx=False, exit=True
+    ),
+    "langctx": Variant("langctx defaults (archive in the state)"),
+    "langctx-delta": Variant("langctx defaults + delta channels", delta=True),
+    "langctx-exit": Variant('langctx defaults, durability="exit"', exit=True),
+    "langctx-whole": Variant("langctx, archive=None (whole log in messages)", None, quadratic=True),
+    "archive": Variant("langctx, archive=store (SqliteStore)", "store"),
+    "archive-delta": Variant("langctx, archive=store + delta channels", "store", delta=True),
+    "archive-exit": Variant('langctx, archive=store, durability="exit"', "store", exit=True),
 }
-"""key -> (name, grows quadratically: measured at --quadratic-turns and extrapolated)."""
 
 
 class PlainDeltaState(AgentState[Any]):
@@ -232,28 +262,29 @@ def _page_stats(path: Path) -> tuple[int, int]:
     return int(index), int(unused) + free
 
 
-def _agent(key: str, model: ScriptedChatModel, tools: list[Any], saver: Any, store: Any) -> Any:
+def _agent(v: Variant, model: ScriptedChatModel, tools: list[Any], saver: Any, store: Any) -> Any:
     middleware: list[Any] = []
+    if v.langctx and v.archive == "state":
+        middleware.append(LangctxMiddleware())  # the defaults, as a user gets them
+    elif v.langctx:
+        middleware.append(LangctxMiddleware(archive=store))  # a store, or None
     kwargs: dict[str, Any] = {}
-    if key == "plain-delta":
-        kwargs["state_schema"] = PlainDeltaState
-    if key.startswith(("langctx", "archive")):
-        middleware.append(LangctxMiddleware(archive=store if key.startswith("archive") else None))
-    if key == "archive-delta":
-        kwargs["state_schema"] = LangctxDeltaAgentState
+    if v.delta:
+        kwargs["state_schema"] = LangctxDeltaAgentState if v.langctx else PlainDeltaState
     return create_agent(
         model,
         tools=tools,
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware,
         checkpointer=saver,
-        store=store if key.startswith("archive") else None,
+        store=store,
         **kwargs,
     )
 
 
 def run(key: str, turns: int, workdir: Path) -> Run:
-    name = VARIANTS[key][0]
+    variant = VARIANTS[key]
+    name = variant.name
     responses, by_call, runs = script(turns)
     read_file = read_file_tool(by_call)
     model = ScriptedChatModel(responses=responses)
@@ -266,16 +297,16 @@ def run(key: str, turns: int, workdir: Path) -> Run:
     with ExitStack() as stack:
         saver = stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         store = None
-        if key.startswith("archive"):
+        if variant.archive == "store":
             store = stack.enter_context(SqliteStore.from_conn_string(str(store_db)))
             store.setup()
-        agent = _agent(key, model, [read_file], saver, store)
+        agent = _agent(variant, model, [read_file], saver, store)
         inputs: Iterator[HumanMessage] = (
             HumanMessage(TASK if n == 0 else f"Go on ({n}).", id=f"user-{n}") for n in range(runs)
         )
+        durability = "exit" if variant.exit else "async"  # "async": the default
         for message in inputs:
             last = time.perf_counter()
-            durability = "exit" if key.endswith("-exit") else "async"  # "async": the default
             for update in agent.stream(
                 {"messages": [message]}, cfg, stream_mode="updates", durability=durability
             ):
@@ -284,9 +315,8 @@ def run(key: str, turns: int, workdir: Path) -> Run:
                     result.step_ms.append((now - last) * 1000)
                     last = now
         state = agent.get_state(cfg).values
-        log: Sequence[BaseMessage] = (
-            full_log(store, thread_id, state) if store is not None else state["messages"]
-        )
+        # the whole log: archived (in the state or the store) and live messages
+        log = full_log(store, thread_id, state) if store is not None else full_log(state)
         result.live_messages = len(state["messages"])
         result.full_log_messages = len(log)
         result.raw_content_bytes = sum(len(str(m.content).encode()) for m in log)
@@ -297,7 +327,7 @@ def run(key: str, turns: int, workdir: Path) -> Run:
         )
     result.wall_s = time.perf_counter() - started
     result.checkpoint_file_bytes = _files_bytes(db)
-    result.store_file_bytes = _files_bytes(store_db) if key.startswith("archive") else 0
+    result.store_file_bytes = _files_bytes(store_db) if store is not None else 0
     result.db_bytes = result.checkpoint_file_bytes + result.store_file_bytes
     with sqlite3.connect(db) as conn:
         result.checkpoints, result.checkpoint_blob_bytes, result.checkpoint_metadata_bytes = (
@@ -310,13 +340,13 @@ def run(key: str, turns: int, workdir: Path) -> Run:
             "SELECT count(*), coalesce(sum(length(value)), 0) FROM writes"
         ).fetchone()
     conn.close()
-    if key.startswith("archive"):
+    if store is not None:
         with sqlite3.connect(store_db) as conn:
             result.store_items, result.store_value_bytes = conn.execute(
                 "SELECT count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) FROM store"
             ).fetchone()
         conn.close()
-    for path in (db, store_db) if key.startswith("archive") else (db,):
+    for path in (db, store_db) if store is not None else (db,):
         index, unused = _page_stats(path)
         result.index_bytes += index
         result.unused_bytes += unused
@@ -435,24 +465,28 @@ def breakdown(runs: Sequence[Run]) -> list[str]:
 
 
 def targets(runs: Sequence[Run]) -> list[str]:
+    """The archiving variants at 1,000 turns or more against the size and step-time targets."""
     out = []
-    for r in runs:
-        if r.key.startswith("archive") and r.turns >= 1000 and not r.extrapolated:
-            s = r.stats()
-            size_ok = s["db_over_raw"] <= 5
-            time_ok = s["last_over_first"] <= 1.5
-            out.append(
-                f"- {r.name}, {r.turns:,} turns: DB within 5x of the raw content "
-                f"({s['db_over_raw']:.1f}x): **{'yes' if size_ok else 'no'}**; step time flat "
-                f"(last-50 / first-50 = {s['last_over_first']:.2f} <= 1.5): "
-                f"**{'yes' if time_ok else 'no'}**"
-            )
+    for r in sorted(runs, key=lambda r: (r.turns, list(VARIANTS).index(r.key))):
+        if VARIANTS[r.key].archive is None or r.turns < 1000 or r.extrapolated:
+            continue
+        s = r.stats()
+        ratio = s["db_over_raw"]
+
+        def yes(ok: bool) -> str:
+            return f"**{'yes' if ok else 'no'}**"
+
+        out.append(
+            f"- {r.name}, {r.turns:,} turns: DB / raw content {ratio:.2f}x: within 2x "
+            f"{yes(ratio <= 2)}, within 5x {yes(ratio <= 5)}; step time flat (last-50 / "
+            f"first-50 = {s['last_over_first']:.2f} <= 1.5): {yes(s['last_over_first'] <= 1.5)}"
+        )
     return out
 
 
 def report(runs: Sequence[Run], env: dict[str, Any], wall: float, argv: str) -> str:
     lines = [
-        "# Checkpoint storage: plain MessagesState vs langctx, with and without archive mode",
+        "# Checkpoint storage: plain MessagesState vs langctx, by where the archive goes",
         "",
         f"Generated by `uv run python bench/checkpoint_storage.py{argv}` ({wall / 60:.1f} min "
         f"wall). Machine: {env['machine']}; load average at start {env['load_average_at_start']} "
@@ -465,10 +499,14 @@ def report(runs: Sequence[Run], env: dict[str, Any], wall: float, argv: str) -> 
         f"is one model call with one `read_file` call returning ~{OUTPUT_BYTES:,} bytes of "
         f'realistic text; every {CHUNK} turns the agent answers and the user says "Go on" (a new '
         "run on the same thread). langctx runs with its defaults (8,000-token budget, local "
-        "summaries). *DB bytes*: the checkpoint database plus, in archive mode, the `SqliteStore` "
-        "file (sizes in parentheses), `-wal`/`-shm` included, after the connections closed. *Raw "
-        "content*: UTF-8 bytes of every message's content in the full log (`full_log` in archive "
-        "mode). *Step ms*: wall time per turn (model call, tool call, langctx, checkpoint writes), "
+        "summaries; *langctx defaults*: `LangctxMiddleware()`, which archives the folded messages "
+        "in the state's `langctx_archive` key, a `DeltaChannel`); `archive=None` keeps the whole "
+        "log in `messages` (the earlier default), `archive=store` archives to a `SqliteStore`. "
+        "*DB bytes*: the checkpoint database plus, with `archive=store`, the `SqliteStore` file "
+        "(sizes in parentheses), `-wal`/`-shm` included, after the connections closed. *Raw "
+        "content*: UTF-8 bytes of every message's content in the whole log (`full_log`, which "
+        "reads the archive too). *Step ms*: wall time per turn (model call, tool call, langctx, "
+        "checkpoint writes), "
         f"median of the first and of the last {EDGE} turns. Rows marked *extrapolated* grow "
         "quadratically and were not run at that size: bytes and wall time from a quadratic "
         "through the two measured sizes, the last-50 step time from a straight line (the state "
@@ -490,7 +528,11 @@ def report(runs: Sequence[Run], env: dict[str, Any], wall: float, argv: str) -> 
         "",
         *breakdown(runs),
         "",
-        "## Targets (issue 3, deliverable 4)",
+        "## Targets",
+        "",
+        "The database within 2x of the raw content with `SqliteSaver` at langctx's defaults (the "
+        '*langctx defaults* row); within 5x with delta channels or `durability="exit"` (issue '
+        "3, deliverable 4); the step time flat.",
         "",
         *(targets(runs) or ["- no 1,000-turn archive run in this report"]),
         "",
@@ -518,9 +560,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         for key in args.only or VARIANTS:
-            quadratic = VARIANTS[key][1]
             sizes = sorted(set(args.turns))
-            if quadratic:
+            if VARIANTS[key].quadratic:
                 measured_sizes = sorted(
                     {*args.quadratic_turns, *(t for t in sizes if t <= max(args.quadratic_turns))}
                 )
@@ -540,11 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     wall = time.perf_counter() - started
-    cli = (
-        ""
-        if argv is None and not (args.only or args.turns != list(TURNS))
-        else " " + " ".join(argv or [])
-    )
+    cli = "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     text = report(runs, env, wall, cli)
     print(text)
     if not args.no_write:
