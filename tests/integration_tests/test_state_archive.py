@@ -15,7 +15,6 @@ from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage, message_to_dict
-from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import MessagesState
@@ -38,6 +37,7 @@ from tests.integration_tests._agents import (
     middleware_agent,
     session_script,
 )
+from tests.integration_tests._archive_agents import tools
 
 BUDGET = 3000
 TURNS = 60
@@ -52,35 +52,9 @@ def _dicts(messages: list[BaseMessage]) -> list[Any]:
     return json.loads(re.sub(r"cmp-[0-9a-f]{12}", "cmp-?", json.dumps(out)))
 
 
-def _tools(outputs: dict[str, str]) -> list[Any]:
-    """The session's tools, their results with ids of their own: a truncation marker names the
-    message's id, and the counter counts it, so two runs must give the same ids."""
-
-    def with_id(call_id: str) -> ToolMessage:
-        return ToolMessage(outputs[call_id], tool_call_id=call_id, id=f"result-{call_id}")
-
-    @tool
-    def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
-        """Read a file of the repository."""
-        return with_id(tool_call_id)
-
-    @tool
-    def run_command(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
-        """Run a shell command in the sandbox."""
-        return with_id(tool_call_id)
-
-    @tool
-    def edit_file(
-        path: str, old: str, new: str, tool_call_id: Annotated[str, InjectedToolCallId]
-    ) -> ToolMessage:
-        """Replace text in a file."""
-        return with_id(tool_call_id)
-
-    return [read_file, run_command, edit_file]
-
-
 def _drive(invoke: Any, model: ScriptedChatModel, first: Any) -> tuple[Any, int]:
-    """:func:`drive` with ids on the user's messages (for the same reason as :func:`_tools`)."""
+    """:func:`drive` with ids on the user's messages: two runs must give the same ids (a
+    truncation marker names a message's id, and the counter counts it)."""
     out = invoke(first) if first is not None else {}
     turns = 1 if first is not None else 0
     while model._index < len(model.responses):
@@ -93,7 +67,7 @@ def _run(archive: Any, saver: Any, cfg: dict[str, Any], *, turns: int = TURNS) -
     script = session_script(turns, seed=5)
     model = ScriptedChatModel(responses=script.responses)
     mw = LangctxMiddleware(max_tokens=BUDGET, archive=archive)
-    agent = middleware_agent(model, _tools(script.outputs), mw, saver)
+    agent = middleware_agent(model, tools(script.outputs), mw, saver)
     out, _ = _drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
     return agent, model, mw, out
 
@@ -157,7 +131,7 @@ def test_a_restarted_process_resumes_on_sqlite(tmp_path: Path) -> None:
     whole_model = ScriptedChatModel(responses=list(script.responses))
     with SqliteSaver.from_conn_string(str(tmp_path / "one.sqlite")) as saver:
         mw = LangctxMiddleware(max_tokens=BUDGET)
-        agent = middleware_agent(whole_model, _tools(script.outputs), mw, saver)
+        agent = middleware_agent(whole_model, tools(script.outputs), mw, saver)
         cfg = config("one")
         once, _ = _drive(
             lambda x: agent.invoke(x, cfg), whole_model, first_input(with_system=False)
@@ -169,7 +143,7 @@ def test_a_restarted_process_resumes_on_sqlite(tmp_path: Path) -> None:
     def fresh_process(x: dict[str, Any]) -> dict[str, Any]:
         with SqliteSaver.from_conn_string(db) as saver:
             mw = LangctxMiddleware(max_tokens=BUDGET)
-            return middleware_agent(model, _tools(script.outputs), mw, saver).invoke(x, cfg)
+            return middleware_agent(model, tools(script.outputs), mw, saver).invoke(x, cfg)
 
     out, turns = _drive(fresh_process, model, first_input(with_system=False))
     assert turns > 3 and out[ARCHIVE_KEY]
@@ -180,21 +154,21 @@ def test_a_restarted_process_resumes_on_sqlite(tmp_path: Path) -> None:
 def test_a_thread_of_the_whole_log_continues_under_the_default() -> None:
     """A thread written with every message in ``messages`` (the earlier default) continues."""
     script = session_script(70, seed=6)
-    tools = _tools(script.outputs)
+    scripted = tools(script.outputs)
     saver = InMemorySaver()
     runs = {}
     for archive in (None, "state"):
         model = ScriptedChatModel(responses=list(script.responses))
         cfg = config(f"old-{archive}")
         old = middleware_agent(
-            model, tools, LangctxMiddleware(max_tokens=BUDGET, archive=None), saver
+            model, scripted, LangctxMiddleware(max_tokens=BUDGET, archive=None), saver
         )
         old.invoke(first_input(with_system=False), cfg)
         for n in range(3):
             old.invoke({"messages": [HumanMessage(f"Go on ({n}).", id=f"old-{n}")]}, cfg)
         written = len(model.calls)
         new = middleware_agent(
-            model, tools, LangctxMiddleware(max_tokens=BUDGET, archive=archive), saver
+            model, scripted, LangctxMiddleware(max_tokens=BUDGET, archive=archive), saver
         )
         out, _ = _drive(lambda x, new=new, cfg=cfg: new.invoke(x, cfg), model, None)
         runs[archive] = (model.calls[written:], out)
@@ -221,7 +195,7 @@ def test_a_store_that_fails_mid_archive_loses_nothing() -> None:
     model = ScriptedChatModel(responses=script.responses)
     store, cfg = _FailingStore(), config("failing")
     mw = LangctxMiddleware(max_tokens=BUDGET, archive=store)
-    agent = middleware_agent(model, _tools(script.outputs), mw, InMemorySaver())
+    agent = middleware_agent(model, tools(script.outputs), mw, InMemorySaver())
     with pytest.raises(ConnectionError):
         _drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
     state = agent.get_state(cfg).values
@@ -247,7 +221,7 @@ def test_a_hook_over_a_state_without_the_archive_key_keeps_the_whole_log() -> No
 
     agent = create_react_agent(
         model,
-        _tools(script.outputs),
+        tools(script.outputs),
         pre_model_hook=hook,
         state_schema=HookState,
         checkpointer=InMemorySaver(),
@@ -267,12 +241,12 @@ def test_a_2000_turn_thread_of_the_whole_log_loads_and_continues() -> None:
     for response in script.responses[:2000]:
         history.append(response)
         history.extend(
-            ToolMessage(outputs[c["id"]], tool_call_id=c["id"], id=f"result-{c['id']}")
+            ToolMessage(outputs[c["id"]], tool_call_id=c["id"], id=f"tool-{c['id']}")
             for c in response.tool_calls
         )
     model = ScriptedChatModel(responses=script.responses[2000:])
     mw = LangctxMiddleware(max_tokens=BUDGET)
-    agent = middleware_agent(model, _tools(outputs), mw, InMemorySaver())
+    agent = middleware_agent(model, tools(outputs), mw, InMemorySaver())
     cfg = config("long-whole-log")
     agent.update_state(cfg, {"messages": history}, as_node="tools")
     out, _ = _drive(lambda x: agent.invoke(x, cfg), model, {"messages": []})
