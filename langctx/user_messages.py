@@ -184,6 +184,8 @@ def render_user_messages(
     shown.append(_quoted(newest))
     left = len(texts) - 1
     short_only = False
+    title = count(_TITLE)
+    used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
     for text, item in zip(reversed(texts[:-1]), reversed(items[: len(texts) - 1]), strict=False):
         opening = _opening(text)
         short = _quoted(opening) + (_SHORTENED if opening != text else "")
@@ -194,21 +196,34 @@ def render_user_messages(
             candidates.insert(0, (f"{short}, saying: {said}", max_tokens))
         if not (short_only or item.get("short")):
             candidates.insert(0, (_quoted(text), verbatim))
-        fitted = next(
-            (
-                c
-                for c, cap in candidates
-                if count("\n".join([_TITLE, _more(left - 1 + dropped), c, *shown])) <= cap
-            ),
-            None,
-        )
+        more = _more(left - 1 + dropped)
+        rest = title + count(more) + 1 + used  # each line with its newline: an upper bound
+
+        def fits(line: str, n: int, cap: int, more: str = more, rest: int = rest) -> bool:
+            if rest + n <= cap:
+                return True
+            return count("\n".join([_TITLE, more, line, *shown])) <= cap  # near the cap: exact
+
+        fitted = next(((c, n) for c, cap in candidates if fits(c, n := count(c) + 1, cap)), None)
         if fitted is None:
             break
-        short_only = short_only or (not item.get("short") and fitted is not candidates[0][0])
-        shown.insert(0, fitted)
+        short_only = short_only or (not item.get("short") and fitted[0] is not candidates[0][0])
+        shown.insert(0, fitted[0])
+        used += fitted[1]
         left -= 1
-    more = _more(left + dropped)
-    return "\n".join([_TITLE, *([more] if more else []), *shown])
+    return _section(shown, left + dropped, max_tokens, count)
+
+
+def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:
+    """The section's text; the oldest lines shown give way while it counts over ``max_tokens``
+    (its lines were counted one by one, which a tokenizer may count otherwise joined)."""
+    while True:
+        more = _more(hidden)
+        text = "\n".join([_TITLE, *([more] if more else []), *shown])
+        if len(shown) == 1 or count(text) <= max_tokens:
+            return text
+        shown.pop(0)
+        hidden += 1
 
 
 def _more(n: int) -> str:
