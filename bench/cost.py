@@ -281,6 +281,13 @@ class Row:
     error: str | None = None
     summarizer_is_main: bool = False
     """The summarizer is the main model (its calls priced as the main model's, with the cache)."""
+    evicted: int = 0
+    """Tokens of the messages that were sent verbatim and are not in the last request (what the
+    approach evicted, whatever it then did with them)."""
+
+    def summarizer_per_evicted(self) -> float | None:
+        """Summarizer input tokens over the evicted ones."""
+        return self.summarizer.input / self.evicted if self.evicted else None
 
     def cost(self, sheet: str) -> float:
         prices = PRICE_SHEETS[sheet]
@@ -307,6 +314,12 @@ class Meter:
         self.row, self.judge, self.task, self.truth = row, judge, task, truth
         self.prev: list[BaseMessage] = []
         self.compacted = False
+        self.sent: dict[str, int] = {}  # id -> tokens, of every message sent verbatim
+
+    def evicted(self) -> int:
+        """Tokens of the messages sent verbatim that the last request no longer holds."""
+        last = {str(m.id) for m in self.prev}
+        return sum(n for mid, n in self.sent.items() if mid not in last)
 
     def request(self, ctx: list[BaseMessage], output: int) -> None:
         sizes = [self.judge.count_message(m) for m in ctx]
@@ -317,6 +330,9 @@ class Meter:
             bool(self.prev) and prefix < sum(self.judge.count_message(m) for m in self.prev)
         )
         self.prev = ctx
+        for m, n in zip(ctx, sizes, strict=True):
+            if m.id is not None and not str(m.id).startswith("langctx-"):  # not its own blocks
+                self.sent.setdefault(str(m.id), n)
         r.requests += 1
         r.main = r.main + Usage(cached_input=prefix, uncached_input=total - prefix, output=output)
         r.max_tokens = max(r.max_tokens, total)
@@ -364,6 +380,7 @@ def run_loop(key: str, budget: int, turns: int) -> Row:
             pending = approach.step(turn)
     except Exception as exc:  # an anchor failing is a result, not a crash of the benchmark
         row.error = f"{type(exc).__name__}: {exc}"
+    row.evicted = meter.evicted()
     _finish(row, approach)
     return row
 
@@ -418,6 +435,7 @@ def run_sessions(key: str, budget: int, paths: list[Path]) -> Row:
                     truth.add(m)
         except Exception as exc:
             row.error = f"{path.stem}: {type(exc).__name__}: {exc}"
+        part.evicted = meter.evicted()
         _finish(part, approach)
         _add(row, part)
     return row
@@ -446,6 +464,7 @@ def _add(total: Row, part: Row) -> None:
     total.max_tokens = max(total.max_tokens, part.max_tokens)
     total.orphans += part.orphans
     total.lost_task += part.lost_task
+    total.evicted += part.evicted
     for name, (held, checked) in part.probes.items():
         slot = total.probes.setdefault(name, [0, 0])
         slot[0] += held
@@ -561,21 +580,25 @@ def _k(n: float) -> str:
     return f"{n / 1000:,.0f}k" if n >= 10_000 else f"{n:,.0f}"
 
 
+def _ratio(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}x"
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
 
 def table(rows: list[Row]) -> list[str]:
     out = [
-        "| workload | budget | approach | summarizer calls (blocking) | summarizer in / out | main input | cached share | cost, Anthropic | cost, OpenAI | modeled summarizer time on the path | over budget (max) | orphans | lost task | probes T/C/F/L/N |",
-        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+        "| workload | budget | approach | summarizer calls (blocking) | summarizer in / out | summarizer in / evicted | main input | cached share | cost, Anthropic | cost, OpenAI | modeled summarizer time on the path | over budget (max) | orphans | lost task | probes T/C/F/L/N |",
+        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     for r in rows:
         probes = "/".join(_pct(r.probe_share(p)) for p in PROBES)
         err = f" **failed: {r.error}**" if r.error else ""
         out.append(
             f"| {r.workload} | {r.budget // 1000}k | {r.name}{err} | {r.summarizer_calls} ({r.blocking_calls}) | "
-            f"{_k(r.summarizer.input)} / {_k(r.summarizer.output)} | {_k(r.main.input)} | "
+            f"{_k(r.summarizer.input)} / {_k(r.summarizer.output)} | {_ratio(r.summarizer_per_evicted())} | {_k(r.main.input)} | "
             f"{_pct(r.main.cached_share)} | ${r.cost('anthropic'):.3f} | ${r.cost('openai'):.3f} | "
             f"{r.critical_s:.0f} s | {r.over_budget} ({r.max_tokens:,}) | {r.orphans} | "
             f"{r.lost_task if r.turns and 'loop' in r.workload else '–'} | {probes} |"
@@ -612,6 +635,9 @@ def _verdict(ours: Row, anchors: list[Row], mw: Row | None, workload: str, budge
         line += (
             f"; summarizer calls {ours.summarizer_calls} vs the middleware's {mw.summarizer_calls}"
         )
+    per = ours.summarizer_per_evicted()
+    if per is not None:
+        line += f"; summarizer input {per:.2f}x the tokens it evicted"
     return line + "."
 
 
