@@ -590,7 +590,7 @@ def _pct(x: float | None) -> str:
 
 def table(rows: list[Row]) -> list[str]:
     out = [
-        "| workload | budget | approach | summarizer calls (blocking) | summarizer in / out | summarizer in / evicted | main input | cached share | cost, Anthropic | cost, OpenAI | modeled summarizer time on the path | over budget (max) | orphans | lost task | probes T/C/F/L/N |",
+        "| workload | budget | approach | summarizer calls (blocking) | summarizer in / out | summarizer in / evicted | main input | cached share | cost, Anthropic | cost, OpenAI | modeled summarizer time on the path | over budget (max) | orphans | lost task | probes T/C/F/L/N/U/E |",
         "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     for r in rows:
@@ -758,9 +758,12 @@ def report(rows: list[Row], wall: list[dict[str, Any]], seconds: float) -> str:
         "(what a provider's prefix cache reuses; a changed message breaks it). Cost: main-model "
         "requests with cache reads and writes priced by the sheet, summarizer calls uncached, "
         "outputs of both; the main model's outputs are the session's AI turns (the same for every "
-        "approach). Probes: share of probed requests after the first compaction in which the task, "
-        "the user's constraints, the modified files, the latest failure and the next step are "
-        "still there (`langctx replay`'s independent parser; every 5th request).",
+        "approach). Summarizer in / evicted: the summarizer's input tokens over the tokens of the "
+        "messages sent verbatim that the last request no longer holds. Probes: share of probed "
+        "requests after the first compaction in which the task, the user's constraints, the "
+        "modified files, the latest failure, the next step, the latest user message and the "
+        "earlier user messages are still there (`langctx replay`'s independent parser; every 5th "
+        "request; – when the workload has none).",
         "",
         "Price sheets (dollars per million tokens):",
         "",
