@@ -184,15 +184,10 @@ def _slot(key: Hashable) -> int:
 
 def entry_digest(entry: Mapping[str, Any]) -> bytes:
     """A digest of what a summary block shows of a compaction entry: id, level, size, summary
-    and facts (computed once per entry object: the stored value holds it)."""
-    key = ("entry-digest", id(entry))
-    found = _BLOCKS.get(key)
-    if found is None:
-        shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
-        text = repr((shown, entry_facts(entry))).encode("utf-8", "surrogatepass")
-        found = (hashlib.blake2b(text, digest_size=16).digest(), entry)
-        _BLOCKS.put(key, found)
-    return cast(bytes, found[0])
+    and facts."""
+    shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
+    text = repr((shown, entry_facts(entry))).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 def counter_key(counter: TokenCounter) -> Hashable | None:

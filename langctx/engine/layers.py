@@ -187,12 +187,9 @@ def summary_block(
     pinned_tokens: int = 0,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
-    rendered once per content, process-wide.
-
-    Looked up by the entries' identities first (the stored value holds them, so no other entry
-    can take their place), then by what they hold (:func:`entry_digest`): a copy of the same
-    entries (the channel's, after a write; a checkpoint read back) finds the block rendered for
-    the originals, and two threads whose entries share ids but not text never share a block.
+    rendered once per content, process-wide: looked up by what the entries hold
+    (:func:`entry_digest`), so a copy of the same entries (a checkpoint read back) finds the
+    block, and two threads whose entries share ids but not text never share one.
     """
     if not active:
         return None, 0
@@ -207,15 +204,11 @@ def summary_block(
         key,
     )
     blocks = shared_blocks()
-    by_identity = ("block", tuple(id(e) for e in active), *tail)
-    block = blocks.get(by_identity)
+    by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
+    block = blocks.get(by_content)
     if block is None:
-        by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
-        block = blocks.get(by_content)
-        if block is None:
-            block = _render_block(active, config, counter, pinned_tokens)
-            blocks.put(by_content, block)
-        blocks.put(by_identity, (*block[:2], tuple(active)))
+        block = _render_block(active, config, counter, pinned_tokens)
+        blocks.put(by_content, block)
     return block[0], block[1]
 
 

@@ -10,7 +10,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
-from langctx.count_cache import describe_edited, shared_blocks
+from langctx.count_cache import describe_edited
 from langctx.entries import (
     CompactionEntry,
     EditEntry,
@@ -139,71 +139,18 @@ def restore_window(
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
-    """1-based positions of the active summaries, in projection order (memoized: the channel only
-    appends, so the count and the first and last entries name the list; by identity, as ids do
-    not name an entry's merges across threads, and the stored value holds the entries so no other
-    can take their place)."""
-    if not entries:
-        return ()
-    first, last = entries[0], entries[-1]
-    key = ("active", len(entries), id(first), id(last))
-    found = shared_blocks().get(key)
-    if found is None:
-        latest_key = ("active-latest", id(first))
-        latest = shared_blocks().get(latest_key)
-        if (
-            latest is not None
-            and latest[3] is first
-            and latest[0] < len(entries)
-            and entries[latest[0] - 1] is latest[1]
-        ):
-            positions = _extend_active(entries, latest[0], latest[2])
-        else:
-            order = {e["id"]: n for n, e in enumerate(entries, 1)}
-            positions = tuple(order[e["id"]] for e in active_summaries(entries))
-        found = (positions, first, last)
-        shared_blocks().put(key, found)
-        shared_blocks().put(latest_key, (len(entries), last, positions, first))
-    return found[0]
-
-
-def _extend_active(
-    entries: Sequence[CompactionEntry], known: int, positions: tuple[int, ...]
-) -> tuple[int, ...]:
-    """:func:`active_positions` of ``entries`` from those of its first ``known`` (the channel only
-    appends, and ids are unique in it: a new entry can only merge older ones)."""
-    new = entries[known:]
-    merged = {mid for e in new for mid in e["merged_from"]}
-    live = [p for p in positions if entries[p - 1]["id"] not in merged]
-    live.extend(n for n, e in enumerate(new, known + 1) if e["id"] not in merged)
-    return tuple(sorted(live, key=lambda p: (-entries[p - 1]["level"], p)))
+    """1-based positions of the active summaries, in projection order."""
+    order = {e["id"]: n for n, e in enumerate(entries, 1)}
+    return tuple(order[e["id"]] for e in active_summaries(entries))
 
 
 def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
-    """Message id -> its edits, in order (memoized: the channel only appends, so the count and
-    the first and last entries name the list; by identity, as an edit's id does not name its
-    content, and the stored value holds them so no other entry can take their place). A longer
-    list of the same first entry extends the latest grouping by its new edits."""
-    if not edits:
-        return {}
-    first, last = edits[0], edits[-1]
-    key = ("edits", len(edits), id(first), id(last))
-    found = shared_blocks().get(key)
-    if found is None:
-        latest_key = ("edits-latest", id(first))
-        latest = shared_blocks().get(latest_key)
-        known = 0
-        grouped: dict[str, tuple[EditEntry, ...]] = {}
-        if latest is not None and latest[3] is first and latest[0] < len(edits):
-            if edits[latest[0] - 1] is latest[1]:
-                known, grouped = latest[0], dict(latest[2])
-        for e in edits[known:]:
-            mid = e["message_id"]
-            grouped[mid] = (*grouped.get(mid, ()), e)
-        found = (grouped, first, last)
-        shared_blocks().put(key, found)
-        shared_blocks().put(latest_key, (len(edits), last, grouped, first))
-    return found[0]
+    """Message id -> its edits, in order."""
+    grouped: dict[str, tuple[EditEntry, ...]] = {}
+    for e in edits:
+        mid = e["message_id"]
+        grouped[mid] = (*grouped.get(mid, ()), e)
+    return grouped
 
 
 def _messages(messages: Sequence[Any]) -> list[BaseMessage]:
