@@ -31,6 +31,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 
 from langctx.channel import LangctxChannel, merge_langctx
+from langctx.errors import StateVersionError
 
 __all__ = [
     "DEFAULT_SNAPSHOT_FREQUENCY",
@@ -79,8 +80,14 @@ def append_batches(
     for write in writes:
         if isinstance(write, Mapping):
             out.append(write)
-        elif write:
+        elif isinstance(write, list | tuple) and all(isinstance(b, Mapping) for b in write):
             out.extend(write)
+        elif write is not None:
+            msg = (
+                "the langctx_archive key takes an archived batch (a dict) or a list of them, "
+                f"got {type(write).__name__}."
+            )
+            raise StateVersionError(msg)
     return out
 
 

@@ -34,7 +34,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, channel_entries, is_slim
-from langctx.errors import ConfigError, LangctxError
+from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.state_reading import archive_record
 from langctx.stores.archive_plan import (
@@ -241,9 +241,17 @@ async def aread_batches(
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The batches the state holds, by key."""
-    held = state.get(ARCHIVE_KEY) or []
-    return {batch_key(b): b for b in held if _is_batch(b)}
+    """The batches the state holds, by key (an item that is no batch of this version is left
+    out: the chain then names a batch that is missing, a one-line ArchiveMissingError)."""
+    held = state.get(ARCHIVE_KEY)
+    items: dict[str, Any] = {}
+    for batch in held if isinstance(held, list) else ():
+        try:
+            if _is_batch(batch) and isinstance(batch.get("messages"), list):
+                items[batch_key(batch)] = batch
+        except (KeyError, TypeError):
+            continue
+    return items
 
 
 def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
@@ -251,8 +259,9 @@ def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
     missing = _walk(items, state, None)
     if missing is not None:
         msg = (
-            f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}; the thread "
-            "archived to a store: pass it (full_log(store, thread_id, state))."
+            f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
+            "was changed or removed, or the thread archived to a store (pass it: "
+            "full_log(store, thread_id, state))."
         )
         raise ArchiveMissingError(msg, key=missing)
     return _chain(items, state)
@@ -394,8 +403,8 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
     out: list[BaseMessage] = []
     placed: set[str] = set()
     for batch in batches:
-        archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
-        for mid in batch["order"]:
+        archived, order = _read_batch(batch)
+        for mid in order:
             if mid in placed:
                 continue
             m = archived.get(mid) or by_id.get(mid)
@@ -404,6 +413,18 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
                 placed.add(mid)
     out.extend(m for m in current if m.id is None or str(m.id) not in placed)
     return out
+
+
+def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
+    """A batch's messages by id and its order, or a one-line error for a batch this langctx
+    cannot read."""
+    try:
+        archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
+        order = [str(i) for i in batch["order"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        msg = f"archived batch {batch.get('seq')!r} cannot be read by this langctx: {exc!r}"
+        raise StateVersionError(msg) from exc
+    return archived, order
 
 
 def _collect(items: dict[str, Any], found: Sequence[Item]) -> None:

@@ -93,3 +93,61 @@ def test_a_5mb_summary_never_pushes_a_request_over_budget(lie: int) -> None:
     projection = view.projection()
     assert settings.counter.count_messages(projection) <= 2000
     assert any("[…cut]" in m.text for m in projection)
+
+
+# ---------------------------------------------------------------------- the state's archive
+
+
+def _archived_state() -> dict[str, Any]:
+    """A state whose archive holds one real batch (a middleware run with the default archive)."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langctx.middleware import LangctxMiddleware
+    from langctx.testing import ScriptedChatModel, ai_tool_call
+
+    read = tool("read_file", description="Read a file.")(lambda path: "x = 1\n" * 400)
+    calls = [ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)]
+    agent = create_agent(
+        ScriptedChatModel(responses=[*calls, "Done."]),
+        tools=[read],
+        middleware=[LangctxMiddleware(max_tokens=3000)],
+        checkpointer=InMemorySaver(),
+    )
+    out = agent.invoke({"messages": [("user", "Read.")]}, {"configurable": {"thread_id": "h"}})
+    assert out["langctx_archive"]
+    return dict(out)
+
+
+@pytest.mark.parametrize(
+    "archive",
+    [None, "junk", 12, [], ["junk"], [{"kind": "langctx_archive_batch"}], [{"kind": "x"}]],
+    ids=["none", "str", "int", "empty", "junk-item", "batch-without-fields", "other-kind"],
+)
+def test_an_archive_that_lost_its_batches_is_a_one_line_error(archive: Any) -> None:
+    from langctx.stores.archive import ArchiveMissingError, full_log
+
+    state = {**_archived_state(), "langctx_archive": archive}
+    with pytest.raises(ArchiveMissingError, match=r"^archived batch '\d+-[0-9a-f]+' is not in"):
+        full_log(state)
+
+
+def test_an_archived_batch_this_langctx_cannot_read_is_a_one_line_error() -> None:
+    from langctx.stores.archive import ArchiveMissingError, assemble, full_log
+
+    state = _archived_state()
+    for bad in ({"messages": [{"type": "nonsense"}]}, {"order": None}):
+        batches = [{**b, **bad} for b in state["langctx_archive"]]
+        with pytest.raises(ArchiveMissingError, match="was changed or removed"):
+            full_log({**state, "langctx_archive": batches})  # its key is its content's digest
+        with pytest.raises(StateVersionError, match="cannot be read by this langctx"):
+            assemble(batches, state["messages"])  # as read from a store, by its key
+
+
+@pytest.mark.parametrize("write", ["abc", 12, [1, 2]], ids=["str", "int", "list-of-int"])
+def test_the_archive_reducer_refuses_what_is_no_batch(write: Any) -> None:
+    from langctx.delta_state import append_batches
+
+    with pytest.raises(StateVersionError, match="takes an archived batch"):
+        append_batches([], [write])
