@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_SNAPSHOT_FREQUENCY",
     "ArchivedBatches",
     "LangctxDeltaAgentState",
+    "LangctxDeltaChannel",
     "LangctxDeltaState",
     "append_batches",
     "merge_langctx_writes",
@@ -95,6 +96,12 @@ def _delta(reducer: Any) -> DeltaChannel[Any]:
     return DeltaChannel(reducer, snapshot_frequency=DEFAULT_SNAPSHOT_FREQUENCY)
 
 
+LangctxDeltaChannel = Annotated[LangctxChannel, _delta(merge_langctx_writes)]
+"""The type of the ``langctx`` state key as the middleware's and ``LangctxState`` declare it: a
+``DeltaChannel``, so a checkpoint stores the step's new entries, not the whole channel. A schema
+of your own may declare ``Annotated[LangctxChannel, merge_langctx]`` instead (the whole value in
+every checkpoint); both read the same values."""
+
 ArchivedBatches = Annotated[list[Mapping[str, Any]], _delta(append_batches)]
 """The type of the ``langctx_archive`` state key (:data:`~langctx.channel.ARCHIVE_KEY`): the
 archived batches of the default archive mode. A ``DeltaChannel``: a checkpoint stores the batches
@@ -106,7 +113,7 @@ class LangctxDeltaState(TypedDict):
     """:class:`~langctx.langgraph.LangctxState` with delta-stored ``messages`` and ``langctx``."""
 
     messages: Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]
-    langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+    langctx: NotRequired[LangctxDeltaChannel]
     langctx_archive: NotRequired[ArchivedBatches]
     llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
 
@@ -122,7 +129,7 @@ def _agent_state() -> type:
         """
 
         messages: Required[Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]]
-        langctx: NotRequired[Annotated[LangctxChannel, _delta(merge_langctx_writes)]]
+        langctx: NotRequired[LangctxDeltaChannel]
         langctx_archive: NotRequired[ArchivedBatches]
 
     LangctxDeltaAgentState.__module__ = __name__

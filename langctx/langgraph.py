@@ -40,13 +40,12 @@ from langgraph.prebuilt import InjectedState
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from langctx.channel import LangctxChannel, merge_langctx
 from langctx.commands import (
     ACK_REQUEST,
     compact_notice,
     is_notice,
 )
-from langctx.delta_state import ArchivedBatches
+from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
 from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
 from langctx.memory_step import MemoryStep
@@ -78,7 +77,7 @@ class LangctxState(MessagesState):
     kept in later checkpoints.
     """
 
-    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx: NotRequired[LangctxDeltaChannel]
     langctx_archive: NotRequired[ArchivedBatches]
     llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Annotated, Any, NotRequired, Unpack, cast
+from typing import Any, NotRequired, Unpack, cast
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -39,8 +39,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
-from langctx.channel import LangctxChannel, merge_langctx
-from langctx.delta_state import ArchivedBatches
+from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
 from langctx.events import deferred_callbacks, emitting
 from langctx.langgraph import make_compact_tool
 from langctx.memory_step import MemoryStep
@@ -62,7 +61,7 @@ ToolOutputProcessor = Callable[[ToolMessage, ToolCallRequest], ToolMessage | Awa
 class LangctxMiddlewareState(AgentState[Any]):
     """The agent state with the ``langctx`` channel (compaction entries as plain dicts)."""
 
-    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx: NotRequired[LangctxDeltaChannel]
     langctx_archive: NotRequired[ArchivedBatches]
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import Annotated, Any, NotRequired
+from typing import Any, NotRequired
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -43,7 +43,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.types import Command
 
-from langctx.channel import LangctxChannel, merge_langctx
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -54,6 +53,7 @@ from langctx.context_mode.tools import (
     working_memory_tool,
 )
 from langctx.context_mode.wrapped_tool import reference_namespace
+from langctx.delta_state import LangctxDeltaChannel
 from langctx.errors import ConfigError
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import GraphReferenceStore
@@ -64,7 +64,7 @@ __all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcesso
 class ContextModeState(AgentState[Any]):
     """The agent state with the ``langctx`` channel (for the priority ledger)."""
 
-    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx: NotRequired[LangctxDeltaChannel]
 
 
 def _config_of(request: ToolCallRequest) -> RunnableConfig:

@@ -126,6 +126,7 @@ INTEGRATIONS = {
         "DEFAULT_SNAPSHOT_FREQUENCY",
         "ArchivedBatches",
         "LangctxDeltaAgentState",
+        "LangctxDeltaChannel",
         "LangctxDeltaState",
         "append_batches",
         "merge_langctx_writes",

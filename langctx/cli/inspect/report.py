@@ -166,10 +166,10 @@ def inspect_thread(
         "checkpoints_in_thread": info.checkpoints,
         "pending_writes": len(found.pending_writes or []),
     }
-    values = cp.get("channel_values") or {}
+    values = _delta_values(store, found)
     full, archived = None, None
     if archive_record(values.get("langctx")):
-        full, archived = _archived_log(store, found, values, archive, thread_id)
+        full, archived = _archived_log(values, archive, thread_id)
     return build_report(
         values,
         thread_id=thread_id,
@@ -182,17 +182,35 @@ def inspect_thread(
     )
 
 
+def _delta_values(store: CheckpointStore, found: Any) -> dict[str, Any]:
+    """The checkpoint's channel values, langctx's ``DeltaChannel``\\ s (``langctx``,
+    ``langctx_archive``) rebuilt from the thread's history where the checkpoint holds no value
+    (or unwrapped where it holds a snapshot)."""
+    from langctx.delta_state import append_batches, merge_langctx_writes
+
+    cp = found.checkpoint
+    values = {
+        k: getattr(v, "value", v) if _is_snapshot(v) else v
+        for k, v in (cp.get("channel_values") or {}).items()
+    }
+    versions = cp.get("channel_versions") or {}
+    for key, reducer in (("langctx", merge_langctx_writes), (ARCHIVE_KEY, append_batches)):
+        if key not in values and key in versions:
+            rebuilt = store.delta_value(found, key, reducer)
+            if rebuilt is not None:
+                values[key] = rebuilt
+    return values
+
+
+def _is_snapshot(value: Any) -> bool:
+    return type(value).__name__ == "_DeltaSnapshot"
+
+
 def _archived_log(
-    store: CheckpointStore, found: Any, values: Mapping[str, Any], archive: Any, thread_id: str
+    values: Mapping[str, Any], archive: Any, thread_id: str
 ) -> tuple[list[BaseMessage] | None, list[ArchiveBatch] | None]:
     """The whole log of an archiving thread and its batches (None, None when a batch cannot be
-    read). The state's own archive is a ``DeltaChannel``: rebuilt from the checkpoint's
-    history."""
-    from langctx.delta_state import append_batches
-
-    if ARCHIVE_KEY not in values:
-        batches = store.delta_value(found, ARCHIVE_KEY, append_batches)
-        values = {**values, ARCHIVE_KEY: batches} if batches is not None else values
+    read)."""
     try:
         archived = read_batches(archive, thread_id, values)
     except ArchiveMissingError:
