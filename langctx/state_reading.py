@@ -14,7 +14,12 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.messages import (
+    BaseMessage,
+    SystemMessage,
+    convert_to_messages,
+    messages_from_dict,
+)
 
 from langctx.commands import is_control_message
 from langctx.entries import ENTRY_VERSION, CompactionEntry, validate_entry
@@ -255,8 +260,6 @@ def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
 
 def archived_messages(batches: Any) -> dict[str, BaseMessage]:
     """The messages of the state's archive (``langctx_archive``), by id; {} for none or junk."""
-    from langchain_core.messages import messages_from_dict
-
     out: dict[str, BaseMessage] = {}
     for batch in batches if isinstance(batches, list) else ():
         dicts = batch.get("messages") if isinstance(batch, Mapping) else None

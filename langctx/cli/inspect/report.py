@@ -18,8 +18,9 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from langctx.channel import ARCHIVE_KEY, channel_entries
-from langctx.cli.inspect.store import CheckpointStore
+from langctx.cli.inspect.store import CheckpointStore, unwrapped
 from langctx.commands import state_messages
+from langctx.delta_state import append_batches, merge_langctx_writes
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
@@ -186,13 +187,8 @@ def _delta_values(store: CheckpointStore, found: Any) -> dict[str, Any]:
     """The checkpoint's channel values, langctx's ``DeltaChannel``\\ s (``langctx``,
     ``langctx_archive``) rebuilt from the thread's history where the checkpoint holds no value
     (or unwrapped where it holds a snapshot)."""
-    from langctx.delta_state import append_batches, merge_langctx_writes
-
     cp = found.checkpoint
-    values = {
-        k: getattr(v, "value", v) if _is_snapshot(v) else v
-        for k, v in (cp.get("channel_values") or {}).items()
-    }
+    values = {k: unwrapped(v) for k, v in (cp.get("channel_values") or {}).items()}
     versions = cp.get("channel_versions") or {}
     for key, reducer in (("langctx", merge_langctx_writes), (ARCHIVE_KEY, append_batches)):
         if key not in values and key in versions:
@@ -200,10 +196,6 @@ def _delta_values(store: CheckpointStore, found: Any) -> dict[str, Any]:
             if rebuilt is not None:
                 values[key] = rebuilt
     return values
-
-
-def _is_snapshot(value: Any) -> bool:
-    return type(value).__name__ == "_DeltaSnapshot"
 
 
 def _archived_log(

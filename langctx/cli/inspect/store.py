@@ -30,6 +30,9 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+# LangGraph's snapshot blob of a DeltaChannel (its own channel code imports it from here)
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
 from langctx.cli.inspect.errors import (
     CheckpointNotFoundError,
     CorruptCheckpointError,
@@ -216,8 +219,7 @@ class CheckpointStore:
                 raise CorruptCheckpointError(
                     str(found.config["configurable"].get("thread_id")), None, exc
                 ) from exc
-        seed = history.get("seed")
-        seed = getattr(seed, "value", seed)  # a snapshot blob holds the value
+        seed = unwrapped(history.get("seed"))
         writes = [w[2] for w in history.get("writes") or []]
         if seed is None and not writes:
             return None
@@ -425,3 +427,8 @@ def _open_postgres(uri: str, *, connect_timeout: int) -> Iterator[CheckpointStor
         yield CheckpointStore(
             saver, kind="postgres", location=shown, query=query, errors=(psycopg.Error,)
         )
+
+
+def unwrapped(value: Any) -> Any:
+    """A stored channel value: a ``DeltaChannel``'s snapshot blob gives the value it holds."""
+    return value.value if isinstance(value, _DeltaSnapshot) else value
