@@ -30,19 +30,18 @@ class Entries:
     def __bool__(self) -> bool:
         return bool(self.compactions or self.edits or self.evictions)
 
+    def lists(self) -> tuple[list[dict[str, Any]], ...]:
+        """The three lists: compactions, edits, evictions."""
+        return self.compactions, self.edits, self.evictions
+
     def extend(self, other: Entries) -> None:
-        self.compactions.extend(other.compactions)
-        self.edits.extend(other.edits)
-        self.evictions.extend(other.evictions)
+        for mine, theirs in zip(self.lists(), other.lists(), strict=True):
+            mine.extend(theirs)
 
     def with_current_ids(self) -> Entries:
         """The entries with ids stored under :data:`~langctx.markers.LEGACY_HISTORY_ID_PREFIX`
         renamed to :data:`~langctx.markers.HISTORY_ID_PREFIX` (a history saved by older langctx)."""
-        return Entries(
-            [_current_ids(e) for e in self.compactions],
-            [_current_ids(e) for e in self.edits],
-            [_current_ids(e) for e in self.evictions],
-        )
+        return Entries(*([_current_ids(e) for e in part] for part in self.lists()))
 
     def to_state(self) -> LangctxChannel:
         state = LangctxChannel(
@@ -64,11 +63,8 @@ class Entries:
                 "upgrade langctx, or delete that key to rebuild the entries from the log."
             )
             raise StateVersionError(msg)
-        return cls(
-            [dict(e) for e in state.get("compactions", [])],
-            [dict(e) for e in state.get("edits", [])],
-            [dict(e) for e in state.get("eviction_log", [])],
-        )
+        keys = ("compactions", "edits", "eviction_log")
+        return cls(*([dict(e) for e in state.get(key, [])] for key in keys))
 
 
 def _current_ids(value: Any) -> Any:

@@ -1,12 +1,7 @@
 """``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
 
-Legacy API, deprecated by langchain-core (removal planned for 2.0): new code should use the
-``create_agent`` middleware or the LangGraph node. :class:`LangctxChatMessageHistory` serves the
-memory's projection as ``messages`` (cached until the next write) and the whole log as
-``full_messages``, kept in-process, in a wrapped ``BaseChatMessageHistory`` with a ``state``
-mapping, or in SQLite (:class:`SQLiteChatHistoryStore`). The memory knows each message by its
-position in the log, so messages without ids (or with the same id twice) are accepted and read back
-exactly as added.
+Legacy API (see :class:`LangctxChatMessageHistory`). The memory knows each message by its position
+in the log, so messages without ids (or with the same id twice) are read back exactly as added.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -57,9 +52,8 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
     https://docs.langchain.com/oss/python/langchain/short-term-memory. Using this class emits no
     deprecation warning (langchain-core warns only for ``InMemoryChatMessageHistory`` itself).
 
-    ``messages`` is cached until the next write, so reading it is a list copy, not a rebuild.
-    ``full_messages`` is the complete log, exactly as added. Write through the history (not
-    through ``memory``) so the cache and the store stay in step. One writer per session: two
+    ``messages`` is cached until the next write; ``full_messages`` is the complete log, exactly as
+    added. Write through the history (not through ``memory``). One writer per session: two
     histories appending to the same SQLite session fail loudly instead of interleaving.
 
     Args:
@@ -240,7 +234,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             InvalidMessageError: something that is not a langchain-core message was given, or a
                 message that cannot be stored as JSON (SQLite).
             InvalidHistoryError: another writer appended to the same SQLite session, or the memory
-                refused the messages (e.g. an orphan tool result with ``orphan_policy="error"``).
+                refused the messages.
 
         Example:
             >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -355,11 +349,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         )
 
     def _total(self, new: Entries) -> Entries:
-        total = Entries(
-            list(self._saved.compactions), list(self._saved.edits), list(self._saved.evictions)
-        )
-        total.extend(new)
-        return total
+        return Entries(*(a + b for a, b in zip(self._saved.lists(), new.lists(), strict=True)))
 
     def _restore_memory(self, *, context: bool = False) -> None:
         """Rebuild the memory from the committed log and entries (on open and after a failure)."""
@@ -408,12 +398,10 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         )
 
 
-# ---------------------------------------------------------------------------------- SQLite store
-
-
 def resolve_memory(
     memory: LayeredChatMemory | None, memory_kwargs: Mapping[str, Any]
 ) -> LayeredChatMemory:
+    """``memory`` checked (an empty ``LayeredChatMemory``), or a new one of ``memory_kwargs``."""
     if memory is None:
         return LayeredChatMemory(**memory_kwargs)
     if memory_kwargs:

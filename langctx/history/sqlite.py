@@ -23,6 +23,9 @@ from langctx.memory import LayeredChatMemory
 
 __all__ = ["SQLiteBackend", "SQLiteChatHistoryStore"]
 
+_KINDS = ("compaction", "edit", "eviction")
+"""The ``kind`` of an entry row, one per list of :class:`~langctx.history.backends.Entries`."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (
     session_id TEXT NOT NULL,
@@ -78,11 +81,7 @@ class SQLiteBackend:
                 msg = f"{self.describe()}: log row {idx} cannot be read ({exc}); it was not written by langctx."
                 raise StateVersionError(msg) from exc
         entries = Entries()
-        buckets = {
-            "compaction": entries.compactions,
-            "edit": entries.edits,
-            "eviction": entries.evictions,
-        }
+        buckets = dict(zip(_KINDS, entries.lists(), strict=True))
         for seq, kind, text in entry_rows:
             if kind not in buckets:
                 msg = f"{self.describe()}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
@@ -107,11 +106,7 @@ class SQLiteBackend:
     def write(self, w: Write) -> None:
         sid = self.session_id
         rows = [(sid, w.start + k, text) for k, text in enumerate(w.encoded)]
-        tagged = [
-            *(("compaction", e) for e in w.new.compactions),
-            *(("edit", e) for e in w.new.edits),
-            *(("eviction", e) for e in w.new.evictions),
-        ]
+        tagged = [(k, e) for k, part in zip(_KINDS, w.new.lists(), strict=True) for e in part]
         with self.store.lock:
             entry_rows = [
                 (sid, self.next_seq + k, kind, json.dumps(e, ensure_ascii=False))
@@ -164,11 +159,9 @@ class SQLiteBackend:
 class SQLiteChatHistoryStore:
     """Langctx chat histories in SQLite (stdlib ``sqlite3``): one row per message, inserts only.
 
-    Every session's full log is stored as message dicts (``message_to_dict`` as JSON) and its
-    langctx entries as JSON rows, in two tables keyed by session id; a write inserts the new rows in
-    one transaction and never rewrites the log. A history opened in a new process rebuilds the same
-    projection. ``get_history`` returns one cached history per session id, so it can be passed
-    straight to ``RunnableWithMessageHistory`` as ``get_session_history``.
+    Each session's log (``message_to_dict`` as JSON) and langctx entries are rows of two tables
+    keyed by session id; a write inserts its rows in one transaction. ``get_history`` returns one
+    cached history per session id (a ``get_session_history`` for ``RunnableWithMessageHistory``).
 
     Args:
         conn: an open connection (opened with ``check_same_thread=False`` if histories are used
@@ -271,6 +264,3 @@ class SQLiteChatHistoryStore:
             msg = f"session_id must be a non-empty string, got {session_id!r}."
             raise ConfigError(msg)
         return SQLiteBackend(self, session_id)
-
-
-# ---------------------------------------------------------------------------------- helpers

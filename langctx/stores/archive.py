@@ -1,13 +1,10 @@
 """Archive mode: compacted messages leave ``messages`` and are kept, once, elsewhere.
 
-After each compaction the messages it folded leave ``messages`` (``RemoveMessage``) and are kept
-as one append-only :class:`~langctx.stores.archive_plan.ArchiveBatch`: by default in the graph
-state's ``langctx_archive`` key (a ``DeltaChannel``: a checkpoint stores the batches its step
-added, so its size is bounded by the window, not the thread), or under
-``("langctx", "archive", <thread_id>)`` of a LangGraph store (``archive=store``). The pinned
-messages and recent turns stay, so the model sees what it would see without archive mode.
-:func:`full_log` (:func:`afull_log`) gives the whole conversation back, in order. Layout and
-guarantees: docs/persistence.md, "Archive mode".
+After each compaction the folded messages leave ``messages`` and are kept as one append-only
+:class:`~langctx.stores.archive_plan.ArchiveBatch`: in the state's ``langctx_archive`` key (the
+default) or under ``("langctx", "archive", <thread_id>)`` of a LangGraph store. The model sees
+what it would see without archive mode; :func:`full_log` gives the whole conversation back
+(docs/persistence.md, "Archive mode").
 
 Example:
     >>> from langchain.agents import create_agent
@@ -30,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from langchain_core.messages import BaseMessage, messages_from_dict
+from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, channel_entries, is_slim
@@ -43,7 +40,7 @@ from langctx.stores.archive_plan import (
     batch_key,
     plan_archive,
 )
-from langctx.stores.references import namespace_label
+from langctx.stores.references import abatch, namespace_label
 
 __all__ = [
     "ARCHIVE_NAMESPACE",
@@ -139,10 +136,8 @@ class Archive:
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
         """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
 
-        Nothing is archived without a thread (no checkpointer or no ``thread_id``: there is no
-        later step to keep the archive's place), nor while a later state of the thread is being
-        synced by another run (that run archives for itself), nor in the state when its schema
-        has no ``langctx_archive`` key (a ``pre_model_hook`` over another agent's state).
+        Nothing is archived without a thread, while another run syncs a later state of the
+        thread, nor in a state whose schema has no ``langctx_archive`` key.
         """
         if view.thread_id == NO_THREAD or not view.current:
             return None
@@ -171,9 +166,9 @@ class Archive:
     async def awrite(store: BaseStore, plan: ArchivePlan) -> None:
         """Async version of `write`."""
         ns = archive_namespace(plan.batch["thread_id"])
-        (found,) = await _abatch(store, [GetOp(ns, plan.key)])
+        (found,) = await abatch(store, [GetOp(ns, plan.key)])
         if found is None:
-            await _abatch(store, [_put(ns, plan)])
+            await abatch(store, [_put(ns, plan)])
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
@@ -189,21 +184,13 @@ def _put(ns: tuple[str, ...], plan: ArchivePlan) -> PutOp:
     return PutOp(ns, plan.key, dict(plan.batch), index=False)
 
 
-async def _abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
-    try:
-        return await store.abatch(ops)
-    except NotImplementedError:  # a sync-only store (SqliteStore): its calls are quick
-        return store.batch(ops)
-
-
 # ---------------------------------------------------------------------- reading
 
 
 def read_batches(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> list[ArchiveBatch]:
-    """The archived batches of ``state``'s history, oldest first: those the state holds
-    (``langctx_archive``), then, when it does not hold them all, those of ``store``.
+    """The archived batches of ``state``'s history, oldest first (the state's, then ``store``'s).
 
     Args:
         store: the archive store (None: the state's own archive only).
@@ -214,13 +201,11 @@ def read_batches(
     Raises:
         ArchiveMissingError: a batch the state names is neither in the state nor in the store.
     """
-    if store is None or thread_id is None:
-        return _state_only(state)
-    reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
+    reading = _reading(store, thread_id, state)
     try:
         op = next(reading)
         while True:
-            op = reading.send(store.batch([op])[0])
+            op = reading.send(store.batch([op])[0])  # type: ignore[union-attr]
     except StopIteration as done:
         return done.value
 
@@ -229,13 +214,11 @@ async def aread_batches(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> list[ArchiveBatch]:
     """Async version of `read_batches`."""
-    if store is None or thread_id is None:
-        return _state_only(state)
-    reading = _reading(archive_namespace(thread_id), state, refresh=_refresh_on_read(store))
+    reading = _reading(store, thread_id, state)
     try:
         op = next(reading)
         while True:
-            op = reading.send((await _abatch(store, [op]))[0])
+            op = reading.send((await abatch(store, [op]))[0])  # type: ignore[arg-type]
     except StopIteration as done:
         return done.value
 
@@ -268,13 +251,16 @@ def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
 
 
 def _reading(
-    ns: tuple[str, ...], state: Mapping[str, Any], *, refresh: bool
+    store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
     """Reading the archive as store operations: yields each one, is sent its result.
 
-    When the state does not hold the whole chain, the namespace is listed page by page; a batch
-    the chain names that the listing did not return is then fetched by key.
+    Without a store, only the state's batches. When the state does not hold the whole chain, the
+    namespace is listed page by page, then a batch the listing did not return is fetched by key.
     """
+    if store is None or thread_id is None:
+        return _state_only(state)
+    ns, refresh = archive_namespace(thread_id), _refresh_on_read(store)
     items = _state_items(state)
     offset = 0
     while _walk(items, state, None) is not None:
@@ -311,8 +297,7 @@ def full_log(*args: Any) -> list[BaseMessage]:
     """The thread's whole conversation: archived and live messages, in order.
 
     It equals the ``messages`` the thread would hold without archive mode. ``full_log(state)``
-    for the default archive (in the state); ``full_log(store, thread_id, state)`` for a thread
-    that archives to a store.
+    for the default archive; ``full_log(store, thread_id, state)`` for one in a store.
 
     Args:
         store: the archive store, when the thread archives to one.
@@ -364,8 +349,7 @@ def _log_args(args: Sequence[Any]) -> tuple[BaseStore | None, str | None, Mappin
 def thread_entries(
     batches: Sequence[ArchiveBatch], channel: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """Every compaction, edit and priority of an archiving thread: those its batches took out of
-    the channel, then the channel's (validated, as :func:`~langctx.channel.channel_entries`).
+    """Every compaction, edit and priority of an archiving thread: its batches', then the channel's.
 
     An entry in both keeps its place in the batches and the channel's latest fields, with the
     batch's full ``covered_ids`` where the channel holds them slimmed.
@@ -396,8 +380,6 @@ def thread_entries(
 
 def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseMessage]:
     """Archived batches (oldest first) and the live messages, merged back into one ordered log."""
-    from langchain_core.messages import convert_to_messages
-
     current = convert_to_messages(list(live))
     by_id = {str(m.id): m for m in current if m.id is not None}
     out: list[BaseMessage] = []
@@ -437,10 +419,15 @@ def _is_batch(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
 
 
+def _last(state: Mapping[str, Any]) -> str | None:
+    """The key of the newest batch the state's archive record names (None: none)."""
+    record = archive_record(state.get("langctx"))
+    return record.get("last") if record else None
+
+
 def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None) -> str | None:
     """The first key of the chain not in ``items`` (None: complete); raise if it was fetched."""
-    record = archive_record(state.get("langctx"))
-    key = record.get("last") if record else None
+    key = _last(state)
     while key is not None:
         if key not in items:
             if key == failed:
@@ -455,8 +442,7 @@ def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None
 
 
 def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    record = archive_record(state.get("langctx"))
-    key = record.get("last") if record else None
+    key = _last(state)
     out: list[ArchiveBatch] = []
     while key is not None:
         out.append(items[key])

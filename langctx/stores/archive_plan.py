@@ -1,10 +1,8 @@
 """Archive mode, the pure part: what leaves the live state after a compaction, and how to restore.
 
 :func:`plan_archive` decides what leaves ``messages`` after a compaction (every message before the
-cut but the pinned ones) and what the ``langctx`` channel sheds (merged entries, edits and
-priorities of archived messages, into one :class:`ArchiveBatch`; the kept entries slimmed);
-:mod:`langctx.stores.archive` does the I/O. :func:`~langctx.state_reading.restore_entries` gives the entries a
-memory restores from (an archived cut replaced by a copy), so the projection stays as it was.
+cut but the pinned ones) and what the ``langctx`` channel sheds into one :class:`ArchiveBatch`;
+:mod:`langctx.stores.archive` does the I/O.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -101,18 +99,14 @@ class ArchivePlan:
     not to a store."""
 
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
-        """:attr:`channel` for a later ``ThreadView.update()`` of the same step.
-
-        A model call may compact again (overflow recovery) after the plan was made; its update
-        then holds more entries. The archive's record, drops and slims stay as planned.
-        """
+        """:attr:`channel` for a later ``ThreadView.update()`` of the same step (an overflow
+        recovery may compact again after the plan was made); the archive's ops stay as planned."""
         return _combined(update, _archive_ops(self.channel))
 
     def state_update(self, update: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The plan's part of the step's state update, ``update`` being the view's latest
-        ``ThreadView.update()``: the removals, the ``langctx`` channel and, in the state, the
-        batch. The removals and the batch are one write: the messages leave ``messages`` in the
-        step that keeps them in the archive."""
+        """The plan's part of the step's state update (``update``: the view's latest
+        ``ThreadView.update()``): the removals, the ``langctx`` channel and, in the state, the
+        batch, in one write."""
         out: dict[str, Any] = {
             "messages": list(self.removals),
             "langctx": self.channel_with(update),
@@ -125,10 +119,8 @@ class ArchivePlan:
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
     """``message_to_dict(message)`` without the fields left at their default value.
 
-    ``messages_from_dict`` fills them back in, so the message read back is exactly the same (this
-    is checked: a message that would not come back exactly keeps every field). An archived tool
-    result loses ``additional_kwargs``, ``response_metadata``, ``name``, ``artifact``,
-    ``status`` ... when they hold nothing, ~200 bytes a message.
+    ``messages_from_dict`` fills them back in; a message that would not come back exactly keeps
+    every field.
 
     Example:
         >>> from langchain_core.messages import ToolMessage
@@ -312,10 +304,8 @@ def _archive_ops(update: Mapping[str, Any]) -> dict[str, Any]:
 def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> LangctxChannel:
     """The view's update plus the archive ops, its new entries already dropped and slimmed.
 
-    The reducer applies ``drop`` and ``slim`` after appending the update's entries, so an entry
-    the same update drops never needs writing, and one it slims can be written slim: the channel
-    ends up exactly the same, and the checkpoint's write is smaller (the full entries are in the
-    batch).
+    The reducer drops and slims after appending, so the channel ends up the same and the
+    checkpoint's write is smaller (the full entries are in the batch).
     """
     out: dict[str, Any] = dict(update) if update else dict(channel_update())
     out.update(ops)

@@ -1,9 +1,7 @@
 """Open a LangGraph checkpointer from one string: a SQLite path, ``:memory:``, or PostgreSQL.
 
-The compaction entries live in graph state, so the checkpointer is all the persistence langctx
-needs. Connection problems become :class:`CheckpointerConnectionError`, naming the connection
-string (password hidden) and what to check; they happen on entering the context, before any graph
-step, so a failed connection writes nothing.
+Connection problems become :class:`CheckpointerConnectionError` (password hidden) on entering the
+context, before any graph step.
 
 Example:
     >>> with open_checkpointer(":memory:") as saver:

@@ -127,10 +127,11 @@ class LongTermMemory:
     ) -> str:
         """Async version of `remember`."""
         key, value = self._item(fact, tags)
+        ns = self.namespace_for(config)
         try:
-            await self.store.aput(self.namespace_for(config), key, value, index=self._index())
+            await self.store.aput(ns, key, value, index=self._index())
         except NotImplementedError:
-            self.store.put(self.namespace_for(config), key, value, index=self._index())
+            self.store.put(ns, key, value, index=self._index())
         return key
 
     def _rank(self, query: str, items: Sequence[Item | SearchItem], limit: int) -> list[str]:
@@ -159,12 +160,11 @@ class LongTermMemory:
         self, query: str, *, config: RunnableConfig | None = None, limit: int | None = None
     ) -> list[str]:
         """Async version of `search`."""
+        ns, kwargs = self.namespace_for(config), self._search_kwargs(query)
         try:
-            items = await self.store.asearch(
-                self.namespace_for(config), **self._search_kwargs(query)
-            )
+            items = await self.store.asearch(ns, **kwargs)
         except NotImplementedError:
-            items = self.store.search(self.namespace_for(config), **self._search_kwargs(query))
+            items = self.store.search(ns, **kwargs)
         return self._rank(query, items, limit or self.limit)
 
     def context_block(self, query: str, *, config: RunnableConfig | None = None) -> str | None:
@@ -178,20 +178,15 @@ class LongTermMemory:
             Long-term memory (retrieved for this request; may be outdated):
             - CI runs on Python 3.11.
         """
-        if not query.strip():
-            return None
-        facts = self.search(query, config=config)
-        return render_memory_block(
-            facts, max_tokens=self.max_tokens, count_tokens=self.count_tokens
-        )
+        return self._block(self.search(query, config=config)) if query.strip() else None
 
     async def acontext_block(
         self, query: str, *, config: RunnableConfig | None = None
     ) -> str | None:
         """Async version of `context_block`."""
-        if not query.strip():
-            return None
-        facts = await self.asearch(query, config=config)
+        return self._block(await self.asearch(query, config=config)) if query.strip() else None
+
+    def _block(self, facts: list[str]) -> str | None:
         return render_memory_block(
             facts, max_tokens=self.max_tokens, count_tokens=self.count_tokens
         )

@@ -1,9 +1,5 @@
 """Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore).
 
-:class:`BaseStoreReferenceStore` implements :class:`~langctx.context_mode.ref_store.ReferenceStore`
-over any ``BaseStore``, one namespace per thread, so a thread can never read another thread's
-references; its docstring gives the layout and the expiry rules.
-
 Example:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langctx.context_mode.processor import ContextModeProcessor
@@ -51,6 +47,14 @@ CHUNK_BYTES = 1 << 20
 """Raw bytes per stored chunk."""
 
 
+async def abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
+    """``store.abatch(ops)``, or ``store.batch(ops)`` for a sync-only store (SqliteStore)."""
+    try:
+        return await store.abatch(ops)
+    except NotImplementedError:  # a sync-only store: its calls are quick
+        return store.batch(ops)
+
+
 def namespace_label(value: str) -> str:
     """A thread id as a namespace label (no ``.``, no NUL, never empty), injectively.
 
@@ -66,19 +70,14 @@ def namespace_label(value: str) -> str:
 class BaseStoreReferenceStore:
     """A :class:`~langctx.context_mode.ref_store.ReferenceStore` over a LangGraph ``BaseStore``.
 
-    Each thread has its own namespace, ``("langctx", "refs", <thread_id>)``, and every read names
-    the thread: another thread's id is simply not found there
-    (:class:`~langctx.errors.ReferenceNotFoundError`).
+    One namespace per thread, ``("langctx", "refs", <thread_id>)``: another thread's reference is
+    not found (:class:`~langctx.errors.ReferenceNotFoundError`). The item ``<ref_id>`` holds the
+    meta, the items ``<ref_id>/<n>`` the bytes in base64 chunks of 1 MiB (a slice reads only its
+    chunks); nothing is embedded (``index=False``).
 
-    Layout: the item ``<ref_id>`` holds the :class:`~langctx.context_mode.ref_store.ReferenceMeta`;
-    the items ``<ref_id>/<n>`` hold the raw bytes in base64 chunks of 1 MiB, so a slice reads only
-    the chunks it needs and a 50 MB output is 50 rows. Nothing is embedded (``index=False``), even
-    in a store configured for semantic search.
-
-    Expiry: with ``ttl_seconds`` each reference records ``expires_at`` and is not found after it,
-    in every store. Stores that support TTL (SqliteStore, PostgresStore) also get the TTL on the
-    rows, so their sweeper deletes them (refreshed on read, per LangGraph's semantics).
-    InMemoryStore has no TTL: expired rows stay in memory until overwritten.
+    Expiry: a reference is not found after its ``expires_at``. Stores that support TTL
+    (SqliteStore, PostgresStore) also get the TTL on the rows, so their sweeper deletes them;
+    InMemoryStore keeps expired rows until overwritten.
 
     Args:
         store: the LangGraph store (set it up first: ``SqliteStore.setup()``,
@@ -125,7 +124,7 @@ class BaseStoreReferenceStore:
         ops.append(PutOp(ns, ref, value, index=False, ttl=ttl))  # the meta last: never without data
         return ops
 
-    def _meta_of(self, item: Item | None, ref_id: str) -> dict[str, Any]:
+    def _value(self, item: Item | None, ref_id: str) -> dict[str, Any]:
         value = item.value if item is not None else None
         if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
             raise not_found(ref_id)
@@ -155,6 +154,9 @@ class BaseStoreReferenceStore:
         data = b"".join(parts)
         return data[max(0, start) - base : max(0, end) - base] if data else b""
 
+    def _meta(self, item: Item | None, ref_id: str) -> ReferenceMeta:
+        return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+
     # ------------------------------------------------------------------ sync
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
@@ -163,12 +165,11 @@ class BaseStoreReferenceStore:
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """The meta of a live reference of this thread."""
-        item = self.store.get(self._ns(thread_id), ref_id)
-        return ReferenceMeta(**self._meta_of(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+        return self._meta(self.store.get(self._ns(thread_id), ref_id), ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Bytes ``start:end`` of a live reference of this thread."""
-        value = self._meta_of(self.store.get(self._ns(thread_id), ref_id), ref_id)
+        value = self._value(self.store.get(self._ns(thread_id), ref_id), ref_id)
         ops, base = self._get_ops(thread_id, ref_id, value, start, end)
         if not ops:
             return b""
@@ -176,28 +177,22 @@ class BaseStoreReferenceStore:
 
     # ------------------------------------------------------------------ async
 
-    async def _abatch(self, ops: list[Any]) -> list[Any]:
-        try:
-            return await self.store.abatch(ops)
-        except NotImplementedError:  # a sync-only store (SqliteStore): its calls are quick
-            return self.store.batch(ops)
-
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Async version of `put`."""
-        await self._abatch(self._put_ops(thread_id, meta, data))
+        await abatch(self.store, self._put_ops(thread_id, meta, data))
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """Async version of `meta`."""
-        (item,) = await self._abatch([GetOp(self._ns(thread_id), ref_id)])
-        return ReferenceMeta(**self._meta_of(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+        (item,) = await abatch(self.store, [GetOp(self._ns(thread_id), ref_id)])
+        return self._meta(item, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Async version of `read`."""
-        (item,) = await self._abatch([GetOp(self._ns(thread_id), ref_id)])
-        ops, base = self._get_ops(thread_id, ref_id, self._meta_of(item, ref_id), start, end)
+        (item,) = await abatch(self.store, [GetOp(self._ns(thread_id), ref_id)])
+        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         if not ops:
             return b""
-        return self._join(await self._abatch(ops), ref_id, base, start, end)
+        return self._join(await abatch(self.store, ops), ref_id, base, start, end)
 
 
 NO_STORE_WARNING = (
@@ -225,18 +220,13 @@ def _running_graph() -> tuple[BaseStore | None, Any]:
 class GraphReferenceStore:
     """References in the store of the graph that is running; without one, in this process's memory.
 
-    Each call looks up the graph run it is part of (LangGraph's run context, what
-    ``get_store()`` reads): when the graph was given a store (``create_agent(store=...)``,
-    ``compile(store=...)``, the LangGraph server's own), the reference goes there, through a
-    :class:`BaseStoreReferenceStore` (one namespace per thread), so a thread resumed by another
-    worker or after a restart fetches it. A graph without a store, and a call outside a graph
-    run, use ``fallback`` (default: :func:`~langctx.context_mode.ref_store.process_reference_store`).
-    When such a graph has a checkpointer that outlives the process (anything but
-    ``InMemorySaver``), it warns once (:data:`NO_STORE_WARNING`, a
-    :class:`~langctx.errors.LangctxWarning`) that its references will not survive a restart.
-
-    A reference is read where it was written: one written outside a graph run (a direct
-    ``processor.process(...)``) is not in the graph's store.
+    Each call looks up its graph run (what ``get_store()`` reads): with a store
+    (``create_agent(store=...)``, ``compile(store=...)``, the LangGraph server's), the reference
+    goes there through a :class:`BaseStoreReferenceStore`, so another worker or a restart finds
+    it. Without one, and outside a graph run, ``fallback`` is used (default:
+    :func:`~langctx.context_mode.ref_store.process_reference_store`), with a one-time
+    :data:`NO_STORE_WARNING` when the graph's checkpointer outlives the process (anything but
+    ``InMemorySaver``). A reference is read where it was written.
 
     Args:
         namespace: prefix of the per-thread namespaces in the graph's store.
@@ -277,15 +267,15 @@ class GraphReferenceStore:
         return self.fallback
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference (see :meth:`ReferenceStore.put`)."""
+        """Store a reference."""
         self.current().put(thread_id, meta, data)
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference (see :meth:`ReferenceStore.meta`)."""
+        """The meta of a live reference."""
         return self.current().meta(thread_id, ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes of a live reference (see :meth:`ReferenceStore.read`)."""
+        """Bytes ``start:end`` of a live reference."""
         return self.current().read(thread_id, ref_id, start, end)
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
