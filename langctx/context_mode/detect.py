@@ -26,7 +26,7 @@ from typing import Any
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reducers.source import split_listing
 from langctx.context_mode.reducers.source_outline import language_for_path
-from langctx.context_mode.reducers.table import sniff_delimiter
+from langctx.context_mode.reducers.table import _BOX_SEP, _MD_SEP, _PSQL_SEP, sniff_delimiter
 from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool
 
 __all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
@@ -71,9 +71,6 @@ _CODE_LINE = re.compile(
     r"(?:export |public |private |static |async )+|fn |func |struct |interface |const \w+ = |"
     r"let \w+ = |return\b|if \(|for \(|while \(|\}\s*$|\};?\s*$)|[;{]\s*$"
 )
-_MD_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
-_PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
-_BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
 _HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-]{0,63}\"?\s*$")
 
 
@@ -206,31 +203,23 @@ def _looks_json_lines(text: str) -> bool:
 def _looks_stack_trace(lines: list[str]) -> bool:
     if not lines:
         return False
-    if lines[0].lstrip().startswith("Traceback (most recent call last)"):
-        frames = sum(1 for line in lines if _FRAME_LINE.match(line))
-        return frames * 3 >= len(lines) // 2
     frames = sum(1 for line in lines if _FRAME_LINE.match(line))
+    if lines[0].lstrip().startswith("Traceback (most recent call last)"):
+        return frames * 3 >= len(lines) // 2
     has_exception = any(_EXCEPTION_LINE.match(line.lstrip()) for line in lines[:10])
     return has_exception and frames >= 2 and frames * 2 >= len(lines) - 2
-
-
-def _looks_delimited(lines: list[str]) -> bool:
-    return sniff_delimiter(lines, header=_HEADER_CELL) is not None
 
 
 def _looks_table(lines: list[str]) -> bool:
     if len(lines) < 3:
         return False
     head = lines[:6]
-    if any(_MD_TABLE_SEP.match(line) for line in head) and sum(
-        1 for line in lines if line.lstrip().startswith("|")
-    ) >= 0.8 * len(lines):
+    piped = sum(1 for line in lines if line.lstrip().startswith("|"))
+    if any(_MD_SEP.match(line) for line in head) and piped >= 0.8 * len(lines):
         return True
-    if any(_PSQL_SEP.match(line) for line in head[:3]) or any(
-        _BOX_SEP.match(line) for line in head
-    ):
+    if any(_PSQL_SEP.match(line) for line in head[:3]) or any(map(_BOX_SEP.match, head)):
         return True
-    return _looks_delimited(lines)
+    return sniff_delimiter(lines, header=_HEADER_CELL) is not None
 
 
 def _ratio(lines: list[str], pattern: re.Pattern[str]) -> float:

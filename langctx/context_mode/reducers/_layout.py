@@ -23,8 +23,11 @@ __all__ = [
     "clip",
     "facts_lines",
     "finish",
+    "longest",
     "render_selection",
     "select",
+    "select_with_facts",
+    "unlisted_note",
 ]
 
 # Room kept for the footer while the body is being built: a long footer of the usual shape.
@@ -35,6 +38,7 @@ _FOOTER_SAMPLE = (
 _MAX_REMOVED_CHARS = 400
 _MAX_MISSES = 200
 _GAP_SAMPLE = "[… lines 12345–67890 not shown …]"
+_MAX_NOTE_SHARE = 0.35  # of the budget, the most the facts line may take
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,18 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
     if len(line) <= max_chars:
         return line
     return f"{line[:max_chars]}…(+{len(line) - max_chars} chars)"
+
+
+def longest(fits: Callable[[int], bool], hi: int) -> int:
+    """Largest ``n`` in ``[0, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (0 if none)."""
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _gap(prev_last: int, next_first: int) -> int:
@@ -145,27 +161,16 @@ def select_with_facts(
     candidates: Sequence[Candidate],
     *,
     budget_tokens: int,
-    total_lines: int,
     count_tokens: TextCounter,
-    omitted_text: Callable[[set[int]], list[str] | OutputFacts],
-    max_note_share: float = 0.35,
-    markers: bool = True,
+    facts: OutputFacts,
+    total_lines: int | None = None,
     label: str = "Not shown above",
 ) -> tuple[list[Candidate], list[str], int]:
-    """:func:`select`, then list the facts of what was cut, making room for that list.
+    """:func:`select`, then list the ``facts`` the kept text does not show, making room for that list.
 
     The list of facts (exit codes, error names, file:line locations) is far more compact than the
-    lines that hold them, so lines give way to it, up to ``max_note_share`` of the budget.
-
-    Args:
-        candidates: the pieces that may be kept.
-        budget_tokens: tokens for the kept pieces, their gap markers and the facts line.
-        total_lines: number of original lines.
-        count_tokens: the token counter.
-        omitted_text: given the original lines kept, the texts whose facts should be listed.
-        max_note_share: the largest share of the budget the facts line may take.
-        markers: whether gaps get ``[… lines a–b not shown …]`` markers.
-        label: how the facts line starts.
+    lines that hold them, so lines give way to it, up to 35% of the budget. ``total_lines``: the
+    number of original lines, for gap markers (None: no markers).
 
     Returns:
         ``(kept, note_lines, unlisted)``.
@@ -176,24 +181,21 @@ def select_with_facts(
         kept = select(
             candidates,
             budget_tokens=budget_tokens - reserve,
-            total_lines=total_lines,
+            total_lines=total_lines or 0,
             count_tokens=count_tokens,
-            markers=markers,
+            markers=total_lines is not None,
         )
         kept_text = "\n".join(c.text for c in kept)
-        omitted = omitted_text({c.line for c in kept})
         full, _ = facts_lines(
-            omitted, kept_text, budget_tokens=1 << 30, count_tokens=count_tokens, label=label
+            facts, kept_text, budget_tokens=1 << 30, count_tokens=count_tokens, label=label
         )
         needed = count_tokens(full[0]) + 12 if full else 0
         if needed <= reserve:
             break
         # Cutting more lines may cut more facts: reserve a little extra so this converges fast.
-        reserve = min(int(needed * 1.15) + 8, int(budget_tokens * max_note_share))
-    kept_text = "\n".join(c.text for c in kept)
-    omitted = omitted_text({c.line for c in kept})
+        reserve = min(int(needed * 1.15) + 8, int(budget_tokens * _MAX_NOTE_SHARE))
     note, unlisted = facts_lines(
-        omitted, kept_text, budget_tokens=reserve, count_tokens=count_tokens, label=label
+        facts, kept_text, budget_tokens=reserve, count_tokens=count_tokens, label=label
     )
     return kept, note, unlisted
 
@@ -267,15 +269,7 @@ def facts_lines(
             trial = _facts_line(label, [*parts, prefix + ", ".join(items[:k])], 0)
             return count_tokens(trial) <= budget_tokens - 12  # room for the "+N more" suffix
 
-        # the longest prefix of the items that fits: a line only grows with k, so search it
-        lo, hi = 0, len(items)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid - 1
-        shown = list(items[:lo])
+        shown = list(items[: longest(fits, len(items))])  # a line only grows with k
         listed += len(shown)
         if shown:
             parts.append(prefix + ", ".join(shown))
@@ -324,6 +318,11 @@ def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:
     # Token counts are not exactly additive (pieces counted apart vs. the joined text): keep a margin.
     margin = 2 + budget_tokens // 32
     return max(0, budget_tokens - overhead - margin)
+
+
+def unlisted_note(unlisted: int) -> str:
+    """What the footer adds for facts the body could not list ("" for none)."""
+    return f"; {unlisted:,} facts only in the full output" if unlisted else ""
 
 
 def _one_line(removed: str) -> str:
@@ -379,34 +378,30 @@ def _cut_middle(body: str, keep_chars: int) -> str:
     return f"{body[:head]}\n[… {cut:,} chars not shown …]\n{body[len(body) - tail :]}"
 
 
+def _last_fitting(
+    make: Callable[[int], str], hi: int, budget: int, count: TextCounter
+) -> tuple[str, int] | None:
+    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` a binary search finds within
+    ``budget`` (None: not even one)."""
+    lo, best = 0, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        text = make(mid)
+        tokens = count(text)
+        if tokens <= budget:
+            best, lo = (text, tokens), mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
 def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:
     def assemble(keep: int) -> str:
         kept = _cut_middle(body, keep)
         return f"{header}\n{kept}\n{footer}" if kept else f"{header}\n{footer}"
 
-    lo, hi = 0, min(len(body), budget * 16)
-    best: tuple[str, int] | None = None
-    while lo <= hi:  # binary search on the characters of body kept
-        mid = (lo + hi) // 2
-        text = assemble(mid)
-        tokens = count(text)
-        if tokens <= budget:
-            best = (text, tokens)
-            lo = mid + 1
-        else:
-            hi = mid - 1
-    if best is not None:
-        return best
-    # Even header + footer are too big for this budget: keep the start of them.
-    bare = f"{header}\n{footer}"
-    lo, hi = 0, len(bare)
-    best = ("", 0)
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        tokens = count(bare[:mid])
-        if tokens <= budget:
-            best = (bare[:mid], tokens)
-            lo = mid + 1
-        else:
-            hi = mid - 1
+    best = _last_fitting(assemble, min(len(body), budget * 16), budget, count)
+    if best is None:  # even header + footer are too big for this budget: keep the start of them
+        bare = f"{header}\n{footer}"
+        best = _last_fitting(lambda n: bare[:n], len(bare), budget, count) or ("", 0)
     return best

@@ -21,6 +21,7 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
+    unlisted_note,
 )
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.facts import extract_output_facts
@@ -424,13 +425,7 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     budget = body_budget("html", meta, budget_tokens) - count(summary) - 12
     facts = extract_output_facts("\n".join(line for _, line in weighted))
     kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=len(candidates),
-        count_tokens=count,
-        omitted_text=lambda _kept: facts,
-        markers=False,
-        label="Also on the page",
+        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also on the page"
     )
     body = [summary, *(c.text for c in kept)]
     if len(kept) < len(candidates):
@@ -441,8 +436,7 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         removed += f", {len(candidates) - len(kept):,} of {len(candidates):,} text lines"
     if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(
         kind="html", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
     )

@@ -18,6 +18,7 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
+    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -174,13 +175,7 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     facts = extract_output_facts(text)
     budget = body_budget("json", meta, budget_tokens) - count(summary) - 12
     kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=len(candidates),
-        count_tokens=count,
-        omitted_text=lambda _kept: facts,
-        markers=False,
-        label="Also in the data",
+        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the data"
     )
     body = [summary, *(c.text for c in kept)]
     if isinstance(value, list):
@@ -197,8 +192,7 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
             f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
         )
     body.extend(note)
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(
         kind="json", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
     )

@@ -13,6 +13,7 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass
+from itertools import islice
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
@@ -22,6 +23,7 @@ from langctx.context_mode.reducers._layout import (
     finish,
     render_selection,
     select_with_facts,
+    unlisted_note,
 )
 from langctx.context_mode.sanitize import clean_terminal
 from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts, short_location
@@ -109,13 +111,10 @@ def _line_indices(text: str, positions: list[int]) -> set[int]:
 def _traceback_lines(lines: list[str], first: int) -> list[int]:
     """Indices of a Python traceback block starting at ``first``, through the exception line."""
     block = [first]
-    j = first + 1
-    while j < len(lines) and j - first < _TRACEBACK_MAX_LINES:
-        line = lines[j]
+    for j in range(first + 1, min(len(lines), first + _TRACEBACK_MAX_LINES)):
         block.append(j)
-        if line and not line[0].isspace():
+        if lines[j] and not lines[j][0].isspace():
             break  # the exception line ends the block
-        j += 1
     return block
 
 
@@ -184,18 +183,13 @@ def reduce_lines(
     all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
     budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
     kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=n,
-        count_tokens=count,
-        omitted_text=lambda _kept_lines: all_facts,
+        candidates, budget_tokens=budget, count_tokens=count, facts=all_facts, total_lines=n
     )
     body = [*preface, *render_selection(kept, total_lines=n), *note]
     removed = _removed_note(output, kept, len(fact_idx), group_lines)
     if skipped:
         removed += f"; {skipped:,} middle error/warning lines not analysed"
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(
         kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
     )
@@ -286,7 +280,7 @@ def _edge_candidates(
 ) -> list[Candidate]:
     """The first and last lines and the context lines whose key no fact line shows."""
     n = len(output.lines)
-    head_tail = _head_tail(output.lines, output.keys, profile)
+    head_tail = _head_tail(output.keys, profile)
     edges = _edges(head_tail, profile)
     shown = set(shown_keys)
     candidates: list[Candidate] = []
@@ -365,23 +359,11 @@ def _edges(head_tail: set[int], profile: LineProfile) -> set[int]:
     return set(ordered[: profile.edge_head]) | set(ordered[len(ordered) - profile.edge_tail :])
 
 
-def _head_tail(lines: list[str], keys: list[str], profile: LineProfile) -> set[int]:
-    picked: set[int] = set()
-    taken = 0
-    for i, key in enumerate(keys):
-        if taken >= profile.head_lines:
-            break
-        if key.strip():
-            picked.add(i)
-            taken += 1
-    taken = 0
-    for i in range(len(keys) - 1, -1, -1):
-        if taken >= profile.tail_lines:
-            break
-        if keys[i].strip():
-            picked.add(i)
-            taken += 1
-    return picked
+def _head_tail(keys: list[str], profile: LineProfile) -> set[int]:
+    """The first ``head_lines`` and last ``tail_lines`` non-blank lines."""
+    forward = (i for i, key in enumerate(keys) if key.strip())
+    backward = (i for i in range(len(keys) - 1, -1, -1) if keys[i].strip())
+    return {*islice(forward, profile.head_lines), *islice(backward, profile.tail_lines)}
 
 
 def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:

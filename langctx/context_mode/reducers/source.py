@@ -17,6 +17,7 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
+    unlisted_note,
 )
 from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
 from langctx.facts import extract_output_facts
@@ -178,13 +179,7 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     facts = extract_output_facts(text)
     budget = body_budget("source", meta, budget_tokens) - count(summary) - 2
     kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=2 * len(text) + 2,
-        count_tokens=count,
-        omitted_text=lambda _kept: facts,
-        markers=False,
-        label="Also in the file",
+        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the file"
     )
     n_decl = len(outline.declarations)
     kept_decl = sum(1 for c in kept if c.line in decl_positions)
@@ -194,8 +189,7 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     body.extend(note)
     what = "file body" if n_decl else "file body (no declarations found)"
     removed = f"the {what}: {n_code:,} lines, outline of {kept_decl:,} declarations kept"
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(
         kind="source", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
     )

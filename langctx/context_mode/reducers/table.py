@@ -19,6 +19,7 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
+    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -180,13 +181,7 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     budget = body_budget("table", meta, budget_tokens) - count(summary) - 12
     facts = extract_output_facts(text)
     kept, note, unlisted = select_with_facts(
-        candidates,
-        budget_tokens=budget,
-        total_lines=base + len(trailer),
-        count_tokens=count,
-        omitted_text=lambda _kept: facts,
-        markers=False,
-        label="Also in the table",
+        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the table"
     )
     rows_kept = sum(1 for c in kept if 1 <= c.line < base and c.line - 1 >= n_header)
     more = total - rows_kept
@@ -202,8 +197,7 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     removed = (
         f"{total - rows_kept:,} of {total:,} rows (kept the columns and the first {rows_kept:,})"
     )
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(
         kind="table", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
     )

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import body_budget, facts_lines, finish
+from langctx.context_mode.reducers._layout import (
+    body_budget,
+    facts_lines,
+    finish,
+    longest,
+    unlisted_note,
+)
 from langctx.facts import extract_output_facts
 
 __all__ = ["HEAD_SHARE", "TAIL_SHARE", "cut_head_tail", "reduce_text"]
@@ -18,18 +24,6 @@ TAIL_SHARE = 0.25
 
 _CHARS_PER_TOKEN_MAX = 8  # searches start with at most this many chars per token
 _SNAP = 0.5  # a cut moves to a line break if that keeps at least this share of the piece
-
-
-def _longest(fits: Callable[[int], bool], hi: int) -> int:
-    """Largest ``n`` in ``[0, hi]`` with ``fits(n)``, assuming ``fits`` is monotone."""
-    lo = 0
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def cut_head_tail(
@@ -49,13 +43,13 @@ def cut_head_tail(
         ('a\\n', 'b\\nc\\nd\\n', 'e')
     """
     hi = min(len(text), max(0, head_tokens) * _CHARS_PER_TOKEN_MAX)
-    head_len = _longest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
+    head_len = longest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
     cut = text.rfind("\n", 0, head_len) + 1
     if head_len < len(text) and cut >= head_len * _SNAP:
         head_len = cut
     rest_len = len(text) - head_len
     hi = min(rest_len, max(0, tail_tokens) * _CHARS_PER_TOKEN_MAX)
-    tail_len = _longest(lambda n: count_tokens(text[len(text) - n :]) <= tail_tokens, hi)
+    tail_len = longest(lambda n: count_tokens(text[len(text) - n :]) <= tail_tokens, hi)
     if tail_len < rest_len:
         start = len(text) - tail_len
         nl = text.find("\n", start)
@@ -121,6 +115,5 @@ def reduce_text(
         f"{len(middle):,} of {len(text):,} chars ({middle.count(chr(10)):,} of {total_lines:,} lines)"
         " from the middle"
     )
-    if unlisted:
-        removed += f"; {unlisted:,} facts only in the full output"
+    removed += unlisted_note(unlisted)
     return finish(kind=kind, meta=meta, budget_tokens=budget_tokens, body=body, removed=removed)
