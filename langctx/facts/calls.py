@@ -66,15 +66,11 @@ def normalise_path(value: object) -> str | None:
 
 
 def path_values(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        path = normalise_path(value)
-        if path:
+    """The normalised paths of an argument holding a path or a list of paths."""
+    values = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else ()
+    for item in values:
+        if path := normalise_path(item):
             yield path
-    elif isinstance(value, list | tuple):
-        for item in value:
-            path = normalise_path(item)
-            if path:
-                yield path
 
 
 def _as_args(raw: object) -> dict[str, Any]:
@@ -136,11 +132,6 @@ def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, 
             continue
         call_id = call.get("id")
         yield (call_id if isinstance(call_id, str) else None), name, _as_args(call.get("args"))
-
-
-# --------------------------------------------------------------------------------------------
-# Extraction
-# --------------------------------------------------------------------------------------------
 
 
 def runs_itself(name: str, args: Mapping[str, Any]) -> bool:

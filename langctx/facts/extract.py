@@ -144,10 +144,7 @@ class _Extraction:
         for key in spec.path_keys:
             paths.extend(path_values(args.get(key)))
         if spec.paths is not None:
-            for value in spec.paths(args):
-                path = normalise_path(value)
-                if path:
-                    paths.append(path)
+            paths.extend(path for value in spec.paths(args) if (path := normalise_path(value)))
         if not paths and spec.defaults_to_open_file and self._open_file is not None:
             paths.append(self._open_file)
         if spec.sets_open_file and paths:

@@ -271,17 +271,13 @@ def _lines_to_read(lines: list[str], scan: _ErrorScan) -> Iterator[int]:
     """Indices of the lines ``scan`` must read, in order: every line while it is inside a
     traceback or after a label, else only the candidate lines (nothing else changes anything)."""
     candidates = _candidate_lines(lines)
-    next_candidate = 0
     index = 0
-    while True:
+    while index < len(lines):
         if not scan.in_traceback and scan.label_tier is None:  # jump to the next candidate
-            while next_candidate < len(candidates) and candidates[next_candidate] < index:
-                next_candidate += 1
+            next_candidate = bisect.bisect_left(candidates, index)
             if next_candidate == len(candidates):
                 return
             index = candidates[next_candidate]
-        if index >= len(lines):
-            return
         yield index
         index += 1
 

@@ -64,6 +64,7 @@ _ANCHOR_RES = (
     re.compile(r'", line \d'),
 )
 _ANCHOR_WORDS = ("interrupt", "systemexit", "stopiteration", "panic", "error", "exit", "return")
+_SPACES_RE = re.compile(r"\s+")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _WINDOW = 320
 MAX_FACT_WINDOWS = 20_000
@@ -112,10 +113,6 @@ def _locations(text: str) -> Iterable[str]:
             yield short_location(m.group("file"), line)
 
 
-def _error_name(raw: str) -> str:
-    return re.sub(r"\s+", " ", raw)
-
-
 def extract_output_facts(text: str) -> OutputFacts:
     """Find the exit codes, error type names and file:line locations in ``text``.
 
@@ -133,7 +130,7 @@ def extract_output_facts(text: str) -> OutputFacts:
     exit_codes = dict.fromkeys(
         f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned)
     )
-    errors = dict.fromkeys(_error_name(m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
+    errors = dict.fromkeys(_SPACES_RE.sub(" ", m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
     locations = dict.fromkeys(_locations(scanned))
     return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
 
@@ -182,14 +179,12 @@ def merge_output_facts(parts: Iterable[OutputFacts]) -> OutputFacts:
         >>> merge_output_facts(parts).errors
         ('KeyError', 'OSError')
     """
-    exit_codes: dict[str, None] = {}
-    errors: dict[str, None] = {}
-    locations: dict[str, None] = {}
-    for part in parts:
-        exit_codes.update(dict.fromkeys(part.exit_codes))
-        errors.update(dict.fromkeys(part.errors))
-        locations.update(dict.fromkeys(part.locations))
-    return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
+    parts = list(parts)
+    return OutputFacts(
+        tuple(dict.fromkeys(code for part in parts for code in part.exit_codes)),
+        tuple(dict.fromkeys(name for part in parts for name in part.errors)),
+        tuple(dict.fromkeys(loc for part in parts for loc in part.locations)),
+    )
 
 
 def missing_output_facts(facts: OutputFacts, kept_text: str) -> OutputFacts:

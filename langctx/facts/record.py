@@ -125,23 +125,8 @@ def empty_facts() -> Facts:
 
 def _latest(lists: Iterable[Iterable[str]]) -> list[str]:
     """Unique items in order of their last appearance."""
-    order: dict[str, None] = {}
-    for items in lists:
-        for item in items:
-            order.pop(item, None)
-            order[item] = None
-    return list(order)
-
-
-def _union(lists: Iterable[Iterable[str]]) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for items in lists:
-        for item in items:
-            if item not in seen:
-                seen.add(item)
-                out.append(item)
-    return out
+    items = [item for items in lists for item in items]
+    return list(reversed(dict.fromkeys(reversed(items))))
 
 
 def merge_facts(
@@ -182,7 +167,7 @@ def merge_facts(
     errors = [_error_copy(e) for f in facts for e in f.get("errors", ())]
     merged = Facts(
         read_files=[],
-        modified_files=_union(f.get("modified_files", ()) for f in facts),
+        modified_files=list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ()))),
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )

@@ -150,8 +150,8 @@ class _Walk:
             return label, _UNKNOWN, False
         if name in SHELLS:
             return self._shell(label, args, bodies, cwd, depth)
-        if name == "git":
-            cwd = _git_cwd(args, cwd)
+        if name == "git" and (directory := _git_directory(args)) is not None:
+            cwd = _cd([directory], cwd)
         self._files(name, label, args, bodies, cwd)
         return label, cwd, False
 
@@ -184,22 +184,16 @@ class _Walk:
     def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> bool:
         wrote = False
         for r in redirs:
-            target = r.target
-            if not target.literal or not target.value or target.value.startswith("/dev/"):
+            target = r.target.value
+            if not r.target.literal or not target or target.startswith("/dev/"):
                 continue
-            if r.op in (">", ">>", ">|", "<>") and r.fd in ("", "1", "&"):
-                self.modified.setdefault(self._path(target.value, cwd), None)
-                wrote = True
-            elif (
-                r.op == ">&"
-                and r.fd in ("", "1")
-                and not target.value.isdigit()
-                and target.value != "-"
+            if (r.op in (">", ">>", ">|", "<>") and r.fd in ("", "1", "&")) or (
+                r.op == ">&" and r.fd in ("", "1") and not target.isdigit() and target != "-"
             ):
-                self.modified.setdefault(self._path(target.value, cwd), None)
+                self.modified.setdefault(self._path(target, cwd), None)
                 wrote = True
             elif r.op == "<" and r.fd in ("", "0"):
-                self.read.setdefault(self._path(target.value, cwd), None)
+                self.read.setdefault(self._path(target, cwd), None)
         return wrote
 
 
@@ -243,12 +237,6 @@ def _label(name: str, args: Sequence[Word]) -> str:
         return name
     sub, _ = git_subcommand(args)
     return f"git {sub}" if sub else "git"
-
-
-def _git_cwd(args: Sequence[Word], cwd: str | None) -> str | None:
-    """The directory a git command works in (its ``-C dir``, else ``cwd``)."""
-    directory = _git_directory(args)
-    return cwd if directory is None else _cd([directory], cwd)
 
 
 def _git_directory(args: Sequence[Word]) -> Word | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from langctx.facts.shell_words import (
     ASSIGNMENT_RE,
+    ParsedArgs,
     Word,
     literal_paths,
     looks_like_file,
@@ -129,17 +130,8 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
             if nxt == "" or re.fullmatch(r"\.[\w.~-]+", nxt):
                 i += 1
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
-    in_place = "i" in parsed.flags or "in-place" in parsed.flags
-    operands = parsed.operands
-    if not (
-        "e" in parsed.values
-        or "f" in parsed.values
-        or "expression" in parsed.flags
-        or "file" in parsed.flags
-    ):
-        operands = operands[1:]  # the script
-    paths = literal_paths(operands)
-    return ([], paths) if in_place else (paths, [])
+    paths = literal_paths(_after_script(parsed, "expression"))
+    return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])
 
 
 def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -152,69 +144,38 @@ def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     return [], literal_paths(operands)
 
 
+def _after_script(parsed: ParsedArgs, long_name: str) -> list[Word]:
+    """The operands after the script or pattern, unless ``-e``/``-f`` (or their long names)
+    gave it."""
+    if {"e", "f"} & parsed.values.keys() or {long_name, "file"} & parsed.flags:
+        return parsed.operands
+    return parsed.operands[1:]
+
+
+_GREP_LONG_VALUES = (
+    "regexp file max-count after-context before-context context include exclude exclude-dir "
+    "label directories devices"
+).split()
+_RG_LONG_VALUES = (
+    "regexp file glob iglob type type-not max-count after-context before-context context "
+    "threads max-columns encoding sort sortr replace type-add max-depth max-filesize pre "
+    "colors path-separator"
+).split()
+
+
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    parsed = parse_args(
-        args,
-        "efmABCdD",
-        (
-            "regexp",
-            "file",
-            "max-count",
-            "after-context",
-            "before-context",
-            "context",
-            "include",
-            "exclude",
-            "exclude-dir",
-            "label",
-            "directories",
-            "devices",
-        ),
-    )
-    operands = parsed.operands
-    if not ({"e", "f"} & parsed.values.keys() or {"regexp", "file"} & parsed.flags):
-        operands = operands[1:]  # the pattern
-    paths = literal_paths(operands)
+    parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
+    paths = literal_paths(_after_script(parsed, "regexp"))
     if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
         paths = [p for p in paths if looks_like_file(p)]
     return paths, []
 
 
 def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    parsed = parse_args(
-        args,
-        "efgtTmABCjMEr",
-        (
-            "regexp",
-            "file",
-            "glob",
-            "iglob",
-            "type",
-            "type-not",
-            "max-count",
-            "after-context",
-            "before-context",
-            "context",
-            "threads",
-            "max-columns",
-            "encoding",
-            "sort",
-            "sortr",
-            "replace",
-            "type-add",
-            "max-depth",
-            "max-filesize",
-            "pre",
-            "colors",
-            "path-separator",
-        ),
-    )
+    parsed = parse_args(args, "efgtTmABCjMEr", _RG_LONG_VALUES)
     if "files" in parsed.flags or "type-list" in parsed.flags:
         return [], []
-    operands = parsed.operands
-    if not ({"e", "f"} & parsed.values.keys() or {"regexp", "file"} & parsed.flags):
-        operands = operands[1:]
-    return [p for p in literal_paths(operands) if looks_like_file(p)], []
+    return [p for p in literal_paths(_after_script(parsed, "regexp")) if looks_like_file(p)], []
 
 
 def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -322,10 +283,7 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     if sub == "mv":
         return _move_or_copy(rest, copy=False, resolve=resolve)
     if sub == "rm":
-        parsed = parse_args(rest)
-        if "cached" in parsed.flags:
-            return [], []
-        return _rm(rest, bodies, resolve)
+        return ([], []) if "cached" in parse_args(rest).flags else _rm(rest, bodies, resolve)
     if sub == "restore":
         parsed = parse_args(rest, "s", ("source",))
         if parsed.flags & {"S", "staged"} and not parsed.flags & {"W", "worktree"}:
@@ -353,17 +311,17 @@ def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
     return None, []
 
 
+_BAT = _reader(
+    "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
+)
+
 HANDLERS: dict[str, _Handler] = {
     "cat": _reader(),
     "nl": _reader("bdfhilnsvw"),
     "less": _reader("bhjkoOpPtTxyz#"),
     "more": _reader(),
-    "bat": _reader(
-        "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-    ),
-    "batcat": _reader(
-        "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-    ),
+    "bat": _BAT,
+    "batcat": _BAT,
     "head": _reader("nc", ("lines", "bytes")),
     "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
     "wc": _reader(),
@@ -400,18 +358,8 @@ INSPECTORS = frozenset(
         "strings sed "
     ).split()
 ) | frozenset(
-    {
-        "git status",
-        "git log",
-        "git diff",
-        "git show",
-        "git grep",
-        "git blame",
-        "git branch",
-        "git ls-files",
-        "git rev-parse",
-        "git remote",
-    }
+    f"git {sub}"
+    for sub in "status log diff show grep blame branch ls-files rev-parse remote".split()
 )
 """Programs whose output is what they read or list (``sed`` only without ``-i``)."""
 

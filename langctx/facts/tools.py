@@ -256,26 +256,11 @@ Names are matched exactly, then lower-cased (``Read`` finds ``read``). ``ls``, `
 """
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
-    {
-        "bash",
-        "sh",
-        "zsh",
-        "shell",
-        "terminal",
-        "powershell",
-        "execute",
-        "execute_bash",
-        "execute_command",
-        "execute_shell",
-        "exec_command",
-        "run_command",
-        "run_shell_command",
-        "run_terminal_cmd",
-        "run_terminal_command",
-        "run_in_terminal",
-        "shell_command",
-        "local_shell",
-    }
+    (
+        "bash sh zsh shell terminal powershell execute execute_bash execute_command "
+        "execute_shell exec_command run_command run_shell_command run_terminal_cmd "
+        "run_terminal_command run_in_terminal shell_command local_shell"
+    ).split()
 )
 """Names of tools that run shell commands (matched exactly, then lower-cased)."""
 
