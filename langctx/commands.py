@@ -1,8 +1,7 @@
 """The ``/compact [focus instructions]`` command and langctx's notices (control messages).
 
-The integrations compact before the model call when the last message is a ``/compact`` command
-(the instructions steer the summary) and replace it with a :func:`compact_notice`. Commands and
-notices are for the user; the memory never logs them, so the model never sees them.
+The integrations compact when the last message is a ``/compact`` command and replace it with a
+:func:`compact_notice`. Commands and notices are never logged, so the model never sees them.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -44,13 +43,10 @@ def parse_compact_command(message: BaseMessage) -> str | None:
     if not isinstance(message, HumanMessage):
         return None
     text = message.text.strip()
-    if (
-        text != COMPACT_COMMAND
-        and not text.startswith(COMPACT_COMMAND + " ")
-        and not text.startswith(COMPACT_COMMAND + "\n")
-    ):
+    head, rest = text[: len(COMPACT_COMMAND)], text[len(COMPACT_COMMAND) :]
+    if head != COMPACT_COMMAND or rest[:1] not in ("", " ", "\n"):
         return None
-    return text[len(COMPACT_COMMAND) :].strip()
+    return rest.strip()
 
 
 ACK_REQUEST = (
@@ -64,8 +60,7 @@ ACK_REQUEST = (
 
 def is_notice(message: BaseMessage) -> bool:
     """True for a notice that langctx added to the state: an AI message with a notice id, langctx's
-    mark on its metadata and its text. An id alone is not enough (a tool or a client may set any
-    id; a tool result is never a notice)."""
+    mark on its metadata and its text (an id alone is not enough: a client may set any id)."""
     return (
         isinstance(message, AIMessage)
         and isinstance(message.id, str)

@@ -1,10 +1,7 @@
 """LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool.
 
-For ``langchain.agents.create_agent`` use :class:`~langctx.middleware.LangctxMiddleware`.
-:class:`LangctxNode` runs before each model call: from the state it is given it compacts when due
-or on ``/compact``, writes new entries to the ``langctx`` channel and the projection to
-``llm_input_messages``. Wrap the model with :func:`with_overflow_recovery` for overflow retries and
-route with :func:`route_after_memory` (after a ``/compact`` there is nothing to answer).
+For ``create_agent`` use :class:`~langctx.middleware.LangctxMiddleware`. Wrap the model with
+:func:`with_overflow_recovery` and route with :func:`route_after_memory`.
 
 Example:
     >>> from langgraph.graph import END, START, StateGraph
@@ -72,9 +69,8 @@ DEFAULT_OUTPUT_KEY = "llm_input_messages"
 class LangctxState(MessagesState):
     """``MessagesState`` plus the ``langctx`` channel and the model's input.
 
-    ``llm_input_messages`` is what :class:`~langctx.langgraph.LangctxNode` projects for
-    the model. It is an ephemeral channel: it lives for the step after the memory node and is not
-    kept in later checkpoints.
+    ``llm_input_messages``, the projection :class:`LangctxNode` writes, is ephemeral: it lives
+    for the step after the memory node only.
     """
 
     langctx: NotRequired[LangctxDeltaChannel]
@@ -98,12 +94,9 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
     Args:
         output_key: state key for the projection; None to not write it.
         name: the node's run name.
-        archive: archive mode (:mod:`langctx.stores.archive`): after each compaction the
-            folded messages leave ``messages`` and are kept, once, in the state's
-            ``langctx_archive`` key (``"state"``, the default, when the graph's state has that
-            key, as :class:`LangctxState` does), in a LangGraph store (a store, or True for the
-            graph's), or nowhere else (None: they stay in ``messages``). The projection is the
-            same either way; :func:`~langctx.stores.archive.full_log` reads the whole log.
+        archive: where compacted messages go (:mod:`langctx.stores.archive`): the state's
+            ``langctx_archive`` key (``"state"``, the default, when the state has that key), a
+            LangGraph store (a store, or True for the graph's), or nowhere (None).
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`).
 
     Attributes:
@@ -177,12 +170,9 @@ def make_pre_model_hook(
 ) -> LangctxNode:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
-    It returns ``{"llm_input_messages": projection, "langctx": new entries}``; use
-    :class:`~langctx.langgraph.LangctxAgentState` as the agent's ``state_schema``. After
-    a ``/compact`` command the agent cannot skip its model call, so the model gets the compacted
-    projection and a one-line request to acknowledge (never the command itself). ``archive``:
-    see :class:`LangctxNode` (in the state when the agent's state schema has the
-    ``langctx_archive`` key, as :class:`LangctxAgentState` has).
+    Use :class:`LangctxAgentState` as the agent's ``state_schema``. After a ``/compact`` the
+    agent cannot skip its model call, so the model gets a one-line request to acknowledge
+    instead of the command. ``archive``: see :class:`LangctxNode`.
 
     Example:
         >>> hook = make_pre_model_hook(max_tokens=8000)
@@ -214,9 +204,8 @@ def make_compact_tool(
 ) -> BaseTool:
     """A tool the model may call to compact the conversation (optionally with focus instructions).
 
-    It writes the new entries to the ``langctx`` channel through a ``Command``; bind it with the
-    agent's other tools (the graph state must have the ``langctx`` channel). Give it the
-    ``settings`` of the node or middleware that projects the thread.
+    The graph state must have the ``langctx`` channel. Give it the ``settings`` of the node or
+    middleware that projects the thread.
 
     Example:
         >>> make_compact_tool(LangctxNode(max_tokens=8000).settings).name

@@ -1,11 +1,8 @@
 """``LangctxMiddleware``: layered, compacting memory for ``langchain.agents.create_agent``.
 
-On each model call, from the state it is given (nothing is kept between calls): compact when a
-trigger fires or a ``/compact [instructions]`` message asks (answered with a notice, no model
-call), archive folded messages in archive mode, send the projection instead of
-``request.messages``, and on "prompt too long" compact and retry. The response carries the
-step's state update (new entries for the ``langctx`` channel, archive removals).
-``wrap_tool_call`` runs ``tool_output_processor`` on each tool result (the Context-mode hook).
+On each model call, from the state it is given: compact when due or on ``/compact`` (answered with
+a notice, no model call), archive, send the projection instead of ``request.messages``, and on
+"prompt too long" compact and retry. The response carries the step's state update.
 
 Example:
     >>> from langchain.agents import create_agent
@@ -76,18 +73,13 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         tool_output_processor: called with each tool's ``ToolMessage`` and the request; returns
             the message to keep. Sync or async. None (default): results pass through unchanged.
         compact_tool: also give the model the ``compact_conversation`` tool.
-        archive: archive mode (:mod:`langctx.stores.archive`): after each compaction the
-            folded messages leave ``messages`` and are kept, once, in the state's
-            ``langctx_archive`` key (``"state"``, the default: each checkpoint is bounded by the
-            window, not the thread), in a LangGraph store (a store, or True for
-            ``create_agent(store=...)``), or nowhere else (None: the whole log stays in
-            ``messages``). What the model sees is the same; :func:`~langctx.full_log` gives
-            the whole log back.
-        prompt_cache_key: for OpenAI chat models, the ``prompt_cache_key`` each request carries
-            so that a thread's requests reach the same prompt cache: True (default) for the
-            thread id, a string for that key, False for none. A key set in the model's own
-            settings wins. (For Anthropic, add LangChain's ``AnthropicPromptCachingMiddleware``:
-            between compactions each request is the previous one plus what is new.)
+        archive: where compacted messages go (:mod:`langctx.stores.archive`): the state's
+            ``langctx_archive`` key (``"state"``, the default), a LangGraph store (a store, or
+            True for ``create_agent(store=...)``), or nowhere (None: they stay in ``messages``).
+            :func:`~langctx.full_log` gives the whole log back.
+        prompt_cache_key: for OpenAI chat models, the ``prompt_cache_key`` of each request: True
+            (default) for the thread id, a string for that key, False for none. A key set in the
+            model's own settings wins. (For Anthropic, add ``AnthropicPromptCachingMiddleware``.)
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`:
             ``max_tokens``, ``summarizer``, ``token_counter``, any ``MemoryConfig`` field).
             ``cache_prices`` unset (and no ``config``): the price sheet of the model's provider
@@ -130,15 +122,15 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         step = self._step(request)
-        request = self._cache_keyed(request, step.thread_id)
-        with self._main_model(request):
+        keyed = self._cache_keyed(request, step.thread_id)
+        with self._main_model(keyed):
             if (batch := step.compact()) is not None:
                 Archive.write(*batch)
             if step.handled is not None:
                 return _with_update(ModelResponse(result=[step.handled[1]]), step)
             view = step.view
             response = self.recovery.run(
-                view, lambda: handler(request.override(messages=_projection(view)))
+                view, lambda: handler(keyed.override(messages=_projection(view)))
             )
         return _with_update(response, step)
 
@@ -183,9 +175,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         key = self.prompt_cache_key
         if key is True:
             key = thread_id if thread_id and thread_id != NO_THREAD else False
-        if not key or "prompt_cache_key" in request.model_settings:
-            return request
-        if not _is_openai(request.model):
+        if not key or "prompt_cache_key" in request.model_settings or not _is_openai(request.model):
             return request
         return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
 
@@ -254,8 +244,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
 def _provider_sheet(model: object) -> str | None:
     """The built-in price sheet of ``model``'s provider (:data:`~langctx.pricing.PRICE_SHEETS`):
-    ``"anthropic"`` for langchain-anthropic's chat models, ``"openai"`` for langchain-openai's
-    (bound with tools or settings or not), None for any other."""
+    ``"anthropic"`` or ``"openai"`` for their langchain packages' chat models (bound or not)."""
     inner = getattr(model, "bound", model)
     module = type(inner).__module__
     if module.startswith("langchain_anthropic."):
@@ -266,12 +255,9 @@ def _provider_sheet(model: object) -> str | None:
 
 
 def _is_openai(model: object) -> bool:
-    """An OpenAI chat model (langchain-openai's, or one bound with tools or settings) that takes
-    ``prompt_cache_key`` and has none set."""
+    """A langchain-openai chat model (bound or not) without a ``prompt_cache_key`` of its own."""
     inner = getattr(model, "bound", model)
-    if getattr(inner, "prompt_cache_key", None) is not None:
-        return False
-    return type(inner).__module__.startswith("langchain_openai.")
+    return getattr(inner, "prompt_cache_key", None) is None and _provider_sheet(model) == "openai"
 
 
 def _projection(view: ThreadView) -> list[AnyMessage]:

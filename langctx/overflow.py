@@ -71,12 +71,8 @@ class OverflowMatcher:
     ) -> None:
         self.patterns = (*patterns, *extra_patterns)
         self.rate_limit_patterns = tuple(rate_limit_patterns)
-        self._regex = re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE)
-        self._rate = (
-            re.compile("|".join(f"(?:{p})" for p in self.rate_limit_patterns), re.IGNORECASE)
-            if self.rate_limit_patterns
-            else None
-        )
+        self._regex = _compile(self.patterns)
+        self._rate = _compile(self.rate_limit_patterns) if self.rate_limit_patterns else None
 
     def __call__(self, exc: BaseException) -> bool:
         """True when ``exc`` (or an exception it was raised from) is a context overflow.
@@ -84,10 +80,9 @@ class OverflowMatcher:
         A rate limit (HTTP 429, TPM / RPM, quota, overload) anywhere in the chain is never an
         overflow, even when its message also says "request too large".
         """
-        chain = _chain(exc)
         if self.is_rate_limit(exc):
             return False
-        return any(self._regex.search(_describe(e)) for e in chain)
+        return any(self._regex.search(_describe(e)) for e in _chain(exc))
 
     def is_rate_limit(self, exc: BaseException) -> bool:
         """True when ``exc`` (or an exception it was raised from) is a rate limit or overload."""
@@ -97,6 +92,10 @@ class OverflowMatcher:
             if self._rate is not None and self._rate.search(_describe(e)):
                 return True
         return False
+
+
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

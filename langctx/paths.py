@@ -81,15 +81,14 @@ def _needs_quote(path: str) -> bool:
 def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False) -> str:
     """The paths as short text, duplicates once; :func:`expand_paths` gives them back.
 
-    ``root`` (say it once beside the text) requires every path to be absolute. ``group=False``
-    keeps each relative path verbatim, in order (quoted ones first); ``group=True`` writes each directory
-    once, directories in order of first appearance (a directory with one path stays a plain path).
+    ``root`` (said once beside the text) requires every path to be absolute. ``group=False``
+    keeps each relative path whole, in order (quoted ones first); ``group=True`` writes each
+    directory with more than one path once, in order of first appearance.
 
-    Grammar of the text: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain
-    paths separated by ``", "``. A path that would be ambiguous there (it holds ``", "``, ``"; "``
-    or ``": "``, starts with a quote, has a control character or edge whitespace, is empty or ends
-    with ``/``) is written whole as a JSON string in a group of its own. With ``group=False`` every
-    path is written whole, so a reader matching whole paths finds each one verbatim.
+    Grammar: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain paths
+    separated by ``", "``. An ambiguous path (one holding a separator, starting with a quote,
+    with a control character or edge whitespace, empty or ending with ``/``) is a JSON string in
+    a group of its own.
 
     Raises:
         ConfigError: ``root`` is given but some path is relative (it could not be told apart).
@@ -112,27 +111,25 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
             quoted.append(json.dumps(rel, ensure_ascii=False))
         else:
             plain.append(rel)
-    groups: list[str] = []
     if not group:
-        if plain:
-            groups.append(", ".join(plain))
-    else:
-        by_dir: dict[str, list[str]] = {}
-        for p in plain:
-            cut = p.rfind("/") + 1
-            by_dir.setdefault(p[:cut], []).append(p[cut:])
-        loose: list[str] = []
-        for directory, names in by_dir.items():
-            if directory and len(names) > 1:
-                if loose:
-                    groups.append(", ".join(loose))
-                    loose = []
-                groups.append(f"{directory}: " + ", ".join(names))
-            else:
-                loose.extend(directory + n for n in names)
-        if loose:
-            groups.append(", ".join(loose))
-    return "; ".join([*quoted, *groups])
+        return "; ".join([*quoted, ", ".join(plain)] if plain else quoted)
+    by_dir: dict[str, list[str]] = {}
+    for p in plain:
+        cut = p.rfind("/") + 1
+        by_dir.setdefault(p[:cut], []).append(p[cut:])
+    groups: list[str] = quoted
+    loose: list[str] = []
+    for directory, names in by_dir.items():
+        if directory and len(names) > 1:
+            if loose:
+                groups.append(", ".join(loose))
+                loose = []
+            groups.append(f"{directory}: " + ", ".join(names))
+        else:
+            loose.extend(directory + n for n in names)
+    if loose:
+        groups.append(", ".join(loose))
+    return "; ".join(groups)
 
 
 def expand_paths(text: str, *, root: str = "") -> list[str]:

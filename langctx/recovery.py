@@ -1,9 +1,7 @@
 """Overflow recovery: the provider said "too long", so compact and retry the same request.
 
-On an error the :class:`~langctx.overflow.OverflowMatcher` recognises, compact with
-``trigger="overflow"`` (each retry keeping half the recent tokens of the one before) and resend,
-at most ``max_retries`` times, then raise :class:`~langctx.ContextOverflowError`. Other errors
-are re-raised at once.
+Each retry keeps half the recent tokens of the one before; after ``max_retries`` rounds
+:class:`~langctx.ContextOverflowError` is raised. Other errors are re-raised at once.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -150,7 +148,6 @@ class _Rounds:
         self.figures = self._progress(before)
 
     def _check(self, exc: Exception) -> None:
-        """Re-raise what is not an overflow; raise ContextOverflowError when retries are spent."""
         if not self.policy.is_overflow(exc):
             raise exc
         attempt = self.attempt
@@ -184,9 +181,8 @@ class _Rounds:
 class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
     """A chat model (or any Runnable over messages) with overflow recovery around each call.
 
-    On overflow, a memory is built from the call's own input (its system messages stay pinned),
-    compacted, and the call retried with the compacted input. Nothing is persisted: the memory
-    node's next step sees the thread's state as before. Use :func:`with_overflow_recovery`.
+    On overflow, a memory is built from the call's own input, compacted, and the call retried with
+    the compacted input; nothing is persisted. Use :func:`with_overflow_recovery`.
     """
 
     def __init__(
@@ -215,7 +211,9 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
         try:
             return self.bound.invoke(messages, config, **kwargs)
         except Exception as exc:
-            failed = self._overflow(exc)
+            if not self.policy.is_overflow(exc):
+                raise
+            failed = exc
         view = self._view(messages)
         return self.policy.run(
             view, lambda: self.bound.invoke(view.projection(), config, **kwargs), failed=failed
@@ -229,17 +227,13 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
         try:
             return await self.bound.ainvoke(messages, config, **kwargs)
         except Exception as exc:
-            failed = self._overflow(exc)
+            if not self.policy.is_overflow(exc):
+                raise
+            failed = exc
         view = self._view(messages)
         return await self.policy.arun(
             view, lambda: self.bound.ainvoke(view.projection(), config, **kwargs), failed=failed
         )
-
-    def _overflow(self, exc: Exception) -> Exception:
-        """``exc`` when it is an overflow to recover from; anything else is re-raised."""
-        if not self.policy.is_overflow(exc):
-            raise exc
-        return exc
 
 
 def with_overflow_recovery(

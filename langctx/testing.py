@@ -77,8 +77,7 @@ class ScriptedChatModel(BaseChatModel):
     """Attach usage_metadata (input tokens by a chars/4 estimate) to responses that have none."""
     latency: Callable[[list[BaseMessage], AIMessage], float] | float | None = None
     """Seconds each call sleeps before answering: a number, or a function of the input messages
-    and the answer (e.g. a fixed time plus input and output tokens at a provider's speed), so an
-    offline run shows what model latency costs and what runs concurrently with it."""
+    and the answer."""
 
     _index: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -138,8 +137,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         message = self._next(messages)
-        delay = self._delay(messages, message)
-        if delay:
+        if delay := self._delay(messages, message):
             time.sleep(delay)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -151,8 +149,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         message = self._next(messages)
-        delay = self._delay(messages, message)
-        if delay:
+        if delay := self._delay(messages, message):
             await asyncio.sleep(delay)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
