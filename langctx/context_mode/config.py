@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from langctx.config import DEFAULT_SUMMARY_TIMEOUT
-from langctx.config_checks import check_timeout
+from langctx.config_checks import check_timeout, positive
 from langctx.context_mode.grep import DEFAULT_GREP_MAX_MATCHES
 from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reduce import DEFAULT_MAX_INLINE_TOKENS, MIN_INLINE_TOKENS
@@ -80,10 +80,7 @@ class ContextModeConfig:
             if isinstance(self.max_inline_tokens, int) and self.max_inline_tokens > cap:
                 object.__setattr__(self, "max_inline_tokens", cap)
         for name in ("max_inline_tokens", "reference_min_tokens", "grep_max_matches"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                msg = f"{name} must be a positive int, got {value!r}."
-                raise ConfigError(msg)
+            positive(name, getattr(self, name))
         if self.max_inline_tokens < MIN_INLINE_TOKENS:
             msg = f"max_inline_tokens={self.max_inline_tokens} is too small; use at least {MIN_INLINE_TOKENS}."
             raise ConfigError(msg)

@@ -1,10 +1,8 @@
 """Detect what a tool output holds, from the tool call and from the content.
 
-The tool call gives strong hints: a read/open/view/cat of ``x.py`` is a source file, a shell
-command's output is a log. Content decides the rest: HTML markup or an accessibility snapshot, JSON,
-a stack trace, a table (CSV/TSV, markdown, psql/MySQL), a numbered file listing, log lines, code.
-Only the first few kilobytes and lines are inspected (and JSON parsed when it looks like JSON), so
-detection is cheap on any size.
+The tool call gives strong hints (a read of ``x.py`` is a source file, a shell command's output
+is a log); content decides the rest. Only the first few kilobytes and lines are inspected (and JSON
+parsed when it looks like JSON), so detection is cheap on any size.
 
 Example:
     >>> detect_kind("a,b\\n1,2\\n3,4\\n5,6")
@@ -93,8 +91,7 @@ def _command(args: Mapping[str, Any] | None) -> str | None:
 def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | None:
     """The path of the file a tool call reads or shows, from its arguments, or ``None``.
 
-    Looks at the usual argument names (``path``, ``file_path``, ``filename``, ...), then at a shell
-    command that reads a file (``cat x.py``, ``open src/a.py 120``).
+    Looks at the usual argument names, then at a shell command that reads a file (``cat x.py``).
 
     Example:
         >>> output_path("bash", {"command": "cat -n src/app.py"})
@@ -235,17 +232,9 @@ def detect_kind(
     args: Mapping[str, Any] | None = None,
     command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> ContentKind:
-    """Decide which reducer fits a tool output.
+    """Decide which reducer fits a tool output (any :data:`ContentKind` but ``"binary"``).
 
-    Args:
-        text: the tool output.
-        tool_name: name of the tool that produced it, if known.
-        args: arguments of the tool call, if known (a path or command is a strong hint).
-        command_tools: names of the tools that run shell commands (their output is a log).
-
-    Returns:
-        One of ``"html"``, ``"table"``, ``"json"``, ``"log"``, ``"stack_trace"``, ``"source"``,
-        ``"text"``.
+    ``command_tools`` names the tools that run shell commands (their output is a log).
 
     Example:
         >>> detect_kind("<!DOCTYPE html><html><body><a href='/x'>x</a></body></html>")

@@ -1,10 +1,7 @@
 """``ContextModeMiddleware``: Context-mode for ``langchain.agents.create_agent``.
 
-``wrap_tool_call`` runs each tool under the guard (timeout, error result, output cap), then
-through the :class:`~langctx.context_mode.processor.ContextModeProcessor`; ``wrap_model_call``
-adds the Context-mode prompt and relevant long-term facts; it adds the ``fetch_context`` and
-``working_memory`` tools. Use it beside :class:`~langctx.middleware.LangctxMiddleware`.
-:class:`ContextModeToolProcessor` is the same as a ``tool_output_processor``.
+Use it beside :class:`~langctx.middleware.LangctxMiddleware`; :class:`ContextModeToolProcessor`
+does the same as that middleware's ``tool_output_processor``.
 
 Example:
     >>> from langchain.agents import create_agent
@@ -78,7 +75,6 @@ def _query(request: ModelRequest[Any]) -> str:
 
 
 def _named(request: ToolCallRequest) -> dict[str, Any]:
-    """The guard's names for a tool call."""
     return {"tool_name": request.tool_call["name"], "tool_call_id": request.tool_call["id"]}
 
 
@@ -226,9 +222,9 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
 class ContextModeToolProcessor:
     """A ``tool_output_processor`` for ``LangctxMiddleware``: Context-mode without a second middleware.
 
-    It processes each ``ToolMessage`` (no guard: the tool already ran; no ``Command``: the hook
-    the stamp on the message gives it the ``context_ref`` priority). Add
-    ``fetch_context_tool(processor)`` to the agent's tools and the prompt text yourself.
+    It processes each ``ToolMessage`` (no guard: the tool already ran; the stamp on the message
+    gives it the ``context_ref`` priority). Add ``fetch_context_tool(processor)`` to the agent's
+    tools and the prompt text yourself.
 
     Example:
         >>> from langctx.middleware import LangctxMiddleware

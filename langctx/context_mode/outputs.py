@@ -37,25 +37,18 @@ def _no_args() -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputMeta:
-    """What is known about a tool output besides its text.
-
-    Reducers copy these facts into the header of the reduced text, so they survive the reduction.
-    """
+    """What is known about a tool output besides its text (reducers copy it into their header)."""
 
     tool_name: str | None = None
-    """Name of the tool that produced the output, if known."""
-
     args: Mapping[str, Any] = field(default_factory=_no_args)
-    """Arguments of the tool call (used for hints such as the path of a file that was read)."""
+    """Arguments of the tool call (hints such as the path of a file that was read)."""
 
     path: str | None = None
     """Path of the file the output shows, from the tool arguments or the output itself."""
 
     original_chars: int = 0
-    """Length of the original output in characters."""
-
     original_tokens: int = 0
-    """Length of the original output in tokens, as ``count_tokens`` counts them."""
+    """As ``count_tokens`` counts them."""
 
     exit_code: int | None = None
     """Exit code of the command, when the tool reported one or the output states it."""
@@ -64,7 +57,6 @@ class OutputMeta:
     """How long the command took, as the output states it (for example ``"1.2s"``)."""
 
     count_tokens: TextCounter = count_tokens_approximately
-    """Token counter used to keep the reduced text under its budget."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,16 +76,10 @@ class Reduction:
     """The reduced text: a header with the metadata, the kept content, a footer saying what was cut."""
 
     kind: ContentKind
-    """The content kind the output was reduced as."""
-
     original_chars: int
-    """Length of the original output in characters."""
-
     original_tokens: int
-    """Length of the original output in tokens."""
-
     reduced_tokens: int
-    """Length of :attr:`text` in tokens (same counter as :attr:`original_tokens`)."""
+    """Tokens of :attr:`text` (same counter as :attr:`original_tokens`)."""
 
     removed: str
     """One line describing what was dropped."""

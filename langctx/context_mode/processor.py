@@ -14,9 +14,8 @@ The steps, in order, for one output:
 :meth:`ContextModeProcessor.fetch` serves ``fetch_context``: slices (byte offsets) or grep
 matches, each bounded by ``max_inline_tokens`` and passed through Context-mode again.
 
-The decisions are pure (:mod:`~langctx.context_mode.plan` for an output,
-:mod:`~langctx.context_mode.fetch` for a request); the processor makes the summarizer and store
-calls, in sync and async twins that differ only at those calls.
+The decisions are pure (:mod:`~langctx.context_mode.plan`, :mod:`~langctx.context_mode.fetch`);
+the processor only makes the summarizer and store calls.
 
 Example:
     >>> processor = ContextModeProcessor()
@@ -311,7 +310,7 @@ class ContextModeProcessor:
         limit: int | None = None,
         grep: str | None = None,
     ) -> FetchResult:
-        """Read a stored output: the slice at ``offset`` (at most ``limit`` bytes, and at most
+        """Read a stored output: the slice at byte ``offset`` (at most ``limit`` bytes and
         ``max_inline_tokens`` tokens), or with ``grep`` the matching lines from ``offset`` on.
 
         An out-of-range offset gives a result that states the valid range (``ok=False``).

@@ -1,10 +1,7 @@
 """Reduce one tool output to fit the context: the pure, deterministic entry point of Context-mode.
 
-Outputs at or under ``max_inline_tokens`` pass through unchanged (``None``). Larger ones are
-detected (:func:`~langctx.context_mode.detect_kind`) and reduced by the reducer of their kind to at
-most ``max_inline_tokens`` tokens, with a header that keeps the metadata and a footer that says what
-was removed. Bytes and binary-looking text are described instead of shown. This never raises on
-``str`` or ``bytes`` input: a reducer that fails falls back to the head-and-tail text reducer.
+Never raises on ``str`` or ``bytes`` input: a reducer that fails falls back to the head-and-tail
+text reducer.
 
 Example:
     >>> out = "\\n".join(f"PASSED tests/test_{i}.py::test_ok" for i in range(600))
@@ -88,8 +85,8 @@ def reduce_output(
         tool_name: name of the tool that produced it (a hint for the content kind).
         args: arguments of the tool call (a path or command is a hint for the content kind).
         max_inline_tokens: outputs at or under this many tokens pass through; larger ones are
-            reduced to fit it. At least :data:`MIN_INLINE_TOKENS`.
-        count_tokens: token counter; defaults to langctx's fast estimator.
+            reduced to fit it.
+        count_tokens: token counter (default: langctx's estimator).
         command_tools: names of the tools that run shell commands (their output is a log).
 
     Returns:

@@ -1,9 +1,7 @@
 """The reference that stands for a stored tool output: its id, its text, and fetch's answers.
 
-A large tool output is stored and the context gets a reference (an id, a short description, how to
-fetch the rest). ``fetch_context`` answers with a :class:`FetchResult`: a slice
-(:mod:`~langctx.context_mode.slices`), grep matches (:mod:`~langctx.context_mode.grep`), or why
-there is nothing to show (:func:`out_of_range`).
+``fetch_context`` answers with a :class:`FetchResult`: a slice (:mod:`~langctx.context_mode.slices`),
+grep matches (:mod:`~langctx.context_mode.grep`), or why there is nothing to show.
 
 Example:
     >>> rid = reference_id("t1", "call_1", "ab" * 32)

@@ -1,9 +1,8 @@
 """Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
 
-Text that comes out of a tool is data, never instructions from langctx. Anything in it that looks
-like one of langctx's own markers (``<langctx:...>``, ``[langctx ref ...]``) is broken by
-:func:`langctx.markers.escape_delimiters` (re-exported here), so later stages can trust that every
-marker they see was written by langctx.
+Anything in tool output that looks like one of langctx's own markers is broken by
+:func:`langctx.markers.escape_delimiters` (re-exported here), so every marker later stages see was
+written by langctx.
 
 Example:
     >>> escape_delimiters("see [langctx ref abc]") == "see [\\u200blangctx ref abc]"
@@ -30,13 +29,6 @@ def clean_terminal(text: str) -> str:
 
     Removes ANSI colour/cursor sequences, applies backspaces and keeps only the last segment of a
     line rewritten with carriage returns (spinners, progress bars). ``\\r\\n`` line ends become ``\\n``.
-    Linear in the length of the text.
-
-    Args:
-        text: raw command output.
-
-    Returns:
-        The cleaned text.
 
     Example:
         >>> clean_terminal("Installing -\\x08 \\x08done\\r\\n")

@@ -1,15 +1,9 @@
 """Semantic summary of one tool output by a (cheap) model, with a prompt per tool kind.
 
-The deterministic reducers are the offline default; when a summarizer is configured, Context-mode
-asks it to compress large outputs of the kinds it is good at (logs, source files, pages, free
-text). The summary is written by :class:`~langctx.summarize.ModelSummarizer`, the one model
-summarizer, from a ``kind="tool_output"`` request (:func:`summary_request`); its prompt depends
-on what the tool did (:func:`tool_kind`): ``read_file``, ``run_command``, ``query_db``,
-``browse_page`` or ``default``, each asking to keep the actionable facts verbatim (exit code,
-error type, file:line, versions). The facts found mechanically are given to the model as
-authoritative, and any the summary leaves out are appended to it (:func:`summary_reduction`), so a
-summary never loses them. Failures, timeouts and answers that are not text fall back to the
-deterministic reduction (see :class:`~langctx.context_mode.processor.ContextModeProcessor`).
+When a summarizer is configured, Context-mode asks it to compress large outputs of the kinds it is
+good at, with a ``kind="tool_output"`` request (:func:`summary_request`) whose prompt depends on
+what the tool did (:func:`tool_kind`). The facts found mechanically are given to the model as
+authoritative, and any the summary leaves out are appended to it (:func:`summary_reduction`).
 
 Example:
     >>> from langctx.summarize import ModelSummarizer

@@ -35,6 +35,7 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langctx.config_checks import positive
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
 from langctx.markers import context_mode_stamp, escape_delimiters
@@ -122,10 +123,8 @@ class WorkingMemory:
         max_commands: int = 50,
         max_errors: int = 20,
     ) -> None:
-        for name, value in (("max_commands", max_commands), ("max_errors", max_errors)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                msg = f"{name} must be a positive int, got {value!r}."
-                raise ConfigError(msg)
+        positive("max_commands", max_commands)
+        positive("max_errors", max_errors)
         self.file_tools = DEFAULT_FILE_TOOLS if file_tools is None else file_tools
         self.command_tools = DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
         self.max_commands = max_commands

@@ -1,10 +1,7 @@
 """Context-mode tools for LangGraph agents: ``fetch_context``, ``working_memory``, ``remember``.
 
-:func:`fetch_context_tool` reads a referenced output in slices or by grep;
-:func:`working_memory_tool` answers from the thread's execution record (kept out of the prompt);
-:func:`remember_tool` stores a fact in long-term memory; :func:`wrap_tools_with_context_mode` guards
-the tools of a custom graph, ``create_react_agent`` or ``ToolNode`` and passes their outputs
-through Context-mode.
+:func:`wrap_tools_with_context_mode` guards the tools of a custom graph, ``create_react_agent`` or
+``ToolNode`` and passes their outputs through Context-mode.
 """
 
 from __future__ import annotations
@@ -120,18 +117,15 @@ def _fetched(
 
 
 _FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)
+"""What a failed fetch raises (an unknown or foreign id, a bad argument): an error result."""
 
 
 def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str]:
-    """Where ``fetch_context`` looks: the run's namespace (:func:`reference_namespace`), then,
-    for a run without a thread, the shared no-thread one that a wrapped tool called outside a
-    ``ToolNode`` (no runtime, no state) writes to."""
+    """Where ``fetch_context`` looks: the run's namespace, then (for a run without a thread) the
+    shared no-thread one, where a wrapped tool called outside a ``ToolNode`` writes."""
     own = reference_namespace(config, runtime.state if runtime is not None else None)
     shared = thread_id_from_config(config)
     return [own] if own == shared else [own, shared]
-
-
-"""What a failed fetch raises (an unknown or foreign id, a bad argument): an error result."""
 
 
 def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
@@ -148,16 +142,15 @@ def fetch_context_tool(
 ) -> BaseTool:
     """The ``fetch_context(ref_id, offset=0, limit=None, grep=None)`` tool over ``processor``'s store.
 
-    The reference is read for the thread of the run (``config["configurable"]["thread_id"]``). An
-    unknown, expired or foreign id, or an invalid argument, gives an error tool result
-    (``status="error"``), never an exception. Graphs without the ``langctx`` channel ignore the
-    priority write.
+    An unknown, expired or foreign id, or an invalid argument, gives an error tool result
+    (``status="error"``), never an exception.
 
     Args:
         processor: the processor that made the references (its store and budget are used).
         name: the tool's name.
         record_priority: after a successful fetch, return a ``Command`` that lowers the
-            reference message's priority in the ``langctx`` channel (``fetched_ref``).
+            reference message's priority in the ``langctx`` channel (``fetched_ref``; graphs
+            without the channel ignore it).
 
     Example:
         >>> from langctx.context_mode.processor import ContextModeProcessor
@@ -242,8 +235,7 @@ def working_memory_tool(
 ) -> BaseTool:
     """The ``working_memory(kind="all", path=None)`` tool: files, commands, open errors.
 
-    It reads the thread's messages from the graph state (``ToolNode`` injects them), so it works
-    in ``create_agent``, ``create_react_agent`` and custom graphs.
+    It reads the thread's messages from the graph state (``ToolNode`` injects them).
 
     Example:
         >>> from langchain_core.messages import AIMessage, ToolMessage
@@ -329,10 +321,8 @@ def wrap_tools_with_context_mode(
 ) -> list[BaseTool]:
     """``tools`` guarded and passed through Context-mode, plus ``fetch_context``.
 
-    For custom graphs, ``create_react_agent`` and ``ToolNode``. The thread comes from each call's
-    config (``configurable.thread_id``); a run without one keeps its references to itself (the
-    wrapped tools ask ``ToolNode`` for the call's runtime, hidden from the model, to learn the
-    run's first message).
+    The thread comes from each call's config (``configurable.thread_id``); a run without one
+    keeps its references to itself (see :func:`reference_namespace`).
 
     Args:
         tools: the tools (any ``BaseTool``; MCP tools included).

@@ -37,7 +37,11 @@ __all__ = [
 
 
 class Reducer(Protocol):
-    """A function that reduces one kind of output to fit ``budget_tokens``."""
+    """A function that reduces one kind of output to fit ``budget_tokens``.
+
+    ``meta`` is what is known about the output (tool, sizes, exit code); the reduction's text has
+    at most ``budget_tokens`` tokens.
+    """
 
     def __call__(self, text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction: ...
 

@@ -70,8 +70,7 @@ _RUN = re.compile(r"([^\w\s])\1{7,}")
 
 
 def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
-    """Shorten one line to ``max_chars``, saying how much was cut; long runs of one symbol
-    (``━━━━━━━━``, ``^^^^^^^^``, ``--------``) are squeezed to three.
+    """Shorten one line to ``max_chars``, saying how much was cut; runs of one symbol are squeezed.
 
     Example:
         >>> clip("x" * 500, 20)
@@ -114,9 +113,7 @@ def select(
     """Keep the most important candidates whose text, plus gap markers, fits ``budget_tokens``.
 
     Candidates are taken by ``(priority, rank)``; each costs its tokens plus the marker of any gap
-    it opens (a gap is a run of original lines between kept pieces; no markers are counted when
-    ``markers`` is false). Linear in the number of candidates considered, plus ``O(k log k)`` for
-    the ``k`` kept.
+    (a run of original lines between kept pieces) it opens, unless ``markers`` is false.
 
     Returns:
         The kept candidates in line order.
@@ -235,12 +232,7 @@ def facts_lines(
 ) -> tuple[list[str], int]:
     """List the facts of the cut parts that the kept text does not show, within a token budget.
 
-    Args:
-        omitted: the cut text pieces, or facts already extracted from them.
-        kept_text: the text that is kept.
-        budget_tokens: tokens the lines may use.
-        count_tokens: the token counter.
-        label: how the first line starts.
+    ``omitted`` is the cut text pieces, or facts already extracted from them.
 
     Returns:
         ``(lines, unlisted)``: the lines to append to the body and how many facts did not fit.

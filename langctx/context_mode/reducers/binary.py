@@ -76,14 +76,8 @@ def reduce_binary(
 ) -> Reduction:
     """Describe binary output: its size, a hex preview and the printable strings in it.
 
-    Args:
-        text: the output decoded as text (with replacement characters).
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-        raw: the original bytes, when the output came as bytes.
-
-    Returns:
-        The reduction, ``kind="binary"``.
+    ``text`` is the output decoded with replacement characters; ``raw``, the original bytes when
+    the output came as bytes.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

@@ -377,15 +377,8 @@ def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a page to its visible text and interactive elements.
-
-    Args:
-        text: HTML, a DOM dump or an accessibility snapshot.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="html"`` (the text reducer's if nothing could be extracted).
+    """Reduce a page (HTML, a DOM dump or an accessibility snapshot) to its visible text and
+    interactive elements; the text reducer's reduction if nothing could be extracted.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

@@ -130,15 +130,9 @@ def _parse(text: str) -> tuple[Any, str] | None:
 
 
 def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce JSON to its keys and first items, or to an outline of its structure.
+    """Reduce JSON (or JSON lines) to its keys and first items, or to an outline of its structure.
 
-    Args:
-        text: JSON or JSON lines.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="json"`` (``"log"`` if the text is not JSON after all).
+    Text that is not JSON after all gets the log reducer's ``kind="log"`` reduction.
 
     Example:
         >>> import json

@@ -155,9 +155,6 @@ def reduce_lines(
         profile: how lines are weighed.
         preface: lines to put first in the body (a summary the caller computed).
 
-    Returns:
-        The reduction.
-
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
         >>> out = "building\\n" * 500 + "warning: unused variable x\\nfailed: 1 test\\n"
@@ -368,14 +365,6 @@ def _head_tail(keys: list[str], profile: LineProfile) -> set[int]:
 
 def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce command output or a log to its errors, warnings, tracebacks, first and last lines.
-
-    Args:
-        text: the output.
-        meta: what is known about the output (tool, sizes, exit code, duration).
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="log"``.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

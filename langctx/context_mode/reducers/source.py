@@ -123,15 +123,9 @@ def _path_in(notes: list[tuple[int, str]]) -> str | None:
 
 
 def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a source file (or a view of one) to its outline.
+    """Reduce a source file (or a numbered listing of one) to its outline.
 
-    Args:
-        text: the file contents or a numbered listing.
-        meta: what is known about the output; ``meta.path`` gives the language.
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="source"``.
+    ``meta.path`` gives the language (else a path the viewer's notes name).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

@@ -45,14 +45,6 @@ def exception_summary(text: str) -> str | None:
 def reduce_stack_trace(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce a stack trace to its exception line(s) and frames.
 
-    Args:
-        text: the trace.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="stack_trace"``.
-
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
         >>> frames = "".join(f'  File "app/mod.py", line {i}, in f\\n    f(x)\\n' for i in range(300))

@@ -129,15 +129,9 @@ def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str],
 
 
 def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a table to its column names and first rows.
+    """Reduce a table (CSV/TSV, markdown, psql/MySQL) to its column names and first rows.
 
-    Args:
-        text: CSV/TSV, a markdown table or a psql/MySQL result.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-
-    Returns:
-        The reduction, ``kind="table"`` (``"log"`` if the text is not a table after all).
+    Text that is not a table after all gets the log reducer's ``kind="log"`` reduction.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

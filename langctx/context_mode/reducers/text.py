@@ -66,14 +66,7 @@ def reduce_text(
 
     Facts in the cut part (exit codes, error names, file:line locations) are listed after the tail.
 
-    Args:
-        text: the output.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-        kind: the kind to report (reducers of other kinds fall back to this one).
-
-    Returns:
-        The reduction.
+    ``kind`` is the kind to report (reducers of other kinds fall back to this one).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
