@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from langctx.facts.calls import clip
 from langctx.markers import quote_output
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
@@ -24,8 +25,7 @@ def _approx(text: str) -> int:
 
 
 def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(" ".join(text.split()), n)
 
 
 def _files(paths: list[str], limit: int) -> str:

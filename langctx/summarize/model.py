@@ -111,6 +111,25 @@ def _facts_block(facts: dict[str, Any]) -> str:
     return json.dumps(keep, ensure_ascii=False, indent=1)
 
 
+def request_parts(request: SummaryRequest, *, user_messages: bool) -> list[str]:
+    """The task, (the user's messages,) earlier notes and facts a ``"turns"`` request sends."""
+    parts = []
+    task = strip_machinery(request.task) if request.task else ""
+    if task:  # the user's request, without the agent's preamble blocks
+        parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
+    users = request.facts.get("user_messages") if user_messages else None
+    if users:  # built from the log: the model is told them, never trusted to keep them
+        parts.append(
+            "User messages in this part (quoted verbatim beside your summary; do not "
+            "restate them, say what was done about each):\n"
+            + "\n".join(f"- {clip_middle(str(u.get('text', '')), 2000)}" for u in users)
+        )
+    if request.summaries:
+        parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
+    parts.append("Mechanical facts:\n" + _facts_block(request.facts))
+    return parts
+
+
 class ModelSummarizer:
     """Summarize with a chat model (use a cheap one, separate from the agent's model).
 
@@ -167,23 +186,8 @@ class ModelSummarizer:
             )
         else:
             system = self.prompt.format(max_tokens=request.max_tokens)
-            parts = []
-            task = strip_machinery(request.task) if request.task else ""
-            if task:  # the user's request, without the agent's preamble blocks
-                parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
-            users = [str(u.get("text", "")) for u in request.facts.get("user_messages") or []]
-            if users:  # built from the log: the model is told them, never trusted to keep them
-                parts.append(
-                    "User messages in this part (quoted verbatim beside your summary; do not "
-                    "restate them, say what was done about each):\n"
-                    + "\n".join(f"- {clip_middle(u, 2000)}" for u in users)
-                )
-            if request.summaries:
-                parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
-            parts.append("Mechanical facts:\n" + _facts_block(request.facts))
-            parts.append(
-                "Transcript:\n" + self.transcript(request.messages, max_chars=self.max_input_chars)
-            )
+            transcript = self.transcript(request.messages, max_chars=self.max_input_chars)
+            parts = [*request_parts(request, user_messages=True), f"Transcript:\n{transcript}"]
             body = "\n\n".join(parts)
         if request.instructions:
             body += f"\n\nFocus on: {request.instructions}"
@@ -201,6 +205,10 @@ class ModelSummarizer:
             metadata["thread_id"] = thread
         return RunnableConfig(tags=list(tags), metadata=metadata, run_name=run_name)
 
+    def _model(self, request: SummaryRequest) -> Runnable[Any, Any]:
+        """The model that answers ``request``."""
+        return self.model
+
     def summarize(self, request: SummaryRequest) -> str:
         """Call the model and return its text.
 
@@ -209,11 +217,10 @@ class ModelSummarizer:
                 returns something else can never summarize).
             SummarizerError: the model's answer holds no text.
         """
-        return summary_text(
-            self.model.invoke(self.build_messages(request), config=self._config(request))
-        )
+        model, messages = self._model(request), self.build_messages(request)
+        return summary_text(model.invoke(messages, config=self._config(request)))
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
-        messages = self.build_messages(request)
-        return summary_text(await self.model.ainvoke(messages, config=self._config(request)))
+        model, messages = self._model(request), self.build_messages(request)
+        return summary_text(await model.ainvoke(messages, config=self._config(request)))

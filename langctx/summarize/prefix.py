@@ -38,9 +38,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
-from langctx.machinery import strip_machinery
-from langctx.summarize.calls import summary_text
-from langctx.summarize.model import ModelSummarizer, _facts_block, clip_middle, format_transcript
+from langctx.summarize.model import ModelSummarizer, format_transcript, request_parts
 from langctx.summarize.prompts import SUMMARY_PROMPT
 from langctx.summarize.request import SummaryRequest
 
@@ -111,22 +109,6 @@ class PrefixSummarizer(ModelSummarizer):
             return self.model
         return main.bind()
 
-    def summarize(self, request: SummaryRequest) -> str:
-        """Call the main model with the prefix and return its text.
-
-        Raises:
-            SummarizerError: the answer is not text, or empty (e.g. the model called a tool).
-        """
-        out = self._model(request).invoke(
-            self.build_messages(request), config=self._config(request)
-        )
-        return summary_text(out)
-
-    async def asummarize(self, request: SummaryRequest) -> str:
-        """Async version of `summarize`."""
-        model, messages = self._model(request), self.build_messages(request)
-        return summary_text(await model.ainvoke(messages, config=self._config(request)))
-
 
 def instruction(request: SummaryRequest, prompt: str = SUMMARY_PROMPT) -> str:
     """The message appended after the request: which span to summarize, and how.
@@ -149,13 +131,8 @@ def instruction(request: SummaryRequest, prompt: str = SUMMARY_PROMPT) -> str:
         "Pause the task and call no tool: the conversation above is about to be compacted.",
         f"Summarize {where}; your summary replaces them, and everything after them stays as it is.",
         prompt.format(max_tokens=request.max_tokens),
+        *request_parts(request, user_messages=False),
     ]
-    task = strip_machinery(request.task) if request.task else ""
-    if task:
-        parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
-    if request.summaries:
-        parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
-    parts.append("Mechanical facts:\n" + _facts_block(request.facts))
     if request.instructions:
         parts.append(f"Focus on: {request.instructions}")
     return "\n\n".join(parts)

@@ -79,16 +79,14 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
         line = raw.strip()
         if not line:
             continue
-        name, rest = _heading(line)
+        name, item = _heading(line)
         if name is not None:
             current = name
-            items = out.setdefault(name, [])
-            if rest and rest.lower() not in ("(none)", "none", "-"):
-                items.append(rest)
-            continue
-        if current is None:
+            out.setdefault(name, [])
+        elif current is None:
             return None  # prose before any section
-        item = _BULLET.sub("", line).strip()
+        else:
+            item = _BULLET.sub("", line).strip()
         if item and item.lower() not in ("(none)", "none", "-"):
             out[current].append(item)
     return out or None

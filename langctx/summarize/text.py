@@ -73,14 +73,13 @@ def extract_constraints(
         ...     "<system-reminder>You must use TodoWrite.</system-reminder>\\nKeep the API stable.")])
         ['Keep the API stable.']
     """
-    found: list[str] = []
-    for msg in messages:
-        if not isinstance(msg, HumanMessage):
-            continue
-        for s in constraint_sentences(substantive_text(msg)):
-            if s not in found:
-                found.append(s)
-    return found[-limit:]
+    found = dict.fromkeys(
+        sentence
+        for msg in messages
+        if isinstance(msg, HumanMessage)
+        for sentence in constraint_sentences(substantive_text(msg))
+    )
+    return list(found)[-limit:]
 
 
 def _constraint_lines(text: str) -> list[str]:
