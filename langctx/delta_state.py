@@ -1,10 +1,8 @@
 """State schemas whose checkpoints store what changed, not the whole state (LangGraph ``DeltaChannel``).
 
 ``messages`` and ``langctx`` become ``DeltaChannel``\\ s: a checkpoint keeps the step's writes (and
-a full snapshot every ``snapshot_frequency`` updates), so with archive mode a long thread's database
-grows linearly (docs/integrations.md). :class:`LangctxDeltaState` is for a custom ``StateGraph``
-with :class:`~langctx.langgraph.LangctxNode`; ``LangctxDeltaAgentState`` for
-``create_agent(..., state_schema=...)`` with ``LangctxMiddleware`` (needs ``langchain``).
+a full snapshot every ``snapshot_frequency`` updates). :class:`LangctxDeltaState` is for a custom
+``StateGraph``, ``LangctxDeltaAgentState`` for ``create_agent(..., state_schema=...)``.
 ``DeltaChannel`` is beta (langgraph >= 1.2); threads written with these schemas are read with them.
 
 Example:
@@ -50,10 +48,8 @@ DEFAULT_SNAPSHOT_FREQUENCY = 100
 def merge_langctx_writes(
     state: Mapping[str, Any] | None, writes: Sequence[Mapping[str, Any] | None]
 ) -> LangctxChannel:
-    """The ``langctx`` reducer in ``DeltaChannel`` form: apply a batch of updates in order.
-
-    Batching-invariant, as ``DeltaChannel`` requires: applying ``xs`` then ``ys`` equals applying
-    ``xs + ys``.
+    """The ``langctx`` reducer in ``DeltaChannel`` form: apply a batch of updates in order
+    (batching-invariant, as ``DeltaChannel`` requires).
 
     Example:
         >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
@@ -70,8 +66,6 @@ def append_batches(
     writes: Sequence[Mapping[str, Any] | Sequence[Mapping[str, Any]] | None],
 ) -> list[Mapping[str, Any]]:
     """The archive channel's reducer: each write (one batch, or a list of them) is appended.
-
-    Batching-invariant, as ``DeltaChannel`` requires.
 
     Example:
         >>> append_batches([{"seq": 0}], [[{"seq": 1}], {"seq": 2}])
@@ -97,16 +91,12 @@ def _delta(reducer: Any) -> DeltaChannel[Any]:
 
 
 LangctxDeltaChannel = Annotated[LangctxChannel, _delta(merge_langctx_writes)]
-"""The type of the ``langctx`` state key as the middleware's and ``LangctxState`` declare it: a
-``DeltaChannel``, so a checkpoint stores the step's new entries, not the whole channel. A schema
-of your own may declare ``Annotated[LangctxChannel, merge_langctx]`` instead (the whole value in
-every checkpoint); both read the same values."""
+"""The type of the ``langctx`` state key as a ``DeltaChannel``. A schema of your own may declare
+``Annotated[LangctxChannel, merge_langctx]`` instead (the whole value in every checkpoint)."""
 
 ArchivedBatches = Annotated[list[Mapping[str, Any]], _delta(append_batches)]
-"""The type of the ``langctx_archive`` state key (:data:`~langctx.channel.ARCHIVE_KEY`): the
-archived batches of the default archive mode. A ``DeltaChannel``: a checkpoint stores the batches
-a step appended, not the whole list (a full snapshot every ``DEFAULT_SNAPSHOT_FREQUENCY`` updates,
-one update per compaction)."""
+"""The type of the ``langctx_archive`` state key (:data:`~langctx.channel.ARCHIVE_KEY`), a
+``DeltaChannel`` of archived batches."""
 
 
 class LangctxDeltaState(TypedDict):
@@ -122,11 +112,8 @@ def _agent_state() -> type:
     from langchain.agents.middleware import AgentState
 
     class LangctxDeltaAgentState(AgentState[Any]):
-        """The ``create_agent`` state with delta-stored ``messages`` and ``langctx``.
-
-        Pass it as ``create_agent(..., state_schema=LangctxDeltaAgentState)``; the agent's own
-        schema wins over the middleware's, so the channels become ``DeltaChannel``\\ s.
-        """
+        """The ``create_agent`` state with delta-stored ``messages`` and ``langctx`` (pass it as
+        ``create_agent(..., state_schema=...)``: it wins over the middleware's schema)."""
 
         messages: Required[Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]]
         langctx: NotRequired[LangctxDeltaChannel]

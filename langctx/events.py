@@ -1,12 +1,9 @@
 """Compaction events for LangGraph streams and LangChain callbacks.
 
-Each compaction start and end becomes a ``langctx_compaction`` event with plain JSON data
-(:func:`event_payload`). Inside a graph it is written to LangGraph's custom stream (read it with
-``stream_mode="custom"``) and dispatched as a LangChain custom event (``on_custom_event`` of a
-callback handler, or ``astream_events``). Outside any run it goes nowhere.
-
-In async code the callback dispatch is deferred until the awaited memory call returns, because a
-sync dispatch cannot reach async handlers safely; the custom stream is written at once.
+Each compaction start and end becomes a ``langctx_compaction`` event (:func:`event_payload`),
+written to LangGraph's custom stream (``stream_mode="custom"``) and dispatched as a LangChain custom
+event. In async code the dispatch is deferred until the awaited memory call returns (a sync
+dispatch cannot reach async handlers safely).
 
 Example:
     >>> from langctx import CompactionEvent
@@ -70,7 +67,6 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
 def emit_compaction_event(event: CompactionEvent) -> None:
     """Send one event to the custom stream and the callbacks of the current run, if any.
 
-    Every integration's memory calls it (see :func:`emitting`).
     Never raises: a listener's failure is logged, not propagated into the compaction.
     """
     payload = event_payload(event)

@@ -29,14 +29,9 @@ class MemoryStep:
     """The thread's memory for one model call, and what the step decided.
 
     Args:
-        state: the graph state the step is given.
-        settings: the integration's memory settings.
-        thread_id: the run's thread.
-        archive: archive mode, or None.
         store: the graph's store (called only when a batch is to be written).
 
     Attributes:
-        view: the thread's memory.
         command: the pending ``/compact`` message and its instructions, if any.
         handled: after :meth:`compact`, the command's removal and its notice (None: no command).
         plan: after :meth:`compact`, the archive plan (None: nothing to archive).

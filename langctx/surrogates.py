@@ -1,11 +1,9 @@
 """Lone surrogates: text a provider request cannot encode.
 
-A lone surrogate (``"\\ud800"``) is a valid Python ``str`` but not valid UTF-8; it comes from
-bytes decoded with ``errors="surrogateescape"``. JSON encoders of the provider SDKs fail on it.
-A message the user or the model wrote is refused when it is added
-(:class:`~langctx.InvalidMessageError`: the caller can fix it); tool output is not the caller's
-to fix, so a tool result has each lone surrogate replaced by its escape (``\\udc80``, the rest
-kept) and langctx says so once (:func:`replace_surrogates`).
+A lone surrogate (``"\\ud800"``, from ``errors="surrogateescape"``) is a valid ``str`` but not valid
+UTF-8, and the provider SDKs' JSON encoders fail on it. A message the user or the model wrote is
+refused (:class:`~langctx.InvalidMessageError`); a tool result has each one replaced by its escape
+(:func:`replace_surrogates`).
 
 Example:
     >>> from langchain_core.messages import ToolMessage
@@ -42,7 +40,7 @@ def surrogate_field(message: BaseMessage) -> str | None:
 
 def _has_surrogate(value: Any) -> bool:
     """True when a string in ``value`` (nested dicts, lists and tuples; keys too) has a lone
-    surrogate. Iterative: a message's fields are walked without a call per value."""
+    surrogate."""
     stack = [value]
     while stack:
         v = stack.pop()

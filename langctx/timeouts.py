@@ -1,7 +1,5 @@
 """Calls with a timeout: a daemon thread (sync) or a cancelled task (async), and their error.
 
-Used by the summarizer calls and by Context-mode's tool guard; below both.
-
 Example:
     >>> call_with_timeout(lambda: 42, 1.0)
     42
@@ -51,10 +49,8 @@ def stragglers() -> int:
 def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
     """Call ``fn`` and return its result, or raise :class:`GuardTimeoutError` after ``timeout`` s.
 
-    The call runs in a daemon thread with a copy of the caller's context (callbacks, the run's
-    config), so a call that never returns cannot block the interpreter from exiting. Once
-    :data:`MAX_STRAGGLERS` timed-out calls are still running, a new call fails at once instead of
-    starting one more thread (hung providers cannot exhaust the process).
+    The call runs in a daemon thread with a copy of the caller's context. Once
+    :data:`MAX_STRAGGLERS` timed-out calls are still running, a new call fails at once.
 
     Example:
         >>> call_with_timeout(lambda: 42, 1.0)

@@ -1,13 +1,8 @@
 """Turns and safe cut points (pure functions).
 
 A *unit* is the smallest run of messages that may never be split: an AIMessage with tool calls
-together with every ToolMessage answering them (parallel and invalid calls included), or any other
-single message. A cut, where the verbatim recent layer starts, is only ever placed at the start of
-a unit, so no projection holds a tool result without its call, or a call without its result.
-
-A *turn* is what the provider calls one: a human message opens a turn unless it directly follows
-a tool result (:func:`opens_turn`), which is how a user steers an agent mid tool loop; for
-Anthropic that message joins the tool_result user message and the assistant turn goes on.
+together with every ToolMessage answering them, or any other single message. A cut is only ever
+placed at the start of a unit. A *turn* is what the provider calls one (:func:`opens_turn`).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -65,11 +60,8 @@ class UnitGrouping:
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Ids of the tool calls an AI message makes, invalid ones included (empty for others).
-
-    An invalid tool call counts when it has an id and a name: that is when the provider
-    packages send it as a call that needs an answer.
-    """
+    """Ids of the tool calls an AI message makes (empty for others), invalid ones with an id and
+    a name included: the provider packages send those as calls that need an answer."""
     if not isinstance(message, AIMessage):
         return []
     ids = [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
@@ -82,11 +74,9 @@ def tool_call_ids(message: BaseMessage) -> list[str]:
 def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
     """True when ``message`` opens a turn, as the provider sees it.
 
-    ``after_tool``: the latest message sent before it, human and system messages aside, is a tool
-    result (one langctx adds for an unanswered call counts; see :func:`after_tool_result`). A
-    human message there continues the assistant turn: langchain-anthropic merges it into the
-    tool_result user message (a system message between is moved to the system prompt), so for
-    Anthropic the turn, and the thinking it started with, goes on.
+    ``after_tool``: the latest message before it, human and system messages aside, is a tool
+    result (:func:`after_tool_result`). A human message there continues the assistant turn:
+    langchain-anthropic merges it into the tool_result user message.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -97,11 +87,8 @@ def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
 
 
 def after_tool_result(message: BaseMessage, after_tool: bool) -> bool:
-    """``after_tool`` for the message sent after ``message`` (see :func:`opens_turn`).
-
-    A tool result sets it, an AI message clears it, human and system messages leave it as it
-    was. The caller sets it for an AI message whose calls langctx answers with placeholders.
-    """
+    """``after_tool`` for the message sent after ``message`` (see :func:`opens_turn`): a tool
+    result sets it, an AI message clears it, human and system messages leave it as it was."""
     if isinstance(message, HumanMessage | SystemMessage):
         return after_tool
     return isinstance(message, ToolMessage)
@@ -135,18 +122,11 @@ def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
 def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     """Split messages into units that a cut may not divide.
 
-    ToolMessages answering an open AI turn join it, even when other tool results are interleaved in
-    any order. A ToolMessage with no open call is an orphan: it forms no unit and is reported. An AI
-    turn whose calls stay unanswered when a non-tool message arrives is closed and reported in
-    ``unanswered``; an AI turn still waiting at the end of the sequence is marked ``pending``.
-
-    Invalid tool calls (``AIMessage.invalid_tool_calls`` with an id and a name) pair like tool
-    calls: langchain-openai and langchain-anthropic send them as calls. When the first AI message of
-    an assistant turn carries a thinking block, Anthropic requires the kept part of that turn to
-    start with one, so a later AI message of the turn without one, and a human message that
-    continues the turn (:func:`opens_turn`), join the unit before it (a cut keeps the turn from
-    its thinking on, or folds it whole); interleaved thinking leaves every AI message a unit of
-    its own.
+    ToolMessages answering an open AI turn join it, in any order. A ToolMessage with no open call
+    is an orphan (no unit, reported). An AI turn whose calls stay unanswered when a non-tool
+    message arrives is closed and reported in ``unanswered``; one still waiting at the end is
+    ``pending``. In an assistant turn that started with thinking, Anthropic requires the kept part
+    to start with a thinking block: a later message of the turn without one joins the unit before.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -199,13 +179,7 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
 
 
 def _join_thinking_turns(messages: Sequence[BaseMessage], units: list[Unit]) -> list[Unit]:
-    """Merge each unit that may not start a kept part into the unit before it.
-
-    Inside an assistant turn whose earlier AI message (within ``messages``) had thinking, only
-    an AI message starting with thinking may start the kept part: a later AI message without,
-    and a human or system message that does not open a turn (:func:`opens_turn`), join the unit
-    before it.
-    """
+    """Merge each unit that may not start a kept part of a thinking turn into the unit before it."""
     out: list[Unit] = []
     thinking_turn = after_tool = False
     for unit in units:

@@ -1,11 +1,8 @@
 """The user's own words: which human messages are real user messages, and how folded ones are kept.
 
-A real user message is a human message that is not agent machinery (:mod:`langctx.machinery`)
-nor a langctx control message (``/compact``). Once a compaction folds one, its text lives in the
-entry's facts (``user_messages``), carried through every merge with a bounded size, and the
-summary block quotes it: the newest verbatim (cut head + tail, marked, when larger than the
-whole share), then the next newest verbatim while they fit the share, then older ones by their
-opening words, then a count of the rest. Nothing the user said is folded into silence.
+A real user message is a human message that is neither agent machinery (:mod:`langctx.machinery`)
+nor a ``/compact`` command. A folded one lives in the entry's facts (``user_messages``), bounded,
+and the summary block quotes it (:func:`render_user_messages`).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -108,12 +105,11 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The user messages of several entries' facts, oldest first, each once, in bounded form,
-    and how many of the oldest were left out.
+    """The user messages of several entries' facts, oldest first, each once, and how many of the
+    oldest were left out.
 
-    The newest :data:`FULL_STORED` stay whole; older ones keep their opening words (marked
-    ``short``); past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Items that are not
-    ``{"id": str, "text": str}`` are skipped.
+    The newest :data:`FULL_STORED` stay whole, older ones keep their opening words (``short``);
+    past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped.
     """
     seen: dict[str, dict[str, Any]] = {}
     for part in parts:
@@ -215,8 +211,7 @@ def render_user_messages(
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:
-    """The section's text; the oldest lines shown give way while it counts over ``max_tokens``
-    (its lines were counted one by one, which a tokenizer may count otherwise joined)."""
+    """The section's text; the oldest lines shown give way while it counts over ``max_tokens``."""
     while True:
         more = _more(hidden)
         text = "\n".join([_TITLE, *([more] if more else []), *shown])

@@ -47,27 +47,22 @@ __all__ = ["LangctxChatMessageHistory", "resolve_memory"]
 class LangctxChatMessageHistory(BaseChatMessageHistory):
     """A ``BaseChatMessageHistory`` whose ``messages`` is a compacted langctx projection.
 
-    Legacy API: ``BaseChatMessageHistory`` is deprecated since langchain-core 1.6.4 and will be
-    removed in 2.0; prefer the ``create_agent`` middleware or the LangGraph node, see
-    https://docs.langchain.com/oss/python/langchain/short-term-memory. Using this class emits no
-    deprecation warning (langchain-core warns only for ``InMemoryChatMessageHistory`` itself).
+    Legacy API: ``BaseChatMessageHistory`` is deprecated by langchain-core (removal in 2.0);
+    prefer the ``create_agent`` middleware or the LangGraph node, see
+    https://docs.langchain.com/oss/python/langchain/short-term-memory.
 
-    ``messages`` is cached until the next write; ``full_messages`` is the complete log, exactly as
-    added. Write through the history (not through ``memory``). One writer per session: two
-    histories appending to the same SQLite session fail loudly instead of interleaving.
+    ``messages`` is cached until the next write; ``full_messages`` is the log exactly as added.
+    Write through the history, not through ``memory``. One writer per SQLite session.
 
     Args:
-        memory: an empty :class:`~langctx.LayeredChatMemory` to use (its budget, summarizer,
-            counter). Default: ``LayeredChatMemory(**memory_kwargs)``.
-        history: a history that stores the full log (e.g. a SQL-backed history); it is loaded now
-            and appended to on every write. Default: keep the log in this object only.
-        state: a mapping that stores the langctx entries (compactions, edits, eviction log) of
-            the wrapped ``history`` under ``state_key``, as one JSON-safe dict rewritten when the
-            entries change (a ``dict``, a ``shelve``, a key-value store). Without it, entries are
-            lost on restart and the next write compacts afresh.
-        state_key: the key in ``state`` (use one key per session when sessions share a mapping).
-        **memory_kwargs: options for a new :class:`~langctx.LayeredChatMemory` (e.g.
-            ``max_tokens=8000``, ``summarizer=model``).
+        memory: an empty :class:`~langctx.LayeredChatMemory`. Default:
+            ``LayeredChatMemory(**memory_kwargs)``.
+        history: a history that stores the full log, loaded now and appended to on every write.
+            Default: keep the log in this object only.
+        state: a mapping that stores the langctx entries of the wrapped ``history`` under
+            ``state_key`` (one JSON-safe dict). Without it, entries are lost on restart.
+        state_key: the key in ``state`` (one per session when sessions share a mapping).
+        **memory_kwargs: options for a new :class:`~langctx.LayeredChatMemory`.
 
     Raises:
         ConfigError: conflicting or invalid options.
@@ -162,8 +157,6 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         if messages or saved:
             self._restore_memory(context=True)
 
-    # ------------------------------------------------------------------ reading
-
     @property
     def memory(self) -> LayeredChatMemory:
         """The engine (read it for stats and entries; write through the history)."""
@@ -223,12 +216,9 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
                 out.append(m.model_copy(update={"id": self._log[i].id}))
         return out
 
-    # ------------------------------------------------------------------ writing (twins)
-
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append messages to the log and the store, then compact if a trigger fires.
-
-        On any error nothing is kept: the memory is rebuilt from the committed log and entries.
+        """Append messages to the log and the store, then compact if a trigger fires (on any
+        error nothing is kept).
 
         Raises:
             InvalidMessageError: something that is not a langchain-core message was given, or a
@@ -263,10 +253,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
                 self._commit(step)
 
     def compact(self, instructions: str | None = None) -> CompactionEntry | None:
-        """Compact now (e.g. after wrapping a long existing history) and persist the entries.
-
-        Returns the new entry, or None when there is nothing to compact.
-        """
+        """Compact now and persist the entries; returns the new entry (None: nothing to compact)."""
         with self._lock:
             with self._rolled_back(Batch()) as step:
                 entry = self._memory.compact(instructions)
@@ -296,8 +283,6 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             await self._backend.aclear()
             with self._lock:
                 self._forget()
-
-    # ------------------------------------------------------------------ bookkeeping
 
     def _async_lock(self) -> asyncio.Lock:
         if self._alock is None:
@@ -379,8 +364,6 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._tags.clear()
         self._saved = Entries()
         self._cache = None
-
-    # ------------------------------------------------------------------ dunder
 
     def __eq__(self, other: object) -> bool:
         """Equal when both the full log and the projection are equal."""
