@@ -1,10 +1,6 @@
 """Counting chat messages: what a message costs besides its text, and the per-message cache.
 
-A message costs its text (string content, text blocks, tool-call names and JSON arguments, its
-``name``) plus `MESSAGE_OVERHEAD_TOKENS`, as in OpenAI's cookbook. Images cost a fixed
-`IMAGE_TOKENS`. Counts are cached per message, so counting a growing history costs work
-proportional to what is new. :class:`MessageCounter` holds that logic; a counter subclasses it
-and says how to count text.
+A counter subclasses :class:`MessageCounter` and says how to count text.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -83,24 +79,8 @@ def _message_key(message: BaseMessage) -> Hashable:
     return (message.id, message.type, message.name, content_key, extra)
 
 
-_JSON = json.JSONEncoder(
-    ensure_ascii=False, default=str
-)  # json.dumps with options builds one per call
-
-
-def _to_json(value: Any) -> str:
-    return _JSON.encode(value)
-
-
-def _check_options(*, cache_size: int, message_overhead: int, image_tokens: int) -> None:
-    for option, value in (
-        ("cache_size", cache_size),
-        ("message_overhead", message_overhead),
-        ("image_tokens", image_tokens),
-    ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            msg = f"{option} must be a non-negative int, got {value!r}. Pass e.g. {option}=0."
-            raise ConfigError(msg)
+# json.dumps with options builds an encoder per call
+_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 class MessageCounter:
@@ -115,9 +95,14 @@ class MessageCounter:
         message_overhead: int = MESSAGE_OVERHEAD_TOKENS,
         image_tokens: int = IMAGE_TOKENS,
     ) -> None:
-        _check_options(
-            cache_size=cache_size, message_overhead=message_overhead, image_tokens=image_tokens
-        )
+        for option, value in (
+            ("cache_size", cache_size),
+            ("message_overhead", message_overhead),
+            ("image_tokens", image_tokens),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                msg = f"{option} must be a non-negative int, got {value!r}. Pass e.g. {option}=0."
+                raise ConfigError(msg)
         self.message_overhead = message_overhead
         self.image_tokens = image_tokens
         self._cache = LRU[Hashable, int](cache_size)
@@ -128,10 +113,12 @@ class MessageCounter:
     def count_message(self, message: BaseMessage) -> int:
         """Return the tokens of ``message``, from the cache when it was counted before.
 
-        Counts the content (a string, or blocks: text blocks as text, images as
-        ``image_tokens``, other blocks as their JSON), each tool call's name and JSON arguments
-        plus `TOOL_CALL_OVERHEAD_TOKENS`, a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the
-        ``name`` and ``message_overhead``.
+        Counts the content (text blocks as text, images as ``image_tokens``, other blocks as
+        their JSON), each tool call's name and JSON arguments plus `TOOL_CALL_OVERHEAD_TOKENS`,
+        a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the ``name`` and ``message_overhead``.
+
+        Raises:
+            InvalidMessageError: ``message`` is not a langchain-core message.
         """
         if not isinstance(message, BaseMessage):
             msg = (

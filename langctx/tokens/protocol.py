@@ -28,16 +28,14 @@ class TokenCounter(Protocol):
 
     name: str
 
-    def count_text(self, text: str) -> int:
-        """Return the number of tokens in ``text``."""
-        ...
+    def count_text(self, text: str) -> int: ...
 
     def count_message(self, message: BaseMessage) -> int:
-        """Return the tokens of one message: content, tool calls, name and per-message overhead."""
+        """The tokens of one message: content, tool calls, name and per-message overhead."""
         ...
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
-        """Return the sum of `count_message` over ``messages``."""
+        """The sum of `count_message` over ``messages``."""
         ...
 
 
@@ -46,8 +44,7 @@ TextCounter = Callable[[str], int]
 
 
 def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
-    """The text counting of ``counter``: its ``count_text``, the function itself, or (None) the
-    estimator :func:`~langctx.tokens.count_tokens_approximately`.
+    """``counter.count_text``, the function itself, or (None) `count_tokens_approximately`.
 
     Example:
         >>> text_counter(len)("abc"), text_counter(None)("")
@@ -62,10 +59,8 @@ def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
 
 def counting_label(counter: TokenCounter) -> str:
     """What actually counts the tokens, for a header or a report: the counter's ``name``, or
-    ``"approximate, tiktoken:o200k_base unavailable"`` when a tiktoken counter could not load its
-    vocabulary and estimates instead (its ``exact`` is False; a wrapper's ``inner`` counter is
-    asked). The ``name`` itself never changes:
-    entries record it as the counter their figures were counted with.
+    ``"approximate, tiktoken:o200k_base unavailable"`` when it estimates instead (its ``exact``,
+    or its wrapped ``inner`` counter's, is False). The ``name`` itself never changes.
 
     Example:
         >>> from langctx.tokens import ApproximateCounter

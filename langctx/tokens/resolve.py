@@ -25,17 +25,15 @@ __all__ = ["CallableCounter", "TokenCounterSpec", "resolve_token_counter"]
 class CallableCounter(MessageCounter):
     """Adapts a ``(list[BaseMessage]) -> int`` callable or a chat model, like `trim_messages`.
 
-    A chat model is counted with its ``get_num_tokens_from_messages`` (and ``get_num_tokens``
-    for plain text). Each message is counted alone (``fn([message])``) and cached, so the
-    callable's own per-message overhead is included and ``message_overhead`` is not added.
-    `count_messages` is the sum of those counts; a callable that adds a constant per call (e.g.
-    reply priming) therefore counts it once per message, a slight overestimate.
+    Each message is counted alone (``fn([message])``) and cached, so the callable's own
+    per-message overhead is included (a constant it adds per call is counted once per message).
 
     Args:
-        fn: returns the token count of a list of messages, or a chat model.
+        fn: returns the token count of a list of messages, or a chat model (counted with
+            ``get_num_tokens_from_messages``).
         text_counter: counts plain text; defaults to the model's ``get_num_tokens``, else to
-            ``fn([HumanMessage(text)])``, which includes one message's overhead.
-        name: the counter's name; defaults to ``"model:<class>"`` or ``"callable:<function>"``.
+            ``fn([HumanMessage(text)])``.
+        name: defaults to ``"model:<class>"`` or ``"callable:<function>"``.
         cache_size: how many per-message counts to remember.
 
     Raises:
@@ -75,7 +73,6 @@ class CallableCounter(MessageCounter):
         self.name = name or f"callable:{getattr(fn, '__qualname__', type(fn).__name__)}"
 
     def count_text(self, text: str) -> int:
-        """Count ``text`` with ``text_counter``, or as a one-message list."""
         if self._text_counter is not None:
             return int(self._text_counter(text))
         return int(self._fn([HumanMessage(content=text)]))
@@ -87,7 +84,6 @@ class CallableCounter(MessageCounter):
 TokenCounterSpec = str | TokenCounter | BaseLanguageModel[Any] | Callable[[list[BaseMessage]], int]
 """Everything `resolve_token_counter` accepts."""
 
-
 _COUNTER_TYPES: set[type] = set()
 """Classes whose instances passed the `TokenCounter` check."""
 
@@ -97,11 +93,8 @@ def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
 
     Args:
         spec: ``"approximate"``; ``"tiktoken"`` (``o200k_base``); a tiktoken encoding name such
-            as ``"cl100k_base"``; a `TokenCounter` (returned as is); a chat model (counted with
-            ``get_num_tokens_from_messages``); or a ``(list[BaseMessage]) -> int`` callable.
-
-    Returns:
-        A `TokenCounter`.
+            as ``"cl100k_base"``; a `TokenCounter` (returned as is); a chat model; or a
+            ``(list[BaseMessage]) -> int`` callable.
 
     Raises:
         ConfigError: the spec is none of the above.

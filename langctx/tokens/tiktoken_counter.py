@@ -1,8 +1,5 @@
 """Exact counting with a tiktoken encoding, offline.
 
-The vocabulary loads on first use (from a bundled copy when one is installed); if it cannot be
-loaded (no network, no cache) the counter warns once and estimates instead.
-
 Example:
     >>> TiktokenCounter().count_text("hello world")
     2
@@ -81,9 +78,9 @@ def _load_encoding(encoding: str) -> tiktoken.Encoding | None:
 class TiktokenCounter(MessageCounter):
     """Exact token counter using a tiktoken encoding, loaded lazily and thread-safely.
 
-    Special-token text such as ``<|endoftext|>`` is counted as ordinary text, never rejected.
-    If the vocabulary cannot be loaded, the counter emits one `LangctxWarning` and estimates
-    with `ApproximateCounter` from then on.
+    Special-token text such as ``<|endoftext|>`` is counted as ordinary text. If the vocabulary
+    cannot be loaded (no network, no cache), one `LangctxWarning` is emitted and the counter
+    estimates with `ApproximateCounter` from then on.
 
     Args:
         encoding: a tiktoken encoding name, e.g. ``"o200k_base"`` or ``"cl100k_base"``.
@@ -126,7 +123,7 @@ class TiktokenCounter(MessageCounter):
         return _load_encoding(self.encoding) is not None
 
     def count_text(self, text: str) -> int:
-        """Count the tokens of ``text`` exactly (or estimate them if tiktoken is unavailable).
+        """Count the tokens of ``text`` (estimated if the vocabulary did not load).
 
         Example:
             >>> TiktokenCounter().count_text("<|endoftext|>")
