@@ -135,11 +135,9 @@ def _grep_head(ref_id: str, shown: str, offset: int, n: int) -> str:
 
 
 def _grep_foot(ref_id: str, pattern: str, next_offset: int | None, n: int) -> str:
-    notes = []
+    notes = ["no more matches"]
     if next_offset is not None:
-        notes.append(f"more matches: {fetch_call(ref_id, grep=pattern, offset=next_offset)}")
-    else:
-        notes.append("no more matches")
+        notes = [f"more matches: {fetch_call(ref_id, grep=pattern, offset=next_offset)}"]
     if n:
         notes.append(
             f'read around a match with fetch_context(ref_id="{ref_id}", offset=<its @ offset>)'

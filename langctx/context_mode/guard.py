@@ -196,13 +196,8 @@ class ToolGuard:
             detail = str(exc).strip()
             if len(detail) > _MAX_ERROR_CHARS:
                 detail = detail[:_MAX_ERROR_CHARS] + "…"
-            name = type(exc).__name__
-            text = (
-                f"[tool {tool_name} failed: {name}: {detail}]"
-                if detail
-                else f"[tool {tool_name} failed: {name}]"
-            )
-            text = escape_delimiters(text)
+            detail = f": {detail}" if detail else ""
+            text = escape_delimiters(f"[tool {tool_name} failed: {type(exc).__name__}{detail}]")
         if tool_call_id is None:
             return text
         return ToolMessage(content=text, tool_call_id=tool_call_id, name=tool_name, status="error")

@@ -78,10 +78,8 @@ def _slice_text(
         notes.append("\\xNN in the body is a raw byte and \\\\ a backslash")
     elif enc == "base64":
         notes.append("the body is base64 of binary bytes")
-    if end < total:
-        notes.append(f"{total - end:,} bytes left; next: {fetch_call(ref_id, offset=end)}")
-    else:
-        notes.append("end of the output")
+    left = f"{total - end:,} bytes left; next: {fetch_call(ref_id, offset=end)}"
+    notes.append(left if end < total else "end of the output")
     foot = f"{REF_MARKER}{ref_id} slice ends · {' · '.join(notes)}]"
     return f"{head}\n{body}\n{foot}"
 
@@ -119,28 +117,28 @@ def render_slice(
         window = window[: max(0, limit)]
     if not window:
         return out_of_range(ref_id, offset=offset, total=total, limit=limit)
+
+    def render(cut: int) -> tuple[SliceEncoding, str]:
+        enc = choose_encoding(window[:cut])
+        body = encode_body(window[:cut], enc)
+        return enc, _slice_text(ref_id, offset, offset + cut, total, enc, body)
+
     cut = len(window)
     while True:
         if offset + cut < total:
             cut = utf8_boundary(window, cut)
-        chunk = window[:cut]
-        enc = choose_encoding(chunk)
-        text = _slice_text(ref_id, offset, offset + cut, total, enc, encode_body(chunk, enc))
+        enc, text = render(cut)
         tokens = count(text)
         if tokens <= max_tokens or cut <= 1:
             break
         cut = max(1, min(cut - 1, int(cut * max_tokens / tokens * 0.95)))
     if limit is None and offset + cut < total and cut < len(window):  # end after a newline
-        newline = chunk.rfind(b"\n") + 1
+        newline = window.rfind(b"\n", 0, cut) + 1
         if newline >= max(1, cut // 2):
-            shorter = chunk[:newline]
-            enc2 = choose_encoding(shorter)
-            text2 = _slice_text(
-                ref_id, offset, offset + newline, total, enc2, encode_body(shorter, enc2)
-            )
+            enc2, text2 = render(newline)
             if count(text2) <= max_tokens:
-                chunk, cut, enc, text = shorter, newline, enc2, text2
-    end = offset + cut
+                cut, enc, text = newline, enc2, text2
+    chunk, end = window[:cut], offset + cut
     return FetchResult(
         text=text,
         ref_id=ref_id,

@@ -24,6 +24,7 @@ __all__ = [
     "facts_lines",
     "finish",
     "longest",
+    "names_line",
     "render_selection",
     "select",
     "select_with_facts",
@@ -96,6 +97,17 @@ def longest(fits: Callable[[int], bool], hi: int) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def names_line(label: str, names: Sequence[str], max_listed: int = 60) -> str:
+    """``label (n): a, b, …`` listing at most ``max_listed`` names.
+
+    Example:
+        >>> names_line("Columns", ["id", "name", "age"], max_listed=2)
+        'Columns (3): id, name, +1 more'
+    """
+    more = f", +{len(names) - max_listed} more" if len(names) > max_listed else ""
+    return f"{label} ({len(names)}): {', '.join(names[:max_listed])}{more}"
 
 
 def _gap(prev_last: int, next_first: int) -> int:

@@ -57,6 +57,11 @@ def _attr(attrs: dict[str, str | None], *names: str) -> str | None:
     return None
 
 
+def _squash(words: list[str]) -> str:
+    """The text of ``words`` joined, with runs of white space made one space."""
+    return _SPACES.sub(" ", "".join(words)).strip()
+
+
 class _Page(HTMLParser):
     """Collects visible text and interactive elements, in document order."""
 
@@ -122,7 +127,8 @@ class _Page(HTMLParser):
         elif tag == "img":
             alt = _attr(attrs, "alt")
             if alt:
-                self._element(f"[image: {clip(alt, 100)}]")
+                self.parts.append(f"{_MARK}[image: {clip(alt, 100)}]{_MARK}")
+                self.elements += 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -156,8 +162,7 @@ class _Page(HTMLParser):
             return
         index, href, words = self.open_link
         self.open_link = None
-        text = _SPACES.sub(" ", "".join(words)).strip()
-        self.parts[index] = _MARK + _link(text, href) + _MARK
+        self.parts[index] = _MARK + _link(_squash(words), href) + _MARK
         self.elements += 1
 
     def _close_button(self) -> None:
@@ -179,7 +184,7 @@ class _Page(HTMLParser):
     def _close_option(self) -> None:
         if self.open_option is None or self.open_select is None:
             return
-        self.open_select[2].append(_SPACES.sub(" ", "".join(self.open_option)).strip())
+        self.open_select[2].append(_squash(self.open_option))
         self.open_option = None
 
     def _close_select(self) -> None:
@@ -195,9 +200,8 @@ class _Page(HTMLParser):
     def _close_label(self) -> None:
         if self.open_label is None:
             return
-        text = _SPACES.sub(" ", "".join(self.open_label)).strip()
         if self.label_for:
-            self.labels[self.label_for] = text
+            self.labels[self.label_for] = _squash(self.open_label)
         self.open_label = None
 
     def handle_data(self, data: str) -> None:
@@ -218,10 +222,6 @@ class _Page(HTMLParser):
             return
         self.parts.append(data)
 
-    def _element(self, markup: str) -> None:
-        self.parts.append(f"{_MARK}{markup}{_MARK}")
-        self.elements += 1
-
     def _field(
         self,
         kind: str,
@@ -232,7 +232,7 @@ class _Page(HTMLParser):
     ) -> None:
         label = _attr(attrs, "aria-label")
         if label is None and self.open_label is not None:
-            label = _SPACES.sub(" ", "".join(self.open_label)).strip() or None
+            label = _squash(self.open_label) or None
         typ = attrs.get("type")
         field = _Field(
             kind=kind,
@@ -366,14 +366,12 @@ def _a11y_lines(text: str) -> tuple[list[tuple[int, str]], int]:
 def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Show a line that repeats (a widget in every card) once, with ``(×N)``."""
     counts = Counter(line for _, line in lines)
-    out: list[tuple[int, str]] = []
-    seen: set[str] = set()
+    first: dict[str, int] = {}  # line -> priority of its first occurrence, in order
     for priority, line in lines:
-        if line in seen:
-            continue
-        seen.add(line)
-        out.append((priority, f"{line} (×{counts[line]})" if counts[line] > 1 else line))
-    return out
+        first.setdefault(line, priority)
+    return [
+        (p, f"{line} (×{counts[line]})" if counts[line] > 1 else line) for line, p in first.items()
+    ]
 
 
 def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
@@ -421,12 +419,11 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also on the page"
     )
     body = [summary, *(c.text for c in kept)]
-    if len(kept) < len(candidates):
-        body.append(f"(+{len(candidates) - len(kept):,} more text lines not shown)")
-    body.extend(note)
     removed = "markup, scripts and styles" if what == "HTML page" else "unnamed container nodes"
-    if len(kept) < len(candidates):
-        removed += f", {len(candidates) - len(kept):,} of {len(candidates):,} text lines"
+    if cut := len(candidates) - len(kept):
+        body.append(f"(+{cut:,} more text lines not shown)")
+        removed += f", {cut:,} of {len(candidates):,} text lines"
+    body.extend(note)
     if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
     removed += unlisted_note(unlisted)

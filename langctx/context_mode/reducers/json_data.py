@@ -17,6 +17,7 @@ from langctx.context_mode.reducers._layout import (
     body_budget,
     clip,
     finish,
+    names_line,
     select_with_facts,
     unlisted_note,
 )
@@ -31,7 +32,6 @@ MAX_ITEMS = 50
 _STRING_CHARS = 120
 _LINE_CHARS = 400
 _MAX_DEPTH = 6
-_MAX_KEYS_LISTED = 60
 _NESTED_ITEMS = 3
 
 
@@ -79,12 +79,6 @@ def _keys_of(items: list[Any]) -> list[str]:
     return list(keys)
 
 
-def _keys_line(keys: list[str], label: str = "Keys") -> str:
-    shown = ", ".join(keys[:_MAX_KEYS_LISTED])
-    more = f", +{len(keys) - _MAX_KEYS_LISTED} more" if len(keys) > _MAX_KEYS_LISTED else ""
-    return f"{label} ({len(keys)}): {shown}{more}"
-
-
 def _outline(value: Any, indent: int, label: str) -> Iterator[tuple[int, str]]:
     """``(depth, line)`` pairs describing ``value``."""
     pad = "  " * indent
@@ -98,15 +92,13 @@ def _outline(value: Any, indent: int, label: str) -> Iterator[tuple[int, str]]:
         records = [v for v in value if isinstance(v, dict)]
         line = f"{pad}{label}[{len(value)} items]"
         if records and len(records) * 2 >= len(value):
-            line += " " + _keys_line(_keys_of(value), "keys")
+            line += " " + names_line("keys", _keys_of(value))
         yield indent, line
         limit = MAX_ITEMS if indent <= 1 else _NESTED_ITEMS
         for i, child in enumerate(value[:limit]):
-            if isinstance(child, dict | list) and indent < _MAX_DEPTH:
-                text = clip(_dumps(compact_json(child, depth=1)), _LINE_CHARS)
-                yield indent + 1, f"{pad}  [{i}] {text}"
-            else:
-                yield indent + 1, f"{pad}  [{i}] {clip(_dumps(child), _LINE_CHARS)}"
+            nested = isinstance(child, dict | list) and indent < _MAX_DEPTH
+            shown = compact_json(child, depth=1) if nested else child
+            yield indent + 1, f"{pad}  [{i}] {clip(_dumps(shown), _LINE_CHARS)}"
         if len(value) > limit:
             yield indent + 1, f"{pad}  … {len(value) - limit:,} more items not shown"
     else:
@@ -153,7 +145,7 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         summary = f"{what} array of {len(value):,} items"
         keys = _keys_of(value)
         if keys:
-            candidates.append(Candidate(0, _keys_line(keys), 0, 0))
+            candidates.append(Candidate(0, names_line("Keys", keys), 0, 0))
         for i, item in enumerate(value[:MAX_ITEMS]):
             line = f"[{i}] {clip(_dumps(compact_json(item, depth=2)), _LINE_CHARS)}"
             candidates.append(Candidate(i + 1, line, 1, i))
@@ -163,8 +155,9 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         outline = list(_outline(value, 0, ""))
         if isinstance(value, dict):
             outline = [(depth - 1, line[2:]) for depth, line in outline[1:]]  # the summary says it
-        for i, (depth, line) in enumerate(outline):
-            candidates.append(Candidate(i, line, min(depth, 4), i))
+        candidates = [
+            Candidate(i, line, min(depth, 4), i) for i, (depth, line) in enumerate(outline)
+        ]
         total, unit = len(candidates), "outline lines"
     facts = extract_output_facts(text)
     budget = body_budget("json", meta, budget_tokens) - count(summary) - 12

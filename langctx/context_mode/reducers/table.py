@@ -18,6 +18,7 @@ from langctx.context_mode.reducers._layout import (
     body_budget,
     clip,
     finish,
+    names_line,
     select_with_facts,
     unlisted_note,
 )
@@ -31,7 +32,6 @@ MAX_ROWS = 50
 
 _CELL_CHARS = 80
 _ROW_CHARS = 600
-_MAX_COLUMNS_LISTED = 60
 _HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-()/#%]{0,63}\"?\s*$")
 _MD_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
 _PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
@@ -73,28 +73,26 @@ def _row_text(cells: Sequence[str], delimiter: str) -> str:
     return clip(buffer.getvalue(), _ROW_CHARS, squeeze=False)
 
 
-def _columns_line(names: Sequence[str]) -> str:
-    shown = ", ".join(name.strip() for name in names[:_MAX_COLUMNS_LISTED])
-    more = f", +{len(names) - _MAX_COLUMNS_LISTED} more" if len(names) > _MAX_COLUMNS_LISTED else ""
-    return f"Columns ({len(names)}): {shown}{more}"
-
-
 def _delimited(text: str, delimiter: str) -> tuple[list[str], list[str], int, str] | None:
-    """``(header cells, first rows as text, total data rows, description)`` of a CSV/TSV text."""
+    """``(header cells, first rows as text, total data rows, description)`` of a CSV/TSV text
+    (None: it does not parse)."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = next(reader, None)
-    if not header:
+    try:
+        header = next(reader, None)
+        if not header:
+            return None
+        rows = []
+        for row in reader:
+            if not row:
+                continue
+            rows.append(_row_text(row, delimiter))
+            if len(rows) >= MAX_ROWS:
+                break
+        total = len(rows) + sum(1 for row in reader if row)
+        name = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
+        return header, [_row_text(header, delimiter), *rows], total, name
+    except csv.Error:
         return None
-    rows = []
-    for row in reader:
-        if not row:
-            continue
-        rows.append(_row_text(row, delimiter))
-        if len(rows) >= MAX_ROWS:
-            break
-    total = len(rows) + sum(1 for row in reader if row)
-    name = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
-    return header, [_row_text(header, delimiter), *rows], total, name
 
 
 def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str], str] | None:
@@ -152,12 +150,7 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
         n_header = len(shown) - min(total, MAX_ROWS)
     else:
         delimiter = sniff_delimiter(lines)
-        parsed = None
-        if delimiter is not None:
-            try:
-                parsed = _delimited(stripped, delimiter)
-            except csv.Error:
-                parsed = None
+        parsed = _delimited(stripped, delimiter) if delimiter is not None else None
         if parsed is None:
             return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
         names, shown, total, what = parsed
@@ -165,13 +158,12 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
 
     count = meta.count_tokens
     summary = f"{what}: {len(names)} columns × {total:,} rows"
-    candidates = [Candidate(0, _columns_line(names), 0, 0)]
-    for i, line in enumerate(shown):
-        priority = 0 if i < n_header else 1
-        candidates.append(Candidate(i + 1, line, priority, i))
     base = len(shown) + 1
-    for j, line in enumerate(trailer):
-        candidates.append(Candidate(base + j, line, 0, j))
+    candidates = [
+        Candidate(0, names_line("Columns", [name.strip() for name in names]), 0, 0),
+        *(Candidate(i + 1, line, 0 if i < n_header else 1, i) for i, line in enumerate(shown)),
+        *(Candidate(base + j, line, 0, j) for j, line in enumerate(trailer)),
+    ]
     budget = body_budget("table", meta, budget_tokens) - count(summary) - 12
     facts = extract_output_facts(text)
     kept, note, unlisted = select_with_facts(
