@@ -1,17 +1,9 @@
 """Mechanical facts: what tool calls did (files, commands, errors) and what tool outputs state.
 
-One vocabulary for the memory, the summaries, Context-mode, working memory and the replay:
-
-* :func:`extract_facts` reads a batch of messages into a :class:`Facts` dict (files read and
-  modified, commands with exit codes, error lines); :func:`merge_facts` folds such dicts
-  together within bounded size. Which tools touch files and which run commands is configurable
-  (:class:`FileToolSpec`, :data:`DEFAULT_FILE_TOOLS`, :data:`DEFAULT_COMMAND_TOOLS`).
-* :func:`parse_command` reads the files a shell command reads and modifies.
-* :func:`summary_lines` finds a test runner's summary lines in a failing output (its tallies,
-  ``==== 1 failed, 12 passed in 0.52s ====``, and the failures it names,
-  ``FAILED tests/x.py::test_y``); the error facts keep them beside the error lines.
-* :func:`extract_output_facts` finds the exit codes, error type names and file:line locations
-  in one output's text (:class:`OutputFacts`); Context-mode keeps them through reductions.
+:func:`extract_facts` reads messages into a :class:`Facts` dict and :func:`merge_facts` folds
+them within bounded size; :func:`parse_command` reads a shell command's files;
+:func:`summary_lines` finds a test runner's verdict; :func:`extract_output_facts` finds the exit
+codes, error names and locations of one output.
 
 Example:
     >>> from langchain_core.messages import AIMessage, ToolMessage

@@ -74,8 +74,7 @@ def path_values(value: object) -> Iterator[str]:
 
 
 def _as_args(raw: object) -> dict[str, Any]:
-    """Tool-call arguments as a dict: a JSON object string is decoded, other text is the
-    ``input`` of a freeform tool, anything else is ``{}``."""
+    """Tool-call arguments as a dict: a JSON object string decoded, other text as ``input``."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):
@@ -135,9 +134,8 @@ def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, 
 
 
 def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
-    """A tool named after the program its one ``command`` argument runs (SWE-agent's
-    ``./rock`` with ``{"command": "./rock"}``, ``python`` with ``python solve.py``): a shell call.
-    """
+    """A tool named after the program its one ``command`` argument runs (``python`` with
+    ``python solve.py``): a shell call."""
     if len(args) != 1:
         return False
     command = args.get("command", args.get("cmd"))

@@ -1,26 +1,12 @@
 """Facts from agent messages: files read and modified, commands run, errors seen.
 
-A compaction entry must still say which files the agent read and changed, which commands it ran
-and how the last ones failed, after the messages themselves were folded into a summary. Those
-facts are read here from the structure of the messages, never from prose:
+Facts come from the structure of the messages, never from prose: files from tool-call arguments
+(a :class:`~langctx.facts.FileToolSpec` per tool) and shell commands, exit codes from the matching
+``ToolMessage``, errors from failing results (a failing command, or ``status="error"``).
 
-* **Files** come only from tool-call arguments (``AIMessage.tool_calls[*]["args"]``), read with
-  a :class:`~langctx.facts.FileToolSpec` per tool name (:data:`~langctx.facts.DEFAULT_FILE_TOOLS`),
-  and from the command of a shell tool (:func:`~langctx.facts.parse_command`).
-* **Commands** are the calls of shell tools (:data:`~langctx.facts.DEFAULT_COMMAND_TOOLS`); their
-  exit code is read from the matching ``ToolMessage`` (its ``status``, its artifact, or an
-  exit-code trailer in its text such as ``Command exited with code 1``).
-* **Errors** are the error lines of failing tool results: a command that failed (a non-zero
-  exit code other than a search's "no match", a failing test run or build in its output) or
-  any tool result with ``status="error"``; beside them, the test runner's summary lines
-  (:func:`~langctx.facts.runners.summary_lines`: the tallies and the failures it names). Output
-  of a command that only reads files is file content, not a diagnosis.
-
-A call counts when it is made, whatever its result: a failed edit still tells the summary which
-file the agent was working on. Results are matched to calls by ``tool_call_id``, so parallel
-calls answered in any order are handled; a result whose call is not in the batch is still
-checked for errors. The work is linear in the size of the messages, and tool outputs are scanned
-only for command tools or results marked as errors.
+A call counts when it is made, whatever its result: a failed edit still names the file the agent
+worked on. Results are matched to calls by ``tool_call_id``; a result whose call is not in the
+batch is still checked for errors. Only command results and errors are scanned, in linear time.
 """
 
 from __future__ import annotations
@@ -240,9 +226,6 @@ def extract_facts(
         max_commands: Keep the most recent this many commands.
         max_errors: Keep the most recent this many errors.
         max_read_files: List the most recently read this many files (the rest are counted).
-
-    Returns:
-        A fresh :class:`Facts` dict.
 
     Raises:
         InvalidMessageError: An item is not a langchain-core message.

@@ -40,9 +40,8 @@ OUTPUT_TAIL_CHARS = 4_000
 
 _MAX_ERROR_LINES = 8
 _MAX_LINE_CHARS = 500
-_TAIL_CHARS = 400
-_HEAD_CHARS = 300
-"""A command result's exit-code trailer is looked for in its last 400 and first 300 chars."""
+_TAIL_CHARS = 400  # a command result's exit-code trailer is looked for in its last 400 chars
+_HEAD_CHARS = 300  # ... and its first 300
 
 _EXIT_KEYS = ("exit_code", "returncode", "exitCode", "return_code", "exit_status")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -53,10 +52,8 @@ EXIT_CODE_RE = re.compile(
     r"|[Rr]eturn[ _]?[Cc]ode|RETURN[ _]?CODE)"
     r"\b\s*(?:[:=]|is|was|of)?\s*[\[(]?(-?\d{1,6})\b"
 )
-"""An exit-code statement: ``exit code 1``, ``Exit code: 2``, ``[exit_code: 1]``, ``Command
-exited with code 1``, ``(exit status 1)``, ``returncode=1``, ``<returncode>1</returncode>``,
-``executed with exit code 0.``; not code identifiers like ``exitCode``. The one pattern for
-the facts of tool calls and for Context-mode; :func:`exit_code_value` reads a match."""
+"""An exit-code statement: ``exit code 1``, ``Exit code: 2``, ``Command exited with code 1``,
+``returncode=1``, ``<returncode>1</returncode>``; not code identifiers like ``exitCode``."""
 
 # The output plainly reports a failure (only checked for command tools).
 _FAILURE_PATTERN = (
@@ -109,13 +106,10 @@ def is_no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
 def command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
     """Whether a shell command failed, from its exit code, its output and its parsed form.
 
-    * A non-zero exit fails, except 1 from a search or comparison whose status is the
-      command's (``grep`` that matched nothing, ``diff`` of files that differ).
-    * A command that only reads or lists (``cat``, ``grep``, ``sed -n``) prints file content:
-      its output is never read as a failure, bar the reader's own error line.
-    * A failing test run or build in the output fails whatever the exit code (a pipe to
-      ``tail`` returns 0), and so do the broader error lines when the exit code is unknown or
-      masked by a pipe or a list. A clean exit 0 is not overruled by shell noise.
+    A non-zero exit fails, bar a search's "no match" (:func:`is_no_match`). A command that only
+    reads prints file content: only the reader's own error line fails it. A failing test run or
+    build in the output fails whatever the exit code (a pipe to ``tail`` returns 0); broader error
+    lines fail it only when the exit code is unknown or masked by a pipe or a list.
     """
     if exit_code is not None and exit_code != 0:
         return not is_no_match(exit_code, shell)
@@ -148,9 +142,8 @@ _WEAK_LINE_RE = re.compile(
 )
 _ANY_LINE_RE = re.compile(f"(?:{_STRONG_LINE_RE.pattern})|(?:{_WEAK_LINE_RE.pattern})")
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
-_SCAN_HEAD = 100
+_SCAN_HEAD = 100  # error lines are looked for in the first and last lines of long outputs only
 _SCAN_TAIL = 400
-"""Error lines are looked for in the first and last lines of very long outputs only."""
 _TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
 _KEYWORDS = (
     "error",
@@ -197,9 +190,8 @@ def exit_code_value(match: re.Match[str]) -> int:
 def find_exit_code(
     text: str, *, tail_chars: int = OUTPUT_TAIL_CHARS, head_chars: int = OUTPUT_TAIL_CHARS
 ) -> int | None:
-    """The exit code ``text`` states: the last one in its tail, else the first in its head.
-
-    A trailer is usually the last line (pi, OpenHands), a header the first (mini-swe-agent).
+    """The exit code ``text`` states: the last one in its tail (a trailer: pi, OpenHands), else
+    the first in its head (a header: mini-swe-agent).
 
     Example:
         >>> find_exit_code("...\\nCommand exited with code 2\\n")
@@ -213,12 +205,8 @@ def find_exit_code(
 
 
 def _candidate_lines(lines: list[str]) -> list[int]:
-    """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast).
-
-    Every alternative of the strong and weak patterns needs one of ``_KEYWORDS`` (in any case),
-    a ``:line:col:`` position, or ``E:`` at the start of a line; substring searches over the
-    lower-cased text find those in C, so the regexes run on these lines only.
-    """
+    """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast:
+    substring searches run in C, so the regexes run on these lines only)."""
     low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
     starts = [0]
     pos = low.find("\n")
@@ -244,10 +232,9 @@ def _candidate_lines(lines: list[str]) -> list[int]:
 def error_lines(text: str) -> tuple[str, ...]:
     """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
 
-    Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, ``fatal:``, a traceback's
-    last frame and exception) win over weak ones (any mention of error/failed), except the last
-    weak line after every strong one (a tool's closing verdict, "Found 49 errors."), which is
-    kept after them; with neither, the last three non-empty lines stand in.
+    Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, a traceback's last frame
+    and exception) win over weak ones (any mention of error/failed), bar a closing weak verdict
+    ("Found 49 errors.") kept after them; with neither, the last three non-empty lines.
     """
     all_lines = text.splitlines()
     if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
@@ -268,8 +255,8 @@ def error_lines(text: str) -> tuple[str, ...]:
 
 
 def _lines_to_read(lines: list[str], scan: _ErrorScan) -> Iterator[int]:
-    """Indices of the lines ``scan`` must read, in order: every line while it is inside a
-    traceback or after a label, else only the candidate lines (nothing else changes anything)."""
+    """Indices of the lines ``scan`` must read: every line inside a traceback or after a label,
+    else only the candidate lines."""
     candidates = _candidate_lines(lines)
     index = 0
     while index < len(lines):
@@ -322,21 +309,18 @@ class _ErrorScan:
             self.last_frame = None
 
     def picked(self) -> list[str]:
-        """The strong lines (then the closing verdict, "Found 49 errors."), else the weak ones."""
+        """The strong lines (then the closing verdict), else the weak ones."""
         if self.strong and self.verdict is not None:
             return [*self.strong, self.verdict]
         return self.strong or self.weak
 
 
 SHOWN_FAILURE_CHARS = 480
-"""Characters of error and summary lines one rendered failure shows at most (beyond the chosen
-error line and the last summary line, which are always shown): small enough that the ledger's
-failure line fits its cap at a 4k budget."""
+"""Characters of the optional lines one rendered failure shows at most: small enough that the
+ledger's failure line fits its cap at a 4k budget."""
 
 _SHOWN_LINE_CHARS = 200
-_CHOSEN_LINE_CHARS = 500
-"""The chosen error line is shown whole up to this (a compiler diagnostic with its types runs to
-300-400 characters); the other lines are clipped to ``_SHOWN_LINE_CHARS``."""
+_CHOSEN_LINE_CHARS = 500  # a compiler diagnostic with its types runs to 300-400 characters
 _SHOWN_ERROR_LINES = 3
 _BARE_VERDICT_RE = re.compile(r"^\W*(?:FAIL|FAILED|FAILURES|ERROR|ERRORS)\W*$|^.{0,19}:$")
 """A verdict word alone (``FAIL``, ``FAILURES!``) or a label (``Failures:``): no error line."""
@@ -353,12 +337,11 @@ def shown_failure_lines(
 ) -> list[str]:
     """The lines a rendered failure shows of one error fact: the error, and the runner's verdict.
 
-    The *chosen error line* is the fact's last error line that is not a runner summary line
-    (:func:`~langctx.facts.runners.is_summary_line`) or a bare ``FAIL``; the summary lines are
-    its ``summary_lines`` (in facts written before those were kept: its error lines of that
-    shape). The chosen line (clipped to 500 characters) and the last summary line (200) are
-    always shown; then, while they fit in ``max_chars``, the other summary lines and up to two
-    earlier error lines. They come back in output order: error lines, then summary lines.
+    The *chosen error line* (the last error line that is not a summary line or a bare ``FAIL``,
+    clipped to 500 characters) and the last summary line (200) are always shown; then, while they
+    fit in ``max_chars``, the other summary lines and up to two earlier error lines. Facts written
+    before ``summary_lines`` was kept use their error lines of that shape. Output order: error
+    lines, then summary lines.
 
     Args:
         error: an :class:`~langctx.facts.ErrorFact` (read from state: any JSON is tolerated).

@@ -1,8 +1,7 @@
 """Facts in a tool output's text: exit codes, error type names, file:line locations, durations.
 
-Context-mode's reducers use these to decide which lines must survive, and to list the facts of the
-parts they cut. Every pattern is compiled once and written so a scan stays linear in the length of
-the text; the exit-code pattern is :data:`~langctx.facts.EXIT_CODE_RE`.
+Context-mode keeps them through its reductions. Every pattern is written so a scan stays linear in
+the length of the text.
 
 Example:
     >>> facts = extract_output_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
@@ -114,13 +113,7 @@ def _locations(text: str) -> Iterable[str]:
 
 
 def extract_output_facts(text: str) -> OutputFacts:
-    """Find the exit codes, error type names and file:line locations in ``text``.
-
-    Args:
-        text: any text.
-
-    Returns:
-        The facts, deduplicated, in order of first appearance.
+    """Find the exit codes, error type names and file:line locations in ``text``, deduplicated.
 
     Example:
         >>> extract_output_facts("src/a.ts(3,5): error TS2304: Cannot find name 'x'.").errors
@@ -136,11 +129,8 @@ def extract_output_facts(text: str) -> OutputFacts:
 
 
 def _windows_text(text: str) -> str:
-    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors.
-
-    The full patterns are slow on megabytes of text; the anchors are literal and fast, so the full
-    patterns only run where a fact can be.
-    """
+    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors
+    (literal and fast, where the full patterns are slow on megabytes of text)."""
     if len(text) <= 4 * _WINDOW:
         return text
     positions: list[int] = []

@@ -1,9 +1,4 @@
-"""The facts record: its JSON types and size caps, :func:`empty_facts` and :func:`merge_facts`.
-
-The facts are plain JSON dicts (:class:`Facts`) that :func:`merge_facts` folds together, so the
-facts of a summary-of-summaries are the merge of the facts it replaces. Their size is bounded:
-every modified file is kept, the most recent reads are listed and the older ones counted.
-"""
+"""The facts record: its JSON types and size caps, :func:`empty_facts` and :func:`merge_facts`."""
 
 from __future__ import annotations
 
@@ -42,11 +37,10 @@ _MAX_READ_FILES_CHARS = 8_000
 class CommandFact(TypedDict):
     """One shell command the agent ran.
 
-    ``message_id`` is the id of the tool result when the batch holds it, else of the AI message
-    that made the call. ``ok`` is ``False`` when the command failed (a non-zero exit code, an
-    error status, a failing test run in its output; see :func:`~langctx.facts.failures.command_failed`); ``True`` when
-    exit code 0 is known and nothing failed; ``None`` otherwise (no result, no exit code, or a
-    search that matched nothing). ``command`` is clipped to 500 characters.
+    ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
+    ``ok`` is ``False`` when the command failed (:func:`~langctx.facts.failures.command_failed`),
+    ``True`` when exit code 0 is known and nothing failed, ``None`` otherwise (no result, no exit
+    code, a search that matched nothing). ``command`` is clipped to 500 characters.
     """
 
     command: str
@@ -66,20 +60,17 @@ class ErrorFact(TypedDict):
     lines: list[str]
     message_id: str | None
     summary_lines: NotRequired[list[str]]
-    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`): at most two named
-    failures (``FAILED tests/x.py::test_y``, ``--- FAIL: TestX``) and two tallies (``==== 1
-    failed, 12 passed in 0.52s ====``, ``5 examples, 1 failure``) of at most 200 characters
-    each. Missing when the output has none (and in facts written before they were kept)."""
+    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`). Missing when the
+    output has none (and in facts written before they were kept)."""
 
 
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    File lists are unique. ``modified_files`` is in order of first modification and is never
-    cut. ``read_files`` is in order of the latest read (a file read again moves to the end) and
-    lists the most recent 50 by default (at most 8,000 characters of paths); the reads left out
-    are counted in ``read_files_dropped`` (missing means 0). ``commands`` and ``errors`` keep
-    the most recent entries only (20 and 5 by default).
+    File lists are unique. ``modified_files`` is in order of first modification and never cut.
+    ``read_files`` is in order of the latest read and lists the most recent ones (at most 8,000
+    characters of paths); the rest are counted in ``read_files_dropped`` (missing means 0).
+    ``commands`` and ``errors`` keep the most recent entries only.
     """
 
     read_files: list[str]
@@ -137,21 +128,9 @@ def merge_facts(
 ) -> Facts:
     """Fold facts together, oldest first, into facts of bounded size.
 
-    ``modified_files`` is an order-preserving union and is never cut. ``read_files`` is ordered
-    by the latest read and keeps the most recent ``max_read_files``; the rest are added to
-    ``read_files_dropped``. Commands and errors are concatenated and only the most recent
-    ``max_commands`` / ``max_errors`` are kept. So merging facts over and over (summaries of
-    summaries) never grows them past those caps, whatever the length of the session. The inputs
-    are not modified, and a dict missing a key (an older persisted entry) counts as empty there.
-
-    Args:
-        *facts: The facts to merge, oldest first.
-        max_commands: Keep the most recent this many commands.
-        max_errors: Keep the most recent this many errors.
-        max_read_files: List the most recently read this many files.
-
-    Returns:
-        A fresh :class:`Facts` dict.
+    Merging over and over (summaries of summaries) never grows them past the caps, which apply
+    as in :func:`~langctx.facts.extract_facts`. The inputs are not modified; a missing key (an
+    older persisted entry) counts as empty.
 
     Example:
         >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}

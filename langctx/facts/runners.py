@@ -1,25 +1,12 @@
 """A test runner's summary lines in a failing output: its tallies and the failures it names (pure).
 
-A failure is whole when its error line comes with the runner's verdict: how many tests failed
-(``==== 1 failed, 12 passed in 0.52s ====``) and which (``FAILED tests/x.py::test_y``). These
-lines are found by two rules over the shapes runners print, not by a list of runners:
+Two rules over the shapes runners print, not a list of runners:
 
-* a **tally** states outcome counts: a number beside an outcome word (``3 passed``, ``1 failure``,
-  ``13 tests``, ``75% tests passed``) or an outcome label with a number (``Failures: 1``,
-  ``failures=1``, ``# fail 1``). It needs two counts, one of them a failure word (``failed``,
-  ``failures``, ``failing``, ``errors``, ``broken``) or the line a ``FAIL``/``FAILED`` verdict;
-  or one failure count of at least 1 in a short line that is only the tally
-  (``==== 2 errors in 0.1s ====``, ``1 failing``, ``Found 3 errors.``).
-* a **named failure** is a runner's verdict on one test, suite or package: ``FAILED
-  path::test`` / ``ERROR path::test`` (pytest), ``--- FAIL: TestX`` and ``FAIL<TAB>pkg`` (go),
-  ``FAIL src/x.test.ts`` (jest, vitest), ``test x ... FAILED`` (cargo, libtest), ``not ok 3 x``
-  (TAP, bats, node), ``rspec ./spec/x_spec.rb:12 # ...`` (rspec), ``Case#test_x [t.rb:6]:``
-  (minitest), ``FAIL: test_x (mod.Case)`` (unittest), ``Failed Ns.Test [5 ms]`` (dotnet),
-  ``X > y FAILED`` (gradle), ``1/2 Test #1: x ...***Failed`` (ctest), ``Test Case '...'
-  failed`` (XCTest).
-
-The lines kept are bounded: the first :data:`MAX_NAMED_FAILURES` named failures and the last
-:data:`MAX_TALLIES` tallies, in output order, each clipped to 200 characters.
+* a **tally** states outcome counts (``3 passed``, ``Failures: 1``, ``# fail 1``). It needs two
+  counts, one a failure word or the line a ``FAIL``/``FAILED`` verdict; or one failure count of
+  at least 1 in a short line that is only the tally (``==== 2 errors in 0.1s ====``).
+* a **named failure** is a runner's verdict on one test, suite or package (``FAILED t.py::test_x``,
+  ``--- FAIL: TestX``, ``not ok 3 x``; one shape per runner in ``_NAMED_RE``).
 
 Example:
     >>> summary_lines("F.\\nFAILED t.py::test_a - assert 1 == 2\\n==== 1 failed, 1 passed in 0.1s ====")
@@ -54,9 +41,8 @@ MAX_TALLIES = 2
 MAX_SUMMARY_LINE_CHARS = 200
 """Each summary line is clipped to this many characters."""
 
-_SCAN_HEAD = 100
+_SCAN_HEAD = 100  # summary lines are looked for in the first and last lines of long outputs only
 _SCAN_TAIL = 400
-"""Summary lines are looked for in the first and last lines of very long outputs only."""
 
 _FAIL_WORD = r"failed|failures?|failing|fails|errors?|errored|broken"
 _OTHER_WORD = (
@@ -123,10 +109,7 @@ def is_summary_line(line: str) -> bool:
 
 @functools.lru_cache(maxsize=512)  # read again when the failing turn is folded
 def summary_lines(text: str) -> tuple[str, ...]:
-    """The runner's summary lines of an output, bounded (see the module docstring).
-
-    Args:
-        text: a tool output (ANSI codes already removed).
+    """The runner's summary lines of an output (ANSI codes already removed).
 
     Returns:
         At most :data:`MAX_NAMED_FAILURES` named failures (the first) and :data:`MAX_TALLIES`

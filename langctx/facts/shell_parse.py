@@ -1,14 +1,8 @@
 """Files a shell command reads and modifies, read from its text (pure; never raises).
 
-:func:`parse_command` splits a command line the way a POSIX shell would (quotes, escapes,
-``&&`` / ``||`` / ``;`` / ``|`` / newlines, subshells, ``$(...)``, heredocs, ``bash -lc "..."``
-wrappers) and knows the common forms agents use to look at and change files: reads with
-``cat``, ``sed -n``, ``head``, ``tail``, ``nl``, ``less``, ``wc``, ``grep`` / ``rg`` with a file,
-``awk``, ``diff``, ``<`` input; writes with ``apply_patch`` / ``*** Begin Patch`` heredocs,
-``git apply`` / ``patch`` with the diff in the command, ``sed -i``, ``perl -pi``, ``>`` / ``>>``
-redirects, ``tee``, ``mv``, ``cp`` (source read, destination modified), ``rm``, ``touch``,
-``truncate``, ``git mv`` / ``git rm`` / ``git restore`` / ``git checkout --``. Relative paths are
-resolved against a ``cd`` earlier in the same command. What a script does inside an interpreter
+The command is split the way a POSIX shell would (quotes, heredocs, subshells, ``$(...)``,
+``bash -lc "..."``), relative paths follow an earlier ``cd``, and each program's files are read
+by its handler (:mod:`~langctx.facts.shell_programs`). What a script does inside an interpreter
 (``python - <<EOF ... open("x", "w")``) is out of scope: only the shell's own words are read.
 
 Example:
@@ -61,8 +55,8 @@ class ShellCommand:
     programs: tuple[str, ...]
     """The program of every simple command, in order (``git`` as ``git <subcommand>``)."""
     inspects_only: bool
-    """Every program only reads, searches or lists (``cat``, ``sed -n``, ``grep``, ``ls``,
-    ``git diff``...) and nothing is written: its output is file content, not a diagnosis."""
+    """Every program only reads, searches or lists and nothing is written: its output is file
+    content, not a diagnosis."""
     status_program: str | None
     """The program whose exit status is the command's (the last one run at the top level)."""
     status_masked: bool
@@ -77,11 +71,6 @@ _UNKNOWN = "\x00unknown-cwd"
 _SKIP_WHOLE = frozenset({"for", "case", "select", "function"})
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 """Shell programs whose ``-c`` script or heredoc is parsed as a command of its own."""
-
-
-# --------------------------------------------------------------------------------------------
-# The walk
-# --------------------------------------------------------------------------------------------
 
 
 class _Walk:
@@ -297,8 +286,7 @@ def parse_command(command: str, *, resolve_cd: bool = True) -> ShellCommand:
             ``cp`` put into a directory. With ``False`` every path is exactly as written.
 
     Returns:
-        A :class:`ShellCommand`. Anything it does not understand names no file; it never
-        raises, whatever the text.
+        A :class:`ShellCommand`; anything not understood names no file.
 
     Example:
         >>> parse_command("cat a.py b.py | rg -n 'def ' && cp a.py /tmp/a.py").read

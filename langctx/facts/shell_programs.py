@@ -1,9 +1,5 @@
 """What each program reads and modifies, from its arguments (pure): the shell's handler table.
 
-A handler gets a simple command's arguments and heredoc bodies and returns the files it reads
-and the files it modifies; :data:`INSPECTORS` lists the programs whose output is what they read,
-:data:`WRAPPERS` those that run the rest of their words (``sudo``, ``timeout``...).
-
 Example:
     >>> list(patch_text_paths("*** Begin Patch\\n*** Add File: a.py\\n+x\\n*** End Patch"))
     ['a.py']
@@ -32,10 +28,6 @@ __all__ = [
     "patch_text_paths",
     "writes_anyway",
 ]
-
-# --------------------------------------------------------------------------------------------
-# Patch text
-# --------------------------------------------------------------------------------------------
 
 _PATCH_FILE_RE = re.compile(
     r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M
@@ -77,10 +69,6 @@ def patch_text_paths(text: str) -> Iterator[str]:
                         yield path
             before = line
 
-
-# --------------------------------------------------------------------------------------------
-# Program handlers: (args, heredoc bodies) -> (read, modified)
-# --------------------------------------------------------------------------------------------
 
 _Found = tuple[list[str], list[str]]
 _Handler = Callable[[list[Word], list[str], bool], _Found]

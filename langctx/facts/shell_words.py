@@ -1,9 +1,5 @@
 """Shell words: a forgiving POSIX-ish lexer, simple commands and option parsing (pure).
 
-:class:`Lexer` turns a command text into words, redirections and operators (quotes, escapes,
-heredocs, ``$(...)`` bodies kept apart); :func:`split_commands` groups them into simple
-commands; :func:`parse_args` splits a command's arguments into flags, values and operands.
-
 Example:
     >>> [w.value for w in Lexer("cat 'a b.py' > out.txt").run() if isinstance(w, Word)]
     ['cat', 'a b.py']
@@ -31,10 +27,6 @@ __all__ = [
     "parse_args",
     "split_commands",
 ]
-
-# --------------------------------------------------------------------------------------------
-# Lexer
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -200,8 +192,7 @@ class Lexer:
         return Word("".join(parts), literal=literal)
 
     def _substitution(self, parts: list[str]) -> bool:
-        """Read a ``$(...)`` or backtick substitution into ``parts`` (its body is parsed on its
-        own later); False when none starts here."""
+        """Read a ``$(...)`` or backtick substitution into ``parts``; False when none starts here."""
         if self.text.startswith("$(", self.pos):
             self.pos += 1
             body = self._balanced("(", ")")
@@ -241,11 +232,6 @@ class Lexer:
             parts.append(c)
             self.pos += 1
         return literal
-
-
-# --------------------------------------------------------------------------------------------
-# Simple commands: the words between operators
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)

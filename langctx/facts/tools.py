@@ -1,11 +1,4 @@
-"""Which tools touch files and which run commands: :class:`FileToolSpec` and the default tables.
-
-:data:`DEFAULT_FILE_TOOLS` maps the tool names of pi, SWE-agent, OpenHands, aider,
-mini-swe-agent, Anthropic's text editor, Codex's ``apply_patch``, Claude Code, Gemini CLI,
-Cursor, Cline and the LangChain/deepagents file tools to how their arguments name files;
-:data:`DEFAULT_COMMAND_TOOLS` names the shell tools. Both are the defaults everywhere langctx
-reads tool calls (the memory, working memory, Context-mode) and both can be replaced.
-"""
+"""Which tools touch files and which run commands: :class:`FileToolSpec` and the default tables."""
 
 from __future__ import annotations
 
@@ -56,23 +49,21 @@ class FileToolSpec:
 
     role: FileRole | RoleFunc
     """``"read"``, ``"modified"``, or a callable that gets the call's arguments and returns one
-    of those, or ``None`` when the call touches no file (e.g. a ``command`` argument that selects
-    between view and edit)."""
+    of those, or ``None`` when the call touches no file."""
 
     path_keys: tuple[str, ...] = DEFAULT_PATH_KEYS
     """Argument keys holding a path or a list of paths; every key present contributes."""
 
     paths: PathsFunc | None = None
     """Optional extra extractor: gets the call's arguments and yields more paths (patch text,
-    text-action commands such as SWE-agent's ``open src/app.py 120``)."""
+    SWE-agent's ``open src/app.py 120``)."""
 
     sets_open_file: bool = False
-    """The (first) path this call names becomes the agent's open file (SWE-agent ``open`` and
-    ``create``)."""
+    """The (first) path this call names becomes the agent's open file (SWE-agent ``open``)."""
 
     defaults_to_open_file: bool = False
-    """A call that names no path acts on the open file set by an earlier call in the same batch
-    (SWE-agent ``edit`` and ``insert``, which take line numbers, not a path)."""
+    """A call that names no path acts on the open file set earlier in the same batch (SWE-agent
+    ``edit``, which takes line numbers, not a path)."""
 
     def __post_init__(self) -> None:
         if not callable(self.role) and self.role not in ("read", "modified"):
@@ -94,10 +85,6 @@ class FileToolSpec:
             msg = f"FileToolSpec.paths must be a callable or None, got {self.paths!r}."
             raise ConfigError(msg)
 
-
-# --------------------------------------------------------------------------------------------
-# Default tool tables
-# --------------------------------------------------------------------------------------------
 
 _EDITOR_ROLES: Mapping[str, FileRole] = {
     "view": "read",
@@ -249,10 +236,8 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
 """Tool name -> :class:`FileToolSpec` for the agents langctx is tested against.
 
 Names are matched exactly, then lower-cased (``Read`` finds ``read``). ``ls``, ``glob`` and
-``find_file`` list names, they read no file; ``grep`` (Claude Code ``Grep``) and SWE-agent's
-``search_file`` read the file they name, never a directory or a pattern. The shell commands of
-:data:`DEFAULT_COMMAND_TOOLS` (``cat x``, ``sed -i``, ``apply_patch <<EOF``) are parsed by
-:func:`~langctx.facts.parse_command`.
+``find_file`` list names, they read no file; searches read the one file they name, never a
+directory or a pattern.
 """
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
