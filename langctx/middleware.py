@@ -32,7 +32,7 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolCallRequest,
 )
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
@@ -269,17 +269,12 @@ def _with_update(
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
     """The response plus this step's state update (new entries, archive removals, the command)."""
     update: dict[str, Any] = {}
-    removals: list[BaseMessage] = []
     if step.handled is not None:
-        removals.append(step.handled[0])
-    channel = step.view.update()
-    if channel is not None:
+        update["messages"] = [step.handled[0]]
+    if (channel := step.view.update()) is not None:
         update["langctx"] = channel
-    if step.plan is not None:  # the view may have compacted again (overflow): its latest update
-        update.update(step.plan.state_update(channel))
-        removals.extend(update["messages"])
-    if removals:
-        update["messages"] = removals
+    # the view may have compacted again (overflow): the plan goes with its latest update
+    update = Archive.apply(update, step.plan)
     if not update:
         return response
     model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])

@@ -173,16 +173,15 @@ def render_user_messages(
     texts = [str(i["text"]) for i in items]
     if not texts:
         return ""
-    shown: list[str] = []
     newest = texts[-1]
     if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
         newest = _fit_head_tail(newest, verbatim - count(_TITLE) - 4, count)
-    shown.append(_quoted(newest))
+    shown = [_quoted(newest)]
     left = len(texts) - 1
     short_only = False
     title = count(_TITLE)
     used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
-    for text, item in zip(reversed(texts[:-1]), reversed(items[: len(texts) - 1]), strict=False):
+    for text, item in zip(reversed(texts[:-1]), reversed(items[:-1]), strict=True):
         opening = _opening(text)
         short = _quoted(opening) + (_SHORTENED if opening != text else "")
         candidates = [(short, max_tokens)]

@@ -67,11 +67,9 @@ class ArchiveBatch(TypedDict):
     prev: str | None
     """Store key of the batch before this one (None for the first)."""
     order: list[str]
-    """Ids of the state's messages before the cut, in order: the archived ones and the pinned
-    ones that stayed in ``messages`` (so the full log can be put back in order)."""
+    """Ids of the state's messages before the cut, in order (archived and pinned ones)."""
     messages: list[dict[str, Any]]
-    """The archived messages: ``messages_to_dict`` dicts without the fields left at their default
-    value (:func:`lean_message_dict`); ``messages_from_dict`` reads them back exactly."""
+    """The archived messages, as :func:`lean_message_dict` dicts."""
     compactions: list[dict[str, Any]]
     """Compaction entries copied here for the first time, as the channel first held them."""
     edits: list[dict[str, Any]]
