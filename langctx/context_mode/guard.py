@@ -1,8 +1,4 @@
-"""The tool call guard: a timeout and a size cap around tool execution.
-
-A tool that hangs, raises or floods must not take the agent down: :class:`ToolGuard` turns a
-timeout or an exception into an error tool result and cuts an oversized output to its head and
-tail before Context-mode sees it.
+"""The tool call guard: a tool that hangs, raises or floods must not take the agent down.
 
 Example:
     >>> import time

@@ -71,7 +71,9 @@ def _config_of(request: ToolCallRequest) -> RunnableConfig:
 
 def _query(request: ModelRequest[Any]) -> str:
     """What long-term memory is searched with: the latest human message's text."""
-    return _last_human_text((request.state or {}).get("messages") or request.messages)
+    messages = (request.state or {}).get("messages") or request.messages
+    texts = (m.text for m in reversed(list(messages or [])) if isinstance(m, HumanMessage))
+    return next(texts, "")
 
 
 def _named(request: ToolCallRequest) -> dict[str, Any]:
@@ -84,13 +86,6 @@ def _where(request: ToolCallRequest) -> dict[str, Any]:
         "thread_id": reference_namespace(_config_of(request), request.state),
         "args": request.tool_call["args"],
     }
-
-
-def _last_human_text(messages: Any) -> str:
-    for m in reversed(list(messages or [])):
-        if isinstance(m, HumanMessage):
-            return m.text
-    return ""
 
 
 def _extend_system(system: SystemMessage | None, extra: str) -> SystemMessage:

@@ -31,16 +31,12 @@ CONTENT_KINDS: tuple[ContentKind, ...] = get_args(ContentKind)
 """Every :data:`ContentKind`, in declaration order."""
 
 
-def _no_args() -> Mapping[str, Any]:
-    return MappingProxyType({})
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputMeta:
     """What is known about a tool output besides its text (reducers copy it into their header)."""
 
     tool_name: str | None = None
-    args: Mapping[str, Any] = field(default_factory=_no_args)
+    args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Arguments of the tool call (hints such as the path of a file that was read)."""
 
     path: str | None = None

@@ -1,8 +1,6 @@
 """The system-prompt text that teaches the model how references and ``fetch_context`` work.
 
-A reference the model does not understand is useless: it either ignores the stored output or
-re-runs the tool to see it again. The prompt says what a reference looks like, that the reduced
-view is partial, and how to read the rest in slices or search it.
+A model that does not understand a reference ignores the stored output or re-runs the tool.
 
 Example:
     >>> "fetch_context" in CONTEXT_MODE_SYSTEM_PROMPT and "[langctx ref=" in CONTEXT_MODE_SYSTEM_PROMPT

@@ -1,9 +1,7 @@
 """A tool wrapped with the guard and Context-mode, for graphs that run tools themselves.
 
-:class:`ContextModeTool` keeps the wrapped tool's name, description and argument schema, runs it
-under a :class:`~langctx.context_mode.guard.ToolGuard`, then through a
-:class:`~langctx.context_mode.processor.ContextModeProcessor` when given. Any ``BaseTool`` works,
-MCP tools from ``langchain-mcp-adapters`` included.
+Any ``BaseTool`` works, MCP tools from ``langchain-mcp-adapters`` included; the wrapper keeps its
+name, description and argument schema.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -97,11 +95,7 @@ def _call_of(value: Any) -> tuple[str | None, Mapping[str, Any] | None]:
 
 
 class ContextModeTool(BaseTool):
-    """A ``BaseTool`` that runs another under a guard, then through Context-mode.
-
-    Build it with :func:`guard_tool`, :func:`guarded_tools` or
-    ``langctx.context_mode.tools.wrap_tools_with_context_mode``.
-    """
+    """A ``BaseTool`` that runs another under a guard, then through Context-mode."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

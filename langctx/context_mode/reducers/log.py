@@ -147,13 +147,7 @@ def reduce_lines(
 ) -> Reduction:
     """Reduce line-oriented output: facts first, then the first and last lines, repeats collapsed.
 
-    Args:
-        text: the output.
-        kind: the kind to report.
-        meta: what is known about the output.
-        budget_tokens: the most tokens the reduced text may have.
-        profile: how lines are weighed.
-        preface: lines to put first in the body (a summary the caller computed).
+    ``profile`` weighs the lines; ``preface`` lines (a summary the caller computed) come first.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

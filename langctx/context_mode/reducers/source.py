@@ -60,12 +60,7 @@ class Listing:
 def split_listing(text: str, *, first_line: int = 1) -> Listing:
     """Separate code from line-number prefixes and viewer notes.
 
-    Args:
-        text: a file's contents, or a numbered listing of it.
-        first_line: the line number of the first line when the text has no prefixes.
-
-    Returns:
-        The listing.
+    ``first_line`` is the number of the first line when the text has no prefixes.
 
     Example:
         >>> lst = split_listing("[File: a.py (9 lines total)]\\n7:x = 1\\n8:y = 2\\n9:z = 3")

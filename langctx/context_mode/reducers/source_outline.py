@@ -159,20 +159,6 @@ def _decl_text(line: str) -> str:
     return text
 
 
-class _Nesting:
-    """Turns indentation into outline depth with a stack of enclosing declaration indents."""
-
-    def __init__(self) -> None:
-        self.stack: list[int] = []
-
-    def depth(self, indent: int) -> int:
-        while self.stack and self.stack[-1] >= indent:
-            self.stack.pop()
-        depth = len(self.stack)
-        self.stack.append(indent)
-        return depth
-
-
 def _add_import(outline: Outline, seen: set[str], name: str | None) -> None:
     if name:
         for part in name.split(","):
@@ -205,9 +191,6 @@ def outline_source(
         first_line: the file line number of ``lines[0]``.
         numbers: the file line number of each line, when they are not consecutive.
 
-    Returns:
-        The outline.
-
     Example:
         >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
         >>> [d.text for d in outline_source(ts, language="typescript").declarations]
@@ -228,7 +211,7 @@ class _Scan:
         self.family = family
         self.outline = Outline()
         self.seen: set[str] = set()
-        self.nesting = _Nesting()
+        self.enclosing: list[int] = []  # indents of the declarations around the line
         self.member_indents: list[tuple[int, int]] = []  # (type indent, member indent)
         self.in_fence = False
         self.in_import = False  # inside a multi-line `import { ... } from "x"`
@@ -262,7 +245,10 @@ class _Scan:
         return not self.took_import(imports, line) and bool(declaration.match(line))
 
     def _declare(self, i: int, number: int, line: str, indent: int) -> None:
-        depth = self.nesting.depth(indent)
+        while self.enclosing and self.enclosing[-1] >= indent:
+            self.enclosing.pop()
+        depth = len(self.enclosing)
+        self.enclosing.append(indent)
         self.outline.declarations.append(Declaration(number, depth, _decl_text(line), i))
         if _CONTAINER.search(line) and line.rstrip().endswith("{"):
             member = _member_indent(self.lines, i)
