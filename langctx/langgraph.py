@@ -151,8 +151,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
                     HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}")
                 )
             out[self.output_key] = projection
-        update = step.view.update()
-        if update is not None:
+        if (update := step.view.update()) is not None:
             out["langctx"] = update
         return Archive.apply(out, step.plan)
 
@@ -267,7 +266,6 @@ class _ToolCompaction:
         )
         message = ToolMessage(notice.text, tool_call_id=self.tool_call_id, name="compact")
         update: dict[str, Any] = {"messages": [message]}
-        channel = self.view.update()
-        if channel is not None:
+        if (channel := self.view.update()) is not None:
             update["langctx"] = channel
         return Command(update=update)

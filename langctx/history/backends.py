@@ -181,20 +181,20 @@ class Wrapped:
     def encode(self, messages: Sequence[BaseMessage]) -> list[str]:
         return []
 
-    def _save(self, new: Entries, total: Entries) -> None:
+    def _save(self, w: Write) -> None:
         # the log first: entries that name messages missing from the log could not be restored
-        if new and self.state is not None:
-            self.state[self.key] = total.to_state()
+        if w.new and self.state is not None:
+            self.state[self.key] = w.total.to_state()
 
     def write(self, w: Write) -> None:
         if w.messages:
             self.history.add_messages(list(w.messages))
-        self._save(w.new, w.total)
+        self._save(w)
 
     async def awrite(self, w: Write) -> None:
         if w.messages:
             await self.history.aadd_messages(list(w.messages))
-        self._save(w.new, w.total)
+        self._save(w)
 
     def clear(self) -> None:
         self.history.clear()

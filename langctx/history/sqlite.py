@@ -247,11 +247,9 @@ class SQLiteChatHistoryStore:
     def get_history(self, session_id: str) -> LangctxChatMessageHistory:
         """The history of ``session_id``, loaded once and cached (``get_session_history``)."""
         with self.lock:
-            history = self._histories.get(session_id)
-            if history is None:
-                history = self.open_history(session_id)
-                self._histories[session_id] = history
-            return history
+            if session_id not in self._histories:
+                self._histories[session_id] = self.open_history(session_id)
+            return self._histories[session_id]
 
     def open_history(self, session_id: str) -> LangctxChatMessageHistory:
         """A new history of ``session_id`` loaded from the database (not cached)."""
