@@ -89,7 +89,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
 
     Returns a state update with ``langctx`` (new entries, when any), ``output_key`` (the
     projection) and, after a ``/compact`` command, ``messages`` (the command removed, a notice
-    added). Sync and async (``invoke`` / ``ainvoke``).
+    added).
 
     Args:
         output_key: state key for the projection; None to not write it.

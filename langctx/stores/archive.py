@@ -192,14 +192,7 @@ def read_batches(
 ) -> list[ArchiveBatch]:
     """The archived batches of ``state``'s history, oldest first (the state's, then ``store``'s).
 
-    Args:
-        store: the archive store (None: the state's own archive only).
-        thread_id: the graph thread (needed with a store).
-        state: the thread's state (``graph.get_state(config).values``); its ``langctx`` channel
-            says where the archive ends.
-
-    Raises:
-        ArchiveMissingError: a batch the state names is neither in the state nor in the store.
+    Arguments and errors as :func:`full_log` (``store`` None: the state's own archive only).
     """
     reading = _reading(store, thread_id, state)
     try:
