@@ -15,6 +15,7 @@ __all__ = [
     "ErrorFact",
     "Facts",
     "check_limit",
+    "count_of",
     "empty_facts",
     "merge_facts",
     "set_reads",
@@ -150,7 +151,7 @@ def merge_facts(
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    dropped = sum(_count(f.get("read_files_dropped")) for f in facts)
+    dropped = sum(count_of(f.get("read_files_dropped")) for f in facts)
     set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
     return merged
 
@@ -164,5 +165,6 @@ def _error_copy(error: ErrorFact) -> ErrorFact:
     return out
 
 
-def _count(value: object) -> int:
+def count_of(value: object) -> int:
+    """``value`` when it is a positive int (a count read from state), else 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -1,10 +1,7 @@
 """Summaries: the request type, the model and local summarizers, and how a spec becomes one.
 
 A summarizer is anything with ``summarize(request) -> str`` (and optionally ``asummarize``), or a
-plain callable taking a :class:`SummaryRequest` (sync or async). :class:`ModelSummarizer` is the
-one place that asks a chat model for a summary, for every kind of request (evicted turns, merges,
-Context-mode's tool outputs), each with its own prompt; :func:`call_summarizer` calls any
-summarizer with a deadline and accepts only text, for compaction and Context-mode alike.
+plain callable taking a :class:`SummaryRequest` (sync or async).
 """
 
 from langctx.summarize.calls import acall_summarizer, call_summarizer, summary_text

@@ -1,9 +1,5 @@
 """Calling a summarizer: a deadline, and nothing but text accepted as its answer.
 
-Compaction and Context-mode call summarizers through these, so a model that hangs, raises,
-answers with nothing or with a non-text value (a dict, a list of blocks without text) fails the
-same way everywhere, and each caller falls back to what it has (the local summary, the reduction).
-
 Example:
     >>> from langctx.summarize.request import CallableSummarizer, SummaryRequest
     >>> call_summarizer(CallableSummarizer(lambda r: " Goal: x "), SummaryRequest(kind="turns"), timeout=5)
@@ -13,10 +9,9 @@ Example:
     ...
     langctx.errors.ConfigError: the summarizer returned a dict, not text; make it return a str or a chat message.
 
-A summarizer whose answer is not text at all can never work, so that is a
-:class:`~langctx.errors.ConfigError`, raised where it is called (compaction does not fall back
-on it); a call that fails at run time (an error, a timeout, no text this time) is a failure the
-caller falls back on, reported once per kind by :func:`warn_failure`.
+An answer that is not text at all is a :class:`~langctx.errors.ConfigError` (no fallback: the
+summarizer can never work); a run-time failure (an error, a timeout, no text) is one the caller
+falls back on, reported once per kind by :func:`warn_failure`.
 """
 
 from __future__ import annotations
@@ -100,14 +95,8 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def warn_failure(exc: BaseException, fallback: str) -> None:
-    """Log a summarizer failure the caller falls back on: a warning the first time this kind of
-    failure happens in the process (a timeout, a ``ConnectionError``, no text, ...), then at
-    DEBUG level, so a provider that is down does not log at every fold.
-
-    Args:
-        exc: the failure.
-        fallback: what is used instead (``"the local summary"``).
-    """
+    """Log a summarizer failure the caller falls back on (``fallback``: what is used instead): a
+    warning the first time this kind of failure happens in the process, then at DEBUG level."""
     kind = "TimeoutError" if isinstance(exc, TimeoutError) else type(exc).__name__
     with _warned_lock:
         first = kind not in _warned

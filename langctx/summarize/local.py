@@ -1,10 +1,7 @@
 """The local deterministic summarizer: offline default and fallback when a model fails.
 
-It writes the same fixed structure as the model prompt, from mechanical facts only: the goal
-(pointing at the pinned task or the user's latest request, which the projection shows verbatim,
-never restating them), constraints found in human messages, files read and modified, the last
-failing command with its error lines, and the last stated next step. Lists shrink until the
-summary fits its cap.
+It writes the model prompt's sections from mechanical facts only; lists shrink until the summary
+fits its cap.
 """
 
 from __future__ import annotations
@@ -62,7 +59,8 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
 def render_local_summary(
     request: SummaryRequest, *, count: Callable[[str], int] = _approx, max_tokens: int | None = None
 ) -> str:
-    """Render the fixed-structure summary of a request from its facts, within ``max_tokens``.
+    """Render the fixed-structure summary of a request from its facts, within ``max_tokens``
+    (None: the request's).
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
@@ -148,7 +146,6 @@ class LocalSummarizer:
         self.count = count
 
     def summarize(self, request: SummaryRequest) -> str:
-        """Render the summary from the request's facts."""
         return render_local_summary(request, count=self.count)
 
     async def asummarize(self, request: SummaryRequest) -> str:

@@ -1,13 +1,7 @@
 """The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary.
 
-It serves every kind of :class:`~langctx.summarize.SummaryRequest`, each with its own prompt
-(:mod:`langctx.summarize.prompts`): evicted turns, merges of summaries, and Context-mode's tool
-outputs (one prompt per tool kind). Its calls carry the ``nostream`` tag (LangGraph keeps them
-out of ``stream_mode="messages"``) and ``langctx:summarizer`` (``langctx:context_mode`` for tool
-outputs), so a summarizer call never shows up as the agent talking to the user. A compaction's
-call also carries the metadata LangSmith reads (:data:`SUMMARIZER_METADATA`, and ``thread_id``
-when the thread is known), as LangChain's ``SummarizationMiddleware`` does. An answer that is
-not text is rejected (:func:`~langctx.summarize.calls.summary_text`).
+Every kind of request has its own prompt (:mod:`langctx.summarize.prompts`). Calls carry the
+``nostream`` tag, so LangGraph keeps them out of ``stream_mode="messages"``.
 """
 
 from __future__ import annotations
@@ -47,8 +41,8 @@ TOOL_OUTPUT_TAGS = ["langctx:context_mode", "nostream"]
 """Tags of a Context-mode tool-output summary call (``kind="tool_output"``)."""
 
 SUMMARIZER_METADATA = {"ls_agent_type": "compaction", "lc_source": "summarization"}
-"""Run metadata of a compaction's summarizer calls: LangSmith counts them as the thread's
-compaction (``thread_id`` is added when known, see :func:`~langctx.telemetry.current_thread_id`)."""
+"""Run metadata of a compaction's summarizer calls, as LangSmith reads it (``thread_id`` is added
+when known)."""
 
 _MAX_TOOL_CHARS = 4_000
 
@@ -75,10 +69,9 @@ def format_transcript(messages: Sequence[BaseMessage], *, max_chars: int = 96_00
         >>> format_transcript([HumanMessage("hi")])
         '[user] hi'
     """
-    per_tool = _MAX_TOOL_CHARS
     n_tools = sum(isinstance(m, ToolMessage) for m in messages) or 1
     other = sum(len(m.text) for m in messages if not isinstance(m, ToolMessage))
-    per_tool = max(400, min(per_tool, (max_chars - min(other, max_chars // 2)) // n_tools))
+    per_tool = max(400, min(_MAX_TOOL_CHARS, (max_chars - min(other, max_chars // 2)) // n_tools))
     lines: list[str] = []
     for m in messages:
         if isinstance(m, ToolMessage):
@@ -171,7 +164,6 @@ class ModelSummarizer:
         self.transcript = transcript
 
     def build_messages(self, request: SummaryRequest) -> list[BaseMessage]:
-        """The messages sent to the model for this request."""
         if request.kind == "tool_output":
             system = self.tool_prompts.get(request.tool_kind) or self.tool_prompts.get(
                 "default", TOOL_OUTPUT_PROMPTS["default"]
@@ -206,7 +198,6 @@ class ModelSummarizer:
         return RunnableConfig(tags=list(tags), metadata=metadata, run_name=run_name)
 
     def _model(self, request: SummaryRequest) -> Runnable[Any, Any]:
-        """The model that answers ``request``."""
         return self.model
 
     def summarize(self, request: SummaryRequest) -> str:

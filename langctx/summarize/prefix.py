@@ -1,19 +1,12 @@
 """The prefix summarizer: the agent's own model summarizes what it has just read, from its cache.
 
-A fold's evicted messages are part of the request the main model was sent last. Instead of a
-cheap model reading them again as a transcript, :class:`PrefixSummarizer` sends the main model
-that same request (system prompt, tools, messages: the provider's prompt cache holds them) plus
-one instruction naming the span to summarize; only the instruction and the answer are new. Inside
-:class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (the
-request's tools, tool choice, settings and system prompt, see :func:`main_request`), so list it
-after the middleware that change the request (Context-mode's prompt,
-``AnthropicPromptCachingMiddleware``'s breakpoint); standalone, pass the model bound as the agent
-uses it. Merges, Context-mode outputs and spans the request no
-longer holds are summarized as :class:`~langctx.summarize.ModelSummarizer` does, without a prefix.
-
-Whether it is cheaper than a cheap model depends on the session: the prefix costs a cache read
-at the main model's price on every fold, a cheap model reads the span uncached once per
-summary (``bench/cost.py`` compares them).
+:class:`PrefixSummarizer` sends the main model the request it was sent last (the provider's prompt
+cache holds it) plus one instruction naming the span to summarize. Inside
+:class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (see
+:func:`main_request`), so list it after the middleware that change the request. Merges,
+Context-mode outputs and spans the request no longer holds go as in
+:class:`~langctx.summarize.ModelSummarizer`. ``bench/cost.py`` compares its cost with a cheap
+model's.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -50,8 +43,8 @@ _EXCERPT_CHARS = 160
 @dataclass(frozen=True, slots=True)
 class MainRequest:
     """How the main model is called on this step: ``bind()`` gives the model bound as the agent
-    binds it (called only when a summary is asked for), ``system`` the system prompt the agent
-    sends before the messages (None: the messages hold it)."""
+    binds it (called only for a summary), ``system`` the system prompt (None: the messages hold
+    it)."""
 
     bind: Callable[[], Runnable[Any, Any]]
     system: BaseMessage | None = None

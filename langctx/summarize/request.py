@@ -31,9 +31,7 @@ class SummaryRequest:
     """Everything one summary is made from.
 
     For ``kind="turns"``, ``messages`` is the evicted batch and ``summaries`` holds earlier
-    mechanical summaries this one absorbs. For ``kind="merge"``, ``summaries`` are the summaries
-    being merged (oldest first) and ``messages`` is empty. For ``kind="tool_output"`` (Context-mode),
-    ``output`` is what the model is shown of one tool output and ``tool_kind`` picks its prompt.
+    summaries this one absorbs; for ``kind="merge"``, ``summaries`` are merged (oldest first).
     """
 
     kind: Literal["turns", "merge", "tool_output"]
@@ -49,8 +47,7 @@ class SummaryRequest:
     """The cap the summary will be cut to."""
     level: int = 1
     output: str = ""
-    """For ``kind="tool_output"``: the tool call, its mechanical facts and its output (clipped to
-    head and tail), as :func:`langctx.context_mode.summary.summary_request` writes them."""
+    """For ``kind="tool_output"``: the tool call, its facts and its (clipped) output."""
     context: Sequence[BaseMessage] = ()
     """For ``kind="turns"``, when the summarizer asks for it (``wants_context``): the messages the
     model was sent last, ``messages`` among them (:class:`~langctx.summarize.PrefixSummarizer`)."""
@@ -60,8 +57,8 @@ class SummaryRequest:
 
 
 def request_digest(request: SummaryRequest) -> str:
-    """A digest of what a summary is made from and the prompts' version (not ``context``, which
-    only lets a summarizer reuse a provider's cache): equal digests ask for the same summary.
+    """A digest of what a summary is made from and the prompts' version (not ``context``):
+    equal digests ask for the same summary.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -95,9 +92,7 @@ def request_digest(request: SummaryRequest) -> str:
 class Summarizer(Protocol):
     """Turns a :class:`SummaryRequest` into summary text."""
 
-    def summarize(self, request: SummaryRequest) -> str:
-        """Write the summary."""
-        ...
+    def summarize(self, request: SummaryRequest) -> str: ...
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
@@ -125,9 +120,7 @@ class CallableSummarizer:
         return out
 
     async def asummarize(self, request: SummaryRequest) -> str:
-        """Async version of `summarize`: an async function is awaited, a sync one runs in a
-        worker thread (with the caller's context), so it never blocks the event loop and the
-        caller's timeout holds."""
+        """Async version of `summarize` (a sync function runs in a worker thread)."""
         if _is_async(self.fn):
             out = self.fn(request)
         else:
@@ -148,16 +141,12 @@ async def _await(value: Awaitable[str]) -> str:
 
 
 def resolve_summarizer(spec: object) -> Summarizer:
-    """Normalise a summarizer spec once, at construction.
-
-    ``None`` or ``"local"``: the local deterministic summarizer. A chat model or any Runnable:
-    :class:`~langctx.summarize.ModelSummarizer`. An object with ``summarize``: used as is. A
-    callable: :class:`CallableSummarizer`.
+    """Normalise a summarizer spec: ``None``/``"local"``, a chat model or Runnable, an object
+    with ``summarize``, or a callable.
 
     Raises:
-        ConfigError: a spec that can never summarize: a class instead of an instance
-            (``summarizer=ChatOpenAI``), an object that is not callable, or a callable (or a
-            ``summarize`` method) that cannot be called with one request.
+        ConfigError: a spec that can never summarize: a class instead of an instance, an object
+            that is not callable, or a callable that cannot be called with one request.
 
     Example:
         >>> type(resolve_summarizer(None)).__name__

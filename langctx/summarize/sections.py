@@ -1,11 +1,7 @@
 """Summaries as their fixed sections, and merging them without a model call.
 
-Every summary langctx asks for (the model prompt, the local summarizer) has the same sections:
-Goal / Current status / Important constraints / Files observed / Files modified / Open tool
-results / Next step. Two summaries of consecutive spans merge section by section: the goal,
-constraints and file lists are united (order kept, repeats dropped), the status, open tool
-results and next step are the newest. When that fits the cap, the merge needs no model; when it
-does not (or a summary does not have the sections), the model rewrites it.
+Two summaries of consecutive spans merge section by section: the goal, constraints and file
+lists are united, the other sections are the newest.
 
 Example:
     >>> old = "Goal:\\n- Fix the parser\\nCurrent status:\\n- tests fail\\nFiles modified:\\n- a.py"
@@ -63,9 +59,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 def parse_sections(text: str) -> dict[str, list[str]] | None:
     """The items of each section of ``text``, or None when it is not a sectioned summary.
 
-    A heading is a section name alone on its line (``Goal:``, ``## Goal``, ``**Goal:**``) or
-    followed by its first item (``Goal: fix the parser``); items are the lines under it, bullets
-    stripped. Text before the first heading, or an unknown heading, makes it unparsed (None).
+    A heading (``Goal:``, ``## Goal``, ``**Goal:**``) may hold the first item on its line. Text
+    before the first heading makes it unparsed (None).
 
     Example:
         >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest")
@@ -110,8 +105,7 @@ def merge_sections(
     """``summaries`` (oldest first) merged section by section, or None when that needs a model.
 
     None when a summary has no sections, or the merge exceeds ``max_tokens`` even with the
-    oldest observed files dropped (the only items a merge may shed: the facts ledger and the
-    newest summaries name what matters of them).
+    oldest observed files dropped (the only items a merge may shed).
     """
     parsed = [parse_sections(s) for s in summaries]
     if not parsed or any(p is None for p in parsed):

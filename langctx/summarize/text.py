@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.facts import Facts, extract_facts, merge_facts
+from langctx.facts.record import count_of
 from langctx.machinery import substantive_text
 from langctx.user_messages import merge_user_messages, user_message_facts
 
@@ -60,10 +61,8 @@ def extract_constraints(
 ) -> list[str]:
     """User constraints: sentences of human messages that say must / never / only / keep ...
 
-    Only what the user wrote counts: tool results and AI messages are never read, and agent
-    machinery (``<system-reminder>`` blocks, slash-command tags and their output, environment
-    blocks, hook output; see :mod:`langctx.machinery`) is stripped first. A message that is
-    machinery only (e.g. a command's output an agent sends as a user message) gives none.
+    Agent machinery (``<system-reminder>`` blocks, command output; :mod:`langctx.machinery`) is
+    stripped first.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -84,8 +83,7 @@ def extract_constraints(
 
 def _constraint_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold a constraint, whole (a line over 400 chars: its constraint
-    sentences): kept beside a user message's opening words once it is shortened, so the
-    constraint reads with what the user said around it."""
+    sentences), so a shortened user message keeps them in context."""
     out: list[str] = []
     for line in text.splitlines():
         found = constraint_sentences(line)
@@ -106,12 +104,11 @@ def constraint_sentences(text: str) -> list[str]:
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
-    """The last stated next step: the newest sentence of an AI message that says what it will do
-    next, passing over lead-ins; else the newest lead-in; else the newest AI text's last sentence.
+    """The last stated next step: the newest AI sentence that says what it will do next, passing
+    over lead-ins; else the newest lead-in; else the newest AI text's last sentence.
 
-    A lead-in introduces a tool call and says nothing a summary can keep ("Let me look at the
-    files:", "Let me check."): it ends with a colon or has at most five words, and names no
-    target (a path or file name, a quoted or backticked term, a code identifier).
+    A lead-in ("Let me check.", "Let me look at the files:") ends with a colon or has at most
+    five words, and names no target (a path, a quoted term, a code identifier).
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -200,7 +197,7 @@ def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
         (p["next_step"] for p in reversed(parts) if p.get("next_step")), None
     )
     users, extra = merge_user_messages(*[_list(p.get("user_messages")) for p in parts])
-    dropped = sum(_count(p.get("user_messages_dropped")) for p in parts) + extra
+    dropped = sum(count_of(p.get("user_messages_dropped")) for p in parts) + extra
     if users or dropped:
         merged["user_messages"] = users
     if dropped:
@@ -210,10 +207,6 @@ def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
 
 def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
