@@ -129,6 +129,7 @@ class WorkingMemory:
         self.command_tools = DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
         self.max_commands = max_commands
         self.max_errors = max_errors
+        self._pending: dict[str, tuple[dict[str, Any], int]] = {}  # call id -> (call, its turn)
         self.state = WorkingMemoryState(
             v=WORKING_MEMORY_VERSION, turn=0, files={}, commands=[], errors=[]
         )
@@ -151,7 +152,7 @@ class WorkingMemory:
         Results may arrive in a later batch than their call; a result whose call was never seen
         only counts as an error when it failed.
         """
-        pending: dict[str, tuple[dict[str, Any], int]] = getattr(self, "_pending", {})
+        pending = self._pending
         for m in messages:
             if isinstance(m, AIMessage):
                 self.state["turn"] += 1
@@ -161,15 +162,13 @@ class WorkingMemory:
             elif isinstance(m, ToolMessage):
                 asked, turn = pending.pop(m.tool_call_id, ({}, self.state["turn"]))
                 self._on_result(asked, m, turn)
-        self._pending = pending
 
     def _on_result(self, call: Mapping[str, Any], result: ToolMessage, turn: int) -> None:
-        batch: list[BaseMessage] = [result]
-        if call:
-            batch.insert(0, AIMessage("", tool_calls=[{**call, "type": "tool_call"}]))
+        asked = AIMessage("", tool_calls=[{**call, "type": "tool_call"}]) if call else None
+        batch: list[BaseMessage] = [asked, result] if asked else [result]
         facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
         stamp = context_mode_stamp(result) or {}
-        size = stamp.get("original_bytes") if stamp else None
+        size = stamp.get("original_bytes")
         if size is None:
             size = len(result.text) if isinstance(result.content, str) else None
         for path in facts["read_files"]:
@@ -185,11 +184,9 @@ class WorkingMemory:
             exit_code = fact["exit_code"]
             if exit_code is None and isinstance(stamp.get("exit_code"), int):
                 exit_code = stamp["exit_code"]
-            ok = (
-                fact["ok"]
-                if fact["ok"] is not None
-                else (exit_code == 0 if exit_code is not None else None)
-            )
+            ok = fact["ok"]
+            if ok is None and exit_code is not None:
+                ok = exit_code == 0
             self.state["commands"].append(
                 CommandRecord(
                     command=fact["command"],
