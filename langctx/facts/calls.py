@@ -36,15 +36,8 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping):
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-        return "\n".join(parts)
+        texts = (b.get("text") if isinstance(b, Mapping) else b for b in content)
+        return "\n".join(text for text in texts if isinstance(text, str))
     return ""
 
 

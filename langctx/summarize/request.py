@@ -115,19 +115,12 @@ class CallableSummarizer:
     def summarize(self, request: SummaryRequest) -> str:
         """Call the function; an async function is run to completion."""
         out = self.fn(request)
-        if inspect.isawaitable(out):
-            return asyncio.run(_await(out))
-        return out
+        return asyncio.run(_await(out)) if inspect.isawaitable(out) else out
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize` (a sync function runs in a worker thread)."""
-        if _is_async(self.fn):
-            out = self.fn(request)
-        else:
-            out = await asyncio.to_thread(self.fn, request)
-        if inspect.isawaitable(out):
-            return await out
-        return out
+        out = self.fn(request) if _is_async(self.fn) else await asyncio.to_thread(self.fn, request)
+        return await out if inspect.isawaitable(out) else out
 
 
 def _is_async(fn: object) -> bool:
