@@ -29,7 +29,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from langctx.engine import planning
+from langctx.engine import planning, summarizer_calls, writing
 from langctx.entries import CompactionEntry, covered_count, new_compaction_entry
 from langctx.errors import ConfigError
 from langctx.lru import LRU
@@ -38,7 +38,7 @@ from langctx.summarize.calls import failure_reason, warn_failure
 from langctx.summarize.request import request_digest
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 MAX_JOBS = 16
 """Background summaries running at once in a process."""
@@ -122,87 +122,87 @@ def clear() -> None:
 # ---------------------------------------------------------------- bound on LayeredChatMemory
 
 
-def _newest_level1(self: LayeredChatMemory) -> CompactionEntry | None:
-    level1 = [e for e in self._active if e["level"] == 1]
+def _newest_level1(mem: MemoryCore) -> CompactionEntry | None:
+    level1 = [e for e in mem._active if e["level"] == 1]
     return level1[-1] if level1 else None
 
 
-def _launch_upgrade(self: LayeredChatMemory, entry: CompactionEntry, asked: SummaryRequest) -> bool:
+def _launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
     """Record in the mechanical ``entry`` the model summary that will replace it, and start it."""
-    request = planning.upgrade_request(self, entry)
+    request = planning.upgrade_request(mem, entry)
     if request is None:
         return False
     key = request_digest(request)
     entry["upgrade_input"] = key
     request = replace(request, context=asked.context)  # a prefix summarizer reads the cache
-    return _start(self, key, request)
+    return _start(mem, key, request)
 
 
-def _start(self: LayeredChatMemory, key: str, request: SummaryRequest) -> bool:
-    summarizer = self.summarizer
+def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
+    summarizer = mem.summarizer
     return running(key) or start_job(key, lambda: summarizer.summarize(request))
 
 
-def _pending(self: LayeredChatMemory) -> tuple[CompactionEntry, SummaryRequest | None] | None:
+def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
     """The newest level-1 entry when its model summary is pending, with that summary's request
     as the log gives it now (None: the log no longer gives the recorded input)."""
-    newest = self._newest_level1()
+    newest = _newest_level1(mem)
     key = newest.get("upgrade_input") if newest is not None else None
     if newest is None or newest["quality"] != "mechanical" or key is None:
         return None
-    request = planning.upgrade_request(self, newest)
+    request = planning.upgrade_request(mem, newest)
     if request is None or request_digest(request) != key:
         return newest, None
     return newest, request
 
 
-async def _await_upgrade(self: LayeredChatMemory) -> None:
+async def _await_upgrade(mem: MemoryCore) -> None:
     """Let the pending background summary finish without blocking the loop (started here when
     no job of this process computes it)."""
-    newest, request = self._pending() or (None, None)
+    newest, request = _pending(mem) or (None, None)
     if newest is None or request is None:
         return
     key = newest["upgrade_input"]
-    if _start(self, key, request):
+    if _start(mem, key, request):
         started = time.perf_counter()
-        await wait_async(key, self.config.summary_timeout)
-        self._waited_s += time.perf_counter() - started
+        await wait_async(key, mem.config.summary_timeout)
+        mem._waited_s += time.perf_counter() - started
 
 
-def _settle_upgrade(self: LayeredChatMemory, *, wait: bool = True) -> CompactionEntry | None:
+def _settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
     """Apply the pending model summary of the newest mechanical entry.
 
     ``wait``: a fold waits for it (within ``summary_timeout``; computing it when no job of this
     process does), as the alternative is to throw it away; a ``/compact`` or overflow recovery
     does not (it calls the model itself, and the pending summary is discarded).
     """
-    pending = self._pending()
+    pending = _pending(mem)
     if pending is None:
         return None
     newest, request = pending
     if request is None or not wait:
         why = "its messages changed since it was asked" if request is None else "summarized anew"
-        self._record("discard", "background", [newest["id"]], 0, why)
+        writing._record(mem, "discard", "background", [newest["id"]], 0, why)
         return None
     key = newest["upgrade_input"]
     started = time.perf_counter()
-    if _start(self, key, request):
-        text, reason = take(key, self.config.summary_timeout)
+    if _start(mem, key, request):
+        text, reason = take(key, mem.config.summary_timeout)
     else:
         text, reason = None, "every background slot is held"
-    self._waited_s += time.perf_counter() - started
+    mem._waited_s += time.perf_counter() - started
     if text is None:
-        self._record("summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
+        writing._record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
-    summary = self._cap(text)
+    summary = summarizer_calls._cap(mem, text)
     entry = new_compaction_entry(
         summary=summary,
-        summary_tokens=self.counter.count_text(summary),
+        summary_tokens=mem.counter.count_text(summary),
         level=1,
         covered_ids=[],  # the mechanical entry folded the messages; this one replaces its text
         covered_count=covered_count(newest),
         first_kept_id=newest["first_kept_id"],
-        tokens_before=self.context_tokens(),
+        tokens_before=mem.context_tokens(),
         tokens_after=0,
         trigger="merge",
         quality="model",
@@ -211,11 +211,12 @@ def _settle_upgrade(self: LayeredChatMemory, *, wait: bool = True) -> Compaction
         merged_from=[newest["id"]],
         facts=newest["facts"],
     )
-    self._stamp(entry)
-    self._add_entry(entry)
-    self._refresh()
-    entry["tokens_after"] = self.context_tokens()
-    self._record(
+    writing._stamp(mem, entry)
+    writing._add_entry(mem, entry)
+    mem._refresh()
+    entry["tokens_after"] = mem.context_tokens()
+    writing._record(
+        mem,
         "upgrade",
         "background",
         [newest["id"]],

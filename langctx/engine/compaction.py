@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from langctx.engine import planning
+from langctx.engine import background, log, planning, summarizer_calls, writing
 from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -13,103 +15,144 @@ from langctx.entries import (
 from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def _start(self: LayeredChatMemory, plan: Plan | None) -> None:
-    if plan is not None and self.on_compaction is not None:
-        self.on_compaction(
+def add(mem: MemoryCore, messages: Sequence[Any]) -> None:
+    """Append ``messages`` to the log, then compact if a trigger fires."""
+    with mem._lock:
+        last_ai = log._append_all(mem, messages)
+        trigger = planning.due(mem, last_ai)
+        if trigger:
+            _compact(mem, trigger, None)
+
+
+async def aadd(mem: MemoryCore, messages: Sequence[Any]) -> None:
+    """Async version of `add`; messages added while a compaction runs are appended after it."""
+    with mem._lock:
+        last_ai = log._append_all(mem, messages)
+    async with _async_lock(mem):
+        trigger = planning.due(mem, last_ai)
+        if trigger:
+            await _acompact(mem, trigger, None)
+
+
+def compact(
+    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
+) -> CompactionEntry | None:
+    """Compact now (see :meth:`~langctx.LayeredChatMemory.compact`)."""
+    with mem._lock:
+        return _compact(mem, trigger, instructions, keep)
+
+
+async def acompact(
+    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
+) -> CompactionEntry | None:
+    """Async version of `compact`."""
+    async with _async_lock(mem):
+        return await _acompact(mem, trigger, instructions, keep)
+
+
+def _async_lock(mem: MemoryCore) -> asyncio.Lock:
+    if mem._alock is None:
+        mem._alock = asyncio.Lock()
+    return mem._alock
+
+
+def _start(mem: MemoryCore, plan: Plan | None) -> None:
+    if plan is not None and mem.on_compaction is not None:
+        mem.on_compaction(
             CompactionEvent(phase="start", trigger=plan.trigger, tokens_before=plan.tokens_before)
         )
 
 
 def _compact(
-    self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
-    self._waited_s = 0.0
-    plan = _planned(self, trigger, instructions, keep)
-    self._start(plan)
+    mem._waited_s = 0.0
+    plan = _planned(mem, trigger, instructions, keep)
+    _start(mem, plan)
     if plan is None:
         return None
-    with compaction_span(self, plan) as span:  # the summarizer calls are its children
-        calls = self._blocking_calls
-        summary, quality = self._run(plan)
-        entry = self._commit(plan, summary, quality)
-        background = self._upgrade_later(plan, entry)
-        self._merge_levels()
-        span.record(self._finish(plan, entry, started, _mode(self, calls, background)))
+    with compaction_span(mem, plan) as span:  # the summarizer calls are its children
+        calls = mem._blocking_calls
+        summary, quality = summarizer_calls._run(mem, plan)
+        entry = writing._commit(mem, plan, summary, quality)
+        later = _upgrade_later(mem, plan, entry)
+        writing._merge_levels(mem)
+        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
     return entry
 
 
 async def _acompact(
-    self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
-    self._waited_s = 0.0
+    mem._waited_s = 0.0
     if trigger in ("threshold", "proactive") and not instructions:
-        await self._await_upgrade()
-    with self._lock:
-        plan = _planned(self, trigger, instructions, keep)
-    self._start(plan)
+        await background._await_upgrade(mem)
+    with mem._lock:
+        plan = _planned(mem, trigger, instructions, keep)
+    _start(mem, plan)
     if plan is None:
         return None
-    with compaction_span(self, plan) as span:
-        calls = self._blocking_calls
-        summary, quality = await self._arun(plan)
-        with self._lock:
-            entry = self._commit(plan, summary, quality)
-            background = self._upgrade_later(plan, entry)
-        await self._amerge_levels()
-        span.record(self._finish(plan, entry, started, _mode(self, calls, background)))
+    with compaction_span(mem, plan) as span:
+        calls = mem._blocking_calls
+        summary, quality = await summarizer_calls._arun(mem, plan)
+        with mem._lock:
+            entry = writing._commit(mem, plan, summary, quality)
+            later = _upgrade_later(mem, plan, entry)
+        await writing._amerge_levels(mem)
+        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
     return entry
 
 
 def _planned(
-    self: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None
 ) -> Plan | None:
     """Settle a finished background summary, then plan over the memory as it is."""
     # what the model was sent last (before a finished upgrade changes the block), for a
     # summarizer that reads the span from the provider's cache
-    sent = self.build_context() if getattr(self.summarizer, "wants_context", False) else []
-    self._settle_upgrade(wait=trigger in ("threshold", "proactive") and not instructions)
-    return planning.plan(self, trigger, instructions, keep, sent=sent)
+    sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
+    background._settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
+    return planning.plan(mem, trigger, instructions, keep, sent=sent)
 
 
-def _upgrade_later(self: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None) -> bool:
+def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -> bool:
     """Start the background model summary of a fold written with its local summary."""
     if plan.upgrade is None or entry is None:
         return False
-    return self._launch_upgrade(entry, plan.upgrade)
+    return background._launch_upgrade(mem, entry, plan.upgrade)
 
 
-def _mode(self: LayeredChatMemory, calls_before: int, background: bool) -> str:
-    if self._blocking_calls > calls_before or self._waited_s > 0.05:
+def _mode(mem: MemoryCore, calls_before: int, background: bool) -> str:
+    if mem._blocking_calls > calls_before or mem._waited_s > 0.05:
         return "blocking"
     return "background" if background else "none"
 
 
 def _finish(
-    self: LayeredChatMemory,
+    mem: MemoryCore,
     plan: Plan,
     entry: CompactionEntry | None,
     started: float,
     mode: str = "none",
 ) -> CompactionEvent:
     """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
-    self._enforce_budget(plan.trigger)
+    writing._enforce_budget(mem, plan.trigger)
     if entry is not None:
-        entry["tokens_after"] = self.context_tokens()
+        entry["tokens_after"] = mem.context_tokens()
     event = CompactionEvent(
         phase="end",
         trigger=plan.trigger,
         tokens_before=plan.tokens_before,
-        tokens_after=self.context_tokens(),
+        tokens_after=mem.context_tokens(),
         duration_s=time.perf_counter() - started,
         entry=entry,
         edits=len(plan.placeholders),
         mode=mode,  # type: ignore[arg-type]
     )
-    if self.on_compaction is not None:
-        self.on_compaction(event)
+    if mem.on_compaction is not None:
+        mem.on_compaction(event)
     return event

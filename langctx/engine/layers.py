@@ -10,9 +10,6 @@ from langchain_core.messages import (
     BaseMessage,
 )
 
-from langctx.blocks import (
-    strip_thinking,
-)
 from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import (
@@ -25,158 +22,12 @@ from langctx.projection import (
 )
 from langctx.summarize.text import merge_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
-from langctx.turns import group_units, tool_call_ids
 from langctx.user_messages import render_user_messages
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    pass
 
 logger = logging.getLogger("langctx")
-
-
-def _context_tokens_raw(self: LayeredChatMemory) -> int:
-    head = sum(self._view_tokens(i) for i in self._head_pinned())
-    return head + self._block_tokens + self._recent_tokens
-
-
-def _recent_start(self: LayeredChatMemory) -> int:
-    """First index of the recent layer: the cut, moved past pinned messages that sit on it.
-
-    Pinned messages at the cut belong to the head, so the summary block never precedes them.
-    """
-    start = self._first_kept
-    if start == 0:
-        return 0
-    pinned = {*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])}
-    pinned.update(self._pc_unit())
-    while start < len(self._log) and start in pinned:
-        start += 1
-    return start
-
-
-def _pc_unit(self: LayeredChatMemory) -> range:
-    """Indices of the latest provider compaction item's unit (its message and results)."""
-    if self._pc is None:
-        return range(0)
-    key = (self._pc, len(self._log))
-    if self._pc_memo is None or self._pc_memo[0] != key:
-        width = 2 + 2 * len(tool_call_ids(self._log[self._pc]))
-        units = group_units(self._log[self._pc : self._pc + width]).units
-        self._pc_memo = (key, range(self._pc, self._pc + (units[0].end if units else 1)))
-    return self._pc_memo[1]
-
-
-def _lifted_task(self: LayeredChatMemory) -> int | None:
-    """The task's index when it sits in the recent layer behind summaries.
-
-    That happens when compactions ran before the task arrived (a session opening with slash
-    commands and their output); the task is then lifted into the head, ahead of the summaries.
-    """
-    t = self._task_idx
-    if t is not None and self._block is not None and t >= self._recent_start():
-        return t
-    return None
-
-
-def _head_pinned(self: LayeredChatMemory) -> list[int]:
-    start = self._recent_start()
-    idx = [i for i in self._system_idx if i < start]
-    if self._task_idx is not None and (self._task_idx < start or self._lifted_task() is not None):
-        idx.append(self._task_idx)
-    idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
-    return sorted(idx)
-
-
-def _view(self: LayeredChatMemory, i: int) -> BaseMessage:
-    if self._thinking_dropped(i):
-        return self._stripped_view(i)[0]
-    return self._views.get(i, self._log[i])
-
-
-def _view_tokens(self: LayeredChatMemory, i: int) -> int:
-    if self._thinking_dropped(i):
-        return self._stripped_view(i)[1]
-    return self._vtok.get(i, self._tok[i])
-
-
-def _live_start(self: LayeredChatMemory) -> int:
-    """First index of the live run: the turn in progress after the human message that opened it.
-
-    A human message right after a tool result continues the turn
-    (:func:`~langctx.turns.opens_turn`): the thinking of the turn's AI messages before it is live.
-    """
-    return max(self._last_human + 1, self._first_kept)
-
-
-def _thinking_dropped(self: LayeredChatMemory, i: int) -> bool:
-    """True when message ``i`` is sent without its thinking blocks.
-
-    Once summaries stand in for earlier history, the thinking blocks of completed turns in
-    the recent layer no longer match the prefix they were written for (Anthropic's prefix
-    check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
-    live run keeps its thinking: a compaction never changes what precedes it (see
-    :func:`~langctx.engine.planning.plan`).
-    """
-    return (
-        bool(self._thinking)
-        and self._block is not None
-        and i < self._live_start()
-        and i in self._thinking_set()
-    )
-
-
-def _thinking_set(self: LayeredChatMemory) -> frozenset[int]:
-    if len(self._thinking_memo[0]) != len(self._thinking):
-        self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
-    return self._thinking_memo[1]
-
-
-def _stripped_view(self: LayeredChatMemory, i: int) -> tuple[BaseMessage, int]:
-    if i not in self._stripped:
-        view = strip_thinking(self._views.get(i, self._log[i]))
-        self._stripped[i] = (view, self.counter.count_message(view))
-    return self._stripped[i]
-
-
-def _live_thinking(self: LayeredChatMemory) -> bool:
-    """True when a projected message of the live run carries thinking."""
-    live = self._live_start()
-    return bool(self._thinking) and self._thinking[-1] >= max(live, self._recent_start())
-
-
-def _head_tokens(self: LayeredChatMemory) -> int:
-    return sum(self._view_tokens(i) for i in self._head_pinned()) + self._block_tokens
-
-
-def _span_tokens(self: LayeredChatMemory, lo: int, hi: int) -> int:
-    total = 0
-    lifted = self._lifted_task()
-    skip, repairs = self._skip, self._repair_after
-    if self._thinking and self._block is not None:
-        tokens = self._view_tokens
-    else:  # no thinking is dropped: a message's tokens are its view's
-        vtok, tok = self._vtok, self._tok
-
-        def tokens(i: int) -> int:
-            return vtok.get(i, tok[i])
-
-    for i in range(lo, hi):
-        if i not in skip and i != lifted:
-            total += tokens(i)
-        if i in repairs:
-            total += sum(self.counter.count_message(r) for r in repairs[i])
-    return total
-
-
-def _refresh(self: LayeredChatMemory) -> None:
-    """Recompute the cached layer sizes after a compaction (O(recent))."""
-    task = [] if self._task_idx is None else [self._task_idx]
-    pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
-    self._block, self._block_tokens = summary_block(
-        self._active, self.config, self.counter, pinned_tokens=pinned
-    )
-    self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
-    self._calibration = 0
 
 
 def summary_block(
@@ -262,7 +113,3 @@ def _within_cap(entry: CompactionEntry, cap: int, counter: TokenCounter) -> Comp
     if len(text) <= cap or counter.count_text(text) <= cap:  # no token is shorter than a char
         return entry
     return {**entry, "summary": truncate_to_tokens(text, cap, counter.count_text)}
-
-
-def _refresh_recent(self: LayeredChatMemory) -> None:
-    self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))

@@ -11,6 +11,7 @@ from langchain_core.messages import (
 )
 
 from langctx.count_cache import describe_edited
+from langctx.engine import log, writing
 from langctx.entries import (
     CompactionEntry,
     EditEntry,
@@ -23,11 +24,11 @@ from langctx.errors import (
 )
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
 def restore(
-    self: LayeredChatMemory,
+    mem: MemoryCore,
     messages: Sequence[BaseMessage],
     *,
     compactions: Sequence[Mapping[str, Any]] = (),
@@ -39,49 +40,49 @@ def restore(
 
     Used by the integrations to rebuild the memory from graph state or a database.
     """
-    with self._lock:
-        self._reset()
-        self._restoring = True
+    with mem._lock:
+        mem._reset()
+        mem._restoring = True
         try:
-            self._append_all(list(messages))
+            log._append_all(mem, list(messages))
         finally:
-            self._restoring = False
+            mem._restoring = False
         for raw in edits:
             e = validate_entry(raw)
-            if e["message_id"] not in self._pos:
+            if e["message_id"] not in mem._pos:
                 msg = f"edit {e['id']} names message {e['message_id']!r}, which is not in the log."
                 raise StateVersionError(msg)
-            self._edits.append(e)
-            self._edit_of[e["message_id"]] = e
-            i = self._pos[e["message_id"]]
-            self._views[i], self._vtok[i] = describe_edited(self.counter, self._log[i], e)
+            mem._edits.append(e)
+            mem._edit_of[e["message_id"]] = e
+            i = mem._pos[e["message_id"]]
+            mem._views[i], mem._vtok[i] = describe_edited(mem.counter, mem._log[i], e)
         for raw in compactions:
-            self._entries.append(validate_entry(raw))
-            self._seq[self._entries[-1]["id"]] = len(self._entries)
-        self._active = active_summaries(self._entries)
+            mem._entries.append(validate_entry(raw))
+            mem._seq[mem._entries[-1]["id"]] = len(mem._entries)
+        mem._active = active_summaries(mem._entries)
         cut = 0
-        for e in self._entries:
+        for e in mem._entries:
             fk = e["first_kept_id"]
             if e["trigger"] != "merge" and fk is not None:
-                if fk not in self._pos:
+                if fk not in mem._pos:
                     msg = f"compaction {e['id']} keeps from {fk!r}, which is not in the log."
                     raise StateVersionError(msg)
-                cut = max(cut, self._pos[fk])
+                cut = max(cut, mem._pos[fk])
             elif e["trigger"] != "merge" and fk is None:  # folded to the log's end then
                 last = e["covered_ids"][-1] if e["covered_ids"] else None
-                cut = self._pos[last] + 1 if last in self._pos else len(self._log)
-        if self._pc is not None:
-            cut = max(cut, self._pc)
-            self._active = [e for e in self._active if self._after_pc(e)]
-        self._first_kept = cut
-        self._priority = {str(k): int(v) for k, v in (priorities or {}).items()}
-        self._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
-        self._refresh()
-        self._check_pinned()
+                cut = mem._pos[last] + 1 if last in mem._pos else len(mem._log)
+        if mem._pc is not None:
+            cut = max(cut, mem._pc)
+            mem._active = [e for e in mem._active if log._after_pc(mem, e)]
+        mem._first_kept = cut
+        mem._priority = {str(k): int(v) for k, v in (priorities or {}).items()}
+        mem._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
+        mem._refresh()
+        writing._check_pinned(mem)
 
 
 def restore_window(
-    self: LayeredChatMemory,
+    mem: MemoryCore,
     head: Sequence[BaseMessage],
     window: Sequence[BaseMessage],
     *,
@@ -101,21 +102,21 @@ def restore_window(
     window are ignored. ``before`` finds a message of the log before the window by id (for a
     pending background summary of a span the window no longer holds).
     """
-    with self._lock:
-        self._reset()
-        self._before = before
-        self._restoring = True
+    with mem._lock:
+        mem._reset()
+        mem._before = before
+        mem._restoring = True
         head, window = _messages(head), _messages(window)
         try:
             for m in [*head, *window[:validate_from]]:
-                self._append(m)
-            self._new_from = len(self._log)
-            self._validate_batch(window[validate_from:])
+                log._append(mem, m)
+            mem._new_from = len(mem._log)
+            log.validate_batch(mem, window[validate_from:])
             for m in window[validate_from:]:
-                self._append(m)
+                log._append(mem, m)
         finally:
-            self._restoring = False
-        pos, by_message = self._pos, edits_by_message(edits)
+            mem._restoring = False
+        pos, by_message = mem._pos, edits_by_message(edits)
         if len(by_message) < len(pos):
             edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
         else:  # a long thread: the window is the smaller side
@@ -123,19 +124,19 @@ def restore_window(
         for mid in edited:
             for e in by_message[mid]:
                 i = pos[mid]
-                self._edits.append(e)
-                self._edit_of[e["message_id"]] = e
-                self._views[i], self._vtok[i] = describe_edited(self.counter, self._log[i], e)
-        self._entries = list(compactions)
-        order = active_positions(self._entries)
-        self._seq = {self._entries[n - 1]["id"]: n for n in order}
-        self._active = [self._entries[n - 1] for n in order]
-        self._active = [e for e in self._active if self._after_pc(e)]
-        self._first_kept = max(len(head) if self._entries else 0, self._first_kept)
-        self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
-        self._refresh()
-        self._calibrate_window()
-        self._check_pinned()
+                mem._edits.append(e)
+                mem._edit_of[e["message_id"]] = e
+                mem._views[i], mem._vtok[i] = describe_edited(mem.counter, mem._log[i], e)
+        mem._entries = list(compactions)
+        order = active_positions(mem._entries)
+        mem._seq = {mem._entries[n - 1]["id"]: n for n in order}
+        mem._active = [mem._entries[n - 1] for n in order]
+        mem._active = [e for e in mem._active if log._after_pc(mem, e)]
+        mem._first_kept = max(len(head) if mem._entries else 0, mem._first_kept)
+        mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
+        mem._refresh()
+        log._calibrate_window(mem)
+        writing._check_pinned(mem)
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from langctx.entries import ENTRY_VERSION
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def stats(self: LayeredChatMemory) -> dict[str, Any]:
+def stats(mem: MemoryCore) -> dict[str, Any]:
     """Figures for dashboards and debugging.
 
     Example:
@@ -19,18 +19,18 @@ def stats(self: LayeredChatMemory) -> dict[str, Any]:
         4000
     """
     levels: dict[int, int] = {}
-    for e in self._active:
+    for e in mem._active:
         levels[e["level"]] = levels.get(e["level"], 0) + 1
     return {
-        "messages": len(self._log),
-        "context_tokens": self.context_tokens(),
-        "budget": self.config.max_tokens_resolved,
-        "compactions": sum(1 for e in self._entries if e["trigger"] != "merge"),
-        "merges": sum(1 for e in self._entries if e["trigger"] == "merge"),
+        "messages": len(mem._log),
+        "context_tokens": mem.context_tokens(),
+        "budget": mem.config.max_tokens_resolved,
+        "compactions": sum(1 for e in mem._entries if e["trigger"] != "merge"),
+        "merges": sum(1 for e in mem._entries if e["trigger"] == "merge"),
         "summaries_by_level": levels,
-        "summary_tokens": sum(e["summary_tokens"] for e in self._active),
-        "edits": len(self._edits),
-        "blocking_summarizer_calls": self._blocking_calls,
-        "first_kept_id": self.first_kept_id,
+        "summary_tokens": sum(e["summary_tokens"] for e in mem._active),
+        "edits": len(mem._edits),
+        "blocking_summarizer_calls": mem._blocking_calls,
+        "first_kept_id": mem.first_kept_id,
         "entry_version": ENTRY_VERSION,
     }

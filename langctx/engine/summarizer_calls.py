@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from langctx.engine import writing
 from langctx.engine.plan import Plan
 from langctx.errors import ConfigError
 from langctx.summarize import (
@@ -21,71 +22,67 @@ from langctx.summarize import (
 from langctx.summarize.calls import failure_reason, warn_failure
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def _run(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+def _run(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
-        return self._unasked(plan)
-    return self._summarize(plan.request)
+        return _unasked(mem, plan)
+    return _summarize(mem, plan.request)
 
 
-async def _arun(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+async def _arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
-        return self._unasked(plan)
-    return await self._asummarize(plan.request)
+        return _unasked(mem, plan)
+    return await _asummarize(mem, plan.request)
 
 
-def _unasked(self: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     """The summary of a plan that asks no summarizer (nothing to fold, or a local-only plan)."""
     if plan.request is None:
         return "", plan.quality
-    return self._local.summarize(plan.request), plan.quality
+    return mem._local.summarize(plan.request), plan.quality
 
 
-def _summarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+def _summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
-    self._blocking_calls += 1
+    mem._blocking_calls += 1
     try:
-        text = call_summarizer(self.summarizer, request, timeout=self._deadline())
+        text = call_summarizer(mem.summarizer, request, timeout=_deadline(mem))
     except Exception as exc:
-        return self._fallback(request, exc)
-    return self._accepted(request, text)
+        return _fallback(mem, request, exc)
+    return _accepted(mem, request, text)
 
 
-async def _asummarize(self: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
-    self._blocking_calls += 1
+async def _asummarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
+    mem._blocking_calls += 1
     try:
-        text = await acall_summarizer(self.summarizer, request, timeout=self._deadline())
+        text = await acall_summarizer(mem.summarizer, request, timeout=_deadline(mem))
     except Exception as exc:
-        return self._fallback(request, exc)
-    return self._accepted(request, text)
+        return _fallback(mem, request, exc)
+    return _accepted(mem, request, text)
 
 
-def _deadline(self: LayeredChatMemory) -> float | None:
+def _deadline(mem: MemoryCore) -> float | None:
     """The summarizer's deadline; the local one runs in the caller's thread, unbounded."""
-    return None if self.summarizer is self._local else self.config.summary_timeout
+    return None if mem.summarizer is mem._local else mem.config.summary_timeout
 
 
-def _accepted(self: LayeredChatMemory, request: SummaryRequest, text: str) -> tuple[str, str]:
+def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str, str]:
     quality = "merged" if request.kind == "merge" else "model"
-    return self._cap(text), quality
+    return _cap(mem, text), quality
 
 
-def _fallback(
-    self: LayeredChatMemory, request: SummaryRequest, exc: BaseException
-) -> tuple[str, str]:
+def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
     """The local summary in place of a failed call (network error, timeout, no text), warned
     once per kind of failure; a summarizer that can never work (its answer is not text) raises
     its :class:`~langctx.errors.ConfigError` instead."""
     if isinstance(exc, ConfigError):
         raise exc
     warn_failure(exc, "the local summary")
-    self._record("summarizer_fallback", request.kind, [], 0, failure_reason(exc))
-    return self._local.summarize(request), "fallback"
+    writing._record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
+    return mem._local.summarize(request), "fallback"
 
 
-def _cap(self: LayeredChatMemory, text: str) -> str:
-    return truncate_to_tokens(
-        text, self.config.max_summary_tokens_resolved, self.counter.count_text
-    )
+def _cap(mem: MemoryCore, text: str) -> str:
+    return truncate_to_tokens(text, mem.config.max_summary_tokens_resolved, mem.counter.count_text)

@@ -15,7 +15,7 @@ from langctx.blocks import (
     cut_text_blocks,
     has_opaque_blocks,
 )
-from langctx.engine import placeholders, planning
+from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
@@ -40,18 +40,17 @@ from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_summary_facts
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 logger = logging.getLogger("langctx")
 
 
-def _commit(
-    self: LayeredChatMemory, plan: Plan, summary: str, quality: str
-) -> CompactionEntry | None:
+def _commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
-            self._apply_edits(plan.placeholders, plan.trigger)
-            self._record(
+            _apply_edits(mem, plan.placeholders, plan.trigger)
+            _record(
+                mem,
                 "placeholder",
                 plan.trigger,
                 [e["message_id"] for e in plan.placeholders],
@@ -59,15 +58,15 @@ def _commit(
                 f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed",
             )
         return None
-    covered = [self._id(i) for i in plan.batch]
+    covered = [mem._id(i) for i in plan.batch]
     facts = plan.request.facts if plan.request is not None else {}
     entry = new_compaction_entry(
         summary=summary,
-        summary_tokens=self.counter.count_text(summary),
+        summary_tokens=mem.counter.count_text(summary),
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
-        first_kept_id=self._id(plan.cut) if plan.cut < len(self._log) else None,
+        first_kept_id=mem._id(plan.cut) if plan.cut < len(mem._log) else None,
         tokens_before=plan.tokens_before,
         tokens_after=0,
         trigger=plan.trigger,
@@ -80,21 +79,23 @@ def _commit(
     )
     if quality == "mechanical":
         entry["pending_tokens"] = plan.pending
-    self._stamp(entry)
-    self._add_entry(entry)
-    self._first_kept = plan.cut
-    self._refresh()
-    self._record(
+    _stamp(mem, entry)
+    _add_entry(mem, entry)
+    mem._first_kept = plan.cut
+    mem._refresh()
+    _record(
+        mem,
         "compact",
         plan.trigger,
         covered,
-        sum(self._tok[i] for i in plan.batch),
+        sum(mem._tok[i] for i in plan.batch),
         f"folded {len(plan.batch)} messages into {entry['id']} ({quality})",
     )
-    kept = [e for e in plan.placeholders if e["message_id"] not in self._edit_of]
+    kept = [e for e in plan.placeholders if e["message_id"] not in mem._edit_of]
     if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
-        self._apply_edits(kept, plan.trigger)
-        self._record(
+        _apply_edits(mem, kept, plan.trigger)
+        _record(
+            mem,
             "placeholder",
             plan.trigger,
             [e["message_id"] for e in kept],
@@ -104,97 +105,97 @@ def _commit(
     return entry
 
 
-def _stamp(self: LayeredChatMemory, entry: CompactionEntry) -> None:
+def _stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Record what a window restore needs without the log before the cut (see `restore_window`).
 
     A cut (not a merge) names the task and the log's last message; any entry written after a
     provider compaction item names it. Nothing else is written, to keep entries small.
     """
     if entry["trigger"] != "merge":
-        entry["task_id"] = self._id(self._task_idx) if self._task_idx is not None else None
-        entry["last_id"] = self._id(len(self._log) - 1) if self._log else None
-    if self._pc is not None:
-        entry["provider_compaction_id"] = self._id(self._pc)
+        entry["task_id"] = mem._id(mem._task_idx) if mem._task_idx is not None else None
+        entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
+    if mem._pc is not None:
+        entry["provider_compaction_id"] = mem._id(mem._pc)
 
 
-def _add_entry(self: LayeredChatMemory, entry: CompactionEntry) -> None:
+def _add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Append an entry and update the active summaries without rescanning all entries."""
-    self._entries.append(entry)
+    mem._entries.append(entry)
     gone = set(entry["merged_from"])
-    self._seq[entry["id"]] = len(self._entries)
-    live = [e for e in self._active if e["id"] not in gone]
+    mem._seq[entry["id"]] = len(mem._entries)
+    live = [e for e in mem._active if e["id"] not in gone]
     live.append(entry)
-    self._active = sorted(live, key=lambda e: (-e["level"], self._seq[e["id"]]))
+    mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
 
 
-def _merge_levels(self: LayeredChatMemory) -> None:
+def _merge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
-    while (group := planning.merge_group(self)) is not None:
-        done = self._merge_without_model(group)
-        text, quality = done or self._summarize(planning.merge_request(self, group))
-        merged.append(self._commit_merge(group, text, quality))
-    self._merged_refresh(merged)
+    while (group := planning.merge_group(mem)) is not None:
+        done = _merge_without_model(mem, group)
+        text, quality = done or summarizer_calls._summarize(mem, planning.merge_request(mem, group))
+        merged.append(_commit_merge(mem, group, text, quality))
+    _merged_refresh(mem, merged)
 
 
-def _merge_without_model(
-    self: LayeredChatMemory, group: list[CompactionEntry]
-) -> tuple[str, str] | None:
+def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
     """``group`` merged without a model call, or None (ask the model).
 
     The section-by-section merge when it fits the cap; otherwise, with ``background_summaries``,
     the local summary of the merged facts (so no merge blocks the agent). The local summarizer
     merges from the facts anyway, so this is for model summarizers only.
     """
-    if self.summarizer is self._local:
+    if mem.summarizer is mem._local:
         return None
     text = merge_sections(
         [e["summary"] for e in group],
-        max_tokens=self.config.max_summary_tokens_resolved,
-        count=self.counter.count_text,
+        max_tokens=mem.config.max_summary_tokens_resolved,
+        count=mem.counter.count_text,
     )
     if text is not None:
         return text, "merged"
-    if self.config.background_summaries:
+    if mem.config.background_summaries:
         # Old summaries that no longer fit side by side are rewritten from their facts, never
         # on the agent's path: what the probes need (constraints, files, the latest failure and
         # next step) is in the facts; the newest spans keep the model's words.
-        return self._local.summarize(planning.merge_request(self, group)), "merged"
+        return mem._local.summarize(planning.merge_request(mem, group)), "merged"
     return None
 
 
-async def _amerge_levels(self: LayeredChatMemory) -> None:
+async def _amerge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
-    while (group := planning.merge_group(self)) is not None:
-        done = self._merge_without_model(group)
-        text, quality = done or await self._asummarize(planning.merge_request(self, group))
-        with self._lock:
-            merged.append(self._commit_merge(group, text, quality))
-    with self._lock:
-        self._merged_refresh(merged)
+    while (group := planning.merge_group(mem)) is not None:
+        done = _merge_without_model(mem, group)
+        text, quality = done or await summarizer_calls._asummarize(
+            mem, planning.merge_request(mem, group)
+        )
+        with mem._lock:
+            merged.append(_commit_merge(mem, group, text, quality))
+    with mem._lock:
+        _merged_refresh(mem, merged)
 
 
-def _merged_refresh(self: LayeredChatMemory, merged: list[CompactionEntry]) -> None:
+def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
     """Re-render the summary block once after a cascade of merges."""
     if not merged:
         return
-    self._refresh()
+    mem._refresh()
     for entry in merged:
-        entry["tokens_after"] = self.context_tokens()
+        entry["tokens_after"] = mem.context_tokens()
 
 
 def _commit_merge(
-    self: LayeredChatMemory, group: list[CompactionEntry], text: str, quality: str
+    mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
     level = min(group[0]["level"] + 1, MAX_LEVEL)
     facts = merge_summary_facts(*[entry_facts(e) for e in group])
     entry = new_compaction_entry(
         summary=text,
-        summary_tokens=self.counter.count_text(text),
+        summary_tokens=mem.counter.count_text(text),
         level=level,
         covered_ids=[],  # a merge folds no message itself: its entries did
         covered_count=sum(covered_count(e) for e in group),
         first_kept_id=group[-1]["first_kept_id"],
-        tokens_before=self.context_tokens(),
+        tokens_before=mem.context_tokens(),
         tokens_after=0,
         trigger="merge",
         quality=quality,
@@ -203,9 +204,10 @@ def _commit_merge(
         merged_from=[e["id"] for e in group],
         facts=facts,
     )
-    self._stamp(entry)
-    self._add_entry(entry)
-    self._record(
+    _stamp(mem, entry)
+    _add_entry(mem, entry)
+    _record(
+        mem,
         "merge",
         "merge",
         [e["id"] for e in group],
@@ -215,50 +217,49 @@ def _commit_merge(
     return entry
 
 
-def _apply_edits(self: LayeredChatMemory, edits: Sequence[EditEntry], trigger: str) -> None:
+def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> None:
     for e in edits:
-        i = self._pos[e["message_id"]]
-        self._edits.append(e)
-        self._edit_of[e["message_id"]] = e
-        self._views[i] = view_message(self._log[i], e)
-        self._vtok[i] = e["tokens_after"]
-    self._refresh_recent()
+        i = mem._pos[e["message_id"]]
+        mem._edits.append(e)
+        mem._edit_of[e["message_id"]] = e
+        mem._views[i] = view_message(mem._log[i], e)
+        mem._vtok[i] = e["tokens_after"]
+    mem._refresh_recent()
 
 
-def _enforce_budget(self: LayeredChatMemory, trigger: str) -> None:
+def _enforce_budget(mem: MemoryCore, trigger: str) -> None:
     """Last resort when the newest turn alone is too large: marked truncation, never silent loss.
 
     Only runs when folding could not bring the context under the compaction mark. It then cuts
     the largest kept messages (head and tail kept, marked) to a little below the mark, so the
     next turn does not compact again at once.
     """
-    budget = self.config.max_tokens_resolved
-    if self.context_tokens() <= min(budget, self.config.high_mark):
+    budget = mem.config.max_tokens_resolved
+    if mem.context_tokens() <= min(budget, mem.config.high_mark):
         return
-    target = min(budget, self.config.high_mark - budget // 10)
-    over = self.context_tokens() - target
+    target = min(budget, mem.config.high_mark - budget // 10)
+    over = mem.context_tokens() - target
     if over <= 0:
         return
-    floor = placeholders.edit_floor(self)
+    floor = placeholders.edit_floor(mem)
     recent = [
-        i
-        for i in range(max(self._recent_start(), floor + 1), len(self._log))
-        if i not in self._skip
+        i for i in range(max(mem._recent_start(), floor + 1), len(mem._log)) if i not in mem._skip
     ]
     edits: list[EditEntry] = []
-    for i in sorted(recent, key=lambda i: (-self._view_tokens(i), i)):
+    for i in sorted(recent, key=lambda i: (-mem._view_tokens(i), i)):
         if over <= 0:
             break
-        before = self._view_tokens(i)
+        before = mem._view_tokens(i)
         keep = max(before - over - 24, 16)
-        edit = self._truncation(i, keep)
+        edit = _truncation(mem, i, keep)
         if edit is None:
             continue
         edits.append(edit)
         over -= before - edit["tokens_after"]
     if edits:
-        self._apply_edits(edits, trigger)
-        self._record(
+        _apply_edits(mem, edits, trigger)
+        _record(
+            mem,
             "truncate",
             trigger,
             [e["message_id"] for e in edits],
@@ -267,11 +268,11 @@ def _enforce_budget(self: LayeredChatMemory, trigger: str) -> None:
         )
 
 
-def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry | None:
+def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     """Cut message ``i`` (its text, and the string arguments of its tool calls) to ``keep_tokens``."""
-    m = self._log[i]
-    view = self._view(i)
-    before = self._view_tokens(i)
+    m = mem._log[i]
+    view = mem._view(i)
+    before = mem._view_tokens(i)
     if before <= keep_tokens or has_opaque_blocks(m):
         return None  # signed / encrypted blocks travel whole: the message is kept or folded
     content = view.content
@@ -289,7 +290,7 @@ def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry 
         update: dict[str, Any] = {"content": new_text}
         if calls:
             update["tool_calls"] = new_calls
-        after = self.counter.count_message(m.model_copy(update=update))
+        after = mem.counter.count_message(m.model_copy(update=update))
         best = (new_text, new_calls if calls else None, after)
         if after <= keep_tokens or ratio <= 0:
             break
@@ -308,13 +309,13 @@ def _truncation(self: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry 
     )
 
 
-def _check_pinned(self: LayeredChatMemory) -> None:
-    pinned = [*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])]
-    allowed = self.config.pinned_cap_tokens
-    total = sum(self._view_tokens(i) for i in pinned)
+def _check_pinned(mem: MemoryCore) -> None:
+    pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
+    allowed = mem.config.pinned_cap_tokens
+    total = sum(mem._view_tokens(i) for i in pinned)
     if total <= allowed:
         return
-    if self.config.oversize_policy == "error":
+    if mem.config.oversize_policy == "error":
         msg = (
             f"pinned messages (system + task) take {total} tokens but only {allowed} fit beside "
             "the summaries and the reserve; raise max_tokens, shorten the task, or use "
@@ -323,17 +324,18 @@ def _check_pinned(self: LayeredChatMemory) -> None:
         raise BudgetError(msg)
     over = total - allowed
     edits: list[EditEntry] = []
-    for i in sorted(pinned, key=lambda i: -self._view_tokens(i)):
+    for i in sorted(pinned, key=lambda i: -mem._view_tokens(i)):
         if over <= 0:
             break
-        before = self._view_tokens(i)
-        edit = self._truncation(i, max(before - over - 24, 16))
+        before = mem._view_tokens(i)
+        edit = _truncation(mem, i, max(before - over - 24, 16))
         if edit is not None:
             edits.append(edit)
             over -= before - edit["tokens_after"]
     if edits:
-        self._apply_edits(edits, "add")
-        self._record(
+        _apply_edits(mem, edits, "add")
+        _record(
+            mem,
             "truncate_pinned",
             "add",
             [e["message_id"] for e in edits],
@@ -346,9 +348,9 @@ def _check_pinned(self: LayeredChatMemory) -> None:
 
 
 def _record(
-    self: LayeredChatMemory, action: str, trigger: str, ids: list[str], tokens: int, detail: str
+    mem: MemoryCore, action: str, trigger: str, ids: list[str], tokens: int, detail: str
 ) -> None:
-    self._evictions.append(
+    mem._evictions.append(
         EvictionRecord(
             at=datetime.now(UTC).isoformat(timespec="milliseconds"),
             action=action,

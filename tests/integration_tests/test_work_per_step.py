@@ -24,7 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx.context_mode.middleware import ContextModeMiddleware
 from langctx.context_mode.references import find_reference_ids
-from langctx.memory import LayeredChatMemory
+from langctx.engine import log
+from langctx.engine.core import MemoryCore
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
@@ -95,13 +96,13 @@ class Probe(AgentMiddleware[Any, Any, Any]):
 def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Messages passed to the memory's validator, summed over the run."""
     total = [0]
-    original = LayeredChatMemory._validate_batch
+    original = log.validate_batch
 
-    def counting(self: LayeredChatMemory, batch: Sequence[BaseMessage]) -> None:
+    def counting(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
         total[0] += len(batch)
-        original(self, batch)
+        original(mem, batch)
 
-    monkeypatch.setattr(LayeredChatMemory, "_validate_batch", counting)
+    monkeypatch.setattr(log, "validate_batch", counting)
     return total
 
 

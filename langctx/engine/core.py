@@ -1,0 +1,338 @@
+"""MemoryCore: what a :class:`~langctx.LayeredChatMemory` holds, and the projection read from it.
+
+The record is what :meth:`MemoryCore.snapshot` returns (the log, the compaction entries, the
+edits, the priority ledger, the eviction log); every other field is derived from the record by
+appending and restoring (positions, token counts, the pinned indices, the cut, the summary
+block), so a core restored from a snapshot projects what the live core projects. The engine's
+modules are functions of a core: :mod:`~langctx.engine.log` appends, :mod:`~langctx.engine.planning`
+plans (reading a :class:`~langctx.engine.planning_view.PlanningView`), :mod:`~langctx.engine.compaction`
+compacts, :mod:`~langctx.engine.restoring` restores. The methods here only read the layers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+
+from langchain_core.messages import (
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    messages_to_dict,
+)
+
+from langctx.blocks import strip_thinking
+from langctx.channel import MemorySnapshot, channel_update
+from langctx.config import MemoryConfig
+from langctx.engine.layers import summary_block
+from langctx.engine.plan import CompactionEvent
+from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
+from langctx.facts import FileToolSpec
+from langctx.markers import context_mode_stamp
+from langctx.summarize import LocalSummarizer, Summarizer
+from langctx.tokens import TokenCounter
+from langctx.turns import group_units, tool_call_ids
+
+__all__ = ["DEFAULT_PRIORITIES", "MemoryCore"]
+
+DEFAULT_PRIORITIES: Mapping[str, int] = {
+    "system": 100,
+    "first_human": 90,
+    "summary": 70,
+    "recent_human": 60,
+    "recent_ai": 50,
+    "tool_result": 30,
+    "context_ref": 20,
+    "fetched_ref": 10,
+}
+"""Priorities of the article; lower is shed first inside the evictable region."""
+
+
+class MemoryCore:
+    """The record of one memory, what is derived from it, and its settings."""
+
+    def __init__(
+        self,
+        config: MemoryConfig,
+        counter: TokenCounter,
+        summarizer: Summarizer,
+        local: LocalSummarizer,
+        file_tools: Mapping[str, FileToolSpec],
+        command_tools: frozenset[str],
+        on_compaction: Callable[[CompactionEvent], None] | None,
+        thread_id: str | None,
+    ) -> None:
+        self.config = config
+        self.counter = counter
+        self.summarizer = summarizer
+        self._local = local
+        self.file_tools = file_tools
+        self.command_tools = command_tools
+        self.on_compaction = on_compaction
+        self.thread_id = thread_id
+        self._lock = threading.RLock()
+        self._alock: asyncio.Lock | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        # the record (what snapshot() returns)
+        self._log: list[BaseMessage] = []
+        self._entries: list[CompactionEntry] = []
+        self._edits: list[EditEntry] = []
+        self._evictions: list[EvictionRecord] = []
+        self._priority: dict[str, int] = {}
+        # derived from the record on append and restore
+        self._pos: dict[str, int] = {}
+        self._tok: list[int] = []
+        self._views: dict[int, BaseMessage] = {}
+        self._vtok: dict[int, int] = {}
+        self._edit_of: dict[str, EditEntry] = {}
+        self._first_kept = 0
+        self._system_idx: list[int] = []
+        self._task_idx: int | None = None
+        self._task_closed = False  # a provider compaction stands in for the task from now on
+        self._pc: int | None = None  # latest message holding a provider compaction item
+        self._pc_memo: tuple[tuple[int, int], range] | None = None
+        self._thinking: list[int] = []  # indices of AI messages with thinking blocks
+        self._last_human = -1  # index of the latest human message that opens a turn
+        self._after_tool = False  # the latest message sent, human/system aside, is a tool result
+        self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
+        self._thinking_memo: tuple[list[int], frozenset[int]] = ([], frozenset())
+        self._seen_non_system = False
+        self._skip: set[int] = set()
+        self._call_owner: dict[str, int] = {}
+        self._open_calls: list[str] = []
+        self._open_ai: int | None = None
+        self._repair_after: dict[int, list[ToolMessage]] = {}
+        self._recent_tokens = 0
+        self._block: BaseMessage | None = None
+        self._block_tokens = 0
+        self._calibration = 0
+        self._active: list[CompactionEntry] = []
+        self._seq: dict[str, int] = {}
+        self._restoring = False
+        self._new_from = 0  # log index from which messages are new to this memory (warnings)
+        self._blocking_calls = 0  # summarizer calls made on the caller's path
+        self._waited_s = 0.0  # waiting for a background summary in the current compaction
+        self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
+
+    # ------------------------------------------------------------------ the record
+
+    def snapshot(self) -> MemorySnapshot:
+        """The record: the channel's shape plus the log and the eviction log (JSON-safe)."""
+        snapshot = MemorySnapshot(
+            **channel_update(
+                compactions=self._entries, edits=self._edits, priorities=self._priority
+            )
+        )
+        snapshot["messages"] = messages_to_dict(self._log)
+        snapshot["eviction_log"] = [dict(r) for r in self._evictions]
+        return snapshot
+
+    # ------------------------------------------------------------------ reading the layers
+
+    def build_context(self) -> list[BaseMessage]:
+        """The messages the model should see now: pinned, summaries, recent (deterministic)."""
+        out = [self._view(i) for i in self._head_pinned()]
+        if self._block is not None:
+            out.append(self._block)
+        lifted = self._lifted_task()
+        skip, repairs, view = self._skip, self._repair_after, self._view
+        if not (self._thinking and self._block is not None):  # no thinking is dropped
+            views, log = self._views, self._log
+
+            def view(i: int) -> BaseMessage:
+                return views.get(i, log[i])
+
+        for i in range(self._recent_start(), len(self._log)):
+            if i not in skip and i != lifted:
+                out.append(view(i))
+            if i in repairs:
+                out.extend(repairs[i])
+        return out
+
+    def context_tokens(self) -> int:
+        """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
+        return self._context_tokens_raw()
+
+    def calibrated_tokens(self) -> int:
+        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
+        return max(0, self._context_tokens_raw() + self._calibration)
+
+    @property
+    def first_kept_id(self) -> str | None:
+        """Id of the first message of the verbatim recent layer."""
+        return self._id(self._first_kept) if self._first_kept < len(self._log) else None
+
+    def pinned_ids(self) -> list[str]:
+        """Ids of the pinned messages (system messages and the task)."""
+        idx = sorted([*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])])
+        return [self._id(i) for i in idx]
+
+    def priority_of(self, message_id: str) -> int:
+        """The ledger priority of a logged message (see :data:`DEFAULT_PRIORITIES`)."""
+        if message_id in self._priority:
+            return self._priority[message_id]
+        i = self._pos.get(message_id)
+        if i is None:
+            msg = f"no message with id {message_id!r} in this memory."
+            raise KeyError(msg)
+        if i in self._system_idx:
+            return DEFAULT_PRIORITIES["system"]
+        if i == self._task_idx:
+            return DEFAULT_PRIORITIES["first_human"]
+        m = self._log[i]
+        if isinstance(m, ToolMessage):
+            stamp = context_mode_stamp(m)
+            if stamp is not None and stamp.get("action") == "referenced":
+                return DEFAULT_PRIORITIES["context_ref"]
+            return DEFAULT_PRIORITIES["tool_result"]
+        if isinstance(m, HumanMessage):
+            return DEFAULT_PRIORITIES["recent_human"]
+        if isinstance(m, SystemMessage):
+            return DEFAULT_PRIORITIES["system"]
+        return DEFAULT_PRIORITIES["recent_ai"]
+
+    def _id(self, i: int) -> str:
+        return str(self._log[i].id)
+
+    def _earlier(self, message_id: str) -> BaseMessage | None:
+        """A message of the log before a restored window, by id (None: not known)."""
+        return None if self._before is None else self._before(message_id)
+
+    def _context_tokens_raw(self) -> int:
+        head = sum(self._view_tokens(i) for i in self._head_pinned())
+        return head + self._block_tokens + self._recent_tokens
+
+    def _recent_start(self) -> int:
+        """First index of the recent layer: the cut, moved past pinned messages that sit on it.
+
+        Pinned messages at the cut belong to the head, so the summary block never precedes them.
+        """
+        start = self._first_kept
+        if start == 0:
+            return 0
+        pinned = {*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])}
+        pinned.update(self._pc_unit())
+        while start < len(self._log) and start in pinned:
+            start += 1
+        return start
+
+    def _pc_unit(self) -> range:
+        """Indices of the latest provider compaction item's unit (its message and results)."""
+        if self._pc is None:
+            return range(0)
+        key = (self._pc, len(self._log))
+        if self._pc_memo is None or self._pc_memo[0] != key:
+            width = 2 + 2 * len(tool_call_ids(self._log[self._pc]))
+            units = group_units(self._log[self._pc : self._pc + width]).units
+            self._pc_memo = (key, range(self._pc, self._pc + (units[0].end if units else 1)))
+        return self._pc_memo[1]
+
+    def _lifted_task(self) -> int | None:
+        """The task's index when it sits in the recent layer behind summaries.
+
+        That happens when compactions ran before the task arrived (a session opening with slash
+        commands and their output); the task is then lifted into the head, ahead of the summaries.
+        """
+        t = self._task_idx
+        if t is not None and self._block is not None and t >= self._recent_start():
+            return t
+        return None
+
+    def _head_pinned(self) -> list[int]:
+        start = self._recent_start()
+        idx = [i for i in self._system_idx if i < start]
+        if self._task_idx is not None and (
+            self._task_idx < start or self._lifted_task() is not None
+        ):
+            idx.append(self._task_idx)
+        idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
+        return sorted(idx)
+
+    def _view(self, i: int) -> BaseMessage:
+        if self._thinking_dropped(i):
+            return self._stripped_view(i)[0]
+        return self._views.get(i, self._log[i])
+
+    def _view_tokens(self, i: int) -> int:
+        if self._thinking_dropped(i):
+            return self._stripped_view(i)[1]
+        return self._vtok.get(i, self._tok[i])
+
+    def _live_start(self) -> int:
+        """First index of the live run: the turn in progress after the human message that opened it.
+
+        A human message right after a tool result continues the turn
+        (:func:`~langctx.turns.opens_turn`): the thinking of the turn's AI messages before it is live.
+        """
+        return max(self._last_human + 1, self._first_kept)
+
+    def _thinking_dropped(self, i: int) -> bool:
+        """True when message ``i`` is sent without its thinking blocks.
+
+        Once summaries stand in for earlier history, the thinking blocks of completed turns in
+        the recent layer no longer match the prefix they were written for (Anthropic's prefix
+        check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
+        live run keeps its thinking: a compaction never changes what precedes it (see
+        :func:`~langctx.engine.planning.plan`).
+        """
+        return (
+            bool(self._thinking)
+            and self._block is not None
+            and i < self._live_start()
+            and i in self._thinking_set()
+        )
+
+    def _thinking_set(self) -> frozenset[int]:
+        if len(self._thinking_memo[0]) != len(self._thinking):
+            self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
+        return self._thinking_memo[1]
+
+    def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
+        if i not in self._stripped:
+            view = strip_thinking(self._views.get(i, self._log[i]))
+            self._stripped[i] = (view, self.counter.count_message(view))
+        return self._stripped[i]
+
+    def _live_thinking(self) -> bool:
+        """True when a projected message of the live run carries thinking."""
+        live = self._live_start()
+        return bool(self._thinking) and self._thinking[-1] >= max(live, self._recent_start())
+
+    def _head_tokens(self) -> int:
+        return sum(self._view_tokens(i) for i in self._head_pinned()) + self._block_tokens
+
+    def _span_tokens(self, lo: int, hi: int) -> int:
+        total = 0
+        lifted = self._lifted_task()
+        skip, repairs = self._skip, self._repair_after
+        if self._thinking and self._block is not None:
+            tokens = self._view_tokens
+        else:  # no thinking is dropped: a message's tokens are its view's
+            vtok, tok = self._vtok, self._tok
+
+            def tokens(i: int) -> int:
+                return vtok.get(i, tok[i])
+
+        for i in range(lo, hi):
+            if i not in skip and i != lifted:
+                total += tokens(i)
+            if i in repairs:
+                total += sum(self.counter.count_message(r) for r in repairs[i])
+        return total
+
+    def _refresh(self) -> None:
+        """Recompute the cached layer sizes after a compaction (O(recent))."""
+        task = [] if self._task_idx is None else [self._task_idx]
+        pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
+        self._block, self._block_tokens = summary_block(
+            self._active, self.config, self.counter, pinned_tokens=pinned
+        )
+        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
+        self._calibration = 0
+
+    def _refresh_recent(self) -> None:
+        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
