@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -324,59 +325,26 @@ def _grown(
     return core.text()
 
 
+@dataclass(slots=True)
 class _Ledger:
     """The parts of a ledger; ``text()`` renders them (constraints, modified, read, failure)."""
 
-    __slots__ = (
-        "constraints",
-        "failure",
-        "modified",
-        "n_constraints",
-        "n_read",
-        "read",
-        "read_count",
-        "read_form",
-    )
-
-    def __init__(
-        self,
-        constraints: list[str],
-        n_constraints: int,
-        modified: str,
-        read: list[str],
-        n_read: int,
-        read_form: str,
-        failure: str | None,
-    ) -> None:
-        self.constraints, self.n_constraints = constraints, n_constraints
-        self.modified, self.read, self.n_read = modified, read, n_read
-        self.read_form, self.failure = read_form, failure
-        self.read_count = False  # with no read file shown, still say how many there are
+    constraints: list[str]
+    n_constraints: int
+    modified: str
+    read: list[str]
+    n_read: int
+    read_form: str
+    failure: str | None
+    read_count: bool = False
+    """With no read file shown, still say how many there are."""
 
     def with_constraints(self, constraints: list[str], older: int) -> _Ledger:
         kept = constraints[len(constraints) - 1 - older :] if constraints else []
-        return _Ledger(
-            kept,
-            self.n_constraints,
-            self.modified,
-            self.read,
-            self.n_read,
-            self.read_form,
-            self.failure,
-        )
+        return replace(self, constraints=kept)
 
     def with_read(self, recent: list[str], k: int) -> _Ledger:
-        out = _Ledger(
-            self.constraints,
-            self.n_constraints,
-            self.modified,
-            recent[len(recent) - k :],
-            self.n_read,
-            self.read_form,
-            self.failure,
-        )
-        out.read_count = True
-        return out
+        return replace(self, read=recent[len(recent) - k :], read_count=True)
 
     def text(self) -> str:
         lines: list[str] = []

@@ -1,4 +1,4 @@
-"""Appending messages to the log and checking them (methods of LayeredChatMemory)."""
+"""Appending messages to the log and checking them."""
 
 from __future__ import annotations
 
