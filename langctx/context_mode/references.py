@@ -108,8 +108,7 @@ def find_reference_ids(text: str) -> list[str]:
         >>> find_reference_ids('[langctx ref=ctx_0123abcd · ...] [\\u200blangctx ref=ctx_99999999]')
         ['ctx_0123abcd']
     """
-    found = _FOUND.findall(text)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(_FOUND.findall(text)))
 
 
 def fetch_call(ref_id: str, *, offset: int | None = None, grep: str | None = None) -> str:

@@ -35,9 +35,8 @@ from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["ParsedSlice", "parse_slice", "reassemble", "render_slice", "slice_window"]
 
-_WINDOW_BYTES_PER_TOKEN = (
-    16  # no text needs more bytes per token: a window this big always suffices
-)
+# No text needs more bytes per token: a window this big always suffices.
+_WINDOW_BYTES_PER_TOKEN = 16
 _SLICE_HEAD = re.compile(
     "^" + re.escape(REF_MARKER) + f"(?P<ref>{REF_ID_RE.pattern})"
     r" slice offset=(?P<start>\d+) end=(?P<end>\d+) "
