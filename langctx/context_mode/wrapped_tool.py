@@ -17,7 +17,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
@@ -165,10 +166,7 @@ class ContextModeTool(BaseTool):
         """Run the wrapped tool under the guard, then Context-mode."""
         input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
-
-        def run() -> Any:
-            return self.tool.invoke(input, config, **kwargs)
-
+        run = partial(self.tool.invoke, input, config, **kwargs)
         guard = self.guard
         out = guard.run(run, tool_name=self.name, tool_call_id=call_id) if guard else run()
         if (target := self._context_mode(out, config, state)) is None:
@@ -182,10 +180,7 @@ class ContextModeTool(BaseTool):
         """Async version of `invoke`."""
         input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
-
-        def run() -> Awaitable[Any]:
-            return self.tool.ainvoke(input, config, **kwargs)
-
+        run = partial(self.tool.ainvoke, input, config, **kwargs)
         guard = self.guard
         out = await (guard.arun(run, tool_name=self.name, tool_call_id=call_id) if guard else run())
         if (target := self._context_mode(out, config, state)) is None:
