@@ -28,8 +28,6 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "GuardTimeoutError",
     "ToolGuard",
-    "acall_with_timeout",
-    "call_with_timeout",
     "cap_content",
 ]
 

@@ -161,12 +161,8 @@ def render_reference(
 ) -> str:
     """The text that replaces a referenced output in the context.
 
-    Args:
-        ref_id: the reference id.
-        description: the reduced text or summary (already escaped).
-        size: bytes stored.
-        tokens: tokens of the original output.
-        slice_tokens: the most tokens one fetched slice may have.
+    ``description`` is the reduced text or summary (already escaped); ``size`` the bytes stored,
+    ``tokens`` the original output's tokens, ``slice_tokens`` the most one fetched slice may have.
 
     Example:
         >>> text = render_reference("ctx_0123abcd", "12 tests failed", size=90_000,

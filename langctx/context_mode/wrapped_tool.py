@@ -169,9 +169,10 @@ class ContextModeTool(BaseTool):
         run = partial(self.tool.invoke, input, config, **kwargs)
         guard = self.guard
         out = guard.run(run, tool_name=self.name, tool_call_id=call_id) if guard else run()
-        if (target := self._context_mode(out, config, state)) is None:
+        processor = self.processor
+        if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        processor, tid = target
+        tid = reference_namespace(ensure_config(config), state)
         if isinstance(out, ToolMessage):
             return processor.process_message(out, thread_id=tid, args=args)
         return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
@@ -183,9 +184,10 @@ class ContextModeTool(BaseTool):
         run = partial(self.tool.ainvoke, input, config, **kwargs)
         guard = self.guard
         out = await (guard.arun(run, tool_name=self.name, tool_call_id=call_id) if guard else run())
-        if (target := self._context_mode(out, config, state)) is None:
+        processor = self.processor
+        if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        processor, tid = target
+        tid = reference_namespace(ensure_config(config), state)
         if isinstance(out, ToolMessage):
             return await processor.aprocess_message(out, thread_id=tid, args=args)
         reduced = await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
@@ -202,14 +204,6 @@ class ContextModeTool(BaseTool):
             return input, state  # the wrapped tool takes runtime itself
         rest = {k: v for k, v in args.items() if k != _RUNTIME}
         return ({**input, "args": rest} if args is not input else rest), state
-
-    def _context_mode(
-        self, out: Any, config: RunnableConfig | None, state: Any = None
-    ) -> tuple[ContextModeProcessor, str] | None:
-        """The processor and namespace for a tool's output (None: the output returns as it is)."""
-        if self.processor is None or not isinstance(out, ToolMessage | str | bytes):
-            return None
-        return self.processor, reference_namespace(ensure_config(config), state)
 
 
 def guard_tool(
