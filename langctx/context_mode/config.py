@@ -38,10 +38,8 @@ class ContextModeConfig:
 
     context_budget: int | None = None
     """The token budget of the context the outputs go into (the memory's ``max_tokens``). When
-    set, it caps `max_inline_tokens` at :data:`INLINE_SHARE` of it, so that an output read
-    inline never takes more than an eighth of the budget (the default 1,500 binds from 12k up):
-    at small budgets each inline output is sent uncached once, and again after every fold that
-    keeps it."""
+    set, it caps `max_inline_tokens` at :data:`INLINE_SHARE` (an eighth) of it; the default 1,500
+    binds from 12k up."""
 
     reference_min_tokens: int = DEFAULT_REFERENCE_MIN_TOKENS
     """Outputs over this many tokens are stored and referenced (at least ``max_inline_tokens``)."""

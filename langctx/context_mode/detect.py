@@ -72,10 +72,6 @@ _CODE_LINE = re.compile(
 _HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-]{0,63}\"?\s*$")
 
 
-def _lower_name(tool_name: str | None) -> str:
-    return (tool_name or "").strip().lower()
-
-
 def _command(args: Mapping[str, Any] | None) -> str | None:
     if not args:
         return None
@@ -123,8 +119,7 @@ def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
         >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
         True
     """
-    name = _lower_name(tool_name)
-    words = set(re.split(r"[^a-z]+", name)) - {""}
+    words = set(re.split(r"[^a-z]+", (tool_name or "").lower())) - {""}
     if words & _READ_WORDS and not words & {"write", "edit", "create", "delete", "run", "exec"}:
         return True
     command = _command(args)

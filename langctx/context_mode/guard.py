@@ -28,8 +28,6 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "GuardTimeoutError",
     "ToolGuard",
-    "acall_with_timeout",
-    "call_with_timeout",
     "cap_content",
 ]
 
@@ -89,7 +87,7 @@ def cap_content(content: Any, max_chars: int | None) -> Any:
                 share = max(1, max_chars * len(block["text"]) // total)
                 out.append({**block, "text": _cap_text(block["text"], share)})
             elif isinstance(block, str):
-                out.append(_cap_text(block, max(1, max_chars * len(block) // max(total, 1))))
+                out.append(_cap_text(block, max(1, max_chars * len(block) // total)))
             else:
                 out.append(block)
         return out

@@ -243,15 +243,10 @@ def plan_output(
 ) -> OutputPlan | ProcessedOutput:
     """Pass a small output through, or plan a large one (see the module docstring).
 
-    Args:
-        output: the tool's output, text or bytes.
-        config: the thresholds.
-        count_tokens: the token counter.
-        description_tokens: the budget of a referenced output's description.
-        summarize: a summarizer is configured (the plan asks it when the content kind is one of
-            ``config.summary_kinds``).
-        tool_name, args, thread_id, tool_call_id, message_id: see
-            :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
+    ``description_tokens`` is the budget of a referenced output's description; ``summarize``, that
+    a summarizer is configured (the plan asks it when the kind is one of ``config.summary_kinds``).
+    The call's fields are those of
+    :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
     """
     output, text, binary = _decode(output)
     tokens = count_tokens(text)

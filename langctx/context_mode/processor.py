@@ -109,13 +109,14 @@ class ContextModeProcessor:
         smallest = MIN_INLINE_TOKENS + self._frame
         if self.config.references and self.config.max_inline_tokens < smallest:
             budget = self.config.context_budget
-            msg = (
-                f"context_budget={budget} caps max_inline_tokens at "
-                f"{self.config.max_inline_tokens}, which leaves no room for a reference (its frame "
-                f"takes {self._frame} tokens); use context_budget of at least "
-                f"{math.ceil(smallest / INLINE_SHARE)}, or references=False."
-            )
-            if budget is None or budget * INLINE_SHARE >= smallest:
+            if budget is not None and budget * INLINE_SHARE < smallest:
+                msg = (
+                    f"context_budget={budget} caps max_inline_tokens at "
+                    f"{self.config.max_inline_tokens}, which leaves no room for a reference (its "
+                    f"frame takes {self._frame} tokens); use context_budget of at least "
+                    f"{math.ceil(smallest / INLINE_SHARE)}, or references=False."
+                )
+            else:
                 msg = (
                     f"max_inline_tokens={self.config.max_inline_tokens} leaves no room for a "
                     f"reference (its frame takes {self._frame} tokens); use at least {smallest}, "

@@ -187,7 +187,6 @@ class InMemoryReferenceStore:
         self._lock = threading.Lock()
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference (see :meth:`ReferenceStore.put`)."""
         key = (str(thread_id), meta["ref_id"])
         with self._lock:
             old = self._data.pop(key, None)
@@ -211,11 +210,9 @@ class InMemoryReferenceStore:
         return entry
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference (see :meth:`ReferenceStore.meta`)."""
         return ReferenceMeta(**self._entry(thread_id, ref_id)[0])
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes of a live reference (see :meth:`ReferenceStore.read`)."""
         return self._entry(thread_id, ref_id)[1][max(0, start) : max(0, end)]
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:

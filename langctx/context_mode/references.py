@@ -108,8 +108,7 @@ def find_reference_ids(text: str) -> list[str]:
         >>> find_reference_ids('[langctx ref=ctx_0123abcd · ...] [\\u200blangctx ref=ctx_99999999]')
         ['ctx_0123abcd']
     """
-    found = _FOUND.findall(text)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(_FOUND.findall(text)))
 
 
 def fetch_call(ref_id: str, *, offset: int | None = None, grep: str | None = None) -> str:
@@ -162,12 +161,8 @@ def render_reference(
 ) -> str:
     """The text that replaces a referenced output in the context.
 
-    Args:
-        ref_id: the reference id.
-        description: the reduced text or summary (already escaped).
-        size: bytes stored.
-        tokens: tokens of the original output.
-        slice_tokens: the most tokens one fetched slice may have.
+    ``description`` is the reduced text or summary (already escaped); ``size`` the bytes stored,
+    ``tokens`` the original output's tokens, ``slice_tokens`` the most one fetched slice may have.
 
     Example:
         >>> text = render_reference("ctx_0123abcd", "12 tests failed", size=90_000,

@@ -40,9 +40,7 @@ SliceEncoding = Literal["utf-8", "utf-8+x", "base64"]
 SLICE_ENCODINGS: tuple[SliceEncoding, ...] = get_args(SliceEncoding)
 """Every :data:`SliceEncoding`."""
 
-_MAX_ESCAPED_SHARE = (
-    0.10  # above this share of raw bytes, ``base64`` is shorter and no less readable
-)
+_MAX_ESCAPED_SHARE = 0.10  # above this share of raw bytes, base64 is shorter and no less readable
 _NEEDS_X = re.compile(r"[\\\x00\udc80-\udcff]")
 _X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
 

@@ -35,9 +35,8 @@ from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["ParsedSlice", "parse_slice", "reassemble", "render_slice", "slice_window"]
 
-_WINDOW_BYTES_PER_TOKEN = (
-    16  # no text needs more bytes per token: a window this big always suffices
-)
+# No text needs more bytes per token: a window this big always suffices.
+_WINDOW_BYTES_PER_TOKEN = 16
 _SLICE_HEAD = re.compile(
     "^" + re.escape(REF_MARKER) + f"(?P<ref>{REF_ID_RE.pattern})"
     r" slice offset=(?P<start>\d+) end=(?P<end>\d+) "
@@ -95,14 +94,9 @@ def render_slice(
 ) -> FetchResult:
     """One slice of a stored output, starting at ``offset``, fitted to ``max_tokens``.
 
-    Args:
-        meta: the reference's meta (``ref_id`` and ``size`` are used).
-        window: the stored bytes from ``offset`` on (see :func:`slice_window`).
-        offset: first byte of the slice (must be in range; see :func:`out_of_range`).
-        limit: the most bytes wanted; None: as much as fits. A slice cut for the budget ends at a
-            character boundary and, when no limit was given, preferably after a newline.
-        max_tokens: the most tokens the whole text may have.
-        count_tokens: token counter.
+    ``window`` is the stored bytes from ``offset`` on (see :func:`slice_window`); ``limit``, the
+    most bytes wanted (None: as much as fits). A slice cut for the budget ends at a character
+    boundary and, when no limit was given, preferably after a newline.
 
     Example:
         >>> from langctx.context_mode.ref_store import new_meta

@@ -86,7 +86,6 @@ def summary_request(
     kind: ContentKind | None = None,
     max_tokens: int = 1000,
     reduced: str | None = None,
-    max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
 ) -> SummaryRequest:
     """The ``kind="tool_output"`` request for one output: the call, its facts, the output clipped.
 
@@ -111,7 +110,7 @@ def summary_request(
                 [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
             )
         )
-    budget = max_input_chars
+    budget = DEFAULT_MAX_INPUT_CHARS
     if len(text) > budget and reduced:
         parts.append(
             f"Deterministic reduction (keeps the error lines):\n{clip_middle(reduced, budget // 2)}"

@@ -4,7 +4,7 @@
 and modified, commands with exit codes, open errors) and queried by the model with the
 ``working_memory`` tool, never in the prompt. Long-term memory lives in a LangGraph ``BaseStore``
 (:mod:`langctx.stores.long_term`); here are its keyword ranking (:func:`keyword_scores`) and
-its capped prompt block (:func:`render_memory_block`). The three tiers: DESIGN section 9.
+its capped prompt block (:func:`render_memory_block`).
 
 Example:
     >>> from langchain_core.messages import AIMessage, ToolMessage
@@ -199,16 +199,16 @@ class WorkingMemory:
             source = fact["command"]
         del self.state["commands"][: -self.max_commands]
         if facts["errors"]:
-            for err in facts["errors"]:
-                self.state["errors"].append(
-                    ErrorRecord(
-                        source=err["command"] or source,
-                        lines=list(err["lines"]),
-                        turn=turn,
-                        message_id=result.id,
-                        open=True,
-                    )
+            self.state["errors"].extend(
+                ErrorRecord(
+                    source=err["command"] or source,
+                    lines=list(err["lines"]),
+                    turn=turn,
+                    message_id=result.id,
+                    open=True,
                 )
+                for err in facts["errors"]
+            )
             del self.state["errors"][: -self.max_errors]
         elif result.status != "error":
             for record in self.state["errors"]:
@@ -216,17 +216,15 @@ class WorkingMemory:
                     record["open"] = False
 
     def _file(self, path: str) -> FileRecord:
-        files = self.state["files"]
-        if path not in files:
-            files[path] = FileRecord(
-                path=path,
-                last_read_turn=None,
-                last_modified_turn=None,
-                size_chars=None,
-                reads=0,
-                modifications=0,
-            )
-        return files[path]
+        blank = FileRecord(
+            path=path,
+            last_read_turn=None,
+            last_modified_turn=None,
+            size_chars=None,
+            reads=0,
+            modifications=0,
+        )
+        return self.state["files"].setdefault(path, blank)
 
     # ------------------------------------------------------------------ queries
 
@@ -337,17 +335,13 @@ def keyword_scores(query: str, documents: Sequence[str]) -> list[float]:
     n = len(docs)
     avg = sum(sum(d.values()) for d in docs) / n or 1.0
     df = {t: sum(1 for d in docs if t in d) for t in terms}
-    scores = []
-    for d in docs:
-        length = sum(d.values())
-        score = 0.0
-        for t in terms:
-            tf = d.get(t, 0)
-            if tf:
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
-        scores.append(score)
-    return scores
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+    def score(d: Counter[str]) -> float:
+        norm = 1.2 * (0.25 + 0.75 * sum(d.values()) / avg)
+        return sum((idf[t] * d[t] * 2.2 / (d[t] + norm) for t in terms if d[t]), 0.0)
+
+    return [score(d) for d in docs]
 
 
 def render_memory_block(
@@ -355,7 +349,6 @@ def render_memory_block(
     *,
     max_tokens: int,
     count_tokens: TokenCounter | TextCounter | None = None,
-    title: str = "Long-term memory (retrieved for this request; may be outdated)",
 ) -> str | None:
     """A short block of remembered facts, most relevant first, within ``max_tokens``.
 
@@ -370,7 +363,7 @@ def render_memory_block(
         True
     """
     count = text_counter(count_tokens)
-    lines = [f"{title}:"]
+    lines = ["Long-term memory (retrieved for this request; may be outdated):"]
     used = count(lines[0])
     for fact in facts:
         line = "- " + escape_delimiters(" ".join(str(fact).split()))

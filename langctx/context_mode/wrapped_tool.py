@@ -17,7 +17,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
@@ -165,15 +166,13 @@ class ContextModeTool(BaseTool):
         """Run the wrapped tool under the guard, then Context-mode."""
         input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
-
-        def run() -> Any:
-            return self.tool.invoke(input, config, **kwargs)
-
+        run = partial(self.tool.invoke, input, config, **kwargs)
         guard = self.guard
         out = guard.run(run, tool_name=self.name, tool_call_id=call_id) if guard else run()
-        if (target := self._context_mode(out, config, state)) is None:
+        processor = self.processor
+        if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        processor, tid = target
+        tid = reference_namespace(ensure_config(config), state)
         if isinstance(out, ToolMessage):
             return processor.process_message(out, thread_id=tid, args=args)
         return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
@@ -182,15 +181,13 @@ class ContextModeTool(BaseTool):
         """Async version of `invoke`."""
         input, state = self._take_runtime(input)
         call_id, args = _call_of(input)
-
-        def run() -> Awaitable[Any]:
-            return self.tool.ainvoke(input, config, **kwargs)
-
+        run = partial(self.tool.ainvoke, input, config, **kwargs)
         guard = self.guard
         out = await (guard.arun(run, tool_name=self.name, tool_call_id=call_id) if guard else run())
-        if (target := self._context_mode(out, config, state)) is None:
+        processor = self.processor
+        if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        processor, tid = target
+        tid = reference_namespace(ensure_config(config), state)
         if isinstance(out, ToolMessage):
             return await processor.aprocess_message(out, thread_id=tid, args=args)
         reduced = await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
@@ -207,14 +204,6 @@ class ContextModeTool(BaseTool):
             return input, state  # the wrapped tool takes runtime itself
         rest = {k: v for k, v in args.items() if k != _RUNTIME}
         return ({**input, "args": rest} if args is not input else rest), state
-
-    def _context_mode(
-        self, out: Any, config: RunnableConfig | None, state: Any = None
-    ) -> tuple[ContextModeProcessor, str] | None:
-        """The processor and namespace for a tool's output (None: the output returns as it is)."""
-        if self.processor is None or not isinstance(out, ToolMessage | str | bytes):
-            return None
-        return self.processor, reference_namespace(ensure_config(config), state)
 
 
 def guard_tool(

@@ -22,18 +22,7 @@ from langctx.context_mode.reducers.stack_trace import reduce_stack_trace
 from langctx.context_mode.reducers.table import reduce_table
 from langctx.context_mode.reducers.text import reduce_text
 
-__all__ = [
-    "REDUCERS",
-    "Reducer",
-    "reduce_binary",
-    "reduce_html",
-    "reduce_json",
-    "reduce_log",
-    "reduce_source",
-    "reduce_stack_trace",
-    "reduce_table",
-    "reduce_text",
-]
+__all__ = ["REDUCERS", "Reducer"]
 
 
 class Reducer(Protocol):

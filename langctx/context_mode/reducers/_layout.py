@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
-from langctx.facts import OutputFacts, extract_output_facts, missing_output_facts
+from langctx.facts import OutputFacts, missing_output_facts
 from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
 from langctx.tokens import TextCounter
 
@@ -137,12 +137,10 @@ def select(
         ...                         count_tokens=lambda s: 1)]
         ['head', 'ERROR x']
     """
-    marker_tokens = count_tokens(_GAP_SAMPLE) + 1
+    marker_tokens = count_tokens(_GAP_SAMPLE) + 1 if markers else 0
     ordered = sorted(candidates, key=lambda c: (c.priority, c.rank, c.line))
     starts: list[int] = []
     kept: list[Candidate] = []
-    if not markers:
-        marker_tokens = 0
     used = marker_tokens if total_lines > 0 else 0  # the single gap of "nothing kept yet"
     misses = 0
     for cand in ordered:
@@ -235,28 +233,24 @@ def _marker(first: int, last: int) -> str:
 
 
 def facts_lines(
-    omitted: Iterable[str] | OutputFacts,
+    facts: OutputFacts,
     kept_text: str,
     *,
     budget_tokens: int,
     count_tokens: TextCounter,
     label: str = "Not shown above",
 ) -> tuple[list[str], int]:
-    """List the facts of the cut parts that the kept text does not show, within a token budget.
-
-    ``omitted`` is the cut text pieces, or facts already extracted from them.
+    """List the ``facts`` (of the cut parts) that the kept text does not show, within a token budget.
 
     Returns:
         ``(lines, unlisted)``: the lines to append to the body and how many facts did not fit.
 
     Example:
-        >>> facts_lines(["boom in a.py:3 (KeyError)"], "kept", budget_tokens=100,
+        >>> from langctx.facts import extract_output_facts
+        >>> facts_lines(extract_output_facts("boom in a.py:3 (KeyError)"), "kept", budget_tokens=100,
         ...             count_tokens=lambda s: len(s) // 4)
         (['Not shown above: KeyError; at a.py:3'], 0)
     """
-    facts = (
-        omitted if isinstance(omitted, OutputFacts) else extract_output_facts("\n".join(omitted))
-    )
     missing = missing_output_facts(facts, kept_text)
     if not missing:
         return [], 0
@@ -329,11 +323,6 @@ def unlisted_note(unlisted: int) -> str:
     return f"; {unlisted:,} facts only in the full output" if unlisted else ""
 
 
-def _one_line(removed: str) -> str:
-    flat = " ".join(removed.split())
-    return clip(flat, _MAX_REMOVED_CHARS)
-
-
 def finish(
     *,
     kind: ContentKind,
@@ -356,7 +345,7 @@ def finish(
         [langctx context-mode: removed everything else]
     """
     count = meta.count_tokens
-    removed = _one_line(removed)
+    removed = clip(" ".join(removed.split()), _MAX_REMOVED_CHARS)
     header, footer = _header(kind, meta), _footer(removed)
     safe_body = escape_delimiters(body)
     text = f"{header}\n{safe_body}\n{footer}" if safe_body else f"{header}\n{footer}"

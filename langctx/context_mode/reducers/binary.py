@@ -52,11 +52,7 @@ def decode_output(data: bytes | bytearray | memoryview) -> tuple[str, bool]:
         >>> decode_output(b"\\x00\\xff\\xfe")[1]
         True
     """
-    raw = bytes(data)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
+    text = bytes(data).decode("utf-8", errors="replace")
     return text, looks_binary(text)
 
 

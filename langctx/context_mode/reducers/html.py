@@ -152,10 +152,6 @@ class _Page(HTMLParser):
 
     def _close_title(self) -> None:
         self.in_title = False
-        self.parts.append("\n")
-
-    def _close_heading(self) -> None:
-        self.parts.append("\n")
 
     def _close_link(self) -> None:
         if self.open_link is None:
@@ -266,7 +262,6 @@ class _Page(HTMLParser):
 _CLOSERS: dict[str, Callable[[_Page], None]] = {
     "head": _Page._close_head,
     "title": _Page._close_title,
-    **dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), _Page._close_heading),
     "a": _Page._close_link,
     "button": _Page._close_button,
     "textarea": _Page._close_textarea,
@@ -355,8 +350,7 @@ def _a11y_lines(text: str) -> tuple[list[tuple[int, str]], int]:
             continue
         if role in _INTERACTIVE_ROLES:
             elements += 1
-            out.append((0, clip(raw.rstrip(), 200)))
-        elif role == "heading":
+        if role in _INTERACTIVE_ROLES or role == "heading":
             out.append((0, clip(raw.rstrip(), 200)))
         elif name or rest.strip(": "):
             out.append((1, clip(raw.rstrip(), 200)))

@@ -71,12 +71,9 @@ def _kind(value: Any) -> str:
 
 
 def _keys_of(items: list[Any]) -> list[str]:
-    keys: dict[str, None] = {}
-    for item in items[:1000]:
-        if isinstance(item, dict):
-            for key in item:
-                keys.setdefault(str(key), None)
-    return list(keys)
+    return list(
+        dict.fromkeys(str(k) for item in items[:1000] if isinstance(item, dict) for k in item)
+    )
 
 
 def _outline(value: Any, indent: int, label: str) -> Iterator[tuple[int, str]]:

@@ -69,12 +69,9 @@ def split_listing(text: str, *, first_line: int = 1) -> Listing:
     """
     lines = text.split("\n")
     sample = [line for line in lines[:_SAMPLE_LINES] if line.strip()]
-    best, best_hits = None, 0
-    for pattern in _NUMBERED:
-        hits = sum(1 for line in sample if pattern.match(line))
-        if hits > best_hits:
-            best, best_hits = pattern, hits
-    if best is None or best_hits < max(3, len(sample) // 2):
+    hits = [sum(1 for line in sample if pattern.match(line)) for pattern in _NUMBERED]
+    best = _NUMBERED[hits.index(max(hits))]
+    if max(hits) < max(3, len(sample) // 2):
         rows = list(range(len(lines)))
         numbers = [first_line + i for i in rows]
         return Listing(lines, numbers, rows, [], numbered=False)
@@ -110,11 +107,8 @@ def _notes(notes: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def _path_in(notes: list[tuple[int, str]]) -> str | None:
-    for _, note in notes[:12]:
-        m = _NOTE_PATH.search(note)
-        if m:
-            return m.group(1)
-    return None
+    found = (_NOTE_PATH.search(note) for _, note in notes[:12])
+    return next((m.group(1) for m in found if m), None)
 
 
 def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:

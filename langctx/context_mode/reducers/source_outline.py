@@ -180,7 +180,6 @@ def outline_source(
     lines: Sequence[str],
     *,
     language: str | None,
-    first_line: int = 1,
     numbers: Sequence[int] | None = None,
 ) -> Outline:
     """Find the imports and declarations of a source file.
@@ -188,8 +187,7 @@ def outline_source(
     Args:
         lines: the file's lines (without line-number prefixes).
         language: a name from :data:`LANGUAGES`, or ``None`` for a generic outline.
-        first_line: the file line number of ``lines[0]``.
-        numbers: the file line number of each line, when they are not consecutive.
+        numbers: the file line number of each line (default: 1, 2, 3, ...).
 
     Example:
         >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
@@ -199,7 +197,7 @@ def outline_source(
     scan = _Scan(lines, language or "")
     for i, line in enumerate(lines):
         if line.strip():
-            scan.line(i, numbers[i] if numbers is not None else first_line + i, line)
+            scan.line(i, numbers[i] if numbers is not None else i + 1, line)
     return scan.outline
 
 
@@ -340,12 +338,8 @@ def _is_c_function(lines: Sequence[str], i: int) -> bool:
         return True
     for nxt in lines[i + 1 : i + 12]:
         s = nxt.strip()
-        if not s:
-            continue
-        if s.startswith("{"):
+        if s.startswith("{") or s.endswith("{"):
             return True
         if s.endswith(";"):
             return False
-        if s.endswith("{"):
-            return True
     return False

@@ -11,6 +11,7 @@ import io
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import islice
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
@@ -81,13 +82,7 @@ def _delimited(text: str, delimiter: str) -> tuple[list[str], list[str], int, st
         header = next(reader, None)
         if not header:
             return None
-        rows = []
-        for row in reader:
-            if not row:
-                continue
-            rows.append(_row_text(row, delimiter))
-            if len(rows) >= MAX_ROWS:
-                break
+        rows = [_row_text(row, delimiter) for row in islice(filter(None, reader), MAX_ROWS)]
         total = len(rows) + sum(1 for row in reader if row)
         name = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
         return header, [_row_text(header, delimiter), *rows], total, name
