@@ -93,7 +93,7 @@ class _Walk:
         status_program: str | None = None
         masked = pending_mask = after_group = False
         stack: list[str | None] = []
-        for simple, op, _level in split_commands(tokens):
+        for simple, op in split_commands(tokens):
             if op == "(":
                 stack.append(cwd)
                 continue

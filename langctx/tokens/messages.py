@@ -198,13 +198,11 @@ class MessageCounter:
         (OpenAI compaction, redacted thinking, reasoning without a summary) count as
         `PROVIDER_COMPACTION_TOKENS` until provider usage calibrates the total.
         """
-        texts: list[str] = []
         content = block.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        for part in block.get("summary") or []:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-        if texts:
-            return sum(self.count_text(t) for t in texts)
-        return PROVIDER_COMPACTION_TOKENS
+        texts = [content] if isinstance(content, str) else []
+        texts += [
+            part["text"]
+            for part in block.get("summary") or []
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        return sum(map(self.count_text, texts)) if texts else PROVIDER_COMPACTION_TOKENS
