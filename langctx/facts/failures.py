@@ -328,20 +328,15 @@ def _texts(value: object) -> list[str]:
     return [text for text in (str(x).strip() for x in value) if text]
 
 
-def shown_failure_lines(
-    error: Mapping[str, Any], *, max_chars: int = SHOWN_FAILURE_CHARS
-) -> list[str]:
-    """The lines a rendered failure shows of one error fact: the error, and the runner's verdict.
+def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
+    """The lines a rendered failure shows of an :class:`~langctx.facts.ErrorFact` (read from
+    state: any JSON is tolerated): the error, and the runner's verdict.
 
     The *chosen error line* (the last error line that is not a summary line or a bare ``FAIL``,
     clipped to 500 characters) and the last summary line (200) are always shown; then, while they
-    fit in ``max_chars``, the other summary lines and up to two earlier error lines. Facts written
-    before ``summary_lines`` was kept use their error lines of that shape. Output order: error
-    lines, then summary lines.
-
-    Args:
-        error: an :class:`~langctx.facts.ErrorFact` (read from state: any JSON is tolerated).
-        max_chars: the characters the lines may take together, beyond the two always shown.
+    fit in :data:`SHOWN_FAILURE_CHARS`, the other summary lines and up to two earlier error lines.
+    Facts written before ``summary_lines`` was kept use their error lines of that shape. Output
+    order: error lines, then summary lines.
 
     Example:
         >>> shown_failure_lines({"lines": ["E   assert 3 == 4", "t.py:5: AssertionError",
@@ -370,7 +365,7 @@ def shown_failure_lines(
     used = 0
     for rank, (kind, i) in enumerate(w for w in wanted if w[1] >= 0):
         text = clip(sources[kind][i], _CHOSEN_LINE_CHARS if rank == 0 else _SHOWN_LINE_CHARS)
-        if rank >= 2 and used + len(text) + 2 > max_chars:
+        if rank >= 2 and used + len(text) + 2 > SHOWN_FAILURE_CHARS:
             continue
         shown[kind, i] = text
         used += len(text) + 2
