@@ -107,9 +107,7 @@ class _Extraction:
                 "return 'read', 'modified' or None."
             )
             raise ConfigError(msg)
-        paths: list[str] = []
-        for key in spec.path_keys:
-            paths.extend(path_values(args.get(key)))
+        paths = [path for key in spec.path_keys for path in path_values(args.get(key))]
         if spec.paths is not None:
             paths.extend(path for value in spec.paths(args) if (path := normalise_path(value)))
         if not paths and spec.defaults_to_open_file and self._open_file is not None:

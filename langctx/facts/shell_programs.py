@@ -52,12 +52,9 @@ def patch_text_paths(text: str) -> Iterator[str]:
         ['a.py']
     """
     if "*** " in text:
-        for match in _PATCH_FILE_RE.finditer(text):
-            yield match.group(1)
+        yield from (match.group(1) for match in _PATCH_FILE_RE.finditer(text))
     if "diff --git " in text:
-        for match in _GIT_DIFF_RE.finditer(text):
-            yield match.group(1)
-            yield match.group(2)
+        yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:
         # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
         # looks like one ('-- comment' removed) is not followed by '+++ '.

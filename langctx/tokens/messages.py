@@ -166,12 +166,9 @@ class MessageCounter:
             total += TOOL_RESULT_OVERHEAD_TOKENS
         if message.name:
             total += 1 + self.count_text(message.name)
-        content = message.content
-        if isinstance(content, str):
-            return total + self.count_text(content)
-        for block in content:
-            total += self._count_block(block, tool_call_ids)
-        return total
+        if isinstance(message.content, str):
+            return total + self.count_text(message.content)
+        return total + sum(self._count_block(block, tool_call_ids) for block in message.content)
 
     def _count_block(self, block: Any, tool_call_ids: set[str]) -> int:
         if isinstance(block, str):
