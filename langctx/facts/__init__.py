@@ -24,7 +24,6 @@ from langctx.facts.output import (
     OutputFacts,
     extract_output_facts,
     find_duration,
-    merge_output_facts,
     missing_output_facts,
     short_location,
 )
@@ -79,7 +78,6 @@ __all__ = [
     "is_summary_line",
     "looks_like_file",
     "merge_facts",
-    "merge_output_facts",
     "missing_output_facts",
     "parse_command",
     "patch_text_paths",

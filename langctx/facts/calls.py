@@ -95,14 +95,9 @@ def command_text(args: Mapping[str, Any]) -> str | None:
     """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped."""
     for key in _COMMAND_KEYS:
         value = args.get(key)
-        if isinstance(value, str):
-            command = value.strip()
-        elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
-            command = "\n".join(value) if key == "commands" else _argv_command(value)
-            command = command.strip()
-        else:
-            continue
-        if command:
+        if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+            value = "\n".join(value) if key == "commands" else _argv_command(value)
+        if isinstance(value, str) and (command := value.strip()):
             return command
     return None
 

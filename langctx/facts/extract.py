@@ -62,38 +62,19 @@ _MAX_COMMAND_CHARS = 500
 class _Extraction:
     """One linear pass over a batch of messages."""
 
-    __slots__ = (
-        "_command_tools",
-        "_file_tools",
-        "_modified_seen",
-        "_open_file",
-        "_pending",
-        "_read_seen",
-        "commands",
-        "errors",
-        "modified_files",
-    )
-
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
         self._open_file: str | None = None
         self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
-        self._read_seen: dict[str, None] = {}
-        self._modified_seen: set[str] = set()
-        self.modified_files: list[str] = []
+        self.read_files: dict[str, None] = {}  # in order of the latest read
+        self.modified_files: dict[str, None] = {}  # in order of the first modification
         self.commands: list[CommandFact] = []
         self.errors: list[ErrorFact] = []
 
-    def _spec(self, name: str) -> FileToolSpec | None:
-        spec = self._file_tools.get(name)
-        if spec is None and not name.islower():
-            spec = self._file_tools.get(name.lower())
-        return spec
-
     def on_ai(self, message: AIMessage) -> None:
         for call_id, name, args in tool_calls(message):
-            spec = self._spec(name)
+            spec = self._file_tools.get(name) or self._file_tools.get(name.lower())
             if spec is not None:
                 self._files(name, spec, args)
             fact: CommandFact | None = None
@@ -126,9 +107,7 @@ class _Extraction:
                 "return 'read', 'modified' or None."
             )
             raise ConfigError(msg)
-        paths: list[str] = []
-        for key in spec.path_keys:
-            paths.extend(path_values(args.get(key)))
+        paths = [path for key in spec.path_keys for path in path_values(args.get(key))]
         if spec.paths is not None:
             paths.extend(path for value in spec.paths(args) if (path := normalise_path(value)))
         if not paths and spec.defaults_to_open_file and self._open_file is not None:
@@ -138,20 +117,14 @@ class _Extraction:
         self._add(role, paths)
 
     def _add(self, role: FileRole, paths: Iterable[str]) -> None:
-        """Record paths: reads in order of their latest read, modifications of their first."""
         for path in dict.fromkeys(normalise_path(raw) for raw in paths):  # once per call
             if not path:
                 continue
             if role == "read":
-                self._read_seen.pop(path, None)  # a read again moves to the end
-                self._read_seen[path] = None
-            elif path not in self._modified_seen:
-                self._modified_seen.add(path)
-                self.modified_files.append(path)
-
-    @property
-    def read_files(self) -> list[str]:
-        return list(self._read_seen)
+                self.read_files.pop(path, None)  # a read again moves to the end
+                self.read_files[path] = None
+            else:
+                self.modified_files.setdefault(path, None)
 
     def on_tool(self, message: ToolMessage) -> None:
         pending = self._pending.get(message.tool_call_id)
@@ -272,9 +245,9 @@ def extract_facts(
             raise InvalidMessageError(msg)
     facts = Facts(
         read_files=[],
-        modified_files=run.modified_files,
+        modified_files=list(run.modified_files),
         commands=run.commands[-max_commands:] if max_commands else [],
         errors=run.errors[-max_errors:] if max_errors else [],
     )
-    set_reads(facts, run.read_files, 0, max_read_files)
+    set_reads(facts, list(run.read_files), 0, max_read_files)
     return facts

@@ -208,11 +208,7 @@ def _candidate_lines(lines: list[str]) -> list[int]:
     """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast:
     substring searches run in C, so the regexes run on these lines only)."""
     low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
-    starts = [0]
-    pos = low.find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = low.find("\n", pos + 1)
+    starts = [0, *(m.end() for m in re.finditer("\n", low))]
     hits: set[int] = set()
     for keyword in _KEYWORDS:
         at_start = keyword.startswith("\n")  # the hit is the newline before the line
@@ -332,20 +328,15 @@ def _texts(value: object) -> list[str]:
     return [text for text in (str(x).strip() for x in value) if text]
 
 
-def shown_failure_lines(
-    error: Mapping[str, Any], *, max_chars: int = SHOWN_FAILURE_CHARS
-) -> list[str]:
-    """The lines a rendered failure shows of one error fact: the error, and the runner's verdict.
+def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
+    """The lines a rendered failure shows of an :class:`~langctx.facts.ErrorFact` (read from
+    state: any JSON is tolerated): the error, and the runner's verdict.
 
     The *chosen error line* (the last error line that is not a summary line or a bare ``FAIL``,
     clipped to 500 characters) and the last summary line (200) are always shown; then, while they
-    fit in ``max_chars``, the other summary lines and up to two earlier error lines. Facts written
-    before ``summary_lines`` was kept use their error lines of that shape. Output order: error
-    lines, then summary lines.
-
-    Args:
-        error: an :class:`~langctx.facts.ErrorFact` (read from state: any JSON is tolerated).
-        max_chars: the characters the lines may take together, beyond the two always shown.
+    fit in :data:`SHOWN_FAILURE_CHARS`, the other summary lines and up to two earlier error lines.
+    Facts written before ``summary_lines`` was kept use their error lines of that shape. Output
+    order: error lines, then summary lines.
 
     Example:
         >>> shown_failure_lines({"lines": ["E   assert 3 == 4", "t.py:5: AssertionError",
@@ -366,16 +357,16 @@ def shown_failure_lines(
     ][-_SHOWN_ERROR_LINES:]
     if not own and not summary:
         own = lines[-1:]  # only a bare verdict: show it
-    wanted = [("own", len(own) - 1), ("summary", len(summary) - 1)]
-    wanted += [("summary", i) for i in range(len(summary) - 1)]
-    wanted += [("own", i) for i in range(len(own) - 2, -1, -1)]
-    source = {"own": own, "summary": summary}
-    shown: dict[str, dict[int, str]] = {"own": {}, "summary": {}}
+    sources = (own, summary)  # (source, index) keys sort into the output order
+    wanted = [(0, len(own) - 1), (1, len(summary) - 1)]
+    wanted += [(1, i) for i in range(len(summary) - 1)]
+    wanted += [(0, i) for i in range(len(own) - 2, -1, -1)]
+    shown: dict[tuple[int, int], str] = {}
     used = 0
     for rank, (kind, i) in enumerate(w for w in wanted if w[1] >= 0):
-        text = clip(source[kind][i], _CHOSEN_LINE_CHARS if rank == 0 else _SHOWN_LINE_CHARS)
-        if rank >= 2 and used + len(text) + 2 > max_chars:
+        text = clip(sources[kind][i], _CHOSEN_LINE_CHARS if rank == 0 else _SHOWN_LINE_CHARS)
+        if rank >= 2 and used + len(text) + 2 > SHOWN_FAILURE_CHARS:
             continue
-        shown[kind][i] = text
+        shown[kind, i] = text
         used += len(text) + 2
-    return [shown[kind][i] for kind in ("own", "summary") for i in sorted(shown[kind])]
+    return [shown[key] for key in sorted(shown)]

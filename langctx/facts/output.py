@@ -26,7 +26,6 @@ __all__ = [
     "OutputFacts",
     "extract_output_facts",
     "find_duration",
-    "merge_output_facts",
     "missing_output_facts",
     "short_location",
 ]
@@ -161,22 +160,6 @@ def _windows_text(text: str) -> str:
     return "\n".join(text[lo:hi] for lo, hi in spans)
 
 
-def merge_output_facts(parts: Iterable[OutputFacts]) -> OutputFacts:
-    """Union of several :class:`OutputFacts`, keeping the order of first appearance.
-
-    Example:
-        >>> parts = [OutputFacts(errors=("KeyError",)), OutputFacts(errors=("KeyError", "OSError"))]
-        >>> merge_output_facts(parts).errors
-        ('KeyError', 'OSError')
-    """
-    parts = list(parts)
-    return OutputFacts(
-        tuple(dict.fromkeys(code for part in parts for code in part.exit_codes)),
-        tuple(dict.fromkeys(name for part in parts for name in part.errors)),
-        tuple(dict.fromkeys(loc for part in parts for loc in part.locations)),
-    )
-
-
 def missing_output_facts(facts: OutputFacts, kept_text: str) -> OutputFacts:
     """Return the facts of ``facts`` that ``kept_text`` does not show.
 
@@ -200,7 +183,5 @@ def find_duration(text: str) -> str | None:
         >>> find_duration("===== 3 passed in 0.12s =====")
         '0.12s'
     """
-    found = None
-    for m in DURATION_RE.finditer(text, max(0, len(text) - OUTPUT_TAIL_CHARS)):
-        found = m.group(1).replace(" ", "")
-    return found
+    found = list(DURATION_RE.finditer(text, max(0, len(text) - OUTPUT_TAIL_CHARS)))
+    return found[-1].group(1).replace(" ", "") if found else None

@@ -99,7 +99,7 @@ def set_reads(facts: Facts, reads: list[str], dropped: int, limit: int) -> None:
             break
         keep += 1
         chars += len(path)
-    facts["read_files"] = reads[len(reads) - keep :] if keep else []
+    facts["read_files"] = reads[len(reads) - keep :]
     dropped += len(reads) - keep
     if dropped:
         facts["read_files_dropped"] = dropped

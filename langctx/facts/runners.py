@@ -85,8 +85,7 @@ def _tally(line: str) -> bool:
     matches = list(_COUNT_RE.finditer(line))
     if not matches:
         return False
-    words = [m.group("w") or m.group("w2") or m.group("w3") for m in matches]
-    failing = [m for m, w in zip(matches, words, strict=True) if _FAIL_RE.match(w)]
+    failing = [m for m in matches if _FAIL_RE.match(m.group("w") or m.group("w2") or m.group("w3"))]
     if len(matches) >= 2:
         return bool(failing) or _VERDICT_RE.search(line) is not None
     if not failing or int(_number(failing[0])) < 1:

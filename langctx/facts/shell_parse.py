@@ -18,6 +18,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import dropwhile
 
 from langctx.facts.shell_programs import (
     HANDLERS,
@@ -93,7 +94,7 @@ class _Walk:
         status_program: str | None = None
         masked = pending_mask = after_group = False
         stack: list[str | None] = []
-        for simple, op, _level in split_commands(tokens):
+        for simple, op in split_commands(tokens):
             if op == "(":
                 stack.append(cwd)
                 continue
@@ -121,12 +122,11 @@ class _Walk:
     ) -> tuple[str | None, str | None, bool]:
         """Record one simple command: (its status program, the working directory after it,
         whether a script it ran masks a failure)."""
-        words = _unwrap(_without_assignments(simple.words))
+        words = _unwrap(list(dropwhile(lambda w: ASSIGNMENT_RE.match(w.value), simple.words)))
         if words and words[0].value in _SKIP_WHOLE:
             return None, cwd, False
         bodies = [r.body for r in simple.redirs if r.body is not None]
-        if self._redirects(simple.redirs, cwd):
-            self.inspects_only = False
+        self._redirects(simple.redirs, cwd)
         if not words:
             return None, cwd, False
         name = _program_name(words[0])
@@ -165,13 +165,10 @@ class _Walk:
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
         if modified or label not in INSPECTORS or writes_anyway(name, args):
             self.inspects_only = False
-        for path in read:
-            self.read.setdefault(self._path(path, cwd), None)
-        for path in modified:
-            self.modified.setdefault(self._path(path, cwd), None)
+        self.read.update(dict.fromkeys(self._path(path, cwd) for path in read))
+        self.modified.update(dict.fromkeys(self._path(path, cwd) for path in modified))
 
-    def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> bool:
-        wrote = False
+    def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> None:
         for r in redirs:
             target = r.target.value
             if not r.target.literal or not target or target.startswith("/dev/"):
@@ -180,10 +177,9 @@ class _Walk:
                 r.op == ">&" and r.fd in ("", "1") and not target.isdigit() and target != "-"
             ):
                 self.modified.setdefault(self._path(target, cwd), None)
-                wrote = True
+                self.inspects_only = False
             elif r.op == "<" and r.fd in ("", "0"):
                 self.read.setdefault(self._path(target, cwd), None)
-        return wrote
 
 
 _MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
@@ -203,14 +199,6 @@ def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
     if cwd == _UNKNOWN:
         return _UNKNOWN
     return posixpath.normpath(value if cwd is None else posixpath.join(cwd, value))
-
-
-def _without_assignments(words: Sequence[Word]) -> list[Word]:
-    """The words after the leading ``VAR=value`` assignments."""
-    words = list(words)
-    while words and ASSIGNMENT_RE.match(words[0].value):
-        words.pop(0)
-    return words
 
 
 def _program_name(first: Word) -> str:

@@ -52,12 +52,9 @@ def patch_text_paths(text: str) -> Iterator[str]:
         ['a.py']
     """
     if "*** " in text:
-        for match in _PATCH_FILE_RE.finditer(text):
-            yield match.group(1)
+        yield from (match.group(1) for match in _PATCH_FILE_RE.finditer(text))
     if "diff --git " in text:
-        for match in _GIT_DIFF_RE.finditer(text):
-            yield match.group(1)
-            yield match.group(2)
+        yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:
         # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
         # looks like one ('-- comment' removed) is not followed by '+++ '.
@@ -118,7 +115,7 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
             if nxt == "" or re.fullmatch(r"\.[\w.~-]+", nxt):
                 i += 1
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
-    paths = literal_paths(_after_script(parsed, "expression"))
+    paths = literal_paths(_after_script(parsed, "ef", ("expression", "file")))
     return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])
 
 
@@ -126,16 +123,13 @@ def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "eEIMml")
     if "i" not in parsed.flags:
         return [], []
-    operands = (
-        parsed.operands if ("e" in parsed.values or "E" in parsed.values) else parsed.operands[1:]
-    )
-    return [], literal_paths(operands)
+    return [], literal_paths(_after_script(parsed, "eE"))
 
 
-def _after_script(parsed: ParsedArgs, long_name: str) -> list[Word]:
-    """The operands after the script or pattern, unless ``-e``/``-f`` (or their long names)
-    gave it."""
-    if {"e", "f"} & parsed.values.keys() or {long_name, "file"} & parsed.flags:
+def _after_script(parsed: ParsedArgs, short: str, long: Iterable[str] = ()) -> list[Word]:
+    """The operands after the script or pattern, unless one of the ``short`` options (with its
+    value) or ``long`` options gave it."""
+    if any(c in parsed.values for c in short) or not parsed.flags.isdisjoint(long):
         return parsed.operands
     return parsed.operands[1:]
 
@@ -153,7 +147,7 @@ _RG_LONG_VALUES = (
 
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
-    paths = literal_paths(_after_script(parsed, "regexp"))
+    paths = literal_paths(_after_script(parsed, "ef", ("regexp", "file")))
     if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
         paths = [p for p in paths if looks_like_file(p)]
     return paths, []
@@ -163,12 +157,12 @@ def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efgtTmABCjMEr", _RG_LONG_VALUES)
     if "files" in parsed.flags or "type-list" in parsed.flags:
         return [], []
-    return [p for p in literal_paths(_after_script(parsed, "regexp")) if looks_like_file(p)], []
+    operands = _after_script(parsed, "ef", ("regexp", "file"))
+    return [p for p in literal_paths(operands) if looks_like_file(p)], []
 
 
 def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    parsed = parse_args(args, "Fvf")
-    operands = parsed.operands if "f" in parsed.values else parsed.operands[1:]
+    operands = _after_script(parse_args(args, "Fvf"), "f")
     return [p for p in literal_paths(operands) if not ASSIGNMENT_RE.match(p)], []
 
 
@@ -179,12 +173,7 @@ def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     ):
         return [], []
     parsed = parse_args(args, "fL", ("indent", "from-file"))
-    operands = (
-        parsed.operands
-        if "f" in parsed.values or "from-file" in parsed.flags
-        else parsed.operands[1:]
-    )
-    return literal_paths(operands), []
+    return literal_paths(_after_script(parsed, "f", ("from-file",))), []
 
 
 def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:

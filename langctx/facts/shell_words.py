@@ -238,40 +238,29 @@ class Lexer:
 class SimpleCommand:
     words: list[Word] = field(default_factory=list)
     redirs: list[Redir] = field(default_factory=list)
-    cwd: str | None = None
 
 
 _KEYWORDS = frozenset(("if then elif else do while until ! { } fi done esac time ").split())
 ASSIGNMENT_RE = re.compile(r"^[A-Za-z_]\w*=")
 
 
-def split_commands(tokens: Sequence[Token]) -> Iterator[tuple[SimpleCommand, str | None, int]]:
-    """Yield (simple command, the operator that ends it, subshell depth)."""
+def split_commands(tokens: Sequence[Token]) -> Iterator[tuple[SimpleCommand, str | None]]:
+    """Yield (simple command, the operator that ends it); ``(`` opens a subshell on its own."""
     current = SimpleCommand()
-    depth = 0
     for token in tokens:
         if isinstance(token, Op):
             if token.op == "(":
                 if current.words or current.redirs:
-                    yield current, ";", depth
-                    current = SimpleCommand()
-                depth += 1
-                yield SimpleCommand(), "(", depth
-                continue
-            if token.op == ")":
-                yield current, ")", depth
-                depth = max(depth - 1, 0)
-                current = SimpleCommand()
-                continue
-            yield current, token.op, depth
+                    yield current, ";"
+                yield SimpleCommand(), "("
+            else:
+                yield current, token.op
             current = SimpleCommand()
         elif isinstance(token, Redir):
             current.redirs.append(token)
-        else:
-            if not current.words and token.value in _KEYWORDS:
-                continue
+        elif current.words or token.value not in _KEYWORDS:
             current.words.append(token)
-    yield current, None, depth
+    yield current, None
 
 
 @dataclass(slots=True)

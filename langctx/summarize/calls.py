@@ -8,10 +8,6 @@ Example:
     Traceback (most recent call last):
     ...
     langctx.errors.ConfigError: the summarizer returned a dict, not text; make it return a str or a chat message.
-
-An answer that is not text at all is a :class:`~langctx.errors.ConfigError` (no fallback: the
-summarizer can never work); a run-time failure (an error, a timeout, no text) is one the caller
-falls back on, reported once per kind by :func:`warn_failure`.
 """
 
 from __future__ import annotations
@@ -38,8 +34,10 @@ def summary_text(answer: object) -> str:
     """The text of a summarizer's (or its model's) answer, stripped.
 
     Raises:
-        ConfigError: the answer is not a str or a chat message (the summarizer can never work).
-        SummarizerError: the answer holds no text.
+        ConfigError: the answer is not a str or a chat message: the summarizer can never work,
+            so there is no fallback.
+        SummarizerError: the answer holds no text (a run-time failure the caller falls back on,
+            reported once per kind by :func:`warn_failure`).
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -70,8 +68,7 @@ def call_summarizer(
 
     Raises:
         GuardTimeoutError: no answer in time (a ``TimeoutError``; the call is left to finish).
-        ConfigError: the answer is not a str or a chat message (see :func:`summary_text`).
-        SummarizerError: the answer holds no text.
+        ConfigError, SummarizerError: as :func:`summary_text`.
     """
     return summary_text(call_with_timeout(lambda: summarizer.summarize(request), timeout))
 

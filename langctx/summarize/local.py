@@ -56,11 +56,8 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
     return f"{head}, {quoted}" if head else quoted
 
 
-def render_local_summary(
-    request: SummaryRequest, *, count: Callable[[str], int] = _approx, max_tokens: int | None = None
-) -> str:
-    """Render the fixed-structure summary of a request from its facts, within ``max_tokens``
-    (None: the request's).
+def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int] = _approx) -> str:
+    """Render the fixed-structure summary of a request from its facts, within its ``max_tokens``.
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
@@ -82,7 +79,7 @@ def render_local_summary(
         Next step:
         - Fix the lexer.
     """
-    cap = max_tokens if max_tokens is not None else request.max_tokens
+    cap = request.max_tokens
     facts = request.facts
     constraints = list(facts.get("constraints") or [])
     read = list(facts.get("read_files") or [])

@@ -204,9 +204,7 @@ class ModelSummarizer:
         """Call the model and return its text.
 
         Raises:
-            ConfigError: the model's answer is not a str or a chat message (a Runnable that
-                returns something else can never summarize).
-            SummarizerError: the model's answer holds no text.
+            ConfigError, SummarizerError: as :func:`~langctx.summarize.summary_text`.
         """
         model, messages = self._model(request), self.build_messages(request)
         return summary_text(model.invoke(messages, config=self._config(request)))

@@ -1,7 +1,8 @@
 """The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs.
 
 Example:
-    >>> sorted(TOOL_OUTPUT_PROMPTS) == sorted(TOOL_KINDS)
+    >>> from typing import get_args
+    >>> sorted(TOOL_OUTPUT_PROMPTS) == sorted(get_args(ToolKind))
     True
     >>> "Java 17" in SUMMARY_PROMPT, "{max_tokens}" in TOOL_OUTPUT_PROMPTS["run_command"]
     (True, True)
@@ -11,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Literal
 
 __all__ = [
     "MERGE_PROMPT",
     "PROMPT_VERSION",
     "SUMMARY_PROMPT",
-    "TOOL_KINDS",
     "TOOL_OUTPUT_PROMPTS",
     "ToolKind",
 ]
@@ -68,9 +68,6 @@ At most {max_tokens} tokens. No preamble."""
 
 ToolKind = Literal["read_file", "run_command", "query_db", "browse_page", "default"]
 """What a tool did, which decides the prompt of a tool-output summary."""
-
-TOOL_KINDS: tuple[ToolKind, ...] = get_args(ToolKind)
-"""Every :data:`ToolKind`."""
 
 _TOOL_OUTPUT_PROMPT = """\
 You compress the output of one tool call for a coding agent. The agent reads your summary \

@@ -107,12 +107,11 @@ def merge_sections(
     None when a summary has no sections, or the merge exceeds ``max_tokens`` even with the
     oldest observed files dropped (the only items a merge may shed).
     """
-    parsed = [parse_sections(s) for s in summaries]
-    if not parsed or any(p is None for p in parsed):
+    parsed = [sections for s in summaries if (sections := parse_sections(s)) is not None]
+    if not summaries or len(parsed) < len(summaries):
         return None
     merged: dict[str, list[str]] = {}
     for sections in parsed:
-        assert sections is not None
         for name, items in sections.items():
             if name in _UNITED:
                 have = merged.setdefault(name, [])

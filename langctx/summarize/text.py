@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -176,22 +176,11 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
 
 def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
     """Order-preserving union of summary facts; the newest next step wins."""
-    base = [
-        Facts(
-            read_files=p.get("read_files", []),
-            modified_files=p.get("modified_files", []),
-            commands=p.get("commands", []),
-            errors=p.get("errors", []),
-            read_files_dropped=p.get("read_files_dropped", 0),
-        )
-        for p in parts
-    ]
-    merged: SummaryFacts = dict(merge_facts(*base))
+    merged: SummaryFacts = dict(merge_facts(*cast("list[Facts]", parts)))  # reads Facts' keys
     constraints: list[str] = []
-    for p in parts:
-        for c in p.get("constraints", []):
-            if c not in constraints:
-                constraints.append(c)
+    for c in (c for p in parts for c in p.get("constraints", [])):
+        if c not in constraints:  # not dict.fromkeys: state may hold unhashable junk
+            constraints.append(c)
     merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
     merged["next_step"] = next(
         (p["next_step"] for p in reversed(parts) if p.get("next_step")), None

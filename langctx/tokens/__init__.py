@@ -1,11 +1,7 @@
-"""Token counting: one protocol, a script-aware estimator, an exact tiktoken counter.
+"""Token counting: the `TokenCounter` protocol, a script-aware estimator, an exact tiktoken counter.
 
-Every counter satisfies `TokenCounter`; `resolve_token_counter` turns any accepted spec into one.
-`ApproximateCounter` estimates from character classes (within a few percent of `o200k_base`; see
-``bench/results/estimator_ratio.md``), `TiktokenCounter` counts exactly (and estimates, after one
-warning, when its vocabulary cannot load), `CallableCounter` wraps a callable or a chat model. A
-message costs its text plus `MESSAGE_OVERHEAD_TOKENS` (images a fixed `IMAGE_TOKENS`), cached per
-message.
+`resolve_token_counter` turns any accepted spec into a `TokenCounter`. A message costs its text
+plus `MESSAGE_OVERHEAD_TOKENS` (an image a fixed `IMAGE_TOKENS`), cached per message.
 """
 
 from langctx.tokens.estimate import ApproximateCounter, count_tokens_approximately

@@ -166,12 +166,9 @@ class MessageCounter:
             total += TOOL_RESULT_OVERHEAD_TOKENS
         if message.name:
             total += 1 + self.count_text(message.name)
-        content = message.content
-        if isinstance(content, str):
-            return total + self.count_text(content)
-        for block in content:
-            total += self._count_block(block, tool_call_ids)
-        return total
+        if isinstance(message.content, str):
+            return total + self.count_text(message.content)
+        return total + sum(self._count_block(block, tool_call_ids) for block in message.content)
 
     def _count_block(self, block: Any, tool_call_ids: set[str]) -> int:
         if isinstance(block, str):
@@ -198,13 +195,11 @@ class MessageCounter:
         (OpenAI compaction, redacted thinking, reasoning without a summary) count as
         `PROVIDER_COMPACTION_TOKENS` until provider usage calibrates the total.
         """
-        texts: list[str] = []
         content = block.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        for part in block.get("summary") or []:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-        if texts:
-            return sum(self.count_text(t) for t in texts)
-        return PROVIDER_COMPACTION_TOKENS
+        texts = [content] if isinstance(content, str) else []
+        texts += [
+            part["text"]
+            for part in block.get("summary") or []
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        return sum(map(self.count_text, texts)) if texts else PROVIDER_COMPACTION_TOKENS
