@@ -48,8 +48,9 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
         head = f"`{_clip(str(c.get('command') or '?'), 120)}`" + (
             f" exit {code}" if code is not None else " failed"
         )
-    lines = [_clip(str(x), 160) for x in (errors[-1].get("lines") or [])][-error_lines:]
-    if not (errors and error_lines and lines):
+    last = errors[-1] if errors and isinstance(errors[-1], dict) else {}
+    lines = [_clip(str(x), 160) for x in (last.get("lines") or [])][-error_lines:]
+    if not (error_lines and lines):
         return _clip(head, width) or None
     room = max(20, width - len(head) - len(', output: ""'))
     quoted = quote_output(_clip("; ".join(lines), room))  # clipped inside the quotes
