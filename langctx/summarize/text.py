@@ -175,7 +175,8 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
 
 
 def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins."""
+    """Order-preserving union of summary facts; the newest next step wins; a constraint is cut
+    to 400 characters (a stored one is measured, not believed)."""
     base = [
         Facts(
             read_files=p.get("read_files", []),
@@ -189,7 +190,7 @@ def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
     merged: SummaryFacts = dict(merge_facts(*base))
     constraints: list[str] = []
     for p in parts:
-        for c in p.get("constraints", []):
+        for c in (c[:_MAX_CONSTRAINT] for c in p.get("constraints", [])):
             if c not in constraints:
                 constraints.append(c)
     merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
