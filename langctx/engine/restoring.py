@@ -35,8 +35,9 @@ def restore(
 
     Used by the integrations to rebuild the memory from graph state or a database. Entries are
     checked (:func:`~langctx.entries.validate_entry`); an edit must name a logged message and
-    keep its tool calls' ids and names, a cut must be in the log. A priority of a message that is
-    not in the log is ignored.
+    keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction whose
+    cut is the pinned task is ignored (no fold cuts there: it folds past the task), and so is a
+    priority of a message that is not in the log.
 
     Raises:
         StateVersionError: an entry is corrupt or does not fit the log.
@@ -54,9 +55,13 @@ def restore(
                 msg = f"edit {e['id']} names message {e['message_id']!r}, which is not in the log."
                 raise StateVersionError(msg)
             _apply_edit(mem, e)
+        task = mem._id(mem._task_idx) if mem._task_idx is not None else None
         for raw in compactions:
-            mem._entries.append(validate_entry(raw))
-            mem._seq[mem._entries[-1]["id"]] = len(mem._entries)
+            e = validate_entry(raw)
+            if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
+                continue  # a cut no fold makes (it folds past the task): ignored
+            mem._entries.append(e)
+            mem._seq[e["id"]] = len(mem._entries)
         mem._active = active_summaries(mem._entries)
         cut = 0
         for e in mem._entries:

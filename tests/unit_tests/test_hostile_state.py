@@ -377,3 +377,26 @@ def test_a_priority_of_a_message_not_in_the_log_is_ignored() -> None:
         "messages": messages_to_dict(messages),
     }
     assert LayeredChatMemory.from_state(state, max_tokens=_BUDGET).priorities == {"t14": 10}
+
+
+def test_a_cut_at_the_pinned_task_is_ignored_and_compacts_once() -> None:
+    """No fold cuts at the task (it folds past it): such an entry is ignored, the channel is
+    reset without it, and the next reads find the thread's own cut again (it compacted on
+    every read: the fold that replaces it gets its id, which the reducer had already)."""
+    messages, channel = _session()
+    settings = MemorySettings.of(max_tokens=2000)
+    good = view_state({"messages": messages, "langctx": channel}, settings).projection()
+    entries = channel["compactions"]
+    last = max(i for i, e in enumerate(entries) if e["trigger"] != "merge")
+    entries = [{**e, "first_kept_id": "h"} if i == last else e for i, e in enumerate(entries)]
+    bad = {**channel, "compactions": entries}
+    mem = LayeredChatMemory.from_state({**bad, "messages": messages_to_dict(messages)})
+    assert entries[last]["id"] not in {e["id"] for e in mem.compactions}
+    stored = merge_langctx({}, bad)
+    compacted = []
+    for _ in range(3):
+        view = view_state({"messages": messages, "langctx": stored}, settings)
+        compacted.append(view.compact_if_due() is not None)
+        stored = merge_langctx(stored, view.update())
+    assert compacted == [True, False, False]
+    assert [m.id for m in view.projection()] == [m.id for m in good]
