@@ -281,8 +281,8 @@ def channel_entries(
         return [], [], {}
     base = _check_version(channel, "stored")
     return (
-        [validate_entry(dict(e)) for e in current_entries(base.get("compactions"))],
-        [validate_entry(dict(e)) for e in current_entries(base.get("edits"), "edits")],
+        [dict(validate_entry(e)) for e in current_entries(base.get("compactions"))],
+        [dict(validate_entry(e)) for e in current_entries(base.get("edits"), "edits")],
         stored_priorities(base.get("priorities")),
     )
 

@@ -17,11 +17,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langctx.errors import StateVersionError
+from langctx.facts.calls import MAX_PATH_CHARS
 from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 
 __all__ = [
@@ -246,7 +248,15 @@ def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _REQUIRED = {
-    "compaction": ("id", "level", "summary", "covered_ids", "first_kept_id"),
+    "compaction": (
+        "id",
+        "level",
+        "summary",
+        "covered_ids",
+        "first_kept_id",
+        "merged_from",
+        "trigger",
+    ),
     "edit": ("id", "message_id", "content"),
 }
 
@@ -254,8 +264,15 @@ _REQUIRED = {
 def validate_entry(entry: Mapping[str, Any]) -> Any:
     """Check a persisted entry's version and shape; migrate older shapes; return it.
 
+    Every field this version reads is checked when present (:data:`_FIELDS`, and the known keys
+    of ``facts``); the required ones must be present. An entry id is at most 128 letters, digits
+    and ``_.:-`` (it is shown in the summary delimiters). What the checks cannot see is measured
+    where it is used: a summary, a constraint or a quoted user message over its cap is cut when
+    projected.
+
     Raises:
-        StateVersionError: the entry has an unknown version or is missing required fields.
+        StateVersionError: the entry has an unknown version, lacks a required field or has one
+            that is not what it must be (a one-line message naming the entry and the field).
     """
     if not isinstance(entry, Mapping):
         msg = f"a langctx entry must be a dict, got {type(entry).__name__}."
@@ -269,26 +286,41 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
         entry = _migrate_v2(entry)
     elif version != ENTRY_VERSION:
         msg = (
-            f"langctx entry {entry.get('id')!r} has version {version!r}; this langctx reads "
-            f"version {ENTRY_VERSION}. Upgrade langctx, or clear the thread's langctx state."
+            f"langctx entry {_shown(entry.get('id'))} has version {_shown(version)}; this "
+            f"langctx reads version {ENTRY_VERSION}. Upgrade langctx, or clear the thread's "
+            "langctx state."
         )
         raise StateVersionError(msg)
     kind = entry.get("kind")
-    if kind not in _REQUIRED:
-        msg = f"langctx entry {entry.get('id')!r} has unknown kind {kind!r}."
+    if not isinstance(kind, str) or kind not in _REQUIRED:
+        msg = f"langctx entry {_shown(entry.get('id'))} has unknown kind {_shown(kind)}."
         raise StateVersionError(msg)
     missing = [k for k in _REQUIRED[kind] if k not in entry]
     if missing:
-        msg = f"langctx entry {entry.get('id')!r} lacks {missing}; the state is corrupt."
+        msg = f"langctx entry {_shown(entry.get('id'))} lacks {missing}; the state is corrupt."
         raise StateVersionError(msg)
-    for name, (ok, wanted) in _FIELDS[kind].items():
-        if name in entry and not ok(entry[name]):
+    _check(entry, _FIELDS[kind], entry)
+    if kind == "compaction":
+        _check(entry["facts"] if "facts" in entry else {}, _FACTS, entry, "facts.")
+    return entry
+
+
+Check = Callable[[Any], bool]
+
+
+def _check(
+    value: Mapping[str, Any],
+    fields: Mapping[str, tuple[Check, str]],
+    entry: Mapping[str, Any],
+    prefix: str = "",
+) -> None:
+    for name, (ok, wanted) in fields.items():
+        if name in value and not ok(value[name]):
             msg = (
-                f"langctx entry {entry.get('id')!r}: {name} must be {wanted}, got "
-                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
+                f"langctx entry {_shown(entry.get('id'))}: {prefix}{name} must be {wanted}, got "
+                f"{_shown(value[name])}; the state is corrupt (clear the thread's langctx state)."
             )
             raise StateVersionError(msg)
-    return entry
 
 
 def _shown(value: object) -> str:
@@ -296,8 +328,19 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else f"{type(value).__name__} {text[:30]}…"
 
 
+_ENTRY_ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)
+
+
+def _is_entry_id(v: object) -> bool:
+    return isinstance(v, str) and _ENTRY_ID.fullmatch(v) is not None
+
+
 def _is_str(v: object) -> bool:
     return isinstance(v, str) and bool(v)
+
+
+def _is_text(v: object) -> bool:
+    return isinstance(v, str)
 
 
 def _is_count(v: object) -> bool:
@@ -308,36 +351,83 @@ def _is_ids(v: object) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
-_FIELDS: dict[str, dict[str, tuple[Any, str]]] = {
+def _is_paths(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) and len(x) <= MAX_PATH_CHARS for x in v)
+
+
+def _is_content(v: object) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(b, str | dict) for b in v))
+
+
+def _or_none(check: Check) -> Check:
+    return lambda v: v is None or check(v)
+
+
+def _records(required: tuple[str, ...] = (), **fields: Check) -> Check:
+    """A list of dicts holding ``required``, each of ``fields`` passing its check when present."""
+    return lambda v: (
+        isinstance(v, list)
+        and all(
+            isinstance(r, dict)
+            and all(k in r for k in required)
+            and all(ok(r[k]) for k, ok in fields.items() if k in r)
+            for r in v
+        )
+    )
+
+
+_FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
     "compaction": {
-        "id": (_is_str, "a non-empty string"),
+        "id": (_is_entry_id, "an entry id"),
         "level": (lambda v: _is_count(v) and 1 <= v <= MAX_LEVEL, "an int from 1 to 3"),
-        "summary": (lambda v: isinstance(v, str), "a string"),
+        "summary": (_is_text, "a string"),
         "covered_ids": (_is_ids, "a list of message ids"),
-        "first_kept_id": (lambda v: v is None or _is_str(v), "a message id or None"),
+        "first_kept_id": (_or_none(_is_str), "a message id or None"),
         "merged_from": (_is_ids, "a list of entry ids"),
         "facts": (lambda v: isinstance(v, dict), "a dict"),
-        "read_files": (_is_ids, "a list of paths"),
-        "modified_files": (_is_ids, "a list of paths"),
+        "read_files": (_is_paths, "a list of paths"),
+        "modified_files": (_is_paths, "a list of paths"),
         "summary_tokens": (_is_count, "an int >= 0"),
         "tokens_before": (_is_count, "an int >= 0"),
         "tokens_after": (_is_count, "an int >= 0"),
         "covered_count": (_is_count, "an int >= 0"),
-        "quality": (lambda v: isinstance(v, str), "a string"),
-        "trigger": (lambda v: isinstance(v, str), "a string"),
+        "pending_tokens": (_is_count, "an int >= 0"),
+        "quality": (_is_text, "a string"),
+        "trigger": (_is_text, "a string"),
         "upgrade_input": (_is_str, "a non-empty string"),
+        "task_id": (_or_none(_is_str), "a message id or None"),
+        "last_id": (_or_none(_is_str), "a message id or None"),
+        "provider_compaction_id": (_or_none(_is_str), "a message id or None"),
     },
     "edit": {
-        "id": (_is_str, "a non-empty string"),
+        "id": (_is_entry_id, "an entry id"),
         "message_id": (_is_str, "a message id"),
-        "content": (lambda v: isinstance(v, str | list), "a string or a list of blocks"),
-        "tool_calls": (lambda v: v is None or isinstance(v, list), "a list of tool calls or None"),
+        "content": (_is_content, "a string or a list of blocks"),
+        "tool_calls": (
+            _records(("name", "args", "id"), name=_is_str, args=lambda v: isinstance(v, dict)),
+            "a list of tool calls (name, args, id)",
+        ),
         "tokens_before": (_is_count, "an int >= 0"),
         "tokens_after": (_is_count, "an int >= 0"),
     },
 }
 """Field -> (check, what it must be) of a persisted entry; a field that is absent is not checked
 (the required ones are checked before)."""
+
+_FACTS: dict[str, tuple[Check, str]] = {
+    "read_files": (_is_paths, "a list of paths"),
+    "modified_files": (_is_paths, "a list of paths"),
+    "read_files_dropped": (_is_count, "an int >= 0"),
+    "commands": (_records(command=_is_text, message_id=_or_none(_is_text)), "a list of commands"),
+    "errors": (
+        _records(("lines",), lines=_is_ids, summary_lines=_is_ids, command=_or_none(_is_text)),
+        "a list of errors with their lines",
+    ),
+    "constraints": (_is_ids, "a list of strings"),
+    "next_step": (_or_none(_is_text), "a string or None"),
+}
+"""The keys of a compaction's ``facts`` that langctx reads (checked like :data:`_FIELDS`);
+the rest are read as they come (a missing key counts as empty)."""
 
 
 def _migrate_v2(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
-from langchain_core.messages import BaseMessage, messages_from_dict
+from langchain_core.messages import BaseMessage
 
-from langctx.channel import MemorySnapshot, check_version
+from langctx.channel import MemorySnapshot, channel_entries, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import compaction, planning, restoring
 from langctx.engine import stats as stats_module
@@ -36,6 +36,7 @@ from langctx.engine.core import DEFAULT_PRIORITIES, MemoryCore
 from langctx.engine.plan import CompactionEvent, Trigger
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
+from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 
@@ -278,15 +279,22 @@ class LayeredChatMemory:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
-        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor)."""
-        check_version(state, "saved")
+        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor).
+
+        The state is read as a stored channel is (:func:`langctx.channel.channel_entries`).
+
+        Raises:
+            StateVersionError: it has an unknown version, or a part of it is corrupt (one line
+                naming the part).
+        """
+        compactions, edits, priorities = channel_entries(check_version(state, "saved"))
         mem = cls(**kwargs)
         mem.restore(
-            messages_from_dict(list(state.get("messages", []))),
-            compactions=state.get("compactions", []),
-            edits=state.get("edits", []),
-            priorities=state.get("priorities", {}),
-            eviction_log=state.get("eviction_log", []),
+            stored_messages(state.get("messages")),
+            compactions=compactions,
+            edits=edits,
+            priorities=priorities,
+            eviction_log=stored_evictions(state.get("eviction_log")),
         )
         return mem
 

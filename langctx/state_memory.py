@@ -363,15 +363,16 @@ def _rebuilt(
     comps, edits, prio = channel_entries(channel)
     messages = [m for m in raw if not is_control_message(m)]
     present = {str(m.id) for m in messages}
-    kept, restore = restore_entries(comps, present, archive_record(channel))
+    _, restore = restore_entries(comps, present, archive_record(channel))
     kept_edits = [e for e in edits if e["message_id"] in present]
     kept_prio = {k: v for k, v in prio.items() if k in present}
     memory.restore(messages, compactions=restore, edits=kept_edits, priorities=kept_prio)
-    dropped = len(kept) < len(comps) or len(kept_edits) < len(edits) or len(kept_prio) < len(prio)
+    kept = len(memory.compactions)  # the restore ignores a cut at the task too
+    dropped = kept < len(comps) or len(kept_edits) < len(edits) or len(kept_prio) < len(prio)
     return ThreadView(
         memory,
         thread_id=thread_id,
-        known=len(kept),
+        known=kept,
         known_edits=len(kept_edits),
         priorities=kept_prio,
         reset=dropped,

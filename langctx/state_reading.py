@@ -38,6 +38,8 @@ __all__ = [
     "check_channel",
     "current_entries",
     "restore_entries",
+    "stored_evictions",
+    "stored_messages",
     "stored_priorities",
     "window_start",
 ]
@@ -173,6 +175,40 @@ def stored_priorities(value: Any) -> dict[str, int]:
         return {str(k): v for k, v in value.items()}
     shown = type(value).__name__ if not isinstance(value, Mapping) else repr(dict(value))[:80]
     msg = f"the langctx channel's priorities must map message ids to integers, got {shown}."
+    raise StateVersionError(msg)
+
+
+def stored_messages(value: Any) -> list[BaseMessage]:
+    """A saved log (``messages_to_dict`` dicts, as :meth:`~langctx.LayeredChatMemory.to_state`
+    writes it); None for none.
+
+    Raises:
+        StateVersionError: it is no list of message dicts.
+    """
+    if value is None:
+        return []
+    reason = type(value).__name__
+    if isinstance(value, list):
+        try:
+            return messages_from_dict(value)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            reason = str(exc).split("\n")[0][:80]
+    msg = f"the saved langctx state's messages must be a list of message dicts, got: {reason}."
+    raise StateVersionError(msg)
+
+
+def stored_evictions(value: Any) -> list[dict[str, Any]]:
+    """A saved eviction log (a list of dicts); None for none.
+
+    Raises:
+        StateVersionError: it is no list of dicts.
+    """
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(r, Mapping) for r in value):
+        return [dict(r) for r in value]
+    kind = "a list holding other items" if isinstance(value, list) else type(value).__name__
+    msg = f"the saved langctx state's eviction_log must be a list of dicts, got {kind}."
     raise StateVersionError(msg)
 
 

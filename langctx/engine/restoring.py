@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import (
-    BaseMessage,
-    convert_to_messages,
-)
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
 from langctx.count_cache import describe_edited
 from langctx.engine import log, writing
@@ -19,9 +16,7 @@ from langctx.entries import (
     active_summaries,
     validate_entry,
 )
-from langctx.errors import (
-    StateVersionError,
-)
+from langctx.errors import StateVersionError
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -38,7 +33,14 @@ def restore(
 ) -> None:
     """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
-    Used by the integrations to rebuild the memory from graph state or a database.
+    Used by the integrations to rebuild the memory from graph state or a database. Entries are
+    checked (:func:`~langctx.entries.validate_entry`); an edit must name a logged message and
+    keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction whose
+    cut is the pinned task is ignored (no fold cuts there: it folds past the task), and so is a
+    priority of a message that is not in the log.
+
+    Raises:
+        StateVersionError: an entry is corrupt or does not fit the log.
     """
     with mem._lock:
         mem._reset()
@@ -52,13 +54,14 @@ def restore(
             if e["message_id"] not in mem._pos:
                 msg = f"edit {e['id']} names message {e['message_id']!r}, which is not in the log."
                 raise StateVersionError(msg)
-            mem._edits.append(e)
-            mem._edit_of[e["message_id"]] = e
-            i = mem._pos[e["message_id"]]
-            mem._views[i], mem._vtok[i] = describe_edited(mem.counter, mem._log[i], e)
+            _apply_edit(mem, e)
+        task = mem._id(mem._task_idx) if mem._task_idx is not None else None
         for raw in compactions:
-            mem._entries.append(validate_entry(raw))
-            mem._seq[mem._entries[-1]["id"]] = len(mem._entries)
+            e = validate_entry(raw)
+            if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
+                continue  # a cut no fold makes (it folds past the task): ignored
+            mem._entries.append(e)
+            mem._seq[e["id"]] = len(mem._entries)
         mem._active = active_summaries(mem._entries)
         cut = 0
         for e in mem._entries:
@@ -75,7 +78,7 @@ def restore(
             cut = max(cut, mem._pc)
             mem._active = [e for e in mem._active if log._after_pc(mem, e)]
         mem._first_kept = cut
-        mem._priority = {str(k): int(v) for k, v in (priorities or {}).items()}
+        mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
         mem._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
         mem._refresh()
         writing._check_pinned(mem)
@@ -97,10 +100,11 @@ def restore_window(
     ``window`` is the log from the latest compaction's cut on; ``head`` the messages before
     the cut that stay projected (leading system messages, the task, the latest provider
     compaction item and its results). ``compactions`` are taken as stored (the channel's
-    reducer validated them); only ``window[validate_from:]`` is validated, the rest was
-    the input of an earlier model call. Edits and priorities of messages outside the
-    window are ignored. ``before`` finds a message of the log before the window by id (for a
-    pending background summary of a span the window no longer holds).
+    reducer validated them), but those projected are checked again (a state written without
+    the reducer); only ``window[validate_from:]`` is validated, the rest was the input of an
+    earlier model call. Edits and priorities of messages outside the window are ignored.
+    ``before`` finds a message of the log before the window by id (for a pending background
+    summary of a span the window no longer holds).
     """
     with mem._lock:
         mem._reset()
@@ -123,20 +127,41 @@ def restore_window(
             edited = [mid for mid in pos if mid in by_message]  # pos is in log order
         for mid in edited:
             for e in by_message[mid]:
-                i = pos[mid]
-                mem._edits.append(e)
-                mem._edit_of[e["message_id"]] = e
-                mem._views[i], mem._vtok[i] = describe_edited(mem.counter, mem._log[i], e)
+                _apply_edit(mem, e)
         mem._entries = list(compactions)
         order = active_positions(mem._entries)
         mem._seq = {mem._entries[n - 1]["id"]: n for n in order}
         mem._active = [mem._entries[n - 1] for n in order]
-        mem._active = [e for e in mem._active if log._after_pc(mem, e)]
+        mem._active = [validate_entry(e) for e in mem._active if log._after_pc(mem, e)]
         mem._first_kept = max(len(head) if mem._entries else 0, mem._first_kept)
         mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
         mem._refresh()
         log._calibrate_window(mem)
         writing._check_pinned(mem)
+
+
+def _apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
+    """Apply a stored edit to its logged message (an edit cuts arguments only: the tool calls
+    keep their ids and names).
+
+    Raises:
+        StateVersionError: the edit's tool calls are not the message's (by id and name, in order).
+    """
+    i = mem._pos[edit["message_id"]]
+    message = mem._log[i]
+    calls = edit.get("tool_calls")
+    if calls is not None and isinstance(message, AIMessage):
+        if [(tc["id"], tc["name"]) for tc in calls] != [
+            (tc["id"], tc["name"]) for tc in message.tool_calls
+        ]:
+            msg = (
+                f"edit {edit['id']} changes the tool calls of message {edit['message_id']!r}; "
+                "the state is corrupt (clear the thread's langctx state)."
+            )
+            raise StateVersionError(msg)
+    mem._edits.append(edit)
+    mem._edit_of[edit["message_id"]] = edit
+    mem._views[i], mem._vtok[i] = describe_edited(mem.counter, message, edit)
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 from langctx.facts.shell_parse import SHELLS
 
 __all__ = [
+    "MAX_PATH_CHARS",
     "clip",
     "command_text",
     "normalise_path",
@@ -28,7 +29,8 @@ __all__ = [
 ]
 
 _COMMAND_KEYS = ("command", "cmd", "commands", "script", "code")
-_MAX_PATH_CHARS = 4096
+MAX_PATH_CHARS = 4096
+"""A path longer than this is no path (ignored when extracted, corrupt when stored)."""
 
 
 def text_of(content: Any) -> str:
@@ -53,7 +55,7 @@ def normalise_path(value: object) -> str | None:
     path = value.strip()
     while path.startswith("./"):
         path = path[2:].lstrip()
-    if not path or len(path) > _MAX_PATH_CHARS or "\n" in path:
+    if not path or len(path) > MAX_PATH_CHARS or "\n" in path:
         return None
     return path
 

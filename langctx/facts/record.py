@@ -157,8 +157,9 @@ def merge_facts(
 
 
 def _error_copy(error: ErrorFact) -> ErrorFact:
+    """A copy of ``error`` (an older one may not name its command or message: None)."""
     out = ErrorFact(
-        command=error["command"], lines=list(error["lines"]), message_id=error["message_id"]
+        command=error.get("command"), lines=list(error["lines"]), message_id=error.get("message_id")
     )
     if "summary_lines" in error:
         out["summary_lines"] = list(error["summary_lines"])

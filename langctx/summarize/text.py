@@ -175,10 +175,11 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
 
 
 def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins."""
+    """Order-preserving union of summary facts; the newest next step wins; a constraint is cut
+    to 400 characters (a stored one is measured, not believed)."""
     merged: SummaryFacts = dict(merge_facts(*cast("list[Facts]", parts)))  # reads Facts' keys
     constraints: list[str] = []
-    for c in (c for p in parts for c in p.get("constraints", [])):
+    for c in (c[:_MAX_CONSTRAINT] for p in parts for c in p.get("constraints", [])):
         if c not in constraints:  # not dict.fromkeys: state may hold unhashable junk
             constraints.append(c)
     merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
