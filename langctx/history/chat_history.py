@@ -146,7 +146,15 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._tags: dict[str, int] = {}  # positional id -> index in the log
         self._commit(Step(0, Batch(messages), [self._tag(m, i) for i, m in enumerate(messages)]))
         if messages or saved:
-            self._restore_memory(context=True)
+            try:
+                self._restore_memory()
+            except StateVersionError as exc:
+                msg = (
+                    f"{backend.describe()}: {exc} The stored log and the langctx entries "
+                    "disagree (was one cleared or edited without the other?); delete the "
+                    "entries to rebuild them from the log."
+                )
+                raise StateVersionError(msg) from exc
 
     @property
     def memory(self) -> LayeredChatMemory:
@@ -315,26 +323,16 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._saved.extend(step.new)
         self._cache = None
 
-    def _restore_memory(self, *, context: bool = False) -> None:
+    def _restore_memory(self) -> None:
         """Rebuild the memory from the committed log and entries (on open and after a failure)."""
         with self._lock:
             self._cache = None
-            try:
-                self._memory.restore(
-                    self._memlog,
-                    compactions=self._saved.compactions,
-                    edits=self._saved.edits,
-                    eviction_log=self._saved.evictions,
-                )
-            except StateVersionError as exc:
-                if not context:
-                    raise
-                msg = (
-                    f"{self._backend.describe()}: {exc} The stored log and the langctx entries "
-                    "disagree (was one cleared or edited without the other?); delete the "
-                    "entries to rebuild them from the log."
-                )
-                raise StateVersionError(msg) from exc
+            self._memory.restore(
+                self._memlog,
+                compactions=self._saved.compactions,
+                edits=self._saved.edits,
+                eviction_log=self._saved.evictions,
+            )
 
     def _forget(self) -> None:
         self._memory.clear()

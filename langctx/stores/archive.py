@@ -115,9 +115,7 @@ class Archive:
     @classmethod
     def from_option(cls, option: ArchiveOption) -> Archive | None:
         """An :class:`Archive` for an ``archive=`` argument (None when archive mode is off)."""
-        if option is None or option is False:
-            return None
-        return cls(option)
+        return None if option is None or option is False else cls(option)
 
     def resolve(self, runtime_store: BaseStore | None) -> BaseStore:
         """The store to write to: the configured one, else the graph's."""
@@ -227,19 +225,6 @@ def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
     return items
 
 
-def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    items = _state_items(state)
-    missing = _walk(items, state, None)
-    if missing is not None:
-        msg = (
-            f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
-            "was changed or removed, or the thread archived to a store (pass it: "
-            "full_log(store, thread_id, state))."
-        )
-        raise ArchiveMissingError(msg, key=missing)
-    return _chain(items, state)
-
-
 def _reading(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
@@ -248,11 +233,18 @@ def _reading(
     Without a store, only the state's batches. When the state does not hold the whole chain, the
     namespace is listed page by page, then a batch the listing did not return is fetched by key.
     """
+    items = _state_items(state)
     if store is None or thread_id is None:
-        return _state_only(state)
+        if (missing := _walk(items, state, None)) is not None:
+            msg = (
+                f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
+                "was changed or removed, or the thread archived to a store (pass it: "
+                "full_log(store, thread_id, state))."
+            )
+            raise ArchiveMissingError(msg, key=missing)
+        return _chain(items, state)
     ns = archive_namespace(thread_id)
     refresh = (store.ttl_config or {}).get("refresh_on_read", True)  # as ``store.get`` reads it
-    items = _state_items(state)
     offset = 0
     while _walk(items, state, None) is not None:
         page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)

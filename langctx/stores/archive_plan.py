@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
@@ -87,9 +87,9 @@ class ArchivePlan:
     key: str
     """Store key of the new batch."""
     batch: ArchiveBatch
-    removals: list[RemoveMessage] = field(default_factory=list)
+    removals: list[RemoveMessage]
     """``RemoveMessage`` for every archived message."""
-    channel: LangctxChannel = field(default_factory=lambda: channel_update())
+    channel: LangctxChannel
     """The ``langctx`` update: the view's own new entries plus the archive's drop/slim/record."""
     in_state: bool = False
     """The batch goes to the state's ``langctx_archive`` key (written with the step's update),

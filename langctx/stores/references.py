@@ -107,7 +107,7 @@ class BaseStoreReferenceStore:
         ns = self._ns(thread_id)
         ttl = None
         expires = meta.get("expires_at")
-        if expires is not None and getattr(self.store, "supports_ttl", False):
+        if expires is not None and self.store.supports_ttl:
             ttl = max(1.0, (float(expires) - float(meta["created_at"])) / 60.0)
         ref = meta["ref_id"]
         chunks = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
