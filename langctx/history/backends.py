@@ -132,18 +132,13 @@ class Backend:
         return None
 
 
+@dataclass(eq=False)
 class Wrapped(Backend):
     """A user's ``BaseChatMessageHistory`` holds the full log; a mapping holds the entries."""
 
-    def __init__(
-        self,
-        history: BaseChatMessageHistory,
-        state: MutableMapping[str, Any] | None,
-        key: str,
-    ) -> None:
-        self.history = history
-        self.state = state
-        self.key = key
+    history: BaseChatMessageHistory
+    state: MutableMapping[str, Any] | None
+    key: str
 
     def describe(self) -> str:
         where = f" with state[{self.key!r}]" if self.state is not None else ""

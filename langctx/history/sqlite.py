@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import (
@@ -43,13 +44,13 @@ CREATE TABLE IF NOT EXISTS langctx_history_entries (
 """
 
 
+@dataclass(eq=False)
 class SQLiteBackend(Backend):
     """One session's rows in a :class:`SQLiteChatHistoryStore` (inserts only, one transaction)."""
 
-    def __init__(self, store: SQLiteChatHistoryStore, session_id: str) -> None:
-        self.store = store
-        self.session_id = session_id
-        self.next_seq = 0
+    store: SQLiteChatHistoryStore
+    session_id: str
+    next_seq: int = 0
 
     def describe(self) -> str:
         return f"SQLite session {self.session_id!r}"
