@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
@@ -13,7 +13,7 @@ from langctx.channel import CHANNEL_VERSION, LangctxChannel
 from langctx.errors import StateVersionError
 from langctx.markers import HISTORY_ID_PREFIX, LEGACY_HISTORY_ID_PREFIX
 
-__all__ = ["STATE_KEY", "Backend", "Batch", "Entries", "InProcess", "Step", "Wrapped", "Write"]
+__all__ = ["STATE_KEY", "Backend", "Batch", "Entries", "Step", "Wrapped"]
 
 STATE_KEY = "langctx"
 """Default key of the langctx entries in the ``state`` mapping beside a wrapped history."""
@@ -44,13 +44,12 @@ class Entries:
         return Entries(*([_current_ids(e) for e in part] for part in self.lists()))
 
     def to_state(self) -> LangctxChannel:
-        state = LangctxChannel(
+        return LangctxChannel(
             v=CHANNEL_VERSION,
             compactions=[dict(e) for e in self.compactions],
             edits=[dict(e) for e in self.edits],
+            eviction_log=[dict(e) for e in self.evictions],
         )
-        state["eviction_log"] = [dict(e) for e in self.evictions]
-        return state
 
     @classmethod
     def from_state(cls, state: object, where: str) -> Entries:
@@ -83,19 +82,6 @@ def _current_ids(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Write:
-    """One write to a backend: new messages from log index ``start`` and the new entries."""
-
-    start: int
-    messages: Sequence[BaseMessage]
-    encoded: list[str]
-    """``messages`` as the backend stores them (``encode``; empty when it keeps objects)."""
-    new: Entries
-    total: Entries
-    """Every entry so far, ``new`` included (for backends that rewrite them whole)."""
-
-
-@dataclass(frozen=True)
 class Batch:
     """Messages to append, as given and as the backend stores them (``encode``)."""
 
@@ -105,35 +91,23 @@ class Batch:
 
 @dataclass
 class Step:
-    """One write in progress: the batch under its log positions, then the entries it made."""
+    """One write: the batch from log index ``start``, then the entries it made (a backend's
+    ``write`` gets it complete)."""
 
     start: int
     batch: Batch
     tagged: list[BaseMessage]
     """The batch as the memory gets it (positional ids)."""
     new: Entries = field(default_factory=Entries)
+    total: Entries = field(default_factory=Entries)
+    """Every entry so far, ``new`` included (for backends that rewrite them whole)."""
 
 
-class Backend(Protocol):
-    """Where a history's full log and langctx entries live (one writer per session)."""
+class Backend:
+    """Where a history's full log and langctx entries live (one writer per session).
 
-    def describe(self) -> str: ...
-
-    def load(self) -> tuple[list[BaseMessage], Entries]: ...
-
-    def encode(self, messages: Sequence[BaseMessage]) -> list[str]: ...
-
-    def write(self, w: Write) -> None: ...
-
-    async def awrite(self, w: Write) -> None: ...
-
-    def clear(self) -> None: ...
-
-    async def aclear(self) -> None: ...
-
-
-class InProcess:
-    """No persistence: the log lives in the history object only."""
+    This base keeps them nowhere: the log lives in the history object only.
+    """
 
     def describe(self) -> str:
         return "this process"
@@ -142,12 +116,13 @@ class InProcess:
         return [], Entries()
 
     def encode(self, messages: Sequence[BaseMessage]) -> list[str]:
+        """``messages`` as the backend stores them (empty when it keeps the objects)."""
         return []
 
-    def write(self, w: Write) -> None:
+    def write(self, step: Step) -> None:
         return None
 
-    async def awrite(self, w: Write) -> None:
+    async def awrite(self, step: Step) -> None:
         return None
 
     def clear(self) -> None:
@@ -157,18 +132,13 @@ class InProcess:
         return None
 
 
-class Wrapped:
+@dataclass(eq=False)
+class Wrapped(Backend):
     """A user's ``BaseChatMessageHistory`` holds the full log; a mapping holds the entries."""
 
-    def __init__(
-        self,
-        history: BaseChatMessageHistory,
-        state: MutableMapping[str, Any] | None,
-        key: str,
-    ) -> None:
-        self.history = history
-        self.state = state
-        self.key = key
+    history: BaseChatMessageHistory
+    state: MutableMapping[str, Any] | None
+    key: str
 
     def describe(self) -> str:
         where = f" with state[{self.key!r}]" if self.state is not None else ""
@@ -178,23 +148,20 @@ class Wrapped:
         raw = self.state.get(self.key) if self.state is not None else None
         return list(self.history.messages), Entries.from_state(raw, self.describe())
 
-    def encode(self, messages: Sequence[BaseMessage]) -> list[str]:
-        return []
-
-    def _save(self, w: Write) -> None:
+    def _save(self, step: Step) -> None:
         # the log first: entries that name messages missing from the log could not be restored
-        if w.new and self.state is not None:
-            self.state[self.key] = w.total.to_state()
+        if step.new and self.state is not None:
+            self.state[self.key] = step.total.to_state()
 
-    def write(self, w: Write) -> None:
-        if w.messages:
-            self.history.add_messages(list(w.messages))
-        self._save(w)
+    def write(self, step: Step) -> None:
+        if step.batch.messages:
+            self.history.add_messages(list(step.batch.messages))
+        self._save(step)
 
-    async def awrite(self, w: Write) -> None:
-        if w.messages:
-            await self.history.aadd_messages(list(w.messages))
-        self._save(w)
+    async def awrite(self, step: Step) -> None:
+        if step.batch.messages:
+            await self.history.aadd_messages(list(step.batch.messages))
+        self._save(step)
 
     def clear(self) -> None:
         self.history.clear()

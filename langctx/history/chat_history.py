@@ -1,7 +1,7 @@
-"""``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
+"""Legacy ``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
 
-Legacy API (see :class:`LangctxChatMessageHistory`). The memory knows each message by its position
-in the log, so messages without ids (or with the same id twice) are read back exactly as added.
+The memory knows each message by its log position: messages without ids (or with the same id
+twice) are read back exactly as added.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -28,16 +28,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 
 from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError, InvalidMessageError, StateVersionError
-from langctx.history.backends import (
-    STATE_KEY,
-    Backend,
-    Batch,
-    Entries,
-    InProcess,
-    Step,
-    Wrapped,
-    Write,
-)
+from langctx.history.backends import STATE_KEY, Backend, Batch, Entries, Step, Wrapped
 from langctx.markers import HISTORY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 
@@ -105,7 +96,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         if not isinstance(state_key, str) or not state_key:
             msg = f"state_key must be a non-empty string, got {state_key!r}."
             raise ConfigError(msg)
-        backend: Backend = InProcess() if history is None else Wrapped(history, state, state_key)
+        backend = Backend() if history is None else Wrapped(history, state, state_key)
         self._open(resolve_memory(memory, memory_kwargs), backend)
 
     @classmethod
@@ -146,7 +137,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._memory = memory
         self._backend = backend
         self._lock = threading.RLock()
-        self._alock: asyncio.Lock | None = None
+        self._alock = asyncio.Lock()  # binds to a loop only when a writer waits
         self._cache: list[BaseMessage] | None = None
         messages, saved = backend.load()
         self._saved = saved = saved.with_current_ids()
@@ -155,7 +146,15 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._tags: dict[str, int] = {}  # positional id -> index in the log
         self._commit(Step(0, Batch(messages), [self._tag(m, i) for i, m in enumerate(messages)]))
         if messages or saved:
-            self._restore_memory(context=True)
+            try:
+                self._restore_memory()
+            except StateVersionError as exc:
+                msg = (
+                    f"{backend.describe()}: {exc} The stored log and the langctx entries "
+                    "disagree (was one cleared or edited without the other?); delete the "
+                    "entries to rebuild them from the log."
+                )
+                raise StateVersionError(msg) from exc
 
     @property
     def memory(self) -> LayeredChatMemory:
@@ -245,7 +244,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         """Async version of `add_messages`."""
         if (batch := self._batch(messages)) is None:
             return
-        async with self._async_lock():
+        async with self._alock:
             with self._rolled_back(batch) as step:
                 await self._memory.aadd_messages(step.tagged)
                 await self._backend.awrite(self._written(step))
@@ -263,7 +262,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     async def acompact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Async version of `compact`."""
-        async with self._async_lock():
+        async with self._alock:
             with self._rolled_back(Batch()) as step:
                 entry = await self._memory.acompact(instructions)
                 await self._backend.awrite(self._written(step))
@@ -279,15 +278,10 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     async def aclear(self) -> None:
         """Async version of `clear`."""
-        async with self._async_lock():
+        async with self._alock:
             await self._backend.aclear()
             with self._lock:
                 self._forget()
-
-    def _async_lock(self) -> asyncio.Lock:
-        if self._alock is None:
-            self._alock = asyncio.Lock()
-        return self._alock
 
     def _tag(self, message: BaseMessage, index: int) -> BaseMessage:
         """The message as the memory gets it: under its position in the log."""
@@ -310,52 +304,35 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             self._restore_memory()
             raise
 
-    def _written(self, step: Step) -> Write:
-        """The backend write of ``step``: its messages and the entries the memory made since."""
-        step.new = new = self._new_entries()
-        batch = step.batch
-        return Write(step.start, batch.messages, batch.encoded, new, self._total(new))
+    def _written(self, step: Step) -> Step:
+        """``step`` with the entries the memory made since the last commit (for the backend)."""
+        mem, saved = self._memory, self._saved
+        step.new = Entries(
+            [dict(e) for e in mem.compactions[len(saved.compactions) :]],
+            [dict(e) for e in mem.edits[len(saved.edits) :]],
+            [dict(r) for r in mem.eviction_log[len(saved.evictions) :]],
+        )
+        step.total = Entries(*(a + b for a, b in zip(saved.lists(), step.new.lists(), strict=True)))
+        return step
 
     def _commit(self, step: Step) -> None:
         start = len(self._log)
         self._log.extend(step.batch.messages)
         self._memlog.extend(step.tagged)
-        for k in range(len(step.tagged)):
-            self._tags[f"{HISTORY_ID_PREFIX}{start + k}"] = start + k
+        self._tags.update((f"{HISTORY_ID_PREFIX}{i}", i) for i in range(start, len(self._log)))
         self._saved.extend(step.new)
         self._cache = None
 
-    def _new_entries(self) -> Entries:
-        mem, saved = self._memory, self._saved
-        return Entries(
-            [dict(e) for e in mem.compactions[len(saved.compactions) :]],
-            [dict(e) for e in mem.edits[len(saved.edits) :]],
-            [dict(r) for r in mem.eviction_log[len(saved.evictions) :]],
-        )
-
-    def _total(self, new: Entries) -> Entries:
-        return Entries(*(a + b for a, b in zip(self._saved.lists(), new.lists(), strict=True)))
-
-    def _restore_memory(self, *, context: bool = False) -> None:
+    def _restore_memory(self) -> None:
         """Rebuild the memory from the committed log and entries (on open and after a failure)."""
         with self._lock:
             self._cache = None
-            try:
-                self._memory.restore(
-                    self._memlog,
-                    compactions=self._saved.compactions,
-                    edits=self._saved.edits,
-                    eviction_log=self._saved.evictions,
-                )
-            except StateVersionError as exc:
-                if not context:
-                    raise
-                msg = (
-                    f"{self._backend.describe()}: {exc} The stored log and the langctx entries "
-                    "disagree (was one cleared or edited without the other?); delete the "
-                    "entries to rebuild them from the log."
-                )
-                raise StateVersionError(msg) from exc
+            self._memory.restore(
+                self._memlog,
+                compactions=self._saved.compactions,
+                edits=self._saved.edits,
+                eviction_log=self._saved.evictions,
+            )
 
     def _forget(self) -> None:
         self._memory.clear()

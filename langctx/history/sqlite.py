@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import (
@@ -17,7 +18,7 @@ from langchain_core.messages import (
 )
 
 from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
-from langctx.history.backends import Entries, Write
+from langctx.history.backends import Backend, Entries, Step
 from langctx.history.chat_history import LangctxChatMessageHistory, resolve_memory
 from langctx.memory import LayeredChatMemory
 
@@ -43,13 +44,13 @@ CREATE TABLE IF NOT EXISTS langctx_history_entries (
 """
 
 
-class SQLiteBackend:
+@dataclass(eq=False)
+class SQLiteBackend(Backend):
     """One session's rows in a :class:`SQLiteChatHistoryStore` (inserts only, one transaction)."""
 
-    def __init__(self, store: SQLiteChatHistoryStore, session_id: str) -> None:
-        self.store = store
-        self.session_id = session_id
-        self.next_seq = 0
+    store: SQLiteChatHistoryStore
+    session_id: str
+    next_seq: int = 0
 
     def describe(self) -> str:
         return f"SQLite session {self.session_id!r}"
@@ -103,10 +104,10 @@ class SQLiteBackend:
                 raise InvalidMessageError(msg) from exc
         return out
 
-    def write(self, w: Write) -> None:
+    def write(self, step: Step) -> None:
         sid = self.session_id
-        rows = [(sid, w.start + k, text) for k, text in enumerate(w.encoded)]
-        tagged = [(k, e) for k, part in zip(_KINDS, w.new.lists(), strict=True) for e in part]
+        rows = [(sid, step.start + k, text) for k, text in enumerate(step.batch.encoded)]
+        tagged = [(k, e) for k, part in zip(_KINDS, step.new.lists(), strict=True) for e in part]
         with self.store.lock:
             entry_rows = [
                 (sid, self.next_seq + k, kind, json.dumps(e, ensure_ascii=False))
@@ -136,8 +137,8 @@ class SQLiteBackend:
                 raise InvalidHistoryError(msg) from exc
             self.next_seq += len(entry_rows)
 
-    async def awrite(self, w: Write) -> None:
-        await asyncio.to_thread(self.write, w)
+    async def awrite(self, step: Step) -> None:
+        await asyncio.to_thread(self.write, step)
 
     def clear(self) -> None:
         with self.store.lock:
@@ -239,10 +240,9 @@ class SQLiteChatHistoryStore:
     def setup(self) -> None:
         """Create the tables if needed (called lazily before the first read or write)."""
         with self.lock:
-            if self.is_setup:
-                return
-            self.conn.executescript(_SCHEMA)
-            self.is_setup = True
+            if not self.is_setup:
+                self.conn.executescript(_SCHEMA)
+                self.is_setup = True
 
     def get_history(self, session_id: str) -> LangctxChatMessageHistory:
         """The history of ``session_id``, loaded once and cached (``get_session_history``)."""

@@ -1,10 +1,7 @@
-"""Archive mode: compacted messages leave ``messages`` and are kept, once, elsewhere.
+"""Archive mode: folded messages leave ``messages`` for one append-only batch per compaction.
 
-After each compaction the folded messages leave ``messages`` and are kept as one append-only
-:class:`~langctx.stores.archive_plan.ArchiveBatch`: in the state's ``langctx_archive`` key (the
-default) or under ``("langctx", "archive", <thread_id>)`` of a LangGraph store. The model sees
-what it would see without archive mode; :func:`full_log` gives the whole conversation back
-(docs/persistence.md, "Archive mode").
+Batches go to the state's ``langctx_archive`` key (the default) or a LangGraph store;
+:func:`full_log` gives the whole conversation back (docs/persistence.md, "Archive mode").
 
 Example:
     >>> from langchain.agents import create_agent
@@ -118,9 +115,7 @@ class Archive:
     @classmethod
     def from_option(cls, option: ArchiveOption) -> Archive | None:
         """An :class:`Archive` for an ``archive=`` argument (None when archive mode is off)."""
-        if option is None or option is False:
-            return None
-        return cls(option)
+        return None if option is None or option is False else cls(option)
 
     def resolve(self, runtime_store: BaseStore | None) -> BaseStore:
         """The store to write to: the configured one, else the graph's."""
@@ -230,19 +225,6 @@ def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
     return items
 
 
-def _state_only(state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    items = _state_items(state)
-    missing = _walk(items, state, None)
-    if missing is not None:
-        msg = (
-            f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
-            "was changed or removed, or the thread archived to a store (pass it: "
-            "full_log(store, thread_id, state))."
-        )
-        raise ArchiveMissingError(msg, key=missing)
-    return _chain(items, state)
-
-
 def _reading(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
@@ -251,10 +233,18 @@ def _reading(
     Without a store, only the state's batches. When the state does not hold the whole chain, the
     namespace is listed page by page, then a batch the listing did not return is fetched by key.
     """
-    if store is None or thread_id is None:
-        return _state_only(state)
-    ns, refresh = archive_namespace(thread_id), _refresh_on_read(store)
     items = _state_items(state)
+    if store is None or thread_id is None:
+        if (missing := _walk(items, state, None)) is not None:
+            msg = (
+                f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
+                "was changed or removed, or the thread archived to a store (pass it: "
+                "full_log(store, thread_id, state))."
+            )
+            raise ArchiveMissingError(msg, key=missing)
+        return _chain(items, state)
+    ns = archive_namespace(thread_id)
+    refresh = (store.ttl_config or {}).get("refresh_on_read", True)  # as ``store.get`` reads it
     offset = 0
     while _walk(items, state, None) is not None:
         page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)
@@ -265,15 +255,9 @@ def _reading(
     missing = _walk(items, state, None)
     while missing is not None:
         item = yield GetOp(ns, missing, refresh_ttl=refresh)
-        _collect(items, [item] if item is not None else [])
+        _collect(items, [item])
         missing = _walk(items, state, missing if item is None else None)
     return _chain(items, state)
-
-
-def _refresh_on_read(store: BaseStore) -> bool:
-    """Whether a read refreshes the items' TTL: the store's setting (``store.get`` reads it too)."""
-    ttl = store.ttl_config
-    return ttl.get("refresh_on_read", True) if ttl is not None else True
 
 
 @overload
@@ -375,19 +359,14 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
     """Archived batches (oldest first) and the live messages, merged back into one ordered log."""
     current = convert_to_messages(list(live))
     by_id = {str(m.id): m for m in current if m.id is not None}
-    out: list[BaseMessage] = []
-    placed: set[str] = set()
+    placed: dict[str, BaseMessage] = {}
     for batch in batches:
         archived, order = _read_batch(batch)
         for mid in order:
-            if mid in placed:
-                continue
             m = archived.get(mid) or by_id.get(mid)
-            if m is not None:
-                out.append(m)
-                placed.add(mid)
-    out.extend(m for m in current if m.id is None or str(m.id) not in placed)
-    return out
+            if mid not in placed and m is not None:
+                placed[mid] = m
+    return [*placed.values(), *(m for m in current if m.id is None or str(m.id) not in placed)]
 
 
 def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
@@ -402,10 +381,8 @@ def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[
     return archived, order
 
 
-def _collect(items: dict[str, Any], found: Sequence[Item]) -> None:
-    for item in found:
-        if _is_batch(item.value):
-            items[item.key] = item.value
+def _collect(items: dict[str, Any], found: Sequence[Item | None]) -> None:
+    items.update((i.key, i.value) for i in found if i is not None and _is_batch(i.value))
 
 
 def _is_batch(value: Any) -> bool:
@@ -421,17 +398,15 @@ def _last(state: Mapping[str, Any]) -> str | None:
 def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None) -> str | None:
     """The first key of the chain not in ``items`` (None: complete); raise if it was fetched."""
     key = _last(state)
-    while key is not None:
-        if key not in items:
-            if key == failed:
-                msg = (
-                    f"archived batch {key!r} is not in the store; the state's archive record "
-                    "names it. Pass the store this thread archived to (archive=...)."
-                )
-                raise ArchiveMissingError(msg, key=key)
-            return key
+    while key is not None and key in items:
         key = items[key].get("prev")
-    return None
+    if key is not None and key == failed:
+        msg = (
+            f"archived batch {key!r} is not in the store; the state's archive record "
+            "names it. Pass the store this thread archived to (archive=...)."
+        )
+        raise ArchiveMissingError(msg, key=key)
+    return key
 
 
 def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBatch]:
@@ -440,5 +415,4 @@ def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBa
     while key is not None:
         out.append(items[key])
         key = items[key].get("prev")
-    out.reverse()
-    return out
+    return out[::-1]

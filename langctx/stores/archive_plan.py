@@ -1,8 +1,7 @@
-"""Archive mode, the pure part: what leaves the live state after a compaction, and how to restore.
+"""Archive mode, the pure part: what leaves ``messages`` and the channel after a compaction.
 
-:func:`plan_archive` decides what leaves ``messages`` after a compaction (every message before the
-cut but the pinned ones) and what the ``langctx`` channel sheds into one :class:`ArchiveBatch`;
-:mod:`langctx.stores.archive` does the I/O.
+:func:`plan_archive` decides it (every message before the cut but the pinned ones, into one
+:class:`ArchiveBatch`); :mod:`langctx.stores.archive` does the I/O.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -17,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
@@ -88,9 +87,9 @@ class ArchivePlan:
     key: str
     """Store key of the new batch."""
     batch: ArchiveBatch
-    removals: list[RemoveMessage] = field(default_factory=list)
+    removals: list[RemoveMessage]
     """``RemoveMessage`` for every archived message."""
-    channel: LangctxChannel = field(default_factory=lambda: channel_update())
+    channel: LangctxChannel
     """The ``langctx`` update: the view's own new entries plus the archive's drop/slim/record."""
     in_state: bool = False
     """The batch goes to the state's ``langctx_archive`` key (written with the step's update),
@@ -136,9 +135,7 @@ def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
         return full
     lean = {"type": full["type"], "data": data}
     back = message_to_dict(messages_from_dict([lean])[0])
-    if _canonical(back) != _canonical(full):
-        return full
-    return lean
+    return lean if _canonical(back) == _canonical(full) else full
 
 
 def _is_default(value: Any, field: Any) -> bool:
@@ -164,15 +161,11 @@ def archivable(
     Pinned messages stay; so do messages without an id (a ``RemoveMessage`` cannot name them).
     Nothing is archivable when the cut is unknown or not in ``raw``.
     """
-    if first_kept_id is None:
-        return [], []
     ids = [None if m.id is None else str(m.id) for m in raw]
-    try:
-        cut = ids.index(first_kept_id)
-    except ValueError:
+    if first_kept_id is None or first_kept_id not in ids:
         return [], []
     pinned = set(pinned_ids)
-    order = [i for i in ids[:cut] if i is not None]
+    order = [i for i in ids[: ids.index(first_kept_id)] if i is not None]
     return order, [i for i in order if i not in pinned]
 
 
@@ -195,8 +188,7 @@ def plan_archive(
         channel: the state's ``langctx`` channel (before this step).
         update: what this step writes to the channel anyway (``ThreadView.update()``), or None.
 
-    Returns:
-        The plan, or None when nothing is archivable.
+    Returns None when nothing is archivable.
     """
     order, gone = archivable(raw, first_kept_id=first_kept_id, pinned_ids=pinned_ids)
     if not gone:
@@ -305,8 +297,7 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
     The reducer drops and slims after appending, so the channel ends up the same and the
     checkpoint's write is smaller (the full entries are in the batch).
     """
-    out: dict[str, Any] = dict(update) if update else dict(channel_update())
-    out.update(ops)
+    out: dict[str, Any] = {**(update or channel_update()), **ops}
     drop = ops.get("drop") or {}
     slim = set(ops.get("slim") or ())
     for key in ("compactions", "edits"):
@@ -317,8 +308,7 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
                 for e in out.get(key) or []
                 if e.get("id") not in gone
             ]
-    gone_p = set(drop.get("priorities") or ())
-    if gone_p:
+    if gone_p := set(drop.get("priorities") or ()):
         out["priorities"] = {
             k: v for k, v in (out.get("priorities") or {}).items() if k not in gone_p
         }

@@ -52,7 +52,7 @@ def redact(uri: str) -> str:
 
 
 def _sqlite_path(uri: str) -> str:
-    path = uri[len(_SQLITE_PREFIX) :] if uri.startswith(_SQLITE_PREFIX) else uri
+    path = uri.removeprefix(_SQLITE_PREFIX)
     if path != ":memory:":
         parent = Path(path).expanduser().parent
         if not parent.is_dir():
@@ -95,7 +95,16 @@ def open_checkpointer(
         CheckpointerConnectionError: the database cannot be opened or reached.
     """
     if uri.startswith(_PG):
-        with _postgres(uri, setup=setup, connect_timeout=connect_timeout) as saver:
+        psycopg, options = _psycopg(uri, connect_timeout)
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with _reraised(uri, psycopg.Error, _pg_error):
+            conn = psycopg.Connection.connect(uri, **options)
+        with conn:
+            saver = PostgresSaver(conn)
+            if setup:
+                with _reraised(uri, psycopg.OperationalError, _pg_error):
+                    saver.setup()
             yield saver
         return
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -116,8 +125,17 @@ async def aopen_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """Async version of `open_checkpointer` (``AsyncSqliteSaver`` / ``AsyncPostgresSaver``)."""
     if uri.startswith(_PG):
-        async with _apostgres(uri, setup=setup, connect_timeout=connect_timeout) as saver:
-            yield saver
+        psycopg, options = _psycopg(uri, connect_timeout)
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        with _reraised(uri, psycopg.Error, _pg_error):
+            aconn = await psycopg.AsyncConnection.connect(uri, **options)
+        async with aconn:
+            asaver = AsyncPostgresSaver(aconn)
+            if setup:
+                with _reraised(uri, psycopg.OperationalError, _pg_error):
+                    await asaver.setup()
+            yield asaver
         return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -129,38 +147,6 @@ async def aopen_checkpointer(
         yield AsyncSqliteSaver(aconn)
     finally:
         await aconn.close()
-
-
-@contextmanager
-def _postgres(uri: str, *, setup: bool, connect_timeout: int) -> Iterator[BaseCheckpointSaver[Any]]:
-    psycopg, options = _psycopg(uri, connect_timeout)
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with _reraised(uri, psycopg.Error, _pg_error):
-        conn = psycopg.Connection.connect(uri, **options)
-    with conn:
-        saver = PostgresSaver(conn)
-        if setup:
-            with _reraised(uri, psycopg.OperationalError, _pg_error):
-                saver.setup()
-        yield saver
-
-
-@asynccontextmanager
-async def _apostgres(
-    uri: str, *, setup: bool, connect_timeout: int
-) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    psycopg, options = _psycopg(uri, connect_timeout)
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
-    with _reraised(uri, psycopg.Error, _pg_error):
-        conn = await psycopg.AsyncConnection.connect(uri, **options)
-    async with conn:
-        saver = AsyncPostgresSaver(conn)
-        if setup:
-            with _reraised(uri, psycopg.OperationalError, _pg_error):
-                await saver.setup()
-        yield saver
 
 
 def _psycopg(uri: str, connect_timeout: int) -> tuple[ModuleType, dict[str, Any]]:

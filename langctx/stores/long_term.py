@@ -26,6 +26,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item, SearchItem
 
+from langctx.config_checks import positive
 from langctx.context_mode.tiers import keyword_scores, render_memory_block
 from langctx.errors import ConfigError
 from langctx.stores.references import namespace_label
@@ -68,14 +69,9 @@ class LongTermMemory:
         if not isinstance(store, BaseStore):
             msg = f"store must be a langgraph BaseStore, got {type(store).__name__}."
             raise ConfigError(msg)
-        for name, value in (
-            ("max_tokens", max_tokens),
-            ("limit", limit),
-            ("scan_limit", scan_limit),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                msg = f"{name} must be a positive int, got {value!r}."
-                raise ConfigError(msg)
+        positive("max_tokens", max_tokens)
+        positive("limit", limit)
+        positive("scan_limit", scan_limit)
         self.store = store
         self.namespace = tuple(namespace)
         self.max_tokens = max_tokens

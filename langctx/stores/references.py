@@ -103,14 +103,11 @@ class BaseStoreReferenceStore:
     def _ns(self, thread_id: str) -> tuple[str, ...]:
         return (*self.namespace, namespace_label(str(thread_id)))
 
-    def _now(self) -> float | None:
-        return self.clock() if self.clock is not None else None
-
     def _put_ops(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> list[PutOp]:
         ns = self._ns(thread_id)
         ttl = None
         expires = meta.get("expires_at")
-        if expires is not None and getattr(self.store, "supports_ttl", False):
+        if expires is not None and self.store.supports_ttl:
             ttl = max(1.0, (float(expires) - float(meta["created_at"])) / 60.0)
         ref = meta["ref_id"]
         chunks = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
@@ -128,7 +125,7 @@ class BaseStoreReferenceStore:
         value = item.value if item is not None else None
         if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
             raise not_found(ref_id)
-        if is_expired(value["meta"], self._now()):
+        if is_expired(value["meta"], self.clock() if self.clock is not None else None):
             raise not_found(ref_id)
         return value
 
@@ -146,13 +143,10 @@ class BaseStoreReferenceStore:
 
     @staticmethod
     def _join(items: Sequence[Any], ref_id: str, base: int, start: int, end: int) -> bytes:
-        parts = []
-        for item in items:
-            if item is None or not isinstance(item.value, dict):
-                raise not_found(ref_id)
-            parts.append(base64.b64decode(item.value["b64"]))
-        data = b"".join(parts)
-        return data[max(0, start) - base : max(0, end) - base] if data else b""
+        if any(item is None or not isinstance(item.value, dict) for item in items):
+            raise not_found(ref_id)
+        data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
+        return data[max(0, start) - base : max(0, end) - base]
 
     def _meta(self, item: Item | None, ref_id: str) -> ReferenceMeta:
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
