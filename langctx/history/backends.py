@@ -62,8 +62,14 @@ class Entries:
                 "upgrade langctx, or delete that key to rebuild the entries from the log."
             )
             raise StateVersionError(msg)
-        keys = ("compactions", "edits", "eviction_log")
-        return cls(*([dict(e) for e in state.get(key, [])] for key in keys))
+        lists = [state.get(key) or [] for key in ("compactions", "edits", "eviction_log")]
+        if not all(isinstance(v, list) and all(isinstance(e, Mapping) for e in v) for v in lists):
+            msg = (
+                f"langctx state in {where} holds entries that are not lists of dicts; "
+                "delete that key to rebuild the entries from the log."
+            )
+            raise StateVersionError(msg)
+        return cls(*([dict(e) for e in v] for v in lists))
 
 
 def _current_ids(value: Any) -> Any:

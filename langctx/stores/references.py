@@ -15,7 +15,7 @@ import base64
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config, get_store
@@ -138,8 +138,12 @@ class BaseStoreReferenceStore:
         if end <= start:
             return [], 0
         first, last = start // step, (end - 1) // step
-        ns = self._ns(thread_id)
-        return [GetOp(ns, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
+        return [self._get(thread_id, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
+
+    def _get(self, thread_id: str, key: str) -> GetOp:
+        """A read that refreshes the item's TTL as the store is configured to (sync and async)."""
+        refresh = (getattr(self.store, "ttl_config", None) or {}).get("refresh_on_read", True)
+        return GetOp(self._ns(thread_id), key, refresh_ttl=refresh)
 
     @staticmethod
     def _join(items: Sequence[Any], ref_id: str, base: int, start: int, end: int) -> bytes:
@@ -153,17 +157,21 @@ class BaseStoreReferenceStore:
 
     # ------------------------------------------------------------------ sync
 
+    def _item(self, thread_id: str, ref_id: str) -> Item | None:
+        (item,) = self.store.batch([self._get(thread_id, ref_id)])
+        return cast("Item | None", item)
+
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Store a reference (chunks first, then the meta)."""
         self.store.batch(self._put_ops(thread_id, meta, data))
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """The meta of a live reference of this thread."""
-        return self._meta(self.store.get(self._ns(thread_id), ref_id), ref_id)
+        return self._meta(self._item(thread_id, ref_id), ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Bytes ``start:end`` of a live reference of this thread."""
-        value = self._value(self.store.get(self._ns(thread_id), ref_id), ref_id)
+        value = self._value(self._item(thread_id, ref_id), ref_id)
         ops, base = self._get_ops(thread_id, ref_id, value, start, end)
         if not ops:
             return b""
@@ -177,12 +185,12 @@ class BaseStoreReferenceStore:
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """Async version of `meta`."""
-        (item,) = await abatch(self.store, [GetOp(self._ns(thread_id), ref_id)])
+        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
         return self._meta(item, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Async version of `read`."""
-        (item,) = await abatch(self.store, [GetOp(self._ns(thread_id), ref_id)])
+        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
         ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         if not ops:
             return b""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
@@ -178,3 +178,37 @@ async def test_long_term_memory_semantic_search_with_an_index() -> None:
     await ltm.aremember("exact sentence")
     assert (await ltm.asearch("exact sentence"))[0] == "exact sentence"
     assert await ltm.acontext_block("exact sentence") is not None
+
+
+class _RecordingStore(InMemoryStore):
+    """An InMemoryStore that records the ``refresh_ttl`` of every read it is given."""
+
+    def __init__(self, refresh_on_read: bool) -> None:
+        super().__init__()
+        self.ttl_config = {"refresh_on_read": refresh_on_read}
+        self.refreshes: list[bool] = []
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.refreshes += [op.refresh_ttl for op in ops if isinstance(op, GetOp)]
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.refreshes += [op.refresh_ttl for op in ops if isinstance(op, GetOp)]
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize("refresh_on_read", [True, False])
+async def test_sync_and_async_reads_refresh_ttls_as_the_store_says(refresh_on_read: bool) -> None:
+    stores = [_RecordingStore(refresh_on_read) for _ in range(2)]
+    for store in stores:
+        processor = ContextModeProcessor(store=BaseStoreReferenceStore(store))
+        out = processor.process("entry\n" * 20_000, thread_id="t")
+        store.refreshes.clear()
+        if store is stores[0]:
+            processor.fetch(out.ref_id or "", thread_id="t", offset=0, limit=50)
+        else:
+            await processor.afetch(out.ref_id or "", thread_id="t", offset=0, limit=50)
+    assert stores[0].refreshes == stores[1].refreshes
+    assert stores[0].refreshes and set(stores[0].refreshes) == {refresh_on_read}

@@ -367,6 +367,26 @@ def test_state_that_does_not_match_the_log_is_a_clear_error() -> None:
         LangctxChatMessageHistory(history=store, state=state, max_tokens=BUDGET)
 
 
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        {"compactions": [5]},
+        {"compactions": "abc"},
+        {"edits": {"a": 1}},
+        {"compactions": [{"id": "cmp-1", "level": "1"}]},
+    ],
+)
+def test_hostile_stored_entries_are_a_one_line_error(hostile: dict[str, Any]) -> None:
+    store, state = ListHistory(), dict[str, Any]()
+    history = LangctxChatMessageHistory(history=store, state=state, max_tokens=BUDGET)
+    for i in range(30):
+        history.add_messages(turn(i))
+    state[STATE_KEY] = {**state[STATE_KEY], **hostile}
+    with pytest.raises(StateVersionError) as caught:
+        LangctxChatMessageHistory(history=store, state=state, max_tokens=BUDGET)
+    assert "\n" not in str(caught.value)
+
+
 # ---------------------------------------------------------------------------------- SQLite
 
 
