@@ -356,7 +356,20 @@ def _is_paths(v: object) -> bool:
 
 
 def _is_content(v: object) -> bool:
-    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(b, str | dict) for b in v))
+    """Text or blocks with no live ``<langctx`` / ``</langctx`` opener: an edit langctx writes
+    is cut from the escaped view of its message, so an opener in a stored one is forged."""
+    if isinstance(v, str):
+        return _BLOCK_OPENER.search(v) is None
+    return isinstance(v, list) and all(_is_block(b) for b in v)
+
+
+def _is_block(b: object) -> bool:
+    if isinstance(b, dict):
+        return _is_content(str(b.get("text", "")))
+    return isinstance(b, str) and _is_content(b)
+
+
+_BLOCK_OPENER = re.compile(r"</?langctx", re.IGNORECASE)
 
 
 def _or_none(check: Check) -> Check:
@@ -402,7 +415,7 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
     "edit": {
         "id": (_is_entry_id, "an entry id"),
         "message_id": (_is_str, "a message id"),
-        "content": (_is_content, "a string or a list of blocks"),
+        "content": (_is_content, "a string or a list of blocks, with no langctx delimiter"),
         "tool_calls": (
             _records(("name", "args", "id"), name=_is_str, args=lambda v: isinstance(v, dict)),
             "a list of tool calls (name, args, id)",

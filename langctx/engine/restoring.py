@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
+from langctx.blocks import has_opaque_blocks
 from langctx.count_cache import describe_edited
 from langctx.engine import log, writing
 from langctx.entries import (
@@ -145,23 +146,27 @@ def _apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
     keep their ids and names).
 
     Raises:
-        StateVersionError: the edit's tool calls are not the message's (by id and name, in order).
+        StateVersionError: the edit's tool calls are not the message's (by id and name, in
+            order), or the message has signed or encrypted blocks (thinking, reasoning).
     """
     i = mem._pos[edit["message_id"]]
     message = mem._log[i]
     calls = edit.get("tool_calls")
+    if has_opaque_blocks(message):
+        _corrupt(edit, "edits a message with signed or encrypted blocks, which langctx never edits")
     if calls is not None and isinstance(message, AIMessage):
         if [(tc["id"], tc["name"]) for tc in calls] != [
             (tc["id"], tc["name"]) for tc in message.tool_calls
         ]:
-            msg = (
-                f"edit {edit['id']} changes the tool calls of message {edit['message_id']!r}; "
-                "the state is corrupt (clear the thread's langctx state)."
-            )
-            raise StateVersionError(msg)
+            _corrupt(edit, "changes the tool calls of message " + repr(edit["message_id"]))
     mem._edits.append(edit)
     mem._edit_of[edit["message_id"]] = edit
     mem._views[i], mem._vtok[i] = describe_edited(mem.counter, message, edit)
+
+
+def _corrupt(edit: EditEntry, what: str) -> None:
+    msg = f"edit {edit['id']} {what}; the state is corrupt (clear the thread's langctx state)."
+    raise StateVersionError(msg)
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
