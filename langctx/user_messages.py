@@ -25,6 +25,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langctx.commands import is_control_message
+from langctx.facts.record import MAX_CONSTRAINT_CHARS
 from langctx.machinery import is_machinery, substantive_text
 
 __all__ = [
@@ -143,8 +144,6 @@ def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
 
 MAX_CONSTRAINTS = 8
 """Constraint sentences a stored user message keeps beside its opening words."""
-
-MAX_CONSTRAINT_CHARS = 400
 
 
 def _quoted(text: str) -> str:

@@ -11,6 +11,11 @@ __all__ = [
     "DEFAULT_MAX_COMMANDS",
     "DEFAULT_MAX_ERRORS",
     "DEFAULT_MAX_READ_FILES",
+    "MAX_COMMAND_FACT_CHARS",
+    "MAX_CONSTRAINT_CHARS",
+    "MAX_ERROR_LINES",
+    "MAX_ERROR_LINE_CHARS",
+    "MAX_NEXT_STEP_CHARS",
     "CommandFact",
     "ErrorFact",
     "Facts",
@@ -34,6 +39,21 @@ DEFAULT_MAX_READ_FILES = 50
 _MAX_READ_FILES_CHARS = 8_000
 """The listed read paths hold at most this many characters together (the newest always fits)."""
 
+MAX_COMMAND_FACT_CHARS = 500
+"""A :class:`CommandFact`'s ``command`` is clipped to this many characters."""
+
+MAX_ERROR_LINES = 8
+"""An :class:`ErrorFact` holds at most this many ``lines``."""
+
+MAX_ERROR_LINE_CHARS = 500
+"""Each of an :class:`ErrorFact`'s ``lines`` is clipped to this many characters."""
+
+MAX_CONSTRAINT_CHARS = 400
+"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
+
+MAX_NEXT_STEP_CHARS = 220
+"""Characters of the stated next step kept (a longer sentence is cut)."""
+
 
 class CommandFact(TypedDict):
     """One shell command the agent ran.
@@ -41,7 +61,8 @@ class CommandFact(TypedDict):
     ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
     ``ok`` is ``False`` when the command failed (:func:`~langctx.facts.failures.command_failed`),
     ``True`` when exit code 0 is known and nothing failed, ``None`` otherwise (no result, no exit
-    code, a search that matched nothing). ``command`` is clipped to 500 characters.
+    code, a search that matched nothing). ``command`` is clipped to
+    :data:`MAX_COMMAND_FACT_CHARS`.
     """
 
     command: str
@@ -54,7 +75,8 @@ class ErrorFact(TypedDict):
     """The error lines of one failing tool result, and its test runner's summary lines.
 
     ``command`` is the command string when the failing tool is a command tool, else ``None``.
-    ``lines`` holds at most 8 lines of at most 300 characters each.
+    ``lines`` holds at most :data:`MAX_ERROR_LINES` lines of at most
+    :data:`MAX_ERROR_LINE_CHARS` characters each.
     """
 
     command: str | None

@@ -9,7 +9,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.facts import Facts, extract_facts, merge_facts
-from langctx.facts.record import count_of
+from langctx.facts.record import MAX_CONSTRAINT_CHARS, MAX_NEXT_STEP_CHARS, count_of
 from langctx.machinery import substantive_text
 from langctx.user_messages import merge_user_messages, user_message_facts
 
@@ -47,9 +47,6 @@ _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32
 """Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
-_MAX_CONSTRAINT = 400
-"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
-_MAX_SENTENCE = 220
 
 
 def _sentences(text: str) -> list[str]:
@@ -89,7 +86,7 @@ def _constraint_lines(text: str) -> list[str]:
         found = constraint_sentences(line)
         if found:
             line = " ".join(line.split()).strip(" -*\t")
-            out.extend([line] if len(line) <= _MAX_CONSTRAINT else found)
+            out.extend([line] if len(line) <= MAX_CONSTRAINT_CHARS else found)
     return list(dict.fromkeys(out))
 
 
@@ -100,7 +97,7 @@ def constraint_sentences(text: str) -> list[str]:
         >>> constraint_sentences("Rename it. Keep the old name as an alias.")
         ['Keep the old name as an alias.']
     """
-    return [s[:_MAX_CONSTRAINT] for s in _sentences(text) if _CONSTRAINT.search(s)]
+    return [s[:MAX_CONSTRAINT_CHARS] for s in _sentences(text) if _CONSTRAINT.search(s)]
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
@@ -127,12 +124,12 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
         if not sentences:
             continue
         if last is None:
-            last = sentences[-1][:_MAX_SENTENCE]
+            last = sentences[-1][:MAX_NEXT_STEP_CHARS]
         for sentence in reversed(sentences):
             if _NEXT.search(sentence):
                 if not _is_lead_in(sentence):
-                    return sentence[:_MAX_SENTENCE]
-                lead_in = lead_in or sentence[:_MAX_SENTENCE]
+                    return sentence[:MAX_NEXT_STEP_CHARS]
+                lead_in = lead_in or sentence[:MAX_NEXT_STEP_CHARS]
     return lead_in or last
 
 
