@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langctx.entries import entry_facts
 from langctx.facts import Facts, extract_facts, merge_facts
-from langctx.facts.record import MAX_CONSTRAINT_CHARS, MAX_NEXT_STEP_CHARS, count_of
+from langctx.facts.record import MAX_CONSTRAINT_CHARS, MAX_NEXT_STEP_CHARS, stored_facts
 from langctx.machinery import substantive_text
 from langctx.user_messages import merge_user_messages, user_message_facts
 
 __all__ = [
     "SummaryFacts",
     "constraint_sentences",
+    "entry_summary_facts",
     "extract_constraints",
     "extract_next_step",
     "merge_summary_facts",
@@ -171,28 +173,35 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
     return False
 
 
-def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins."""
-    merged: SummaryFacts = dict(merge_facts(*cast("list[Facts]", parts)))  # reads Facts' keys
-    constraints: list[str] = []
-    for c in (c for p in parts for c in p.get("constraints", [])):
-        if c not in constraints:  # not dict.fromkeys: state may hold unhashable junk
-            constraints.append(c)
-    merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
+def entry_summary_facts(entry: Mapping[str, Any]) -> SummaryFacts:
+    """A compaction entry's facts with its file lists (:func:`~langctx.entries.entry_facts`),
+    read as :func:`~langctx.facts.record.stored_facts` reads facts from state.
+
+    Example:
+        >>> entry_summary_facts({"facts": {"commands": "ls", "next_step": "Fix it."},
+        ...     "read_files": ["a.py", ""], "modified_files": []})
+        {'next_step': 'Fix it.', 'read_files': ['a.py'], 'modified_files': []}
+    """
+    return stored_facts(entry_facts({**entry, "facts": stored_facts(entry.get("facts"))}))
+
+
+def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
+    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
+    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
+    facts = [stored_facts(p) for p in parts]
+    merged: SummaryFacts = dict(merge_facts(*facts))
+    constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
+    merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
     merged["next_step"] = next(
-        (p["next_step"] for p in reversed(parts) if p.get("next_step")), None
+        (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
-    users, extra = merge_user_messages(*[_list(p.get("user_messages")) for p in parts])
-    dropped = sum(count_of(p.get("user_messages_dropped")) for p in parts) + extra
+    users, extra = merge_user_messages(*[f.get("user_messages", ()) for f in facts])
+    dropped = sum(f.get("user_messages_dropped", 0) for f in facts) + extra
     if users or dropped:
         merged["user_messages"] = users
     if dropped:
         merged["user_messages_dropped"] = dropped
     return merged
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
