@@ -43,12 +43,13 @@ the other:
 
 CPU is process time (the model, the tools, the hooks and middleware, the checkpointer, every
 thread of the process) on ``InMemorySaver``: in all and per tool step (from one ``"tools"`` update
-of ``stream_mode="updates"`` to the next; median of the first and of the last 100 steps). After
-each run (each user message) the thread's older checkpoints are dropped, unmeasured, except for
-``langctx`` (its checkpoints hold the window, and its archive, a ``DeltaChannel``, is rebuilt
-from their writes): LangGraph reads the latest only, and kept, with the whole log in each, they would take tens of GB at 2,000
-turns, and their growing memory costs the variants that keep the log up to ~40% more CPU at 300
-turns (``--keep-checkpoints`` keeps them, as ``InMemorySaver`` does). *Model input*:
+of ``stream_mode="updates"`` to the next; median of the first and of the last 100 steps).
+``langctx`` and ``summarization`` keep every checkpoint, as ``InMemorySaver`` does by default
+(theirs hold the window; langctx's archive, a ``DeltaChannel``, is rebuilt from their writes).
+The variants whose every checkpoint holds the whole log (``plain``, ``langmem``, ``trim``,
+``react``) have the thread's older checkpoints dropped after each run (each user message),
+unmeasured: kept, they would take tens of GB at 2,000 turns, and LangGraph reads the latest
+only (``--keep-checkpoints`` keeps them too). *Model input*:
 ``count_tokens_approximately`` of what the model was given at each call, the system prompt
 included (median and max over the calls).
 
@@ -104,6 +105,8 @@ VARIANTS = ("plain", "langctx", "summarization", "langmem", "trim")
 EXTRA = ("react",)
 """Run only when named in ``--only``: ``create_react_agent`` without a hook, the baseline of
 ``langmem`` and ``trim``."""
+WHOLE_LOG = ("plain", "langmem", "trim", "react")
+"""Variants whose every checkpoint holds the whole log (pruned on ``InMemorySaver``, see above)."""
 EDGE = 100
 BUDGET = 8000
 SUMMARY = "Goal: fix the parser. Read the modules; nested lists still flatten."
@@ -190,10 +193,9 @@ def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any)
 class _LatestInMemorySaver(InMemorySaver):
     """``InMemorySaver`` that forgets a thread's older checkpoints when told (between runs).
 
-    The whole log held in the state of every checkpoint kept would need tens of GB at 2,000 turns;
-    each step does the same work without them (LangGraph reads the latest checkpoint only). Not
-    used for ``langctx``: its checkpoints hold the window, and its archive (a ``DeltaChannel``)
-    is rebuilt from the history of writes, which must stay.
+    For :data:`WHOLE_LOG` variants: the whole log held in the state of every checkpoint kept
+    would need tens of GB at 2,000 turns; each step does the same work without them (LangGraph
+    reads the latest checkpoint only).
     """
 
     def prune(self, thread_id: str) -> None:
@@ -295,7 +297,7 @@ def run(
                     last = now
             result.cpu_s += time.process_time() - started
             if isinstance(saver, _LatestInMemorySaver) and not keep_checkpoints:
-                if variant != "langctx":  # its archive is a DeltaChannel: it needs the history
+                if variant in WHOLE_LOG:  # their checkpoints hold the whole log
                     saver.prune(variant)  # not measured
         if saver_kind == "postgres":
             result.db_bytes = _pg_bytes(saver)
@@ -327,7 +329,9 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
     pruned = (
         "every checkpoint kept"
         if keep_checkpoints
-        else "the thread's older checkpoints dropped after each run (not measured)"
+        else "every checkpoint kept for langctx and summarization; for "
+        + ", ".join(WHOLE_LOG)
+        + " (whole-log checkpoints) the older ones dropped after each run (not measured)"
     )
     lines = [
         f"CPU on InMemorySaver, {pruned}.",

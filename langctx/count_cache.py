@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, cast
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
-from langctx.entries import EditEntry, covered_count, entry_facts
+from langctx.entries import EditEntry, covered_count
 from langctx.lru import LRU
 from langctx.machinery import is_substantive_task
 from langctx.markers import CONTEXT_MODE_STAMP, needs_escape
@@ -184,9 +184,11 @@ def _slot(key: Hashable) -> int:
 
 def entry_digest(entry: Mapping[str, Any]) -> bytes:
     """A digest of what a summary block shows of a compaction entry: id, level, size, summary
-    and facts."""
+    and facts (as stored: read by the block, :func:`~langctx.summarize.text.entry_summary_facts`,
+    whatever they hold)."""
     shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
-    text = repr((shown, entry_facts(entry))).encode("utf-8", "surrogatepass")
+    facts = (entry.get("facts"), entry.get("read_files"), entry.get("modified_files"))
+    text = repr((shown, facts)).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(text, digest_size=16).digest()
 
 

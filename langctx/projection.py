@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx.blocks import has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
+from langctx.facts.record import stored_facts
 from langctx.markers import (
     FACTS_CLOSE,
     FACTS_OPEN,
@@ -137,7 +138,8 @@ def render_facts(
     """The mechanical ledger shown under the summaries: what no summary may lose.
 
     User constraints, every modified file, the most recent files read and the latest failure,
-    taken from the compaction entries' mechanical facts (never from summary text).
+    taken from the compaction entries' mechanical facts (never from summary text), read as
+    :func:`~langctx.facts.record.stored_facts` reads facts from state.
 
     The rule with ``max_tokens`` and ``count`` (a ledger over the cap is never cut at its tail):
 
@@ -179,14 +181,13 @@ def render_facts(
     """
     if max_tokens == 0:
         return ""  # the ledger is off
-    constraints = list(dict.fromkeys(str(c) for c in facts.get("constraints") or []))
-    modified = list(dict.fromkeys(str(f) for f in facts.get("modified_files") or []))
+    facts = stored_facts(facts)
+    constraints = list(dict.fromkeys(facts.get("constraints", ())))
+    modified = list(dict.fromkeys(facts.get("modified_files", ())))
     changed = set(modified)
-    read = [
-        r for r in dict.fromkeys(str(f) for f in facts.get("read_files") or []) if r not in changed
-    ]
-    dropped = facts.get("read_files_dropped")  # counted, not listed, by langctx.facts.merge_facts
-    n_read = len(read) + (dropped if isinstance(dropped, int) and dropped > 0 else 0)
+    read = [r for r in dict.fromkeys(facts.get("read_files", ())) if r not in changed]
+    # counted, not listed, by langctx.facts.merge_facts
+    n_read = len(read) + facts.get("read_files_dropped", 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
     forms = _modified_forms(tuple(modified))
@@ -220,8 +221,8 @@ def render_facts(
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
     """The latest failing command with its own error lines (the last three), and the latest
     tool error when it came from another call (an edit that did not apply), on its own line."""
-    failing = [c for c in facts.get("commands") or [] if c.get("ok") is False]
-    errors = facts.get("errors") or []
+    failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
+    errors = facts.get("errors", [])
     if not (failing or errors):
         return None
     if not failing:

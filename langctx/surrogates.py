@@ -3,7 +3,7 @@
 A lone surrogate (``"\\ud800"``, from ``errors="surrogateescape"``) is a valid ``str`` but not valid
 UTF-8, and the provider SDKs' JSON encoders fail on it. A message the user or the model wrote is
 refused (:class:`~langctx.InvalidMessageError`); a tool result has each one replaced by its escape
-(:func:`replace_surrogates`).
+(:func:`replace_surrogates`), and so has text read from stored state (:func:`encodable_text`).
 
 Example:
     >>> from langchain_core.messages import ToolMessage
@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-__all__ = ["replace_surrogates", "surrogate_field"]
+__all__ = ["encodable_text", "replace_surrogates", "surrogate_field"]
 
 
 _FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "name")
@@ -71,11 +71,21 @@ def replace_surrogates(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update=update)
 
 
+def encodable_text(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``text`` itself when it has none).
+
+    Example:
+        >>> encodable_text("ok \\ud800"), encodable_text("naïve")
+        ('ok \\\\ud800', 'naïve')
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _replaced(value: Any) -> Any:
     if isinstance(value, str):
-        if value.isascii():
-            return value
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return encodable_text(value)
     if isinstance(value, dict):
         return {_replaced(k): _replaced(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -25,7 +25,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langctx.commands import is_control_message
+from langctx.facts.record import MAX_CONSTRAINT_CHARS
 from langctx.machinery import is_machinery, substantive_text
+from langctx.surrogates import encodable_text
 
 __all__ = [
     "MAX_CONSTRAINTS",
@@ -35,6 +37,7 @@ __all__ = [
     "is_user_message",
     "merge_user_messages",
     "render_user_messages",
+    "stored_user_messages",
     "user_message_facts",
     "user_text",
 ]
@@ -104,26 +107,48 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
     return out
 
 
+def stored_user_messages(items: object) -> list[dict[str, Any]]:
+    """Folded user messages read from an entry's facts: each ``{"id", "text"}`` dict (with
+    ``short`` and ``constraints`` when they are set), its text cut head + tail to
+    :data:`MAX_STORED_CHARS` and its constraints bounded (measured, not believed). Malformed
+    items (not a dict, no string ``id`` or ``text``) are skipped; lone surrogates are escaped
+    (see :func:`langctx.facts.record.stored_facts`).
+
+    Example:
+        >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
+        [{'id': 'u1', 'text': 'Fix it.', 'short': True}]
+    """
+    if not isinstance(items, list | tuple):
+        return []
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        mid, text = item.get("id"), item.get("text")
+        if isinstance(mid, str) and isinstance(text, str):
+            out.append(
+                {
+                    "id": encodable_text(mid),
+                    "text": _head_tail(encodable_text(text), MAX_STORED_CHARS),
+                    **({"short": True} if item.get("short") else {}),
+                    **_constraints_of(item),
+                }
+            )
+    return out
+
+
 def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The user messages of several entries' facts, oldest first, each once, and how many of the
     oldest were left out.
 
     The newest :data:`FULL_STORED` stay whole, older ones keep their opening words (``short``);
-    past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped.
+    past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped
+    (:func:`stored_user_messages`).
     """
     seen: dict[str, dict[str, Any]] = {}
     for part in parts:
-        for item in part or ():
-            if not isinstance(item, Mapping):
-                continue
-            mid, text = item.get("id"), item.get("text")
-            if isinstance(mid, str) and isinstance(text, str) and mid not in seen:
-                seen[mid] = {
-                    "id": mid,
-                    "text": _head_tail(text, MAX_STORED_CHARS),  # measured, not believed
-                    **({"short": True} if item.get("short") else {}),
-                    **_constraints_of(item),
-                }
+        for item in stored_user_messages(part):
+            seen.setdefault(item["id"], item)
     items = list(seen.values())
     for item in items[:-FULL_STORED]:
         if not item.get("short"):
@@ -137,14 +162,12 @@ def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
     found = item.get("constraints")
     if not isinstance(found, list):
         return {}
-    kept = [c[:MAX_CONSTRAINT_CHARS] for c in found if isinstance(c, str) and c][:MAX_CONSTRAINTS]
-    return {"constraints": kept} if kept else {}
+    kept = [encodable_text(c)[:MAX_CONSTRAINT_CHARS] for c in found if isinstance(c, str) and c]
+    return {"constraints": kept[:MAX_CONSTRAINTS]} if kept else {}
 
 
 MAX_CONSTRAINTS = 8
 """Constraint sentences a stored user message keeps beside its opening words."""
-
-MAX_CONSTRAINT_CHARS = 400
 
 
 def _quoted(text: str) -> str:

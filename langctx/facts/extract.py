@@ -37,6 +37,7 @@ from langctx.facts.record import (
     DEFAULT_MAX_COMMANDS,
     DEFAULT_MAX_ERRORS,
     DEFAULT_MAX_READ_FILES,
+    MAX_COMMAND_FACT_CHARS,
     CommandFact,
     ErrorFact,
     Facts,
@@ -55,8 +56,6 @@ from langctx.facts.tools import (
 )
 
 __all__ = ["extract_facts"]
-
-_MAX_COMMAND_CHARS = 500
 
 
 class _Extraction:
@@ -85,7 +84,7 @@ class _Extraction:
                 command = command_text(args)
                 if command is not None:
                     fact = CommandFact(
-                        command=clip(command, _MAX_COMMAND_CHARS),
+                        command=clip(command, MAX_COMMAND_FACT_CHARS),
                         exit_code=None,
                         ok=None,
                         message_id=message.id,

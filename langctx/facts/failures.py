@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from langctx.facts.calls import clip
+from langctx.facts.record import MAX_ERROR_LINE_CHARS, MAX_ERROR_LINES
 from langctx.facts.runners import MAX_NAMED_FAILURES, MAX_TALLIES, is_summary_line
 from langctx.facts.shell_parse import ShellCommand
 
@@ -38,8 +39,6 @@ __all__ = [
 OUTPUT_TAIL_CHARS = 4_000
 """How far from each end of a tool output Context-mode looks for its exit code and duration."""
 
-_MAX_ERROR_LINES = 8
-_MAX_LINE_CHARS = 500
 _TAIL_CHARS = 400  # a command result's exit-code trailer is looked for in its last 400 chars
 _HEAD_CHARS = 300  # ... and its first 300
 
@@ -244,9 +243,9 @@ def error_lines(text: str) -> tuple[str, ...]:
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
     # a line printed again (a tool re-running the step) counts where it was printed last
-    unique = [clip(line, _MAX_LINE_CHARS) for line in reversed(dict.fromkeys(reversed(picked)))]
-    if len(unique) > _MAX_ERROR_LINES:
-        unique = unique[:3] + unique[-(_MAX_ERROR_LINES - 3) :]
+    unique = [clip(ln, MAX_ERROR_LINE_CHARS) for ln in reversed(dict.fromkeys(reversed(picked)))]
+    if len(unique) > MAX_ERROR_LINES:
+        unique = unique[:3] + unique[-(MAX_ERROR_LINES - 3) :]
     return tuple(unique)
 
 

@@ -1,16 +1,25 @@
-"""The facts record: its JSON types and size caps, :func:`empty_facts` and :func:`merge_facts`."""
+"""The facts record: its JSON types and size caps, :func:`empty_facts`, :func:`merge_facts` and
+:func:`stored_facts` (facts read back from state, in that shape)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import NotRequired, TypedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NotRequired, TypedDict
 
 from langctx.errors import ConfigError
+from langctx.facts.calls import clip, normalise_path
+from langctx.facts.runners import MAX_NAMED_FAILURES, MAX_SUMMARY_LINE_CHARS, MAX_TALLIES
+from langctx.surrogates import encodable_text
 
 __all__ = [
     "DEFAULT_MAX_COMMANDS",
     "DEFAULT_MAX_ERRORS",
     "DEFAULT_MAX_READ_FILES",
+    "MAX_COMMAND_FACT_CHARS",
+    "MAX_CONSTRAINT_CHARS",
+    "MAX_ERROR_LINES",
+    "MAX_ERROR_LINE_CHARS",
+    "MAX_NEXT_STEP_CHARS",
     "CommandFact",
     "ErrorFact",
     "Facts",
@@ -19,6 +28,7 @@ __all__ = [
     "empty_facts",
     "merge_facts",
     "set_reads",
+    "stored_facts",
 ]
 
 DEFAULT_MAX_COMMANDS = 20
@@ -34,6 +44,21 @@ DEFAULT_MAX_READ_FILES = 50
 _MAX_READ_FILES_CHARS = 8_000
 """The listed read paths hold at most this many characters together (the newest always fits)."""
 
+MAX_COMMAND_FACT_CHARS = 500
+"""A :class:`CommandFact`'s ``command`` is clipped to this many characters."""
+
+MAX_ERROR_LINES = 8
+"""An :class:`ErrorFact` holds at most this many ``lines``."""
+
+MAX_ERROR_LINE_CHARS = 500
+"""Each of an :class:`ErrorFact`'s ``lines`` is clipped to this many characters."""
+
+MAX_CONSTRAINT_CHARS = 400
+"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
+
+MAX_NEXT_STEP_CHARS = 220
+"""Characters of the stated next step kept (a longer sentence is cut)."""
+
 
 class CommandFact(TypedDict):
     """One shell command the agent ran.
@@ -41,7 +66,8 @@ class CommandFact(TypedDict):
     ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
     ``ok`` is ``False`` when the command failed (:func:`~langctx.facts.failures.command_failed`),
     ``True`` when exit code 0 is known and nothing failed, ``None`` otherwise (no result, no exit
-    code, a search that matched nothing). ``command`` is clipped to 500 characters.
+    code, a search that matched nothing). ``command`` is clipped to
+    :data:`MAX_COMMAND_FACT_CHARS`.
     """
 
     command: str
@@ -54,7 +80,8 @@ class ErrorFact(TypedDict):
     """The error lines of one failing tool result, and its test runner's summary lines.
 
     ``command`` is the command string when the failing tool is a command tool, else ``None``.
-    ``lines`` holds at most 8 lines of at most 300 characters each.
+    ``lines`` holds at most :data:`MAX_ERROR_LINES` lines of at most
+    :data:`MAX_ERROR_LINE_CHARS` characters each.
     """
 
     command: str | None
@@ -122,7 +149,7 @@ def _latest(lists: Iterable[Iterable[str]]) -> list[str]:
 
 
 def merge_facts(
-    *facts: Facts,
+    *facts: Mapping[str, Any],
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
@@ -130,8 +157,8 @@ def merge_facts(
     """Fold facts together, oldest first, into facts of bounded size.
 
     Merging over and over (summaries of summaries) never grows them past the caps, which apply
-    as in :func:`~langctx.facts.extract_facts`. The inputs are not modified; a missing key (an
-    older persisted entry) counts as empty.
+    as in :func:`~langctx.facts.extract_facts`. The inputs are not modified; each is read as
+    :func:`stored_facts` reads it (a missing key, in an older persisted entry, counts as empty).
 
     Example:
         >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
@@ -143,29 +170,162 @@ def merge_facts(
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
-    commands = [CommandFact(**c) for f in facts for c in f.get("commands", ())]
-    errors = [_error_copy(e) for f in facts for e in f.get("errors", ())]
+    parts = [stored_facts(f) for f in facts]  # fresh copies: the inputs stay as they are
+    commands = [c for f in parts for c in f.get("commands", ())]
+    errors = [e for f in parts for e in f.get("errors", ())]
     merged = Facts(
         read_files=[],
-        modified_files=list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ()))),
+        modified_files=list(dict.fromkeys(p for f in parts for p in f.get("modified_files", ()))),
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    dropped = sum(count_of(f.get("read_files_dropped")) for f in facts)
-    set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
+    dropped = sum(f.get("read_files_dropped", 0) for f in parts)
+    set_reads(merged, _latest(f.get("read_files", ()) for f in parts), dropped, max_read_files)
     return merged
-
-
-def _error_copy(error: ErrorFact) -> ErrorFact:
-    """A copy of ``error`` (an older one may not name its command or message: None)."""
-    out = ErrorFact(
-        command=error.get("command"), lines=list(error["lines"]), message_id=error.get("message_id")
-    )
-    if "summary_lines" in error:
-        out["summary_lines"] = list(error["summary_lines"])
-    return out
 
 
 def count_of(value: object) -> int:
     """``value`` when it is a positive int (a count read from state), else 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+_MISSING: Any = object()
+"""What a reader returns for a value it cannot read: the key or the item is left out."""
+
+Reader = Callable[[Any], Any]
+
+
+def _text(limit: int, cut: Callable[[str, int], str] = clip) -> Reader:
+    """A string, encodable (:func:`~langctx.surrogates.encodable_text`) and cut to ``limit``."""
+    return lambda v: cut(encodable_text(v), limit) if isinstance(v, str) else _MISSING
+
+
+def _prefix(text: str, limit: int) -> str:
+    return text[:limit]
+
+
+def _string(value: object) -> Any:
+    return encodable_text(value) if isinstance(value, str) else _MISSING
+
+
+def _int(value: object) -> Any:
+    return value if isinstance(value, int) and not isinstance(value, bool) else _MISSING
+
+
+def _bool(value: object) -> Any:
+    return value if isinstance(value, bool) else _MISSING
+
+
+def _or_none(read: Reader) -> Reader:
+    return lambda v: None if v is None else read(v)
+
+
+def _count(value: object) -> Any:
+    return _MISSING if _int(value) is _MISSING else count_of(value)
+
+
+def _path(value: object) -> Any:
+    path = normalise_path(encodable_text(value)) if isinstance(value, str) else None
+    return _MISSING if path is None else path
+
+
+_constraint_text = _text(MAX_CONSTRAINT_CHARS, _prefix)
+
+
+def _constraint(value: object) -> Any:
+    text = _constraint_text(value)
+    return text if text is not _MISSING and text.strip() else _MISSING
+
+
+def _list(item: Reader, last: int | None = None) -> Reader:
+    """A list of what ``item`` reads (the others skipped), the ``last`` ones when given."""
+
+    def read(value: object) -> Any:
+        if not isinstance(value, list):
+            return _MISSING
+        items = [r for r in map(item, value) if r is not _MISSING]
+        return items if last is None else items[-last:]
+
+    return read
+
+
+def _record(**fields: Reader) -> Reader:
+    """A dict with those of ``fields`` it holds that read (the rest left out); else skipped."""
+
+    def read(value: object) -> Any:
+        if not isinstance(value, Mapping):
+            return _MISSING
+        out = {k: field(value[k]) for k, field in fields.items() if k in value}
+        return {k: v for k, v in out.items() if v is not _MISSING}
+
+    return read
+
+
+_command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
+_FACTS: dict[str, Reader] = {
+    "read_files": _list(_path),
+    "modified_files": _list(_path),
+    "read_files_dropped": _count,
+    "commands": _list(
+        _record(
+            command=_command,
+            exit_code=_or_none(_int),
+            ok=_or_none(_bool),
+            message_id=_or_none(_string),
+        )
+    ),
+    "errors": _list(
+        _record(
+            command=_command,
+            lines=_list(_text(MAX_ERROR_LINE_CHARS), MAX_ERROR_LINES),
+            message_id=_or_none(_string),
+            summary_lines=_list(_text(MAX_SUMMARY_LINE_CHARS), MAX_NAMED_FAILURES + MAX_TALLIES),
+        )
+    ),
+    "constraints": _list(_constraint),
+    "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, _prefix)),
+    "user_messages_dropped": _count,
+}
+"""How each key of the facts langctx reads is read from state (``user_messages``:
+:func:`langctx.user_messages.stored_user_messages`)."""
+
+
+def stored_facts(value: object) -> dict[str, Any]:
+    """Facts read back from state (a checkpoint, a saved memory), in the shape langctx writes.
+
+    State is untrusted: the policy, for each key langctx reads (:class:`Facts`, and the summary
+    facts' ``constraints``, ``next_step``, ``user_messages``, ``user_messages_dropped``), is that
+    what cannot be read is left out, and sizes are measured, never believed:
+
+    * a value of the wrong type reads as missing (a list as empty, a count as 0, the next step
+      as None); a count is an int, and one below 0 reads as 0;
+    * in a list, an item of the wrong type is skipped: a path that is not one (not a string,
+      empty, multi-line, over 4096 characters), a blank constraint, a command or an error that
+      is not a dict, a user message without a string ``id`` and ``text``;
+    * in a command or an error, a field of the wrong type is left out (it reads as missing, like
+      a field facts written by an older langctx lack), and so is a field langctx does not read;
+    * each string is cut to the cap extraction writes (a command 500 characters, an error line
+      500, a constraint 400, the next step 220, a user message 16,000 head + tail), an error's
+      lines to the last 8 and its summary lines to the last 4, and a lone surrogate is written
+      as its escape (a provider request cannot encode it);
+    * keys langctx does not read are kept as they are, unread.
+
+    The facts langctx writes (extraction, merges) are in this shape already: they come back
+    equal. ``value`` is not modified: the known keys' lists and dicts are new.
+
+    Example:
+        >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",
+        ...     "ok": "yes"}, "rm -rf /"], "read_files_dropped": -2, "next_step": ["?"]})
+        {'read_files': ['a.py'], 'commands': [{'command': 'make'}], 'read_files_dropped': 0}
+    """
+    from langctx.user_messages import stored_user_messages  # it imports this module
+
+    if not isinstance(value, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for key, raw in value.items():
+        read = stored_user_messages if key == "user_messages" else _FACTS.get(key)
+        fact = raw if read is None else read(raw)
+        if fact is not _MISSING:
+            out[key] = fact
+    return out

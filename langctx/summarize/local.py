@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langctx.facts.calls import clip
+from langctx.facts.record import stored_facts
 from langctx.markers import quote_output
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
@@ -36,20 +37,19 @@ def _files(paths: list[str], limit: int) -> str:
 
 def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | None:
     """The latest failing command and its error lines (quoted tool output), within ``width``."""
-    errors = facts.get("errors") or []
-    commands = facts.get("commands") or []
-    failing = [c for c in commands if c.get("ok") is False]
+    errors = facts.get("errors", [])
+    failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     if not errors and not failing:
         return None
     head = ""
     if failing:
         c = failing[-1]
         code = c.get("exit_code")
-        head = f"`{_clip(str(c.get('command') or '?'), 120)}`" + (
+        head = f"`{_clip(c.get('command') or '?', 120)}`" + (
             f" exit {code}" if code is not None else " failed"
         )
-    last = errors[-1] if errors and isinstance(errors[-1], dict) else {}
-    lines = [_clip(str(x), 160) for x in (last.get("lines") or [])][-error_lines:]
+    last = errors[-1] if errors else {}
+    lines = [_clip(x, 160) for x in last.get("lines", [])][-error_lines:]
     if not (error_lines and lines):
         return _clip(head, width) or None
     room = max(20, width - len(head) - len(', output: ""'))
@@ -58,7 +58,8 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
 
 
 def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int] = _approx) -> str:
-    """Render the fixed-structure summary of a request from its facts, within its ``max_tokens``.
+    """Render the fixed-structure summary of a request from its facts (read as
+    :func:`~langctx.facts.record.stored_facts` reads facts from state), within its ``max_tokens``.
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
@@ -81,11 +82,11 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         - Fix the lexer.
     """
     cap = request.max_tokens
-    facts = request.facts
-    constraints = list(facts.get("constraints") or [])
-    read = list(facts.get("read_files") or [])
-    modified = list(facts.get("modified_files") or [])
-    commands = facts.get("commands") or []
+    facts = stored_facts(request.facts)
+    constraints = facts.get("constraints", [])
+    read = facts.get("read_files", [])
+    modified = facts.get("modified_files", [])
+    commands = facts.get("commands", [])
     # the task (pinned) and the user's messages (quoted in the block) are never restated here
     goal = (
         "the task and the user's messages, verbatim in the context"
@@ -111,7 +112,7 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
             lines.append(f"- Last command: {failure}")
         elif commands:
             last = commands[-1]
-            lines.append(f"- Last command: `{_clip(str(last.get('command') or '?'), width)}` ok")
+            lines.append(f"- Last command: `{_clip(last.get('command') or '?', width)}` ok")
         elif request.kind == "merge":
             lines.append(f"- {len(request.summaries)} earlier summaries merged")
         else:

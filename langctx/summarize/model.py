@@ -19,6 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langctx.facts.record import stored_facts
 from langctx.machinery import strip_machinery
 from langctx.summarize.calls import summary_text
 from langctx.summarize.prompts import MERGE_PROMPT, SUMMARY_PROMPT, TOOL_OUTPUT_PROMPTS
@@ -105,21 +106,23 @@ def _facts_block(facts: dict[str, Any]) -> str:
 
 
 def request_parts(request: SummaryRequest, *, user_messages: bool) -> list[str]:
-    """The task, (the user's messages,) earlier notes and facts a ``"turns"`` request sends."""
+    """The task, (the user's messages,) earlier notes and facts a ``"turns"`` request sends
+    (its facts read as :func:`~langctx.facts.record.stored_facts` reads facts from state)."""
+    facts = stored_facts(request.facts)
     parts = []
     task = strip_machinery(request.task) if request.task else ""
     if task:  # the user's request, without the agent's preamble blocks
         parts.append(f"Original task (kept verbatim elsewhere):\n{clip_middle(task, 2000)}")
-    users = request.facts.get("user_messages") if user_messages else None
+    users = facts.get("user_messages") if user_messages else None
     if users:  # built from the log: the model is told them, never trusted to keep them
         parts.append(
             "User messages in this part (quoted verbatim beside your summary; do not "
             "restate them, say what was done about each):\n"
-            + "\n".join(f"- {clip_middle(str(u.get('text', '')), 2000)}" for u in users)
+            + "\n".join(f"- {clip_middle(u['text'], 2000)}" for u in users)
         )
     if request.summaries:
         parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
-    parts.append("Mechanical facts:\n" + _facts_block(request.facts))
+    parts.append("Mechanical facts:\n" + _facts_block(facts))
     return parts
 
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langctx.entries import entry_facts
 from langctx.facts import Facts, extract_facts, merge_facts
-from langctx.facts.record import count_of
+from langctx.facts.record import MAX_CONSTRAINT_CHARS, MAX_NEXT_STEP_CHARS, stored_facts
 from langctx.machinery import substantive_text
 from langctx.user_messages import merge_user_messages, user_message_facts
 
 __all__ = [
     "SummaryFacts",
     "constraint_sentences",
+    "entry_summary_facts",
     "extract_constraints",
     "extract_next_step",
     "merge_summary_facts",
@@ -47,9 +49,6 @@ _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32
 """Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
-_MAX_CONSTRAINT = 400
-"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
-_MAX_SENTENCE = 220
 
 
 def _sentences(text: str) -> list[str]:
@@ -89,7 +88,7 @@ def _constraint_lines(text: str) -> list[str]:
         found = constraint_sentences(line)
         if found:
             line = " ".join(line.split()).strip(" -*\t")
-            out.extend([line] if len(line) <= _MAX_CONSTRAINT else found)
+            out.extend([line] if len(line) <= MAX_CONSTRAINT_CHARS else found)
     return list(dict.fromkeys(out))
 
 
@@ -100,7 +99,7 @@ def constraint_sentences(text: str) -> list[str]:
         >>> constraint_sentences("Rename it. Keep the old name as an alias.")
         ['Keep the old name as an alias.']
     """
-    return [s[:_MAX_CONSTRAINT] for s in _sentences(text) if _CONSTRAINT.search(s)]
+    return [s[:MAX_CONSTRAINT_CHARS] for s in _sentences(text) if _CONSTRAINT.search(s)]
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
@@ -127,12 +126,12 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
         if not sentences:
             continue
         if last is None:
-            last = sentences[-1][:_MAX_SENTENCE]
+            last = sentences[-1][:MAX_NEXT_STEP_CHARS]
         for sentence in reversed(sentences):
             if _NEXT.search(sentence):
                 if not _is_lead_in(sentence):
-                    return sentence[:_MAX_SENTENCE]
-                lead_in = lead_in or sentence[:_MAX_SENTENCE]
+                    return sentence[:MAX_NEXT_STEP_CHARS]
+                lead_in = lead_in or sentence[:MAX_NEXT_STEP_CHARS]
     return lead_in or last
 
 
@@ -174,29 +173,35 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
     return False
 
 
-def merge_summary_facts(*parts: SummaryFacts) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins; a constraint is cut
-    to 400 characters (a stored one is measured, not believed)."""
-    merged: SummaryFacts = dict(merge_facts(*cast("list[Facts]", parts)))  # reads Facts' keys
-    constraints: list[str] = []
-    for c in (c[:_MAX_CONSTRAINT] for p in parts for c in p.get("constraints", [])):
-        if c not in constraints:  # not dict.fromkeys: state may hold unhashable junk
-            constraints.append(c)
-    merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
+def entry_summary_facts(entry: Mapping[str, Any]) -> SummaryFacts:
+    """A compaction entry's facts with its file lists (:func:`~langctx.entries.entry_facts`),
+    read as :func:`~langctx.facts.record.stored_facts` reads facts from state.
+
+    Example:
+        >>> entry_summary_facts({"facts": {"commands": "ls", "next_step": "Fix it."},
+        ...     "read_files": ["a.py", ""], "modified_files": []})
+        {'next_step': 'Fix it.', 'read_files': ['a.py'], 'modified_files': []}
+    """
+    return stored_facts(entry_facts({**entry, "facts": stored_facts(entry.get("facts"))}))
+
+
+def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
+    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
+    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
+    facts = [stored_facts(p) for p in parts]
+    merged: SummaryFacts = dict(merge_facts(*facts))
+    constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
+    merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
     merged["next_step"] = next(
-        (p["next_step"] for p in reversed(parts) if p.get("next_step")), None
+        (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
-    users, extra = merge_user_messages(*[_list(p.get("user_messages")) for p in parts])
-    dropped = sum(count_of(p.get("user_messages_dropped")) for p in parts) + extra
+    users, extra = merge_user_messages(*[f.get("user_messages", ()) for f in facts])
+    dropped = sum(f.get("user_messages_dropped", 0) for f in facts) + extra
     if users or dropped:
         merged["user_messages"] = users
     if dropped:
         merged["user_messages_dropped"] = dropped
     return merged
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
