@@ -4,6 +4,7 @@ Run by hand from the repository root (needs the ``bench`` dependency group for L
 
     uv run --group bench python bench/cost.py                # everything (~10 min)
     uv run --group bench python bench/cost.py --quick        # 100 / 500 turns at 8k, no sessions
+    uv run --group bench python bench/cost.py --quick --turns 400 --seeds 1 2 3 --no-wall --no-write
 
 Three parts, every approach side by side in one run:
 
@@ -36,7 +37,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -358,12 +359,13 @@ def _clear_caches() -> None:
     background.clear()
 
 
-def run_loop(key: str, budget: int, turns: int) -> Row:
+def run_loop(key: str, budget: int, turns: int, seed: int = SEED) -> Row:
     _clear_caches()
     judge = TiktokenCounter()
     approach = FACTORIES[key](budget, TiktokenCounter())
-    row = Row(key, approach.name, f"agent loop, {turns} turns", budget, turns=turns)
-    start = coding_session(0, seed=SEED)
+    workload = f"agent loop, {turns} turns" + (f", seed {seed}" if seed != SEED else "")
+    row = Row(key, approach.name, workload, budget, turns=turns)
+    start = coding_session(0, seed=seed)
     truth = Truth(session_roots(start))
     for m in start:
         truth.add(m)
@@ -372,7 +374,7 @@ def run_loop(key: str, budget: int, turns: int) -> Row:
     try:
         approach.start(start)
         pending: list[BaseMessage] | None = None
-        for turn in iter_turns(turns, seed=SEED):
+        for turn in iter_turns(turns, seed=seed):
             if pending is not None:
                 meter.request(pending, judge.count_message(turn[0]))  # this AI turn answers it
             for m in turn:
@@ -617,6 +619,28 @@ def verdicts(rows: list[Row]) -> list[str]:
         for key in ("langctx-cm", "langctx-cm-cost", "langctx-cm-prefix", "langctx-model"):
             if key in by and anchors:
                 out.append(_verdict(by[key], anchors, by.get("middleware"), workload, budget))
+    return out + _pooled_verdicts(rows)
+
+
+def _pooled_verdicts(rows: list[Row]) -> list[str]:
+    """The same over the agent loops of several seeds (each approach's rows summed)."""
+    pools: dict[tuple[int, int], dict[str, Row]] = {}
+    seeds: dict[tuple[int, int], set[str]] = {}
+    for r in rows:
+        if not r.workload.startswith("agent loop"):
+            continue
+        where = (r.turns, r.budget)
+        seeds.setdefault(where, set()).add(r.workload)
+        total = pools.setdefault(where, {}).setdefault(
+            r.key, Row(r.key, r.name, "", r.budget, summarizer_is_main=r.summarizer_is_main)
+        )
+        _add(total, r)
+    out = []
+    for (turns, budget), by in pools.items():
+        if len(seeds[(turns, budget)]) < 2:
+            continue
+        workload = f"agent loop, {turns} turns, {len(seeds[(turns, budget)])} seeds summed"
+        out += verdicts([replace(r, workload=workload) for r in by.values()])
     return out
 
 
@@ -649,6 +673,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-write", action="store_true", help="print, do not write results")
     parser.add_argument("--only", nargs="*", default=None, help="approach keys to run")
+    parser.add_argument(
+        "--turns", nargs="*", type=int, default=None, help="agent-loop lengths (default by mode)"
+    )
+    parser.add_argument(
+        "--seeds", nargs="*", type=int, default=[SEED], help=f"agent-loop seeds (default {SEED})"
+    )
     parser.add_argument("--wall-only", action="store_true", help="only the create_agent runs")
     parser.add_argument(
         "--report-only", action="store_true", help="rewrite the report from the last run's JSON"
@@ -663,13 +693,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = args.only or list(FACTORIES)
     started = time.perf_counter()
     rows: list[Row] = []
-    turn_counts = (100, 500) if args.quick else TURN_COUNTS
+    turn_counts = args.turns or ((100, 500) if args.quick else TURN_COUNTS)
     budgets = (8_000,) if args.quick else BUDGETS
     for budget in () if args.wall_only else budgets:
         for turns in turn_counts:
-            for key in keys:
-                rows.append(run_loop(key, budget, turns))
-                print(table(rows[-1:])[-1], flush=True)
+            for seed in args.seeds:
+                for key in keys:
+                    rows.append(run_loop(key, budget, turns, seed))
+                    print(table(rows[-1:])[-1], flush=True)
     if not args.quick and not args.wall_only:
         paths = sorted(p for p in _common.DATA.rglob("*") if p.is_file() and _session_file(p))
         for key in keys:

@@ -139,7 +139,8 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
         "*input tokens* sums the request of every call (langctx: the projected context; full: the whole",
         "history so far). *prefix* is the mean share of a request that is an unchanged prefix of the",
         "previous request (what provider prompt caching can reuse; the full history's is ~100% by",
-        "construction). *probes* are the shares of requests, from the first compaction on, that still",
+        "construction); *cached* the same weighted by tokens: the share of all input tokens a prefix",
+        "cache reads. *probes* are the shares of requests, from the first compaction on, that still",
         "held the task (T), every user constraint so far verbatim (C), every modified file as a whole",
         "path (F), an error line of the latest failure (L) and the last informative next step (N), by",
         "the independent parser of `langctx/replay/truth.py`; – means nothing to check. *fill ref* is the reduction of",
@@ -161,10 +162,11 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
             f"{sum(r['totals']['merges'] for r in items)} merges; "
             f"orphan tool messages in projections: {sum(r['totals']['projection_orphans'] for r in items)}; "
             f"calls without the task: {sum(r['totals']['task_missing_calls'] for r in items)}; "
-            f"over-budget calls: {sum(r['totals']['over_budget_calls'] for r in items)}.",
+            f"over-budget calls: {sum(r['totals']['over_budget_calls'] for r in items)}; "
+            f"cached share of the input: {100 * sum(r['totals']['cacheable_tokens'] for r in items) / tot_in:.1f}%.",
             "",
-            "| session | calls | compactions (+merges) | max context | input tokens langctx | full history | reduction | fill ref (budget / mark) | prefix | probes T C F L N | over budget | orphans |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+            "| session | calls | compactions (+merges) | max context | input tokens langctx | full history | reduction | fill ref (budget / mark) | prefix | cached | probes T C F L N | over budget | orphans |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for r in items:
             t = r["totals"]
@@ -173,7 +175,8 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
                 f"| {r['session'][:70]} | {t['calls']} | {t['compactions']} (+{t['merges']}) | "
                 f"{t['max_context_tokens']:,} | {t['input_tokens']:,} | {t['input_tokens_full']:,} | "
                 f"{100 * t['reduction']:.1f}% | {100 * r['bound_budget']:.0f}% / {100 * r['bound_mark']:.0f}% | "
-                f"{100 * t['mean_prefix_share']:.0f}% | {probes} | {t['over_budget_calls']} | "
+                f"{100 * t['mean_prefix_share']:.0f}% | {100 * t['cached_share']:.0f}% | {probes} | "
+                f"{t['over_budget_calls']} | "
                 f"{t['projection_orphans']} |"
             )
         lines.append("")

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_MAX_SUMMARIES",
     "DEFAULT_MAX_SUMMARY_TOKENS",
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_OUTPUT_SHARE",
     "DEFAULT_PROACTIVE_RATIO",
     "DEFAULT_RESERVE_RATIO",
     "DEFAULT_RESERVE_TOKENS",
@@ -52,6 +53,8 @@ DEFAULT_MAX_SUMMARY_TOKENS = 200
 DEFAULT_SUMMARY_SHARE = 0.05
 DEFAULT_USER_MESSAGES_SHARE = 0.15
 DEFAULT_KEEP_RECENT_RATIO = 0.2
+DEFAULT_OUTPUT_SHARE = 0.125
+"""Share of the budget one kept tool output may take (and one Context-mode output inline)."""
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
 """Seconds any summarizer call may take (compaction and Context-mode) before its fallback is used."""
@@ -125,6 +128,13 @@ class MemoryConfig:
     ``("fraction", f)`` of `max_tokens`. Default: 20% of `max_tokens` (at least the newest turn
     is always kept). Everything kept after a fold is sent again uncached (the summary block before
     it changed), so a low mark well below the reserve makes each fold cheaper and rarer."""
+
+    output_share: float = DEFAULT_OUTPUT_SHARE
+    """Share of `max_tokens` one tool output may keep after a compaction by the marks (default an
+    eighth, what Context-mode inlines): a larger output in the turns a fold keeps is cut to it,
+    head and tail kept and the cut marked (the log keeps it whole); several share the low mark.
+    The fold sends what it keeps anew anyway, so the cut breaks no prompt cache, while an output
+    kept whole is read by every call until the next fold and brings that fold sooner."""
 
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
@@ -229,6 +239,7 @@ class MemoryConfig:
             positive(name, getattr(self, name), optional=True)
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
+        ratio("output_share", self.output_share)
         if self.max_facts_tokens is not None and (
             not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
         ):
@@ -331,6 +342,11 @@ class MemoryConfig:
         return int(DEFAULT_KEEP_RECENT_RATIO * self.max_tokens_resolved)
 
     @_resolved
+    def output_cap_tokens(self) -> int:
+        """Tokens one tool output may keep after a compaction by the marks (`output_share`)."""
+        return max(1, int(self.output_share * self.max_tokens_resolved))
+
+    @_resolved
     def high_mark(self) -> int:
         """Context tokens above which a compaction triggers."""
         mark = int(self.proactive_ratio * self.max_tokens_resolved)
@@ -423,6 +439,7 @@ class ConfigOptions(TypedDict, total=False):
     context_window: int | None
     reserve_tokens: int
     keep_recent_tokens: int | ContextSize | None
+    output_share: float
     proactive_ratio: float
     summary_threshold_tokens: int | None
     background_summaries: bool

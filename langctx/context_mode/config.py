@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from langctx.config import DEFAULT_SUMMARY_TIMEOUT
+from langctx.config import DEFAULT_OUTPUT_SHARE, DEFAULT_SUMMARY_TIMEOUT
 from langctx.config_checks import check_timeout, positive
 from langctx.context_mode.grep import DEFAULT_GREP_MAX_MATCHES
 from langctx.context_mode.outputs import ContentKind
@@ -24,8 +24,9 @@ from langctx.facts.tools import command_tool_set
 
 __all__ = ["INLINE_SHARE", "ContextModeConfig"]
 
-INLINE_SHARE = 0.125
-"""The share of `ContextModeConfig.context_budget` an inline output may take."""
+INLINE_SHARE = DEFAULT_OUTPUT_SHARE
+"""The share of `ContextModeConfig.context_budget` an inline output may take (the share the
+memory lets one tool output keep after a fold: :attr:`langctx.MemoryConfig.output_share`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

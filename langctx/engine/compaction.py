@@ -140,7 +140,7 @@ def _finish(
     mode: str = "none",
 ) -> CompactionEvent:
     """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
-    writing._enforce_budget(mem, plan.trigger)
+    writing._enforce_budget(mem, plan.trigger, plan.keep)
     if entry is not None:
         entry["tokens_after"] = mem.context_tokens()
     event = CompactionEvent(

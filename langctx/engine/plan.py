@@ -31,6 +31,9 @@ class Plan:
     """In-place edits, applied by the commit (with the fold, or alone when no fold is needed)."""
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
+    keep: int | None = None
+    """The recent tokens a compaction by the marks keeps (the low mark): the kept tool outputs
+    over ``output_share`` of the budget are cut, sharing it. None: manual or overflow."""
 
 
 @dataclass(frozen=True, slots=True)

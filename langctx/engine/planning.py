@@ -95,7 +95,8 @@ def plan(
         if grouping.units[-1].pending:
             return None
         cut = _after_live_run(memory, lo)
-    if trigger in ("threshold", "proactive") and cut > lo:
+    by_marks = trigger in ("threshold", "proactive")
+    if by_marks and cut > lo:
         in_place = _in_place(memory, trigger, tokens_before, lo, cut, keep)
         if in_place is not None:
             return in_place
@@ -105,7 +106,16 @@ def plan(
         if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
     ]
     if not batch:
-        return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none")
+        return Plan(
+            trigger,
+            tokens_before,
+            memory._first_kept,
+            [],
+            [],
+            None,
+            "none",
+            keep=keep if by_marks else None,
+        )
     out = _fold(
         memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, [], None, "")
     )
@@ -114,6 +124,7 @@ def plan(
     if out.upgrade is not None:
         out.upgrade = replace(out.upgrade, context=list(sent))
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
+    out.keep = keep if by_marks else None
     return out
 
 

@@ -16,6 +16,7 @@ from langctx.blocks import (
     has_opaque_blocks,
 )
 from langctx.engine import placeholders, planning, summarizer_calls
+from langctx.engine.core import DEFAULT_PRIORITIES
 from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
@@ -226,45 +227,79 @@ def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> N
     mem._refresh_recent()
 
 
-def _enforce_budget(mem: MemoryCore, trigger: str) -> None:
-    """Last resort when the newest turn alone is too large: marked truncation, never silent loss.
+def _enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
+    """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
 
-    Only runs when folding could not bring the context under the compaction mark. It then cuts
-    the largest kept messages (head and tail kept, marked) to a little below the mark, so the
-    next turn does not compact again at once.
+    After a compaction by the marks (``keep``: the recent tokens it keeps, the low mark), the
+    kept tool outputs over `~langctx.MemoryConfig.output_share` of the budget are cut to it
+    (several of them share the low mark): the fold sends what it keeps anew anyway, so this
+    breaks no cache, while an output kept whole is read by every call until the next fold and
+    brings that fold sooner. Then, if the newest turn alone is still over the compaction mark,
+    its largest messages are cut to one shared size a little below the mark (so the next turn
+    does not compact again at once). Never silently: the marker names the message, whose full
+    text stays in the log.
     """
     budget = mem.config.max_tokens_resolved
-    if mem.context_tokens() <= min(budget, mem.config.high_mark):
-        return
-    target = min(budget, mem.config.high_mark - budget // 10)
-    over = mem.context_tokens() - target
-    if over <= 0:
-        return
     floor = placeholders.edit_floor(mem)
+    pinned = {*mem._system_idx, mem._task_idx}  # their own policy: `_check_pinned`
     recent = [
-        i for i in range(max(mem._recent_start(), floor + 1), len(mem._log)) if i not in mem._skip
+        i
+        for i in range(max(mem._recent_start(), floor + 1), len(mem._log))
+        if i not in mem._skip and i not in pinned and not has_opaque_blocks(mem._log[i])
     ]
     edits: list[EditEntry] = []
-    for i in sorted(recent, key=lambda i: (-mem._view_tokens(i), i)):
-        if over <= 0:
-            break
-        before = mem._view_tokens(i)
-        keep = max(before - over - 24, 16)
-        edit = _truncation(mem, i, keep)
-        if edit is None:
-            continue
-        edits.append(edit)
-        over -= before - edit["tokens_after"]
+    if keep:
+        cap = min(keep, mem.config.output_cap_tokens)
+        outputs = [
+            i
+            for i in recent
+            if mem._view_tokens(i) > cap
+            and mem.priority_of(mem._id(i)) <= DEFAULT_PRIORITIES["tool_result"]
+        ]
+        shared = _shared_cap([mem._view_tokens(i) for i in outputs], keep)
+        edits += _apply_cut(mem, outputs, min(cap, shared), trigger)
+    if mem.context_tokens() > min(budget, mem.config.high_mark):
+        over = mem.context_tokens() - min(budget, mem.config.high_mark - budget // 10)
+        sizes = [mem._view_tokens(i) for i in recent]
+        edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over), trigger)
     if edits:
-        _apply_edits(mem, edits, trigger)
         _record(
             mem,
             "truncate",
             trigger,
             [e["message_id"] for e in edits],
             sum(e["tokens_before"] - e["tokens_after"] for e in edits),
-            "newest turn larger than the budget: head and tail kept, marked",
+            "kept messages over their share of the budget: head and tail kept, marked",
         )
+
+
+def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int, trigger: str) -> list[EditEntry]:
+    """Messages ``ids`` larger than ``cap`` cut to it; the edits are applied and returned."""
+    edits = [e for i in ids if (e := _truncation(mem, i, cap)) is not None]
+    _apply_edits(mem, edits, trigger)
+    return edits
+
+
+TRUNCATED_FLOOR_TOKENS = 16
+"""What a cut message keeps at least (its marker and a few words)."""
+
+
+def _shared_cap(sizes: Sequence[int], room: int) -> int:
+    """The largest size ``cap`` with ``sum(min(s, cap)) <= room`` (water-filling): the messages
+    over it are cut to it, the others stay whole; never below the floor.
+
+    Example:
+        >>> _shared_cap([3000, 2000, 50], 1650), _shared_cap([3000, 50], 1650)
+        (800, 1600)
+    """
+    lo, hi = TRUNCATED_FLOOR_TOKENS, max(sizes, default=TRUNCATED_FLOOR_TOKENS)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(min(s, mid) for s in sizes) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:

@@ -352,13 +352,14 @@ def test_an_overflow_retry_in_an_archiving_model_call_keeps_both_updates(
     monkeypatch.setattr(ArchivePlan, "channel_with", spy)
     runs = []
     for archive in (True, False):
-        done = {"next": 0, "calls": 0, "failed": False}
+        done = {"next": 0, "last": 0, "failed": False}
 
         def step(messages: list[BaseMessage], done: dict[str, Any] = done) -> Any:
-            """The script, but every third call with a big input first fails as too long."""
-            done["calls"] += 1
-            big = len(messages) >= 10  # room to compact: several recent turns
-            if big and done["calls"] % 3 == 0 and not done["failed"]:
+            """The script, but the first call after a fold (whose archive step is planned) first
+            fails as too long when the turns before the newest hold more than a summary adds."""
+            folded, done["last"] = len(messages) < done["last"], len(messages)
+            older = sum(len(m.text) for m in messages[3:-2])  # after the pinned pair and block
+            if folded and older > 2_000 and not done["failed"]:
                 done["failed"] = True
                 raise _overflow_error()
             done["failed"] = False

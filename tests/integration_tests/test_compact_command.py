@@ -42,7 +42,7 @@ def test_middleware_compact_with_instructions_steers_the_summary() -> None:
         seen.append(request)
         return f"Goal: fix the parser. Focus: {request.instructions}"
 
-    script = session_script(10, seed=8)
+    script = session_script(9, seed=8)  # 9 turns, before the first automatic fold
     model = ScriptedChatModel(responses=script.responses)
     middleware = LangctxMiddleware(max_tokens=BUDGET, summarizer=summarizer)
     agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())

@@ -49,9 +49,13 @@ from tests.integration_tests._agents import (
 )
 
 BUDGET = 4000
-SHOWCASE: dict[str, Any] = {"keep_recent_tokens": ("fraction", 0.3), "summary_share": 0.3}
-"""A high low mark and room for several summaries, so every layer and section shows up (recent
-outputs replaced in place, level-1 summaries beside merged ones)."""
+SHOWCASE: dict[str, Any] = {
+    "keep_recent_tokens": ("fraction", 0.3),
+    "output_share": 0.3,
+    "summary_share": 0.3,
+}
+"""A high low mark, kept outputs whole up to it and room for several summaries, so every layer
+and section shows up (recent outputs replaced in place, level-1 summaries beside merged ones)."""
 NODE, MIDDLEWARE, PLAIN, BROKEN = (
     "node-thread",
     "middleware-thread",

@@ -55,16 +55,16 @@ def overflow_error() -> openai.BadRequestError:
 
 
 def _warm_middleware_agent(
-    extra: list[Any], **middleware_kwargs: Any
+    extra: list[Any], turns: int = TURNS, **middleware_kwargs: Any
 ) -> tuple[Any, ScriptedChatModel, LangctxMiddleware, dict[str, Any]]:
-    """A create_agent thread that already ran TURNS turns; ``extra`` scripts the next calls."""
-    script = session_script(TURNS, seed=5)
+    """A create_agent thread that already ran ``turns`` turns; ``extra`` scripts the next calls."""
+    script = session_script(turns, seed=5)
     model = ScriptedChatModel(responses=[*script.responses, *extra])
     middleware = LangctxMiddleware(max_tokens=BUDGET, **middleware_kwargs)
     agent = middleware_agent(model, session_tools(script.outputs), middleware, InMemorySaver())
     cfg = config()
     agent.invoke(first_input(with_system=False), cfg)
-    while model._index < TURNS + 1:
+    while model._index < turns + 1:
         agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
     return agent, model, middleware, cfg
 
@@ -84,8 +84,14 @@ def test_middleware_retries_once_after_context_length_exceeded() -> None:
     assert report.orphans == report.unanswered == report.missing_task == 0
 
 
+SPENT_TURNS = TURNS - 1
+"""A window with turns left to fold twice: the 24th turn of this session ends with a fold."""
+
+
 def test_middleware_raises_context_overflow_error_after_max_retries() -> None:
-    agent, model, _, cfg = _warm_middleware_agent([overflow_error()] * 3, max_overflow_retries=2)
+    agent, model, _, cfg = _warm_middleware_agent(
+        [overflow_error()] * 3, SPENT_TURNS, max_overflow_retries=2
+    )
     calls_before = len(model.calls)
     with pytest.raises(ContextOverflowError) as info:
         agent.invoke({"messages": [HumanMessage("Go on.")]}, cfg)
@@ -118,7 +124,9 @@ async def test_async_middleware_retries_gives_up_and_passes_other_errors_the_sam
     assert out["messages"][-1].content == "Recovered."
     assert [e["trigger"] for e in out["langctx"]["compactions"]].count("overflow") == 1
 
-    agent, model, _, cfg = _warm_middleware_agent([overflow_error()] * 3, max_overflow_retries=2)
+    agent, model, _, cfg = _warm_middleware_agent(
+        [overflow_error()] * 3, SPENT_TURNS, max_overflow_retries=2
+    )
     calls_before = len(model.calls)
     with pytest.raises(ContextOverflowError) as info:
         await agent.ainvoke({"messages": [HumanMessage("Go on.")]}, cfg)

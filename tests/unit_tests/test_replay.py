@@ -24,7 +24,7 @@ from langctx.cli.replay import (
     read_session,
     replay_session,
 )
-from langctx.cli.replay.render import format_report, print_report
+from langctx.cli.replay.render import format_report, print_report, report_rows
 from langctx.errors import ConfigError
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
@@ -313,6 +313,10 @@ def test_replay_long_session_compacts_with_probes(tmp_path: Path) -> None:
     assert shares["task"] == 1.0 and shares["next_step"] == 1.0
     assert 0.0 < report.mean_prefix_share < 1.0
     assert report.cacheable_tokens < report.input_tokens
+    assert report.cached_share == report.cacheable_tokens / report.input_tokens
+    assert report.totals()["cached_share"] == round(report.cached_share, 6)
+    rows = dict(report_rows(report))
+    assert rows["prompt-cache prefix"].startswith(f"cached share {100 * report.cached_share:.1f}%")
 
 
 def test_model_summarizer_calls_are_counted(tmp_path: Path) -> None:

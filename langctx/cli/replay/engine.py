@@ -290,6 +290,12 @@ class ReplayReport:
         return sum(prev.full_tokens for prev in self.calls[:-1])
 
     @property
+    def cached_share(self) -> float:
+        """Share of all input tokens that is an unchanged prefix of the previous request (what a
+        provider's prompt cache reads, weighted by tokens; 0.0 without input)."""
+        return self.cacheable_tokens / self.input_tokens if self.input_tokens else 0.0
+
+    @property
     def mean_prefix_share(self) -> float:
         """Mean of :attr:`CallRecord.prefix_share` over calls 2..n."""
         rest = self.calls[1:]
@@ -415,6 +421,7 @@ class ReplayReport:
             "mean_prefix_share": round(self.mean_prefix_share, 6),
             "cacheable_tokens": self.cacheable_tokens,
             "cacheable_tokens_full": self.cacheable_tokens_full,
+            "cached_share": round(self.cached_share, 6),
             "orphans_in_input": self.orphans_in_input,
             "unanswered_in_input": self.unanswered_in_input,
             "projection_orphans": self.projection_orphans,

@@ -114,7 +114,8 @@ def report_rows(
         ),
         (
             "prompt-cache prefix",
-            f"mean {_pct(t['mean_prefix_share'])} of each request unchanged; cacheable "
+            f"cached share {_pct(t['cached_share'])} of the input; mean "
+            f"{_pct(t['mean_prefix_share'])} of each request unchanged; cacheable "
             f"{_n(t['cacheable_tokens'])} tokens (full history {_n(t['cacheable_tokens_full'])})",
         ),
         (
