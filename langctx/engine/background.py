@@ -127,7 +127,7 @@ def _newest_level1(mem: MemoryCore) -> CompactionEntry | None:
     return level1[-1] if level1 else None
 
 
-def _launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
+def launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
     """Record in the mechanical ``entry`` the model summary that will replace it, and start it."""
     request = planning.upgrade_request(mem, entry)
     if request is None:
@@ -156,7 +156,7 @@ def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] |
     return newest, request
 
 
-async def _await_upgrade(mem: MemoryCore) -> None:
+async def await_upgrade(mem: MemoryCore) -> None:
     """Let the pending background summary finish without blocking the loop (started here when
     no job of this process computes it)."""
     newest, request = _pending(mem) or (None, None)
@@ -169,7 +169,7 @@ async def _await_upgrade(mem: MemoryCore) -> None:
         mem._waited_s += time.perf_counter() - started
 
 
-def _settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
+def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
     """Apply the pending model summary of the newest mechanical entry.
 
     ``wait``: a fold waits for it (within ``summary_timeout``; computing it when no job of this
@@ -182,7 +182,7 @@ def _settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | 
     newest, request = pending
     if request is None or not wait:
         why = "its messages changed since it was asked" if request is None else "summarized anew"
-        writing._record(mem, "discard", "background", [newest["id"]], 0, why)
+        writing.record(mem, "discard", "background", [newest["id"]], 0, why)
         return None
     key = newest["upgrade_input"]
     started = time.perf_counter()
@@ -192,9 +192,9 @@ def _settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | 
         text, reason = None, "every background slot is held"
     mem._waited_s += time.perf_counter() - started
     if text is None:
-        writing._record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
+        writing.record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
-    summary = summarizer_calls._cap(mem, text)
+    summary = summarizer_calls.cap(mem, text)
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
@@ -211,11 +211,11 @@ def _settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | 
         merged_from=[newest["id"]],
         facts=newest["facts"],
     )
-    writing._stamp(mem, entry)
-    writing._add_entry(mem, entry)
+    writing.stamp(mem, entry)
+    writing.add_entry(mem, entry)
     mem._refresh()
     entry["tokens_after"] = mem.context_tokens()
-    writing._record(
+    writing.record(
         mem,
         "upgrade",
         "background",

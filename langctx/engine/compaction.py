@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def add(mem: MemoryCore, messages: Sequence[Any]) -> None:
     """Append ``messages`` to the log, then compact if a trigger fires."""
     with mem._lock:
-        last_ai = log._append_all(mem, messages)
+        last_ai = log.append_all(mem, messages)
         trigger = planning.due(mem, last_ai)
         if trigger:
             _compact(mem, trigger, None)
@@ -30,7 +30,7 @@ def add(mem: MemoryCore, messages: Sequence[Any]) -> None:
 async def aadd(mem: MemoryCore, messages: Sequence[Any]) -> None:
     """Async version of `add`; messages added while a compaction runs are appended after it."""
     with mem._lock:
-        last_ai = log._append_all(mem, messages)
+        last_ai = log.append_all(mem, messages)
     async with _async_lock(mem):
         trigger = planning.due(mem, last_ai)
         if trigger:
@@ -77,10 +77,10 @@ def _compact(
         return None
     with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
-        summary, quality = summarizer_calls._run(mem, plan)
-        entry = writing._commit(mem, plan, summary, quality)
+        summary, quality = summarizer_calls.run(mem, plan)
+        entry = writing.commit(mem, plan, summary, quality)
         later = _upgrade_later(mem, plan, entry)
-        writing._merge_levels(mem)
+        writing.merge_levels(mem)
         span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
     return entry
 
@@ -91,7 +91,7 @@ async def _acompact(
     started = time.perf_counter()
     mem._waited_s = 0.0
     if trigger in ("threshold", "proactive") and not instructions:
-        await background._await_upgrade(mem)
+        await background.await_upgrade(mem)
     with mem._lock:
         plan = _planned(mem, trigger, instructions, keep)
     _start(mem, plan)
@@ -99,11 +99,11 @@ async def _acompact(
         return None
     with compaction_span(mem, plan) as span:
         calls = mem._blocking_calls
-        summary, quality = await summarizer_calls._arun(mem, plan)
+        summary, quality = await summarizer_calls.arun(mem, plan)
         with mem._lock:
-            entry = writing._commit(mem, plan, summary, quality)
+            entry = writing.commit(mem, plan, summary, quality)
             later = _upgrade_later(mem, plan, entry)
-        await writing._amerge_levels(mem)
+        await writing.amerge_levels(mem)
         span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
     return entry
 
@@ -115,7 +115,7 @@ def _planned(
     # what the model was sent last (before a finished upgrade changes the block), for a
     # summarizer that reads the span from the provider's cache
     sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
-    background._settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
+    background.settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
     return planning.plan(mem, trigger, instructions, keep, sent=sent)
 
 
@@ -123,7 +123,7 @@ def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -
     """Start the background model summary of a fold written with its local summary."""
     if plan.upgrade is None or entry is None:
         return False
-    return background._launch_upgrade(mem, entry, plan.upgrade)
+    return background.launch_upgrade(mem, entry, plan.upgrade)
 
 
 def _mode(mem: MemoryCore, calls_before: int, background: bool) -> str:
@@ -140,7 +140,7 @@ def _finish(
     mode: str = "none",
 ) -> CompactionEvent:
     """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
-    writing._enforce_budget(mem, plan.trigger, plan.keep)
+    writing.enforce_budget(mem, plan.trigger, plan.keep)
     if entry is not None:
         entry["tokens_after"] = mem.context_tokens()
     event = CompactionEvent(

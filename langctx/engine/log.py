@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("langctx")
 
 
-def _append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
+def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
     if isinstance(messages, BaseMessage | str | dict | tuple):
         messages = [messages]
     try:
@@ -52,7 +52,7 @@ def _append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
     validate_batch(mem, converted)
     last_ai = False
     for m in converted:
-        if _append(mem, m):
+        if append(mem, m):
             last_ai = isinstance(m, AIMessage)
     return last_ai
 
@@ -120,7 +120,7 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
             open_calls = tool_call_ids(m)
 
 
-def _append(mem: MemoryCore, message: BaseMessage) -> bool:
+def append(mem: MemoryCore, message: BaseMessage) -> bool:
     """Append one message and update the derived indices; False when it is already logged."""
     message = _encodable(message)
     if message.id is not None and message.id in mem._pos:
@@ -217,7 +217,7 @@ def _index_live(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
             if mem._block is not None:  # arrives behind summaries: lifted into the head
                 mem._refresh_recent()
     if pinned:
-        writing._check_pinned(mem)
+        writing.check_pinned(mem)
     if d.thinking:
         mem._thinking.append(i)
     if mem._last_human == i and _thinking_sent(mem):
@@ -254,11 +254,11 @@ def _provider_compacted(mem: MemoryCore, i: int) -> None:
     if mem._task_idx is not None and mem._task_idx < i:
         mem._task_idx = None
     mem._task_closed = True
-    mem._active = [e for e in mem._active if _after_pc(mem, e)]
+    mem._active = [e for e in mem._active if after_pc(mem, e)]
     if not mem._restoring:
         mem._refresh()
     mem._calibration = 0
-    writing._record(
+    writing.record(
         mem,
         "provider_compaction",
         "add",
@@ -268,7 +268,7 @@ def _provider_compacted(mem: MemoryCore, i: int) -> None:
     )
 
 
-def _after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
+def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
     """True when ``entry`` folds messages after the latest provider compaction item."""
     if mem._pc is None:
         return True
@@ -287,7 +287,7 @@ def _orphan(mem: MemoryCore, message: ToolMessage, i: int) -> None:
         )
         raise InvalidHistoryError(msg)
     mem._skip.add(i)
-    writing._record(
+    writing.record(
         mem,
         "drop_orphan",
         "add",
@@ -317,7 +317,7 @@ def _close_open_turn(mem: MemoryCore, i: int) -> None:
     ]
     mem._repair_after[i - 1] = repairs
     mem._recent_tokens += sum(mem.counter.count_message(r) for r in repairs)
-    writing._record(
+    writing.record(
         mem,
         "repair",
         "add",
@@ -341,7 +341,7 @@ def _calibrate(mem: MemoryCore, message: AIMessage) -> None:
     mem._calibration = max(-estimated // 2, real - estimated)
 
 
-def _calibrate_window(mem: MemoryCore) -> None:
+def calibrate_window(mem: MemoryCore) -> None:
     """The calibration of the latest response with usage since the latest compaction."""
     cut = next((e for e in reversed(mem._entries) if e["trigger"] != "merge"), None)
     last = cut.get("last_id", "") if cut is not None else None

@@ -47,7 +47,7 @@ def restore(
         mem._reset()
         mem._restoring = True
         try:
-            log._append_all(mem, list(messages))
+            log.append_all(mem, list(messages))
         finally:
             mem._restoring = False
         for raw in edits:
@@ -77,12 +77,12 @@ def restore(
                 cut = mem._pos[last] + 1 if last in mem._pos else len(mem._log)
         if mem._pc is not None:
             cut = max(cut, mem._pc)
-            mem._active = [e for e in mem._active if log._after_pc(mem, e)]
+            mem._active = [e for e in mem._active if log.after_pc(mem, e)]
         mem._first_kept = cut
         mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
         mem._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
         mem._refresh()
-        writing._check_pinned(mem)
+        writing.check_pinned(mem)
 
 
 def restore_window(
@@ -114,11 +114,11 @@ def restore_window(
         head, window = _messages(head), _messages(window)
         try:
             for m in [*head, *window[:validate_from]]:
-                log._append(mem, m)
+                log.append(mem, m)
             mem._new_from = len(mem._log)
             log.validate_batch(mem, window[validate_from:])
             for m in window[validate_from:]:
-                log._append(mem, m)
+                log.append(mem, m)
         finally:
             mem._restoring = False
         pos, by_message = mem._pos, edits_by_message(edits)
@@ -133,12 +133,12 @@ def restore_window(
         order = active_positions(mem._entries)
         mem._seq = {mem._entries[n - 1]["id"]: n for n in order}
         mem._active = [mem._entries[n - 1] for n in order]
-        mem._active = [validate_entry(e) for e in mem._active if log._after_pc(mem, e)]
+        mem._active = [validate_entry(e) for e in mem._active if log.after_pc(mem, e)]
         mem._first_kept = max(len(head) if mem._entries else 0, mem._first_kept)
         mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
         mem._refresh()
-        log._calibrate_window(mem)
-        writing._check_pinned(mem)
+        log.calibrate_window(mem)
+        writing.check_pinned(mem)
 
 
 def _apply_edit(mem: MemoryCore, edit: EditEntry) -> None:

@@ -25,16 +25,16 @@ if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
 
-def _run(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
+def run(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
         return _unasked(mem, plan)
-    return _summarize(mem, plan.request)
+    return summarize(mem, plan.request)
 
 
-async def _arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
+async def arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
         return _unasked(mem, plan)
-    return await _asummarize(mem, plan.request)
+    return await asummarize(mem, plan.request)
 
 
 def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
@@ -44,7 +44,7 @@ def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     return mem._local.summarize(plan.request), plan.quality
 
 
-def _summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
+def summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
     mem._blocking_calls += 1
     try:
@@ -54,7 +54,7 @@ def _summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     return _accepted(mem, request, text)
 
 
-async def _asummarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
+async def asummarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     mem._blocking_calls += 1
     try:
         text = await acall_summarizer(mem.summarizer, request, timeout=_deadline(mem))
@@ -70,7 +70,7 @@ def _deadline(mem: MemoryCore) -> float | None:
 
 def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str, str]:
     quality = "merged" if request.kind == "merge" else "model"
-    return _cap(mem, text), quality
+    return cap(mem, text), quality
 
 
 def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
@@ -80,9 +80,9 @@ def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> t
     if isinstance(exc, ConfigError):
         raise exc
     warn_failure(exc, "the local summary")
-    writing._record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
+    writing.record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
     return mem._local.summarize(request), "fallback"
 
 
-def _cap(mem: MemoryCore, text: str) -> str:
+def cap(mem: MemoryCore, text: str) -> str:
     return truncate_to_tokens(text, mem.config.max_summary_tokens_resolved, mem.counter.count_text)

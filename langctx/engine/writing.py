@@ -45,11 +45,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("langctx")
 
 
-def _commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
+def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
             _apply_edits(mem, plan.placeholders, plan.trigger)
-            _record(
+            record(
                 mem,
                 "placeholder",
                 plan.trigger,
@@ -79,11 +79,11 @@ def _commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compacti
     )
     if quality == "mechanical":
         entry["pending_tokens"] = plan.pending
-    _stamp(mem, entry)
-    _add_entry(mem, entry)
+    stamp(mem, entry)
+    add_entry(mem, entry)
     mem._first_kept = plan.cut
     mem._refresh()
-    _record(
+    record(
         mem,
         "compact",
         plan.trigger,
@@ -94,7 +94,7 @@ def _commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compacti
     kept = [e for e in plan.placeholders if e["message_id"] not in mem._edit_of]
     if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
         _apply_edits(mem, kept, plan.trigger)
-        _record(
+        record(
             mem,
             "placeholder",
             plan.trigger,
@@ -105,7 +105,7 @@ def _commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compacti
     return entry
 
 
-def _stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
+def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Record what a window restore needs without the log before the cut (see `restore_window`).
 
     A cut (not a merge) names the task and the log's last message; any entry written after a
@@ -118,7 +118,7 @@ def _stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
 
 
-def _add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
+def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Append an entry and update the active summaries without rescanning all entries."""
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
@@ -128,11 +128,11 @@ def _add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
     mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
 
 
-def _merge_levels(mem: MemoryCore) -> None:
+def merge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
-        text, quality = done or summarizer_calls._summarize(mem, planning.merge_request(mem, group))
+        text, quality = done or summarizer_calls.summarize(mem, planning.merge_request(mem, group))
         merged.append(_commit_merge(mem, group, text, quality))
     _merged_refresh(mem, merged)
 
@@ -161,11 +161,11 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
     return None
 
 
-async def _amerge_levels(mem: MemoryCore) -> None:
+async def amerge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
-        text, quality = done or await summarizer_calls._asummarize(
+        text, quality = done or await summarizer_calls.asummarize(
             mem, planning.merge_request(mem, group)
         )
         with mem._lock:
@@ -204,9 +204,9 @@ def _commit_merge(
         merged_from=[e["id"] for e in group],
         facts=facts,
     )
-    _stamp(mem, entry)
-    _add_entry(mem, entry)
-    _record(
+    stamp(mem, entry)
+    add_entry(mem, entry)
+    record(
         mem,
         "merge",
         "merge",
@@ -227,7 +227,7 @@ def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> N
     mem._refresh_recent()
 
 
-def _enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
+def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
     """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
 
     After a compaction by the marks (``keep``: the recent tokens it keeps, the low mark), the
@@ -241,7 +241,7 @@ def _enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> N
     """
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
-    pinned = {*mem._system_idx, mem._task_idx}  # their own policy: `_check_pinned`
+    pinned = {*mem._system_idx, mem._task_idx}  # their own policy: `check_pinned`
     recent = [
         i
         for i in range(max(mem._recent_start(), floor + 1), len(mem._log))
@@ -263,7 +263,7 @@ def _enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> N
         sizes = [mem._view_tokens(i) for i in recent]
         edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over), trigger)
     if edits:
-        _record(
+        record(
             mem,
             "truncate",
             trigger,
@@ -343,7 +343,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     )
 
 
-def _check_pinned(mem: MemoryCore) -> None:
+def check_pinned(mem: MemoryCore) -> None:
     pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
     allowed = mem.config.pinned_cap_tokens
     total = sum(mem._view_tokens(i) for i in pinned)
@@ -368,7 +368,7 @@ def _check_pinned(mem: MemoryCore) -> None:
             over -= before - edit["tokens_after"]
     if edits:
         _apply_edits(mem, edits, "add")
-        _record(
+        record(
             mem,
             "truncate_pinned",
             "add",
@@ -381,7 +381,7 @@ def _check_pinned(mem: MemoryCore) -> None:
         )
 
 
-def _record(
+def record(
     mem: MemoryCore, action: str, trigger: str, ids: list[str], tokens: int, detail: str
 ) -> None:
     mem._evictions.append(

@@ -179,8 +179,8 @@ _WRONG: tuple[object, ...] = (_MISSING, None, -1, "x", 1.5, [], {})
 @functools.cache
 def _rich_session() -> tuple[list[BaseMessage], dict[str, Any]]:
     """A channel with folds and merges, facts of each kind (a failing command, a constraint, a
-    next step), placeholder edits and the newest turn's truncation (its tool calls cut), a
-    priority and an archive record, with the log it fits."""
+    next step), placeholder edits, kept tool outputs cut after a fold, the newest turn's
+    truncation (its tool calls cut), a priority and an archive record, with the log it fits."""
     mem = LayeredChatMemory(max_tokens=_BUDGET)
     mem.add_messages([SystemMessage("s", id="s"), HumanMessage("Fix the parser.", id="h")])
     for n in range(14):
@@ -204,6 +204,7 @@ def _rich_session() -> tuple[list[BaseMessage], dict[str, Any]]:
     assert {e["trigger"] for e in state["compactions"]} == {"proactive", "merge"}
     assert {(e["reason"], "tool_calls" in e) for e in state["edits"]} == {
         ("placeholder", True),
+        ("truncate", False),
         ("truncate", True),
     }
     facts = [e["facts"] for e in state["compactions"]]
@@ -398,11 +399,10 @@ def test_a_priority_of_a_message_not_in_the_log_is_ignored() -> None:
 
 def test_a_cut_at_the_pinned_task_is_ignored_and_compacts_once() -> None:
     """No fold cuts at the task (it folds past it): such an entry is ignored, the channel is
-    reset without it, and the next reads find the thread's own cut again (it compacted on
+    reset without it, one fold replaces it and the next reads keep that cut (it compacted on
     every read: the fold that replaces it gets its id, which the reducer had already)."""
     messages, channel = _session()
     settings = MemorySettings.of(max_tokens=2000)
-    good = view_state({"messages": messages, "langctx": channel}, settings).projection()
     entries = channel["compactions"]
     last = max(i for i, e in enumerate(entries) if e["trigger"] != "merge")
     entries = [{**e, "first_kept_id": "h"} if i == last else e for i, e in enumerate(entries)]
@@ -410,13 +410,16 @@ def test_a_cut_at_the_pinned_task_is_ignored_and_compacts_once() -> None:
     mem = LayeredChatMemory.from_state({**bad, "messages": messages_to_dict(messages)})
     assert entries[last]["id"] not in {e["id"] for e in mem.compactions}
     stored = merge_langctx({}, bad)
-    compacted = []
+    compacted, projected = [], []
     for _ in range(3):
         view = view_state({"messages": messages, "langctx": stored}, settings)
         compacted.append(view.compact_if_due() is not None)
         stored = merge_langctx(stored, view.update())
+        projected.append([m.id for m in view.projection()])
+        assert view.context_tokens() <= 2000
     assert compacted == [True, False, False]
-    assert [m.id for m in view.projection()] == [m.id for m in good]
+    assert projected[0] == projected[1] == projected[2]
+    assert entries[last]["id"] not in {e["id"] for e in stored["compactions"]}
 
 
 def test_an_edit_of_a_signed_thinking_message_is_a_one_line_error() -> None:

@@ -67,7 +67,7 @@ def test_the_commit_applies_what_the_plan_replaces_in_place() -> None:
     memory = session_memory(20)
     context = memory.context_tokens()
     plan = in_place_plan(memory)
-    assert writing._commit(memory._core, plan, "", "none") is None
+    assert writing.commit(memory._core, plan, "", "none") is None
     assert [e["id"] for e in memory.edits] == [e["id"] for e in plan.placeholders]
     assert memory.context_tokens() < context
     assert memory.eviction_log[-1]["action"] == "placeholder"
@@ -78,7 +78,7 @@ def test_a_mechanical_summary_is_absorbed_by_the_next_plan() -> None:
     memory = session_memory(40, ScriptedChatModel(responses=["Goal: fix the parser."], cycle=True))
     fold = planning.plan(memory._core, "proactive", None, 2_000)
     assert fold is not None and fold.batch
-    entry: dict[str, Any] | None = writing._commit(
+    entry: dict[str, Any] | None = writing.commit(
         memory._core, fold, "mechanical summary", "mechanical"
     )  # type: ignore[assignment]
     assert entry is not None
