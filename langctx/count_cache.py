@@ -1,9 +1,8 @@
 """What the stateless engine remembers across calls: message token counts and derived records.
 
-Two bounded LRUs. Counts and descriptions are keyed by content (a message's id and a
-fingerprint of what it holds); the second holds summary blocks (by the entries' digests, or by
-the entries themselves) and entry groupings, by the objects they were computed from, which the
-stored value holds, so no record can describe another state: a thread rebuilt on every call
+Two bounded LRUs, both keyed by content, never by identity: counts and descriptions by the
+counter's stable key, a message's id and a fingerprint of what it holds; rendered summary blocks
+by the entries' digests. No record can describe another state: a thread rebuilt on every call
 costs a lookup per message already counted, in any worker.
 
 Example:
@@ -159,12 +158,12 @@ _SHARED = MessageCountCache()
 
 
 _BLOCKS = LRU[Hashable, Any](256)
-"""Summary blocks, entry digests, active-summary positions and edit groupings (see the module
-docs): a few records per fold, needed again by the next fold."""
+"""Rendered summary blocks, keyed by the entries' content digests (:func:`entry_digest`): one per
+fold, needed again by every call until the next fold."""
 
 
 def shared_blocks() -> LRU[Hashable, Any]:
-    """The process-wide cache of derived records (blocks, digests, groupings)."""
+    """The process-wide cache of rendered summary blocks."""
     return _BLOCKS
 
 
