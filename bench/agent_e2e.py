@@ -124,6 +124,9 @@ class Run:
     """``count_tokens_approximately`` of the model's input, per model call."""
     db_bytes: int = 0
     content_bytes: int = 0
+    first_update_ms: list[float] = field(default_factory=list)
+    """Wall time from each user message to the model's first response (what a user waits
+    for: loading the thread, the hooks before the model, the scripted model's call)."""
 
     def edge(self, last: bool) -> float:
         steps = self.step_cpu_ms[-EDGE:] if last else self.step_cpu_ms[:EDGE]
@@ -290,7 +293,11 @@ def run(
         for n in range(runs):
             message = HumanMessage(TASK if n == 0 else f"Go on ({n}).", id=f"user-{n}")
             started = last = time.process_time()
+            wall = time.perf_counter()
             for update in agent.stream({"messages": [message]}, cfg, stream_mode="updates"):
+                if wall and ("model" in update or "agent" in update):
+                    result.first_update_ms.append((time.perf_counter() - wall) * 1000)
+                    wall = 0.0
                 if "tools" in update:
                     now = time.process_time()
                     result.step_cpu_ms.append((now - last) * 1000)
@@ -317,6 +324,12 @@ def run(
 
 
 # ---------------------------------------------------------------------- report
+
+
+def _waits(r: Run) -> str:
+    """Median wait of the first 5 and of the last 5 user messages (the thread's first left out)."""
+    first, last = r.first_update_ms[1:6], r.first_update_ms[-5:]
+    return " / ".join(f"{statistics.median(w):.0f}" if w else "-" for w in (first, last))
 
 
 def _mb(n: float) -> str:
@@ -358,19 +371,26 @@ def _bytes_table(size: Sequence[Run]) -> list[str]:
         return []
     pg = {(r.variant, r.turns): r for r in size if r.saver == "postgres"}
     lines = [
-        "| variant | turns | content of the thread | SqliteSaver file | file / content |"
-        + (" PostgresSaver tables | tables / content |" if pg else ""),
-        "|---|--:|--:|--:|--:|" + ("--:|--:|" if pg else ""),
+        "Wait: wall time from a user message to the model's first response (median of the first 5 "
+        "/ the last 5 user messages of the thread; the first message left out).",
+        "",
+        "| variant | turns | content of the thread | SqliteSaver file | file / content "
+        "| wait ms first / last |"
+        + (" PostgresSaver tables | tables / content | wait ms first / last |" if pg else ""),
+        "|---|--:|--:|--:|--:|--:|" + ("--:|--:|--:|" if pg else ""),
     ]
     for r in size:
         if r.saver != "sqlite":
             continue
         row = (
             f"| {r.variant} | {r.turns:,} | {_mb(r.content_bytes)} | {_mb(r.db_bytes)} "
-            f"| {r.db_bytes / max(1, r.content_bytes):.1f}x |"
+            f"| {r.db_bytes / max(1, r.content_bytes):.1f}x "
+            f"| {_waits(r)} |"
         )
         if p := pg.get((r.variant, r.turns)):
-            row += f" {_mb(p.db_bytes)} | {p.db_bytes / max(1, p.content_bytes):.1f}x |"
+            row += (
+                f" {_mb(p.db_bytes)} | {p.db_bytes / max(1, p.content_bytes):.1f}x | {_waits(p)} |"
+            )
         lines.append(row)
     if not pg:
         lines += ["", "PostgresSaver: not measured (`LANGCTX_PG_URI` unset)."]
