@@ -35,6 +35,10 @@ the other:
   session the last human message is mostly more than 8,000 tokens back, so ``start_on="human"``
   trims to nothing, and ``create_react_agent`` then gives the model the whole log (it takes
   ``llm_input_messages or messages``): the *model input* column shows it;
+- ``langctx-delta`` (only with ``--only ... langctx-delta``): ``langctx`` with one argument more,
+  ``create_agent(..., state_schema=LangctxDeltaAgentState)``, which makes ``messages`` a
+  ``DeltaChannel`` too (``create_agent`` lets its own ``AgentState`` win a field that a
+  middleware's schema declares, so the middleware cannot do it by itself);
 - ``react`` (only with ``--only ... react``): ``create_react_agent`` without a hook, the baseline
   of ``langmem`` and ``trim``. Apart from the hook, they pay for the prebuilt agent itself: with a
   ``pre_model_hook`` a third step per turn (one more checkpoint, each holding ``messages`` whole,
@@ -96,15 +100,16 @@ from langgraph.warnings import LangGraphDeprecatedSinceV10
 from langmem.short_term import SummarizationNode
 
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK
+from langctx.delta_state import LangctxDeltaAgentState
 from langctx.middleware import LangctxMiddleware
 from langctx.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_MD = ROOT / "bench" / "results" / "agent_e2e.md"
 VARIANTS = ("plain", "langctx", "summarization", "langmem", "trim")
-EXTRA = ("react",)
-"""Run only when named in ``--only``: ``create_react_agent`` without a hook, the baseline of
-``langmem`` and ``trim``."""
+EXTRA = ("langctx-delta", "react")
+"""Run only when named in ``--only``: langctx with delta-stored ``messages``; and
+``create_react_agent`` without a hook, the baseline of ``langmem`` and ``trim``."""
 WHOLE_LOG = ("plain", "langmem", "trim", "react")
 """Variants whose every checkpoint holds the whole log (pruned on ``InMemorySaver``, see above)."""
 EDGE = 100
@@ -177,8 +182,10 @@ def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any)
                 checkpointer=saver,
             )
     middleware: list[Any] = []
-    if variant == "langctx":
+    schema: Any = None
+    if variant in ("langctx", "langctx-delta"):
         middleware = [LangctxMiddleware(max_tokens=BUDGET)]
+        schema = LangctxDeltaAgentState if variant == "langctx-delta" else None
     elif variant == "summarization":
         middleware = [
             SummarizationMiddleware(
@@ -186,7 +193,12 @@ def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any)
             )
         ]
     return create_agent(
-        model, tools=tools, system_prompt=SYSTEM_PROMPT, middleware=middleware, checkpointer=saver
+        model,
+        tools=tools,
+        system_prompt=SYSTEM_PROMPT,
+        middleware=middleware,
+        state_schema=schema,
+        checkpointer=saver,
     )
 
 
