@@ -25,13 +25,13 @@ from langctx.context_mode.outputs import ContentKind
 from langctx.context_mode.reducers.source import split_listing
 from langctx.context_mode.reducers.source_outline import language_for_path
 from langctx.context_mode.reducers.table import _BOX_SEP, _MD_SEP, _PSQL_SEP, sniff_delimiter
-from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool
+from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool, tool_name_words
 
 __all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
 
 _PATH_KEYS = (
     "path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path",
-    "relative_path", "uri", "url",
+    "relative_path", "filePath", "targetFile", "absolutePath", "relativePath", "uri", "url",
 )  # fmt: skip
 _READ_WORDS = frozenset({"read", "open", "view", "cat", "show", "get", "fetch", "load", "file"})
 _READ_COMMANDS = frozenset({"cat", "open", "view", "less", "more", "head", "tail", "bat", "nl"})
@@ -113,13 +113,16 @@ def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | 
 
 
 def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
-    """Whether the tool call reads or views a file (``read``, ``read_file``, ``open``, ``view``...).
+    """Whether the tool call reads or views a file (``read``, ``read_file``, ``open``, ``view``...),
+    judged by the words of its name however spelled (``mcp__fs__readFile``).
 
     Example:
         >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
         True
+        >>> is_read_call("functions.ReadFile", None), is_read_call("fsWrite", None)
+        (True, False)
     """
-    words = set(re.split(r"[^a-z]+", (tool_name or "").lower())) - {""}
+    words = set(tool_name_words(tool_name or ""))
     if words & _READ_WORDS and not words & {"write", "edit", "create", "delete", "run", "exec"}:
         return True
     command = _command(args)

@@ -120,6 +120,8 @@ def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
     if args == call["args"]:
         return call
     facts = extract(memory, [AIMessage("", tool_calls=[call])])
+    if facts["commands"]:  # a shell tool known by its name's words and its command argument
+        return call
     kept = json.dumps(args, ensure_ascii=False)
     if any(f not in kept for f in [*facts["read_files"], *facts["modified_files"]]):
         return call

@@ -41,12 +41,16 @@ from langctx.facts.runners import is_summary_line, summary_lines
 from langctx.facts.shell_parse import MAX_COMMAND_CHARS, ShellCommand, parse_command
 from langctx.facts.shell_programs import patch_text_paths
 from langctx.facts.shell_words import looks_like_file
+from langctx.facts.tool_names import normalize_tool_name, tool_name_words
 from langctx.facts.tools import (
     DEFAULT_COMMAND_TOOLS,
     DEFAULT_FILE_TOOLS,
     DEFAULT_PATH_KEYS,
     FileRole,
     FileToolSpec,
+    file_tool_spec,
+    infer_command_tool,
+    infer_file_tool,
     is_command_tool,
 )
 
@@ -72,15 +76,20 @@ __all__ = [
     "empty_facts",
     "extract_facts",
     "extract_output_facts",
+    "file_tool_spec",
     "find_duration",
     "find_exit_code",
+    "infer_command_tool",
+    "infer_file_tool",
     "is_command_tool",
     "is_summary_line",
     "looks_like_file",
     "merge_facts",
     "missing_output_facts",
+    "normalize_tool_name",
     "parse_command",
     "patch_text_paths",
     "short_location",
     "summary_lines",
+    "tool_name_words",
 ]

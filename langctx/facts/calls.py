@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from langctx.facts.shell_parse import SHELLS
+from langctx.facts.tool_names import normalize_tool_name
 
 __all__ = [
     "MAX_PATH_CHARS",
@@ -28,7 +29,17 @@ __all__ = [
     "tool_calls",
 ]
 
-_COMMAND_KEYS = ("command", "cmd", "commands", "script", "code")
+_COMMAND_KEYS = (
+    "command",
+    "cmd",
+    "commands",
+    "command_line",
+    "commandLine",
+    "cmdline",
+    "script",
+    "argv",
+    "code",
+)
 MAX_PATH_CHARS = 4096
 """A path longer than this is no path (ignored when extracted, corrupt when stored)."""
 
@@ -93,9 +104,10 @@ def _argv_command(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def command_text(args: Mapping[str, Any]) -> str | None:
-    """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped."""
-    for key in _COMMAND_KEYS:
+def command_text(args: Mapping[str, Any], keys: Sequence[str] = _COMMAND_KEYS) -> str | None:
+    """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped:
+    the first of ``keys`` that holds one."""
+    for key in keys:
         value = args.get(key)
         if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
             value = "\n".join(value) if key == "commands" else _argv_command(value)
@@ -125,11 +137,18 @@ def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, 
 
 def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
     """A tool named after the program its one ``command`` argument runs (``python`` with
-    ``python solve.py``): a shell call."""
+    ``python solve.py``, also spelled ``mcp__x__Python``): a shell call.
+
+    Example:
+        >>> runs_itself("python", {"command": "python solve.py"}), runs_itself("Python", {"command": "python"})
+        (True, True)
+    """
     if len(args) != 1:
         return False
     command = args.get("command", args.get("cmd"))
     if not isinstance(command, str):
         return False
     first = command.strip().split(maxsplit=1)
-    return bool(first) and first[0] == name
+    if not first:
+        return False
+    return first[0] == name or normalize_tool_name(first[0]) == normalize_tool_name(name) != ""

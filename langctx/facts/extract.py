@@ -4,6 +4,12 @@ Facts come from the structure of the messages, never from prose: files from tool
 (a :class:`~langctx.facts.FileToolSpec` per tool) and shell commands, exit codes from the matching
 ``ToolMessage``, errors from failing results (a failing command, or ``status="error"``).
 
+A tool is found in the tables by its name as given, lower-cased, or without its namespace and
+normalised (``mcp__fs__readFile`` is ``read_file``). A tool in no table is judged by its name's
+words and arguments (:func:`~langctx.facts.tools.infer_file_tool`,
+:func:`~langctx.facts.tools.infer_command_tool`) when the tables hold the defaults (the default
+tables, or ones that extend them); a table that replaces the defaults turns the rules off.
+
 A call counts when it is made, whatever its result: a failed edit still names the file the agent
 worked on. Results are matched to calls by ``tool_call_id``; a result whose call is not in the
 batch is still checked for errors. Only command results and errors are scanned, in linear time.
@@ -52,6 +58,9 @@ from langctx.facts.tools import (
     FileRole,
     FileToolSpec,
     command_tool_set,
+    file_tool_spec,
+    infer_command_tool,
+    infer_file_tool,
     is_command_tool,
 )
 
@@ -64,6 +73,11 @@ class _Extraction:
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
+        # the rules for tools in no table come with the defaults: on when a table extends them
+        self._infer_files = file_tools is DEFAULT_FILE_TOOLS or (
+            DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
+        )
+        self._infer_commands = command_tools >= DEFAULT_COMMAND_TOOLS
         self._open_file: str | None = None
         self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
         self.read_files: dict[str, None] = {}  # in order of the latest read
@@ -73,13 +87,21 @@ class _Extraction:
 
     def on_ai(self, message: AIMessage) -> None:
         for call_id, name, args in tool_calls(message):
-            spec = self._file_tools.get(name) or self._file_tools.get(name.lower())
+            spec = file_tool_spec(name, self._file_tools)
+            is_command = is_command_tool(name, self._command_tools)
+            if spec is None and not is_command and self._infer_files:
+                spec = infer_file_tool(name, args)
             if spec is not None:
                 self._files(name, spec, args)
             fact: CommandFact | None = None
             shell: ShellCommand | None = None
-            if is_command_tool(name, self._command_tools) or (
-                spec is None and self._command_tools and runs_itself(name, args)
+            if is_command or (
+                spec is None
+                and self._command_tools
+                and (
+                    runs_itself(name, args)
+                    or (self._infer_commands and infer_command_tool(name, args))
+                )
             ):
                 command = command_text(args)
                 if command is not None:

@@ -1,4 +1,11 @@
-"""Which tools touch files and which run commands: :class:`FileToolSpec` and the default tables."""
+"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables and
+the rule for tools in no table.
+
+A tool is looked up by its name as given, then lower-cased, then without its namespace and
+normalised (:func:`~langctx.facts.tool_names.tool_name_forms`: ``mcp__fs__ReadFile`` finds
+``read_file``). A tool in no table is judged by its name's words and its arguments
+(:func:`infer_file_tool`, :func:`infer_command_tool`).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,10 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from langctx.errors import ConfigError
+from langctx.facts.calls import command_text, path_values
 from langctx.facts.shell_programs import patch_text_paths
 from langctx.facts.shell_words import looks_like_file
+from langctx.facts.tool_names import tool_name_forms, tool_name_words
 
 __all__ = [
     "DEFAULT_COMMAND_TOOLS",
@@ -19,6 +28,9 @@ __all__ = [
     "FileRole",
     "FileToolSpec",
     "command_tool_set",
+    "file_tool_spec",
+    "infer_command_tool",
+    "infer_file_tool",
     "is_command_tool",
 ]
 
@@ -89,6 +101,7 @@ class FileToolSpec:
 _EDITOR_ROLES: Mapping[str, FileRole] = {
     "view": "read",
     "create": "modified",
+    "write": "modified",  # Goose text_editor
     "str_replace": "modified",
     "insert": "modified",
     "undo_edit": "modified",
@@ -130,14 +143,28 @@ def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
     return found
 
 
-_MORE_PATH_KEYS = (
-    *DEFAULT_PATH_KEYS,
-    "paths",  # read_many_files (Gemini), read_multiple_files (MCP filesystem)
-    "file_paths",
-    "target_file",  # Cursor
-    "absolute_path",  # Gemini CLI
-    "filepath",  # Continue
-    "notebook_path",  # Claude Code NotebookEdit
+def _camel_case(key: str) -> str:
+    first, *rest = key.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _with_camel_case(keys: Iterable[str]) -> tuple[str, ...]:
+    """Each key, then its camelCase form (``file_path``, ``filePath``), each once."""
+    return tuple(dict.fromkeys(form for key in keys for form in (key, _camel_case(key))))
+
+
+_MORE_PATH_KEYS = _with_camel_case(
+    (
+        *DEFAULT_PATH_KEYS,
+        "paths",  # read_many_files (Gemini), read_multiple_files (MCP filesystem)
+        "file_paths",
+        "target_file",  # Cursor; Kiro's targetFile
+        "absolute_path",  # Gemini CLI
+        "filepath",  # Continue
+        "notebook_path",  # Claude Code NotebookEdit
+        "relative_path",  # Serena
+        "target_path",
+    )
 )
 
 _READ = FileToolSpec(role="read", path_keys=_MORE_PATH_KEYS)
@@ -178,10 +205,10 @@ def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
     return ()
 
 
-_MOVE = FileToolSpec(
-    role="modified", path_keys=("source", "destination", "source_path", "destination_path")
-)
-_COPY = FileToolSpec(role="modified", path_keys=("destination", "destination_path"))
+_DESTINATION_KEYS = _with_camel_case(("destination", "destination_path", "new_path", "to_path"))
+_SOURCE_KEYS = _with_camel_case(("source", "source_path", "old_path", "from_path"))
+_MOVE = FileToolSpec(role="modified", path_keys=(*_SOURCE_KEYS, *_DESTINATION_KEYS))
+_COPY = FileToolSpec(role="modified", path_keys=_DESTINATION_KEYS)
 _SEARCH = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
 
 DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
@@ -235,8 +262,10 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
 )
 """Tool name -> :class:`FileToolSpec` for the agents langctx is tested against.
 
-Names are matched exactly, then lower-cased (``Read`` finds ``read``). ``ls``, ``glob`` and
-``find_file`` list names, they read no file; searches read the one file they name, never a
+Names are looked up as given, then lower-cased, then without their namespace and normalised
+(``Read`` and ``mcp__fs__readFile`` find ``read`` and ``read_file``; see
+:func:`file_tool_spec`); a name in no table goes to :func:`infer_file_tool`. ``ls``, ``glob``
+and ``find_file`` list names, they read no file; searches read the one file they name, never a
 directory or a pattern.
 """
 
@@ -247,21 +276,159 @@ DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
         "run_terminal_command run_in_terminal shell_command local_shell"
     ).split()
 )
-"""Names of tools that run shell commands (matched exactly, then lower-cased)."""
+"""Names of tools that run shell commands (looked up like :data:`DEFAULT_FILE_TOOLS`)."""
+
+
+def file_tool_spec(
+    name: str | None, file_tools: Mapping[str, FileToolSpec] = DEFAULT_FILE_TOOLS
+) -> FileToolSpec | None:
+    """The spec of ``name`` in ``file_tools``: the first of its spellings the table holds (as
+    given, lower-cased, without its namespace, normalised), or ``None``.
+
+    Example:
+        >>> file_tool_spec("developer__text_editor") is DEFAULT_FILE_TOOLS["text_editor"]
+        True
+        >>> file_tool_spec("readFile") is DEFAULT_FILE_TOOLS["read_file"], file_tool_spec("fetch")
+        (True, None)
+    """
+    if not name:
+        return None
+    for form in tool_name_forms(name):
+        spec = file_tools.get(form)
+        if spec is not None:
+            return spec
+    return None
 
 
 def is_command_tool(
     name: str | None, command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS
 ) -> bool:
-    """Whether ``name`` is one of ``command_tools``, matched exactly, then lower-cased.
+    """Whether ``name`` is one of ``command_tools``: as given, lower-cased, without its
+    namespace, or normalised (``mcp__shell__RunCommand`` is ``run_command``).
 
     Example:
-        >>> is_command_tool("Bash"), is_command_tool("read_file")
-        (True, False)
+        >>> is_command_tool("Bash"), is_command_tool("developer__shell"), is_command_tool("read_file")
+        (True, True, False)
     """
     if not name:
         return False
-    return name in command_tools or name.lower() in command_tools
+    return any(form in command_tools for form in tool_name_forms(name))
+
+
+_READ_VERBS = frozenset(
+    "read view open cat show load peek preview display inspect head tail".split()
+)
+_WRITE_VERBS = frozenset(
+    (
+        "write edit create replace patch insert delete remove rm unlink append prepend modify "
+        "update save overwrite truncate put apply undo move rename copy"
+    ).split()
+)
+_EDITOR_WORDS = _READ_VERBS | _WRITE_VERBS | {"editor", "file", "files", "text"}
+_NOT_FILE_WORDS = frozenset(
+    "directory directories dir dirs folder folders url urls uri web page browser".split()
+)
+_PATCH_VERBS = frozenset({"patch", "diff", "apply"})
+_MOVE_ANY = FileToolSpec(
+    role="modified", path_keys=(*_MORE_PATH_KEYS, *_SOURCE_KEYS, *_DESTINATION_KEYS)
+)
+_COPY_ANY = FileToolSpec(role="modified", path_keys=_DESTINATION_KEYS)
+_SEARCH_ANY = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
+
+
+def _names_path(args: Mapping[str, Any], keys: Iterable[str]) -> bool:
+    return any(next(path_values(args.get(key)), None) is not None for key in keys)
+
+
+def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec | None:
+    """The spec of a file tool in no table, from its name's words and its arguments, or ``None``.
+
+    The rule, on the words of the name without its namespace (``mcp__fs__readFile`` -> read, file):
+
+    * a call naming no path (no path key such as ``path``, ``file_path``/``filePath``,
+      ``target_file``; no patch text) is no file call: ``create_issue(title=...)``,
+      ``update_plan``, ``read_url(url=...)``, ``search_web(query=...)`` give nothing;
+    * names about directories, URLs or web pages (``create_directory``) are no file tools;
+    * an editor-style ``command`` argument (``view``, ``create``, ``write``, ``str_replace``,
+      ``insert``, ``undo_edit``) decides, as for ``str_replace_editor``, when the name has a verb
+      or ``editor``/``file``/``text``;
+    * a write verb (write, edit, create, replace, patch, insert, delete, remove, append, modify,
+      update, save, move, rename, ...) -> modified: patch text gives its files, ``move``/
+      ``rename`` both paths, ``copy`` the destination; a write verb wins over a read verb;
+    * a read verb (read, view, open, cat, show, load, peek, preview, ...) -> read (so
+      ``view_image(path=...)`` is a read);
+    * ``grep``/``search`` -> a read of the one file it names (never a directory or pattern).
+
+    Example:
+        >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py", "text": ""}).role
+        'modified'
+        >>> infer_file_tool("insert_edit_into_file", {"filePath": "a.py"}).role
+        'modified'
+        >>> infer_file_tool("ReadSource", {"path": "a.py"}).role
+        'read'
+        >>> infer_file_tool("create_issue", {"title": "x"}), infer_file_tool("create_directory", {"path": "d"})
+        (None, None)
+    """
+    words = set(tool_name_words(name)) if name else set()
+    if not words or words & _NOT_FILE_WORDS:
+        return None
+    writes = words & _WRITE_VERBS
+    if writes and words & _PATCH_VERBS and _patch_paths(dict(args)):
+        return _PATCH
+    if not _names_path(args, (*_MORE_PATH_KEYS, *_SOURCE_KEYS, *_DESTINATION_KEYS)):
+        return None
+    if words & _EDITOR_WORDS and _editor_role(dict(args)) is not None:
+        return _EDITOR
+    if words & {"move", "rename"}:
+        return _MOVE_ANY
+    if "copy" in words:
+        return _COPY_ANY if _names_path(args, _DESTINATION_KEYS) else None
+    if writes:
+        return _MODIFIED if _names_path(args, _MORE_PATH_KEYS) else None
+    if words & _READ_VERBS:
+        return _READ if _names_path(args, _MORE_PATH_KEYS) else None
+    if words & {"grep", "search"}:
+        return _SEARCH_ANY
+    return None
+
+
+_SHELL_WORDS = frozenset(
+    (
+        "bash sh zsh ksh dash fish shell terminal exec execute command commands cmd powershell "
+        "pwsh console process subprocess"
+    ).split()
+)
+_NOT_SHELL_WORDS = frozenset("slash sql query python ipython jupyter notebook browser".split())
+_SHELL_COMMAND_KEYS = (
+    "command",
+    "cmd",
+    "commands",
+    "command_line",
+    "commandLine",
+    "cmdline",
+    "script",
+    "argv",
+)
+
+
+def infer_command_tool(name: str | None, args: Mapping[str, Any]) -> bool:
+    """Whether a tool in no table runs a shell command: its name has a shell word (bash, sh,
+    shell, terminal, exec/execute, command/cmd, powershell, console, process, ...) and no word of
+    another language (sql, python, slash, ...), and a command-like argument (``command``, ``cmd``,
+    ``commands``, ``commandLine``, ``script``, ``argv``) holds a command string or an argv list.
+
+    Example:
+        >>> infer_command_tool("mcp__desktop__start_process", {"command": "make test"})
+        True
+        >>> infer_command_tool("execute_ipython_cell", {"code": "1 + 1"})
+        False
+        >>> infer_command_tool("SlashCommand", {"command": "/review"})
+        False
+    """
+    words = set(tool_name_words(name)) if name else set()
+    if not words & _SHELL_WORDS or words & _NOT_SHELL_WORDS:
+        return False
+    return command_text(args, keys=_SHELL_COMMAND_KEYS) is not None
 
 
 def command_tool_set(command_tools: Collection[str]) -> frozenset[str]:

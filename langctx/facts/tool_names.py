@@ -1,0 +1,73 @@
+"""Tool names as words: one normaliser for every agent's spelling of a tool's name.
+
+Agents name the same tool differently: ``read_file``, ``mcp__filesystem__read_file`` (an MCP
+server's prefix), ``developer__text_editor`` (Goose), ``functions.read_file``, ``fs/read``,
+``readFile``, ``ReadFile``, ``str-replace-editor``. :func:`tool_name_words` drops the namespace
+(everything up to the last ``__``, ``.``, ``/`` or ``:``) and splits the rest into lower-case
+words at ``_``, ``-``, spaces and case changes.
+
+Example:
+    >>> normalize_tool_name("mcp__filesystem__readFile"), normalize_tool_name("str-replace-editor")
+    ('read_file', 'str_replace_editor')
+    >>> tool_name_words("default_api:ExecuteBash")
+    ('execute', 'bash')
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["normalize_tool_name", "tool_base_name", "tool_name_forms", "tool_name_words"]
+
+_NAMESPACE = re.compile(r"__|[./:]")
+_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")  # readFile -> read_File
+_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPRequest -> HTTP_Request
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def tool_base_name(name: str) -> str:
+    """``name`` without its namespace: the text after the last ``__``, ``.``, ``/`` or ``:``.
+
+    Example:
+        >>> tool_base_name("mcp__shell__run_command"), tool_base_name("fs/read"), tool_base_name("Bash")
+        ('run_command', 'read', 'Bash')
+    """
+    parts = [part for part in _NAMESPACE.split(name.strip()) if part.strip()]
+    return parts[-1].strip() if parts else ""
+
+
+@lru_cache(maxsize=4096)
+def tool_name_words(name: str) -> tuple[str, ...]:
+    """The lower-case words of ``name`` without its namespace (camelCase and kebab-case split).
+
+    Example:
+        >>> tool_name_words("developer__text_editor"), tool_name_words("fsWrite")
+        (('text', 'editor'), ('fs', 'write'))
+    """
+    base = _ACRONYM.sub(r"\1_\2", _LOWER_UPPER.sub(r"\1_\2", tool_base_name(name)))
+    return tuple(word.lower() for word in _NOT_WORD.split(base) if word)
+
+
+def normalize_tool_name(name: str) -> str:
+    """``name`` as one snake_case name without its namespace (``functions.ReadFile`` -> ``read_file``).
+
+    Example:
+        >>> normalize_tool_name("mcp__shell__run_command"), normalize_tool_name("MultiEdit")
+        ('run_command', 'multi_edit')
+    """
+    return "_".join(tool_name_words(name))
+
+
+@lru_cache(maxsize=4096)
+def tool_name_forms(name: str) -> tuple[str, ...]:
+    """The spellings of ``name`` a tool table is searched for, in order, each once: as given,
+    lower-cased, without its namespace, that lower-cased, then normalised.
+
+    Example:
+        >>> tool_name_forms("mcp__x__MultiEdit")
+        ('mcp__x__MultiEdit', 'mcp__x__multiedit', 'MultiEdit', 'multiedit', 'multi_edit')
+    """
+    base = tool_base_name(name)
+    forms = (name, name.lower(), base, base.lower(), normalize_tool_name(name))
+    return tuple(form for form in dict.fromkeys(forms) if form)
