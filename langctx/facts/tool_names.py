@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 __all__ = ["normalize_tool_name", "tool_base_name", "tool_name_forms", "tool_name_words"]
 
@@ -37,7 +36,6 @@ def tool_base_name(name: str) -> str:
     return parts[-1].strip() if parts else ""
 
 
-@lru_cache(maxsize=4096)
 def tool_name_words(name: str) -> tuple[str, ...]:
     """The lower-case words of ``name`` without its namespace (camelCase and kebab-case split).
 
@@ -59,7 +57,6 @@ def normalize_tool_name(name: str) -> str:
     return "_".join(tool_name_words(name))
 
 
-@lru_cache(maxsize=4096)
 def tool_name_forms(name: str) -> tuple[str, ...]:
     """The spellings of ``name`` a tool table is searched for, in order, each once: as given,
     lower-cased, without its namespace, that lower-cased, then normalised.
