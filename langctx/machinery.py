@@ -22,9 +22,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langctx.text_spans import Finder, code_spans, in_spans, strip_spans
+
 __all__ = [
     "CLAUDE_LOCAL_COMMANDS",
     "DEFAULT_MACHINERY",
+    "MACHINERY_BLOCKS",
     "MACHINERY_FLAGS",
     "MACHINERY_PATTERNS",
     "MACHINERY_SOURCES",
@@ -80,23 +83,37 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
     r"(?:[ \t]*DO NOT respond to these messages or otherwise consider them in your response "
     r"unless the user explicitly asks you to\.)?",
     # Claude Code's interrupt markers.
-    r"\[Request interrupted by user[^\]\n]*\]",
+    r"\[Request interrupted by user[^\]\n]{0,200}\]",
     # Codex's heading before the <INSTRUCTIONS> block of AGENTS.md.
     r"# AGENTS\.md instructions for [^\n<]*",
-    # Codex IDE context: everything up to its request marker.
-    r"^[ \t]*# (?:Context from my IDE setup|Files mentioned by the user):.*?^[ \t]*## My request for Codex:[ \t]*",
-    # SWE-agent's demonstration template, with its three lead-in lines.
-    r"^[ \t]*(?:Here is a demonstration of how to correctly accomplish this task\.\s*"
-    r"(?:It is included to show you how to correctly use the interface\.\s*)?"
-    r"(?:You do not need to follow exactly what is done in the demonstration\.\s*)?)?"
-    r"--- DEMONSTRATION ---.*?--- END OF DEMONSTRATION ---",
     # Injected instruction files, skill bodies and Stop-hook feedback: the whole text block.
     r"\A\s*(?:Base directory for this skill:|# claudeMd\b|Codebase and user instructions are "
     r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \(|(?:Subagent)?Stop hook feedback:).*\Z",
 )
 """Regular expressions (DOTALL, MULTILINE) of untagged machinery: caveat and interrupt lines,
-Codex's AGENTS.md heading and IDE-context prefix, SWE-agent's demonstration, and text blocks that
-open as an injected CLAUDE.md / skill body or as Claude Code's Stop-hook feedback (removed whole)."""
+Codex's AGENTS.md heading, and text blocks that open as an injected CLAUDE.md / skill body or as
+Claude Code's Stop-hook feedback (removed whole). A pattern is searched from every place a match
+may start: one that reads to a far terminator belongs in :data:`MACHINERY_BLOCKS`."""
+
+MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
+    # Codex IDE context: from its heading to its request marker.
+    (
+        r"^[ \t]*# (?:Context from my IDE setup|Files mentioned by the user):",
+        r"^[ \t]*## My request for Codex:[ \t]*",
+    ),
+    # SWE-agent's demonstration template, with its three lead-in lines.
+    (
+        r"^[ \t]*(?:Here is a demonstration of how to correctly accomplish this task\.\s*"
+        r"(?:It is included to show you how to correctly use the interface\.\s*)?"
+        r"(?:You do not need to follow exactly what is done in the demonstration\.\s*)?)?"
+        r"--- DEMONSTRATION ---",
+        r"--- END OF DEMONSTRATION ---",
+    ),
+)
+"""``(opener, closer)`` regular expressions (DOTALL, MULTILINE) of untagged machinery blocks,
+each removed from its opener to the first closer after it, as a tag's element is: Codex's IDE
+context (up to its request marker) and SWE-agent's demonstration. Openers and closers are found
+once each, so a text of many openers without closers costs one scan, not one per opener."""
 
 MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output", "is_meta")
 """``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery:
@@ -128,8 +145,6 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, hyperlinks
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
-_INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
 _TRAILING = re.compile(r"[ \t]+$", re.M)
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TEXT_BLOCKS = frozenset({"text", "input_text"})
@@ -154,6 +169,9 @@ class Machinery:
     patterns: tuple[str, ...] = MACHINERY_PATTERNS
     """Further regular expressions (compiled DOTALL | MULTILINE) whose matches are machinery."""
 
+    blocks: tuple[tuple[str, str], ...] = MACHINERY_BLOCKS
+    """``(opener, closer)`` regular expressions of blocks that are machinery, opener to closer."""
+
     flags: tuple[str, ...] = MACHINERY_FLAGS
     """``additional_kwargs`` keys marking a whole message as machinery when truthy."""
 
@@ -163,25 +181,27 @@ class Machinery:
     local_commands: tuple[str, ...] = CLAUDE_LOCAL_COMMANDS
     """Slash-command names (no ``/``) whose ``<command-args>`` are not a request."""
 
-    _regexes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _finders: tuple[Finder, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_regexes", _compile(self.tags, self.patterns))
+        object.__setattr__(self, "_finders", _compile(self.tags, self.patterns, self.blocks))
 
     def extend(
         self,
         *,
         tags: Iterable[str] = (),
         patterns: Iterable[str] = (),
+        blocks: Iterable[tuple[str, str]] = (),
         flags: Iterable[str] = (),
         sources: Iterable[str] = (),
         local_commands: Iterable[str] = (),
     ) -> Machinery:
-        """A copy with more tags, patterns, flags, sources or local commands."""
+        """A copy with more tags, patterns, blocks, flags, sources or local commands."""
         return replace(
             self,
             tags=(*self.tags, *tags),
             patterns=(*self.patterns, *patterns),
+            blocks=(*self.blocks, *blocks),
             flags=(*self.flags, *flags),
             sources=(*self.sources, *sources),
             local_commands=(*self.local_commands, *local_commands),
@@ -189,73 +209,23 @@ class Machinery:
 
 
 @functools.lru_cache(maxsize=32)
-def _compile(tags: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """One regex for all tags (a literal ``<`` first, so searching is fast), one per pattern."""
-    out = [re.compile(p, re.S | re.M) for p in patterns]
+def _compile(
+    tags: tuple[str, ...], patterns: tuple[str, ...], blocks: tuple[tuple[str, str], ...]
+) -> tuple[Finder, ...]:
+    """One finder for all tags (a literal ``<`` first, so searching is fast), one per pattern,
+    one per block."""
+    flags = re.S | re.M
+    out = [Finder(re.compile(p, flags)) for p in patterns]
+    out += [Finder(re.compile(a, flags), re.compile(b, flags)) for a, b in blocks]
     if tags:
         names = "|".join(re.escape(t) for t in sorted(set(tags), key=len, reverse=True))
-        out.insert(0, re.compile(rf"<({names})(?:\s[^<>]*)?>.*?</\1\s*>", re.S))
+        opener, closer = re.compile(rf"<({names})(?:\s[^<>]*)?>"), re.compile(rf"</({names})\s*>")
+        out.insert(0, Finder(opener, closer, by_name=True))
     return tuple(out)
 
 
 DEFAULT_MACHINERY = Machinery()
 """The default rules."""
-
-
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """Fenced code blocks (to the closing fence or the end) and inline code spans."""
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while (m := _FENCE.search(text, pos)) is not None:
-        fence = m.group(1)
-        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
-        end_m = close.search(text, m.end())
-        end = end_m.end() if end_m else len(text)
-        spans.append((m.start(), end))
-        pos = end
-    outside: list[tuple[int, int]] = []
-    prev = 0
-    for a, b in spans:
-        outside.append((prev, a))
-        prev = b
-    outside.append((prev, len(text)))
-    for a, b in outside:
-        spans.extend((a + m.start(), a + m.end()) for m in _INLINE_CODE.finditer(text[a:b]))
-    return sorted(spans)
-
-
-def _next_match(regex: re.Pattern[str], text: str, pos: int) -> re.Match[str] | None:
-    """The next non-empty match at or after ``pos`` (an empty match removes nothing)."""
-    while pos <= len(text):
-        m = regex.search(text, pos)
-        if m is None or m.end() > m.start():
-            return m
-        pos = m.start() + 1
-    return None
-
-
-def _strip_once(text: str, regexes: tuple[re.Pattern[str], ...]) -> str:
-    code: list[tuple[int, int]] | None = None  # computed once a candidate is found
-    pieces: list[str] = []
-    pos = keep_from = 0
-    found = [_next_match(r, text, 0) for r in regexes]
-    while True:
-        for i, m in enumerate(found):  # refresh matches that start before the cursor
-            if m is not None and m.start() < pos:
-                found[i] = _next_match(regexes[i], text, pos)
-        live = [m for m in found if m is not None]
-        if not live:
-            break
-        m = min(live, key=lambda x: (x.start(), -x.end()))
-        code = _code_spans(text) if code is None else code
-        inside = next((b for a, b in code if a <= m.start() < b), None)
-        if inside is not None:  # a tag quoted in code is prose: look again after the code
-            pos = inside
-            continue
-        pieces += [text[keep_from : m.start()], "\n"]
-        pos = keep_from = m.end()
-    pieces.append(text[keep_from:])
-    return "".join(pieces)
 
 
 def _normalise(text: str) -> str:
@@ -279,7 +249,7 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """
     out = _normalise(_ANSI.sub("", text))
     while True:  # a removal can join two halves into new machinery: strip to a fixed point
-        nxt = _normalise(_strip_once(_ANSI.sub("", out), rules._regexes))
+        nxt = _normalise(strip_spans(_ANSI.sub("", out), rules._finders))
         if nxt == out:
             return out
         out = nxt
@@ -295,25 +265,28 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
     """
     if "command-args" not in rules.tags or "<command-args" not in text:
         return strip_machinery(text, rules), 0
-    code = _code_spans(text)
-    parts = [
-        m for m in _COMMAND_PART.finditer(text) if not any(a <= m.start() < b for a, b in code)
-    ]
+    code = code_spans(text)
+    starts = [a for a, _ in code]
+    parts = [m for m in _COMMAND_PART.finditer(text) if in_spans(code, starts, m.start()) is None]
     names = [
-        (m.start(), _normalise(_ANSI.sub("", m.group(2))).lstrip("/"))
+        _normalise(_ANSI.sub("", m.group(2))).lstrip("/") if m.group(1) == "command-name" else None
         for m in parts
-        if m.group(1) == "command-name"
     ]
+    after: list[str | None] = [None] * len(parts)  # the first command name after each part
+    for k in range(len(parts) - 2, -1, -1):
+        after[k] = names[k + 1] if names[k + 1] is not None else after[k + 1]
     requests: list[str] = []
     pieces: list[str] = []
     pos = 0
-    for m in parts:
-        args = _normalise(_ANSI.sub("", m.group(2))) if m.group(1) == "command-args" else ""
+    before: str | None = None  # the latest command name before the part
+    for k, m in enumerate(parts):
+        if names[k] is not None:
+            before = names[k]
+            continue
+        args = _normalise(_ANSI.sub("", m.group(2)))
         if not args:
             continue
-        before = [n for at, n in names if at < m.start()]
-        after = [n for at, n in names if at > m.start()]
-        name = before[-1] if before else (after[0] if after else "")
+        name = before if before is not None else (after[k] or "")
         if name in rules.local_commands:
             continue
         pieces += [text[pos : m.start()], _MARK.format(len(requests))]

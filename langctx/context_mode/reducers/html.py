@@ -26,7 +26,7 @@ from langctx.context_mode.reducers._layout import (
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.facts import extract_output_facts
 
-__all__ = ["MAX_HTML_CHARS", "extract_page", "reduce_html"]
+__all__ = ["MAX_HTML_CHARS", "defuse_tags", "extract_page", "reduce_html"]
 
 MAX_HTML_CHARS = 1_000_000
 """HTML beyond this many characters is not parsed (it stays in the full output)."""
@@ -323,9 +323,35 @@ def extract_page(html: str) -> tuple[list[str], int]:
     return [line for _, line in lines], elements
 
 
+_UNTERMINATED_TAG = re.compile(r"<(?=/?[A-Za-z]|\?|!\[|![A-Za-z])[^<>]*(?=<|\Z)")
+"""A tag, declaration, processing instruction or marked section (not a comment) that another
+``<`` (or the end) follows before its ``>``."""
+
+
+def defuse_tags(html: str) -> str:
+    """``html`` with every tag left open before the next ``<`` written as text (``&lt;``).
+
+    The standard library's parser reads such a tag (``<a href='`` never closed, also ``<?x``,
+    ``<![CDATA[``, ``<!x``) to the end of the input for each ``<`` after it: quadratic, minutes
+    for a megabyte of broken markup, and so does a comment that never closes. Written as text
+    they cost one scan. A ``<`` inside an attribute value (``title="a<b"``) or a CDATA section
+    turns the part before it into text.
+
+    Example:
+        >>> defuse_tags("<p>ok</p><a href='x<b>bold</b>")
+        "<p>ok</p>&lt;a href='x<b>bold</b>"
+        >>> defuse_tags("<!-- a --><p>ok<!-- b")
+        '<!-- a --><p>ok&lt;!-- b'
+    """
+    last_close = html.rfind("-->")
+    cut = last_close + 3 if last_close >= 0 else 0  # a comment opened after it never closes
+    html = html[:cut] + html[cut:].replace("<!--", "&lt;!--")
+    return _UNTERMINATED_TAG.sub(lambda m: "&lt;" + m.group(0)[1:], html)
+
+
 def _extract(html: str) -> tuple[list[tuple[bool, str]], int]:
     page = _Page()
-    page.feed(html[:MAX_HTML_CHARS])
+    page.feed(defuse_tags(html[:MAX_HTML_CHARS]))
     page.close()
     return page.render(), page.elements
 

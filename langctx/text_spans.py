@@ -1,0 +1,139 @@
+"""Spans of machinery in a text, found in one scan: regex matches, and openers paired with
+closers (:class:`Finder`); code spans, where a tag is quoted prose (:func:`code_spans`).
+
+A regex ``opener.*?closer`` reads to the end of the text from each opener that has no closer:
+quadratic on a text of many of them. A :class:`Finder` with a ``closer`` finds every opener and
+every closer once and pairs them with a binary search.
+
+Example:
+    >>> import re
+    >>> finder = Finder(re.compile(r"<(note)>"), re.compile(r"</(note)>"), by_name=True)
+    >>> strip_spans("a <note>x</note> b <note> c", (finder,))
+    'a \\n b <note> c'
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Finder", "Span", "code_spans", "in_spans", "strip_spans"]
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
+_INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Finder:
+    """Finds spans in a text: the matches of ``regex``, or, with ``closer``, each match of
+    ``regex`` (an opener) to the first match of ``closer`` after it (of the same name, group 1,
+    when ``by_name``)."""
+
+    regex: re.Pattern[str]
+    closer: re.Pattern[str] | None = None
+    by_name: bool = False
+
+    def over(self, text: str) -> Callable[[int], Span | None]:
+        """The next span at or after a position in ``text``, as a function of the position."""
+        if self.closer is None:
+            regex = self.regex
+            return lambda pos: _next_match(regex, text, pos)
+        return _Pairs(self, text).next_at
+
+
+class _Pairs:
+    """Openers and closers of one text, found once; spans paired with a binary search, so a text
+    of many unclosed openers costs one scan (a regex ``opener.*?closer`` reads to the end of the
+    text from each of them)."""
+
+    def __init__(self, finder: Finder, text: str) -> None:
+        assert finder.closer is not None
+        name = (lambda m: m.group(1)) if finder.by_name else (lambda m: "")
+        self.openers = [(m.start(), m.end(), name(m)) for m in finder.regex.finditer(text)]
+        self.starts = [start for start, _, _ in self.openers]
+        self.closers: dict[str, list[Span]] = {}
+        for m in finder.closer.finditer(text):
+            self.closers.setdefault(name(m), []).append((m.start(), m.end()))
+
+    def next_at(self, pos: int) -> Span | None:
+        for k in range(bisect.bisect_left(self.starts, pos), len(self.openers)):
+            start, end, name = self.openers[k]
+            closers = self.closers.get(name, ())
+            i = bisect.bisect_left(closers, (end, -1))
+            if i < len(closers):
+                return start, closers[i][1]
+        return None
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Fenced code blocks (to the closing fence or the end) and inline code spans."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _FENCE.search(text, pos)) is not None:
+        fence = m.group(1)
+        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        end_m = close.search(text, m.end())
+        end = end_m.end() if end_m else len(text)
+        spans.append((m.start(), end))
+        pos = end
+    outside: list[tuple[int, int]] = []
+    prev = 0
+    for a, b in spans:
+        outside.append((prev, a))
+        prev = b
+    outside.append((prev, len(text)))
+    for a, b in outside:
+        spans.extend((a + m.start(), a + m.end()) for m in _INLINE_CODE.finditer(text[a:b]))
+    return sorted(spans)
+
+
+def _next_match(regex: re.Pattern[str], text: str, pos: int) -> Span | None:
+    """The next non-empty match at or after ``pos`` (an empty match removes nothing)."""
+    while pos <= len(text):
+        m = regex.search(text, pos)
+        if m is None:
+            return None
+        if m.end() > m.start():
+            return m.span()
+        pos = m.start() + 1
+    return None
+
+
+def in_spans(spans: list[Span], starts: list[int], at: int) -> Span | None:
+    """The span of sorted, disjoint ``spans`` (``starts``: their starts) that holds ``at``."""
+    k = bisect.bisect_right(starts, at) - 1
+    return spans[k] if k >= 0 and at < spans[k][1] else None
+
+
+def strip_spans(text: str, finders: tuple[Finder, ...]) -> str:
+    """``text`` with every span the ``finders`` find outside code replaced by a line break,
+    leftmost first (the longest of those starting together), then on from its end."""
+    code: list[Span] | None = None  # computed once a candidate is found
+    code_starts: list[int] = []
+    pieces: list[str] = []
+    pos = keep_from = 0
+    nexts = [f.over(text) for f in finders]
+    found = [n(0) for n in nexts]
+    while True:
+        for i, m in enumerate(found):  # refresh matches that start before the cursor
+            if m is not None and m[0] < pos:
+                found[i] = nexts[i](pos)
+        live = [m for m in found if m is not None]
+        if not live:
+            break
+        start, end = min(live, key=lambda x: (x[0], -x[1]))
+        if code is None:
+            code = code_spans(text)
+            code_starts = [a for a, _ in code]
+        inside = in_spans(code, code_starts, start)
+        if inside is not None:  # a tag quoted in code is prose: look again after the code
+            pos = inside[1]
+            continue
+        pieces += [text[keep_from:start], "\n"]
+        pos = keep_from = end
+    pieces.append(text[keep_from:])
+    return "".join(pieces)

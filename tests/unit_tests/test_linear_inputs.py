@@ -1,0 +1,179 @@
+"""Inputs built to make a parser read the rest of the text once per opener.
+
+A human message of many ``<system-reminder>`` openers without a closer, an HTML tool output of
+many ``<a href='`` tags never closed: a regex ``opener.*?closer`` (or the standard library's HTML
+parser) reads to the end of the text from each of them, minutes for a megabyte. langctx pairs
+openers and closers once (:mod:`langctx.machinery`) and writes unterminated markup as text before
+parsing (:func:`~langctx.context_mode.reducers.html.defuse_tags`). These tests check that both
+do what the quadratic forms did, on every input, and run the megabyte inputs (a regression shows
+as a test that takes minutes; no test here reads a clock).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import HumanMessage
+
+from langctx.context_mode.reducers.html import _UNTERMINATED_TAG, defuse_tags, extract_page
+from langctx.machinery import (
+    DEFAULT_MACHINERY,
+    MACHINERY_BLOCKS,
+    MACHINERY_TAGS,
+    Machinery,
+    strip_machinery,
+    substantive_text,
+)
+from langctx.text_spans import Finder
+
+
+def _regex_rules() -> Machinery:
+    """The default rules as one regex per tag set and block (``opener.*?closer``): the reference."""
+    rules = Machinery()
+    flags = re.S | re.M
+    names = "|".join(re.escape(t) for t in sorted(set(MACHINERY_TAGS), key=len, reverse=True))
+    finders = [
+        Finder(re.compile(rf"<({names})(?:\s[^<>]*)?>.*?</\1\s*>", re.S)),
+        *(Finder(re.compile(p, flags)) for p in rules.patterns),
+        *(Finder(re.compile(f"(?:{a}).*?(?:{b})", flags)) for a, b in MACHINERY_BLOCKS),
+    ]
+    object.__setattr__(rules, "_finders", tuple(finders))
+    return rules
+
+
+REFERENCE = _regex_rules()
+
+_FRAGMENTS = [
+    "<system-reminder>",
+    "</system-reminder>",
+    "<system-reminder note='x'>",
+    "</ system-reminder>",
+    "<command-name>",
+    "</command-name>",
+    "<command-args>",
+    "</command-args>",
+    "/review-pr",
+    "/model",
+    "<environment_context>",
+    "</environment_context >",
+    "# Context from my IDE setup:",
+    "## My request for Codex:",
+    "--- DEMONSTRATION ---",
+    "--- END OF DEMONSTRATION ---",
+    "Here is a demonstration of how to correctly accomplish this task.",
+    "[Request interrupted by user]",
+    "[Request interrupted by user",
+    "```",
+    "`",
+    "\x1b[0m",
+    "\n",
+    " ",
+    "Fix the parser",
+    "x",
+    "<",
+    ">",
+]
+
+_texts = st.lists(st.sampled_from(_FRAGMENTS), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_paired_openers_strip_what_the_regexes_strip(text: str) -> None:
+    assert strip_machinery(text) == strip_machinery(text, REFERENCE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, min_size=1, max_size=3))
+def test_slash_command_requests_are_read_as_before(texts: list[str]) -> None:
+    message = HumanMessage(content=[{"type": "text", "text": t} for t in texts])
+    assert substantive_text(message) == substantive_text(message, REFERENCE)
+
+
+def test_a_megabyte_of_unclosed_machinery_is_stripped_in_one_scan() -> None:
+    tail = "<system-reminder>hidden</system-reminder>Go"
+    # the first opener pairs with the one closer at the end: one element, as the regex reads it
+    assert strip_machinery("<system-reminder> x " * 50_000 + tail) == "Go"
+    for opener in (
+        "# Context from my IDE setup: a\n",
+        "--- DEMONSTRATION ---\n",
+        "<ide_selection>",
+    ):
+        out = strip_machinery(opener * (1_000_000 // len(opener)) + tail)
+        assert out.endswith("Go") and "hidden" not in out
+        assert len(out) > 900_000  # openers without a closer are text, kept
+
+
+def test_a_megabyte_of_interrupt_markers_and_commands_is_read_in_one_scan() -> None:
+    assert strip_machinery("[Request interrupted by user" * 40_000) != ""
+    part = "<command-name>/x</command-name><command-args>y</command-args>"
+    text = substantive_text(HumanMessage(part * (1_000_000 // len(part))))
+    assert text.startswith("/x y") and text.count("/x y") == 1_000_000 // len(part)
+
+
+def test_a_stripped_request_keeps_its_machinery_rules() -> None:
+    rules = DEFAULT_MACHINERY.extend(blocks=[(r"^BEGIN NOTE$", r"^END NOTE$")])
+    text = "BEGIN NOTE\ncwd=/x\nEND NOTE\nAdd a flag\nBEGIN NOTE\nnever closed"
+    assert strip_machinery(text, rules) == "Add a flag\nBEGIN NOTE\nnever closed"
+    assert strip_machinery(text) == text
+
+
+# ---------------------------------------------------------------- HTML
+
+
+_MARKUP = st.lists(
+    st.sampled_from(
+        [
+            "<a href='",
+            "<p>",
+            "</p>",
+            "<",
+            ">",
+            "'",
+            '"',
+            "<!--",
+            "-->",
+            "<?x",
+            "<![CDATA[",
+            "</a",
+            "x",
+            " ",
+            "\n",
+        ]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MARKUP)
+def test_defused_markup_has_no_tag_open_before_the_next_one(html: str) -> None:
+    out = defuse_tags(html)
+    assert not _unterminated(out)
+    if not _unterminated(html):
+        assert out == html  # well-formed markup is left as it is
+
+
+def _unterminated(html: str) -> bool:
+    """A tag open before the next ``<``, or a comment that never closes."""
+    last = html.rfind("-->")
+    return bool(_UNTERMINATED_TAG.search(html)) or "<!--" in html[last + 3 if last >= 0 else 0 :]
+
+
+def test_well_formed_pages_read_as_before() -> None:
+    page = (
+        "<!DOCTYPE html><html><head><title>T</title><!-- <p>old</p> --></head><body>"
+        "<p>Hi <a href='/a'>there</a></p><button>Go</button><![CDATA[x]]></body></html>"
+    )
+    assert defuse_tags(page) == page
+    assert extract_page(page) == (["# T", "Hi [there](/a)", "[button: Go]"], 2)
+
+
+def test_a_megabyte_of_broken_markup_is_parsed_in_one_scan() -> None:
+    for unit in ("<a href='", "<![CDATA[", "<?x ", "<!-- a", "</a "):
+        lines, _ = extract_page(unit * (900_000 // len(unit)) + "<p>end</p>")
+        assert lines[-1] == "end" and lines[0].startswith(unit)  # the broken markup is text
+    # a quote left open inside closed tags runs on to the end, as in a browser: one long tag
+    assert extract_page('<a b="x>' * 100_000 + "<p>end</p>") == ([], 0)
