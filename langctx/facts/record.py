@@ -328,7 +328,9 @@ def stored_facts(value: object) -> dict[str, Any]:
     * keys langctx does not read are kept as they are, unread.
 
     The facts langctx writes (extraction, merges) are in this shape already: they come back
-    equal. ``value`` is not modified: the known keys' lists and dicts are new.
+    equal. State is read once, where an entry enters a memory
+    (:func:`~langctx.entries.read_entry`); the engine's merges and renders take facts as they
+    are. ``value`` is not modified: the known keys' lists and dicts are new.
 
     Example:
         >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",
