@@ -183,8 +183,8 @@ def _slot(key: Hashable) -> int:
 
 def entry_digest(entry: Mapping[str, Any]) -> bytes:
     """A digest of what a summary block shows of a compaction entry: id, level, size, summary
-    and facts (as stored: read by the block, :func:`~langctx.summarize.text.entry_summary_facts`,
-    whatever they hold)."""
+    and facts (as the entry holds them: read when it entered the memory,
+    :func:`~langctx.entries.read_entry`)."""
     shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
     facts = (entry.get("facts"), entry.get("read_files"), entry.get("modified_files"))
     text = repr((shown, facts)).encode("utf-8", "surrogatepass")

@@ -24,6 +24,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langctx.errors import StateVersionError
 from langctx.facts.calls import MAX_PATH_CHARS
+from langctx.facts.record import stored_facts
 from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "entry_facts",
     "new_compaction_entry",
     "new_edit_entry",
+    "read_entry",
     "validate_entry",
 ]
 
@@ -241,7 +243,8 @@ def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
         >>> entry_facts({"facts": {"commands": []}, "read_files": ["a.py"], "modified_files": []})
         {'commands': [], 'read_files': ['a.py'], 'modified_files': []}
     """
-    out = dict(entry.get("facts") or {})
+    facts = entry.get("facts")
+    out = dict(facts) if isinstance(facts, Mapping) else {}
     for key in _FILE_FACTS:
         out[key] = list(entry.get(key) or out.get(key) or [])
     return out
@@ -264,11 +267,10 @@ _REQUIRED = {
 def validate_entry(entry: Mapping[str, Any]) -> Any:
     """Check a persisted entry's version and shape; migrate older shapes; return it.
 
-    Every field this version reads is checked when present (:data:`_FIELDS`, and the known keys
-    of ``facts``); the required ones must be present. An entry id is at most 128 letters, digits
-    and ``_.:-`` (it is shown in the summary delimiters). What the checks cannot see is measured
-    where it is used: a summary, a constraint or a quoted user message over its cap is cut when
-    projected.
+    Every field this version reads is checked when present (:data:`_FIELDS`); the required ones
+    must be present. An entry id is at most 128 letters, digits and ``_.:-`` (it is shown in the
+    summary delimiters). ``facts`` must be a dict; what it holds is read, not checked, where an
+    entry enters a memory (:func:`read_entry`); a summary over its cap is cut when projected.
 
     Raises:
         StateVersionError: the entry has an unknown version, lacks a required field or has one
@@ -299,26 +301,40 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     if missing:
         msg = f"langctx entry {_shown(entry.get('id'))} lacks {missing}; the state is corrupt."
         raise StateVersionError(msg)
-    _check(entry, _FIELDS[kind], entry)
-    if kind == "compaction":
-        _check(entry["facts"] if "facts" in entry else {}, _FACTS, entry, "facts.")
+    _check(entry, _FIELDS[kind])
     return entry
+
+
+def read_entry(entry: Mapping[str, Any]) -> Any:
+    """An entry read from state into a memory (:func:`validate_entry`), a compaction's facts and
+    file lists read as :func:`~langctx.facts.record.stored_facts` reads facts: the one place
+    they are read; merges and renders take them as they are (:func:`entry_facts`). A compaction
+    is a new dict (``entry`` is not modified). Raises as :func:`validate_entry`.
+
+    Example:
+        >>> e = read_entry({"v": 3, "kind": "compaction", "id": "c-1", "level": 1, "summary": "",
+        ...     "covered_ids": [], "first_kept_id": None, "merged_from": [], "trigger": "manual",
+        ...     "read_files": ["./a.py", ""], "facts": {"commands": "ls", "next_step": "Go."}})
+        >>> e["read_files"], e["facts"]
+        (['a.py'], {'next_step': 'Go.'})
+    """
+    entry = validate_entry(entry)
+    if entry["kind"] != "compaction":
+        return entry
+    files = stored_facts({k: entry[k] for k in _FILE_FACTS if k in entry})
+    facts = {"facts": stored_facts(entry["facts"])} if "facts" in entry else {}
+    return {**entry, **files, **facts}
 
 
 Check = Callable[[Any], bool]
 
 
-def _check(
-    value: Mapping[str, Any],
-    fields: Mapping[str, tuple[Check, str]],
-    entry: Mapping[str, Any],
-    prefix: str = "",
-) -> None:
+def _check(entry: Mapping[str, Any], fields: Mapping[str, tuple[Check, str]]) -> None:
     for name, (ok, wanted) in fields.items():
-        if name in value and not ok(value[name]):
+        if name in entry and not ok(entry[name]):
             msg = (
-                f"langctx entry {_shown(entry.get('id'))}: {prefix}{name} must be {wanted}, got "
-                f"{_shown(value[name])}; the state is corrupt (clear the thread's langctx state)."
+                f"langctx entry {_shown(entry.get('id'))}: {name} must be {wanted}, got "
+                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
             )
             raise StateVersionError(msg)
 
@@ -426,21 +442,6 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
 }
 """Field -> (check, what it must be) of a persisted entry; a field that is absent is not checked
 (the required ones are checked before)."""
-
-_FACTS: dict[str, tuple[Check, str]] = {
-    "read_files": (_is_paths, "a list of paths"),
-    "modified_files": (_is_paths, "a list of paths"),
-    "read_files_dropped": (_is_count, "an int >= 0"),
-    "commands": (_records(command=_is_text, message_id=_or_none(_is_text)), "a list of commands"),
-    "errors": (
-        _records(("lines",), lines=_is_ids, summary_lines=_is_ids, command=_or_none(_is_text)),
-        "a list of errors with their lines",
-    ),
-    "constraints": (_is_ids, "a list of strings"),
-    "next_step": (_or_none(_is_text), "a string or None"),
-}
-"""The keys of a compaction's ``facts`` that langctx reads (checked like :data:`_FIELDS`);
-the rest are read as they come (a missing key counts as empty)."""
 
 
 def _migrate_v2(entry: Mapping[str, Any]) -> dict[str, Any]:

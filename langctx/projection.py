@@ -47,6 +47,7 @@ __all__ = [
     "SUMMARY_PRIORITY",
     "USERS_NOTE",
     "render_facts",
+    "render_read_facts",
     "render_summary_block",
     "view_message",
 ]
@@ -181,7 +182,28 @@ def render_facts(
     """
     if max_tokens == 0:
         return ""  # the ledger is off
-    facts = stored_facts(facts)
+    return render_read_facts(
+        stored_facts(facts),
+        max_tokens=max_tokens,
+        count=count,
+        ceiling_tokens=ceiling_tokens,
+        max_read_files=max_read_files,
+    )
+
+
+def render_read_facts(
+    facts: Mapping[str, Any],
+    *,
+    max_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+    ceiling_tokens: int | None = None,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
+) -> str:
+    """:func:`render_facts` of facts in the stored shape already (read by
+    :func:`~langctx.facts.record.stored_facts`, or written by langctx), which are not read
+    again."""
+    if max_tokens == 0:
+        return ""  # the ledger is off
     constraints = list(dict.fromkeys(facts.get("constraints", ())))
     modified = list(dict.fromkeys(facts.get("modified_files", ())))
     changed = set(modified)

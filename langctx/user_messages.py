@@ -35,6 +35,7 @@ __all__ = [
     "MAX_STORED_MESSAGES",
     "SHORT_CHARS",
     "is_user_message",
+    "merge_read_user_messages",
     "merge_user_messages",
     "render_user_messages",
     "stored_user_messages",
@@ -145,11 +146,20 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
     past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped
     (:func:`stored_user_messages`).
     """
-    seen: dict[str, dict[str, Any]] = {}
+    return merge_read_user_messages(*[stored_user_messages(part) for part in parts])
+
+
+def merge_read_user_messages(
+    *parts: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], int]:
+    """:func:`merge_user_messages` of parts in the stored shape already (read by
+    :func:`stored_user_messages`, or written by langctx), which are not read again. The inputs
+    are not modified: an item shortened here is a copy."""
+    seen: dict[str, Mapping[str, Any]] = {}
     for part in parts:
-        for item in stored_user_messages(part):
+        for item in part:
             seen.setdefault(item["id"], item)
-    items = list(seen.values())
+    items = [dict(item) for item in seen.values()]
     for item in items[:-FULL_STORED]:
         if not item.get("short"):
             item["text"], item["short"] = _opening(item["text"]), True

@@ -12,12 +12,12 @@ from langchain_core.messages import (
 
 from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
-from langctx.entries import CompactionEntry
+from langctx.entries import CompactionEntry, entry_facts
 from langctx.projection import (
-    render_facts,
+    render_read_facts,
     render_summary_block,
 )
-from langctx.summarize.text import entry_summary_facts, merge_summary_facts, truncate_to_tokens
+from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import render_user_messages
 
@@ -68,10 +68,10 @@ def _render_block(
 ) -> tuple[BaseMessage, int]:
     """The block: summaries (each within its cap), the user's messages in the room the head
     budget leaves beside the pinned messages and the rest of the block, the facts ledger."""
-    facts = merge_summary_facts(*[entry_summary_facts(e) for e in active])
+    facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
     role, count = config.summary_role, counter.count_text
-    ledger = render_facts(facts, max_tokens=config.max_facts_tokens_resolved, count=count)
+    ledger = render_read_facts(facts, max_tokens=config.max_facts_tokens_resolved, count=count)
     rest = counter.count_message(render_summary_block(shown, role=role, facts=ledger))
     room = config.head_budget - pinned_tokens - rest - USERS_OVERHEAD_TOKENS
     share = config.user_messages_tokens
@@ -86,7 +86,7 @@ def _render_block(
     constraints = facts.get("constraints") or []
     kept = [c for c in constraints if " ".join(c.split()) not in quoted]
     if len(kept) < len(constraints):
-        ledger = render_facts(
+        ledger = render_read_facts(
             {**facts, "constraints": kept},
             max_tokens=config.max_facts_tokens_resolved,
             count=count,

@@ -21,12 +21,12 @@ from langchain_core.messages import (
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import placeholders
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
-from langctx.entries import CompactionEntry
+from langctx.entries import CompactionEntry, entry_facts
 from langctx.machinery import substantive_text
 from langctx.summarize import (
     SummaryRequest,
 )
-from langctx.summarize.text import entry_summary_facts, merge_summary_facts, summary_facts
+from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Pla
     out.absorbed = absorbed = _mechanical(memory)
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     if absorbed:
-        facts = merge_summary_facts(*[entry_summary_facts(e) for e in absorbed], facts)
+        facts = merge_read_summary_facts(*[entry_facts(e) for e in absorbed], facts)
     out.request = request = SummaryRequest(
         kind="turns",
         messages=msgs,
@@ -246,7 +246,7 @@ def upgrade_request(memory: PlanningView, entry: CompactionEntry) -> SummaryRequ
         kind="turns",
         messages=own or [],
         summaries=[] if own is not None else [entry["summary"]],
-        facts=entry_summary_facts(entry),
+        facts=entry_facts(entry),
         task=_task_text(memory),
         max_tokens=memory.config.max_summary_tokens_resolved,
     )
@@ -335,7 +335,7 @@ def merge_request(memory: PlanningView, group: list[CompactionEntry]) -> Summary
     return SummaryRequest(
         kind="merge",
         summaries=[e["summary"] for e in group],
-        facts=merge_summary_facts(*[entry_summary_facts(e) for e in group]),
+        facts=merge_read_summary_facts(*[entry_facts(e) for e in group]),
         task=_task_text(memory),
         max_tokens=memory.config.max_summary_tokens_resolved,
         level=min(group[0]["level"] + 1, MAX_LEVEL),

@@ -15,6 +15,7 @@ from langctx.entries import (
     EditEntry,
     EvictionRecord,
     active_summaries,
+    read_entry,
     validate_entry,
 )
 from langctx.errors import StateVersionError
@@ -35,7 +36,7 @@ def restore(
     """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
     Used by the integrations to rebuild the memory from graph state or a database. Entries are
-    checked (:func:`~langctx.entries.validate_entry`); an edit must name a logged message and
+    read (:func:`~langctx.entries.read_entry`); an edit must name a logged message and
     keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction whose
     cut is the pinned task is ignored (no fold cuts there: it folds past the task), and so is a
     priority of a message that is not in the log.
@@ -58,7 +59,7 @@ def restore(
             _apply_edit(mem, e)
         task = mem._id(mem._task_idx) if mem._task_idx is not None else None
         for raw in compactions:
-            e = validate_entry(raw)
+            e = read_entry(raw)
             if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
                 continue  # a cut no fold makes (it folds past the task): ignored
             mem._entries.append(e)
@@ -101,11 +102,12 @@ def restore_window(
     ``window`` is the log from the latest compaction's cut on; ``head`` the messages before
     the cut that stay projected (leading system messages, the task, the latest provider
     compaction item and its results). ``compactions`` are taken as stored (the channel's
-    reducer validated them), but those projected are checked again (a state written without
-    the reducer); only ``window[validate_from:]`` is validated, the rest was the input of an
-    earlier model call. Edits and priorities of messages outside the window are ignored.
-    ``before`` finds a message of the log before the window by id (for a pending background
-    summary of a span the window no longer holds).
+    reducer validated them), but those projected are read (:func:`~langctx.entries.read_entry`:
+    checked again, for a state written without the reducer, and their facts read); only
+    ``window[validate_from:]`` is validated, the rest was the input of an earlier model call.
+    Edits and priorities of messages outside the window are ignored. ``before`` finds a message
+    of the log before the window by id (for a pending background summary of a span the window
+    no longer holds).
     """
     with mem._lock:
         mem._reset()
@@ -132,8 +134,10 @@ def restore_window(
         mem._entries = list(compactions)
         order = active_positions(mem._entries)
         mem._seq = {mem._entries[n - 1]["id"]: n for n in order}
-        mem._active = [mem._entries[n - 1] for n in order]
-        mem._active = [validate_entry(e) for e in mem._active if log.after_pc(mem, e)]
+        projected = [n for n in order if log.after_pc(mem, mem._entries[n - 1])]
+        for n in projected:  # read, their facts too: a state written without the reducer
+            mem._entries[n - 1] = read_entry(mem._entries[n - 1])
+        mem._active = [mem._entries[n - 1] for n in projected]
         mem._first_kept = max(len(head) if mem._entries else 0, mem._first_kept)
         mem._priority = {k: int(v) for k, v in (priorities or {}).items() if k in mem._pos}
         mem._refresh()

@@ -24,6 +24,7 @@ from langctx.entries import (
     EditEntry,
     EvictionRecord,
     covered_count,
+    entry_facts,
     new_compaction_entry,
     new_edit_entry,
 )
@@ -37,7 +38,7 @@ from langctx.projection import (
     view_message,
 )
 from langctx.summarize.sections import merge_sections
-from langctx.summarize.text import entry_summary_facts, merge_summary_facts
+from langctx.summarize.text import merge_read_summary_facts
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -187,7 +188,7 @@ def _commit_merge(
     mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
     level = min(group[0]["level"] + 1, MAX_LEVEL)
-    facts = merge_summary_facts(*[entry_summary_facts(e) for e in group])
+    facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
     entry = new_compaction_entry(
         summary=text,
         summary_tokens=mem.counter.count_text(text),

@@ -27,6 +27,7 @@ __all__ = [
     "count_of",
     "empty_facts",
     "merge_facts",
+    "merge_read_facts",
     "set_reads",
     "stored_facts",
 ]
@@ -167,20 +168,36 @@ def merge_facts(
         >>> merged["read_files"], merged["read_files_dropped"], merged["modified_files"]
         (['c.py', 'a.py'], 1, ['b.py', 'd.py'])
     """
+    return merge_read_facts(
+        *[stored_facts(f) for f in facts],
+        max_commands=max_commands,
+        max_errors=max_errors,
+        max_read_files=max_read_files,
+    )
+
+
+def merge_read_facts(
+    *facts: Mapping[str, Any],
+    max_commands: int = DEFAULT_MAX_COMMANDS,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+    max_read_files: int = DEFAULT_MAX_READ_FILES,
+) -> Facts:
+    """:func:`merge_facts` of facts in the stored shape already (read by :func:`stored_facts`,
+    or written by langctx: extraction, merges), which are not read again. The inputs are not
+    modified (the merged lists are new; their commands and errors are the inputs' own dicts)."""
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
-    parts = [stored_facts(f) for f in facts]  # fresh copies: the inputs stay as they are
-    commands = [c for f in parts for c in f.get("commands", ())]
-    errors = [e for f in parts for e in f.get("errors", ())]
+    commands = [c for f in facts for c in f.get("commands", ())]
+    errors = [e for f in facts for e in f.get("errors", ())]
     merged = Facts(
         read_files=[],
-        modified_files=list(dict.fromkeys(p for f in parts for p in f.get("modified_files", ()))),
+        modified_files=list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ()))),
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    dropped = sum(f.get("read_files_dropped", 0) for f in parts)
-    set_reads(merged, _latest(f.get("read_files", ()) for f in parts), dropped, max_read_files)
+    dropped = sum(f.get("read_files_dropped", 0) for f in facts)
+    set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
     return merged
 
 
@@ -311,7 +328,9 @@ def stored_facts(value: object) -> dict[str, Any]:
     * keys langctx does not read are kept as they are, unread.
 
     The facts langctx writes (extraction, merges) are in this shape already: they come back
-    equal. ``value`` is not modified: the known keys' lists and dicts are new.
+    equal. State is read once, where an entry enters a memory
+    (:func:`~langctx.entries.read_entry`); the engine's merges and renders take facts as they
+    are. ``value`` is not modified: the known keys' lists and dicts are new.
 
     Example:
         >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",

@@ -8,18 +8,22 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langctx.entries import entry_facts
-from langctx.facts import Facts, extract_facts, merge_facts
-from langctx.facts.record import MAX_CONSTRAINT_CHARS, MAX_NEXT_STEP_CHARS, stored_facts
+from langctx.facts import Facts, extract_facts
+from langctx.facts.record import (
+    MAX_CONSTRAINT_CHARS,
+    MAX_NEXT_STEP_CHARS,
+    merge_read_facts,
+    stored_facts,
+)
 from langctx.machinery import substantive_text
-from langctx.user_messages import merge_user_messages, user_message_facts
+from langctx.user_messages import merge_read_user_messages, user_message_facts
 
 __all__ = [
     "SummaryFacts",
     "constraint_sentences",
-    "entry_summary_facts",
     "extract_constraints",
     "extract_next_step",
+    "merge_read_summary_facts",
     "merge_summary_facts",
     "summary_facts",
     "truncate_to_tokens",
@@ -146,7 +150,10 @@ def summary_facts(
     *,
     extract: Callable[[Sequence[BaseMessage]], Facts] = extract_facts,
 ) -> SummaryFacts:
-    """Everything mechanical a summary of ``messages`` must keep."""
+    """Everything mechanical a summary of ``messages`` must keep, in the stored shape: read once,
+    here, as :func:`~langctx.facts.record.stored_facts` reads facts from state (the messages
+    are untrusted too: a text with a lone surrogate, a message with many constraint lines), so
+    merges and renders take them as they are."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
     facts["user_messages"] = [
@@ -156,7 +163,7 @@ def summary_facts(
     facts["next_step"] = extract_next_step(messages)
     if facts["user_messages"] and _asked_last(messages, facts["user_messages"][-1]["id"]):
         facts["next_step"] = LATEST_REQUEST_STEP  # the user spoke after the agent's last words
-    return facts
+    return stored_facts(facts)
 
 
 LATEST_REQUEST_STEP = "Act on the user's latest request (quoted with the user messages)."
@@ -173,29 +180,23 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
     return False
 
 
-def entry_summary_facts(entry: Mapping[str, Any]) -> SummaryFacts:
-    """A compaction entry's facts with its file lists (:func:`~langctx.entries.entry_facts`),
-    read as :func:`~langctx.facts.record.stored_facts` reads facts from state.
-
-    Example:
-        >>> entry_summary_facts({"facts": {"commands": "ls", "next_step": "Fix it."},
-        ...     "read_files": ["a.py", ""], "modified_files": []})
-        {'next_step': 'Fix it.', 'read_files': ['a.py'], 'modified_files': []}
-    """
-    return stored_facts(entry_facts({**entry, "facts": stored_facts(entry.get("facts"))}))
-
-
 def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
     """Order-preserving union of summary facts; the newest next step wins. Each part is read as
     :func:`~langctx.facts.record.stored_facts` reads facts from state."""
-    facts = [stored_facts(p) for p in parts]
-    merged: SummaryFacts = dict(merge_facts(*facts))
+    return merge_read_summary_facts(*[stored_facts(p) for p in parts])
+
+
+def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
+    """:func:`merge_summary_facts` of facts in the stored shape already (read by
+    :func:`~langctx.facts.record.stored_facts`, or written by langctx), which are not read
+    again."""
+    merged: SummaryFacts = dict(merge_read_facts(*facts))
     constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
     merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
     merged["next_step"] = next(
         (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
-    users, extra = merge_user_messages(*[f.get("user_messages", ()) for f in facts])
+    users, extra = merge_read_user_messages(*[f.get("user_messages", ()) for f in facts])
     dropped = sum(f.get("user_messages_dropped", 0) for f in facts) + extra
     if users or dropped:
         merged["user_messages"] = users

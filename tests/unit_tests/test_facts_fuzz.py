@@ -27,7 +27,7 @@ from langchain_core.messages import (
 from langctx import LayeredChatMemory, MemorySettings, StateVersionError, view_state
 from langctx.config import MemoryConfig
 from langctx.engine.layers import summary_block
-from langctx.entries import new_compaction_entry
+from langctx.entries import new_compaction_entry, read_entry
 from langctx.facts import extract_facts
 from langctx.facts.record import stored_facts
 from langctx.projection import render_facts
@@ -174,7 +174,7 @@ def test_any_facts_give_a_summary_block(
 ) -> None:
     config = MemoryConfig(max_tokens=BUDGET)
     counter = _counter()
-    entries = [
+    stored = [
         new_compaction_entry(
             summary=f"summary {n}",
             level=1,
@@ -190,6 +190,11 @@ def test_any_facts_give_a_summary_block(
         )
         for n, (f, read, modified) in enumerate(facts)
     ]
+    try:  # read as they enter a memory (the block takes what it is given as it is)
+        entries = [read_entry(e) for e in stored]
+    except StateVersionError as exc:  # refused in one line (a path over 4096 characters)
+        _one_line(exc)
+        return
     message, tokens = summary_block(entries, config, counter, pinned_tokens=pinned)
     assert message is not None
     assert tokens == counter.count_message(message)
