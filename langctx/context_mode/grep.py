@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import re._constants as _sre
+import re._parser as _sre_parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +21,12 @@ from langctx.context_mode.references import FetchResult, fetch_call, out_of_rang
 from langctx.markers import REF_MARKER, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = ["DEFAULT_GREP_MAX_MATCHES", "MAX_GREP_PATTERN_CHARS", "render_grep"]
+__all__ = [
+    "DEFAULT_GREP_MAX_MATCHES",
+    "MAX_GREP_PATTERN_CHARS",
+    "backtracking_risk",
+    "render_grep",
+]
 
 DEFAULT_GREP_MAX_MATCHES = 50
 """At most this many matching lines per ``grep`` result."""
@@ -28,6 +35,52 @@ MAX_GREP_PATTERN_CHARS = 500
 """Longer grep patterns are refused."""
 
 _GREP_LINE_CHARS = 300
+
+
+_REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT})
+
+
+def backtracking_risk(pattern: str) -> str | None:
+    """Why ``pattern`` may take exponential time on some text, or ``None``.
+
+    A repeat holding another repeat or an alternation (``(a+)+``, ``(\\d+\\.)*``,
+    ``(a|aa)*``) can match one text in exponentially many ways, and a backreference
+    (``(a)\\1``) makes the engine try them all: seconds at 25 characters, hours at 40. Such
+    patterns are refused; one without them runs in time polynomial in a line's length.
+
+    Example:
+        >>> backtracking_risk(r"KeyError|ValueError: .*"), backtracking_risk("(a+)+$")
+        (None, 'a repeat inside a repeat')
+    """
+    try:
+        tree = _sre_parse.parse(pattern)
+    except re.error:
+        return None  # not a regex: grep reads it as literal text
+    return _risk(tree, inside_repeat=False)
+
+
+def _risk(items: Any, *, inside_repeat: bool) -> str | None:
+    for op, arg in items:
+        if op in _REPEATS:
+            _low, high, body = arg
+            if inside_repeat and high > 1:
+                return "a repeat inside a repeat"
+            found = _risk(body, inside_repeat=inside_repeat or high > 1)
+        elif op is _sre.BRANCH:
+            if inside_repeat:
+                return "an alternation inside a repeat"
+            found = next((r for b in arg[1] if (r := _risk(b, inside_repeat=False))), None)
+        elif op is _sre.SUBPATTERN:
+            found = _risk(arg[-1], inside_repeat=inside_repeat)
+        elif op in (_sre.GROUPREF, _sre.GROUPREF_EXISTS):
+            return "a backreference"
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            found = _risk(arg[1], inside_repeat=inside_repeat)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
 
 
 def _compile(pattern: str) -> re.Pattern[bytes]:
@@ -84,6 +137,12 @@ def render_grep(
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
     if len(pattern) > MAX_GREP_PATTERN_CHARS:
         text = f"{REF_MARKER}{ref_id} · the grep pattern is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})]"
+        return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
+    if (risk := backtracking_risk(pattern)) is not None:
+        text = (
+            f"{REF_MARKER}{ref_id} · the grep pattern holds {risk}, which can take exponential "
+            "time: write it without (e.g. [\\d.]+ for (\\d+\\.)+\\d+, or two greps for a|b)]"
+        )
         return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
     if offset < 0 or (offset >= total and total > 0):
         return out_of_range(ref_id, offset=offset, total=total)
