@@ -19,6 +19,7 @@ from langctx.facts.shell_parse import SHELLS
 from langctx.facts.tool_names import normalize_tool_name
 
 __all__ = [
+    "COMMAND_KEYS",
     "MAX_PATH_CHARS",
     "clip",
     "command_text",
@@ -29,7 +30,7 @@ __all__ = [
     "tool_calls",
 ]
 
-_COMMAND_KEYS = (
+COMMAND_KEYS = (
     "command",
     "cmd",
     "commands",
@@ -40,6 +41,8 @@ _COMMAND_KEYS = (
     "argv",
     "code",
 )
+"""Argument keys that hold a command, in the order they are looked up."""
+
 MAX_PATH_CHARS = 4096
 """A path longer than this is no path (ignored when extracted, corrupt when stored)."""
 
@@ -104,7 +107,7 @@ def _argv_command(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def command_text(args: Mapping[str, Any], keys: Sequence[str] = _COMMAND_KEYS) -> str | None:
+def command_text(args: Mapping[str, Any], keys: Sequence[str] = COMMAND_KEYS) -> str | None:
     """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped:
     the first of ``keys`` that holds one."""
     for key in keys:

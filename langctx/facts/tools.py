@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from langctx.errors import ConfigError
-from langctx.facts.calls import command_text, path_values
+from langctx.facts.calls import COMMAND_KEYS, command_text, path_values
 from langctx.facts.shell_programs import patch_text_paths
 from langctx.facts.shell_words import looks_like_file
 from langctx.facts.tool_names import tool_name_forms, tool_name_words
@@ -399,16 +399,7 @@ _SHELL_WORDS = frozenset(
     ).split()
 )
 _NOT_SHELL_WORDS = frozenset("slash sql query python ipython jupyter notebook browser".split())
-_SHELL_COMMAND_KEYS = (
-    "command",
-    "cmd",
-    "commands",
-    "command_line",
-    "commandLine",
-    "cmdline",
-    "script",
-    "argv",
-)
+_SHELL_COMMAND_KEYS = tuple(k for k in COMMAND_KEYS if k != "code")  # code: any language
 
 
 def infer_command_tool(name: str | None, args: Mapping[str, Any]) -> bool:
