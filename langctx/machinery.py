@@ -71,6 +71,8 @@ MACHINERY_TAGS: tuple[str, ...] = (
     "ide_opened_file",
     "ide_selection",
     "ide_diagnostics",
+    # Cline, Roo Code, Kilo Code: the editor's state appended to every user message
+    "environment_details",
 )
 """Tag names whose complete ``<name ...>…</name>`` elements are machinery (case-sensitive).
 
@@ -155,7 +157,7 @@ _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Machinery:
-    """What counts as agent machinery; the defaults cover Codex, Claude Code, aider, SWE-agent.
+    """What counts as agent machinery; the defaults cover Codex, Claude Code, aider, SWE-agent, Cline.
 
     Example:
         >>> rules = DEFAULT_MACHINERY.extend(tags=("my-agent-note",))

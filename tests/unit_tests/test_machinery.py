@@ -638,3 +638,14 @@ def test_a_later_new_task_does_not_replace_the_pinned_one() -> None:
     ctx = mem.build_context()
     assert ctx[1].id == "task"
     assert any('- "New task: port the CLI to click instead."' in m.text for m in ctx)
+
+
+def test_cline_environment_details_are_machinery() -> None:
+    details = (
+        "<environment_details>\n# VSCode Visible Files\nsrc/parser.py\n\n"
+        "# Current Working Directory (/home/u/proj) Files\nsrc/\ntests/\n</environment_details>"
+    )
+    first = HumanMessage(f"<task>\nFix the failing parser test.\n</task>\n\n{details}")
+    assert substantive_text(first) == "<task>\nFix the failing parser test.\n</task>"
+    assert is_substantive_task(first)
+    assert is_machinery(HumanMessage(content=[{"type": "text", "text": details}]))
