@@ -572,3 +572,68 @@ def test_cli_cache_marks_fold_where_it_is_cheaper(
     assert cheap["settings"]["cache_prices"] == "anthropic"
     assert cheap["totals"]["compactions"] > plain["totals"]["compactions"]
     assert cheap["cost"]["with_langctx"] < plain["cost"]["with_langctx"]
+
+
+# ---------------------------------------------------------------- transcripts in no known format
+
+
+def test_role_and_content_lists_in_other_shapes_are_read_as_transcripts() -> None:
+    swe_agent = {
+        "history": [
+            {"role": "system", "content": "You are an agent."},
+            {"role": "user", "content": "Fix the parser."},
+            {"role": "assistant", "content": "ls", "thought": "look", "action": "ls"},
+            {"role": "user", "content": "a.py b.py"},
+        ],
+        "trajectory": [{"action": "ls"}],
+    }
+    gemini = {
+        "sessionId": "s1",
+        "messages": [
+            {"type": "user", "content": "Fix the parser."},
+            {
+                "type": "gemini",
+                "content": "Reading.",
+                "toolCalls": [
+                    {
+                        "id": "c1",
+                        "name": "read_file",
+                        "args": {"absolute_path": "/a.py"},
+                        "result": [{"functionResponse": {"response": {"output": "x = 1"}}}],
+                    }
+                ],
+            },
+        ],
+    }
+    sharegpt = {
+        "conversations": [
+            {"from": "human", "value": "Fix it"},
+            {"from": "gpt", "value": "Ok"},
+            {"from": "observation", "value": "done"},
+        ]
+    }
+    jsonl = '{"speaker": "user", "text": "Fix it"}\n\n{"speaker": "assistant", "text": "Ok"}'
+    cases = [
+        (json.dumps(swe_agent), ["system", "human", "ai", "human"]),
+        (json.dumps(gemini), ["human", "ai", "tool"]),
+        (json.dumps(sharegpt), ["human", "ai", "tool"]),
+        (jsonl, ["human", "ai"]),
+    ]
+    for text, types in cases:
+        session = parse_session(text, name="s")
+        assert session.format == "transcript"
+        assert [m.type for m in session.messages] == types
+        calls = {
+            c["id"] for m in session.messages if isinstance(m, AIMessage) for c in m.tool_calls
+        }
+        assert {m.tool_call_id for m in session.messages if isinstance(m, ToolMessage)} <= calls
+    assert (
+        parse_session(json.dumps(gemini), name="s").messages[1].tool_calls[0]["name"] == "read_file"
+    )
+    assert "answers no call" in parse_session(json.dumps(sharegpt), name="s").notes[0]
+
+
+def test_a_list_without_speakers_is_still_no_known_format() -> None:
+    for text in ('{"foo": [1, 2]}', '{"messages": [{"foo": 1}]}', '[{"type": "text", "x": 1}]'):
+        with pytest.raises(SessionFormatError, match="not a known session format"):
+            parse_session(text, name="s")

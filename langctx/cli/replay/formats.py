@@ -34,6 +34,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
+from langctx.cli.replay.transcript import find_turns, read_turns
 from langctx.errors import LangctxError
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
     "read_session",
 ]
 
-SessionFormat = Literal["langchain", "openai", "claude-code", "codex", "pi"]
+SessionFormat = Literal["langchain", "openai", "claude-code", "codex", "pi", "transcript"]
 """The session formats :func:`parse_session` reads."""
 
 SESSION_FORMATS: tuple[SessionFormat, ...] = get_args(SessionFormat)
@@ -96,7 +97,7 @@ _COMPACTION_PREFIX = (
 _COMPACTION_SUFFIX = "\n</summary>"
 _FORMATS_HELP = (
     "LangChain message JSONL, OpenAI chat-completions JSON, Claude Code session JSONL, Codex CLI "
-    "rollout JSONL or pi session JSONL"
+    "rollout JSONL, pi session JSONL, or any JSON / JSONL list of role and content records"
 )
 
 
@@ -273,19 +274,23 @@ def parse_session(
         raise EmptySessionError(msg, path=path, line=None)
     doc = _document(text, where, path)
     reader = _Reader(name=name, where=where, path=path)
-    if doc is not None:
-        fmt = format or _detect_document(doc, where, path)
-        if fmt == "openai" and (isinstance(doc, list) or "messages" in doc):
-            reader.openai_document(doc)
-        elif fmt == "langchain" and isinstance(doc, list):
-            reader.langchain(list(enumerate(doc, start=1)), index_label="item")
-        else:  # a single JSON object is a one-line JSONL file
-            records = [(1, doc)]
-            reader.records(fmt, records)
-    else:
-        records = list(_records(text, where, path))
-        fmt = format or _detect_records(records, where, path)
+    records = [] if doc is not None else list(_records(text, where, path))
+    whole = doc if doc is not None else [rec for _, rec in records]
+    fmt = format or _detect(doc, records, where, path)
+    if fmt == "transcript":
+        turns = find_turns(whole)
+        if turns is None:
+            raise _unknown(where, path, 1, whole[0] if isinstance(whole, list) and whole else whole)
+        reader.out, notes = read_turns(turns, name, tool_call=_tool_call, flatten=_flatten)
+        reader._notes.extend(notes)
+    elif doc is None:
         reader.records(fmt, records)
+    elif fmt == "openai" and (isinstance(doc, list) or "messages" in doc):
+        reader.openai_document(doc)
+    elif fmt == "langchain" and isinstance(doc, list):
+        reader.langchain(list(enumerate(doc, start=1)), index_label="item")
+    else:  # a single JSON object is a one-line JSONL file
+        reader.records(fmt, [(1, doc)])
     if not reader.out:
         skipped = f" ({'; '.join(reader.notes)})" if reader.notes else ""
         msg = f"{where}: the session holds no messages{skipped}. Check that this is an agent session log."
@@ -298,6 +303,21 @@ def parse_session(
         notes=tuple(reader.notes),
         cwd=reader.cwd,
     )
+
+
+def _detect(
+    doc: Any, records: list[tuple[int, Any]], where: str, path: str | None
+) -> SessionFormat:
+    """The format of a JSON document (``doc``), else of JSONL ``records``; ``"transcript"`` when
+    no known format matches but a list of role/content records is there."""
+    try:
+        if doc is not None:
+            return _detect_document(doc, where, path)
+        return _detect_records(records, where, path)
+    except SessionFormatError:
+        if find_turns(doc if doc is not None else [rec for _, rec in records]) is None:
+            raise
+        return "transcript"
 
 
 def detect_format(text: str) -> SessionFormat:
@@ -313,9 +333,8 @@ def detect_format(text: str) -> SessionFormat:
         'claude-code'
     """
     doc = _document(text, "<text>", None)
-    if doc is not None:
-        return _detect_document(doc, "<text>", None)
-    return _detect_records(list(_records(text, "<text>", None)), "<text>", None)
+    records = [] if doc is not None else list(_records(text, "<text>", None))
+    return _detect(doc, records, "<text>", None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,7 +441,10 @@ def _detect_records(
 
 def _detect_document(doc: Any, where: str, path: str | None) -> SessionFormat:
     if isinstance(doc, dict):
-        if isinstance(doc.get("messages"), list):
+        messages = doc.get("messages")
+        if isinstance(messages, list) and (
+            not messages or any(_classify(m) == "openai" for m in messages[:_DETECT_RECORDS])
+        ):
             return "openai"
         fmt = _classify(doc)
         if fmt is not None:
