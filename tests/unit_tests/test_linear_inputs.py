@@ -203,3 +203,34 @@ def test_grep_refuses_patterns_that_backtrack_exponentially() -> None:
         assert result.text.count("\n") == 0  # one line, the ref id in it
     for pattern in ("a+b", r"[\d.]+x", "ok|b$", "(?:1\\.)?2", "f(("):
         assert render_grep(meta, data, pattern, max_tokens=500).matches >= 1, pattern
+
+
+# ---------------------------------------------------------------- content detection
+
+
+_OLD_HTML_START = re.compile(
+    r"^(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
+)  # a repeat of lazy comments: 2**n ways to split n comments when no root tag follows
+
+
+_PAGE_START = ["<!--", "-->", "<!-->", "<html", "<!DOCTYPE html", "<Body", "<head>", "<bodyx"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([*_PAGE_START, " ", "\n", "x", "<", ">", "-"]), max_size=14).map(
+        "".join
+    )
+)
+def test_a_page_start_is_read_as_before(head: str) -> None:
+    from langctx.context_mode.detect import _HTML_START
+
+    assert bool(_HTML_START.match(head)) == bool(_OLD_HTML_START.match(head))
+
+
+def test_a_megabyte_of_comments_is_detected_in_one_scan() -> None:
+    from langctx.context_mode import detect_kind
+
+    # the old start pattern took seconds for 30 comments, doubling every two more
+    assert detect_kind("<!--a-->" * 125_000 + "x") == "text"
+    assert detect_kind("<!-- a -->\n" * 1_000 + "<html><body><p>x</p></body></html>") == "html"
