@@ -234,3 +234,41 @@ def test_a_megabyte_of_comments_is_detected_in_one_scan() -> None:
     # the old start pattern took seconds for 30 comments, doubling every two more
     assert detect_kind("<!--a-->" * 125_000 + "x") == "text"
     assert detect_kind("<!-- a -->\n" * 1_000 + "<html><body><p>x</p></body></html>") == "html"
+
+
+# ---------------------------------------------------------------- slash commands, line ends
+
+_OLD_COMMAND_PART = re.compile(r"<(command-name|command-args)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.S)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_command_elements_pair_as_the_regex_did(text: str) -> None:
+    from langctx.machinery import _COMMAND_PART
+    from langctx.text_spans import pairs
+
+    found = [(o[0], c[1], name, text[o[1] : c[0]]) for o, c, name in pairs(_COMMAND_PART, text)]
+    old = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _OLD_COMMAND_PART.finditer(text)]
+    assert found == old
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([" ", "\t", "\n", "\r\n", "x", " x", "\t\n"]), max_size=30).map(
+        "".join
+    )
+)
+def test_line_ends_lose_the_same_spaces(text: str) -> None:
+    from langctx.machinery import _TRAILING
+
+    assert _TRAILING.sub("", text) == re.sub(r"[ \t]+$", "", text, flags=re.M)
+
+
+def test_a_megabyte_of_spaces_or_command_openers_is_read_in_one_scan() -> None:
+    # "[ \t]+$" tried every space of a run that a word ends; "<command-args>(.*?)</..." read to
+    # the end from every opener
+    assert strip_machinery(" \t" * 500_000 + "x") == "x"
+    opener = "<command-args>"
+    text = opener * (1_000_000 // len(opener)) + "<command-args>fix it</command-args>"
+    assert substantive_text(HumanMessage(text)).startswith("<command-args>")
+    assert substantive_text(HumanMessage(text)).endswith("fix it")
