@@ -272,3 +272,33 @@ def test_a_megabyte_of_spaces_or_command_openers_is_read_in_one_scan() -> None:
     text = opener * (1_000_000 // len(opener)) + "<command-args>fix it</command-args>"
     assert substantive_text(HumanMessage(text)).startswith("<command-args>")
     assert substantive_text(HumanMessage(text)).endswith("fix it")
+
+
+# ---------------------------------------------------------------- table separators, snapshots
+
+_SEP_PARTS = ["|", "---", "-", ":", " ", "\t", "\n", "+", "x"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SEP_PARTS), max_size=16).map("".join))
+def test_separator_lines_match_as_before(line: str) -> None:
+    from langctx.context_mode.reducers.html import _A11Y_URL
+    from langctx.context_mode.reducers.table import _MD_SEP
+
+    old_sep = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+    assert bool(_MD_SEP.match(line)) == bool(old_sep.match(line))
+    url = line.replace("x", "/url: x")
+    old_url = re.compile(r"^\s*-?\s*/url:\s*(\S+)").match(url)
+    assert (m.group(1) if (m := _A11Y_URL.match(url)) else None) == (old_url and old_url.group(1))
+
+
+def test_a_megabyte_line_of_spaces_in_a_table_or_snapshot_is_read_in_one_scan() -> None:
+    from langctx.context_mode import reduce_output
+
+    # "\s*\|?\s*" and "\s*-?\s*" split a run of spaces every way before failing on the "x"
+    table = reduce_output(
+        " \r" * 500_000 + "x\n1,2\n3,4\n", tool_name="read", args={"path": "t.csv"}
+    )
+    assert table is not None and "1,2" in table.text
+    snapshot = reduce_output('- link "a"\n' * 6 + " \t" * 500_000 + "x\n", tool_name="snapshot")
+    assert snapshot is not None and snapshot.kind == "html"
