@@ -15,9 +15,10 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langctx.context_mode.reducers.html import _UNTERMINATED_TAG, defuse_tags, extract_page
+from langctx.facts import extract_facts
 from langctx.machinery import (
     DEFAULT_MACHINERY,
     MACHINERY_BLOCKS,
@@ -302,3 +303,45 @@ def test_a_megabyte_line_of_spaces_in_a_table_or_snapshot_is_read_in_one_scan() 
     assert table is not None and "1,2" in table.text
     snapshot = reduce_output('- link "a"\n' * 6 + " \t" * 500_000 + "x\n", tool_name="snapshot")
     assert snapshot is not None and snapshot.kind == "html"
+
+
+# ---------------------------------------------------------------- patch file lines
+
+_PATCH_PARTS = [
+    "*** Update File: ",
+    "*** Move to: ",
+    "*** Add File: b",
+    "a",
+    "x y",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PATCH_PARTS), max_size=14).map("".join))
+def test_patch_file_names_are_read_as_before(text: str) -> None:
+    from langctx.cli.replay.truth import _PATCH_RE, _patch_name
+    from langctx.facts.shell_programs import _PATCH_FILE_RE, patch_name
+
+    old = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M)
+    assert [patch_name(m.group(1)) for m in _PATCH_FILE_RE.finditer(text)] == old.findall(text)
+    old_truth = re.compile(
+        r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M
+    )
+    assert [_patch_name(m.group(1) or m.group(2)) for m in _PATCH_RE.finditer(text)] == [
+        m.group(1) or m.group(2) for m in old_truth.finditer(text)
+    ]
+
+
+def test_a_patch_line_of_a_megabyte_of_spaces_is_read_in_one_scan() -> None:
+    from langctx.cli.replay.truth import modified_paths
+
+    # "(.+?)\s*$" tried the end of the line from every one of the spaces
+    patch = "*** Begin Patch\n*** Update File: a" + " \t" * 500_000 + "b\n*** Add File: c.py \n"
+    call = {"id": "c1", "name": "apply_patch", "args": {"input": patch}}
+    facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c1")])
+    assert "c.py" in facts["modified_files"]
+    assert "c.py" in modified_paths("apply_patch", {"input": patch})
