@@ -345,3 +345,32 @@ def test_a_patch_line_of_a_megabyte_of_spaces_is_read_in_one_scan() -> None:
     facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c1")])
     assert "c.py" in facts["modified_files"]
     assert "c.py" in modified_paths("apply_patch", {"input": patch})
+
+
+# ---------------------------------------------------------------- next steps
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", "B", "-", ".", "/", "py", "_", " ", "x.c", "é"]), max_size=16
+    ).map("".join)
+)
+def test_a_next_step_target_is_found_as_before(sentence: str) -> None:
+    from langctx.summarize.text import _TARGET
+
+    old = re.compile(
+        r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"
+        r"[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z]{1,5}\b|"
+        r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"
+    )
+    assert bool(_TARGET.search(sentence)) == bool(old.search(sentence))
+
+
+def test_a_next_step_of_a_megabyte_word_is_read_in_one_scan() -> None:
+    from langctx.summarize.text import extract_next_step
+
+    # a path or file name was tried from every character of the word: quadratic
+    for word in ("a-" * 500_000, "a" * 1_000_000):
+        step = extract_next_step([AIMessage("Next I will fix " + word)])
+        assert step is not None and step.startswith("Next I will fix a")
