@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from langctx.text_spans import Finder, code_spans, in_spans, strip_spans
+from langctx.text_spans import Finder, code_spans, in_spans, pairs, strip_spans
 
 __all__ = [
     "CLAUDE_LOCAL_COMMANDS",
@@ -147,10 +147,14 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, hyperlinks
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-_TRAILING = re.compile(r"[ \t]+$", re.M)
+_TRAILING = re.compile(r"(?<![ \t])[ \t]+$", re.M)  # from a run's start only: one scan of it
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TEXT_BLOCKS = frozenset({"text", "input_text"})
-_COMMAND_PART = re.compile(r"<(command-name|command-args)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.S)
+_COMMAND_PART = Finder(  # <name ...>text</name>, paired in one scan (:func:`text_spans.pairs`)
+    re.compile(r"<(command-name|command-args)(?:\s[^<>]*)?>"),
+    re.compile(r"</(command-name|command-args)\s*>"),
+    by_name=True,
+)
 _MARK = "\ue000{}\ue001"  # private-use characters: stand for a request while stripping
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
@@ -269,10 +273,11 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         return strip_machinery(text, rules), 0
     code = code_spans(text)
     starts = [a for a, _ in code]
-    parts = [m for m in _COMMAND_PART.finditer(text) if in_spans(code, starts, m.start()) is None]
+    parts = [p for p in pairs(_COMMAND_PART, text) if in_spans(code, starts, p[0][0]) is None]
+    inner = [text[opener[1] : closer[0]] for opener, closer, _ in parts]
     names = [
-        _normalise(_ANSI.sub("", m.group(2))).lstrip("/") if m.group(1) == "command-name" else None
-        for m in parts
+        _normalise(_ANSI.sub("", inner[k])).lstrip("/") if name == "command-name" else None
+        for k, (_, _, name) in enumerate(parts)
     ]
     after: list[str | None] = [None] * len(parts)  # the first command name after each part
     for k in range(len(parts) - 2, -1, -1):
@@ -281,19 +286,19 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
     pieces: list[str] = []
     pos = 0
     before: str | None = None  # the latest command name before the part
-    for k, m in enumerate(parts):
+    for k, ((start, _), (_, end), _) in enumerate(parts):
         if names[k] is not None:
             before = names[k]
             continue
-        args = _normalise(_ANSI.sub("", m.group(2)))
+        args = _normalise(_ANSI.sub("", inner[k]))
         if not args:
             continue
         name = before if before is not None else (after[k] or "")
         if name in rules.local_commands:
             continue
-        pieces += [text[pos : m.start()], _MARK.format(len(requests))]
+        pieces += [text[pos:start], _MARK.format(len(requests))]
         requests.append(f"/{name} {args}" if name else args)
-        pos = m.end()
+        pos = end
     if not requests:
         return strip_machinery(text, rules), 0
     kept = strip_machinery("".join([*pieces, text[pos:]]), rules)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Finder", "Span", "code_spans", "in_spans", "strip_spans"]
+__all__ = ["Finder", "Span", "code_spans", "in_spans", "pairs", "strip_spans"]
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
 _INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
@@ -60,13 +60,38 @@ class _Pairs:
             self.closers.setdefault(name(m), []).append((m.start(), m.end()))
 
     def next_at(self, pos: int) -> Span | None:
+        pair = self.next_pair(pos)
+        return None if pair is None else (pair[0][0], pair[1][1])
+
+    def next_pair(self, pos: int) -> tuple[Span, Span, str] | None:
+        """The first opener at or after ``pos`` that has a closer after it: the opener's span,
+        the closer's span and the name."""
         for k in range(bisect.bisect_left(self.starts, pos), len(self.openers)):
             start, end, name = self.openers[k]
             closers = self.closers.get(name, ())
             i = bisect.bisect_left(closers, (end, -1))
             if i < len(closers):
-                return start, closers[i][1]
+                return (start, end), closers[i], name
         return None
+
+
+def pairs(finder: Finder, text: str) -> list[tuple[Span, Span, str]]:
+    """The elements ``finder`` (with a ``closer``) finds in ``text``, leftmost first and then on
+    from each one's end, as ``finditer`` reads ``opener(.*?)closer``: ``(opener span, closer
+    span, name)``.
+
+    Example:
+        >>> finder = Finder(re.compile(r"<(b)>"), re.compile(r"</(b)>"), by_name=True)
+        >>> pairs(finder, "<b><b>x</b> <b>")
+        [((0, 3), (7, 11), 'b')]
+    """
+    found = _Pairs(finder, text)
+    out: list[tuple[Span, Span, str]] = []
+    pos = 0
+    while (pair := found.next_pair(pos)) is not None:
+        out.append(pair)
+        pos = pair[1][1]
+    return out
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

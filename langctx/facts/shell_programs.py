@@ -29,9 +29,22 @@ __all__ = [
     "writes_anyway",
 ]
 
-_PATCH_FILE_RE = re.compile(
-    r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M
-)
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
+"""A patch's file line; the name is the rest of the line cut by :func:`patch_name` (a lazy
+``(.+?)\\s*$`` tried the end of the line from every character: quadratic on a run of spaces)."""
+
+
+def patch_name(rest: str) -> str:
+    """The file a patch line names: the rest of the line without trailing spaces (its first
+    character when it is all spaces), as ``(.+?)\\s*$`` reads it.
+
+    Example:
+        >>> patch_name("src/a b.py  \\r"), patch_name("   ")
+        ('src/a b.py', ' ')
+    """
+    return rest.rstrip() or rest[:1]
+
+
 _GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 
 
@@ -52,7 +65,7 @@ def patch_text_paths(text: str) -> Iterator[str]:
         ['a.py']
     """
     if "*** " in text:
-        yield from (match.group(1) for match in _PATCH_FILE_RE.finditer(text))
+        yield from (patch_name(match.group(1)) for match in _PATCH_FILE_RE.finditer(text))
     if "diff --git " in text:
         yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:

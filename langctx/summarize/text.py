@@ -45,10 +45,12 @@ _NEXT = re.compile(
 )
 _TARGET = re.compile(
     r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"  # a quoted or backticked term
-    r"[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z]{1,5}\b|"  # a path or a file name
+    r"(?<![\w.-])[\w.-]*/[\w./-]+|(?<![\w-])-*\w[\w-]*\.[a-z]{1,5}\b|"  # a path or a file name
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )
-"""What a next step acts on: a quoted term, a path or file name, a code identifier."""
+"""What a next step acts on: a quoted term, a path or file name, a code identifier. A path or
+file name is tried from the start of a run of its characters only (from every character of a long
+word, the search was quadratic); whether one is found is as before."""
 _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32

@@ -15,9 +15,10 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langctx.context_mode.reducers.html import _UNTERMINATED_TAG, defuse_tags, extract_page
+from langctx.facts import extract_facts
 from langctx.machinery import (
     DEFAULT_MACHINERY,
     MACHINERY_BLOCKS,
@@ -203,3 +204,173 @@ def test_grep_refuses_patterns_that_backtrack_exponentially() -> None:
         assert result.text.count("\n") == 0  # one line, the ref id in it
     for pattern in ("a+b", r"[\d.]+x", "ok|b$", "(?:1\\.)?2", "f(("):
         assert render_grep(meta, data, pattern, max_tokens=500).matches >= 1, pattern
+
+
+# ---------------------------------------------------------------- content detection
+
+
+_OLD_HTML_START = re.compile(
+    r"^(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
+)  # a repeat of lazy comments: 2**n ways to split n comments when no root tag follows
+
+
+_PAGE_START = ["<!--", "-->", "<!-->", "<html", "<!DOCTYPE html", "<Body", "<head>", "<bodyx"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([*_PAGE_START, " ", "\n", "x", "<", ">", "-"]), max_size=14).map(
+        "".join
+    )
+)
+def test_a_page_start_is_read_as_before(head: str) -> None:
+    from langctx.context_mode.detect import _HTML_START
+
+    assert bool(_HTML_START.match(head)) == bool(_OLD_HTML_START.match(head))
+
+
+def test_a_megabyte_of_comments_is_detected_in_one_scan() -> None:
+    from langctx.context_mode import detect_kind
+
+    # the old start pattern took seconds for 30 comments, doubling every two more
+    assert detect_kind("<!--a-->" * 125_000 + "x") == "text"
+    assert detect_kind("<!-- a -->\n" * 1_000 + "<html><body><p>x</p></body></html>") == "html"
+
+
+# ---------------------------------------------------------------- slash commands, line ends
+
+_OLD_COMMAND_PART = re.compile(r"<(command-name|command-args)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.S)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_command_elements_pair_as_the_regex_did(text: str) -> None:
+    from langctx.machinery import _COMMAND_PART
+    from langctx.text_spans import pairs
+
+    found = [(o[0], c[1], name, text[o[1] : c[0]]) for o, c, name in pairs(_COMMAND_PART, text)]
+    old = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _OLD_COMMAND_PART.finditer(text)]
+    assert found == old
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([" ", "\t", "\n", "\r\n", "x", " x", "\t\n"]), max_size=30).map(
+        "".join
+    )
+)
+def test_line_ends_lose_the_same_spaces(text: str) -> None:
+    from langctx.machinery import _TRAILING
+
+    assert _TRAILING.sub("", text) == re.sub(r"[ \t]+$", "", text, flags=re.M)
+
+
+def test_a_megabyte_of_spaces_or_command_openers_is_read_in_one_scan() -> None:
+    # "[ \t]+$" tried every space of a run that a word ends; "<command-args>(.*?)</..." read to
+    # the end from every opener
+    assert strip_machinery(" \t" * 500_000 + "x") == "x"
+    opener = "<command-args>"
+    text = opener * (1_000_000 // len(opener)) + "<command-args>fix it</command-args>"
+    assert substantive_text(HumanMessage(text)).startswith("<command-args>")
+    assert substantive_text(HumanMessage(text)).endswith("fix it")
+
+
+# ---------------------------------------------------------------- table separators, snapshots
+
+_SEP_PARTS = ["|", "---", "-", ":", " ", "\t", "\n", "+", "x"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SEP_PARTS), max_size=16).map("".join))
+def test_separator_lines_match_as_before(line: str) -> None:
+    from langctx.context_mode.reducers.html import _A11Y_URL
+    from langctx.context_mode.reducers.table import _MD_SEP
+
+    old_sep = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+    assert bool(_MD_SEP.match(line)) == bool(old_sep.match(line))
+    url = line.replace("x", "/url: x")
+    old_url = re.compile(r"^\s*-?\s*/url:\s*(\S+)").match(url)
+    assert (m.group(1) if (m := _A11Y_URL.match(url)) else None) == (old_url and old_url.group(1))
+
+
+def test_a_megabyte_line_of_spaces_in_a_table_or_snapshot_is_read_in_one_scan() -> None:
+    from langctx.context_mode import reduce_output
+
+    # "\s*\|?\s*" and "\s*-?\s*" split a run of spaces every way before failing on the "x"
+    table = reduce_output(
+        " \r" * 500_000 + "x\n1,2\n3,4\n", tool_name="read", args={"path": "t.csv"}
+    )
+    assert table is not None and "1,2" in table.text
+    snapshot = reduce_output('- link "a"\n' * 6 + " \t" * 500_000 + "x\n", tool_name="snapshot")
+    assert snapshot is not None and snapshot.kind == "html"
+
+
+# ---------------------------------------------------------------- patch file lines
+
+_PATCH_PARTS = [
+    "*** Update File: ",
+    "*** Move to: ",
+    "*** Add File: b",
+    "a",
+    "x y",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PATCH_PARTS), max_size=14).map("".join))
+def test_patch_file_names_are_read_as_before(text: str) -> None:
+    from langctx.cli.replay.truth import _PATCH_RE, _patch_name
+    from langctx.facts.shell_programs import _PATCH_FILE_RE, patch_name
+
+    old = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M)
+    assert [patch_name(m.group(1)) for m in _PATCH_FILE_RE.finditer(text)] == old.findall(text)
+    old_truth = re.compile(
+        r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M
+    )
+    assert [_patch_name(m.group(1) or m.group(2)) for m in _PATCH_RE.finditer(text)] == [
+        m.group(1) or m.group(2) for m in old_truth.finditer(text)
+    ]
+
+
+def test_a_patch_line_of_a_megabyte_of_spaces_is_read_in_one_scan() -> None:
+    from langctx.cli.replay.truth import modified_paths
+
+    # "(.+?)\s*$" tried the end of the line from every one of the spaces
+    patch = "*** Begin Patch\n*** Update File: a" + " \t" * 500_000 + "b\n*** Add File: c.py \n"
+    call = {"id": "c1", "name": "apply_patch", "args": {"input": patch}}
+    facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c1")])
+    assert "c.py" in facts["modified_files"]
+    assert "c.py" in modified_paths("apply_patch", {"input": patch})
+
+
+# ---------------------------------------------------------------- next steps
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", "B", "-", ".", "/", "py", "_", " ", "x.c", "é"]), max_size=16
+    ).map("".join)
+)
+def test_a_next_step_target_is_found_as_before(sentence: str) -> None:
+    from langctx.summarize.text import _TARGET
+
+    old = re.compile(
+        r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"
+        r"[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z]{1,5}\b|"
+        r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"
+    )
+    assert bool(_TARGET.search(sentence)) == bool(old.search(sentence))
+
+
+def test_a_next_step_of_a_megabyte_word_is_read_in_one_scan() -> None:
+    from langctx.summarize.text import extract_next_step
+
+    # a path or file name was tried from every character of the word: quadratic
+    for word in ("a-" * 500_000, "a" * 1_000_000):
+        step = extract_next_step([AIMessage("Next I will fix " + word)])
+        assert step is not None and step.startswith("Next I will fix a")

@@ -255,9 +255,16 @@ _WRITE_TOOLS = frozenset(
 _EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "file_editor"})
 _EDITOR_WRITES = frozenset({"create", "str_replace", "insert", "undo_edit", "write"})
 _PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "filepath")
-_PATCH_RE = re.compile(
-    r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M
-)
+_PATCH_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+"""A patch's file line; the name is the rest of the line cut by :func:`_patch_name`."""
+
+
+def _patch_name(rest: str) -> str:
+    """``rest`` without trailing spaces (its first character when all spaces): ``(.+?)\\s*$``
+    read the same, trying the end of the line from every character (quadratic on spaces)."""
+    return rest.rstrip() or rest[:1]
+
+
 _DIFF_RE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
 
 
@@ -322,7 +329,7 @@ def _shell_writes(script: str) -> list[str]:
         start = script.find("\n", heredoc.end())
         if start != -1:
             head, body = script[:start], script[start + 1 :]
-    out += [m.group(1) or m.group(2) for m in _PATCH_RE.finditer(body or script)]
+    out += [_patch_name(m.group(1) or m.group(2)) for m in _PATCH_RE.finditer(body or script)]
     cwd: str | None = None
     for line in head.splitlines():
         for words in _commands(_words(line)):
@@ -438,7 +445,7 @@ def modified_paths(name: str, args: Mapping[str, Any], open_file: str | None = N
             raw += [str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)][:1]
     elif low == "apply_patch" or ("patch" in args and isinstance(args.get("patch"), str)):
         text = "\n".join(_strings(args))
-        raw += [m.group(1) or m.group(2) for m in _PATCH_RE.finditer(text)]
+        raw += [_patch_name(m.group(1) or m.group(2)) for m in _PATCH_RE.finditer(text)]
         raw += _DIFF_RE.findall(text) if not raw else []
     elif low in _WRITE_TOOLS and any(isinstance(args.get(k), str) for k in _PATH_KEYS):
         raw += [str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)][:1]

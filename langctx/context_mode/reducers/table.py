@@ -34,7 +34,8 @@ MAX_ROWS = 50
 _CELL_CHARS = 80
 _ROW_CHARS = 600
 _HEADER_CELL = re.compile(r"^\s*\"?[A-Za-z_][\w .\-()/#%]{0,63}\"?\s*$")
-_MD_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+# no two \s* side by side (\s*\|?\s* splits a run of spaces every way: quadratic on one)
+_MD_SEP = re.compile(r"^\s*(?:\|\s*)?:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+(?:\|\s*)?$")
 _PSQL_SEP = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")
 _BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
 
