@@ -17,12 +17,21 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["normalize_tool_name", "tool_base_name", "tool_name_forms", "tool_name_words"]
+__all__ = [
+    "MAX_NAME_CHARS",
+    "normalize_tool_name",
+    "tool_base_name",
+    "tool_name_forms",
+    "tool_name_words",
+]
 
 _NAMESPACE = re.compile(r"__|[./:]")
 _LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")  # readFile -> read_File
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPRequest -> HTTP_Request
 _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+MAX_NAME_CHARS = 256
+"""Words are read from this many characters of a name at most (providers allow 64-128; the
+acronym split is quadratic in an upper-case run, 4 s for 20,000 characters)."""
 
 
 def tool_base_name(name: str) -> str:
@@ -43,7 +52,8 @@ def tool_name_words(name: str) -> tuple[str, ...]:
         >>> tool_name_words("developer__text_editor"), tool_name_words("fsWrite")
         (('text', 'editor'), ('fs', 'write'))
     """
-    base = _ACRONYM.sub(r"\1_\2", _LOWER_UPPER.sub(r"\1_\2", tool_base_name(name)))
+    base = tool_base_name(name)[:MAX_NAME_CHARS]
+    base = _ACRONYM.sub(r"\1_\2", _LOWER_UPPER.sub(r"\1_\2", base))
     return tuple(word.lower() for word in _NOT_WORD.split(base) if word)
 
 

@@ -374,3 +374,10 @@ def test_a_next_step_of_a_megabyte_word_is_read_in_one_scan() -> None:
     for word in ("a-" * 500_000, "a" * 1_000_000):
         step = extract_next_step([AIMessage("Next I will fix " + word)])
         assert step is not None and step.startswith("Next I will fix a")
+
+
+def test_a_huge_tool_name_is_read_from_its_head() -> None:
+    from langctx.facts.tool_names import MAX_NAME_CHARS, tool_name_words
+
+    words = tool_name_words("mcp__x__" + "A" * 1_000_000 + "b")  # hung in the acronym split
+    assert words == ("a" * MAX_NAME_CHARS,)
