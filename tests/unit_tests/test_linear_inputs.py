@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from langctx.cli.replay import truth
 from langctx.context_mode.reducers.html import _UNTERMINATED_TAG, defuse_tags, extract_page
 from langctx.facts import extract_facts
 from langctx.machinery import (
@@ -381,3 +382,26 @@ def test_a_huge_tool_name_is_read_from_its_head() -> None:
 
     words = tool_name_words("mcp__x__" + "A" * 1_000_000 + "b")  # hung in the acronym split
     assert words == ("a" * MAX_NAME_CHARS,)
+
+
+# ---------------------------------------------------------------- the replay's own ground truth
+
+_OLD_TRUTH_ELEMENT = re.compile(r"<(" + truth._TAG_NAMES + r")(?:\s[^<>]*)?>.*?</\1>", re.S)
+_OLD_TRUTH_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts)
+def test_the_truth_parser_cuts_what_its_regexes_cut(text: str) -> None:
+    elements = truth._elements(text, truth._OPENER, truth._CLOSER)
+    cut = truth._CUT.join(text[a:b] for a, b in truth._gaps(text, elements))
+    assert cut == _OLD_TRUTH_ELEMENT.sub(truth._CUT, text)
+    old_args = _OLD_TRUTH_ARGS.findall(truth._ANSI.sub("", text))
+    assert truth.command_args(text) == [a.strip() for a in old_args if a.strip()]
+
+
+def test_a_megabyte_of_unclosed_tags_is_read_by_the_truth_parser_in_one_scan() -> None:
+    for opener in ("<system-reminder> x ", "<command-args>a", "[Request interrupted by user"):
+        text = opener * (1_000_000 // len(opener)) + "<system-reminder>hidden</system-reminder>Go"
+        assert truth.user_text(HumanMessage(text)).endswith("Go")
+    assert truth.is_informative_step("Let me fix " + "a" * 1_000_000) is False

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import json
 import posixpath
 import re
@@ -99,12 +100,13 @@ _AGENT_TAGS = (  # what Codex CLI and Claude Code wrap around text the user did 
     "ide_diagnostics",
     "INSTRUCTIONS",
 )
-_ELEMENT = re.compile(
-    r"<(" + "|".join(map(re.escape, _AGENT_TAGS)) + r")(?:\s[^<>]*)?>.*?</\1>", re.S
-)
-_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_TAG_NAMES = "|".join(map(re.escape, _AGENT_TAGS))
+_OPENER = re.compile(r"<(" + _TAG_NAMES + r")(?:\s[^<>]*)?>")
+_CLOSER = re.compile(r"</(" + _TAG_NAMES + r")>")
+_ARGS_OPENER = re.compile(r"<(command-args)>")
+_ARGS_CLOSER = re.compile(r"</(command-args)>")
 _LOCAL_OUTPUT = re.compile(r"<local-command-(?:stdout|stderr)>")
-_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
+_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]{0,200}\]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _INJECTED = re.compile(
     r"^\s*(?:Contents of \S+\.md\b|# claudeMd\b|# AGENTS\.md\b|Base directory for this skill:"
@@ -140,7 +142,8 @@ def user_pieces(content: Any) -> list[str]:
             continue
         text = _ANSI.sub("", text)
         out += command_args(text)
-        text = _INTERRUPTED.sub(_CUT, _ELEMENT.sub(_CUT, text))
+        cut = [text[a:b] for a, b in _gaps(text, _elements(text, _OPENER, _CLOSER))]
+        text = _INTERRUPTED.sub(_CUT, _CUT.join(cut))
         lines = [ln for ln in text.splitlines() if not ln.strip(" \t" + _CUT).startswith("Caveat:")]
         pieces = [p.strip() for p in "\n".join(lines).split(_CUT)]
         pieces = [p for p in pieces if p]
@@ -184,7 +187,38 @@ def command_args(text: str) -> list[str]:
         >>> command_args("<command-name>/fix</command-name><command-args> issue 12 </command-args>")
         ['issue 12']
     """
-    return [a.strip() for a in _ARGS.findall(_ANSI.sub("", text)) if a.strip()]
+    text = _ANSI.sub("", text)
+    inner = [text[i:j] for _, i, j, _ in _elements(text, _ARGS_OPENER, _ARGS_CLOSER)]
+    return [a.strip() for a in inner if a.strip()]
+
+
+def _elements(
+    text: str, opener: re.Pattern[str], closer: re.Pattern[str]
+) -> list[tuple[int, int, int, int]]:
+    """The complete elements in ``text``, left to right and not overlapping, as ``(start,
+    inner start, inner end, end)``: each opener to the first closer of its name after it, as
+    ``<(name)>.*?</\\1>`` would match, in one scan (the regex reads to the end of the text from
+    each opener that has no closer: quadratic)."""
+    closers: dict[str, list[tuple[int, int]]] = {}
+    for m in closer.finditer(text):
+        closers.setdefault(m.group(1), []).append((m.start(), m.end()))
+    out: list[tuple[int, int, int, int]] = []
+    pos = 0
+    for m in opener.finditer(text):
+        if m.start() < pos:
+            continue
+        found = closers.get(m.group(1), [])
+        k = bisect.bisect_left(found, (m.end(), -1))
+        if k < len(found):
+            out.append((m.start(), m.end(), found[k][0], found[k][1]))
+            pos = found[k][1]
+    return out
+
+
+def _gaps(text: str, elements: list[tuple[int, int, int, int]]) -> list[tuple[int, int]]:
+    """The spans of ``text`` between ``elements``."""
+    edges = [0, *(x for start, _, _, end in elements for x in (start, end)), len(text)]
+    return list(zip(edges[::2], edges[1::2], strict=True))
 
 
 def is_local_output(text: str) -> bool:
@@ -631,7 +665,7 @@ _LEAD_RE = re.compile(
     r"\s+(?P<rest>.+)$"
 )
 _TARGET_RE = re.compile(
-    r"`[^`]+`|\"[^\"]{2,}\"|'[^']{2,}'|\S+/\S+|\b\w+\.[A-Za-z]{1,5}\b|\b\w+_\w+\b|\b\w+\(\)|"
+    r"`[^`]+`|\"[^\"]{2,}\"|'[^']{2,}'|(?<!\S)\S+/\S+|\b\w+\.[A-Za-z]{1,5}\b|\b\w+_\w+\b|\b\w+\(\)|"
     r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
 )
 _STOP = frozenset(
