@@ -87,6 +87,12 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
                 "messages from the graph state (its reducer applies RemoveMessage), not the memory."
             )
             raise InvalidMessageError(msg)
+        if (deep := _too_deep(m)) is not None:
+            msg = (
+                f"message {m.id!r} nests its {deep} more than {MAX_NESTING} levels deep, past "
+                "what langctx (and a provider request's JSON) reads; flatten it first."
+            )
+            raise InvalidMessageError(msg)
         where = surrogate_field(m)
         if where is not None:
             msg = (
@@ -118,6 +124,31 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
                 raise InvalidHistoryError(msg)
         else:
             open_calls = tool_call_ids(m)
+
+
+MAX_NESTING = 100
+"""Levels of nested lists and dicts a message's content, tool calls or extra fields may hold
+(real ones hold a few; Python reads about 500 before its recursion limit)."""
+
+
+def _too_deep(message: BaseMessage) -> str | None:
+    """Which part of ``message`` nests lists and dicts more than :data:`MAX_NESTING` levels deep
+    (read without recursion), or ``None``."""
+    parts = {
+        "content": message.content,
+        "tool calls": getattr(message, "tool_calls", None),
+        "additional_kwargs": message.additional_kwargs,
+    }
+    for where, value in parts.items():
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict | list | tuple):
+                if depth > MAX_NESTING:
+                    return where
+                values = item.values() if isinstance(item, dict) else item
+                stack.extend((v, depth + 1) for v in values)
+    return None
 
 
 def append(mem: MemoryCore, message: BaseMessage) -> bool:

@@ -426,3 +426,26 @@ def test_a_lone_surrogate_in_tool_output_is_escaped_once_and_the_run_goes_on(
     assert projection[-1].content == "bytes \\udcff then the rest"
     json.dumps([m.content for m in projection]).encode("utf-8")  # a provider request encodes it
     assert sum("cannot be encoded" in r.message for r in caplog.records) <= 1
+
+
+def test_arguments_nested_past_the_limit_are_refused_and_nothing_changes() -> None:
+    from langctx import InvalidMessageError, LayeredChatMemory
+    from langctx.engine.log import MAX_NESTING
+
+    def nested(levels: int) -> dict[str, Any]:
+        value: dict[str, Any] = {"leaf": 1}
+        for _ in range(levels):
+            value = {"a": value}
+        return value
+
+    memory = LayeredChatMemory(max_tokens=4000)
+    memory.add_message(HumanMessage("Fix it", id="h"))
+    before = memory.to_state()
+    deep = AIMessage("", id="a", tool_calls=[{"id": "c", "name": "bash", "args": nested(5000)}])
+    with pytest.raises(InvalidMessageError, match=r"^message 'a' nests its tool calls more than"):
+        memory.add_message(deep)  # was a RecursionError from deep inside the token counter
+    assert memory.to_state() == before
+    ok = nested(MAX_NESTING - 2)
+    memory.add_message(AIMessage("", id="a", tool_calls=[{"id": "c", "name": "bash", "args": ok}]))
+    memory.add_message(ToolMessage("done", tool_call_id="c", id="t"))
+    assert [m.id for m in memory.build_context()][-2:] == ["a", "t"]
