@@ -129,6 +129,8 @@ class Run:
     """``count_tokens_approximately`` of the model's input, per model call."""
     db_bytes: int = 0
     content_bytes: int = 0
+    load_s: float = 0.0
+    """CPU the checkpointer spent rebuilding delta channels at run starts (``InMemorySaver``)."""
     first_update_ms: list[float] = field(default_factory=list)
     """Wall time from each user message to the model's first response (what a user waits
     for: loading the thread, the hooks before the model, the scripted model's call)."""
@@ -212,6 +214,16 @@ class _LatestInMemorySaver(InMemorySaver):
     would need tens of GB at 2,000 turns; each step does the same work without them (LangGraph
     reads the latest checkpoint only).
     """
+
+    load_s = 0.0
+    """Process time spent rebuilding delta channels from the checkpoint history (run starts)."""
+
+    def get_delta_channel_history(self, **kwargs: Any) -> Any:
+        started = time.process_time()
+        try:
+            return super().get_delta_channel_history(**kwargs)
+        finally:
+            self.load_s += time.process_time() - started
 
     def prune(self, thread_id: str) -> None:
         for ns, checkpoints in self.storage[thread_id].items():
@@ -297,7 +309,7 @@ def run(
         if saver_kind == "sqlite":
             saver: Any = stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         elif saver_kind == "postgres":
-            schema = f"langctx_agent_e2e_{os.getpid()}_{variant}"
+            schema = f"langctx_agent_e2e_{os.getpid()}_{variant.replace('-', '_')}"
             saver = stack.enter_context(_postgres(str(pg_uri), schema))
         else:
             saver = _LatestInMemorySaver()
@@ -320,6 +332,8 @@ def run(
                     saver.prune(variant)  # not measured
         if saver_kind == "postgres":
             result.db_bytes = _pg_bytes(saver)
+        if isinstance(saver, _LatestInMemorySaver):
+            result.load_s = saver.load_s
     if saver_kind == "sqlite":  # the connection closed: SQLite moved its WAL into the file
         result.db_bytes = sum(f.stat().st_size for f in _sqlite_files(db) if f.exists())
         for f in _sqlite_files(db):
@@ -361,9 +375,10 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
     lines = [
         f"CPU on InMemorySaver, {pruned}.",
         "",
-        "| variant | turns | CPU s | vs summarization | step ms first-100 / last-100 (median) "
-        "| last / first | model input ~tokens (median / max) |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "| variant | turns | CPU s | vs summarization | of it, delta channels loaded at run starts "
+        "| step ms first-100 / last-100 (median) | last / first "
+        "| model input ~tokens (median / max) |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     anchor = {r.turns: r.cpu_s for r in cpu if r.variant == "summarization"}
     for r in cpu:
@@ -371,7 +386,8 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
         ratio = f"{r.cpu_s / anchor[r.turns]:.2f}x" if anchor.get(r.turns) else "-"
         tokens = r.input_tokens or [0]
         lines.append(
-            f"| {r.variant} | {r.turns:,} | {r.cpu_s:.1f} | {ratio} | {first:.1f} / {last:.1f} "
+            f"| {r.variant} | {r.turns:,} | {r.cpu_s:.1f} | {ratio} | {r.load_s:.1f} s "
+            f"| {first:.1f} / {last:.1f} "
             f"| {last / first if first else float('nan'):.2f} "
             f"| {statistics.median(tokens):,.0f} / {max(tokens):,} |"
         )
