@@ -51,6 +51,7 @@ MAX_FACT_LINES = 20_000
 """Lines with facts analysed at most (the first and last halves); the rest stay in the full output."""
 
 _MAX_ALSO_AT = 40
+_LAST_CHARS = 160
 _HAS_LOCATION = _FRAME_ANCHORS[2]
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _MESSAGE_WORDS = 3
@@ -329,7 +330,8 @@ def _pin_location_headers(
 
 
 def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
-    """``" (×N; also at a.py:3, b.py:9)"`` for a line shown once for ``total`` near-copies."""
+    """``" (×N; also at a.py:3, b.py:9; last: <line>)"`` for a line shown once for ``total``
+    near-copies: the other locations, and the last copy when it differs (its numbers may)."""
     rep_locations = set(_locations(lines[members[0]]))
     others: list[str] = []
     for i in members[1:]:
@@ -341,6 +343,9 @@ def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
         note += "; also at " + ", ".join(others[:_MAX_ALSO_AT])
         if len(others) > _MAX_ALSO_AT:
             note += f", +{len(others) - _MAX_ALSO_AT} more"
+    last = lines[members[-1]].strip()
+    if len(members) > 1 and last != lines[members[0]].strip():
+        note += f"; last: {clip(last, _LAST_CHARS)}"  # the numbers the group's key ignored
     return note + ")"
 
 

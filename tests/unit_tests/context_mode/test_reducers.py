@@ -309,3 +309,14 @@ def test_text_on_one_huge_line() -> None:
     r = reduce("word " * 200_000)
     assert r.kind == "text"
     assert "chars not shown" in r.text
+
+
+def test_a_collapsed_error_shows_its_last_copy_when_the_numbers_differ() -> None:
+    log = "\n".join(
+        f"ERROR worker {i} failed: KeyError 'x{i}'" if i % 97 == 0 else f"INFO step {i} ok"
+        for i in range(4000)
+    )
+    text = reduce_output(log, tool_name="bash", args={"command": "make"}).text
+    assert "ERROR worker 0 failed: KeyError 'x0' (×42; last: ERROR worker 3977 failed" in text
+    same = "\n".join(["ERROR: disk full"] * 300 + [f"INFO {i}" for i in range(3000)])
+    assert "ERROR: disk full (×300)" in reduce_output(same, tool_name="bash").text
