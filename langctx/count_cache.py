@@ -107,11 +107,11 @@ def describe_edited(
         return view, counter.count_message(view)
     key = (counter._edited_slot, f"{message.id}\x00{edit['id']}")
     fingerprint = hash((_fingerprint(message), _edit_digest(edit)))  # an edit id is no content
-    found = counter.cache.get(key, fingerprint)
+    found = counter.cache.get(*key, fingerprint)
     if found is None:
         view = view_message(message, edit)
         found = (view, counter.count_message(view))
-        counter.cache.put(key, fingerprint, found)
+        counter.cache.put(*key, fingerprint, found)
     return found
 
 
@@ -129,12 +129,8 @@ class MessageCountCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple[int, str], fingerprint: int) -> Any:
-        """The value stored for ``key`` and ``fingerprint`` (a count or a :class:`Described`)."""
-        return self.find(key[0], key[1], fingerprint)
-
-    def find(self, slot: int, message_id: str, fingerprint: int) -> Any:
-        """:meth:`get` with the key's parts (the per-message hot path: one tuple, one lookup)."""
+    def get(self, slot: int, message_id: str, fingerprint: int) -> Any:
+        """The value stored for the key (a count or a :class:`Described`), counted as a hit or miss."""
         found = self._lru.get((slot, message_id, fingerprint))
         if found is None:
             self.misses += 1
@@ -142,8 +138,8 @@ class MessageCountCache:
             self.hits += 1
         return found
 
-    def put(self, key: tuple[int, str], fingerprint: int, value: object) -> None:
-        self._lru.put((key[0], key[1], fingerprint), value)
+    def put(self, slot: int, message_id: str, fingerprint: int, value: object) -> None:
+        self._lru.put((slot, message_id, fingerprint), value)
 
     def clear(self) -> None:
         """Forget every count (a cold worker, for benchmarks)."""
@@ -207,21 +203,17 @@ def counter_key(counter: TokenCounter) -> Hashable | None:
     """
     if isinstance(counter, CachedCounter):
         return counter._key
-    inner = counter
-    if type(inner) in (ApproximateCounter, TiktokenCounter):
-        return (
-            inner.name,
-            getattr(inner, "message_overhead", None),
-            getattr(inner, "image_tokens", None),
-        )
-    declared = getattr(inner, "cache_key", None)
-    if declared is None:
-        return None
+    if isinstance(counter, MessageCounter) and type(counter) in (
+        ApproximateCounter,
+        TiktokenCounter,
+    ):
+        return (counter.name, counter.message_overhead, counter.image_tokens)
+    declared = getattr(counter, "cache_key", None)
     try:
         hash(declared)
     except TypeError:
         return None
-    return ("declared", type(inner).__qualname__, declared)
+    return None if declared is None else ("declared", type(counter).__qualname__, declared)
 
 
 def shared_cache() -> MessageCountCache:
@@ -239,15 +231,14 @@ class CachedCounter:
         self.inner = inner
         self.cache = cache if cache is not None else _SHARED
         self.name = inner.name
-        # a built-in counter (count_message not overridden) is counted past its own cache
+        # a new message is counted by the inner counter, past its own cache when it has one
         own = isinstance(inner, MessageCounter)
         own = own and type(inner).count_message is MessageCounter.count_message
-        self._count = cast(MessageCounter, inner).count_uncached if own else None
+        self._count_new = cast(MessageCounter, inner).count_uncached if own else inner.count_message
         self._key = counter_key(inner)
-        if self._key is None:  # no stable name: nothing is cached for it
-            self._slot: int | None = None
-            self._edited_slot: int | None = None
-        else:
+        self._slot: int | None = None  # None: no stable name, nothing is cached for it
+        self._edited_slot: int | None = None
+        if self._key is not None:
             self._slot = _slot((self._key, "count"))  # a message's count, then its description
             self._edited_slot = _slot((self._key, "edited"))
 
@@ -257,22 +248,15 @@ class CachedCounter:
     def count_message(self, message: BaseMessage) -> int:
         if message.id is None or self._slot is None:
             return self.inner.count_message(message)
-        key = (self._slot, message.id)
         fingerprint = _fingerprint(message)
-        found = self.cache.get(key, fingerprint)
+        found = self.cache.get(self._slot, message.id, fingerprint)
         if found is None:
             found = self._count_new(message)
-            self.cache.put(key, fingerprint, found)
+            self.cache.put(self._slot, message.id, fingerprint, found)
         return found.tokens if isinstance(found, Described) else cast(int, found)
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         return sum(self.count_message(m) for m in messages)
-
-    def _count_new(self, message: BaseMessage) -> int:
-        """A message this cache does not hold: counted by the inner counter past its own cache."""
-        return (
-            self._count(message) if self._count is not None else self.inner.count_message(message)
-        )
 
     def describe(self, message: BaseMessage) -> Described:
         """See :func:`describe`; messages without an id are described every time."""
@@ -280,11 +264,11 @@ class CachedCounter:
         if mid is None or self._slot is None:
             return _described(self, message, self.inner.count_message(message))
         fingerprint = _fingerprint(message)
-        found = self.cache.find(self._slot, mid, fingerprint)  # a count, or its description
+        found = self.cache.get(self._slot, mid, fingerprint)  # a count, or its description
         if not isinstance(found, Described):
             tokens = self._count_new(message) if found is None else cast(int, found)
             found = _described(self, message, tokens)
-            self.cache.put((self._slot, mid), fingerprint, found)
+            self.cache.put(self._slot, mid, fingerprint, found)
         return found
 
 
