@@ -1,8 +1,6 @@
-"""Configuration of a :class:`~langctx.LayeredChatMemory`.
-
-One frozen, slotted, keyword-only dataclass, validated on construction. The defaults come from the
-two design documents (an 8k budget, 30% reserved for the newest messages, compaction ahead of time at
-80% of the budget, summaries of at most ~200 tokens, at most 5 + 2 + 1 of them).
+"""Configuration of a :class:`~langctx.LayeredChatMemory`: one frozen dataclass, validated on
+construction (defaults: an 8k budget, 30% reserved for the newest messages, compaction at 80% of
+the budget, summaries of at most ~200 tokens, at most 5 + 2 + 1 of them).
 
 Example:
     >>> from langctx import MemoryConfig
@@ -17,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
+from typing import Any, Generic, Literal, TypedDict, TypeVar, get_args, overload
 
 from langchain_core.messages import BaseMessage
 
@@ -68,19 +66,17 @@ OversizePolicy = Literal["truncate", "error"]
 OrphanPolicy = Literal["repair", "error"]
 
 
-_CHOICES = (
-    ("summary_role", ("human", "ai", "system"), "'human', 'ai' or 'system'"),
-    ("oversize_policy", ("truncate", "error"), "'truncate' or 'error'"),
-    ("orphan_policy", ("repair", "error"), "'repair' or 'error'"),
-)
-"""(option, allowed values, how the error message names them)."""
+_CHOICES = {
+    "summary_role": get_args(SummaryRole),
+    "oversize_policy": get_args(OversizePolicy),
+    "orphan_policy": get_args(OrphanPolicy),
+}
 
 _T = TypeVar("_T")
 
 
 class _resolved(Generic[_T]):
-    """A derived value of a frozen config, computed on first read and kept in its ``_memo``
-    (the marks are read on every model call, and each is a chain of other marks)."""
+    """A derived value of a frozen config, computed on first read and kept in its ``_memo``."""
 
     def __init__(self, fn: Callable[[Any], _T]) -> None:
         self.fn = fn
@@ -111,8 +107,7 @@ class MemoryConfig:
 
     max_tokens: int | ContextSize | None = None
     """Budget for the projected context: tokens, ``("tokens", n)`` or ``("fraction", f)`` of
-    `context_window` (LangChain's size vocabulary). Default: 55% of `context_window` when that is
-    set, else 8000."""
+    `context_window`. Default: 55% of `context_window` when set, else 8000."""
 
     reserve_ratio: float = DEFAULT_RESERVE_RATIO
     """Share of `max_tokens` guaranteed to the newest messages; pinned + summaries use at most the rest."""
@@ -125,32 +120,29 @@ class MemoryConfig:
 
     keep_recent_tokens: int | ContextSize | None = None
     """Verbatim recent tokens kept after a compaction (the low mark): tokens, ``("tokens", n)`` or
-    ``("fraction", f)`` of `max_tokens`. Default: 20% of `max_tokens` (at least the newest turn
-    is always kept). Everything kept after a fold is sent again uncached (the summary block before
-    it changed), so a low mark well below the reserve makes each fold cheaper and rarer."""
+    ``("fraction", f)`` of `max_tokens`. Default: 20% of `max_tokens` (the newest turn is always
+    kept). What a fold keeps is sent again uncached, so a low mark well below the reserve makes
+    folds cheaper and rarer."""
 
     output_share: float = DEFAULT_OUTPUT_SHARE
     """Share of `max_tokens` one tool output may keep after a compaction by the marks (default an
-    eighth, what Context-mode inlines): a larger output in the turns a fold keeps is cut to it,
-    head and tail kept and the cut marked (the log keeps it whole); several share the low mark.
-    The fold sends what it keeps anew anyway, so the cut breaks no prompt cache, while an output
-    kept whole is read by every call until the next fold and brings that fold sooner."""
+    eighth, what Context-mode inlines): a larger output in the kept turns is cut to head and tail,
+    marked (the log keeps it whole). The fold resends what it keeps anyway, so the cut breaks no
+    prompt cache."""
 
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
 
     summary_threshold_tokens: int | None = None
-    """Evicted tokens that wait for one model summary call. A fold whose evicted history not yet
-    summarized by the model stays below this is summarized locally (no call, quality
-    ``"mechanical"``), and the next such fold absorbs it (one running local summary); once the
-    waiting history reaches it, the model summarizes all of it in one call. Default:
-    `max_summarizer_input_tokens` (one call fills the summarizer's input). 0: a call per fold."""
+    """Evicted tokens that wait for one model summary call: below it a fold is summarized locally
+    (quality ``"mechanical"``, absorbed by the next such fold); once the waiting history reaches
+    it, the model summarizes all of it in one call. Default: `max_summarizer_input_tokens`.
+    0: a call per fold."""
 
     background_summaries: bool = True
     """Compute model summaries off the critical path: the fold is written at once with the local
-    summary and the model's summary of the same span replaces it at the next fold (when the
-    summary block changes anyway), if it still stands for the same messages. ``/compact`` with
-    instructions and overflow recovery always call the model on the spot."""
+    summary, replaced by the model's at the next fold if it still stands for the same messages.
+    ``/compact`` with instructions and overflow recovery call the model on the spot."""
 
     max_summaries: int = DEFAULT_MAX_SUMMARIES
     """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
@@ -162,34 +154,29 @@ class MemoryConfig:
     """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
 
     summary_share: float = DEFAULT_SUMMARY_SHARE
-    """Share of `max_tokens` the summaries' text may take together (default 5%): over it, the
-    oldest merge even below `max_summaries` / `max_level2`, so that at small budgets summaries
-    do not crowd out the recent turns (each fold then frees more, and rewrites less of the
-    provider's cache). The facts ledger comes on top."""
+    """Share of `max_tokens` the summaries' text may take together (default 5%, the facts ledger
+    on top): over it, the oldest merge even below `max_summaries` / `max_level2`, so summaries do
+    not crowd out the recent turns at small budgets."""
 
     max_summary_tokens: int | None = None
-    """Hard cap per summary (enforced by truncation, not only asked for in the prompt).
-
-    Default: 200, or less on small budgets so that all summaries fit beside the reserve."""
+    """Hard cap per summary (enforced by truncation). Default: 200, or less on small budgets so
+    that all summaries fit beside the reserve."""
 
     max_facts_tokens: int | None = None
     """Cap of the mechanical facts ledger under the summaries (constraints, modified files, latest
-    failure). Default: 1.5 * the summary cap, or on large budgets up to 1/20 of the head budget
-    (at most 1,000), so that long sessions keep more of their modified files. 0 turns the ledger
-    off."""
+    failure). Default: 1.5 * the summary cap, or up to 1/20 of the head budget (at most 1,000) on
+    large budgets. 0 turns the ledger off."""
 
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
     """Share of `max_tokens` for the user's folded messages quoted verbatim in the summary block
-    (default 15%): the newest (cut head + tail only when larger than the whole share), then earlier
-    ones, newest first; beyond it (up to as much again) older ones by their opening words, then a
-    count of the rest. Taken only from what the head budget leaves beside the pinned messages and
-    the summaries: never a reason to exceed the budget (:mod:`langctx.user_messages`)."""
+    (default 15%), newest first; older ones by their opening words, then a count. Taken only from
+    what the head budget leaves, never a reason to exceed it (:mod:`langctx.user_messages`)."""
 
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
-    """Tool outputs at least this large may be replaced in place by a placeholder before turns are folded."""
+    """Tool outputs at least this large may become placeholders before turns are folded."""
 
     summary_role: SummaryRole = "human"
-    """Role of the projected summary message. "human" works for OpenAI and Anthropic alike."""
+    """Role of the projected summary message ("human" works for OpenAI and Anthropic alike)."""
 
     oversize_policy: OversizePolicy = "truncate"
     """Pinned messages larger than their share of the budget: "truncate" (head and tail kept, marked) or "error"."""
@@ -209,7 +196,7 @@ class MemoryConfig:
     cache_prices: str | PriceSheet | None = None
     """The provider's prompt-cache prices: ``"anthropic"``, ``"openai"`` or a
     :class:`~langctx.pricing.PriceSheet`. When set, a compaction may come before the high mark,
-    where a fold costs least per model call (:mod:`langctx.cache_mark`); None: at the high mark."""
+    where a fold costs least per call (:mod:`langctx.cache_mark`)."""
 
     _memo: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
@@ -235,7 +222,7 @@ class MemoryConfig:
         self._memo.clear()  # marks read while normalizing saw the raw sizes
 
     def _check_numbers(self) -> None:
-        for name in ("max_tokens", "context_window", "keep_recent_tokens"):
+        for name in ("max_tokens", "keep_recent_tokens"):  # (context_window: checked above)
             positive(name, getattr(self, name), optional=True)
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
@@ -270,9 +257,10 @@ class MemoryConfig:
 
     def _check_choices(self) -> None:
         """The policies, the timeout, the price sheet (normalized), the flags and the predicate."""
-        for name, allowed, said in _CHOICES:
+        for name, allowed in _CHOICES.items():
             value = getattr(self, name)
             if value not in allowed:
+                said = ", ".join(map(repr, allowed[:-1])) + f" or {allowed[-1]!r}"
                 msg = f"{name} must be {said}, got {value!r}."
                 raise ConfigError(msg)
         check_timeout("summary_timeout", self.summary_timeout)
@@ -428,11 +416,8 @@ class MemoryConfig:
 
 
 class ConfigOptions(TypedDict, total=False):
-    """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``).
-
-    Every langctx entry point that takes memory options types them with this, so an IDE
-    completes them and a type checker rejects a misspelt one.
-    """
+    """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``), so
+    an IDE completes them and a type checker rejects a misspelt one."""
 
     max_tokens: int | ContextSize | None
     reserve_ratio: float
