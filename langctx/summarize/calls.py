@@ -77,8 +77,7 @@ async def acall_summarizer(
     summarizer: Summarizer, request: SummaryRequest, *, timeout: float | None
 ) -> str:
     """Async version of `call_summarizer` (the call is cancelled on timeout)."""
-    answer = await acall_with_timeout(lambda: summarizer.asummarize(request), timeout)
-    return summary_text(answer)
+    return summary_text(await acall_with_timeout(lambda: summarizer.asummarize(request), timeout))
 
 
 def failure_reason(exc: BaseException) -> str:

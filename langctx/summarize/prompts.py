@@ -80,36 +80,23 @@ what. The mechanical facts listed with the output are authoritative: keep all of
 {focus}
 At most {max_tokens} tokens. Plain text, no preamble."""
 
+_FOCUS = {
+    "read_file": "The output is the content of a file. Give its purpose and language, its imports "
+    "and dependencies, the classes and functions with their signatures (and line numbers when "
+    "shown), notable constants and configuration values, TODO/FIXME notes. Not the bodies.",
+    "run_command": "The output comes from running a command. Give the exit code and whether it "
+    "succeeded, each error and warning with its type, message and file:line, the failing tests, "
+    "the lines that state the final result, and any versions printed.",
+    "query_db": "The output is a query result. Give the columns, the row count, the ranges or "
+    "distinct values of the key columns, NULLs and anomalies, and the rows that matter.",
+    "browse_page": "The output is a web page or a page snapshot. Give its title and purpose, the "
+    "facts in its main text, and the interactive elements the agent can use (links, buttons, "
+    "inputs, with their labels and refs or ids).",
+    "default": "Give the facts the agent needs to decide its next step.",
+}
+
 TOOL_OUTPUT_PROMPTS: Mapping[str, str] = MappingProxyType(
-    {
-        "read_file": _TOOL_OUTPUT_PROMPT.replace(
-            "{focus}",
-            "The output is the content of a file. Give its purpose and language, its imports "
-            "and dependencies, the classes and functions with their signatures (and line numbers "
-            "when shown), notable constants and configuration values, TODO/FIXME notes. Not the "
-            "bodies.",
-        ),
-        "run_command": _TOOL_OUTPUT_PROMPT.replace(
-            "{focus}",
-            "The output comes from running a command. Give the exit code and whether it "
-            "succeeded, each error and warning with its type, message and file:line, the failing "
-            "tests, the lines that state the final result, and any versions printed.",
-        ),
-        "query_db": _TOOL_OUTPUT_PROMPT.replace(
-            "{focus}",
-            "The output is a query result. Give the columns, the row count, the ranges or "
-            "distinct values of the key columns, NULLs and anomalies, and the rows that matter.",
-        ),
-        "browse_page": _TOOL_OUTPUT_PROMPT.replace(
-            "{focus}",
-            "The output is a web page or a page snapshot. Give its title and purpose, the facts "
-            "in its main text, and the interactive elements the agent can use (links, buttons, "
-            "inputs, with their labels and refs or ids).",
-        ),
-        "default": _TOOL_OUTPUT_PROMPT.replace(
-            "{focus}", "Give the facts the agent needs to decide its next step."
-        ),
-    }
+    {kind: _TOOL_OUTPUT_PROMPT.replace("{focus}", focus) for kind, focus in _FOCUS.items()}
 )
 """The system prompt of a ``kind="tool_output"`` request, per :data:`ToolKind`
 (``{max_tokens}`` is filled in)."""

@@ -24,7 +24,6 @@ __all__ = [
     "extract_constraints",
     "extract_next_step",
     "merge_read_summary_facts",
-    "merge_summary_facts",
     "summary_facts",
     "truncate_to_tokens",
 ]
@@ -48,9 +47,8 @@ _TARGET = re.compile(
     r"(?<![\w.-])[\w.-]*/[\w./-]+|(?<![\w-])-*\w[\w-]*\.[a-z]{1,5}\b|"  # a path or a file name
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )
-"""What a next step acts on: a quoted term, a path or file name, a code identifier. A path or
-file name is tried from the start of a run of its characters only (from every character of a long
-word, the search was quadratic); whether one is found is as before."""
+"""What a next step acts on: a quoted term, a path or file name (matched from the start of a run
+of its characters only, so the search stays linear), a code identifier."""
 _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32
@@ -88,7 +86,7 @@ def extract_constraints(
 
 def _constraint_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold a constraint, whole (a line over 400 chars: its constraint
-    sentences), so a shortened user message keeps them in context."""
+    sentences), so a shortened user message keeps them."""
     out: list[str] = []
     for line in text.splitlines():
         found = constraint_sentences(line)
@@ -152,10 +150,9 @@ def summary_facts(
     *,
     extract: Callable[[Sequence[BaseMessage]], Facts] = extract_facts,
 ) -> SummaryFacts:
-    """Everything mechanical a summary of ``messages`` must keep, in the stored shape: read once,
-    here, as :func:`~langctx.facts.record.stored_facts` reads facts from state (the messages
-    are untrusted too: a text with a lone surrogate, a message with many constraint lines), so
-    merges and renders take them as they are."""
+    """Everything mechanical a summary of ``messages`` must keep, read once here by
+    :func:`~langctx.facts.record.stored_facts` (the messages are untrusted too), so merges and
+    renders take them as they are."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
     facts["user_messages"] = [
@@ -182,16 +179,10 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
     return False
 
 
-def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
-    return merge_read_summary_facts(*[stored_facts(p) for p in parts])
-
-
 def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
-    """:func:`merge_summary_facts` of facts in the stored shape already (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx), which are not read
-    again."""
+    """Order-preserving union of summary facts in the stored shape (read by
+    :func:`~langctx.facts.record.stored_facts`, or written by langctx); the newest next step
+    wins."""
     merged: SummaryFacts = dict(merge_read_facts(*facts))
     constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
     merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
