@@ -54,21 +54,18 @@ def _blob_spec(encoding: str) -> tuple[str, str] | None:
         tree = ast.parse(inspect.getsource(openai_public))
     except (ImportError, OSError, TypeError, SyntaxError):
         return None
-    for node in tree.body:
-        if not (isinstance(node, ast.FunctionDef) and node.name == encoding):
-            continue
-        for call in ast.walk(node):
-            if not (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Name)
-                and call.func.id == "load_tiktoken_bpe"
-                and call.args
-            ):
-                continue
-            url = _string(call.args[0])
-            sha = next((_string(k.value) for k in call.keywords if k.arg == "expected_hash"), None)
-            if url is not None and sha is not None:
-                return url, sha
+    calls = (
+        call
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name == encoding
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "load_tiktoken_bpe"
+    )
+    for call in calls:
+        url = _string(call.args[0]) if call.args else None
+        sha = next((_string(k.value) for k in call.keywords if k.arg == "expected_hash"), None)
+        if url is not None and sha is not None:
+            return url, sha
     return None
 
 
@@ -77,11 +74,8 @@ def _string(node: ast.expr) -> str | None:
 
 
 def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _seed_one(encoding: str, cache_dir: Path) -> bool:
