@@ -13,7 +13,7 @@ from langctx.channel import CHANNEL_VERSION, LangctxChannel
 from langctx.errors import StateVersionError
 from langctx.markers import HISTORY_ID_PREFIX, LEGACY_HISTORY_ID_PREFIX
 
-__all__ = ["STATE_KEY", "Backend", "Batch", "Entries", "Step", "Wrapped"]
+__all__ = ["STATE_KEY", "Backend", "Entries", "Step", "Wrapped"]
 
 STATE_KEY = "langctx"
 """Default key of the langctx entries in the ``state`` mapping beside a wrapped history."""
@@ -87,23 +87,17 @@ def _current_ids(value: Any) -> Any:
 # ---------------------------------------------------------------------------------- backends
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Messages to append, as given and as the backend stores them (``encode``)."""
-
-    messages: list[BaseMessage] = field(default_factory=list)
-    encoded: list[str] = field(default_factory=list)
-
-
 @dataclass
 class Step:
-    """One write: the batch from log index ``start``, then the entries it made (a backend's
-    ``write`` gets it complete)."""
+    """One write: messages appended from log index ``start``, then the entries they made (a
+    backend's ``write`` gets it complete)."""
 
     start: int
-    batch: Batch
+    messages: list[BaseMessage]
+    encoded: list[str]
+    """``messages`` as the backend stores them (``encode``)."""
     tagged: list[BaseMessage]
-    """The batch as the memory gets it (positional ids)."""
+    """``messages`` as the memory gets them (positional ids)."""
     new: Entries = field(default_factory=Entries)
     total: Entries = field(default_factory=Entries)
     """Every entry so far, ``new`` included (for backends that rewrite them whole)."""
@@ -160,13 +154,13 @@ class Wrapped(Backend):
             self.state[self.key] = step.total.to_state()
 
     def write(self, step: Step) -> None:
-        if step.batch.messages:
-            self.history.add_messages(list(step.batch.messages))
+        if step.messages:
+            self.history.add_messages(list(step.messages))
         self._save(step)
 
     async def awrite(self, step: Step) -> None:
-        if step.batch.messages:
-            await self.history.aadd_messages(list(step.batch.messages))
+        if step.messages:
+            await self.history.aadd_messages(list(step.messages))
         self._save(step)
 
     def clear(self) -> None:

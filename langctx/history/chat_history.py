@@ -28,7 +28,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 
 from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError, InvalidMessageError, StateVersionError
-from langctx.history.backends import STATE_KEY, Backend, Batch, Entries, Step, Wrapped
+from langctx.history.backends import STATE_KEY, Backend, Entries, Step, Wrapped
 from langctx.markers import HISTORY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 
@@ -144,7 +144,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._log: list[BaseMessage] = []  # exactly what was added
         self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
         self._tags: dict[str, int] = {}  # positional id -> index in the log
-        self._commit(Step(0, Batch(messages), [self._tag(m, i) for i, m in enumerate(messages)]))
+        self._commit(Step(0, messages, [], [self._tag(m, i) for i, m in enumerate(messages)]))
         if messages or saved:
             try:
                 self._restore_memory()
@@ -232,20 +232,22 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             >>> len(history.messages)
             2
         """
-        if (batch := self._batch(messages)) is None:
+        if not (batch := _as_messages(messages)):
             return
+        encoded = self._backend.encode(batch)  # before any lock
         with self._lock:
-            with self._rolled_back(batch) as step:
+            with self._rolled_back(batch, encoded) as step:
                 self._memory.add_messages(step.tagged)
                 self._backend.write(self._written(step))
             self._commit(step)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async version of `add_messages`."""
-        if (batch := self._batch(messages)) is None:
+        if not (batch := _as_messages(messages)):
             return
+        encoded = self._backend.encode(batch)
         async with self._alock:
-            with self._rolled_back(batch) as step:
+            with self._rolled_back(batch, encoded) as step:
                 await self._memory.aadd_messages(step.tagged)
                 await self._backend.awrite(self._written(step))
             with self._lock:
@@ -254,7 +256,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
     def compact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Compact now and persist the entries; returns the new entry (None: nothing to compact)."""
         with self._lock:
-            with self._rolled_back(Batch()) as step:
+            with self._rolled_back([], []) as step:
                 entry = self._memory.compact(instructions)
                 self._backend.write(self._written(step))
             self._commit(step)
@@ -263,7 +265,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
     async def acompact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Async version of `compact`."""
         async with self._alock:
-            with self._rolled_back(Batch()) as step:
+            with self._rolled_back([], []) as step:
                 entry = await self._memory.acompact(instructions)
                 await self._backend.awrite(self._written(step))
             with self._lock:
@@ -287,19 +289,14 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         """The message as the memory gets it: under its position in the log."""
         return message.model_copy(update={"id": f"{HISTORY_ID_PREFIX}{index}"})
 
-    def _batch(self, messages: Sequence[BaseMessage]) -> Batch | None:
-        """The messages checked and encoded (before any lock); None when there are none."""
-        batch = _as_messages(messages)
-        return Batch(batch, self._backend.encode(batch)) if batch else None
-
     @contextmanager
-    def _rolled_back(self, batch: Batch) -> Iterator[Step]:
+    def _rolled_back(self, batch: list[BaseMessage], encoded: list[str]) -> Iterator[Step]:
         """A write of ``batch``: on any error inside, the memory is rebuilt from what is committed."""
         with self._lock:
             start = len(self._log)
-            tagged = [self._tag(m, start + k) for k, m in enumerate(batch.messages)]
+            tagged = [self._tag(m, start + k) for k, m in enumerate(batch)]
         try:
-            yield Step(start, batch, tagged)
+            yield Step(start, batch, encoded, tagged)
         except BaseException:
             self._restore_memory()
             raise
@@ -317,7 +314,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     def _commit(self, step: Step) -> None:
         start = len(self._log)
-        self._log.extend(step.batch.messages)
+        self._log.extend(step.messages)
         self._memlog.extend(step.tagged)
         self._tags.update((f"{HISTORY_ID_PREFIX}{i}", i) for i in range(start, len(self._log)))
         self._saved.extend(step.new)

@@ -106,7 +106,7 @@ class SQLiteBackend(Backend):
 
     def write(self, step: Step) -> None:
         sid = self.session_id
-        rows = [(sid, step.start + k, text) for k, text in enumerate(step.batch.encoded)]
+        rows = [(sid, step.start + k, text) for k, text in enumerate(step.encoded)]
         tagged = [(k, e) for k, part in zip(_KINDS, step.new.lists(), strict=True) for e in part]
         with self.store.lock:
             entry_rows = [
