@@ -37,19 +37,12 @@ SECTIONS: tuple[str, ...] = (
 _UNITED = frozenset({"Goal", "Important constraints", "Files observed", "Files modified"})
 """Sections whose items accumulate over the session; the others are superseded by the newest."""
 
-_ALIASES = {
-    "goal": "Goal",
+_ALIASES = {name.lower(): name for name in SECTIONS} | {
     "goals": "Goal",
-    "current status": "Current status",
     "status": "Current status",
-    "important constraints": "Important constraints",
     "constraints": "Important constraints",
-    "files observed": "Files observed",
     "files read": "Files observed",
-    "files modified": "Files modified",
     "files changed": "Files modified",
-    "open tool results": "Open tool results",
-    "next step": "Next step",
     "next steps": "Next step",
 }
 

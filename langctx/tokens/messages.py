@@ -111,11 +111,10 @@ class MessageCounter:
         raise NotImplementedError
 
     def count_message(self, message: BaseMessage) -> int:
-        """Return the tokens of ``message``, from the cache when it was counted before.
-
-        Counts the content (text blocks as text, images as ``image_tokens``, other blocks as
-        their JSON), each tool call's name and JSON arguments plus `TOOL_CALL_OVERHEAD_TOKENS`,
-        a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the ``name`` and ``message_overhead``.
+        """The tokens of ``message`` (cached): its content (text blocks as text, images as
+        ``image_tokens``, other blocks as JSON), each tool call's name and JSON arguments plus
+        `TOOL_CALL_OVERHEAD_TOKENS`, a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the ``name``
+        and ``message_overhead``.
 
         Raises:
             InvalidMessageError: ``message`` is not a langchain-core message.
@@ -127,22 +126,20 @@ class MessageCounter:
             )
             raise InvalidMessageError(msg)
         key = _message_key(message)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        count = self._count_uncached(message)
-        self._cache.put(key, count)
+        count = self._cache.get(key)
+        if count is None:
+            count = self._count_uncached(message)
+            self._cache.put(key, count)
         return count
 
     def count_uncached(self, message: BaseMessage) -> int:
-        """`count_message` without this counter's cache (for a caller that caches the count
-        itself: two caches would key the same message twice)."""
+        """`count_message` without this counter's cache (for a caller that caches the count)."""
         if not isinstance(message, BaseMessage):
             return self.count_message(message)  # its error
         return self._count_uncached(message)
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
-        """Return the sum of `count_message` over ``messages``."""
+        """The sum of `count_message` over ``messages``."""
         return sum(self.count_message(message) for message in messages)
 
     def clear_cache(self) -> None:
