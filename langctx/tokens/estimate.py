@@ -69,10 +69,7 @@ def _class_table() -> bytes:
 
 def _member_table(members: bytes) -> bytes:
     """Map the class letters in ``members`` to ``w`` and everything else to ``.``."""
-    table = bytearray(b"." * 256)
-    for byte in members:
-        table[byte] = ord("w")
-    return bytes(table)
+    return bytes(ord("w") if byte in members else ord(".") for byte in range(256))
 
 
 _CLASSES = _class_table()
