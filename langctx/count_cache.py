@@ -105,13 +105,13 @@ def describe_edited(
     if not isinstance(counter, CachedCounter) or message.id is None or counter._edited_slot is None:
         view = view_message(message, edit)
         return view, counter.count_message(view)
-    key = (counter._edited_slot, f"{message.id}\x00{edit['id']}")
+    slot, key = counter._edited_slot, f"{message.id}\x00{edit['id']}"
     fingerprint = hash((_fingerprint(message), _edit_digest(edit)))  # an edit id is no content
-    found = counter.cache.get(*key, fingerprint)
+    found = counter.cache.get(slot, key, fingerprint)
     if found is None:
         view = view_message(message, edit)
         found = (view, counter.count_message(view))
-        counter.cache.put(*key, fingerprint, found)
+        counter.cache.put(slot, key, fingerprint, found)
     return found
 
 

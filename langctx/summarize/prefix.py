@@ -3,10 +3,9 @@
 :class:`PrefixSummarizer` sends the main model the request it was sent last (the provider's prompt
 cache holds it) plus one instruction naming the span to summarize. Inside
 :class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (see
-:func:`main_request`), so list it after the middleware that change the request. Merges,
-Context-mode outputs and spans the request no longer holds go as in
-:class:`~langctx.summarize.ModelSummarizer`. ``bench/cost.py`` compares its cost with a cheap
-model's.
+:func:`main_request`), so list it after the middleware that change the request. Other requests go
+as in :class:`~langctx.summarize.ModelSummarizer`. ``bench/cost.py`` compares its cost with a
+cheap model's.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
