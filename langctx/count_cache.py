@@ -282,13 +282,8 @@ def _edit_digest(edit: EditEntry) -> int:
 
 
 def _fingerprint(message: BaseMessage) -> int:
-    """A hash of everything a counter or the projection reads: type, content, tool calls (valid
-    and invalid), the call a tool result answers and its status, name, extra fields, the digest
-    of a Context-mode stamp.
-
-    String content is hashed as is (Python caches a string's hash, so a message seen again
-    costs nothing); block lists, tool calls and extra fields through their ``repr``.
-    """
+    """A hash of everything a counter or the projection reads (string content as is: Python
+    caches a string's hash; block lists, tool calls and extra fields through their ``repr``)."""
     fields = message.__dict__  # the model's fields (getattr on a missing one is slow in pydantic)
     content = fields["content"]
     calls = fields.get("tool_calls")

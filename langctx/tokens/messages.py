@@ -186,12 +186,9 @@ class MessageCounter:
         return self.count_text(_to_json(block))
 
     def _count_opaque(self, block: dict[str, Any]) -> int:
-        """Signed or encrypted blocks: their readable text, never the length of the blob.
-
-        Anthropic ``compaction`` blocks carry their summary as ``content`` text; encrypted items
-        (OpenAI compaction, redacted thinking, reasoning without a summary) count as
-        `PROVIDER_COMPACTION_TOKENS` until provider usage calibrates the total.
-        """
+        """Signed or encrypted blocks: their readable text (an Anthropic ``compaction`` block's
+        ``content``, a reasoning summary), else `PROVIDER_COMPACTION_TOKENS` (OpenAI compaction,
+        redacted thinking) until provider usage calibrates the total; never the blob's length."""
         content = block.get("content")
         texts = [content] if isinstance(content, str) else []
         texts += [
