@@ -203,11 +203,9 @@ def counter_key(counter: TokenCounter) -> Hashable | None:
     """
     if isinstance(counter, CachedCounter):
         return counter._key
-    if isinstance(counter, MessageCounter) and type(counter) in (
-        ApproximateCounter,
-        TiktokenCounter,
-    ):
-        return (counter.name, counter.message_overhead, counter.image_tokens)
+    if type(counter) in (ApproximateCounter, TiktokenCounter):
+        builtin = cast(MessageCounter, counter)
+        return (builtin.name, builtin.message_overhead, builtin.image_tokens)
     declared = getattr(counter, "cache_key", None)
     try:
         hash(declared)
