@@ -24,6 +24,7 @@ __all__ = [
     "extract_constraints",
     "extract_next_step",
     "merge_read_summary_facts",
+    "merge_summary_facts",
     "summary_facts",
     "truncate_to_tokens",
 ]
@@ -179,10 +180,15 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
     return False
 
 
+def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
+    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
+    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
+    return merge_read_summary_facts(*[stored_facts(p) for p in parts])
+
+
 def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
-    """Order-preserving union of summary facts in the stored shape (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx); the newest next step
-    wins."""
+    """:func:`merge_summary_facts` of facts already in the stored shape (read by
+    :func:`~langctx.facts.record.stored_facts`, or written by langctx)."""
     merged: SummaryFacts = dict(merge_read_facts(*facts))
     constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
     merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
