@@ -127,8 +127,9 @@ class MemoryConfig:
     output_share: float = DEFAULT_OUTPUT_SHARE
     """Share of `max_tokens` one tool output may keep after a compaction by the marks (default an
     eighth, what Context-mode inlines): a larger output in the kept turns is cut to head and tail,
-    marked (the log keeps it whole). The fold resends what it keeps anyway, so the cut breaks no
-    prompt cache."""
+    marked (the log keeps it whole; several share the low mark). The fold resends what it keeps
+    anyway, so the cut breaks no prompt cache, while a whole output is read by every call until
+    the next fold and brings that fold sooner."""
 
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """Compact when the context passes this share of `max_tokens` (the high mark)."""
@@ -169,8 +170,9 @@ class MemoryConfig:
 
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
     """Share of `max_tokens` for the user's folded messages quoted verbatim in the summary block
-    (default 15%), newest first; older ones by their opening words, then a count. Taken only from
-    what the head budget leaves, never a reason to exceed it (:mod:`langctx.user_messages`)."""
+    (default 15%), newest first (the newest cut to head and tail only when larger than the share);
+    beyond it, up to as much again of older ones by their opening words, then a count. Taken only
+    from what the head budget leaves, never a reason to exceed it (:mod:`langctx.user_messages`)."""
 
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may become placeholders before turns are folded."""
