@@ -1,43 +1,60 @@
-"""One ``fetch_context`` request, pure: its checks, the bytes to read, and what the model sees.
+"""One ``fetch_context`` request: :func:`fetching`, its checks, reads and answer as steps.
 
-:func:`fetch_window` says which bytes of the stored output a request needs (a slice's window, or
-all of them for grep); :func:`fetch_answer` renders them as a slice or grep matches under the token
-budget and passes the text through Context-mode again.
+Like :func:`~langctx.context_mode.plan.processing`, it yields the store calls it needs (the meta,
+then the bytes a slice needs, or all of them for grep) and renders the answer as a slice or grep
+matches under the token budget, passed through Context-mode again.
 
 Example:
-    >>> from langctx.context_mode.ref_store import new_meta
-    >>> data = b"ok\\nboom: KeyError x\\nok\\n"
-    >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
+    >>> from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
+    >>> from langctx.context_mode.plan import drive
     >>> from langctx.context_mode.config import ContextModeConfig
+    >>> store, data = InMemoryReferenceStore(), b"ok\\nboom: KeyError x\\nok\\n"
+    >>> store.put("t", new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str"), data)
+    >>> def call(op):  # make the store call the steps ask for
+    ...     return getattr(store, op[0])(*op[1:])
     >>> config = ContextModeConfig()
-    >>> start, end = fetch_window(meta, offset=0, limit=None, grep="KeyError", config=config)
-    >>> fetch_answer(meta, data[start:end], offset=0, limit=None, grep="KeyError", config=config).matches
+    >>> drive(fetching("ctx_0123abcd", thread_id="t", grep="KeyError", config=config), call).matches
     1
+    >>> drive(fetching("ctx_0123abcd", thread_id="t", offset=99, config=config), call).ok
+    False
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
 from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.grep import render_grep
+from langctx.context_mode.plan import Op
 from langctx.context_mode.reduce import reduce_output
 from langctx.context_mode.ref_store import not_found
 from langctx.context_mode.references import FetchResult, is_reference_id, out_of_range
 from langctx.context_mode.slices import render_slice, slice_window
 from langctx.errors import ConfigError
+from langctx.markers import NO_THREAD
 from langctx.tokens import TextCounter, TokenCounter
 
-__all__ = ["check_fetch", "fetch_answer", "fetch_window"]
+__all__ = ["fetching"]
 
 
-def check_fetch(ref_id: str, offset: int, limit: int | None) -> None:
-    """Refuse a request whose id, offset or limit is not of the right type.
+def fetching(
+    ref_id: str,
+    *,
+    thread_id: str | None,
+    offset: int = 0,
+    limit: int | None = None,
+    grep: str | None = None,
+    config: ContextModeConfig,
+    count_tokens: TokenCounter | TextCounter | None = None,
+) -> Generator[Op, Any, FetchResult]:
+    """The steps that answer a request: the slice at ``offset``, or with ``grep`` the matching lines
+    from ``offset`` on; a request for bytes the output does not have gets a result saying so.
 
     Raises:
-        ReferenceNotFoundError: ``ref_id`` does not look like a reference id.
+        ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
+            such reference for the thread.
         ConfigError: ``offset`` is not an int, or ``limit`` is neither an int nor None.
     """
     if not is_reference_id(ref_id):
@@ -48,48 +65,11 @@ def check_fetch(ref_id: str, offset: int, limit: int | None) -> None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         msg = f"limit must be an int (bytes) or None, got {limit!r}."
         raise ConfigError(msg)
-
-
-def fetch_window(
-    meta: Mapping[str, Any],
-    *,
-    offset: int,
-    limit: int | None,
-    grep: str | None,
-    config: ContextModeConfig,
-) -> tuple[int, int] | FetchResult:
-    """The byte range to read for a request, or the answer when it asks for bytes there are not.
-
-    Example:
-        >>> from langctx.context_mode.config import ContextModeConfig
-        >>> meta, config = {"ref_id": "ctx_0123abcd", "size": 10}, ContextModeConfig()
-        >>> fetch_window(meta, offset=0, limit=None, grep="x", config=config)
-        (0, 10)
-        >>> fetch_window(meta, offset=10, limit=None, grep=None, config=config).ok
-        False
-    """
-    total = int(meta["size"])
+    tid = thread_id or NO_THREAD
+    meta = yield ("meta", tid, ref_id)
+    total, max_tokens = int(meta["size"]), config.max_inline_tokens
     if grep:
-        return 0, total
-    if offset < 0 or offset >= total or (limit is not None and limit <= 0):
-        return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
-    return slice_window(offset, limit, size=total, max_tokens=config.max_inline_tokens)
-
-
-def fetch_answer(
-    meta: Mapping[str, Any],
-    data: bytes,
-    *,
-    offset: int,
-    limit: int | None,
-    grep: str | None,
-    config: ContextModeConfig,
-    count_tokens: TokenCounter | TextCounter | None = None,
-) -> FetchResult:
-    """What the model sees of ``data``, the bytes read at :func:`fetch_window`: the slice at
-    ``offset``, or with ``grep`` the matching lines from ``offset`` on."""
-    max_tokens = config.max_inline_tokens
-    if grep:
+        data = yield ("read", tid, ref_id, 0, total)
         result = render_grep(
             meta,
             data,
@@ -99,7 +79,11 @@ def fetch_answer(
             max_tokens=max_tokens,
             count_tokens=count_tokens,
         )
+    elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
+        return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
     else:
+        window = slice_window(offset, limit, size=total, max_tokens=max_tokens)
+        data = yield ("read", tid, ref_id, *window)
         result = render_slice(
             meta, data, offset, limit=limit, max_tokens=max_tokens, count_tokens=count_tokens
         )

@@ -1,25 +1,30 @@
-"""What a tool output becomes, decided before any call: :func:`plan_output` and :class:`OutputPlan`.
+"""What a tool output becomes: :func:`processing`, written once for the sync and async paths.
 
-A small output passes through at once (a :class:`ProcessedOutput`). A large one gets a plan: its
-reduction under the token budget, whether a model is to summarize it, and whether it is
-referenced. The processor makes the summarizer and store calls; the plan turns their answers
-into the :class:`ProcessedOutput`.
+A small output passes through at once. A large one is reduced under the token budget, summarized
+by a model when one is configured and its kind is one to summarize, and referenced when it is
+large, binary, or its reduction dropped a fact. :func:`processing` is a generator: it yields each
+summarizer or store call it needs (an :data:`Op`) and is sent the answer, so :func:`drive` and
+:func:`adrive` run the same steps with sync or async calls.
 
 Example:
     >>> from langctx.context_mode.config import ContextModeConfig
     >>> from langctx.tokens import text_counter
-    >>> plan = plan_output("word " * 9000, config=ContextModeConfig(), count_tokens=text_counter(None),
-    ...                    description_tokens=1400, tool_name="bash")
-    >>> plan.reference, plan.result(None).action
-    (True, 'reduced')
+    >>> steps = processing("word " * 9000, config=ContextModeConfig(), count_tokens=text_counter(None),
+    ...                    description_tokens=1400, tool_name="bash", thread_id="t")
+    >>> op = next(steps)
+    >>> op[0], op[1]  # referenced: what does the store hold under the id?
+    ('meta', 't')
+    >>> drive(steps, lambda op: None).action  # nothing yet: the output is stored there
+    'referenced'
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import logging
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.outputs import ContentKind, Reduction
@@ -28,17 +33,24 @@ from langctx.context_mode.reducers.binary import looks_binary
 from langctx.context_mode.ref_store import ReferenceMeta, new_meta
 from langctx.context_mode.references import reference_id, render_reference
 from langctx.context_mode.slice_codec import to_raw
-from langctx.context_mode.summary import summary_reduction
-from langctx.context_mode.summary import summary_request as tool_summary_request
+from langctx.context_mode.summary import summary_reduction, summary_request
 from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delimiters
-from langctx.summarize import SummaryRequest
 from langctx.tokens import TextCounter
 
-__all__ = ["Action", "OutputPlan", "ProcessedOutput", "is_free", "plan_output"]
+__all__ = ["Action", "Op", "ProcessedOutput", "adrive", "drive", "is_free", "processing"]
+
+logger = logging.getLogger(__name__)
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
+
+Op = tuple[Any, ...]
+"""A call the steps ask for: ``("summarize", request)``, or a
+:class:`~langctx.context_mode.ref_store.ReferenceStore` method's name (``"meta"``, ``"put"``,
+``"read"``) and its arguments."""
+
+T = TypeVar("T")
 
 _MAX_ATTEMPTS = 8
 
@@ -80,109 +92,35 @@ class ProcessedOutput:
         }
 
 
-@dataclass(slots=True, kw_only=True)
-class OutputPlan:
-    """A large output analysed: its reduction, and the summary and reference still to make."""
+def drive(steps: Generator[Op, Any, T], call: Callable[[Op], Any]) -> T:
+    """Run ``steps``, making each call it asks for with ``call``: the answer is sent back, an
+    exception thrown in."""
+    answer: Any = None
+    failed: Exception | None = None
+    while True:
+        try:
+            op = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, failed = call(op), None
+        except Exception as exc:
+            failed = exc
 
-    output: str | bytes
-    text: str
-    tokens: int
-    tool_name: str | None
-    args: Mapping[str, Any] | None
-    thread_id: str
-    tool_call_id: str | None
-    message_id: str | None
-    reduction: Reduction
-    budget: int
-    """Tokens the description may have (less when the reference's frame goes around it)."""
-    reference: bool
-    summarize: bool
-    """Whether a model is to summarize the output (see :meth:`summary_request`)."""
-    config: ContextModeConfig
-    count_tokens: TextCounter
-    raw: bytes = field(init=False)
-    """The bytes stored when the output is referenced."""
-    source: Literal["str", "bytes"] = field(init=False)
-    sha256: str = field(init=False)
-    description: Reduction = field(init=False)
-    """What stands for the output: the reduction, or the summary once :meth:`describe` got one."""
-    summarized: bool = False
 
-    def __post_init__(self) -> None:
-        self.raw, self.source = to_raw(self.output)
-        self.sha256 = hashlib.sha256(self.raw).hexdigest()
-        self.description = self.reduction
-
-    def summary_request(self) -> SummaryRequest:
-        """What to ask the summarizer for this output."""
-        return tool_summary_request(
-            self.text,
-            tool_name=self.tool_name,
-            args=self.args,
-            kind=self.reduction.kind,
-            max_tokens=max(50, self.budget - 120),
-            reduced=self.reduction.text,
-        )
-
-    def describe(self, summary: str | None) -> None:
-        """Let the model's summary (None: there is none) stand for the output."""
-        if summary is None:
-            return
-        meta = build_meta(
-            self.text,
-            tool_name=self.tool_name,
-            args=self.args,
-            original_tokens=self.tokens,
-            count_tokens=self.count_tokens,
-        )
-        self.description = summary_reduction(
-            summary, self.text, kind=self.reduction.kind, meta=meta, budget_tokens=self.budget
-        )
-        self.summarized = True
-
-    def candidates(self) -> Iterator[ReferenceMeta]:
-        """The metas to store the output under, in order: a stable id first, others if it is taken."""
-        for attempt in range(_MAX_ATTEMPTS):
-            ref_id = reference_id(self.thread_id, self.tool_call_id, self.sha256, attempt=attempt)
-            yield new_meta(
-                ref_id=ref_id,
-                thread_id=self.thread_id,
-                data=self.raw,
-                source=self.source,
-                tool_name=self.tool_name,
-                tool_call_id=self.tool_call_id,
-                message_id=self.message_id or f"{REFERENCE_MESSAGE_ID_PREFIX}{ref_id}",
-                kind=self.description.kind,
-                tokens=self.tokens,
-                ttl_seconds=self.config.ttl_seconds,
-                sha256=self.sha256,
-            )
-
-    def result(self, meta: ReferenceMeta | None) -> ProcessedOutput:
-        """The processed output, referenced under ``meta`` (None: not stored)."""
-        text = sanitize(self.description.text)
-        action: Action = "summarized" if self.summarized else "reduced"
-        ref_id = message_id = None
-        if meta is not None:
-            ref_id, message_id, action = meta["ref_id"], meta["message_id"], "referenced"
-            text = render_reference(
-                ref_id,
-                text,
-                size=meta["size"],
-                tokens=self.tokens,
-                slice_tokens=self.config.max_inline_tokens,
-            )
-        return ProcessedOutput(
-            text=text,
-            action=action,
-            kind=self.description.kind,
-            ref_id=ref_id,
-            message_id=message_id,
-            original_tokens=self.tokens,
-            original_bytes=len(self.raw),
-            tokens=self.count_tokens(text),
-            exit_code=find_exit_code(self.text),
-        )
+async def adrive(steps: Generator[Op, Any, T], call: Callable[[Op], Awaitable[Any]]) -> T:
+    """Async version of `drive`."""
+    answer: Any = None
+    failed: Exception | None = None
+    while True:
+        try:
+            op = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, failed = await call(op), None
+        except Exception as exc:
+            failed = exc
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
@@ -228,7 +166,7 @@ def _decode(output: str | bytes) -> tuple[str | bytes, str, bool]:
     raise TypeError(msg)
 
 
-def plan_output(
+def processing(
     output: str | bytes,
     *,
     config: ContextModeConfig,
@@ -240,23 +178,24 @@ def plan_output(
     thread_id: str | None = None,
     tool_call_id: str | None = None,
     message_id: str | None = None,
-) -> OutputPlan | ProcessedOutput:
-    """Pass a small output through, or plan a large one (see the module docstring).
+) -> Generator[Op, Any, ProcessedOutput]:
+    """The steps that process one output (see the module docstring).
 
     ``description_tokens`` is the budget of a referenced output's description; ``summarize``, that
-    a summarizer is configured (the plan asks it when the kind is one of ``config.summary_kinds``).
-    The call's fields are those of
+    a summarizer is configured. A failed summarizer call leaves the reduction, a failed store call
+    leaves the output unreferenced. The call's fields are those of
     :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
     """
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
+    raw, source = to_raw(output)
     if not binary and tokens <= config.max_inline_tokens:
         inline = sanitize(escape_delimiters(text))
         return ProcessedOutput(
             text=inline,
             action="inline",
             original_tokens=tokens,
-            original_bytes=len(to_raw(output)[0]),
+            original_bytes=len(raw),
             tokens=tokens,
         )
 
@@ -274,7 +213,7 @@ def plan_output(
 
     reference = config.references and (binary or tokens > config.reference_min_tokens)
     budget = description_tokens if reference else config.max_inline_tokens
-    reduction = reduce(budget)
+    description = reduction = reduce(budget)
     if (
         config.references
         and not reference
@@ -282,20 +221,93 @@ def plan_output(
         and missing_output_facts(extract_output_facts(text), reduction.text)
     ):
         reference, budget = True, description_tokens
-        reduction = reduce(budget)
-    return OutputPlan(
-        output=output,
-        text=text,
-        tokens=tokens,
-        tool_name=tool_name,
-        args=args,
-        thread_id=thread_id or NO_THREAD,
-        tool_call_id=tool_call_id,
-        message_id=message_id,
-        reduction=reduction,
-        budget=budget,
-        reference=reference,
-        summarize=summarize and not binary and reduction.kind in config.summary_kinds,
-        config=config,
-        count_tokens=count_tokens,
+        description = reduction = reduce(budget)
+    action: Action = "reduced"
+    if summarize and not binary and reduction.kind in config.summary_kinds:
+        request = summary_request(
+            text,
+            tool_name=tool_name,
+            args=args,
+            kind=reduction.kind,
+            max_tokens=max(50, budget - 120),
+            reduced=reduction.text,
+        )
+        try:
+            summary = yield ("summarize", request)
+        except Exception as exc:
+            logger.warning(
+                "langctx context-mode: the summarizer failed (%r); using the reduction", exc
+            )
+        else:
+            meta = build_meta(
+                text,
+                tool_name=tool_name,
+                args=args,
+                original_tokens=tokens,
+                count_tokens=count_tokens,
+            )
+            description = summary_reduction(
+                summary, text, kind=reduction.kind, meta=meta, budget_tokens=budget
+            )
+            action = "summarized"
+    tid = thread_id or NO_THREAD
+    sha256 = hashlib.sha256(raw).hexdigest()
+
+    def candidate(attempt: int) -> ReferenceMeta:
+        ref_id = reference_id(tid, tool_call_id, sha256, attempt=attempt)
+        return new_meta(
+            ref_id=ref_id,
+            thread_id=tid,
+            data=raw,
+            source=source,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            message_id=message_id or f"{REFERENCE_MESSAGE_ID_PREFIX}{ref_id}",
+            kind=description.kind,
+            tokens=tokens,
+            ttl_seconds=config.ttl_seconds,
+            sha256=sha256,
+        )
+
+    stored = None
+    if reference:
+        stored = yield from _storing(tid, map(candidate, range(_MAX_ATTEMPTS)), raw)
+    text_out = sanitize(description.text)
+    if stored is not None:
+        action = "referenced"
+        text_out = render_reference(
+            stored["ref_id"],
+            text_out,
+            size=stored["size"],
+            tokens=tokens,
+            slice_tokens=config.max_inline_tokens,
+        )
+    return ProcessedOutput(
+        text=text_out,
+        action=action,
+        kind=description.kind,
+        ref_id=None if stored is None else stored["ref_id"],
+        message_id=None if stored is None else stored["message_id"],
+        original_tokens=tokens,
+        original_bytes=len(raw),
+        tokens=count_tokens(text_out),
+        exit_code=find_exit_code(text),
     )
+
+
+def _storing(
+    thread_id: str, candidates: Iterator[ReferenceMeta], raw: bytes
+) -> Generator[Op, Any, ReferenceMeta | None]:
+    """Store ``raw`` under the first free candidate id (None: the store failed)."""
+    try:
+        for meta in candidates:
+            try:
+                existing = yield ("meta", thread_id, meta["ref_id"])
+            except KeyError:
+                existing = None
+            if is_free(meta, existing):
+                yield ("put", thread_id, meta, raw)
+                return meta
+    except Exception as exc:
+        logger.warning("langctx context-mode: could not store the output (%r); reduced only", exc)
+    return None

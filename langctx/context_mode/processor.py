@@ -14,8 +14,9 @@ The steps, in order, for one output:
 :meth:`ContextModeProcessor.fetch` serves ``fetch_context``: slices (byte offsets) or grep
 matches, each bounded by ``max_inline_tokens`` and passed through Context-mode again.
 
-The decisions are pure (:mod:`~langctx.context_mode.plan`, :mod:`~langctx.context_mode.fetch`);
-the processor only makes the summarizer and store calls.
+The steps are written once, as generators of the calls they need
+(:func:`~langctx.context_mode.plan.processing`, :func:`~langctx.context_mode.fetch.fetching`); the
+processor makes those summarizer and store calls, sync or async.
 
 Example:
     >>> processor = ContextModeProcessor()
@@ -30,16 +31,15 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Generator, Mapping
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 
 from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
-from langctx.context_mode.fetch import check_fetch, fetch_answer, fetch_window
-from langctx.context_mode.plan import OutputPlan, ProcessedOutput, is_free, plan_output
+from langctx.context_mode.fetch import fetching
+from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, processing
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
 from langctx.context_mode.ref_store import (
     InMemoryReferenceStore,
@@ -54,8 +54,6 @@ from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, cal
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["ContextModeProcessor"]
-
-logger = logging.getLogger(__name__)
 
 
 class ContextModeProcessor:
@@ -131,7 +129,25 @@ class ContextModeProcessor:
 
     # ------------------------------------------------------------------ processing
 
-    def _plan(
+    def _call(self, op: Op) -> Any:
+        """Make a call the steps ask for: the summarizer, or a store method."""
+        name, *args = op
+        if name == "summarize":
+            assert self.summarizer is not None
+            return call_summarizer(self.summarizer, *args, timeout=self.config.summary_timeout)
+        return getattr(self.store, name)(*args)
+
+    async def _acall(self, op: Op) -> Any:
+        """Async version of `_call`."""
+        name, *args = op
+        if name == "summarize":
+            assert self.summarizer is not None
+            return await acall_summarizer(
+                self.summarizer, *args, timeout=self.config.summary_timeout
+            )
+        return await getattr(self.store, f"a{name}")(*args)
+
+    def _processing(
         self,
         output: str | bytes,
         tool_name: str | None,
@@ -139,8 +155,8 @@ class ContextModeProcessor:
         thread_id: str | None,
         tool_call_id: str | None,
         message_id: str | None,
-    ) -> OutputPlan | ProcessedOutput:
-        return plan_output(
+    ) -> Generator[Op, Any, ProcessedOutput]:
+        return processing(
             output,
             config=self.config,
             count_tokens=self.count_tokens,
@@ -177,11 +193,8 @@ class ContextModeProcessor:
             >>> ContextModeProcessor().process("small").action
             'inline'
         """
-        plan = self._plan(output, tool_name, args, thread_id, tool_call_id, message_id)
-        if isinstance(plan, ProcessedOutput):
-            return plan
-        plan.describe(self._summary(plan))
-        return plan.result(self._reference(plan) if plan.reference else None)
+        steps = self._processing(output, tool_name, args, thread_id, tool_call_id, message_id)
+        return drive(steps, self._call)
 
     async def aprocess(
         self,
@@ -194,71 +207,21 @@ class ContextModeProcessor:
         message_id: str | None = None,
     ) -> ProcessedOutput:
         """Async version of `process`."""
-        plan = self._plan(output, tool_name, args, thread_id, tool_call_id, message_id)
-        if isinstance(plan, ProcessedOutput):
-            return plan
-        plan.describe(await self._asummary(plan))
-        return plan.result(await self._areference(plan) if plan.reference else None)
-
-    def _summary(self, plan: OutputPlan) -> str | None:
-        """The model's summary of a planned output (None: none asked for, or the call failed)."""
-        if not plan.summarize or self.summarizer is None:
-            return None
-        request, timeout = plan.summary_request(), self.config.summary_timeout
-        try:
-            return call_summarizer(self.summarizer, request, timeout=timeout)
-        except Exception as exc:
-            _summary_failed(exc)
-            return None
-
-    async def _asummary(self, plan: OutputPlan) -> str | None:
-        """Async version of `_summary`."""
-        if not plan.summarize or self.summarizer is None:
-            return None
-        request, timeout = plan.summary_request(), self.config.summary_timeout
-        try:
-            return await acall_summarizer(self.summarizer, request, timeout=timeout)
-        except Exception as exc:
-            _summary_failed(exc)
-            return None
-
-    def _reference(self, plan: OutputPlan) -> ReferenceMeta | None:
-        """Store the raw output under its first free reference id (None: the store failed)."""
-        try:
-            for meta in plan.candidates():
-                if is_free(meta, self._stored(plan.thread_id, meta["ref_id"])):
-                    self.store.put(plan.thread_id, meta, plan.raw)
-                    return meta
-        except Exception as exc:
-            _store_failed(exc)
-        return None
-
-    async def _areference(self, plan: OutputPlan) -> ReferenceMeta | None:
-        """Async version of `_reference`."""
-        try:
-            for meta in plan.candidates():
-                if is_free(meta, await self._astored(plan.thread_id, meta["ref_id"])):
-                    await self.store.aput(plan.thread_id, meta, plan.raw)
-                    return meta
-        except Exception as exc:
-            _store_failed(exc)
-        return None
-
-    def _stored(self, thread_id: str, ref_id: str) -> ReferenceMeta | None:
-        """What the store holds under ``ref_id`` (None: nothing)."""
-        try:
-            return self.store.meta(thread_id, ref_id)
-        except KeyError:
-            return None
-
-    async def _astored(self, thread_id: str, ref_id: str) -> ReferenceMeta | None:
-        """Async version of `_stored`."""
-        try:
-            return await self.store.ameta(thread_id, ref_id)
-        except KeyError:
-            return None
+        steps = self._processing(output, tool_name, args, thread_id, tool_call_id, message_id)
+        return await adrive(steps, self._acall)
 
     # ------------------------------------------------------------------ messages
+
+    def _message_steps(
+        self, message: ToolMessage, thread_id: str | None, args: Mapping[str, Any] | None
+    ) -> Generator[Op, Any, ToolMessage]:
+        text = _message_text(message)
+        if text is None:
+            return message
+        result = yield from self._processing(
+            text, message.name, args, thread_id, message.tool_call_id, message.id
+        )
+        return _processed_message(message, result, text)
 
     def process_message(
         self,
@@ -280,11 +243,7 @@ class ContextModeProcessor:
             >>> out.response_metadata["langctx_context_mode"]["action"], out.id.startswith("langctx-ref-")
             ('referenced', True)
         """
-        text = _message_text(message)
-        if text is None:
-            return message
-        result = self.process(text, args=args, thread_id=thread_id, **_message_ids(message))
-        return _processed_message(message, result, text)
+        return drive(self._message_steps(message, thread_id, args), self._call)
 
     async def aprocess_message(
         self,
@@ -294,11 +253,7 @@ class ContextModeProcessor:
         args: Mapping[str, Any] | None = None,
     ) -> ToolMessage:
         """Async version of `process_message`."""
-        text = _message_text(message)
-        if text is None:
-            return message
-        result = await self.aprocess(text, args=args, thread_id=thread_id, **_message_ids(message))
-        return _processed_message(message, result, text)
+        return await adrive(self._message_steps(message, thread_id, args), self._acall)
 
     # ------------------------------------------------------------------ fetching
 
@@ -326,13 +281,7 @@ class ContextModeProcessor:
             ...
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
-        check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD
-        meta = self.store.meta(tid, ref_id)
-        window = fetch_window(meta, offset=offset, limit=limit, grep=grep, config=self.config)
-        if isinstance(window, FetchResult):
-            return window
-        return self._answer(meta, self.store.read(tid, ref_id, *window), offset, limit, grep)
+        return drive(self._fetching(ref_id, thread_id, offset, limit, grep), self._call)
 
     async def afetch(
         self,
@@ -344,20 +293,14 @@ class ContextModeProcessor:
         grep: str | None = None,
     ) -> FetchResult:
         """Async version of `fetch`."""
-        check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD
-        meta = await self.store.ameta(tid, ref_id)
-        window = fetch_window(meta, offset=offset, limit=limit, grep=grep, config=self.config)
-        if isinstance(window, FetchResult):
-            return window
-        return self._answer(meta, await self.store.aread(tid, ref_id, *window), offset, limit, grep)
+        return await adrive(self._fetching(ref_id, thread_id, offset, limit, grep), self._acall)
 
-    def _answer(
-        self, meta: ReferenceMeta, data: bytes, offset: int, limit: int | None, grep: str | None
-    ) -> FetchResult:
-        return fetch_answer(
-            meta,
-            data,
+    def _fetching(
+        self, ref_id: str, thread_id: str | None, offset: int, limit: int | None, grep: str | None
+    ) -> Generator[Op, Any, FetchResult]:
+        return fetching(
+            ref_id,
+            thread_id=thread_id,
             offset=offset,
             limit=limit,
             grep=grep,
@@ -376,27 +319,6 @@ class ContextModeProcessor:
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
         return await self.store.ameta(thread_id or NO_THREAD, ref_id)
-
-
-def _summary_failed(exc: BaseException) -> None:
-    logger.warning("langctx context-mode: the summarizer failed (%r); using the reduction", exc)
-
-
-def _store_failed(exc: BaseException) -> None:
-    logger.warning("langctx context-mode: could not store the output (%r); reduced only", exc)
-
-
-class _MessageIds(TypedDict):
-    tool_name: str | None
-    tool_call_id: str | None
-    message_id: str | None
-
-
-def _message_ids(message: ToolMessage) -> _MessageIds:
-    """What a ``ToolMessage`` tells :meth:`ContextModeProcessor.process` about its output."""
-    return _MessageIds(
-        tool_name=message.name, tool_call_id=message.tool_call_id, message_id=message.id
-    )
 
 
 def _message_text(message: ToolMessage) -> str | None:
