@@ -32,7 +32,7 @@ from langctx.context_mode.reduce import build_meta, reduce_output
 from langctx.context_mode.reducers.binary import looks_binary
 from langctx.context_mode.ref_store import ReferenceMeta, new_meta
 from langctx.context_mode.references import reference_id, render_reference
-from langctx.context_mode.slice_codec import to_raw
+from langctx.context_mode.slices import to_raw
 from langctx.context_mode.summary import summary_reduction, summary_request
 from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delimiters

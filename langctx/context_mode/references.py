@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from langctx.context_mode.slice_codec import SliceEncoding
 from langctx.markers import REF_MARKER, REFERENCE_ID_PREFIX, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
@@ -26,6 +25,7 @@ __all__ = [
     "DEFAULT_REFERENCE_MIN_TOKENS",
     "REF_ID_RE",
     "FetchResult",
+    "SliceEncoding",
     "fetch_call",
     "find_reference_ids",
     "is_reference_id",
@@ -38,6 +38,9 @@ __all__ = [
 _ID = re.escape(REFERENCE_ID_PREFIX) + "[0-9a-f]{8}"
 REF_ID_RE = re.compile(_ID)
 """What a reference id looks like: ``ctx_`` and eight hex digits."""
+
+SliceEncoding = Literal["utf-8", "utf-8+x", "base64"]
+"""How the bytes of a slice are written as text (see :mod:`~langctx.context_mode.slices`)."""
 
 DEFAULT_REFERENCE_MIN_TOKENS = 4_000
 """Outputs over this many tokens are stored and referenced (smaller ones are only reduced)."""

@@ -17,7 +17,6 @@ CORE = [
     "langctx.context_mode.reduce",
     "langctx.context_mode.ref_store",
     "langctx.context_mode.references",
-    "langctx.context_mode.slice_codec",
     "langctx.context_mode.slices",
     "langctx.context_mode.summary",
     "langctx.context_mode.tiers",
