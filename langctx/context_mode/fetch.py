@@ -5,17 +5,17 @@ then the bytes a slice needs, or all of them for grep) and renders the answer as
 matches under the token budget, passed through Context-mode again.
 
 Example:
-    >>> from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
+    >>> from langctx.context_mode.ref_store import new_meta
     >>> from langctx.context_mode.plan import drive
-    >>> from langctx.context_mode.config import ContextModeConfig
-    >>> store, data = InMemoryReferenceStore(), b"ok\\nboom: KeyError x\\nok\\n"
-    >>> store.put("t", new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str"), data)
+    >>> from langctx.context_mode.processor import ContextModeProcessor
+    >>> processor, data = ContextModeProcessor(), b"ok\\nboom: KeyError x\\nok\\n"
+    >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
+    >>> processor.store.put("t", meta, data)
     >>> def call(op):  # make the store call the steps ask for
-    ...     return getattr(store, op[0])(*op[1:])
-    >>> config = ContextModeConfig()
-    >>> drive(fetching("ctx_0123abcd", thread_id="t", grep="KeyError", config=config), call).matches
+    ...     return getattr(processor.store, op[0])(*op[1:])
+    >>> drive(fetching(processor, "ctx_0123abcd", "t", grep="KeyError"), call).matches
     1
-    >>> drive(fetching("ctx_0123abcd", thread_id="t", offset=99, config=config), call).ok
+    >>> drive(fetching(processor, "ctx_0123abcd", "t", offset=99), call).ok
     False
 """
 
@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.grep import render_grep
 from langctx.context_mode.plan import Op
 from langctx.context_mode.reduce import reduce_output
@@ -34,23 +33,24 @@ from langctx.context_mode.references import FetchResult, is_reference_id, out_of
 from langctx.context_mode.slices import render_slice, slice_window
 from langctx.errors import ConfigError
 from langctx.markers import NO_THREAD
-from langctx.tokens import TextCounter, TokenCounter
+
+if TYPE_CHECKING:
+    from langctx.context_mode.processor import ContextModeProcessor
 
 __all__ = ["fetching"]
 
 
 def fetching(
+    processor: ContextModeProcessor,
     ref_id: str,
-    *,
-    thread_id: str | None,
+    thread_id: str | None = None,
     offset: int = 0,
     limit: int | None = None,
     grep: str | None = None,
-    config: ContextModeConfig,
-    count_tokens: TokenCounter | TextCounter | None = None,
 ) -> Generator[Op, Any, FetchResult]:
-    """The steps that answer a request: the slice at ``offset``, or with ``grep`` the matching lines
-    from ``offset`` on; a request for bytes the output does not have gets a result saying so.
+    """The steps that answer a request to ``processor``: the slice at ``offset``, or with ``grep``
+    the matching lines from ``offset`` on; a request for bytes the output does not have gets a
+    result saying so.
 
     Raises:
         ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
@@ -67,6 +67,7 @@ def fetching(
         raise ConfigError(msg)
     tid = thread_id or NO_THREAD
     meta = yield ("meta", tid, ref_id)
+    config, count_tokens = processor.config, processor.count_tokens
     total, max_tokens = int(meta["size"]), config.max_inline_tokens
     if grep:
         data = yield ("read", tid, ref_id, 0, total)

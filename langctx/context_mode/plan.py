@@ -7,10 +7,8 @@ summarizer or store call it needs (an :data:`Op`) and is sent the answer, so :fu
 :func:`adrive` run the same steps with sync or async calls.
 
 Example:
-    >>> from langctx.context_mode.config import ContextModeConfig
-    >>> from langctx.tokens import text_counter
-    >>> steps = processing("word " * 9000, config=ContextModeConfig(), count_tokens=text_counter(None),
-    ...                    description_tokens=1400, tool_name="bash", thread_id="t")
+    >>> from langctx.context_mode.processor import ContextModeProcessor
+    >>> steps = processing(ContextModeProcessor(), "word " * 9000, "bash", thread_id="t")
     >>> op = next(steps)
     >>> op[0], op[1]  # referenced: what does the store hold under the id?
     ('meta', 't')
@@ -24,9 +22,8 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.reduce import build_meta, reduce_output
 from langctx.context_mode.reducers.binary import looks_binary
@@ -36,7 +33,9 @@ from langctx.context_mode.slices import to_raw
 from langctx.context_mode.summary import summary_reduction, summary_request
 from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delimiters
-from langctx.tokens import TextCounter
+
+if TYPE_CHECKING:
+    from langctx.context_mode.processor import ContextModeProcessor
 
 __all__ = ["Action", "Op", "ProcessedOutput", "adrive", "drive", "is_free", "processing"]
 
@@ -167,25 +166,21 @@ def _decode(output: str | bytes) -> tuple[str | bytes, str, bool]:
 
 
 def processing(
+    processor: ContextModeProcessor,
     output: str | bytes,
-    *,
-    config: ContextModeConfig,
-    count_tokens: TextCounter,
-    description_tokens: int,
-    summarize: bool = False,
     tool_name: str | None = None,
     args: Mapping[str, Any] | None = None,
     thread_id: str | None = None,
     tool_call_id: str | None = None,
     message_id: str | None = None,
 ) -> Generator[Op, Any, ProcessedOutput]:
-    """The steps that process one output (see the module docstring).
+    """The steps that process one output with ``processor``'s settings (see the module docstring).
 
-    ``description_tokens`` is the budget of a referenced output's description; ``summarize``, that
-    a summarizer is configured. A failed summarizer call leaves the reduction, a failed store call
-    leaves the output unreferenced. The call's fields are those of
+    A failed summarizer call leaves the reduction, a failed store call leaves the output
+    unreferenced. The call's fields are those of
     :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
     """
+    config, count_tokens = processor.config, processor.count_tokens
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
     raw, source = to_raw(output)
@@ -212,7 +207,7 @@ def processing(
         return out
 
     reference = config.references and (binary or tokens > config.reference_min_tokens)
-    budget = description_tokens if reference else config.max_inline_tokens
+    budget = processor.description_tokens if reference else config.max_inline_tokens
     description = reduction = reduce(budget)
     if (
         config.references
@@ -220,10 +215,11 @@ def processing(
         and config.reference_lost_facts
         and missing_output_facts(extract_output_facts(text), reduction.text)
     ):
-        reference, budget = True, description_tokens
+        reference, budget = True, processor.description_tokens
         description = reduction = reduce(budget)
     action: Action = "reduced"
-    if summarize and not binary and reduction.kind in config.summary_kinds:
+    summarize = processor.summarizer is not None and not binary
+    if summarize and reduction.kind in config.summary_kinds:
         request = summary_request(
             text,
             tool_name=tool_name,

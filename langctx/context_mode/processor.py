@@ -147,28 +147,6 @@ class ContextModeProcessor:
             )
         return await getattr(self.store, f"a{name}")(*args)
 
-    def _processing(
-        self,
-        output: str | bytes,
-        tool_name: str | None,
-        args: Mapping[str, Any] | None,
-        thread_id: str | None,
-        tool_call_id: str | None,
-        message_id: str | None,
-    ) -> Generator[Op, Any, ProcessedOutput]:
-        return processing(
-            output,
-            config=self.config,
-            count_tokens=self.count_tokens,
-            description_tokens=self.description_tokens,
-            summarize=self.summarizer is not None,
-            tool_name=tool_name,
-            args=args,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
-            message_id=message_id,
-        )
-
     def process(
         self,
         output: str | bytes,
@@ -193,7 +171,7 @@ class ContextModeProcessor:
             >>> ContextModeProcessor().process("small").action
             'inline'
         """
-        steps = self._processing(output, tool_name, args, thread_id, tool_call_id, message_id)
+        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
         return drive(steps, self._call)
 
     async def aprocess(
@@ -207,7 +185,7 @@ class ContextModeProcessor:
         message_id: str | None = None,
     ) -> ProcessedOutput:
         """Async version of `process`."""
-        steps = self._processing(output, tool_name, args, thread_id, tool_call_id, message_id)
+        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
         return await adrive(steps, self._acall)
 
     # ------------------------------------------------------------------ messages
@@ -218,8 +196,8 @@ class ContextModeProcessor:
         text = _message_text(message)
         if text is None:
             return message
-        result = yield from self._processing(
-            text, message.name, args, thread_id, message.tool_call_id, message.id
+        result = yield from processing(
+            self, text, message.name, args, thread_id, message.tool_call_id, message.id
         )
         return _processed_message(message, result, text)
 
@@ -281,7 +259,7 @@ class ContextModeProcessor:
             ...
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
-        return drive(self._fetching(ref_id, thread_id, offset, limit, grep), self._call)
+        return drive(fetching(self, ref_id, thread_id, offset, limit, grep), self._call)
 
     async def afetch(
         self,
@@ -293,20 +271,7 @@ class ContextModeProcessor:
         grep: str | None = None,
     ) -> FetchResult:
         """Async version of `fetch`."""
-        return await adrive(self._fetching(ref_id, thread_id, offset, limit, grep), self._acall)
-
-    def _fetching(
-        self, ref_id: str, thread_id: str | None, offset: int, limit: int | None, grep: str | None
-    ) -> Generator[Op, Any, FetchResult]:
-        return fetching(
-            ref_id,
-            thread_id=thread_id,
-            offset=offset,
-            limit=limit,
-            grep=grep,
-            config=self.config,
-            count_tokens=self.count_tokens,
-        )
+        return await adrive(fetching(self, ref_id, thread_id, offset, limit, grep), self._acall)
 
     def reference_meta(self, ref_id: str, *, thread_id: str | None = None) -> ReferenceMeta:
         """The stored meta of a reference (raises ReferenceNotFoundError like :meth:`fetch`)."""
