@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, NotRequired
 
@@ -84,7 +84,7 @@ def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
     return {
         "thread_id": reference_namespace(_config_of(request), request.state),
-        "args": request.tool_call["args"],
+        "args": request.tool_call.get("args") or {},
     }
 
 
@@ -234,6 +234,4 @@ class ContextModeToolProcessor:
 
     def __call__(self, message: ToolMessage, request: ToolCallRequest) -> ToolMessage:
         """Process one tool result for the request's thread."""
-        args: Mapping[str, Any] = request.tool_call.get("args") or {}
-        tid = reference_namespace(_config_of(request), request.state)
-        return self.processor.process_message(message, thread_id=tid, args=args)
+        return self.processor.process_message(message, **_where(request))

@@ -1,19 +1,29 @@
-"""What a tool output becomes: :func:`processing`, written once for the sync and async paths.
+"""The steps of Context-mode, written once for the sync and async paths.
 
-A small output passes through at once. A large one is reduced under the token budget, summarized
-by a model when one is configured and its kind is one to summarize, and referenced when it is
-large, binary, or its reduction dropped a fact. :func:`processing` is a generator: it yields each
-summarizer or store call it needs (an :data:`Op`) and is sent the answer, so :func:`drive` and
-:func:`adrive` run the same steps with sync or async calls.
+:func:`processing` decides what a tool output becomes. A small output passes through at once. A
+large one is reduced under the token budget, summarized by a model when one is configured and its
+kind is one to summarize, and referenced when it is large, binary, or its reduction dropped a fact.
+:func:`fetching` answers a ``fetch_context`` request: a slice or grep matches under the token
+budget, passed through Context-mode again. Both are generators: they yield each summarizer or
+store call they need (an :data:`Op`) and are sent the answer, so :func:`drive` and :func:`adrive`
+run the same steps with sync or async calls.
 
 Example:
     >>> from langctx.context_mode.processor import ContextModeProcessor
-    >>> steps = processing(ContextModeProcessor(), "word " * 9000, "bash", thread_id="t")
+    >>> processor = ContextModeProcessor()
+    >>> steps = processing(processor, "word " * 9000, "bash", thread_id="t")
     >>> op = next(steps)
     >>> op[0], op[1]  # referenced: what does the store hold under the id?
     ('meta', 't')
-    >>> drive(steps, lambda op: None).action  # nothing yet: the output is stored there
+    >>> def call(op):  # make the store call the steps ask for
+    ...     return getattr(processor.store, op[0])(*op[1:])
+    >>> out = drive(steps, call)
+    >>> out.action  # nothing there yet: the output is stored
     'referenced'
+    >>> drive(fetching(processor, out.ref_id, "t", grep="word"), call).matches
+    1
+    >>> drive(fetching(processor, out.ref_id, "t", offset=10**9), call).ok
+    False
 """
 
 from __future__ import annotations
@@ -21,23 +31,40 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from langctx.context_mode.grep import render_grep
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.reduce import build_meta, reduce_output
 from langctx.context_mode.reducers.binary import looks_binary
-from langctx.context_mode.ref_store import ReferenceMeta, new_meta
-from langctx.context_mode.references import reference_id, render_reference
-from langctx.context_mode.slices import to_raw
+from langctx.context_mode.ref_store import ReferenceMeta, new_meta, not_found
+from langctx.context_mode.references import (
+    FetchResult,
+    is_reference_id,
+    out_of_range,
+    reference_id,
+    render_reference,
+)
+from langctx.context_mode.slices import render_slice, slice_window, to_raw
 from langctx.context_mode.summary import summary_reduction, summary_request
+from langctx.errors import ConfigError
 from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delimiters
 
 if TYPE_CHECKING:
     from langctx.context_mode.processor import ContextModeProcessor
 
-__all__ = ["Action", "Op", "ProcessedOutput", "adrive", "drive", "is_free", "processing"]
+__all__ = [
+    "Action",
+    "Op",
+    "ProcessedOutput",
+    "adrive",
+    "drive",
+    "fetching",
+    "is_free",
+    "processing",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -307,3 +334,63 @@ def _storing(
     except Exception as exc:
         logger.warning("langctx context-mode: could not store the output (%r); reduced only", exc)
     return None
+
+
+def fetching(
+    processor: ContextModeProcessor,
+    ref_id: str,
+    thread_id: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    grep: str | None = None,
+) -> Generator[Op, Any, FetchResult]:
+    """The steps that answer a request to ``processor``: the slice at ``offset``, or with ``grep``
+    the matching lines from ``offset`` on; a request for bytes the output does not have gets a
+    result saying so.
+
+    Raises:
+        ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
+            such reference for the thread.
+        ConfigError: ``offset`` is not an int, or ``limit`` is neither an int nor None.
+    """
+    if not is_reference_id(ref_id):
+        raise not_found(str(ref_id))
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        msg = f"offset must be an int (a byte offset), got {offset!r}."
+        raise ConfigError(msg)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        msg = f"limit must be an int (bytes) or None, got {limit!r}."
+        raise ConfigError(msg)
+    tid = thread_id or NO_THREAD
+    meta = yield ("meta", tid, ref_id)
+    config, count_tokens = processor.config, processor.count_tokens
+    total, max_tokens = int(meta["size"]), config.max_inline_tokens
+    if grep:
+        data = yield ("read", tid, ref_id, 0, total)
+        result = render_grep(
+            meta,
+            data,
+            grep,
+            offset=offset,
+            max_matches=config.grep_max_matches,
+            max_tokens=max_tokens,
+            count_tokens=count_tokens,
+        )
+    elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
+        return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
+    else:
+        window = slice_window(offset, limit, size=total, max_tokens=max_tokens)
+        data = yield ("read", tid, ref_id, *window)
+        result = render_slice(
+            meta, data, offset, limit=limit, max_tokens=max_tokens, count_tokens=count_tokens
+        )
+    result = replace(result, message_id=meta.get("message_id"))
+    again = reduce_output(  # the text goes through Context-mode again (it fits by construction)
+        result.text,
+        tool_name="fetch_context",
+        max_inline_tokens=max_tokens,
+        count_tokens=count_tokens,
+    )
+    if again is None:
+        return result
+    return replace(result, text=again.text, data=b"")  # pragma: no cover - by construction

@@ -15,7 +15,7 @@ The steps, in order, for one output:
 matches, each bounded by ``max_inline_tokens`` and passed through Context-mode again.
 
 The steps are written once, as generators of the calls they need
-(:func:`~langctx.context_mode.plan.processing`, :func:`~langctx.context_mode.fetch.fetching`); the
+(:func:`~langctx.context_mode.plan.processing`, :func:`~langctx.context_mode.plan.fetching`); the
 processor makes those summarizer and store calls, sync or async.
 
 Example:
@@ -38,8 +38,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
-from langctx.context_mode.fetch import fetching
-from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, processing
+from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, fetching, processing
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
 from langctx.context_mode.ref_store import (
     InMemoryReferenceStore,

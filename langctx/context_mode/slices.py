@@ -135,12 +135,8 @@ def choose_encoding(data: bytes) -> SliceEncoding:
 
 
 def _x_escape(match: re.Match[str]) -> str:
-    ch = match.group(0)
-    if ch == "\\":
-        return "\\\\"
-    if ch == "\x00":
-        return "\\x00"
-    return f"\\x{ord(ch) - 0xDC00:02x}"
+    ch = match.group(0)  # a backslash, NUL, or a raw byte decoded as a surrogate (U+DC80-U+DCFF)
+    return "\\\\" if ch == "\\" else f"\\x{ord(ch) & 0xFF:02x}"
 
 
 def _x_unescape(match: re.Match[str]) -> str:

@@ -8,7 +8,6 @@ import sys
 CORE = [
     "langctx.context_mode",
     "langctx.context_mode.config",
-    "langctx.context_mode.fetch",
     "langctx.context_mode.grep",
     "langctx.context_mode.guard",
     "langctx.context_mode.plan",
