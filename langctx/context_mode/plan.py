@@ -38,10 +38,12 @@ from langctx.context_mode.grep import render_grep
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.reduce import build_meta, reduce_output
 from langctx.context_mode.reducers.binary import looks_binary
-from langctx.context_mode.ref_store import ReferenceMeta, new_meta, not_found
 from langctx.context_mode.references import (
     FetchResult,
+    ReferenceMeta,
     is_reference_id,
+    new_meta,
+    not_found,
     out_of_range,
     reference_id,
     render_reference,
@@ -73,7 +75,7 @@ Action = Literal["inline", "reduced", "summarized", "referenced"]
 
 Op = tuple[Any, ...]
 """A call the steps ask for: ``("summarize", request)``, or a
-:class:`~langctx.context_mode.ref_store.ReferenceStore` method's name (``"meta"``, ``"put"``,
+:class:`~langctx.context_mode.references.ReferenceStore` method's name (``"meta"``, ``"put"``,
 ``"read"``) and its arguments."""
 
 T = TypeVar("T")
@@ -153,7 +155,7 @@ def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
     """Whether ``meta``'s id is free, or holds these very bytes already (storing twice is a no-op).
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"x", source="str")
         >>> is_free(meta, None), is_free(meta, meta), is_free(meta, {**meta, "sha256": "0"})
         (True, True, False)

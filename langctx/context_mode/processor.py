@@ -40,13 +40,15 @@ from langchain_core.messages import ToolMessage
 from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
 from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, fetching, processing
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
-from langctx.context_mode.ref_store import (
+from langctx.context_mode.references import (
+    FetchResult,
     InMemoryReferenceStore,
     ReferenceMeta,
     ReferenceStore,
+    is_reference_id,
     not_found,
+    reference_frame_tokens,
 )
-from langctx.context_mode.references import FetchResult, is_reference_id, reference_frame_tokens
 from langctx.errors import ConfigError
 from langctx.markers import CONTEXT_MODE_STAMP, NO_THREAD, context_mode_stamp, stamp_digest
 from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, call_summarizer
@@ -61,7 +63,7 @@ class ContextModeProcessor:
     Args:
         config: a :class:`ContextModeConfig`; or pass its fields as keywords.
         store: where referenced outputs are kept (default: a process-local
-            :class:`~langctx.context_mode.ref_store.InMemoryReferenceStore`; use
+            :class:`~langctx.context_mode.references.InMemoryReferenceStore`; use
             :class:`~langctx.stores.references.BaseStoreReferenceStore` to persist).
         summarizer: a chat model / Runnable (wrapped in a :class:`~langctx.summarize.ModelSummarizer`),
             a ModelSummarizer (the memory's can serve both), or any

@@ -8,7 +8,7 @@ with a zero-width space, reversibly, so a slice can never forge a marker, and :f
 of all slices gives back the original bytes exactly.
 
 Example:
-    >>> from langctx.context_mode.ref_store import new_meta
+    >>> from langctx.context_mode.references import new_meta
     >>> data = "\\n".join(f"line {i}" for i in range(2000)).encode()
     >>> meta = new_meta(ref_id="ctx_0a1b2c3d", thread_id="t", data=data, source="str")
     >>> first = render_slice(meta, data[:4000], 0, max_tokens=300)
@@ -253,7 +253,7 @@ def render_slice(
     boundary and, when no limit was given, preferably after a newline.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"\\x00\\x01", source="bytes")
         >>> r = render_slice(meta, b"\\x00\\x01", 0, max_tokens=200)
         >>> r.encoding, r.data, r.next_offset
@@ -307,7 +307,7 @@ def parse_slice(text: str) -> ParsedSlice:
         ValueError: the text is not a slice written by :func:`render_slice`.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\\xff", source="bytes")
         >>> parse_slice(render_slice(meta, b"hi\\xff", 0, max_tokens=200).text).data
         b'hi\\xff'
@@ -335,7 +335,7 @@ def reassemble(slices: Iterable[str]) -> bytes:
         ValueError: a slice does not parse, the slices disagree on the total, or bytes are missing.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> data = bytes(range(256)) * 8
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="bytes")
         >>> texts, offset = [], 0

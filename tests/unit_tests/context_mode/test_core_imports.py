@@ -14,7 +14,6 @@ CORE = [
     "langctx.context_mode.processor",
     "langctx.context_mode.prompt",
     "langctx.context_mode.reduce",
-    "langctx.context_mode.ref_store",
     "langctx.context_mode.references",
     "langctx.context_mode.slices",
     "langctx.context_mode.summary",

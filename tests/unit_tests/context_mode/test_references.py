@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
-from langctx.context_mode.references import find_reference_ids
+from langctx.context_mode.references import InMemoryReferenceStore, find_reference_ids, new_meta
 from langctx.context_mode.slices import (
     choose_encoding,
     decode_body,
