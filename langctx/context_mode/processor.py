@@ -194,13 +194,33 @@ class ContextModeProcessor:
     def _message_steps(
         self, message: ToolMessage, thread_id: str | None, args: Mapping[str, Any] | None
     ) -> Generator[Op, Any, ToolMessage]:
-        text = _message_text(message)
-        if text is None:
-            return message
+        """The steps of :meth:`process_message`."""
+        content = message.content
+        if context_mode_stamp(message) is not None:
+            return message  # processed already: running twice changes nothing
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list) and all(
+            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+        ):
+            text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+        else:
+            return message  # images or other blocks: left as they are
         result = yield from processing(
             self, text, message.name, args, thread_id, message.tool_call_id, message.id
         )
-        return _processed_message(message, result, text)
+        if result.action == "inline" and result.text == text and isinstance(content, str):
+            return message
+        update: dict[str, Any] = {
+            "content": result.text,
+            "response_metadata": {
+                **(message.response_metadata or {}),
+                CONTEXT_MODE_STAMP: {**result.stamp(), "digest": stamp_digest(result.text)},
+            },
+        }
+        if message.id is None and result.message_id is not None:
+            update["id"] = result.message_id
+        return message.model_copy(update=update)
 
     def process_message(
         self,
@@ -285,33 +305,3 @@ class ContextModeProcessor:
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
         return await self.store.ameta(thread_id or NO_THREAD, ref_id)
-
-
-def _message_text(message: ToolMessage) -> str | None:
-    """The text to process (None: processed already, or content that is not text)."""
-    if context_mode_stamp(message) is not None:
-        return None  # processed already: running twice changes nothing
-    content = message.content
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
-    ):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-    return None  # images or other blocks: left as they are
-
-
-def _processed_message(message: ToolMessage, result: ProcessedOutput, text: str) -> ToolMessage:
-    """The message with the processed content and the stamp (itself when nothing changed)."""
-    if result.action == "inline" and result.text == text and isinstance(message.content, str):
-        return message
-    update: dict[str, Any] = {
-        "content": result.text,
-        "response_metadata": {
-            **(message.response_metadata or {}),
-            CONTEXT_MODE_STAMP: {**result.stamp(), "digest": stamp_digest(result.text)},
-        },
-    }
-    if message.id is None and result.message_id is not None:
-        update["id"] = result.message_id
-    return message.model_copy(update=update)
