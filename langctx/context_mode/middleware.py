@@ -37,7 +37,7 @@ from langchain.agents.middleware import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.context_mode.guard import ToolGuard
@@ -64,11 +64,6 @@ class ContextModeState(AgentState[Any]):
     langctx: NotRequired[LangctxDeltaChannel]
 
 
-def _config_of(request: ToolCallRequest) -> RunnableConfig:
-    config = getattr(request.runtime, "config", None)
-    return config if config is not None else ensure_config()
-
-
 def _query(request: ModelRequest[Any]) -> str:
     """What long-term memory is searched with: the latest human message's text."""
     messages = (request.state or {}).get("messages") or request.messages
@@ -82,8 +77,11 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
+    config = getattr(request.runtime, "config", None)
     return {
-        "thread_id": reference_namespace(_config_of(request), request.state),
+        "thread_id": reference_namespace(
+            config if config is not None else ensure_config(), request.state
+        ),
         "args": request.tool_call.get("args") or {},
     }
 
