@@ -68,7 +68,7 @@ __all__ = [
     "processing",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("langctx.context_mode.processor")  # the processor's warnings
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
