@@ -103,11 +103,10 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         processor: the Context-mode processor (default: a new one over ``store``, configured by
             ``**config_kwargs``).
         store: where referenced outputs are kept, when ``processor`` is None: a LangGraph
-            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the store of
-            the graph (``create_agent(..., store=...)``), so a thread resumed in another process
-            still fetches its references; without one, this process's memory (with a warning
-            when the graph has a persistent checkpointer; see
-            :class:`~langctx.stores.references.GraphReferenceStore`).
+            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the graph's
+            store (``create_agent(..., store=...)``), so a thread resumed in another process
+            still fetches its references; else this process's memory, with a warning when the
+            checkpointer is persistent (see :class:`~langctx.stores.references.GraphReferenceStore`).
         guard: timeout and output cap of tool calls (default ``ToolGuard()``: 30 s, 10 MB of
             text); None: tools run unguarded.
         system_prompt: text appended to the system prompt (None: nothing).

@@ -1,12 +1,9 @@
 """The steps of Context-mode, written once for the sync and async paths.
 
-:func:`processing` decides what a tool output becomes. A small output passes through at once. A
-large one is reduced under the token budget, summarized by a model when one is configured and its
-kind is one to summarize, and referenced when it is large, binary, or its reduction dropped a fact.
-:func:`fetching` answers a ``fetch_context`` request: a slice or grep matches under the token
-budget, passed through Context-mode again. Both are generators: they yield each summarizer or
-store call they need (an :data:`Op`) and are sent the answer, so :func:`drive` and :func:`adrive`
-run the same steps with sync or async calls.
+:func:`processing` decides what a tool output becomes, :func:`fetching` answers a
+``fetch_context`` request (both as :mod:`~langctx.context_mode.processor` describes). They are
+generators: they yield each summarizer or store call they need (an :data:`Op`) and are sent the
+answer, so :func:`drive` and :func:`adrive` run the same steps with sync or async calls.
 
 Example:
     >>> from langctx.context_mode.processor import ContextModeProcessor
