@@ -32,8 +32,7 @@ from pathlib import Path
 from _common import DATA, ROOT, exact_counter, facts_of, tool_outputs
 
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.slice_codec import from_raw
-from langctx.context_mode.slices import reassemble
+from langctx.context_mode.slices import from_raw, reassemble
 
 THRESHOLD = 1_500
 RESULTS = ROOT / "bench" / "results" / "context_mode_references.md"

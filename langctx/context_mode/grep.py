@@ -1,7 +1,7 @@
 """Grep of a stored output: the matching lines, with line numbers and byte offsets, under a budget.
 
 Example:
-    >>> from langctx.context_mode.ref_store import new_meta
+    >>> from langctx.context_mode.references import new_meta
     >>> data = b"ok\\nboom: KeyError x\\nok\\n"
     >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
     >>> render_grep(meta, data, "keyerror", max_tokens=500).matches
@@ -123,7 +123,7 @@ def render_grep(
     next page starts.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> data = b"ok\\nboom: KeyError x\\nok\\nwarn\\nKeyError again\\n"
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
         >>> print(render_grep(meta, data, "KeyError", max_tokens=500).text)  # doctest: +NORMALIZE_WHITESPACE

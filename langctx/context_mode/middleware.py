@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, NotRequired
 
@@ -37,7 +37,7 @@ from langchain.agents.middleware import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.context_mode.guard import ToolGuard
@@ -64,11 +64,6 @@ class ContextModeState(AgentState[Any]):
     langctx: NotRequired[LangctxDeltaChannel]
 
 
-def _config_of(request: ToolCallRequest) -> RunnableConfig:
-    config = getattr(request.runtime, "config", None)
-    return config if config is not None else ensure_config()
-
-
 def _query(request: ModelRequest[Any]) -> str:
     """What long-term memory is searched with: the latest human message's text."""
     messages = (request.state or {}).get("messages") or request.messages
@@ -82,9 +77,12 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
+    config = getattr(request.runtime, "config", None)
     return {
-        "thread_id": reference_namespace(_config_of(request), request.state),
-        "args": request.tool_call["args"],
+        "thread_id": reference_namespace(
+            config if config is not None else ensure_config(), request.state
+        ),
+        "args": request.tool_call.get("args") or {},
     }
 
 
@@ -105,11 +103,10 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         processor: the Context-mode processor (default: a new one over ``store``, configured by
             ``**config_kwargs``).
         store: where referenced outputs are kept, when ``processor`` is None: a LangGraph
-            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the store of
-            the graph (``create_agent(..., store=...)``), so a thread resumed in another process
-            still fetches its references; without one, this process's memory (with a warning
-            when the graph has a persistent checkpointer; see
-            :class:`~langctx.stores.references.GraphReferenceStore`).
+            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the graph's
+            store (``create_agent(..., store=...)``), so a thread resumed in another process
+            still fetches its references; else this process's memory, with a warning when the
+            checkpointer is persistent (see :class:`~langctx.stores.references.GraphReferenceStore`).
         guard: timeout and output cap of tool calls (default ``ToolGuard()``: 30 s, 10 MB of
             text); None: tools run unguarded.
         system_prompt: text appended to the system prompt (None: nothing).
@@ -234,6 +231,4 @@ class ContextModeToolProcessor:
 
     def __call__(self, message: ToolMessage, request: ToolCallRequest) -> ToolMessage:
         """Process one tool result for the request's thread."""
-        args: Mapping[str, Any] = request.tool_call.get("args") or {}
-        tid = reference_namespace(_config_of(request), request.state)
-        return self.processor.process_message(message, thread_id=tid, args=args)
+        return self.processor.process_message(message, **_where(request))

@@ -1,44 +1,81 @@
-"""What a tool output becomes, decided before any call: :func:`plan_output` and :class:`OutputPlan`.
+"""The steps of Context-mode, written once for the sync and async paths.
 
-A small output passes through at once (a :class:`ProcessedOutput`). A large one gets a plan: its
-reduction under the token budget, whether a model is to summarize it, and whether it is
-referenced. The processor makes the summarizer and store calls; the plan turns their answers
-into the :class:`ProcessedOutput`.
+:func:`processing` decides what a tool output becomes, :func:`fetching` answers a
+``fetch_context`` request (both as :mod:`~langctx.context_mode.processor` describes). They are
+generators: they yield each summarizer or store call they need (an :data:`Op`) and are sent the
+answer, so :func:`drive` and :func:`adrive` run the same steps with sync or async calls.
 
 Example:
-    >>> from langctx.context_mode.config import ContextModeConfig
-    >>> from langctx.tokens import text_counter
-    >>> plan = plan_output("word " * 9000, config=ContextModeConfig(), count_tokens=text_counter(None),
-    ...                    description_tokens=1400, tool_name="bash")
-    >>> plan.reference, plan.result(None).action
-    (True, 'reduced')
+    >>> from langctx.context_mode.processor import ContextModeProcessor
+    >>> processor = ContextModeProcessor()
+    >>> steps = processing(processor, "word " * 9000, "bash", thread_id="t")
+    >>> op = next(steps)
+    >>> op[0], op[1]  # referenced: what does the store hold under the id?
+    ('meta', 't')
+    >>> def call(op):  # make the store call the steps ask for
+    ...     return getattr(processor.store, op[0])(*op[1:])
+    >>> out = drive(steps, call)
+    >>> out.action  # nothing there yet: the output is stored
+    'referenced'
+    >>> drive(fetching(processor, out.ref_id, "t", grep="word"), call).matches
+    1
+    >>> drive(fetching(processor, out.ref_id, "t", offset=10**9), call).ok
+    False
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import logging
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from langctx.context_mode.config import ContextModeConfig
+from langctx.context_mode.grep import render_grep
 from langctx.context_mode.outputs import ContentKind, Reduction
 from langctx.context_mode.reduce import build_meta, reduce_output
 from langctx.context_mode.reducers.binary import looks_binary
-from langctx.context_mode.ref_store import ReferenceMeta, new_meta
-from langctx.context_mode.references import reference_id, render_reference
-from langctx.context_mode.slice_codec import to_raw
-from langctx.context_mode.summary import summary_reduction
-from langctx.context_mode.summary import summary_request as tool_summary_request
+from langctx.context_mode.references import (
+    FetchResult,
+    ReferenceMeta,
+    is_reference_id,
+    new_meta,
+    not_found,
+    out_of_range,
+    reference_id,
+    render_reference,
+)
+from langctx.context_mode.slices import render_slice, slice_window, to_raw
+from langctx.context_mode.summary import summary_reduction, summary_request
+from langctx.errors import ConfigError
 from langctx.facts import extract_output_facts, find_exit_code, missing_output_facts
 from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delimiters
-from langctx.summarize import SummaryRequest
-from langctx.tokens import TextCounter
 
-__all__ = ["Action", "OutputPlan", "ProcessedOutput", "is_free", "plan_output"]
+if TYPE_CHECKING:
+    from langctx.context_mode.processor import ContextModeProcessor
+
+__all__ = [
+    "Action",
+    "Op",
+    "ProcessedOutput",
+    "adrive",
+    "drive",
+    "fetching",
+    "is_free",
+    "processing",
+]
+
+logger = logging.getLogger("langctx.context_mode.processor")  # the processor's warnings
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
+
+Op = tuple[Any, ...]
+"""A call the steps ask for: ``("summarize", request)``, or a
+:class:`~langctx.context_mode.references.ReferenceStore` method's name (``"meta"``, ``"put"``,
+``"read"``) and its arguments."""
+
+T = TypeVar("T")
 
 _MAX_ATTEMPTS = 8
 
@@ -80,116 +117,42 @@ class ProcessedOutput:
         }
 
 
-@dataclass(slots=True, kw_only=True)
-class OutputPlan:
-    """A large output analysed: its reduction, and the summary and reference still to make."""
+def drive(steps: Generator[Op, Any, T], call: Callable[[Op], Any]) -> T:
+    """Run ``steps``, making each call it asks for with ``call``: the answer is sent back, an
+    exception thrown in."""
+    answer: Any = None
+    failed: Exception | None = None
+    while True:
+        try:
+            op = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, failed = call(op), None
+        except Exception as exc:
+            failed = exc
 
-    output: str | bytes
-    text: str
-    tokens: int
-    tool_name: str | None
-    args: Mapping[str, Any] | None
-    thread_id: str
-    tool_call_id: str | None
-    message_id: str | None
-    reduction: Reduction
-    budget: int
-    """Tokens the description may have (less when the reference's frame goes around it)."""
-    reference: bool
-    summarize: bool
-    """Whether a model is to summarize the output (see :meth:`summary_request`)."""
-    config: ContextModeConfig
-    count_tokens: TextCounter
-    raw: bytes = field(init=False)
-    """The bytes stored when the output is referenced."""
-    source: Literal["str", "bytes"] = field(init=False)
-    sha256: str = field(init=False)
-    description: Reduction = field(init=False)
-    """What stands for the output: the reduction, or the summary once :meth:`describe` got one."""
-    summarized: bool = False
 
-    def __post_init__(self) -> None:
-        self.raw, self.source = to_raw(self.output)
-        self.sha256 = hashlib.sha256(self.raw).hexdigest()
-        self.description = self.reduction
-
-    def summary_request(self) -> SummaryRequest:
-        """What to ask the summarizer for this output."""
-        return tool_summary_request(
-            self.text,
-            tool_name=self.tool_name,
-            args=self.args,
-            kind=self.reduction.kind,
-            max_tokens=max(50, self.budget - 120),
-            reduced=self.reduction.text,
-        )
-
-    def describe(self, summary: str | None) -> None:
-        """Let the model's summary (None: there is none) stand for the output."""
-        if summary is None:
-            return
-        meta = build_meta(
-            self.text,
-            tool_name=self.tool_name,
-            args=self.args,
-            original_tokens=self.tokens,
-            count_tokens=self.count_tokens,
-        )
-        self.description = summary_reduction(
-            summary, self.text, kind=self.reduction.kind, meta=meta, budget_tokens=self.budget
-        )
-        self.summarized = True
-
-    def candidates(self) -> Iterator[ReferenceMeta]:
-        """The metas to store the output under, in order: a stable id first, others if it is taken."""
-        for attempt in range(_MAX_ATTEMPTS):
-            ref_id = reference_id(self.thread_id, self.tool_call_id, self.sha256, attempt=attempt)
-            yield new_meta(
-                ref_id=ref_id,
-                thread_id=self.thread_id,
-                data=self.raw,
-                source=self.source,
-                tool_name=self.tool_name,
-                tool_call_id=self.tool_call_id,
-                message_id=self.message_id or f"{REFERENCE_MESSAGE_ID_PREFIX}{ref_id}",
-                kind=self.description.kind,
-                tokens=self.tokens,
-                ttl_seconds=self.config.ttl_seconds,
-                sha256=self.sha256,
-            )
-
-    def result(self, meta: ReferenceMeta | None) -> ProcessedOutput:
-        """The processed output, referenced under ``meta`` (None: not stored)."""
-        text = sanitize(self.description.text)
-        action: Action = "summarized" if self.summarized else "reduced"
-        ref_id = message_id = None
-        if meta is not None:
-            ref_id, message_id, action = meta["ref_id"], meta["message_id"], "referenced"
-            text = render_reference(
-                ref_id,
-                text,
-                size=meta["size"],
-                tokens=self.tokens,
-                slice_tokens=self.config.max_inline_tokens,
-            )
-        return ProcessedOutput(
-            text=text,
-            action=action,
-            kind=self.description.kind,
-            ref_id=ref_id,
-            message_id=message_id,
-            original_tokens=self.tokens,
-            original_bytes=len(self.raw),
-            tokens=self.count_tokens(text),
-            exit_code=find_exit_code(self.text),
-        )
+async def adrive(steps: Generator[Op, Any, T], call: Callable[[Op], Awaitable[Any]]) -> T:
+    """Async version of `drive`."""
+    answer: Any = None
+    failed: Exception | None = None
+    while True:
+        try:
+            op = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, failed = await call(op), None
+        except Exception as exc:
+            failed = exc
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
     """Whether ``meta``'s id is free, or holds these very bytes already (storing twice is a no-op).
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"x", source="str")
         >>> is_free(meta, None), is_free(meta, meta), is_free(meta, {**meta, "sha256": "0"})
         (True, True, False)
@@ -228,35 +191,32 @@ def _decode(output: str | bytes) -> tuple[str | bytes, str, bool]:
     raise TypeError(msg)
 
 
-def plan_output(
+def processing(
+    processor: ContextModeProcessor,
     output: str | bytes,
-    *,
-    config: ContextModeConfig,
-    count_tokens: TextCounter,
-    description_tokens: int,
-    summarize: bool = False,
     tool_name: str | None = None,
     args: Mapping[str, Any] | None = None,
     thread_id: str | None = None,
     tool_call_id: str | None = None,
     message_id: str | None = None,
-) -> OutputPlan | ProcessedOutput:
-    """Pass a small output through, or plan a large one (see the module docstring).
+) -> Generator[Op, Any, ProcessedOutput]:
+    """The steps that process one output with ``processor``'s settings (see the module docstring).
 
-    ``description_tokens`` is the budget of a referenced output's description; ``summarize``, that
-    a summarizer is configured (the plan asks it when the kind is one of ``config.summary_kinds``).
-    The call's fields are those of
+    A failed summarizer call leaves the reduction, a failed store call leaves the output
+    unreferenced. The call's fields are those of
     :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
     """
+    config, count_tokens = processor.config, processor.count_tokens
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
+    raw, source = to_raw(output)
     if not binary and tokens <= config.max_inline_tokens:
         inline = sanitize(escape_delimiters(text))
         return ProcessedOutput(
             text=inline,
             action="inline",
             original_tokens=tokens,
-            original_bytes=len(to_raw(output)[0]),
+            original_bytes=len(raw),
             tokens=tokens,
         )
 
@@ -273,29 +233,163 @@ def plan_output(
         return out
 
     reference = config.references and (binary or tokens > config.reference_min_tokens)
-    budget = description_tokens if reference else config.max_inline_tokens
-    reduction = reduce(budget)
+    budget = processor.description_tokens if reference else config.max_inline_tokens
+    description = reduction = reduce(budget)
     if (
         config.references
         and not reference
         and config.reference_lost_facts
         and missing_output_facts(extract_output_facts(text), reduction.text)
     ):
-        reference, budget = True, description_tokens
-        reduction = reduce(budget)
-    return OutputPlan(
-        output=output,
-        text=text,
-        tokens=tokens,
-        tool_name=tool_name,
-        args=args,
-        thread_id=thread_id or NO_THREAD,
-        tool_call_id=tool_call_id,
-        message_id=message_id,
-        reduction=reduction,
-        budget=budget,
-        reference=reference,
-        summarize=summarize and not binary and reduction.kind in config.summary_kinds,
-        config=config,
+        reference, budget = True, processor.description_tokens
+        description = reduction = reduce(budget)
+    action: Action = "reduced"
+    summarize = processor.summarizer is not None and not binary
+    if summarize and reduction.kind in config.summary_kinds:
+        request = summary_request(
+            text,
+            tool_name=tool_name,
+            args=args,
+            kind=reduction.kind,
+            max_tokens=max(50, budget - 120),
+            reduced=reduction.text,
+        )
+        try:
+            summary = yield ("summarize", request)
+        except Exception as exc:
+            logger.warning(
+                "langctx context-mode: the summarizer failed (%r); using the reduction", exc
+            )
+        else:
+            meta = build_meta(
+                text,
+                tool_name=tool_name,
+                args=args,
+                original_tokens=tokens,
+                count_tokens=count_tokens,
+            )
+            description = summary_reduction(
+                summary, text, kind=reduction.kind, meta=meta, budget_tokens=budget
+            )
+            action = "summarized"
+    tid = thread_id or NO_THREAD
+    sha256 = hashlib.sha256(raw).hexdigest()
+
+    def candidate(attempt: int) -> ReferenceMeta:
+        ref_id = reference_id(tid, tool_call_id, sha256, attempt=attempt)
+        return new_meta(
+            ref_id=ref_id,
+            thread_id=tid,
+            data=raw,
+            source=source,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            message_id=message_id or f"{REFERENCE_MESSAGE_ID_PREFIX}{ref_id}",
+            kind=description.kind,
+            tokens=tokens,
+            ttl_seconds=config.ttl_seconds,
+            sha256=sha256,
+        )
+
+    stored = None
+    if reference:
+        stored = yield from _storing(tid, map(candidate, range(_MAX_ATTEMPTS)), raw)
+    text_out = sanitize(description.text)
+    if stored is not None:
+        action = "referenced"
+        text_out = render_reference(
+            stored["ref_id"],
+            text_out,
+            size=stored["size"],
+            tokens=tokens,
+            slice_tokens=config.max_inline_tokens,
+        )
+    return ProcessedOutput(
+        text=text_out,
+        action=action,
+        kind=description.kind,
+        ref_id=None if stored is None else stored["ref_id"],
+        message_id=None if stored is None else stored["message_id"],
+        original_tokens=tokens,
+        original_bytes=len(raw),
+        tokens=count_tokens(text_out),
+        exit_code=find_exit_code(text),
+    )
+
+
+def _storing(
+    thread_id: str, candidates: Iterator[ReferenceMeta], raw: bytes
+) -> Generator[Op, Any, ReferenceMeta | None]:
+    """Store ``raw`` under the first free candidate id (None: the store failed)."""
+    try:
+        for meta in candidates:
+            try:
+                existing = yield ("meta", thread_id, meta["ref_id"])
+            except KeyError:
+                existing = None
+            if is_free(meta, existing):
+                yield ("put", thread_id, meta, raw)
+                return meta
+    except Exception as exc:
+        logger.warning("langctx context-mode: could not store the output (%r); reduced only", exc)
+    return None
+
+
+def fetching(
+    processor: ContextModeProcessor,
+    ref_id: str,
+    thread_id: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    grep: str | None = None,
+) -> Generator[Op, Any, FetchResult]:
+    """The steps that answer a request to ``processor``: the slice at ``offset``, or with ``grep``
+    the matching lines from ``offset`` on; a request for bytes the output does not have gets a
+    result saying so.
+
+    Raises:
+        ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
+            such reference for the thread.
+        ConfigError: ``offset`` is not an int, or ``limit`` is neither an int nor None.
+    """
+    if not is_reference_id(ref_id):
+        raise not_found(str(ref_id))
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        msg = f"offset must be an int (a byte offset), got {offset!r}."
+        raise ConfigError(msg)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        msg = f"limit must be an int (bytes) or None, got {limit!r}."
+        raise ConfigError(msg)
+    tid = thread_id or NO_THREAD
+    meta = yield ("meta", tid, ref_id)
+    config, count_tokens = processor.config, processor.count_tokens
+    total, max_tokens = int(meta["size"]), config.max_inline_tokens
+    if grep:
+        data = yield ("read", tid, ref_id, 0, total)
+        result = render_grep(
+            meta,
+            data,
+            grep,
+            offset=offset,
+            max_matches=config.grep_max_matches,
+            max_tokens=max_tokens,
+            count_tokens=count_tokens,
+        )
+    elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
+        return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
+    else:
+        window = slice_window(offset, limit, size=total, max_tokens=max_tokens)
+        data = yield ("read", tid, ref_id, *window)
+        result = render_slice(
+            meta, data, offset, limit=limit, max_tokens=max_tokens, count_tokens=count_tokens
+        )
+    result = replace(result, message_id=meta.get("message_id"))
+    again = reduce_output(  # the text goes through Context-mode again (it fits by construction)
+        result.text,
+        tool_name="fetch_context",
+        max_inline_tokens=max_tokens,
         count_tokens=count_tokens,
     )
+    if again is None:
+        return result
+    return replace(result, text=again.text, data=b"")  # pragma: no cover - by construction

@@ -14,8 +14,9 @@ The steps, in order, for one output:
 :meth:`ContextModeProcessor.fetch` serves ``fetch_context``: slices (byte offsets) or grep
 matches, each bounded by ``max_inline_tokens`` and passed through Context-mode again.
 
-The decisions are pure (:mod:`~langctx.context_mode.plan`, :mod:`~langctx.context_mode.fetch`);
-the processor only makes the summarizer and store calls.
+The steps are written once, as generators of the calls they need
+(:func:`~langctx.context_mode.plan.processing`, :func:`~langctx.context_mode.plan.fetching`); the
+processor makes those summarizer and store calls, sync or async.
 
 Example:
     >>> processor = ContextModeProcessor()
@@ -30,32 +31,30 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Generator, Mapping
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 
 from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
-from langctx.context_mode.fetch import check_fetch, fetch_answer, fetch_window
-from langctx.context_mode.plan import OutputPlan, ProcessedOutput, is_free, plan_output
+from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, fetching, processing
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
-from langctx.context_mode.ref_store import (
+from langctx.context_mode.references import (
+    FetchResult,
     InMemoryReferenceStore,
     ReferenceMeta,
     ReferenceStore,
+    is_reference_id,
     not_found,
+    reference_frame_tokens,
 )
-from langctx.context_mode.references import FetchResult, is_reference_id, reference_frame_tokens
 from langctx.errors import ConfigError
 from langctx.markers import CONTEXT_MODE_STAMP, NO_THREAD, context_mode_stamp, stamp_digest
 from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, call_summarizer
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
 __all__ = ["ContextModeProcessor"]
-
-logger = logging.getLogger(__name__)
 
 
 class ContextModeProcessor:
@@ -64,7 +63,7 @@ class ContextModeProcessor:
     Args:
         config: a :class:`ContextModeConfig`; or pass its fields as keywords.
         store: where referenced outputs are kept (default: a process-local
-            :class:`~langctx.context_mode.ref_store.InMemoryReferenceStore`; use
+            :class:`~langctx.context_mode.references.InMemoryReferenceStore`; use
             :class:`~langctx.stores.references.BaseStoreReferenceStore` to persist).
         summarizer: a chat model / Runnable (wrapped in a :class:`~langctx.summarize.ModelSummarizer`),
             a ModelSummarizer (the memory's can serve both), or any
@@ -131,27 +130,23 @@ class ContextModeProcessor:
 
     # ------------------------------------------------------------------ processing
 
-    def _plan(
-        self,
-        output: str | bytes,
-        tool_name: str | None,
-        args: Mapping[str, Any] | None,
-        thread_id: str | None,
-        tool_call_id: str | None,
-        message_id: str | None,
-    ) -> OutputPlan | ProcessedOutput:
-        return plan_output(
-            output,
-            config=self.config,
-            count_tokens=self.count_tokens,
-            description_tokens=self.description_tokens,
-            summarize=self.summarizer is not None,
-            tool_name=tool_name,
-            args=args,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
-            message_id=message_id,
-        )
+    def _call(self, op: Op) -> Any:
+        """Make a call the steps ask for: the summarizer, or a store method."""
+        name, *args = op
+        if name == "summarize":
+            assert self.summarizer is not None
+            return call_summarizer(self.summarizer, *args, timeout=self.config.summary_timeout)
+        return getattr(self.store, name)(*args)
+
+    async def _acall(self, op: Op) -> Any:
+        """Async version of `_call`."""
+        name, *args = op
+        if name == "summarize":
+            assert self.summarizer is not None
+            return await acall_summarizer(
+                self.summarizer, *args, timeout=self.config.summary_timeout
+            )
+        return await getattr(self.store, f"a{name}")(*args)
 
     def process(
         self,
@@ -177,11 +172,8 @@ class ContextModeProcessor:
             >>> ContextModeProcessor().process("small").action
             'inline'
         """
-        plan = self._plan(output, tool_name, args, thread_id, tool_call_id, message_id)
-        if isinstance(plan, ProcessedOutput):
-            return plan
-        plan.describe(self._summary(plan))
-        return plan.result(self._reference(plan) if plan.reference else None)
+        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
+        return drive(steps, self._call)
 
     async def aprocess(
         self,
@@ -194,71 +186,41 @@ class ContextModeProcessor:
         message_id: str | None = None,
     ) -> ProcessedOutput:
         """Async version of `process`."""
-        plan = self._plan(output, tool_name, args, thread_id, tool_call_id, message_id)
-        if isinstance(plan, ProcessedOutput):
-            return plan
-        plan.describe(await self._asummary(plan))
-        return plan.result(await self._areference(plan) if plan.reference else None)
-
-    def _summary(self, plan: OutputPlan) -> str | None:
-        """The model's summary of a planned output (None: none asked for, or the call failed)."""
-        if not plan.summarize or self.summarizer is None:
-            return None
-        request, timeout = plan.summary_request(), self.config.summary_timeout
-        try:
-            return call_summarizer(self.summarizer, request, timeout=timeout)
-        except Exception as exc:
-            _summary_failed(exc)
-            return None
-
-    async def _asummary(self, plan: OutputPlan) -> str | None:
-        """Async version of `_summary`."""
-        if not plan.summarize or self.summarizer is None:
-            return None
-        request, timeout = plan.summary_request(), self.config.summary_timeout
-        try:
-            return await acall_summarizer(self.summarizer, request, timeout=timeout)
-        except Exception as exc:
-            _summary_failed(exc)
-            return None
-
-    def _reference(self, plan: OutputPlan) -> ReferenceMeta | None:
-        """Store the raw output under its first free reference id (None: the store failed)."""
-        try:
-            for meta in plan.candidates():
-                if is_free(meta, self._stored(plan.thread_id, meta["ref_id"])):
-                    self.store.put(plan.thread_id, meta, plan.raw)
-                    return meta
-        except Exception as exc:
-            _store_failed(exc)
-        return None
-
-    async def _areference(self, plan: OutputPlan) -> ReferenceMeta | None:
-        """Async version of `_reference`."""
-        try:
-            for meta in plan.candidates():
-                if is_free(meta, await self._astored(plan.thread_id, meta["ref_id"])):
-                    await self.store.aput(plan.thread_id, meta, plan.raw)
-                    return meta
-        except Exception as exc:
-            _store_failed(exc)
-        return None
-
-    def _stored(self, thread_id: str, ref_id: str) -> ReferenceMeta | None:
-        """What the store holds under ``ref_id`` (None: nothing)."""
-        try:
-            return self.store.meta(thread_id, ref_id)
-        except KeyError:
-            return None
-
-    async def _astored(self, thread_id: str, ref_id: str) -> ReferenceMeta | None:
-        """Async version of `_stored`."""
-        try:
-            return await self.store.ameta(thread_id, ref_id)
-        except KeyError:
-            return None
+        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
+        return await adrive(steps, self._acall)
 
     # ------------------------------------------------------------------ messages
+
+    def _message_steps(
+        self, message: ToolMessage, thread_id: str | None, args: Mapping[str, Any] | None
+    ) -> Generator[Op, Any, ToolMessage]:
+        """The steps of :meth:`process_message`."""
+        content = message.content
+        if context_mode_stamp(message) is not None:
+            return message  # processed already: running twice changes nothing
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list) and all(
+            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+        ):
+            text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+        else:
+            return message  # images or other blocks: left as they are
+        result = yield from processing(
+            self, text, message.name, args, thread_id, message.tool_call_id, message.id
+        )
+        if result.action == "inline" and result.text == text and isinstance(content, str):
+            return message
+        update: dict[str, Any] = {
+            "content": result.text,
+            "response_metadata": {
+                **(message.response_metadata or {}),
+                CONTEXT_MODE_STAMP: {**result.stamp(), "digest": stamp_digest(result.text)},
+            },
+        }
+        if message.id is None and result.message_id is not None:
+            update["id"] = result.message_id
+        return message.model_copy(update=update)
 
     def process_message(
         self,
@@ -280,11 +242,7 @@ class ContextModeProcessor:
             >>> out.response_metadata["langctx_context_mode"]["action"], out.id.startswith("langctx-ref-")
             ('referenced', True)
         """
-        text = _message_text(message)
-        if text is None:
-            return message
-        result = self.process(text, args=args, thread_id=thread_id, **_message_ids(message))
-        return _processed_message(message, result, text)
+        return drive(self._message_steps(message, thread_id, args), self._call)
 
     async def aprocess_message(
         self,
@@ -294,11 +252,7 @@ class ContextModeProcessor:
         args: Mapping[str, Any] | None = None,
     ) -> ToolMessage:
         """Async version of `process_message`."""
-        text = _message_text(message)
-        if text is None:
-            return message
-        result = await self.aprocess(text, args=args, thread_id=thread_id, **_message_ids(message))
-        return _processed_message(message, result, text)
+        return await adrive(self._message_steps(message, thread_id, args), self._acall)
 
     # ------------------------------------------------------------------ fetching
 
@@ -326,13 +280,7 @@ class ContextModeProcessor:
             ...
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
-        check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD
-        meta = self.store.meta(tid, ref_id)
-        window = fetch_window(meta, offset=offset, limit=limit, grep=grep, config=self.config)
-        if isinstance(window, FetchResult):
-            return window
-        return self._answer(meta, self.store.read(tid, ref_id, *window), offset, limit, grep)
+        return drive(fetching(self, ref_id, thread_id, offset, limit, grep), self._call)
 
     async def afetch(
         self,
@@ -344,26 +292,7 @@ class ContextModeProcessor:
         grep: str | None = None,
     ) -> FetchResult:
         """Async version of `fetch`."""
-        check_fetch(ref_id, offset, limit)
-        tid = thread_id or NO_THREAD
-        meta = await self.store.ameta(tid, ref_id)
-        window = fetch_window(meta, offset=offset, limit=limit, grep=grep, config=self.config)
-        if isinstance(window, FetchResult):
-            return window
-        return self._answer(meta, await self.store.aread(tid, ref_id, *window), offset, limit, grep)
-
-    def _answer(
-        self, meta: ReferenceMeta, data: bytes, offset: int, limit: int | None, grep: str | None
-    ) -> FetchResult:
-        return fetch_answer(
-            meta,
-            data,
-            offset=offset,
-            limit=limit,
-            grep=grep,
-            config=self.config,
-            count_tokens=self.count_tokens,
-        )
+        return await adrive(fetching(self, ref_id, thread_id, offset, limit, grep), self._acall)
 
     def reference_meta(self, ref_id: str, *, thread_id: str | None = None) -> ReferenceMeta:
         """The stored meta of a reference (raises ReferenceNotFoundError like :meth:`fetch`)."""
@@ -376,54 +305,3 @@ class ContextModeProcessor:
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
         return await self.store.ameta(thread_id or NO_THREAD, ref_id)
-
-
-def _summary_failed(exc: BaseException) -> None:
-    logger.warning("langctx context-mode: the summarizer failed (%r); using the reduction", exc)
-
-
-def _store_failed(exc: BaseException) -> None:
-    logger.warning("langctx context-mode: could not store the output (%r); reduced only", exc)
-
-
-class _MessageIds(TypedDict):
-    tool_name: str | None
-    tool_call_id: str | None
-    message_id: str | None
-
-
-def _message_ids(message: ToolMessage) -> _MessageIds:
-    """What a ``ToolMessage`` tells :meth:`ContextModeProcessor.process` about its output."""
-    return _MessageIds(
-        tool_name=message.name, tool_call_id=message.tool_call_id, message_id=message.id
-    )
-
-
-def _message_text(message: ToolMessage) -> str | None:
-    """The text to process (None: processed already, or content that is not text)."""
-    if context_mode_stamp(message) is not None:
-        return None  # processed already: running twice changes nothing
-    content = message.content
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
-    ):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-    return None  # images or other blocks: left as they are
-
-
-def _processed_message(message: ToolMessage, result: ProcessedOutput, text: str) -> ToolMessage:
-    """The message with the processed content and the stamp (itself when nothing changed)."""
-    if result.action == "inline" and result.text == text and isinstance(message.content, str):
-        return message
-    update: dict[str, Any] = {
-        "content": result.text,
-        "response_metadata": {
-            **(message.response_metadata or {}),
-            CONTEXT_MODE_STAMP: {**result.stamp(), "digest": stamp_digest(result.text)},
-        },
-    }
-    if message.id is None and result.message_id is not None:
-        update["id"] = result.message_id
-    return message.model_copy(update=update)

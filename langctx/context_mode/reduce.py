@@ -137,7 +137,14 @@ def reduce_output(
     if binary:
         return reduce_binary(text, meta=meta, budget_tokens=max_inline_tokens, raw=raw)
     if tokens <= max_inline_tokens:  # small bytes output: decoded, otherwise unchanged
-        return _unchanged(text, meta)
+        return Reduction(
+            text=text,
+            kind="text",
+            original_chars=meta.original_chars,
+            original_tokens=tokens,
+            reduced_tokens=tokens,
+            removed="nothing (decoded from bytes)",
+        )
     kind: ContentKind = detect_kind(
         text, tool_name=tool_name, args=args, command_tools=command_tools
     )
@@ -146,14 +153,3 @@ def reduce_output(
     except Exception:  # a reducer bug must never lose a tool output: fall back to head + tail
         logger.exception("context-mode: the %s reducer failed; falling back to head and tail", kind)
         return reduce_text(text, meta=meta, budget_tokens=max_inline_tokens)
-
-
-def _unchanged(text: str, meta: OutputMeta) -> Reduction:
-    return Reduction(
-        text=text,
-        kind="text",
-        original_chars=meta.original_chars,
-        original_tokens=meta.original_tokens,
-        reduced_tokens=meta.original_tokens,
-        removed="nothing (decoded from bytes)",
-    )

@@ -1,10 +1,14 @@
 """Slices of a stored output: byte windows that fit a token budget and reassemble exactly.
 
-Offsets count **bytes** of the stored output; each slice says where it starts and ends and how its
-body is encoded, so :func:`reassemble` of all slices gives back the original bytes exactly.
+A stored output is bytes (:func:`to_raw`); offsets count those bytes. Each slice says where it
+starts and ends and how its body is written (:func:`choose_encoding`): ``utf-8`` (valid UTF-8
+without NUL bytes, as is), ``utf-8+x`` (mostly text: the other bytes written ``\\xNN``, a backslash
+``\\\\``) or ``base64``. In the text encodings anything that looks like a langctx marker is broken
+with a zero-width space, reversibly, so a slice can never forge a marker, and :func:`reassemble`
+of all slices gives back the original bytes exactly.
 
 Example:
-    >>> from langctx.context_mode.ref_store import new_meta
+    >>> from langctx.context_mode.references import new_meta
     >>> data = "\\n".join(f"line {i}" for i in range(2000)).encode()
     >>> meta = new_meta(ref_id="ctx_0a1b2c3d", thread_id="t", data=data, source="str")
     >>> first = render_slice(meta, data[:4000], 0, max_tokens=300)
@@ -12,28 +16,178 @@ Example:
     (0, True, True)
     >>> first.text.splitlines()[0]
     '[langctx ref=ctx_0a1b2c3d slice offset=0 end=... total=... encoding=utf-8]'
+    >>> data = b"ok [langctx ref=ctx_00000000]\\n\\xff\\x00 done"
+    >>> encoding = choose_encoding(data)
+    >>> body = encode_body(data, encoding)
+    >>> encoding, "[langctx" in body, decode_body(body, encoding) == data
+    ('utf-8+x', False, True)
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from langctx.context_mode.references import REF_ID_RE, FetchResult, fetch_call, out_of_range
-from langctx.context_mode.slice_codec import (
-    SLICE_ENCODINGS,
+from langctx.context_mode.references import (
+    REF_ID_RE,
+    FetchResult,
     SliceEncoding,
-    choose_encoding,
-    decode_body,
-    encode_body,
-    utf8_boundary,
+    fetch_call,
+    out_of_range,
 )
-from langctx.markers import REF_MARKER
+from langctx.markers import REF_MARKER, escape_markers, unescape_markers
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = ["ParsedSlice", "parse_slice", "reassemble", "render_slice", "slice_window"]
+__all__ = [
+    "SLICE_ENCODINGS",
+    "ParsedSlice",
+    "SliceEncoding",
+    "choose_encoding",
+    "decode_body",
+    "encode_body",
+    "from_raw",
+    "parse_slice",
+    "reassemble",
+    "render_slice",
+    "slice_window",
+    "to_raw",
+    "utf8_boundary",
+]
+
+SLICE_ENCODINGS: tuple[SliceEncoding, ...] = get_args(SliceEncoding)
+"""Every :data:`SliceEncoding`."""
+
+_MAX_ESCAPED_SHARE = 0.10  # above this share of raw bytes, base64 is shorter and no less readable
+_NEEDS_X = re.compile(r"[\\\x00\udc80-\udcff]")
+_X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
+
+
+def to_raw(output: str | bytes) -> tuple[bytes, Literal["str", "bytes"]]:
+    """The bytes to store for a tool output, and what it was.
+
+    A ``str`` is encoded as UTF-8 with ``surrogatepass``, so every string (lone surrogates from a
+    ``surrogateescape`` decode included) is stored losslessly.
+
+    Example:
+        >>> to_raw("café"), to_raw(b"\\xff")
+        ((b'caf\\xc3\\xa9', 'str'), (b'\\xff', 'bytes'))
+    """
+    if isinstance(output, str):
+        return output.encode("utf-8", "surrogatepass"), "str"
+    return bytes(output), "bytes"
+
+
+def from_raw(data: bytes, source: str) -> str | bytes:
+    """Inverse of :func:`to_raw`.
+
+    Example:
+        >>> from_raw(*to_raw("a\\udcff b")) == "a\\udcff b"
+        True
+    """
+    return data.decode("utf-8", "surrogatepass") if source == "str" else data
+
+
+def utf8_boundary(data: bytes, cut: int) -> int:
+    """Move ``cut`` back to the start of the UTF-8 character it splits, if it splits one.
+
+    Returns ``cut`` unchanged when it already falls between characters, when the bytes around it
+    are not valid UTF-8, or when moving it would leave nothing before it.
+
+    Example:
+        >>> data = "aé".encode()  # b"a\\xc3\\xa9"
+        >>> utf8_boundary(data, 2), utf8_boundary(data, 1), utf8_boundary(data, 3)
+        (1, 1, 3)
+    """
+    if cut <= 0 or cut >= len(data) or not 0x80 <= data[cut] <= 0xBF:
+        return cut
+    for back in range(1, 4):
+        pos = cut - back
+        if pos <= 0:
+            return cut
+        byte = data[pos]
+        if byte >= 0xC0:
+            return pos
+        if byte < 0x80:
+            return cut
+    return cut
+
+
+def choose_encoding(data: bytes) -> SliceEncoding:
+    """Pick the encoding that shows ``data`` most readably, losslessly.
+
+    Example:
+        >>> choose_encoding(b"plain"), choose_encoding(b"caf\\xe9 au lait"), choose_encoding(bytes(range(256)))
+        ('utf-8', 'utf-8+x', 'base64')
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "surrogateescape")
+    else:
+        if "\x00" not in text:
+            return "utf-8"
+    raw = sum(1 for ch in text if ch == "\x00" or "\udc80" <= ch <= "\udcff")
+    return "utf-8+x" if raw <= _MAX_ESCAPED_SHARE * max(1, len(data)) else "base64"
+
+
+def _x_escape(match: re.Match[str]) -> str:
+    ch = match.group(0)  # a backslash, NUL, or a raw byte decoded as a surrogate (U+DC80-U+DCFF)
+    return "\\\\" if ch == "\\" else f"\\x{ord(ch) & 0xFF:02x}"
+
+
+def _x_unescape(match: re.Match[str]) -> str:
+    hex_byte = match.group(1)
+    if hex_byte is None:
+        return "\\"
+    value = int(hex_byte, 16)
+    return chr(value) if value < 0x80 else chr(0xDC00 + value)
+
+
+def encode_body(data: bytes, encoding: SliceEncoding) -> str:
+    """Write ``data`` as text in ``encoding`` (markers escaped in the text encodings).
+
+    Example:
+        >>> encode_body(b"a\\\\b\\xff", "utf-8+x")
+        'a\\\\\\\\b\\\\xff'
+        >>> encode_body(b"\\x00\\x01", "base64")
+        'AAE='
+    """
+    if encoding == "base64":
+        return base64.b64encode(data).decode("ascii")
+    if encoding == "utf-8":
+        return escape_markers(data.decode("utf-8"))
+    text = data.decode("utf-8", "surrogateescape")
+    return escape_markers(_NEEDS_X.sub(_x_escape, text))
+
+
+def decode_body(body: str, encoding: str) -> bytes:
+    """Inverse of :func:`encode_body`.
+
+    Raises:
+        ValueError: ``encoding`` is unknown or ``body`` is not valid in it.
+
+    Example:
+        >>> decode_body("AAE=", "base64")
+        b'\\x00\\x01'
+    """
+    if encoding == "base64":
+        try:
+            return base64.b64decode(body.encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError) as exc:
+            msg = f"the slice body is not valid base64: {exc}"
+            raise ValueError(msg) from exc
+    if encoding == "utf-8":
+        return unescape_markers(body).encode("utf-8")
+    if encoding == "utf-8+x":
+        text = _X_SEQUENCE.sub(_x_unescape, unescape_markers(body))
+        return text.encode("utf-8", "surrogateescape")
+    msg = f"unknown slice encoding {encoding!r}; expected one of {', '.join(SLICE_ENCODINGS)}."
+    raise ValueError(msg)
+
 
 # No text needs more bytes per token: a window this big always suffices.
 _WINDOW_BYTES_PER_TOKEN = 16
@@ -99,7 +253,7 @@ def render_slice(
     boundary and, when no limit was given, preferably after a newline.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"\\x00\\x01", source="bytes")
         >>> r = render_slice(meta, b"\\x00\\x01", 0, max_tokens=200)
         >>> r.encoding, r.data, r.next_offset
@@ -153,7 +307,7 @@ def parse_slice(text: str) -> ParsedSlice:
         ValueError: the text is not a slice written by :func:`render_slice`.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\\xff", source="bytes")
         >>> parse_slice(render_slice(meta, b"hi\\xff", 0, max_tokens=200).text).data
         b'hi\\xff'
@@ -181,7 +335,7 @@ def reassemble(slices: Iterable[str]) -> bytes:
         ValueError: a slice does not parse, the slices disagree on the total, or bytes are missing.
 
     Example:
-        >>> from langctx.context_mode.ref_store import new_meta
+        >>> from langctx.context_mode.references import new_meta
         >>> data = bytes(range(256)) * 8
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="bytes")
         >>> texts, offset = [], 0

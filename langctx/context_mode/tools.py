@@ -20,8 +20,7 @@ from langctx.channel import channel_update
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
-from langctx.context_mode.ref_store import ReferenceStore
-from langctx.context_mode.references import FetchResult
+from langctx.context_mode.references import FetchResult, ReferenceStore
 from langctx.context_mode.tiers import QueryKind, WorkingMemory
 from langctx.context_mode.wrapped_tool import (
     ContextModeTool,

@@ -22,7 +22,7 @@ from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
-from langctx.context_mode.ref_store import (
+from langctx.context_mode.references import (
     ReferenceMeta,
     ReferenceStore,
     is_expired,
@@ -68,7 +68,7 @@ def namespace_label(value: str) -> str:
 
 
 class BaseStoreReferenceStore:
-    """A :class:`~langctx.context_mode.ref_store.ReferenceStore` over a LangGraph ``BaseStore``.
+    """A :class:`~langctx.context_mode.references.ReferenceStore` over a LangGraph ``BaseStore``.
 
     One namespace per thread, ``("langctx", "refs", <thread_id>)``: another thread's reference is
     not found (:class:`~langctx.errors.ReferenceNotFoundError`). The item ``<ref_id>`` holds the
@@ -226,7 +226,7 @@ class GraphReferenceStore:
     (``create_agent(store=...)``, ``compile(store=...)``, the LangGraph server's), the reference
     goes there through a :class:`BaseStoreReferenceStore`, so another worker or a restart finds
     it. Without one, and outside a graph run, ``fallback`` is used (default:
-    :func:`~langctx.context_mode.ref_store.process_reference_store`), with a one-time
+    :func:`~langctx.context_mode.references.process_reference_store`), with a one-time
     :data:`NO_STORE_WARNING` when the graph's checkpointer outlives the process (anything but
     ``InMemorySaver``). A reference is read where it was written.
 

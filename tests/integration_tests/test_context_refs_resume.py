@@ -25,8 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from langctx.context_mode.middleware import ContextModeMiddleware
-from langctx.context_mode.ref_store import process_reference_store
-from langctx.context_mode.references import find_reference_ids
+from langctx.context_mode.references import find_reference_ids, process_reference_store
 from langctx.context_mode.tools import wrap_tools_with_context_mode
 from langctx.errors import LangctxWarning, ReferenceNotFoundError
 from langctx.middleware import LangctxMiddleware

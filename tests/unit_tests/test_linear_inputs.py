@@ -186,7 +186,7 @@ def test_a_megabyte_of_broken_markup_is_parsed_in_one_scan() -> None:
 
 def test_grep_refuses_patterns_that_backtrack_exponentially() -> None:
     from langctx.context_mode.grep import render_grep
-    from langctx.context_mode.ref_store import new_meta
+    from langctx.context_mode.references import new_meta
 
     data = (
         b"a" * 60

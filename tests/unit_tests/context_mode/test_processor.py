@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from langctx.context_mode.config import ContextModeConfig
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.ref_store import InMemoryReferenceStore
+from langctx.context_mode.references import InMemoryReferenceStore
 from langctx.context_mode.summary import summary_request, tool_kind
 from langctx.errors import ConfigError
 from langctx.markers import CONTEXT_MODE_STAMP

@@ -9,17 +9,18 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.ref_store import InMemoryReferenceStore, new_meta
-from langctx.context_mode.references import find_reference_ids
-from langctx.context_mode.slice_codec import (
+from langctx.context_mode.references import InMemoryReferenceStore, find_reference_ids, new_meta
+from langctx.context_mode.slices import (
     choose_encoding,
     decode_body,
     encode_body,
     from_raw,
+    parse_slice,
+    reassemble,
+    render_slice,
     to_raw,
     utf8_boundary,
 )
-from langctx.context_mode.slices import parse_slice, reassemble, render_slice
 from langctx.errors import ConfigError, ReferenceNotFoundError
 from langctx.markers import REF_MARKER, escape_markers, unescape_markers
 

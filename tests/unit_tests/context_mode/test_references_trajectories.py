@@ -14,8 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.context_mode.slice_codec import from_raw
-from langctx.context_mode.slices import reassemble
+from langctx.context_mode.slices import from_raw, reassemble
 from langctx.facts import extract_output_facts, missing_output_facts
 from tests._helpers import load_session, require_data, session_files
 
