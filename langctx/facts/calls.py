@@ -30,16 +30,8 @@ __all__ = [
     "tool_calls",
 ]
 
-COMMAND_KEYS = (
-    "command",
-    "cmd",
-    "commands",
-    "command_line",
-    "commandLine",
-    "cmdline",
-    "script",
-    "argv",
-    "code",
+COMMAND_KEYS = tuple(
+    "command cmd commands command_line commandLine cmdline script argv code".split()
 )
 """Argument keys that hold a command, in the order they are looked up."""
 

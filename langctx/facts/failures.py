@@ -145,24 +145,9 @@ _SCAN_HEAD = 100  # error lines are looked for in the first and last lines of lo
 _SCAN_TAIL = 400
 _TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
 _KEYWORDS = (
-    "error",
-    "exception",
-    "fail",
-    "traceback",
-    "fatal",
-    "panic",
-    "npm ",
-    ": ***",
-    "command not found",
-    "timed out",
-    "no such file",
-    "\ne: ",
-    "\ne   ",
-    "×",
-    "✗",
-    "✘",
-    "_test.go:",
-    "●",
+    *"error exception fail traceback fatal panic".split(),
+    *("npm ", ": ***", "command not found", "timed out", "no such file", "\ne: ", "\ne   "),
+    *"× ✗ ✘ _test.go: ●".split(),
 )
 """Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
 newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)

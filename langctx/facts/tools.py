@@ -239,13 +239,9 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
         **dict.fromkeys(("apply_patch", "apply_diff", "patch"), _PATCH),
     }
 )
-"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against.
-
-Names are looked up as given, then lower-cased, then without their namespace and normalised
-(``Read`` and ``mcp__fs__readFile`` find ``read`` and ``read_file``; see
-:func:`file_tool_spec`); a name in no table goes to :func:`infer_file_tool`. ``ls``, ``glob``
-and ``find_file`` list names, they read no file; searches read the one file they name, never a
-directory or a pattern.
+"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against, looked up by
+:func:`file_tool_spec`. ``ls``, ``glob`` and ``find_file`` list names, they read no file; searches
+read the one file they name, never a directory or a pattern.
 """
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
@@ -270,13 +266,8 @@ def file_tool_spec(
         >>> file_tool_spec("readFile") is DEFAULT_FILE_TOOLS["read_file"], file_tool_spec("fetch")
         (True, None)
     """
-    if not name:
-        return None
-    for form in tool_name_forms(name):
-        spec = file_tools.get(form)
-        if spec is not None:
-            return spec
-    return None
+    specs = (file_tools.get(form) for form in tool_name_forms(name)) if name else ()
+    return next((spec for spec in specs if spec is not None), None)
 
 
 def is_command_tool(
@@ -289,9 +280,7 @@ def is_command_tool(
         >>> is_command_tool("Bash"), is_command_tool("developer__shell"), is_command_tool("read_file")
         (True, True, False)
     """
-    if not name:
-        return False
-    return any(form in command_tools for form in tool_name_forms(name))
+    return bool(name) and any(form in command_tools for form in tool_name_forms(name))
 
 
 _READ_VERBS = frozenset(
