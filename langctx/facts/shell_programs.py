@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -90,6 +91,13 @@ def _reader(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler
     def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         operands = parse_args(args, short_values, long_values).operands
         return literal_paths(w for w in operands if not w.value.startswith("+")), []  # less +G
+
+    return handler
+
+
+def _writer(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
+    def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+        return [], literal_paths(parse_args(args, short_values, long_values).operands)
 
     return handler
 
@@ -196,14 +204,6 @@ def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     return literal_paths(parsed.operands), []
 
 
-def _tee(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    return [], literal_paths(parse_args(args).operands)
-
-
-def _touch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    return [], literal_paths(parse_args(args, "drtsA", ("date", "reference", "size")).operands)
-
-
 def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args)
     paths = literal_paths(parsed.operands)
@@ -216,7 +216,7 @@ def _into(directory: str, source: str) -> str:
     return posixpath.join(directory, posixpath.basename(source.rstrip("/")))
 
 
-def _move_or_copy(args: list[Word], *, copy: bool, resolve: bool = True) -> _Found:
+def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: bool) -> _Found:
     parsed = parse_args(args, "tSZ", ("target-directory", "suffix", "backup", "context"))
     paths = literal_paths(parsed.operands)
     if not all(w.literal for w in parsed.operands):
@@ -271,7 +271,7 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
             return read, []
         return read, _patch_bodies(bodies)
     if sub == "mv":
-        return _move_or_copy(rest, copy=False, resolve=resolve)
+        return _move_or_copy(rest, bodies, resolve, copy=False)
     if sub == "rm":
         return ([], []) if "cached" in parse_args(rest).flags else _rm(rest, bodies, resolve)
     if sub == "restore":
@@ -301,41 +301,32 @@ def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
     return None, []
 
 
-_BAT = _reader(
-    "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-)
-
 HANDLERS: dict[str, _Handler] = {
-    "cat": _reader(),
+    **dict.fromkeys(("cat", "more", "wc"), _reader()),
     "nl": _reader("bdfhilnsvw"),
     "less": _reader("bhjkoOpPtTxyz#"),
-    "more": _reader(),
-    "bat": _BAT,
-    "batcat": _BAT,
+    **dict.fromkeys(
+        ("bat", "batcat"),
+        _reader(
+            "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
+        ),
+    ),
     "head": _reader("nc", ("lines", "bytes")),
     "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
-    "wc": _reader(),
     "cmp": _reader("in", ("ignore-initial", "bytes")),
     "diff": _diff,
-    "sed": _sed,
-    "gsed": _sed,
+    **dict.fromkeys(("sed", "gsed"), _sed),
     "perl": _perl,
-    "grep": _grep,
-    "egrep": _grep,
-    "fgrep": _grep,
+    **dict.fromkeys(("grep", "egrep", "fgrep"), _grep),
     "rg": _rg,
-    "awk": _awk,
-    "gawk": _awk,
+    **dict.fromkeys(("awk", "gawk"), _awk),
     "jq": _jq,
-    "tee": _tee,
-    "touch": _touch,
-    "truncate": _touch,
+    **dict.fromkeys(("tee", "unlink"), _writer()),
+    **dict.fromkeys(("touch", "truncate"), _writer("drtsA", ("date", "reference", "size"))),
     "rm": _rm,
-    "unlink": _tee,
-    "mv": lambda args, bodies, resolve: _move_or_copy(args, copy=False, resolve=resolve),
-    "cp": lambda args, bodies, resolve: _move_or_copy(args, copy=True, resolve=resolve),
-    "apply_patch": _apply_patch,
-    "applypatch": _apply_patch,
+    "mv": functools.partial(_move_or_copy, copy=False),
+    "cp": functools.partial(_move_or_copy, copy=True),
+    **dict.fromkeys(("apply_patch", "applypatch"), _apply_patch),
     "patch": _patch,
     "git": _git,
 }
@@ -353,18 +344,11 @@ INSPECTORS = frozenset(
 )
 """Programs whose output is what they read or list (``sed`` only without ``-i``)."""
 
-WRAPPERS: dict[str, str] = {
-    "sudo": "ugCDhprt",
-    "env": "uCS",
-    "nice": "n",
-    "nohup": "",
-    "command": "",
-    "exec": "a",
-    "builtin": "",
-    "stdbuf": "ioe",
-    "ionice": "cnpt",
-    "time": "fo",
-    "timeout": "sk",
-    "xvfb-run": "ase",
-}
+WRAPPERS: dict[str, str] = dict(
+    entry.split("=")
+    for entry in (
+        "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe ionice=cnpt "
+        "time=fo timeout=sk xvfb-run=ase"
+    ).split()
+)
 """Programs that run the rest of their words as a command (option letters taking a value)."""

@@ -280,7 +280,7 @@ def is_command_tool(
         >>> is_command_tool("Bash"), is_command_tool("developer__shell"), is_command_tool("read_file")
         (True, True, False)
     """
-    return bool(name) and any(form in command_tools for form in tool_name_forms(name))
+    return any(form in command_tools for form in tool_name_forms(name)) if name else False
 
 
 _READ_VERBS = frozenset(
