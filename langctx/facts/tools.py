@@ -1,11 +1,7 @@
-"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables and
-the rule for tools in no table.
-
-A tool is looked up by its name as given, then lower-cased, then without its namespace and
-normalised (:func:`~langctx.facts.tool_names.tool_name_forms`: ``mcp__fs__ReadFile`` finds
-``read_file``). A tool in no table is judged by its name's words and its arguments
-(:func:`infer_file_tool`, :func:`infer_command_tool`).
-"""
+"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables
+(searched by :func:`file_tool_spec` and :func:`is_command_tool`: ``mcp__fs__ReadFile`` finds
+``read_file``) and the rules for tools in no table (:func:`infer_file_tool`,
+:func:`infer_command_tool`)."""
 
 from __future__ import annotations
 
