@@ -1,9 +1,4 @@
-"""What each program reads and modifies, from its arguments (pure): the shell's handler table.
-
-Example:
-    >>> list(patch_text_paths("*** Begin Patch\\n*** Add File: a.py\\n+x\\n*** End Patch"))
-    ['a.py']
-"""
+"""What each program reads and modifies, from its arguments (pure): the shell's handler table."""
 
 from __future__ import annotations
 
@@ -102,6 +97,10 @@ def _writer(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler
     return handler
 
 
+def _file_paths(words: Iterable[Word]) -> list[str]:
+    return [p for p in literal_paths(words) if looks_like_file(p)]
+
+
 def _sed_in_place(args: Sequence[Word]) -> bool:
     for word in args:
         value = word.value
@@ -142,9 +141,7 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "eEIMml")
-    if "i" not in parsed.flags:
-        return [], []
-    return [], literal_paths(_after_script(parsed, "eE"))
+    return [], literal_paths(_after_script(parsed, "eE")) if "i" in parsed.flags else []
 
 
 def _after_script(parsed: ParsedArgs, short: str, long: Iterable[str] = ()) -> list[Word]:
@@ -168,18 +165,17 @@ _RG_LONG_VALUES = (
 
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
-    paths = literal_paths(_after_script(parsed, "ef", ("regexp", "file")))
+    operands = _after_script(parsed, "ef", ("regexp", "file"))
     if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
-        paths = [p for p in paths if looks_like_file(p)]
-    return paths, []
+        return _file_paths(operands), []
+    return literal_paths(operands), []
 
 
 def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efgtTmABCjMEr", _RG_LONG_VALUES)
     if "files" in parsed.flags or "type-list" in parsed.flags:
         return [], []
-    operands = _after_script(parsed, "ef", ("regexp", "file"))
-    return [p for p in literal_paths(operands) if looks_like_file(p)], []
+    return _file_paths(_after_script(parsed, "ef", ("regexp", "file"))), []
 
 
 def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -199,17 +195,14 @@ def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "USIxXFL", ("label", "exclude", "from-file", "to-file"))
-    if parsed.flags & {"r", "recursive"}:
-        return [], []
-    return literal_paths(parsed.operands), []
+    return [] if parsed.flags & {"r", "recursive"} else literal_paths(parsed.operands), []
 
 
 def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args)
-    paths = literal_paths(parsed.operands)
     if parsed.flags & {"r", "R", "recursive", "d", "dir"}:
-        paths = [p for p in paths if looks_like_file(p)]
-    return [], paths
+        return [], _file_paths(parsed.operands)
+    return [], literal_paths(parsed.operands)
 
 
 def _into(directory: str, source: str) -> str:
@@ -278,13 +271,11 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         parsed = parse_args(rest, "s", ("source",))
         if parsed.flags & {"S", "staged"} and not parsed.flags & {"W", "worktree"}:
             return [], []
-        return [], [p for p in literal_paths(parsed.operands) if looks_like_file(p)]
+        return [], _file_paths(parsed.operands)
     if sub == "checkout":
         values = [w.value for w in rest]
         if "--" in values:
-            return [], [
-                p for p in literal_paths(rest[values.index("--") + 1 :]) if looks_like_file(p)
-            ]
+            return [], _file_paths(rest[values.index("--") + 1 :])
     return [], []
 
 
