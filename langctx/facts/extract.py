@@ -90,28 +90,24 @@ class _Extraction:
                 spec = infer_file_tool(name, args)
             if spec is not None:
                 self._files(name, spec, args)
+            elif not is_command and self._command_tools:
+                is_command = runs_itself(name, args) or (
+                    self._infer_commands and infer_command_tool(name, args)
+                )
             fact: CommandFact | None = None
             shell: ShellCommand | None = None
-            if is_command or (
-                spec is None
-                and self._command_tools
-                and (
-                    runs_itself(name, args)
-                    or (self._infer_commands and infer_command_tool(name, args))
+            command = command_text(args) if is_command else None
+            if command is not None:
+                fact = CommandFact(
+                    command=clip(command, MAX_COMMAND_FACT_CHARS),
+                    exit_code=None,
+                    ok=None,
+                    message_id=message.id,
                 )
-            ):
-                command = command_text(args)
-                if command is not None:
-                    fact = CommandFact(
-                        command=clip(command, MAX_COMMAND_FACT_CHARS),
-                        exit_code=None,
-                        ok=None,
-                        message_id=message.id,
-                    )
-                    self.commands.append(fact)
-                    shell = parse_command(command)
-                    self._add("read", shell.read)
-                    self._add("modified", shell.modified)
+                self.commands.append(fact)
+                shell = parse_command(command)
+                self._add("read", shell.read)
+                self._add("modified", shell.modified)
             if call_id is not None:
                 self._pending[call_id] = (name, fact, shell)
 
