@@ -30,16 +30,8 @@ __all__ = [
     "tool_calls",
 ]
 
-COMMAND_KEYS = (
-    "command",
-    "cmd",
-    "commands",
-    "command_line",
-    "commandLine",
-    "cmdline",
-    "script",
-    "argv",
-    "code",
+COMMAND_KEYS = tuple(
+    "command cmd commands command_line commandLine cmdline script argv code".split()
 )
 """Argument keys that hold a command, in the order they are looked up."""
 
@@ -146,12 +138,8 @@ def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
         >>> runs_itself("python", {"command": "python solve.py"}), runs_itself("Python", {"command": "python"})
         (True, True)
     """
-    if len(args) != 1:
-        return False
     command = args.get("command", args.get("cmd"))
-    if not isinstance(command, str):
+    words = command.split(maxsplit=1) if len(args) == 1 and isinstance(command, str) else []
+    if not words:
         return False
-    first = command.strip().split(maxsplit=1)
-    if not first:
-        return False
-    return first[0] == name or normalize_tool_name(first[0]) == normalize_tool_name(name) != ""
+    return words[0] == name or normalize_tool_name(words[0]) == normalize_tool_name(name) != ""

@@ -4,11 +4,9 @@ Facts come from the structure of the messages, never from prose: files from tool
 (a :class:`~langctx.facts.FileToolSpec` per tool) and shell commands, exit codes from the matching
 ``ToolMessage``, errors from failing results (a failing command, or ``status="error"``).
 
-A tool is found in the tables by its name as given, lower-cased, or without its namespace and
-normalised (``mcp__fs__readFile`` is ``read_file``). A tool in no table is judged by its name's
-words and arguments (:func:`~langctx.facts.tools.infer_file_tool`,
-:func:`~langctx.facts.tools.infer_command_tool`) when the tables hold the defaults (the default
-tables, or ones that extend them); a table that replaces the defaults turns the rules off.
+The rules for tools in no table (:func:`~langctx.facts.tools.infer_file_tool`,
+:func:`~langctx.facts.tools.infer_command_tool`) apply while the tables hold the defaults (as
+they are, or extended); a table that replaces the defaults turns them off.
 
 A call counts when it is made, whatever its result: a failed edit still names the file the agent
 worked on. Results are matched to calls by ``tool_call_id``; a result whose call is not in the
@@ -73,7 +71,6 @@ class _Extraction:
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
-        # the rules for tools in no table come with the defaults: on when a table extends them
         self._infer_files = file_tools is DEFAULT_FILE_TOOLS or (
             DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
         )
@@ -93,28 +90,24 @@ class _Extraction:
                 spec = infer_file_tool(name, args)
             if spec is not None:
                 self._files(name, spec, args)
+            elif not is_command and self._command_tools:
+                is_command = runs_itself(name, args) or (
+                    self._infer_commands and infer_command_tool(name, args)
+                )
             fact: CommandFact | None = None
             shell: ShellCommand | None = None
-            if is_command or (
-                spec is None
-                and self._command_tools
-                and (
-                    runs_itself(name, args)
-                    or (self._infer_commands and infer_command_tool(name, args))
+            command = command_text(args) if is_command else None
+            if command is not None:
+                fact = CommandFact(
+                    command=clip(command, MAX_COMMAND_FACT_CHARS),
+                    exit_code=None,
+                    ok=None,
+                    message_id=message.id,
                 )
-            ):
-                command = command_text(args)
-                if command is not None:
-                    fact = CommandFact(
-                        command=clip(command, MAX_COMMAND_FACT_CHARS),
-                        exit_code=None,
-                        ok=None,
-                        message_id=message.id,
-                    )
-                    self.commands.append(fact)
-                    shell = parse_command(command)
-                    self._add("read", shell.read)
-                    self._add("modified", shell.modified)
+                self.commands.append(fact)
+                shell = parse_command(command)
+                self._add("read", shell.read)
+                self._add("modified", shell.modified)
             if call_id is not None:
                 self._pending[call_id] = (name, fact, shell)
 
@@ -178,8 +171,7 @@ class _Extraction:
                 lines=list(error_lines(text)),
                 message_id=message.id,
             )
-            summary = summary_lines(text)
-            if summary:
+            if summary := summary_lines(text):
                 error["summary_lines"] = list(summary)
             self.errors.append(error)
 

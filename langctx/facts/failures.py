@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -145,24 +145,9 @@ _SCAN_HEAD = 100  # error lines are looked for in the first and last lines of lo
 _SCAN_TAIL = 400
 _TRACEBACK_FRAME_RE = re.compile(r'^\s+File "[^"]*", line \d+')
 _KEYWORDS = (
-    "error",
-    "exception",
-    "fail",
-    "traceback",
-    "fatal",
-    "panic",
-    "npm ",
-    ": ***",
-    "command not found",
-    "timed out",
-    "no such file",
-    "\ne: ",
-    "\ne   ",
-    "×",
-    "✗",
-    "✘",
-    "_test.go:",
-    "●",
+    *"error exception fail traceback fatal panic".split(),
+    *("npm ", ": ***", "command not found", "timed out", "no such file", "\ne: ", "\ne   "),
+    *"× ✗ ✘ _test.go: ●".split(),
 )
 """Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
 newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
@@ -231,15 +216,10 @@ def error_lines(text: str) -> tuple[str, ...]:
     and exception) win over weak ones (any mention of error/failed), bar a closing weak verdict
     ("Found 49 errors.") kept after them; with neither, the last three non-empty lines.
     """
-    all_lines = text.splitlines()
-    if len(all_lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
-        all_lines = [*all_lines[:_SCAN_HEAD], "", *all_lines[-_SCAN_TAIL:]]
-    scan = _ErrorScan()
-    for index in _lines_to_read(all_lines, scan):
-        line = all_lines[index].rstrip()
-        if line.strip():
-            scan.read(line)
-    picked = scan.picked()
+    lines = text.splitlines()
+    if len(lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
+        lines = [*lines[:_SCAN_HEAD], "", *lines[-_SCAN_TAIL:]]
+    picked = _picked_lines(lines)
     if not picked:
         picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
     # a line printed again (a tool re-running the step) counts where it was printed last
@@ -249,65 +229,48 @@ def error_lines(text: str) -> tuple[str, ...]:
     return tuple(unique)
 
 
-def _lines_to_read(lines: list[str], scan: _ErrorScan) -> Iterator[int]:
-    """Indices of the lines ``scan`` must read: every line inside a traceback or after a label,
-    else only the candidate lines."""
+def _picked_lines(lines: list[str]) -> list[str]:
+    """The strong lines (then the closing verdict), else the weak ones; the lines inside a
+    traceback or after a label are all read, else only the candidate lines."""
     candidates = _candidate_lines(lines)
+    strong: list[str] = []
+    weak: list[str] = []
+    label_tier: list[str] | None = None  # a bare "ERROR:" label's tier, awaiting its text
+    verdict: str | None = None  # the last weak line after the last strong one
+    last_frame: str | None = None
+    in_traceback = False
     index = 0
     while index < len(lines):
-        if not scan.in_traceback and scan.label_tier is None:  # jump to the next candidate
+        if not in_traceback and label_tier is None:  # jump to the next candidate line
             next_candidate = bisect.bisect_left(candidates, index)
             if next_candidate == len(candidates):
-                return
+                break
             index = candidates[next_candidate]
-        yield index
+        line = lines[index].rstrip()
         index += 1
-
-
-class _ErrorScan:
-    """The error lines found so far, and the traceback or label being read."""
-
-    def __init__(self) -> None:
-        self.strong: list[str] = []
-        self.weak: list[str] = []
-        self.last_frame: str | None = None
-        self.in_traceback = False
-        self.label_tier: list[str] | None = None  # a bare "ERROR:" label's tier, awaiting text
-        self.verdict: str | None = None  # the last weak line after the last strong one
-
-    def read(self, line: str) -> None:
-        """Read one non-blank line (right-stripped)."""
         stripped = line.strip()
-        if self.label_tier is not None:  # the text of the label
-            self.label_tier.append(stripped)
-            self.label_tier = None
-        elif self.in_traceback:
-            self._traceback_line(line, stripped)
+        if not stripped:
+            continue
+        if label_tier is not None:  # the text of the label
+            label_tier.append(stripped)
+            label_tier = None
+        elif in_traceback:
+            if _TRACEBACK_FRAME_RE.match(line):
+                last_frame = stripped
+            elif not line[0].isspace():  # the exception line that ends the traceback
+                strong.extend([last_frame, stripped] if last_frame is not None else [stripped])
+                in_traceback = False
+                last_frame = None
         elif line.startswith(_TRACEBACK_HEAD):
-            self.strong.append(stripped)
-            self.in_traceback = True
+            strong.append(stripped)
+            in_traceback = True
         elif _ANY_LINE_RE.search(line):  # else a keyword in passing (``test_errors.py``, ...)
-            tier = self.strong if _STRONG_LINE_RE.search(line) else self.weak
+            tier = strong if _STRONG_LINE_RE.search(line) else weak
             tier.append(stripped)
-            self.verdict = None if tier is self.strong else stripped
+            verdict = None if tier is strong else stripped
             if stripped.endswith(":") and len(stripped) <= 20:
-                self.label_tier = tier
-
-    def _traceback_line(self, line: str, stripped: str) -> None:
-        if _TRACEBACK_FRAME_RE.match(line):
-            self.last_frame = stripped
-        elif not line[0].isspace():  # the exception line that ends the traceback
-            if self.last_frame is not None:
-                self.strong.append(self.last_frame)
-            self.strong.append(stripped)
-            self.in_traceback = False
-            self.last_frame = None
-
-    def picked(self) -> list[str]:
-        """The strong lines (then the closing verdict), else the weak ones."""
-        if self.strong and self.verdict is not None:
-            return [*self.strong, self.verdict]
-        return self.strong or self.weak
+                label_tier = tier
+    return [*strong, verdict] if strong and verdict is not None else strong or weak
 
 
 SHOWN_FAILURE_CHARS = 480

@@ -104,11 +104,8 @@ def short_location(path: str, line: str) -> str:
 
 def _locations(text: str) -> Iterable[str]:
     for m in LOCATION_RE.finditer(text):
-        if m.group("pyfile") is not None:
-            yield short_location(m.group("pyfile"), m.group("pyline"))
-        else:
-            line = m.group("line") or m.group("tline") or m.group("csline")
-            yield short_location(m.group("file"), line)
+        line = m.group("pyline") or m.group("line") or m.group("tline") or m.group("csline")
+        yield short_location(m.group("pyfile") or m.group("file"), line)
 
 
 def extract_output_facts(text: str) -> OutputFacts:
@@ -135,12 +132,8 @@ def _windows_text(text: str) -> str:
     positions: list[int] = []
     for anchor in _ANCHOR_RES:
         positions.extend(m.start() for m in anchor.finditer(text))
-    lowered = text.translate(_ASCII_LOWER)
-    for word in _ANCHOR_WORDS:
-        start = lowered.find(word)
-        while start != -1:
-            positions.append(start)
-            start = lowered.find(word, start + 1)
+    lowered = text.translate(_ASCII_LOWER)  # no anchor word overlaps itself: finditer finds all
+    positions.extend(m.start() for word in _ANCHOR_WORDS for m in re.finditer(word, lowered))
     if not positions:
         return ""
     positions.sort()

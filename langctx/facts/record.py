@@ -212,40 +212,32 @@ _MISSING: Any = object()
 Reader = Callable[[Any], Any]
 
 
+def _of(kind: type, convert: Reader = lambda v: v) -> Reader:
+    """A value of ``kind`` (a bool is no int), converted; else missing."""
+    return lambda v: (
+        convert(v)
+        if isinstance(v, kind) and (kind is bool or not isinstance(v, bool))
+        else _MISSING
+    )
+
+
 def _text(limit: int, cut: Callable[[str, int], str] = clip) -> Reader:
     """A string, encodable (:func:`~langctx.surrogates.encodable_text`) and cut to ``limit``."""
-    return lambda v: cut(encodable_text(v), limit) if isinstance(v, str) else _MISSING
+    return _of(str, lambda v: cut(encodable_text(v), limit))
 
 
 def _prefix(text: str, limit: int) -> str:
     return text[:limit]
 
 
-def _string(value: object) -> Any:
-    return encodable_text(value) if isinstance(value, str) else _MISSING
-
-
-def _int(value: object) -> Any:
-    return value if isinstance(value, int) and not isinstance(value, bool) else _MISSING
-
-
-def _bool(value: object) -> Any:
-    return value if isinstance(value, bool) else _MISSING
-
-
 def _or_none(read: Reader) -> Reader:
     return lambda v: None if v is None else read(v)
 
 
-def _count(value: object) -> Any:
-    return _MISSING if _int(value) is _MISSING else count_of(value)
-
-
-def _path(value: object) -> Any:
-    path = normalise_path(encodable_text(value)) if isinstance(value, str) else None
-    return _MISSING if path is None else path
-
-
+_string = _of(str, encodable_text)
+_int = _of(int)
+_count = _of(int, count_of)
+_path = _of(str, lambda v: normalise_path(encodable_text(v)) or _MISSING)
 _constraint_text = _text(MAX_CONSTRAINT_CHARS, _prefix)
 
 
@@ -287,7 +279,7 @@ _FACTS: dict[str, Reader] = {
         _record(
             command=_command,
             exit_code=_or_none(_int),
-            ok=_or_none(_bool),
+            ok=_or_none(_of(bool)),
             message_id=_or_none(_string),
         )
     ),

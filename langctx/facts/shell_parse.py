@@ -141,7 +141,12 @@ class _Walk:
             return self._shell(label, args, bodies, cwd, depth)
         if name == "git" and (directory := _git_directory(args)) is not None:
             cwd = _cd([directory], cwd)
-        self._files(name, label, args, bodies, cwd)
+        handler = HANDLERS.get(name)
+        read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
+        if modified or label not in INSPECTORS or writes_anyway(name, args):
+            self.inspects_only = False
+        self.read.update(dict.fromkeys(self._path(path, cwd) for path in read))
+        self.modified.update(dict.fromkeys(self._path(path, cwd) for path in modified))
         return label, cwd, False
 
     def _shell(
@@ -156,17 +161,6 @@ class _Walk:
                 inner, inner_masked = self.script(text, cwd, depth + 1)
                 status, masked = inner or status, masked or inner_masked
         return status, cwd, masked
-
-    def _files(
-        self, name: str, label: str, args: list[Word], bodies: list[str], cwd: str | None
-    ) -> None:
-        """Record the files a program reads and modifies, as its handler reads its arguments."""
-        handler = HANDLERS.get(name)
-        read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
-        if modified or label not in INSPECTORS or writes_anyway(name, args):
-            self.inspects_only = False
-        self.read.update(dict.fromkeys(self._path(path, cwd) for path in read))
-        self.modified.update(dict.fromkeys(self._path(path, cwd) for path in modified))
 
     def _redirects(self, redirs: Sequence[Redir], cwd: str | None) -> None:
         for r in redirs:

@@ -1,12 +1,8 @@
-"""What each program reads and modifies, from its arguments (pure): the shell's handler table.
-
-Example:
-    >>> list(patch_text_paths("*** Begin Patch\\n*** Add File: a.py\\n+x\\n*** End Patch"))
-    ['a.py']
-"""
+"""What each program reads and modifies, from its arguments (pure): the shell's handler table."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -94,6 +90,17 @@ def _reader(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler
     return handler
 
 
+def _writer(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
+    def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
+        return [], literal_paths(parse_args(args, short_values, long_values).operands)
+
+    return handler
+
+
+def _file_paths(words: Iterable[Word]) -> list[str]:
+    return [p for p in literal_paths(words) if looks_like_file(p)]
+
+
 def _sed_in_place(args: Sequence[Word]) -> bool:
     for word in args:
         value = word.value
@@ -134,9 +141,7 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "eEIMml")
-    if "i" not in parsed.flags:
-        return [], []
-    return [], literal_paths(_after_script(parsed, "eE"))
+    return [], literal_paths(_after_script(parsed, "eE")) if "i" in parsed.flags else []
 
 
 def _after_script(parsed: ParsedArgs, short: str, long: Iterable[str] = ()) -> list[Word]:
@@ -160,18 +165,17 @@ _RG_LONG_VALUES = (
 
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
-    paths = literal_paths(_after_script(parsed, "ef", ("regexp", "file")))
+    operands = _after_script(parsed, "ef", ("regexp", "file"))
     if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
-        paths = [p for p in paths if looks_like_file(p)]
-    return paths, []
+        return _file_paths(operands), []
+    return literal_paths(operands), []
 
 
 def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efgtTmABCjMEr", _RG_LONG_VALUES)
     if "files" in parsed.flags or "type-list" in parsed.flags:
         return [], []
-    operands = _after_script(parsed, "ef", ("regexp", "file"))
-    return [p for p in literal_paths(operands) if looks_like_file(p)], []
+    return _file_paths(_after_script(parsed, "ef", ("regexp", "file"))), []
 
 
 def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -191,32 +195,21 @@ def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "USIxXFL", ("label", "exclude", "from-file", "to-file"))
-    if parsed.flags & {"r", "recursive"}:
-        return [], []
-    return literal_paths(parsed.operands), []
-
-
-def _tee(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    return [], literal_paths(parse_args(args).operands)
-
-
-def _touch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    return [], literal_paths(parse_args(args, "drtsA", ("date", "reference", "size")).operands)
+    return [] if parsed.flags & {"r", "recursive"} else literal_paths(parsed.operands), []
 
 
 def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args)
-    paths = literal_paths(parsed.operands)
     if parsed.flags & {"r", "R", "recursive", "d", "dir"}:
-        paths = [p for p in paths if looks_like_file(p)]
-    return [], paths
+        return [], _file_paths(parsed.operands)
+    return [], literal_paths(parsed.operands)
 
 
 def _into(directory: str, source: str) -> str:
     return posixpath.join(directory, posixpath.basename(source.rstrip("/")))
 
 
-def _move_or_copy(args: list[Word], *, copy: bool, resolve: bool = True) -> _Found:
+def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: bool) -> _Found:
     parsed = parse_args(args, "tSZ", ("target-directory", "suffix", "backup", "context"))
     paths = literal_paths(parsed.operands)
     if not all(w.literal for w in parsed.operands):
@@ -271,20 +264,18 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
             return read, []
         return read, _patch_bodies(bodies)
     if sub == "mv":
-        return _move_or_copy(rest, copy=False, resolve=resolve)
+        return _move_or_copy(rest, bodies, resolve, copy=False)
     if sub == "rm":
         return ([], []) if "cached" in parse_args(rest).flags else _rm(rest, bodies, resolve)
     if sub == "restore":
         parsed = parse_args(rest, "s", ("source",))
         if parsed.flags & {"S", "staged"} and not parsed.flags & {"W", "worktree"}:
             return [], []
-        return [], [p for p in literal_paths(parsed.operands) if looks_like_file(p)]
+        return [], _file_paths(parsed.operands)
     if sub == "checkout":
         values = [w.value for w in rest]
         if "--" in values:
-            return [], [
-                p for p in literal_paths(rest[values.index("--") + 1 :]) if looks_like_file(p)
-            ]
+            return [], _file_paths(rest[values.index("--") + 1 :])
     return [], []
 
 
@@ -301,41 +292,32 @@ def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
     return None, []
 
 
-_BAT = _reader(
-    "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-)
-
 HANDLERS: dict[str, _Handler] = {
-    "cat": _reader(),
+    **dict.fromkeys(("cat", "more", "wc"), _reader()),
     "nl": _reader("bdfhilnsvw"),
     "less": _reader("bhjkoOpPtTxyz#"),
-    "more": _reader(),
-    "bat": _BAT,
-    "batcat": _BAT,
+    **dict.fromkeys(
+        ("bat", "batcat"),
+        _reader(
+            "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
+        ),
+    ),
     "head": _reader("nc", ("lines", "bytes")),
     "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
-    "wc": _reader(),
     "cmp": _reader("in", ("ignore-initial", "bytes")),
     "diff": _diff,
-    "sed": _sed,
-    "gsed": _sed,
+    **dict.fromkeys(("sed", "gsed"), _sed),
     "perl": _perl,
-    "grep": _grep,
-    "egrep": _grep,
-    "fgrep": _grep,
+    **dict.fromkeys(("grep", "egrep", "fgrep"), _grep),
     "rg": _rg,
-    "awk": _awk,
-    "gawk": _awk,
+    **dict.fromkeys(("awk", "gawk"), _awk),
     "jq": _jq,
-    "tee": _tee,
-    "touch": _touch,
-    "truncate": _touch,
+    **dict.fromkeys(("tee", "unlink"), _writer()),
+    **dict.fromkeys(("touch", "truncate"), _writer("drtsA", ("date", "reference", "size"))),
     "rm": _rm,
-    "unlink": _tee,
-    "mv": lambda args, bodies, resolve: _move_or_copy(args, copy=False, resolve=resolve),
-    "cp": lambda args, bodies, resolve: _move_or_copy(args, copy=True, resolve=resolve),
-    "apply_patch": _apply_patch,
-    "applypatch": _apply_patch,
+    "mv": functools.partial(_move_or_copy, copy=False),
+    "cp": functools.partial(_move_or_copy, copy=True),
+    **dict.fromkeys(("apply_patch", "applypatch"), _apply_patch),
     "patch": _patch,
     "git": _git,
 }
@@ -353,18 +335,11 @@ INSPECTORS = frozenset(
 )
 """Programs whose output is what they read or list (``sed`` only without ``-i``)."""
 
-WRAPPERS: dict[str, str] = {
-    "sudo": "ugCDhprt",
-    "env": "uCS",
-    "nice": "n",
-    "nohup": "",
-    "command": "",
-    "exec": "a",
-    "builtin": "",
-    "stdbuf": "ioe",
-    "ionice": "cnpt",
-    "time": "fo",
-    "timeout": "sk",
-    "xvfb-run": "ase",
-}
+WRAPPERS: dict[str, str] = dict(
+    entry.split("=")
+    for entry in (
+        "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe ionice=cnpt "
+        "time=fo timeout=sk xvfb-run=ase"
+    ).split()
+)
 """Programs that run the rest of their words as a command (option letters taking a value)."""

@@ -3,8 +3,6 @@
 Example:
     >>> [w.value for w in Lexer("cat 'a b.py' > out.txt").run() if isinstance(w, Word)]
     ['cat', 'a b.py']
-    >>> looks_like_file("src/app.py"), looks_like_file("src")
-    (True, False)
 """
 
 from __future__ import annotations
@@ -240,7 +238,7 @@ class SimpleCommand:
     redirs: list[Redir] = field(default_factory=list)
 
 
-_KEYWORDS = frozenset(("if then elif else do while until ! { } fi done esac time ").split())
+_KEYWORDS = frozenset("if then elif else do while until ! { } fi done esac time".split())
 ASSIGNMENT_RE = re.compile(r"^[A-Za-z_]\w*=")
 
 
@@ -312,12 +310,9 @@ def parse_args(
 
 
 _FILE_NAMES = frozenset(
-    (
-        "Makefile makefile Dockerfile LICENSE README Gemfile Rakefile Procfile Jenkinsfile "
-        "Vagrantfile BUILD WORKSPACE Containerfile "
-    ).split()
+    "Makefile makefile Dockerfile LICENSE README Gemfile Rakefile Procfile Jenkinsfile "
+    "Vagrantfile BUILD WORKSPACE Containerfile".split()
 )
-
 
 _EXTENSION_RE = re.compile(r"[A-Za-z][\w-]{0,11}|\d[A-Za-z]\w{0,10}")
 """An extension: starts with a letter (``py``, ``d.ts``'s ``ts``) or is ``7z``-like, so a

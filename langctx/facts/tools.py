@@ -1,14 +1,11 @@
-"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables and
-the rule for tools in no table.
-
-A tool is looked up by its name as given, then lower-cased, then without its namespace and
-normalised (:func:`~langctx.facts.tool_names.tool_name_forms`: ``mcp__fs__ReadFile`` finds
-``read_file``). A tool in no table is judged by its name's words and its arguments
-(:func:`infer_file_tool`, :func:`infer_command_tool`).
-"""
+"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables
+(searched by :func:`file_tool_spec` and :func:`is_command_tool`: ``mcp__fs__ReadFile`` finds
+``read_file``) and the rules for tools in no table (:func:`infer_file_tool`,
+:func:`infer_command_tool`)."""
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -100,12 +97,8 @@ class FileToolSpec:
 
 _EDITOR_ROLES: Mapping[str, FileRole] = {
     "view": "read",
-    "create": "modified",
-    "write": "modified",  # Goose text_editor
-    "str_replace": "modified",
-    "insert": "modified",
-    "undo_edit": "modified",
-}
+    **dict.fromkeys(("create", "write", "str_replace", "insert", "undo_edit"), "modified"),
+}  # write: Goose's text_editor
 
 
 def _editor_role(args: dict[str, Any]) -> FileRole | None:
@@ -153,31 +146,24 @@ def _with_camel_case(keys: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(form for key in keys for form in (key, _camel_case(key))))
 
 
+# paths: Gemini's read_many_files, MCP's read_multiple_files; target_file: Cursor, Kiro;
+# absolute_path: Gemini CLI; filepath: Continue; notebook_path: Claude Code; relative_path: Serena
 _MORE_PATH_KEYS = _with_camel_case(
     (
         *DEFAULT_PATH_KEYS,
-        "paths",  # read_many_files (Gemini), read_multiple_files (MCP filesystem)
-        "file_paths",
-        "target_file",  # Cursor; Kiro's targetFile
-        "absolute_path",  # Gemini CLI
-        "filepath",  # Continue
-        "notebook_path",  # Claude Code NotebookEdit
-        "relative_path",  # Serena
-        "target_path",
+        *"paths file_paths target_file absolute_path filepath notebook_path relative_path "
+        "target_path".split(),
     )
 )
 
-_READ = FileToolSpec(role="read", path_keys=_MORE_PATH_KEYS)
-_MODIFIED = FileToolSpec(role="modified", path_keys=_MORE_PATH_KEYS)
-_EDITOR = FileToolSpec(role=_editor_role, path_keys=_MORE_PATH_KEYS)
-_OPEN = FileToolSpec(
-    role="read", path_keys=_MORE_PATH_KEYS, paths=_text_action_path, sets_open_file=True
-)
-_CREATE = FileToolSpec(
-    role="modified", path_keys=_MORE_PATH_KEYS, paths=_text_action_path, sets_open_file=True
-)
-_EDIT_OPEN = FileToolSpec(role="modified", path_keys=_MORE_PATH_KEYS, defaults_to_open_file=True)
-_PATCH = FileToolSpec(role="modified", path_keys=_MORE_PATH_KEYS, paths=_patch_paths)
+_spec = functools.partial(FileToolSpec, path_keys=_MORE_PATH_KEYS)
+_READ = _spec(role="read")
+_MODIFIED = _spec(role="modified")
+_EDITOR = _spec(role=_editor_role)
+_OPEN = _spec(role="read", paths=_text_action_path, sets_open_file=True)
+_CREATE = _spec(role="modified", paths=_text_action_path, sets_open_file=True)
+_EDIT_OPEN = _spec(role="modified", defaults_to_open_file=True)
+_PATCH = _spec(role="modified", paths=_patch_paths)
 
 
 def _searched_file(args: dict[str, Any]) -> Iterable[str]:
@@ -213,60 +199,45 @@ _SEARCH = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
 
 DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
     {
-        # pi, SWE-agent, aider, Claude Code (looked up lower-cased: Read/Edit/Write/MultiEdit)
-        "read": _READ,
-        "open": _OPEN,  # SWE-agent: "open src/app.py 120" or {"path": ..., "line_number": ...}
-        "view": _READ,
-        "cat": _READ,  # a cat *tool* with a path argument; a shell `cat` is not parsed
-        "read_file": _READ,
-        "read_text_file": _READ,
-        "read_media_file": _READ,
-        "read_many_files": _READ,
-        "read_multiple_files": _READ,
-        "open_file": _READ,
-        "view_file": _READ,
-        "edit": _EDIT_OPEN,  # pi/aider name a path; SWE-agent edits the open file
-        "insert": _EDIT_OPEN,  # SWE-agent
-        "create": _CREATE,  # SWE-agent: "create reproduce.py" or {"filename": ...}
-        "write": _MODIFIED,
-        "multiedit": _MODIFIED,
-        "notebookedit": _MODIFIED,
-        "write_file": _MODIFIED,
-        "edit_file": _MODIFIED,
-        "create_file": _MODIFIED,
-        "delete_file": _MODIFIED,
-        "file_delete": _MODIFIED,  # LangChain FileManagementToolkit
-        "remove_file": _MODIFIED,
-        "append_to_file": _MODIFIED,
-        "write_to_file": _MODIFIED,  # Cline, Roo
-        "replace_in_file": _MODIFIED,  # Cline
-        "replace": _MODIFIED,  # Gemini CLI
-        "insert_content": _MODIFIED,  # Roo
-        "search_and_replace": _MODIFIED,  # Roo
-        "create_new_file": _MODIFIED,  # Continue
-        "edit_existing_file": _MODIFIED,  # Continue
+        # pi, SWE-agent, aider, Claude Code (Read/Edit/Write/MultiEdit/NotebookEdit), Gemini CLI
+        # (replace), LangChain (file_delete), Cline/Roo (write_to_file, replace_in_file,
+        # insert_content, search_and_replace), Continue (create_new_file, edit_existing_file);
+        # a cat *tool* with a path argument is a read (a shell `cat` is not parsed)
+        **dict.fromkeys(
+            "read view cat read_file read_text_file read_media_file read_many_files "
+            "read_multiple_files open_file view_file".split(),
+            _READ,
+        ),
+        **dict.fromkeys(
+            "write multiedit notebookedit write_file edit_file create_file delete_file "
+            "file_delete remove_file append_to_file write_to_file replace_in_file replace "
+            "insert_content search_and_replace create_new_file edit_existing_file".split(),
+            _MODIFIED,
+        ),
+        # SWE-agent: "open src/app.py 120" or {"path": ..., "line_number": ...}; "create
+        # reproduce.py" or {"filename": ...}; edit/insert act on the open file (pi and aider
+        # name a path)
+        "open": _OPEN,
+        "create": _CREATE,
+        "edit": _EDIT_OPEN,
+        "insert": _EDIT_OPEN,
         "move_file": _MOVE,
         "copy_file": _COPY,
         # searches: a read of the one file they name (Claude Code Grep with a file path)
         "grep": _SEARCH,
         "search_file": FileToolSpec(role="read", path_keys=(), paths=_search_file_action),
-        # command-selected editors: view -> read; create/str_replace/insert/undo_edit -> modified
-        "str_replace_editor": _EDITOR,  # OpenHands, SWE-agent function calling
-        "str_replace_based_edit_tool": _EDITOR,  # Anthropic text editor
-        "text_editor": _EDITOR,
+        # command-selected editors (OpenHands and SWE-agent function calling, Anthropic's text
+        # editor): view -> read; create/str_replace/insert/undo_edit -> modified
+        **dict.fromkeys(
+            ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"), _EDITOR
+        ),
         # patches: the files come from the patch headers
-        "apply_patch": _PATCH,
-        "apply_diff": _PATCH,
-        "patch": _PATCH,
+        **dict.fromkeys(("apply_patch", "apply_diff", "patch"), _PATCH),
     }
 )
-"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against.
-
-Names are looked up as given, then lower-cased, then without their namespace and normalised
-(``Read`` and ``mcp__fs__readFile`` find ``read`` and ``read_file``; see
-:func:`file_tool_spec`); a name in no table goes to :func:`infer_file_tool`. ``ls``, ``glob``
-and ``find_file`` list names, they read no file; searches read the one file they name, never a
-directory or a pattern.
+"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against, looked up by
+:func:`file_tool_spec`. ``ls``, ``glob`` and ``find_file`` list names, they read no file; searches
+read the one file they name, never a directory or a pattern.
 """
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
@@ -291,13 +262,8 @@ def file_tool_spec(
         >>> file_tool_spec("readFile") is DEFAULT_FILE_TOOLS["read_file"], file_tool_spec("fetch")
         (True, None)
     """
-    if not name:
-        return None
-    for form in tool_name_forms(name):
-        spec = file_tools.get(form)
-        if spec is not None:
-            return spec
-    return None
+    specs = (file_tools.get(form) for form in tool_name_forms(name)) if name else ()
+    return next((spec for spec in specs if spec is not None), None)
 
 
 def is_command_tool(
@@ -310,9 +276,7 @@ def is_command_tool(
         >>> is_command_tool("Bash"), is_command_tool("developer__shell"), is_command_tool("read_file")
         (True, True, False)
     """
-    if not name:
-        return False
-    return any(form in command_tools for form in tool_name_forms(name))
+    return any(form in command_tools for form in tool_name_forms(name)) if name else False
 
 
 _READ_VERBS = frozenset(
@@ -329,11 +293,8 @@ _NOT_FILE_WORDS = frozenset(
     "directory directories dir dirs folder folders url urls uri web page browser".split()
 )
 _PATCH_VERBS = frozenset({"patch", "diff", "apply"})
-_MOVE_ANY = FileToolSpec(
-    role="modified", path_keys=(*_MORE_PATH_KEYS, *_SOURCE_KEYS, *_DESTINATION_KEYS)
-)
-_COPY_ANY = FileToolSpec(role="modified", path_keys=_DESTINATION_KEYS)
-_SEARCH_ANY = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
+_ANY_PATH_KEYS = (*_MORE_PATH_KEYS, *_SOURCE_KEYS, *_DESTINATION_KEYS)
+_MOVE_ANY = FileToolSpec(role="modified", path_keys=_ANY_PATH_KEYS)
 
 
 def _names_path(args: Mapping[str, Any], keys: Iterable[str]) -> bool:
@@ -375,20 +336,20 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
     writes = words & _WRITE_VERBS
     if writes and words & _PATCH_VERBS and _patch_paths(dict(args)):
         return _PATCH
-    if not _names_path(args, (*_MORE_PATH_KEYS, *_SOURCE_KEYS, *_DESTINATION_KEYS)):
+    if not _names_path(args, _ANY_PATH_KEYS):
         return None
     if words & _EDITOR_WORDS and _editor_role(dict(args)) is not None:
         return _EDITOR
     if words & {"move", "rename"}:
         return _MOVE_ANY
     if "copy" in words:
-        return _COPY_ANY if _names_path(args, _DESTINATION_KEYS) else None
+        return _COPY if _names_path(args, _DESTINATION_KEYS) else None
     if writes:
         return _MODIFIED if _names_path(args, _MORE_PATH_KEYS) else None
     if words & _READ_VERBS:
         return _READ if _names_path(args, _MORE_PATH_KEYS) else None
     if words & {"grep", "search"}:
-        return _SEARCH_ANY
+        return _SEARCH
     return None
 
 
