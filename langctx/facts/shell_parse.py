@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import dropwhile
 
 from langctx.facts.shell_programs import (
+    GIT_OPTIONS_WITH_VALUE,
     HANDLERS,
     INSPECTORS,
     WRAPPERS,
@@ -139,7 +140,7 @@ class _Walk:
             return label, _UNKNOWN, False
         if name in SHELLS:
             return self._shell(label, args, bodies, cwd, depth)
-        if name == "git" and (directory := _git_directory(args)) is not None:
+        for directory in _git_directories(args) if name == "git" else ():
             cwd = _cd([directory], cwd)
         handler = HANDLERS.get(name)
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
@@ -210,14 +211,24 @@ def _label(name: str, args: Sequence[Word]) -> str:
     return f"git {sub}" if sub else "git"
 
 
-def _git_directory(args: Sequence[Word]) -> Word | None:
-    """The ``-C dir`` of a git command line, when it is a literal path."""
-    for i, word in enumerate(args[:-1]):
-        if word.value == "-C":
-            return args[i + 1] if args[i + 1].literal else None
-        if not word.value.startswith("-"):
-            return None
-    return None
+def _git_directories(args: Sequence[Word]) -> list[Word]:
+    """The ``-C dir`` options of a git command line, in order (each is relative to the one before,
+    as git reads them); up to the first that is not a literal path."""
+    directories: list[Word] = []
+    i = 0
+    while i < len(args) - 1:
+        value = args[i].value
+        if value == "-C" and not args[i + 1].literal:
+            break
+        if value == "-C":
+            directories.append(args[i + 1])
+        if value in GIT_OPTIONS_WITH_VALUE:
+            i += 2
+        elif value.startswith("-"):
+            i += 1
+        else:
+            break
+    return directories
 
 
 def _unwrap(words: list[Word]) -> list[Word]:

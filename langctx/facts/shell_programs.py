@@ -17,6 +17,7 @@ from langctx.facts.shell_words import (
 )
 
 __all__ = [
+    "GIT_OPTIONS_WITH_VALUE",
     "HANDLERS",
     "INSPECTORS",
     "WRAPPERS",
@@ -279,11 +280,15 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     return [], []
 
 
+GIT_OPTIONS_WITH_VALUE = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
+"""git's global options whose value is the next word."""
+
+
 def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
     i = 0
     while i < len(args):
         value = args[i].value
-        if value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+        if value in GIT_OPTIONS_WITH_VALUE:
             i += 2
         elif value.startswith("-"):
             i += 1

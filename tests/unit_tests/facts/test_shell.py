@@ -156,6 +156,10 @@ STRUCTURE = [
     ("cd $DIR && cat x.py", ["x.py"], []),  # a directory langctx cannot follow: as written
     ("cd src && cat /etc/hosts ~/notes.md", ["/etc/hosts", "~/notes.md"], []),
     ("git -C /repo checkout -- a.py", [], ["/repo/a.py"]),
+    ("git -c core.pager=cat -C /repo checkout -- a.py", [], ["/repo/a.py"]),  # -c takes a value
+    ("git -C /repo -C sub checkout -- a.py", [], ["/repo/sub/a.py"]),  # each -C from the last
+    ("cd /repo && git --no-pager -C sub checkout -- a.py", [], ["/repo/sub/a.py"]),
+    ("git -C $D -C sub checkout -- a.py", [], ["a.py"]),  # a directory langctx cannot follow
     ('bash -lc "cat a.py && echo x > b.txt"', ["a.py"], ["b.txt"]),
     ("sh -c 'sed -i s/a/b/ c.py'", [], ["c.py"]),
     ("bash <<'EOF'\ncat a.py\nEOF", ["a.py"], []),
