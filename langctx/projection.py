@@ -83,10 +83,8 @@ def _escape_content(content: str | list) -> str | list:
 
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
-    """The projected form of a logged message: its edit applied and delimiters escaped.
-
-    Returns the message itself when nothing changes, so unedited messages cost nothing.
-    """
+    """The projected form of a logged message: its edit applied and delimiters escaped (the
+    message itself when nothing changes)."""
     if edit is not None:
         update: dict[str, object] = {"content": edit["content"]}
         if "tool_calls" in edit and isinstance(message, AIMessage):
@@ -180,8 +178,6 @@ def render_facts(
         - Never push.
         Files modified so far (under /w/shop/): src/cart.py, src/pay.py, t/test_cart.py
     """
-    if max_tokens == 0:
-        return ""  # the ledger is off
     return render_read_facts(
         stored_facts(facts),
         max_tokens=max_tokens,
@@ -199,9 +195,7 @@ def render_read_facts(
     ceiling_tokens: int | None = None,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> str:
-    """:func:`render_facts` of facts in the stored shape already (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx), which are not read
-    again."""
+    """:func:`render_facts` of facts already in the stored shape (not read again)."""
     if max_tokens == 0:
         return ""  # the ledger is off
     constraints = list(dict.fromkeys(facts.get("constraints", ())))
@@ -241,8 +235,8 @@ def render_read_facts(
 
 
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
-    """The latest failing command with its own error lines (the last three), and the latest
-    tool error when it came from another call (an edit that did not apply), on its own line."""
+    """The latest failing command with its own error lines, and on a line of its own the latest
+    tool error when it came from another call (an edit that did not apply)."""
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     errors = facts.get("errors", [])
     if not (failing or errors):
@@ -264,7 +258,6 @@ def _failure_line(facts: Mapping[str, Any]) -> str | None:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    """The failure's chosen error line with the test runner's summary lines, bounded, quoted."""
     from langctx.facts.failures import shown_failure_lines
 
     return quote_output("; ".join(shown_failure_lines(error)))
@@ -293,8 +286,8 @@ def _compressed(paths: tuple[str, ...], root: str | None = "", *, group: bool = 
 
 @functools.lru_cache(maxsize=16)
 def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
-    """The modified-files line naming them all, by form: ``plain`` (as logged), ``root`` (under
-    their common root, when there is one) and ``group`` (also grouped by directory)."""
+    """The modified-files line by form: ``plain``, ``root`` (under their common root) and
+    ``group`` (also grouped by directory)."""
     if not modified:
         return {"plain": ""}
     title = "Files modified so far"
@@ -318,8 +311,7 @@ def _grown(
     ceiling: int,
     count: Callable[[str], int],
 ) -> str:
-    """The ledger past its cap: every modified file in the most compact form that keeps whole
-    relative paths, grouped past ``ceiling``, and the K most recent of N past it even so."""
+    """The ledger past its cap (step 2 of :func:`render_facts`)."""
     if not modified:  # over the cap on constraints or the failure alone: nothing to name
         core.modified = ""
         return core.text()
@@ -350,7 +342,7 @@ def _grown(
 
 @dataclass(slots=True)
 class _Ledger:
-    """The parts of a ledger; ``text()`` renders them (constraints, modified, read, failure)."""
+    """The parts of a ledger, rendered by ``text()``."""
 
     constraints: list[str]
     n_constraints: int
@@ -408,15 +400,11 @@ def render_summary_block(
     users: str = "",
 ) -> BaseMessage:
     """One message holding the preamble, every active summary (oldest first), the quoted user
-    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger.
-
-    Its id is derived from the summaries' ids, so the same entries give the same message (stable
-    prefixes for provider prompt caching).
-    """
+    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger; its id is
+    a digest of the summaries' ids (a stable prefix for provider prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
-        n = covered_count(e)
-        opened = summary_open(level=e["level"], covers=n, entry_id=e["id"])
+        opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
     if users:
         parts.append(f"{USERS_NOTE}\n{escape_delimiters(users)}")
@@ -424,9 +412,5 @@ def render_summary_block(
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
     text = "\n\n".join(parts)
     digest = hashlib.sha1("|".join(e["id"] for e in summaries).encode()).hexdigest()[:16]
-    mid = f"{SUMMARY_ID_PREFIX}{digest}"
-    if role == "system":
-        return SystemMessage(text, id=mid)
-    if role == "ai":
-        return AIMessage(text, id=mid)
-    return HumanMessage(text, id=mid)
+    cls = {"system": SystemMessage, "ai": AIMessage}.get(role, HumanMessage)
+    return cls(text, id=f"{SUMMARY_ID_PREFIX}{digest}")

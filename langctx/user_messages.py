@@ -34,7 +34,6 @@ __all__ = [
     "MAX_STORED_CHARS",
     "MAX_STORED_MESSAGES",
     "SHORT_CHARS",
-    "is_user_message",
     "merge_read_user_messages",
     "merge_user_messages",
     "render_user_messages",
@@ -76,11 +75,6 @@ def user_text(message: BaseMessage) -> str:
     return "" if is_control_message(message) else substantive_text(message)
 
 
-def is_user_message(message: BaseMessage) -> bool:
-    """True for a human message with words of the user (see :func:`user_text`)."""
-    return bool(user_text(message))
-
-
 def _head_tail(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -110,10 +104,8 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
     """Folded user messages read from an entry's facts: each ``{"id", "text"}`` dict (with
-    ``short`` and ``constraints`` when they are set), its text cut head + tail to
-    :data:`MAX_STORED_CHARS` and its constraints bounded (measured, not believed). Malformed
-    items (not a dict, no string ``id`` or ``text``) are skipped; lone surrogates are escaped
-    (see :func:`langctx.facts.record.stored_facts`).
+    ``short`` and ``constraints`` when set), text and constraints bounded, lone surrogates
+    escaped; malformed items are skipped.
 
     Example:
         >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
@@ -143,8 +135,7 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
     oldest were left out.
 
     The newest :data:`FULL_STORED` stay whole, older ones keep their opening words (``short``);
-    past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped
-    (:func:`stored_user_messages`).
+    past :data:`MAX_STORED_MESSAGES` the oldest are only counted.
     """
     return merge_read_user_messages(*[stored_user_messages(part) for part in parts])
 
@@ -152,9 +143,8 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
 def merge_read_user_messages(
     *parts: Sequence[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], int]:
-    """:func:`merge_user_messages` of parts in the stored shape already (read by
-    :func:`stored_user_messages`, or written by langctx), which are not read again. The inputs
-    are not modified: an item shortened here is a copy."""
+    """:func:`merge_user_messages` of parts already in the stored shape (not read again); the
+    inputs are not modified."""
     seen: dict[str, Mapping[str, Any]] = {}
     for part in parts:
         for item in part:
@@ -168,7 +158,6 @@ def merge_read_user_messages(
 
 
 def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
-    """An item's constraint sentences (kept when its text is shortened), bounded."""
     found = item.get("constraints")
     if not isinstance(found, list):
         return {}
@@ -243,7 +232,7 @@ def render_user_messages(
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:
-    """The section's text; the oldest lines shown give way while it counts over ``max_tokens``."""
+    """The section; the oldest lines shown give way while it counts over ``max_tokens``."""
     while True:
         more = _more(hidden)
         text = "\n".join([_TITLE, *([more] if more else []), *shown])
@@ -262,12 +251,10 @@ def _more(n: int) -> str:
 def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     """``text`` cut to head + tail (marked) so that it counts at most ``max_tokens``."""
     lo, hi = 0, len(text)
-    best = _CUT
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        candidate = _head_tail(text, mid + len(_CUT))
-        if count(candidate) <= max(1, max_tokens):
-            best, lo = candidate, mid
+        if count(_head_tail(text, mid + len(_CUT))) <= max(1, max_tokens):
+            lo = mid
         else:
             hi = mid - 1
-    return best
+    return _head_tail(text, lo + len(_CUT)) if lo else _CUT
