@@ -28,7 +28,6 @@ __all__ = [
     "THINKING_BLOCK_TYPES",
     "cut_text_blocks",
     "has_opaque_blocks",
-    "has_reasoning",
     "has_thinking",
     "is_provider_compaction",
     "starts_with_thinking",
@@ -65,15 +64,6 @@ def starts_with_thinking(message: BaseMessage) -> bool:
     blocks = _blocks(message)
     return (
         isinstance(message, AIMessage) and bool(blocks) and _type(blocks[0]) in THINKING_BLOCK_TYPES
-    )
-
-
-def has_reasoning(message: BaseMessage) -> bool:
-    """True when an AI message carries OpenAI reasoning (a block or ``additional_kwargs``)."""
-    if not isinstance(message, AIMessage):
-        return False
-    return "reasoning" in message.additional_kwargs or any(
-        _type(b) == "reasoning" for b in _blocks(message)
     )
 
 

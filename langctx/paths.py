@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -31,10 +32,6 @@ trailing ``/`` (no file name)."""
 _DECODER = json.JSONDecoder()
 
 
-def _unique(paths: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(paths))
-
-
 def common_root(paths: Iterable[str]) -> str:
     """The longest directory (ending in ``/``) that holds every path, when all are absolute.
 
@@ -47,14 +44,11 @@ def common_root(paths: Iterable[str]) -> str:
         >>> common_root(["/r/a.py", "/s/b.py"]), common_root(["/r/a.py", "b.py"])
         ('', '')
     """
-    unique = _unique(paths)
+    unique = list(dict.fromkeys(paths))
     if len(unique) < 2 or not all(p.startswith("/") for p in unique):
         return ""
-    first, last = min(unique), max(unique)  # the common prefix of all is that of these two
-    n = 0
-    while n < min(len(first), len(last)) and first[n] == last[n]:
-        n += 1
-    root = first[: first.rfind("/", 0, n) + 1] if "/" in first[:n] else ""
+    prefix = os.path.commonprefix(unique)  # noqa: RUF071 (by character, cut at its last "/")
+    root = prefix[: prefix.rfind("/") + 1]
     # a prefix shared with a path that *is* the root directory name must still end at a "/"
     return root if len(root) > 1 else ""
 
@@ -99,7 +93,7 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
         >>> compress_paths(["odd, name.py", "ok.py"])
         '"odd, name.py"; ok.py'
     """
-    unique = _unique(paths)
+    unique = list(dict.fromkeys(paths))
     if root and not all(p.startswith("/") for p in unique):
         msg = "compress_paths(root=...) needs absolute paths only; pass root='' for mixed lists."
         raise ConfigError(msg)

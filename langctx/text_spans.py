@@ -105,12 +105,7 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         end = end_m.end() if end_m else len(text)
         spans.append((m.start(), end))
         pos = end
-    outside: list[tuple[int, int]] = []
-    prev = 0
-    for a, b in spans:
-        outside.append((prev, a))
-        prev = b
-    outside.append((prev, len(text)))
+    outside = zip([0, *(b for _, b in spans)], [*(a for a, _ in spans), len(text)], strict=True)
     for a, b in outside:
         spans.extend((a + m.start(), a + m.end()) for m in _INLINE_CODE.finditer(text[a:b]))
     return sorted(spans)
