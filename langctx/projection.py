@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx.blocks import has_thinking
+from langctx.blocks import cut_text_blocks, has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.facts.record import stored_facts
@@ -68,20 +68,6 @@ SUMMARY_PRIORITY = {1: 70, 2: 65, 3: 60}
 """Ledger priority of a summary by level: merged (older, coarser) summaries rank lower."""
 
 
-def _escape_content(content: str | list) -> str | list:
-    if isinstance(content, str):
-        return escape_delimiters(content)
-    out: list = []
-    for block in content:
-        if isinstance(block, str):
-            out.append(escape_delimiters(block))
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            out.append({**block, "text": escape_delimiters(block["text"])})
-        else:
-            out.append(block)
-    return out
-
-
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
     """The projected form of a logged message: its edit applied and delimiters escaped (the
     message itself when nothing changes)."""
@@ -102,7 +88,11 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
     if has_thinking(message):
         return message  # signed: nothing in a thinking message changes (its text is the model's)
     if isinstance(message, ToolMessage | AIMessage) and _has_delimiter(message.content):
-        return message.model_copy(update={"content": _escape_content(message.content)})
+        content = message.content
+        if isinstance(content, str):
+            return message.model_copy(update={"content": escape_delimiters(content)})
+        escaped = cut_text_blocks(content, escape_delimiters, any_type=True)
+        return message.model_copy(update={"content": escaped})
     return message
 
 
