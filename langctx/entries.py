@@ -329,10 +329,6 @@ def _is_str(v: object) -> bool:
     return isinstance(v, str) and bool(v)
 
 
-def _is_text(v: object) -> bool:
-    return isinstance(v, str)
-
-
 def _is_count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -350,13 +346,11 @@ def _is_content(v: object) -> bool:
     is cut from the escaped view of its message, so an opener in a stored one is forged."""
     if isinstance(v, str):
         return _BLOCK_OPENER.search(v) is None
-    return isinstance(v, list) and all(_is_block(b) for b in v)
-
-
-def _is_block(b: object) -> bool:
-    if isinstance(b, dict):
-        return _is_content(str(b.get("text", "")))
-    return isinstance(b, str) and _is_content(b)
+    return isinstance(v, list) and all(
+        isinstance(b, str | dict)
+        and _is_content(b if isinstance(b, str) else str(b.get("text", "")))
+        for b in v
+    )
 
 
 def _or_none(check: Check) -> Check:
@@ -377,12 +371,13 @@ def _records(required: tuple[str, ...] = (), **fields: Check) -> Check:
 
 
 _COUNT = (_is_count, "an int >= 0")
+_TEXT = (lambda v: isinstance(v, str), "a string")
 _OPTIONAL_ID = (_or_none(_is_str), "a message id or None")
 _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
     "compaction": {
         "id": (_is_entry_id, "an entry id"),
         "level": (lambda v: _is_count(v) and 1 <= v <= MAX_LEVEL, "an int from 1 to 3"),
-        "summary": (_is_text, "a string"),
+        "summary": _TEXT,
         "covered_ids": (_is_ids, "a list of message ids"),
         "first_kept_id": _OPTIONAL_ID,
         "merged_from": (_is_ids, "a list of entry ids"),
@@ -394,8 +389,8 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
         "tokens_after": _COUNT,
         "covered_count": _COUNT,
         "pending_tokens": _COUNT,
-        "quality": (_is_text, "a string"),
-        "trigger": (_is_text, "a string"),
+        "quality": _TEXT,
+        "trigger": _TEXT,
         "upgrade_input": (_is_str, "a non-empty string"),
         "task_id": _OPTIONAL_ID,
         "last_id": _OPTIONAL_ID,
