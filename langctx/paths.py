@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -111,18 +112,13 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
     for p in plain:
         cut = p.rfind("/") + 1
         by_dir.setdefault(p[:cut], []).append(p[cut:])
-    groups: list[str] = quoted
-    loose: list[str] = []
-    for directory, names in by_dir.items():
-        if directory and len(names) > 1:
-            if loose:
-                groups.append(", ".join(loose))
-                loose = []
-            groups.append(f"{directory}: " + ", ".join(names))
+    groups = quoted
+    runs = itertools.groupby(by_dir.items(), key=lambda d: bool(d[0]) and len(d[1]) > 1)
+    for is_dir, run in runs:  # a directory with several paths, or a run of loose paths
+        if is_dir:
+            groups.extend(f"{directory}: " + ", ".join(names) for directory, names in run)
         else:
-            loose.extend(directory + n for n in names)
-    if loose:
-        groups.append(", ".join(loose))
+            groups.append(", ".join(directory + n for directory, names in run for n in names))
     return "; ".join(groups)
 
 
