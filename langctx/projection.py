@@ -270,8 +270,8 @@ def _paths_head(title: str, notes: Sequence[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)  # the modified files change rarely between two renders
-def _compressed(paths: tuple[str, ...], root: str | None = "", *, group: bool = False) -> str:
-    return compress_paths(paths, root=root or "", group=group)
+def _compressed(paths: tuple[str, ...], root: str = "", *, group: bool = False) -> str:
+    return compress_paths(paths, root=root, group=group)
 
 
 @functools.lru_cache(maxsize=16)
@@ -283,12 +283,12 @@ def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
     title = "Files modified so far"
     root = common_root(modified)
     notes = [f"under {root}"] if root else []
-    whole = _compressed(tuple(modified))
+    whole = _compressed(modified)
     forms = {"plain": _paths_head(title, []) + whole}
     if root:
-        whole = _compressed(tuple(modified), root)
+        whole = _compressed(modified, root)
         forms["root"] = _paths_head(title, notes) + whole
-    grouped = _compressed(tuple(modified), root, group=True)
+    grouped = _compressed(modified, root, group=True)
     if grouped != whole:
         forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
     return forms

@@ -94,12 +94,11 @@ def _opening(text: str, limit: int = SHORT_CHARS) -> str:
 
 def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
     """``{"id", "text"}`` of each real user message in ``messages``, in order (stored form)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        text = user_text(m)
-        if text:
-            out.append({"id": str(m.id), "text": _head_tail(text, MAX_STORED_CHARS)})
-    return out
+    return [
+        {"id": str(m.id), "text": _head_tail(text, MAX_STORED_CHARS)}
+        for m in messages
+        if (text := user_text(m))
+    ]
 
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
@@ -170,9 +169,7 @@ MAX_CONSTRAINTS = 8
 
 
 def _quoted(text: str) -> str:
-    lines = text.split("\n")
-    head = f'- "{lines[0]}'
-    return "\n".join([head, *(f"  {ln}" for ln in lines[1:])]) + '"'
+    return '- "' + text.replace("\n", "\n  ") + '"'
 
 
 def render_user_messages(
