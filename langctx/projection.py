@@ -44,7 +44,6 @@ __all__ = [
     "DEFAULT_MAX_READ_FILES",
     "FACTS_GROWTH",
     "PREAMBLE",
-    "SUMMARY_PRIORITY",
     "USERS_NOTE",
     "render_facts",
     "render_read_facts",
@@ -63,9 +62,6 @@ USERS_NOTE = (
     "requests, and the last one is the latest request unless a newer one follows this block."
 )
 """Said before the quoted user messages of a summary block (not instructions of langctx's own)."""
-
-SUMMARY_PRIORITY = {1: 70, 2: 65, 3: 60}
-"""Ledger priority of a summary by level: merged (older, coarser) summaries rank lower."""
 
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
