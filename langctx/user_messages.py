@@ -189,18 +189,18 @@ def render_user_messages(
     """
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
     items = [i for i in items if i.get("text")]
-    texts = [str(i["text"]) for i in items]
-    if not texts:
+    if not items:
         return ""
-    newest = texts[-1]
-    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
-        newest = _fit_head_tail(newest, verbatim - count(_TITLE) - 4, count)
-    shown = [_quoted(newest)]
-    left = len(texts) - 1
-    short_only = False
     title = count(_TITLE)
+    newest = str(items[-1]["text"])
+    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
+        newest = _fit_head_tail(newest, verbatim - title - 4, count)
+    shown = [_quoted(newest)]
+    left = len(items) - 1
+    short_only = False
     used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
-    for text, item in zip(reversed(texts[:-1]), reversed(items[:-1]), strict=True):
+    for item in reversed(items[:-1]):
+        text = str(item["text"])
         opening = _opening(text)
         short = _quoted(opening) + (_SHORTENED if opening != text else "")
         candidates = [(short, max_tokens)]
