@@ -355,13 +355,7 @@ class _Ledger:
                 head += f" (the {len(self.constraints)} most recent of {self.n_constraints})"
             lines.append(head + ":")
             lines.extend(f"- {c}" for c in self.constraints)
-        if self.modified:
-            lines.append(self.modified)
-        read_line = self._read_line()
-        if read_line:
-            lines.append(read_line)
-        if self.failure:
-            lines.append(self.failure)
+        lines.extend(line for line in (self.modified, self._read_line(), self.failure) if line)
         return "\n".join(lines)
 
     def _read_line(self) -> str:
