@@ -248,10 +248,10 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
     code = code_spans(text)
     starts = [a for a, _ in code]
     parts = [p for p in pairs(_COMMAND_PART, text) if in_spans(code, starts, p[0][0]) is None]
-    inner = [text[opener[1] : closer[0]] for opener, closer, _ in parts]
+    inner = [_normalise(_ANSI.sub("", text[opener[1] : closer[0]])) for opener, closer, _ in parts]
     names = [
-        _normalise(_ANSI.sub("", inner[k])).lstrip("/") if name == "command-name" else None
-        for k, (_, _, name) in enumerate(parts)
+        inner[k].lstrip("/") if name == "command-name" else None
+        for k, (*_, name) in enumerate(parts)
     ]
     after: list[str | None] = [None] * len(parts)  # the first command name after each part
     for k in range(len(parts) - 2, -1, -1):
@@ -264,7 +264,7 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         if names[k] is not None:
             before = names[k]
             continue
-        args = _normalise(_ANSI.sub("", inner[k]))
+        args = inner[k]
         if not args:
             continue
         name = before if before is not None else (after[k] or "")

@@ -310,10 +310,9 @@ def _grown(
     root = common_root(modified)
 
     def subset(k: int) -> str:
-        kept = list(modified[len(modified) - k :])
         notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
         notes += [f"under {root}"] if root else []
-        grouped = _compressed(tuple(kept), root, group=True)
+        grouped = _compressed(tuple(modified[-k:]), root, group=True)  # k >= 1
         if "/: " in grouped:  # a directory said once
             notes.append("by directory")
         return _paths_head("Files modified so far", notes) + grouped
