@@ -112,21 +112,18 @@ def stored_user_messages(items: object) -> list[dict[str, Any]]:
     """
     if not isinstance(items, list | tuple):
         return []
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        mid, text = item.get("id"), item.get("text")
-        if isinstance(mid, str) and isinstance(text, str):
-            out.append(
-                {
-                    "id": encodable_text(mid),
-                    "text": _head_tail(encodable_text(text), MAX_STORED_CHARS),
-                    **({"short": True} if item.get("short") else {}),
-                    **_constraints_of(item),
-                }
-            )
-    return out
+    return [
+        {
+            "id": encodable_text(item["id"]),
+            "text": _head_tail(encodable_text(item["text"]), MAX_STORED_CHARS),
+            **({"short": True} if item.get("short") else {}),
+            **_constraints_of(item),
+        }
+        for item in items
+        if isinstance(item, Mapping)
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("text"), str)
+    ]
 
 
 def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
