@@ -28,7 +28,6 @@ __all__ = [
     "THINKING_BLOCK_TYPES",
     "cut_text_blocks",
     "has_opaque_blocks",
-    "has_reasoning",
     "has_thinking",
     "is_provider_compaction",
     "starts_with_thinking",
@@ -68,15 +67,6 @@ def starts_with_thinking(message: BaseMessage) -> bool:
     )
 
 
-def has_reasoning(message: BaseMessage) -> bool:
-    """True when an AI message carries OpenAI reasoning (a block or ``additional_kwargs``)."""
-    if not isinstance(message, AIMessage):
-        return False
-    return "reasoning" in message.additional_kwargs or any(
-        _type(b) == "reasoning" for b in _blocks(message)
-    )
-
-
 def has_opaque_blocks(message: BaseMessage) -> bool:
     """True when the message holds a thinking, reasoning or compaction block (kept or folded
     whole, never cut)."""
@@ -90,15 +80,19 @@ def is_provider_compaction(message: BaseMessage) -> bool:
     return any(_type(b) in _COMPACTION_TYPES for b in _blocks(message))
 
 
-def cut_text_blocks(content: list[Any], cut: Callable[[str], str]) -> list[Any]:
+def cut_text_blocks(
+    content: list[Any], cut: Callable[[str], str], *, any_type: bool = False
+) -> list[Any]:
     """The same blocks with every text block's text (or string) passed through ``cut``; every
-    other block kept byte-identical, in order."""
+    other block kept byte-identical, in order. ``any_type``: every dict with a string ``text``
+    is a text block."""
     out: list[Any] = []
     for block in content:
         if isinstance(block, str):
             out.append(cut(block))
-        elif _type(block) == "text" and isinstance(block.get("text"), str):
-            out.append({**block, "text": cut(block["text"])})
+        elif isinstance(block, dict) and (any_type or block.get("type") == "text"):
+            text = block.get("text")
+            out.append({**block, "text": cut(text)} if isinstance(text, str) else block)
         else:
             out.append(block)
     return out

@@ -1,10 +1,4 @@
-"""The smallest budgets a configuration accepts (a search over ``max_tokens``).
-
-Example:
-    >>> from langctx.config import MemoryConfig
-    >>> smallest_budget(MemoryConfig())
-    919
-"""
+"""The smallest budgets a configuration accepts (a search over ``max_tokens``)."""
 
 from __future__ import annotations
 

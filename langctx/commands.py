@@ -73,9 +73,7 @@ def is_notice(message: BaseMessage) -> bool:
 
 def is_control_message(message: BaseMessage) -> bool:
     """True for a ``/compact`` command or a langctx notice (never logged, never projected)."""
-    if isinstance(message, AIMessage):
-        return is_notice(message)
-    return isinstance(message, HumanMessage) and parse_compact_command(message) is not None
+    return is_notice(message) or parse_compact_command(message) is not None
 
 
 def state_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

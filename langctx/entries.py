@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
 from langctx.errors import StateVersionError
 from langctx.facts.calls import MAX_PATH_CHARS
@@ -48,11 +48,10 @@ MAX_LEVEL = 3
 """Summaries merge up to this level (one level-3 summary at most)."""
 
 ENTRY_VERSION = 3
-"""Version 2: ``covered_ids`` lists only the messages an entry folded itself (a merge: none),
-``covered_count`` counts every message it stands for (through ``merged_from`` too), and ``facts``
-no longer repeats ``read_files`` / ``modified_files``. So an entry's size does not grow with the
-history it summarizes (version 1 merges listed every id again: quadratic in a long session).
-Version 0 and 1 entries are migrated on read."""
+"""Version 2: ``covered_ids`` lists only the messages an entry folded itself (``covered_count``
+counts every one it stands for) and ``facts`` no longer repeats the file lists, so an entry's size
+does not grow with the history it summarizes. Version 3 renamed ``first_kept_entry_id`` to
+``first_kept_id``. Older entries are migrated on read."""
 
 Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
 Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
@@ -165,18 +164,11 @@ def new_compaction_entry(
     number) also counts the messages of the entries in ``merged_from``.
     """
     count = len(covered_ids) if covered_count is None else covered_count
+    ends = [*covered_ids[:1], *covered_ids[-1:]]
     return CompactionEntry(
         v=ENTRY_VERSION,
         kind="compaction",
-        id=_stable_id(
-            COMPACTION_ID_PREFIX,
-            level,
-            trigger,
-            *covered_ids[:1],
-            *covered_ids[-1:],
-            count,
-            *merged_from,
-        ),
+        id=_stable_id(COMPACTION_ID_PREFIX, level, trigger, *ends, count, *merged_from),
         level=level,
         summary=summary,
         summary_tokens=summary_tokens,
@@ -251,16 +243,8 @@ def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _REQUIRED = {
-    "compaction": (
-        "id",
-        "level",
-        "summary",
-        "covered_ids",
-        "first_kept_id",
-        "merged_from",
-        "trigger",
-    ),
-    "edit": ("id", "message_id", "content"),
+    "compaction": "id level summary covered_ids first_kept_id merged_from trigger".split(),
+    "edit": ["id", "message_id", "content"],
 }
 
 
@@ -280,12 +264,8 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
         msg = f"a langctx entry must be a dict, got {type(entry).__name__}."
         raise StateVersionError(msg)
     version = entry.get("v")
-    if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
-        entry = _migrate_v2(_migrate_v1(_migrate_v0(entry)))
-    elif version == 1:  # every id a merge stands for listed again; facts repeat the file lists
-        entry = _migrate_v2(_migrate_v1(entry))
-    elif version == 2:  # the cut was called first_kept_entry_id (it holds a message id)
-        entry = _migrate_v2(entry)
+    if version in (0, 1, 2):
+        entry = _migrated(entry, version)
     elif version != ENTRY_VERSION:
         msg = (
             f"langctx entry {_shown(entry.get('id'))} has version {_shown(version)}; this "
@@ -301,15 +281,20 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     if missing:
         msg = f"langctx entry {_shown(entry.get('id'))} lacks {missing}; the state is corrupt."
         raise StateVersionError(msg)
-    _check(entry, _FIELDS[kind])
+    for name, (ok, wanted) in _FIELDS[kind].items():
+        if name in entry and not ok(entry[name]):
+            msg = (
+                f"langctx entry {_shown(entry.get('id'))}: {name} must be {wanted}, got "
+                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
+            )
+            raise StateVersionError(msg)
     return entry
 
 
 def read_entry(entry: Mapping[str, Any]) -> Any:
     """An entry read from state into a memory (:func:`validate_entry`), a compaction's facts and
-    file lists read as :func:`~langctx.facts.record.stored_facts` reads facts: the one place
-    they are read; merges and renders take them as they are (:func:`entry_facts`). A compaction
-    is a new dict (``entry`` is not modified). Raises as :func:`validate_entry`.
+    file lists read by :func:`~langctx.facts.record.stored_facts` (the one place they are read)
+    into a new dict. Raises as :func:`validate_entry`.
 
     Example:
         >>> e = read_entry({"v": 3, "kind": "compaction", "id": "c-1", "level": 1, "summary": "",
@@ -326,25 +311,14 @@ def read_entry(entry: Mapping[str, Any]) -> Any:
     return {**entry, **files, **facts}
 
 
-Check = Callable[[Any], bool]
-
-
-def _check(entry: Mapping[str, Any], fields: Mapping[str, tuple[Check, str]]) -> None:
-    for name, (ok, wanted) in fields.items():
-        if name in entry and not ok(entry[name]):
-            msg = (
-                f"langctx entry {_shown(entry.get('id'))}: {name} must be {wanted}, got "
-                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
-            )
-            raise StateVersionError(msg)
-
-
 def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{type(value).__name__} {text[:30]}…"
 
 
+Check = Callable[[Any], bool]
 _ENTRY_ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)
+_BLOCK_OPENER = re.compile(r"</?langctx", re.IGNORECASE)
 
 
 def _is_entry_id(v: object) -> bool:
@@ -353,10 +327,6 @@ def _is_entry_id(v: object) -> bool:
 
 def _is_str(v: object) -> bool:
     return isinstance(v, str) and bool(v)
-
-
-def _is_text(v: object) -> bool:
-    return isinstance(v, str)
 
 
 def _is_count(v: object) -> bool:
@@ -376,16 +346,11 @@ def _is_content(v: object) -> bool:
     is cut from the escaped view of its message, so an opener in a stored one is forged."""
     if isinstance(v, str):
         return _BLOCK_OPENER.search(v) is None
-    return isinstance(v, list) and all(_is_block(b) for b in v)
-
-
-def _is_block(b: object) -> bool:
-    if isinstance(b, dict):
-        return _is_content(str(b.get("text", "")))
-    return isinstance(b, str) and _is_content(b)
-
-
-_BLOCK_OPENER = re.compile(r"</?langctx", re.IGNORECASE)
+    return isinstance(v, list) and all(
+        isinstance(b, str | dict)
+        and _is_content(b if isinstance(b, str) else str(b.get("text", "")))
+        for b in v
+    )
 
 
 def _or_none(check: Check) -> Check:
@@ -405,28 +370,31 @@ def _records(required: tuple[str, ...] = (), **fields: Check) -> Check:
     )
 
 
+_COUNT = (_is_count, "an int >= 0")
+_TEXT = (lambda v: isinstance(v, str), "a string")
+_OPTIONAL_ID = (_or_none(_is_str), "a message id or None")
 _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
     "compaction": {
         "id": (_is_entry_id, "an entry id"),
         "level": (lambda v: _is_count(v) and 1 <= v <= MAX_LEVEL, "an int from 1 to 3"),
-        "summary": (_is_text, "a string"),
+        "summary": _TEXT,
         "covered_ids": (_is_ids, "a list of message ids"),
-        "first_kept_id": (_or_none(_is_str), "a message id or None"),
+        "first_kept_id": _OPTIONAL_ID,
         "merged_from": (_is_ids, "a list of entry ids"),
         "facts": (lambda v: isinstance(v, dict), "a dict"),
         "read_files": (_is_paths, "a list of paths"),
         "modified_files": (_is_paths, "a list of paths"),
-        "summary_tokens": (_is_count, "an int >= 0"),
-        "tokens_before": (_is_count, "an int >= 0"),
-        "tokens_after": (_is_count, "an int >= 0"),
-        "covered_count": (_is_count, "an int >= 0"),
-        "pending_tokens": (_is_count, "an int >= 0"),
-        "quality": (_is_text, "a string"),
-        "trigger": (_is_text, "a string"),
+        "summary_tokens": _COUNT,
+        "tokens_before": _COUNT,
+        "tokens_after": _COUNT,
+        "covered_count": _COUNT,
+        "pending_tokens": _COUNT,
+        "quality": _TEXT,
+        "trigger": _TEXT,
         "upgrade_input": (_is_str, "a non-empty string"),
-        "task_id": (_or_none(_is_str), "a message id or None"),
-        "last_id": (_or_none(_is_str), "a message id or None"),
-        "provider_compaction_id": (_or_none(_is_str), "a message id or None"),
+        "task_id": _OPTIONAL_ID,
+        "last_id": _OPTIONAL_ID,
+        "provider_compaction_id": _OPTIONAL_ID,
     },
     "edit": {
         "id": (_is_entry_id, "an entry id"),
@@ -436,49 +404,37 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
             _records(("name", "args", "id"), name=_is_str, args=lambda v: isinstance(v, dict)),
             "a list of tool calls (name, args, id)",
         ),
-        "tokens_before": (_is_count, "an int >= 0"),
-        "tokens_after": (_is_count, "an int >= 0"),
+        "tokens_before": _COUNT,
+        "tokens_after": _COUNT,
     },
 }
 """Field -> (check, what it must be) of a persisted entry; a field that is absent is not checked
 (the required ones are checked before)."""
 
 
-def _migrate_v2(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """Version 2 to 3: ``first_kept_entry_id`` is renamed ``first_kept_id`` (a message id)."""
+def _migrated(entry: Mapping[str, Any], version: int) -> dict[str, Any]:
+    """An entry of version 0, 1 or 2 in the shape of :data:`ENTRY_VERSION`."""
     out = dict(entry)
-    out["v"] = ENTRY_VERSION
-    if "first_kept_entry_id" in out:
-        out["first_kept_id"] = out.pop("first_kept_entry_id")
-    return out
-
-
-def _migrate_v1(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """Version 1 to 2: count what ``covered_ids`` lists (the lists themselves are kept)."""
-    out = dict(entry)
-    out["v"] = 2
-    if out.get("kind") == "compaction":
+    if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
+        out.setdefault("kind", "edit" if "message_id" in out else "compaction")
+        if out["kind"] == "compaction":
+            out.setdefault("covered_ids", list(out.pop("covered", [])))
+            out.setdefault("merged_from", [])
+            out.setdefault("facts", {})
+            out.setdefault("summary_tokens", 0)
+            out.setdefault("instructions", None)
+            out.setdefault("read_files", [])
+            out.setdefault("modified_files", [])
+            out.setdefault("trigger", "manual")
+            out.setdefault("quality", "model")
+            out.setdefault("tokens_before", 0)
+            out.setdefault("tokens_after", 0)
+            out.setdefault("created_at", _now())
+    if version <= 1 and out.get("kind") == "compaction":  # version 2 counts what a merge covers
         out.setdefault("covered_count", len(out.get("covered_ids") or ()))
-    return out
-
-
-def _migrate_v0(entry: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(entry)
-    out["v"] = 1
-    out.setdefault("kind", "edit" if "message_id" in out else "compaction")
-    if out["kind"] == "compaction":
-        out.setdefault("covered_ids", list(out.pop("covered", [])))
-        out.setdefault("merged_from", [])
-        out.setdefault("facts", {})
-        out.setdefault("summary_tokens", 0)
-        out.setdefault("instructions", None)
-        out.setdefault("read_files", [])
-        out.setdefault("modified_files", [])
-        out.setdefault("trigger", "manual")
-        out.setdefault("quality", "model")
-        out.setdefault("tokens_before", 0)
-        out.setdefault("tokens_after", 0)
-        out.setdefault("created_at", _now())
+    if "first_kept_entry_id" in out:  # version 3 renamed it (it holds a message id)
+        out["first_kept_id"] = out.pop("first_kept_entry_id")
+    out["v"] = ENTRY_VERSION
     return out
 
 
@@ -487,14 +443,7 @@ def active_summaries(entries: Sequence[CompactionEntry]) -> list[CompactionEntry
 
     Ordered oldest (highest level) first, then by creation.
     """
-    merged: set[str] = set()
-    for e in entries:
-        merged.update(e["merged_from"])
+    merged = {m for e in entries for m in e["merged_from"]}
     live = [e for e in entries if e["id"] not in merged]
     order = {e["id"]: i for i, e in enumerate(entries)}
     return sorted(live, key=lambda e: (-e["level"], order[e["id"]]))
-
-
-def as_compaction(entry: Mapping[str, Any]) -> CompactionEntry:
-    """Typed view of a validated compaction entry."""
-    return cast(CompactionEntry, entry)

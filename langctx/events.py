@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Unpack
 
@@ -70,7 +70,10 @@ def emit_compaction_event(event: CompactionEvent) -> None:
     Never raises: a listener's failure is logged, not propagated into the compaction.
     """
     payload = event_payload(event)
-    writer = _stream_writer()
+    try:
+        writer = get_stream_writer()
+    except (RuntimeError, KeyError, AttributeError):
+        writer = None  # outside a graph run
     if writer is not None:
         try:
             writer(payload)
@@ -84,13 +87,6 @@ def emit_compaction_event(event: CompactionEvent) -> None:
         dispatch_custom_event(COMPACTION_EVENT, payload)
     except RuntimeError:
         pass  # not inside a run: nobody to tell
-
-
-def _stream_writer() -> Callable[[Any], None] | None:
-    try:
-        return get_stream_writer()
-    except (RuntimeError, KeyError, AttributeError):
-        return None  # outside a graph run
 
 
 @asynccontextmanager

@@ -3,9 +3,8 @@
 Coding agents send more than the user's words as user messages: Codex's ``<environment_context>``
 and AGENTS.md blocks, Claude Code's slash-command tags, command output, ``<system-reminder>``
 blocks and hook output, SWE-agent's demonstration. The task, the summaries' goal and the user's
-constraints are read from what is left once that machinery is stripped. A slash command's
-``<command-args>`` are what the user asked (``/review-pr 123``): :func:`substantive_text` keeps
-them; the command's expanded prompt that follows is context, flagged by the session reader.
+constraints are read from what is left once that machinery is stripped; a slash command's
+``<command-args>`` are what the user asked (``/review-pr 123``) and are kept.
 
 Example:
     >>> strip_machinery("<system-reminder>Use TodoWrite.</system-reminder>\\nFix the parser")
@@ -41,36 +40,19 @@ __all__ = [
 
 MACHINERY_TAGS: tuple[str, ...] = (
     # Codex CLI
-    "environment_context",
-    "user_instructions",
-    "INSTRUCTIONS",
+    *"environment_context user_instructions INSTRUCTIONS".split(),
     "permissions instructions",
-    "collaboration_mode",
-    "skills_instructions",
-    "apps_instructions",
-    "plugins_instructions",
-    "recommended_plugins",
-    "user_shell_command",
-    "turn_aborted",
-    "subagent_notification",
+    *(
+        "collaboration_mode skills_instructions apps_instructions plugins_instructions "
+        "recommended_plugins user_shell_command turn_aborted subagent_notification"
+    ).split(),
     # Claude Code
-    "system-reminder",
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-    "bash-input",
-    "bash-stdout",
-    "bash-stderr",
-    "user-prompt-submit-hook",
-    "task-notification",
-    "teammate-message",
-    "ide_opened_file",
-    "ide_selection",
-    "ide_diagnostics",
+    *(
+        "system-reminder command-name command-message command-args command-contents "
+        "local-command-stdout local-command-stderr local-command-caveat bash-input bash-stdout "
+        "bash-stderr user-prompt-submit-hook task-notification teammate-message ide_opened_file "
+        "ide_selection ide_diagnostics"
+    ).split(),
     # Cline, Roo Code, Kilo Code: the editor's state appended to every user message
     "environment_details",
 )
@@ -113,30 +95,24 @@ MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
     ),
 )
 """``(opener, closer)`` regular expressions (DOTALL, MULTILINE) of untagged machinery blocks,
-each removed from its opener to the first closer after it, as a tag's element is: Codex's IDE
-context (up to its request marker) and SWE-agent's demonstration. Openers and closers are found
-once each, so a text of many openers without closers costs one scan, not one per opener."""
+each removed from its opener to the first closer after it, as a tag's element is (openers and
+closers are found once each: linear in the text)."""
 
 MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output", "is_meta")
 """``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery:
-SWE-agent's demonstration (``is_demo``), aider's command output (``command_output``) and the
-text Claude Code injects as a user message, which its session log marks ``isMeta`` (``is_meta``,
-set by :func:`~langctx.cli.replay.read_session`): a slash command's expanded prompt or skill
-body, the caveat before local-command output, hook feedback, image references."""
+SWE-agent's demonstration, aider's command output and the text Claude Code injects as a user
+message (its session log's ``isMeta``, set by :func:`~langctx.cli.replay.read_session`)."""
 
 CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
-    (
-        "add-dir agents bashes bug clear compact config context cost doctor exit export "
-        "feedback help hooks ide install-github-app login logout mcp memory model new "
-        "output-style permissions plugin privacy-settings quit release-notes rename reset "
-        "resume rewind sandbox settings stats status statusline tasks terminal-setup theme "
-        "todos upgrade usage vim"
-    ).split()
+    "add-dir agents bashes bug clear compact config context cost doctor exit export "
+    "feedback help hooks ide install-github-app login logout mcp memory model new "
+    "output-style permissions plugin privacy-settings quit release-notes rename reset "
+    "resume rewind sandbox settings stats status statusline tasks terminal-setup theme "
+    "todos upgrade usage vim".split()
 )
-"""Claude Code's built-in commands that run in the terminal, not in the model (their output is
-``<local-command-stdout>``): their ``<command-args>`` are settings (``/model opus``,
-``/add-dir ../lib``, ``/compact``'s focus), not a request. Prompt commands (``/review``, custom
-``.claude/commands/*.md``, skills, plugin commands) are not listed: their arguments are."""
+"""Claude Code's built-in commands that run in the terminal, not in the model: their
+``<command-args>`` are settings (``/model opus``), not a request. Prompt commands (``/review``,
+custom commands, skills) are not listed: their arguments are."""
 
 MACHINERY_SOURCES: tuple[str, ...] = ("aider_console", "user_bash_execution", "environment_error")
 """``additional_kwargs["source"]`` values of messages the user did not type: aider's console
@@ -218,8 +194,7 @@ class Machinery:
 def _compile(
     tags: tuple[str, ...], patterns: tuple[str, ...], blocks: tuple[tuple[str, str], ...]
 ) -> tuple[Finder, ...]:
-    """One finder for all tags (a literal ``<`` first, so searching is fast), one per pattern,
-    one per block."""
+    """One finder for all tags, one per pattern, one per block."""
     flags = re.S | re.M
     out = [Finder(re.compile(p, flags)) for p in patterns]
     out += [Finder(re.compile(a, flags), re.compile(b, flags)) for a, b in blocks]
@@ -241,11 +216,10 @@ def _normalise(text: str) -> str:
 def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """What is left of ``text`` once agent machinery and ANSI escape codes are removed.
 
-    Removed: complete elements of the machinery tags (anywhere outside code, attributes allowed),
-    the untagged shapes of :data:`MACHINERY_PATTERNS`, and ANSI codes. Kept: everything else,
-    including a tag merely mentioned (no closing tag) or quoted in inline code or a code fence.
-    Each removed span leaves a line break; trailing spaces at line ends are dropped, runs of blank
-    lines collapse to one and the result is stripped. Stripping twice gives the same text.
+    Removed: complete elements of the machinery tags, patterns and blocks outside code. Kept: a
+    tag merely mentioned (no closing tag) or quoted in code. Each removed span leaves a line
+    break; trailing spaces are dropped, runs of blank lines collapse to one and the result is
+    stripped (stripping twice gives the same text).
 
     Example:
         >>> strip_machinery("<command-name>/clear</command-name>\\n<command-args></command-args>")
@@ -264,20 +238,20 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
 def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
     """``text`` stripped of machinery with each slash command's request kept, and their number.
 
-    A request is a ``<command-args>`` element outside code whose text is not blank, of a
-    command not in ``rules.local_commands``; it becomes ``/name args`` where the element was
-    (the name from the ``<command-name>`` element before it, else the one after). Nothing is
-    kept when ``command-args`` is not a machinery tag of ``rules`` (then the element is text).
+    A request is a non-blank ``<command-args>`` element outside code of a command not in
+    ``rules.local_commands``; it becomes ``/name args`` (the name from the ``<command-name>``
+    element before it, else the one after). Nothing is kept when ``command-args`` is not a
+    machinery tag of ``rules``.
     """
     if "command-args" not in rules.tags or "<command-args" not in text:
         return strip_machinery(text, rules), 0
     code = code_spans(text)
     starts = [a for a, _ in code]
     parts = [p for p in pairs(_COMMAND_PART, text) if in_spans(code, starts, p[0][0]) is None]
-    inner = [text[opener[1] : closer[0]] for opener, closer, _ in parts]
+    inner = [_normalise(_ANSI.sub("", text[opener[1] : closer[0]])) for opener, closer, _ in parts]
     names = [
-        _normalise(_ANSI.sub("", inner[k])).lstrip("/") if name == "command-name" else None
-        for k, (_, _, name) in enumerate(parts)
+        inner[k].lstrip("/") if name == "command-name" else None
+        for k, (*_, name) in enumerate(parts)
     ]
     after: list[str | None] = [None] * len(parts)  # the first command name after each part
     for k in range(len(parts) - 2, -1, -1):
@@ -290,7 +264,7 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         if names[k] is not None:
             before = names[k]
             continue
-        args = _normalise(_ANSI.sub("", inner[k]))
+        args = inner[k]
         if not args:
             continue
         name = before if before is not None else (after[k] or "")
@@ -310,7 +284,7 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
 
 
 def _blocks(message: BaseMessage) -> tuple[list[str], bool]:
-    """The text blocks of a message, and whether it has non-text blocks (images, files, ...)."""
+    """The text blocks of a message, and whether it has non-text blocks."""
     content: Any = message.content
     if isinstance(content, str):
         return [content], False
@@ -337,7 +311,6 @@ def _flagged(message: BaseMessage, rules: Machinery) -> bool:
 
 
 def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
-    """:func:`substantive_text` and how many slash-command requests it holds."""
     if _flagged(message, rules):
         return "", 0
     texts, _ = _blocks(message)
@@ -348,13 +321,9 @@ def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
 def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """The text of a message once machinery is stripped, text block by text block.
 
-    A message flagged as machinery in ``additional_kwargs`` has none. Non-text blocks (images,
-    files, tool results) contribute no text. A slash command's ``<command-args>`` are what the
-    user asked: a command with arguments reads as ``/name args`` (the rest of its tags go); one
-    without arguments (``/clear``), or one of ``rules.local_commands`` (``/model opus``), is
-    machinery. Its expanded prompt, which Claude Code sends as the next user message, is
-    flagged ``is_meta`` by the session reader (or opens with ``Base directory for this skill:``)
-    and has no text here.
+    A message flagged as machinery in ``additional_kwargs`` has none; non-text blocks contribute
+    none. A slash command with arguments reads as ``/name args``; one without (``/clear``), or
+    one of ``rules.local_commands`` (``/model opus``), is machinery.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -375,11 +344,8 @@ def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY)
 def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> bool:
     """True for a human message that is agent machinery and nothing else.
 
-    That is: flagged in ``additional_kwargs`` (:data:`MACHINERY_FLAGS`, :data:`MACHINERY_SOURCES`),
-    or every text block is machinery (and at least one is not blank) and there is no image, file
-    or other non-text block. A slash command with arguments is a request, not machinery (see
-    :func:`substantive_text`). Other message types are never machinery: tool output is a tool
-    result.
+    That is: flagged in ``additional_kwargs``, or every text block is machinery (at least one not
+    blank) and there is no non-text block. Other message types are never machinery.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -401,24 +367,14 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
 def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACHINERY) -> bool:
     """Default task predicate: a human message with substantive text once machinery is stripped.
 
-    Agents send preambles before the request, as user messages: Codex's ``<environment_context>``
-    and AGENTS.md blocks, Claude Code's slash-command tags and their output, ``<system-reminder>``
-    blocks (alone, or before / after the request, often as separate content blocks), hook output
-    and caveat lines, SWE-agent's demonstration. :func:`~langctx.machinery.substantive_text`
-    strips them (``rules`` says what counts, see :mod:`langctx.machinery`); what is left is the
-    task unless it is empty or starts with ``/``: a slash command (``/mode``, ``/run make``) or an
-    echoed command line (``/usr/bin/aider file.py`` with its banner). A Claude Code slash command
-    with ``<command-args>`` is the exception: its arguments are the user's request, so it is a
-    task (``/fix-issue 123``), unless it is a local command (:data:`CLAUDE_LOCAL_COMMANDS`); with
-    empty arguments (``/clear``) it is not; the expanded prompt sent after it is machinery. An
-    image with a request is a task; an image alone, or with machinery only, is not (no text to
-    pin the goal on). Pass your own ``is_task`` when your users' tasks may start with ``/``.
+    What :func:`substantive_text` leaves is the task unless it is empty or starts with ``/``: a
+    slash command (``/mode``) or an echoed command line (``/usr/bin/aider file.py``). A slash
+    command with ``<command-args>`` is a task (``/fix-issue 123``) unless it is a local command
+    (:data:`CLAUDE_LOCAL_COMMANDS`). An image alone is not a task (no text to pin the goal on).
+    Pass your own ``is_task`` when your users' tasks may start with ``/``.
 
-    The task is the FIRST message for which this holds, and it stays pinned for the life of the
-    memory, as where the thread started. A later human message that replaces the task ("new
-    task: ...") is a user message like any other (:mod:`langctx.user_messages`): verbatim while
-    recent, and once folded quoted verbatim as the latest request in the summary block, after the
-    pinned task.
+    The task is the FIRST message for which this holds, pinned for the life of the memory; a
+    later "new task: ..." is a user message like any other (:mod:`langctx.user_messages`).
 
     Example:
         >>> from langchain_core.messages import HumanMessage

@@ -56,8 +56,7 @@ __all__ = [
 # ---------------------------------------------------------------------------- in message text
 
 NOTICE_MARK = "[langctx]"
-"""Opens every note langctx writes as a message: the summary preamble, ``/compact`` notices, the
-stand-in result of a tool call that has none."""
+"""Opens every note langctx writes as a message (summary preamble, notices, stand-in results)."""
 
 SUMMARY_CLOSE = "</langctx:summary>"
 """Closes one summary in the summary block (opened by :func:`summary_open`)."""
@@ -93,8 +92,8 @@ def summary_open(*, level: int, covers: int, entry_id: str) -> str:
 
 
 def quote_output(text: str) -> str:
-    """Tool output inside a summary: labelled and quoted, so it reads as something a tool printed,
-    never as the user's words or an instruction (the summary block is sent with the human role).
+    """Tool output inside a summary, labelled and quoted: never read as the user's words or an
+    instruction (the summary block is sent with the human role).
 
     Example:
         >>> print(quote_output('Error: always push to "main"'))
@@ -107,7 +106,7 @@ def quote_output(text: str) -> str:
 
 CONTEXT_MODE_STAMP = "langctx_context_mode"
 """``ToolMessage.response_metadata`` key of the stamp Context-mode leaves on a message it
-processed (never sent to a provider); a stamped message is not processed again."""
+processed; a stamped message is not processed again."""
 
 
 def stamp_digest(content: str | list[Any]) -> str:
@@ -121,10 +120,8 @@ def stamp_digest(content: str | list[Any]) -> str:
 
 
 def context_mode_stamp(message: Any) -> dict[str, Any] | None:
-    """The Context-mode stamp of a tool message when it is genuine: its digest matches the content.
-
-    A stamp copied onto other content, or set by a tool without the digest, is no stamp: the
-    message is processed, escaped and prioritised like any tool output.
+    """The Context-mode stamp of a tool message when it is genuine: its digest matches the content
+    (a stamp copied onto other content is no stamp).
 
     Example:
         >>> from langchain_core.messages import ToolMessage
@@ -216,10 +213,8 @@ def needs_escape(text: str) -> bool:
 
 
 def escape_delimiters(text: str) -> str:
-    """Break every langctx delimiter in untrusted ``text``, case-insensitively (idempotent).
-
-    The text reads the same to a person, but no ``<langctx``, ``</langctx`` or ``[langctx`` in any
-    letter case is left in it, so it can never open or close a block langctx wrote.
+    """Break every ``<langctx``, ``</langctx`` or ``[langctx`` in untrusted ``text``, in any
+    letter case (idempotent); the text reads the same to a person.
 
     Example:
         >>> escape_delimiters("ok </LANGCTX:facts>") == "ok </\\u200bLANGCTX:facts>"
@@ -233,11 +228,8 @@ def escape_delimiters(text: str) -> str:
 
 
 def escape_markers(text: str) -> str:
-    """Break every langctx delimiter with one more zero-width space, reversibly.
-
-    The rule of :func:`escape_delimiters`, but an opener already followed by zero-width spaces and
-    ``langctx`` gets one more, so :func:`unescape_markers` removes exactly the ones added here
-    (stored bytes shown in a slice decode back to themselves).
+    """Break every langctx delimiter with one more zero-width space, reversibly: an opener
+    already escaped gets one more, so :func:`unescape_markers` gives the text back.
 
     Example:
         >>> s = "[langctx x] and [\\u200blangctx y] </LangCtx>"

@@ -16,7 +16,9 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -31,10 +33,6 @@ trailing ``/`` (no file name)."""
 _DECODER = json.JSONDecoder()
 
 
-def _unique(paths: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(paths))
-
-
 def common_root(paths: Iterable[str]) -> str:
     """The longest directory (ending in ``/``) that holds every path, when all are absolute.
 
@@ -47,14 +45,11 @@ def common_root(paths: Iterable[str]) -> str:
         >>> common_root(["/r/a.py", "/s/b.py"]), common_root(["/r/a.py", "b.py"])
         ('', '')
     """
-    unique = _unique(paths)
+    unique = list(dict.fromkeys(paths))
     if len(unique) < 2 or not all(p.startswith("/") for p in unique):
         return ""
-    first, last = min(unique), max(unique)  # the common prefix of all is that of these two
-    n = 0
-    while n < min(len(first), len(last)) and first[n] == last[n]:
-        n += 1
-    root = first[: first.rfind("/", 0, n) + 1] if "/" in first[:n] else ""
+    prefix = os.path.commonprefix(unique)  # noqa: RUF071 (by character, cut at its last "/")
+    root = prefix[: prefix.rfind("/") + 1]
     # a prefix shared with a path that *is* the root directory name must still end at a "/"
     return root if len(root) > 1 else ""
 
@@ -99,7 +94,7 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
         >>> compress_paths(["odd, name.py", "ok.py"])
         '"odd, name.py"; ok.py'
     """
-    unique = _unique(paths)
+    unique = list(dict.fromkeys(paths))
     if root and not all(p.startswith("/") for p in unique):
         msg = "compress_paths(root=...) needs absolute paths only; pass root='' for mixed lists."
         raise ConfigError(msg)
@@ -117,18 +112,13 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
     for p in plain:
         cut = p.rfind("/") + 1
         by_dir.setdefault(p[:cut], []).append(p[cut:])
-    groups: list[str] = quoted
-    loose: list[str] = []
-    for directory, names in by_dir.items():
-        if directory and len(names) > 1:
-            if loose:
-                groups.append(", ".join(loose))
-                loose = []
-            groups.append(f"{directory}: " + ", ".join(names))
+    groups = quoted
+    runs = itertools.groupby(by_dir.items(), key=lambda d: bool(d[0]) and len(d[1]) > 1)
+    for is_dir, run in runs:  # a directory with several paths, or a run of loose paths
+        if is_dir:
+            groups.extend(f"{directory}: " + ", ".join(names) for directory, names in run)
         else:
-            loose.extend(directory + n for n in names)
-    if loose:
-        groups.append(", ".join(loose))
+            groups.append(", ".join(directory + n for directory, names in run for n in names))
     return "; ".join(groups)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx.blocks import has_thinking
+from langctx.blocks import cut_text_blocks, has_thinking
 from langctx.config import SummaryRole
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.facts.record import stored_facts
@@ -44,7 +44,6 @@ __all__ = [
     "DEFAULT_MAX_READ_FILES",
     "FACTS_GROWTH",
     "PREAMBLE",
-    "SUMMARY_PRIORITY",
     "USERS_NOTE",
     "render_facts",
     "render_read_facts",
@@ -64,29 +63,10 @@ USERS_NOTE = (
 )
 """Said before the quoted user messages of a summary block (not instructions of langctx's own)."""
 
-SUMMARY_PRIORITY = {1: 70, 2: 65, 3: 60}
-"""Ledger priority of a summary by level: merged (older, coarser) summaries rank lower."""
-
-
-def _escape_content(content: str | list) -> str | list:
-    if isinstance(content, str):
-        return escape_delimiters(content)
-    out: list = []
-    for block in content:
-        if isinstance(block, str):
-            out.append(escape_delimiters(block))
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            out.append({**block, "text": escape_delimiters(block["text"])})
-        else:
-            out.append(block)
-    return out
-
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
-    """The projected form of a logged message: its edit applied and delimiters escaped.
-
-    Returns the message itself when nothing changes, so unedited messages cost nothing.
-    """
+    """The projected form of a logged message: its edit applied and delimiters escaped (the
+    message itself when nothing changes)."""
     if edit is not None:
         update: dict[str, object] = {"content": edit["content"]}
         if "tool_calls" in edit and isinstance(message, AIMessage):
@@ -104,7 +84,11 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
     if has_thinking(message):
         return message  # signed: nothing in a thinking message changes (its text is the model's)
     if isinstance(message, ToolMessage | AIMessage) and _has_delimiter(message.content):
-        return message.model_copy(update={"content": _escape_content(message.content)})
+        content = message.content
+        if isinstance(content, str):
+            return message.model_copy(update={"content": escape_delimiters(content)})
+        escaped = cut_text_blocks(content, escape_delimiters, any_type=True)
+        return message.model_copy(update={"content": escaped})
     return message
 
 
@@ -180,8 +164,6 @@ def render_facts(
         - Never push.
         Files modified so far (under /w/shop/): src/cart.py, src/pay.py, t/test_cart.py
     """
-    if max_tokens == 0:
-        return ""  # the ledger is off
     return render_read_facts(
         stored_facts(facts),
         max_tokens=max_tokens,
@@ -199,9 +181,7 @@ def render_read_facts(
     ceiling_tokens: int | None = None,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> str:
-    """:func:`render_facts` of facts in the stored shape already (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx), which are not read
-    again."""
+    """:func:`render_facts` of facts already in the stored shape (not read again)."""
     if max_tokens == 0:
         return ""  # the ledger is off
     constraints = list(dict.fromkeys(facts.get("constraints", ())))
@@ -241,8 +221,8 @@ def render_read_facts(
 
 
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
-    """The latest failing command with its own error lines (the last three), and the latest
-    tool error when it came from another call (an edit that did not apply), on its own line."""
+    """The latest failing command with its own error lines, and on a line of its own the latest
+    tool error when it came from another call (an edit that did not apply)."""
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     errors = facts.get("errors", [])
     if not (failing or errors):
@@ -264,7 +244,6 @@ def _failure_line(facts: Mapping[str, Any]) -> str | None:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    """The failure's chosen error line with the test runner's summary lines, bounded, quoted."""
     from langctx.facts.failures import shown_failure_lines
 
     return quote_output("; ".join(shown_failure_lines(error)))
@@ -287,25 +266,25 @@ def _paths_head(title: str, notes: Sequence[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)  # the modified files change rarely between two renders
-def _compressed(paths: tuple[str, ...], root: str | None = "", *, group: bool = False) -> str:
-    return compress_paths(paths, root=root or "", group=group)
+def _compressed(paths: tuple[str, ...], root: str = "", *, group: bool = False) -> str:
+    return compress_paths(paths, root=root, group=group)
 
 
 @functools.lru_cache(maxsize=16)
 def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
-    """The modified-files line naming them all, by form: ``plain`` (as logged), ``root`` (under
-    their common root, when there is one) and ``group`` (also grouped by directory)."""
+    """The modified-files line by form: ``plain``, ``root`` (under their common root) and
+    ``group`` (also grouped by directory)."""
     if not modified:
         return {"plain": ""}
     title = "Files modified so far"
     root = common_root(modified)
     notes = [f"under {root}"] if root else []
-    whole = _compressed(tuple(modified))
+    whole = _compressed(modified)
     forms = {"plain": _paths_head(title, []) + whole}
     if root:
-        whole = _compressed(tuple(modified), root)
+        whole = _compressed(modified, root)
         forms["root"] = _paths_head(title, notes) + whole
-    grouped = _compressed(tuple(modified), root, group=True)
+    grouped = _compressed(modified, root, group=True)
     if grouped != whole:
         forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
     return forms
@@ -318,8 +297,7 @@ def _grown(
     ceiling: int,
     count: Callable[[str], int],
 ) -> str:
-    """The ledger past its cap: every modified file in the most compact form that keeps whole
-    relative paths, grouped past ``ceiling``, and the K most recent of N past it even so."""
+    """The ledger past its cap (step 2 of :func:`render_facts`)."""
     if not modified:  # over the cap on constraints or the failure alone: nothing to name
         core.modified = ""
         return core.text()
@@ -332,10 +310,9 @@ def _grown(
     root = common_root(modified)
 
     def subset(k: int) -> str:
-        kept = list(modified[len(modified) - k :])
         notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
         notes += [f"under {root}"] if root else []
-        grouped = _compressed(tuple(kept), root, group=True)
+        grouped = _compressed(tuple(modified[-k:]), root, group=True)  # k >= 1
         if "/: " in grouped:  # a directory said once
             notes.append("by directory")
         return _paths_head("Files modified so far", notes) + grouped
@@ -350,7 +327,7 @@ def _grown(
 
 @dataclass(slots=True)
 class _Ledger:
-    """The parts of a ledger; ``text()`` renders them (constraints, modified, read, failure)."""
+    """The parts of a ledger, rendered by ``text()``."""
 
     constraints: list[str]
     n_constraints: int
@@ -377,13 +354,7 @@ class _Ledger:
                 head += f" (the {len(self.constraints)} most recent of {self.n_constraints})"
             lines.append(head + ":")
             lines.extend(f"- {c}" for c in self.constraints)
-        if self.modified:
-            lines.append(self.modified)
-        read_line = self._read_line()
-        if read_line:
-            lines.append(read_line)
-        if self.failure:
-            lines.append(self.failure)
+        lines.extend(line for line in (self.modified, self._read_line(), self.failure) if line)
         return "\n".join(lines)
 
     def _read_line(self) -> str:
@@ -408,15 +379,11 @@ def render_summary_block(
     users: str = "",
 ) -> BaseMessage:
     """One message holding the preamble, every active summary (oldest first), the quoted user
-    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger.
-
-    Its id is derived from the summaries' ids, so the same entries give the same message (stable
-    prefixes for provider prompt caching).
-    """
+    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger; its id is
+    a digest of the summaries' ids (a stable prefix for provider prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
-        n = covered_count(e)
-        opened = summary_open(level=e["level"], covers=n, entry_id=e["id"])
+        opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
     if users:
         parts.append(f"{USERS_NOTE}\n{escape_delimiters(users)}")
@@ -424,9 +391,5 @@ def render_summary_block(
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
     text = "\n\n".join(parts)
     digest = hashlib.sha1("|".join(e["id"] for e in summaries).encode()).hexdigest()[:16]
-    mid = f"{SUMMARY_ID_PREFIX}{digest}"
-    if role == "system":
-        return SystemMessage(text, id=mid)
-    if role == "ai":
-        return AIMessage(text, id=mid)
-    return HumanMessage(text, id=mid)
+    cls = {"system": SystemMessage, "ai": AIMessage}.get(role, HumanMessage)
+    return cls(text, id=f"{SUMMARY_ID_PREFIX}{digest}")

@@ -29,13 +29,7 @@ def surrogate_field(message: BaseMessage) -> str | None:
     """The field of ``message`` holding a lone surrogate (``content``, ``tool_calls``, ...), or
     None when every string in it is encodable."""
     fields = message.__dict__
-    for name in _FIELDS:
-        value = fields.get(name)
-        if not value or (isinstance(value, str) and value.isascii()):
-            continue
-        if _has_surrogate(value):
-            return name
-    return None
+    return next((name for name in _FIELDS if _has_surrogate(fields.get(name))), None)
 
 
 def _has_surrogate(value: Any) -> bool:

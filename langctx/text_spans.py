@@ -46,9 +46,7 @@ class Finder:
 
 
 class _Pairs:
-    """Openers and closers of one text, found once; spans paired with a binary search, so a text
-    of many unclosed openers costs one scan (a regex ``opener.*?closer`` reads to the end of the
-    text from each of them)."""
+    """Openers and closers of one text, found once and paired with a binary search."""
 
     def __init__(self, finder: Finder, text: str) -> None:
         assert finder.closer is not None
@@ -105,19 +103,14 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         end = end_m.end() if end_m else len(text)
         spans.append((m.start(), end))
         pos = end
-    outside: list[tuple[int, int]] = []
-    prev = 0
-    for a, b in spans:
-        outside.append((prev, a))
-        prev = b
-    outside.append((prev, len(text)))
+    outside = zip([0, *(b for _, b in spans)], [*(a for a, _ in spans), len(text)], strict=True)
     for a, b in outside:
         spans.extend((a + m.start(), a + m.end()) for m in _INLINE_CODE.finditer(text[a:b]))
     return sorted(spans)
 
 
 def _next_match(regex: re.Pattern[str], text: str, pos: int) -> Span | None:
-    """The next non-empty match at or after ``pos`` (an empty match removes nothing)."""
+    """The next non-empty match at or after ``pos``."""
     while pos <= len(text):
         m = regex.search(text, pos)
         if m is None:

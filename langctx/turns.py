@@ -60,8 +60,8 @@ class UnitGrouping:
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Ids of the tool calls an AI message makes (empty for others), invalid ones with an id and
-    a name included: the provider packages send those as calls that need an answer."""
+    """Ids of the tool calls an AI message makes (empty for others), with the invalid ones that
+    have an id and a name (providers send those as calls that need an answer)."""
     if not isinstance(message, AIMessage):
         return []
     ids = [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
@@ -144,31 +144,23 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     open_ids: set[str] = set()
     open_order: list[str] = []
 
-    def close(end: int) -> None:
-        nonlocal open_start
-        assert open_start is not None
-        if open_ids:
-            unanswered[open_start] = [i for i in open_order if i in open_ids]
-        units.append(Unit(open_start, end))
-        open_start = None
-
     for i, msg in enumerate(messages):
         if isinstance(msg, ToolMessage):
-            if open_start is not None and msg.tool_call_id in open_ids:
-                open_ids.discard(msg.tool_call_id)
-                if not open_ids:
-                    units.append(Unit(open_start, i + 1))
-                    open_start = None
+            if open_start is None or msg.tool_call_id not in open_ids:
+                orphans.append(i)
                 continue
-            orphans.append(i)
+            open_ids.discard(msg.tool_call_id)
+            if not open_ids:
+                units.append(Unit(open_start, i + 1))
+                open_start = None
             continue
-        if open_start is not None:
-            close(i)
-        ids = tool_call_ids(msg)
-        if ids:
-            open_start = i
-            open_order = ids
-            open_ids = set(ids)
+        if open_start is not None:  # a turn left with calls unanswered
+            unanswered[open_start] = [c for c in open_order if c in open_ids]
+            units.append(Unit(open_start, i))
+            open_start = None
+        open_order = tool_call_ids(msg)
+        if open_order:
+            open_start, open_ids = i, set(open_order)
         else:
             units.append(Unit(i, i + 1))
     if open_start is not None:

@@ -34,7 +34,6 @@ __all__ = [
     "MAX_STORED_CHARS",
     "MAX_STORED_MESSAGES",
     "SHORT_CHARS",
-    "is_user_message",
     "merge_read_user_messages",
     "merge_user_messages",
     "render_user_messages",
@@ -76,11 +75,6 @@ def user_text(message: BaseMessage) -> str:
     return "" if is_control_message(message) else substantive_text(message)
 
 
-def is_user_message(message: BaseMessage) -> bool:
-    """True for a human message with words of the user (see :func:`user_text`)."""
-    return bool(user_text(message))
-
-
 def _head_tail(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -100,20 +94,17 @@ def _opening(text: str, limit: int = SHORT_CHARS) -> str:
 
 def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
     """``{"id", "text"}`` of each real user message in ``messages``, in order (stored form)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        text = user_text(m)
-        if text:
-            out.append({"id": str(m.id), "text": _head_tail(text, MAX_STORED_CHARS)})
-    return out
+    return [
+        {"id": str(m.id), "text": _head_tail(text, MAX_STORED_CHARS)}
+        for m in messages
+        if (text := user_text(m))
+    ]
 
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
     """Folded user messages read from an entry's facts: each ``{"id", "text"}`` dict (with
-    ``short`` and ``constraints`` when they are set), its text cut head + tail to
-    :data:`MAX_STORED_CHARS` and its constraints bounded (measured, not believed). Malformed
-    items (not a dict, no string ``id`` or ``text``) are skipped; lone surrogates are escaped
-    (see :func:`langctx.facts.record.stored_facts`).
+    ``short`` and ``constraints`` when set), text and constraints bounded, lone surrogates
+    escaped; malformed items are skipped.
 
     Example:
         >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
@@ -121,21 +112,18 @@ def stored_user_messages(items: object) -> list[dict[str, Any]]:
     """
     if not isinstance(items, list | tuple):
         return []
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        mid, text = item.get("id"), item.get("text")
-        if isinstance(mid, str) and isinstance(text, str):
-            out.append(
-                {
-                    "id": encodable_text(mid),
-                    "text": _head_tail(encodable_text(text), MAX_STORED_CHARS),
-                    **({"short": True} if item.get("short") else {}),
-                    **_constraints_of(item),
-                }
-            )
-    return out
+    return [
+        {
+            "id": encodable_text(item["id"]),
+            "text": _head_tail(encodable_text(item["text"]), MAX_STORED_CHARS),
+            **({"short": True} if item.get("short") else {}),
+            **_constraints_of(item),
+        }
+        for item in items
+        if isinstance(item, Mapping)
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("text"), str)
+    ]
 
 
 def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -143,8 +131,7 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
     oldest were left out.
 
     The newest :data:`FULL_STORED` stay whole, older ones keep their opening words (``short``);
-    past :data:`MAX_STORED_MESSAGES` the oldest are only counted. Malformed items are skipped
-    (:func:`stored_user_messages`).
+    past :data:`MAX_STORED_MESSAGES` the oldest are only counted.
     """
     return merge_read_user_messages(*[stored_user_messages(part) for part in parts])
 
@@ -152,9 +139,8 @@ def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[
 def merge_read_user_messages(
     *parts: Sequence[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], int]:
-    """:func:`merge_user_messages` of parts in the stored shape already (read by
-    :func:`stored_user_messages`, or written by langctx), which are not read again. The inputs
-    are not modified: an item shortened here is a copy."""
+    """:func:`merge_user_messages` of parts already in the stored shape (not read again); the
+    inputs are not modified."""
     seen: dict[str, Mapping[str, Any]] = {}
     for part in parts:
         for item in part:
@@ -168,7 +154,6 @@ def merge_read_user_messages(
 
 
 def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
-    """An item's constraint sentences (kept when its text is shortened), bounded."""
     found = item.get("constraints")
     if not isinstance(found, list):
         return {}
@@ -181,9 +166,7 @@ MAX_CONSTRAINTS = 8
 
 
 def _quoted(text: str) -> str:
-    lines = text.split("\n")
-    head = f'- "{lines[0]}'
-    return "\n".join([head, *(f"  {ln}" for ln in lines[1:])]) + '"'
+    return '- "' + text.replace("\n", "\n  ") + '"'
 
 
 def render_user_messages(
@@ -203,18 +186,18 @@ def render_user_messages(
     """
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
     items = [i for i in items if i.get("text")]
-    texts = [str(i["text"]) for i in items]
-    if not texts:
+    if not items:
         return ""
-    newest = texts[-1]
-    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
-        newest = _fit_head_tail(newest, verbatim - count(_TITLE) - 4, count)
-    shown = [_quoted(newest)]
-    left = len(texts) - 1
-    short_only = False
     title = count(_TITLE)
+    newest = str(items[-1]["text"])
+    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
+        newest = _fit_head_tail(newest, verbatim - title - 4, count)
+    shown = [_quoted(newest)]
+    left = len(items) - 1
+    short_only = False
     used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
-    for text, item in zip(reversed(texts[:-1]), reversed(items[:-1]), strict=True):
+    for item in reversed(items[:-1]):
+        text = str(item["text"])
         opening = _opening(text)
         short = _quoted(opening) + (_SHORTENED if opening != text else "")
         candidates = [(short, max_tokens)]
@@ -243,7 +226,7 @@ def render_user_messages(
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:
-    """The section's text; the oldest lines shown give way while it counts over ``max_tokens``."""
+    """The section; the oldest lines shown give way while it counts over ``max_tokens``."""
     while True:
         more = _more(hidden)
         text = "\n".join([_TITLE, *([more] if more else []), *shown])
@@ -262,12 +245,10 @@ def _more(n: int) -> str:
 def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     """``text`` cut to head + tail (marked) so that it counts at most ``max_tokens``."""
     lo, hi = 0, len(text)
-    best = _CUT
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        candidate = _head_tail(text, mid + len(_CUT))
-        if count(candidate) <= max(1, max_tokens):
-            best, lo = candidate, mid
+        if count(_head_tail(text, mid + len(_CUT))) <= max(1, max_tokens):
+            lo = mid
         else:
             hi = mid - 1
-    return best
+    return _head_tail(text, lo + len(_CUT)) if lo else _CUT
