@@ -1,7 +1,8 @@
 """LayeredChatMemory: the standalone memory (an append-only log, its entries, the projection).
 
 Compaction writes entries (summaries and in-place edits) that the projection applies; it never
-deletes. The parts live in :mod:`langctx.engine`.
+deletes. The record and the projection read from it are :class:`~langctx.engine.core.MemoryCore`;
+the functions that write the record live in :mod:`langctx.engine`.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -26,15 +27,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, messages_to_dict
 
-from langctx.channel import MemorySnapshot, channel_entries, check_version
+from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import compaction, planning, restoring
-from langctx.engine import stats as stats_module
 from langctx.engine.core import DEFAULT_PRIORITIES, MemoryCore
 from langctx.engine.plan import CompactionEvent, Trigger
-from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
+from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
@@ -43,7 +43,7 @@ from langctx.tokens import TokenCounter, resolve_token_counter
 __all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
 
 
-class LayeredChatMemory:
+class LayeredChatMemory(MemoryCore):
     """Layered, compacting chat memory over langchain-core messages.
 
     Layers of the projection: pinned (system messages and the first substantive human message,
@@ -77,116 +77,97 @@ class LayeredChatMemory:
         thread_id: str | None = None,
         **options: Unpack[ConfigOptions],
     ) -> None:
-        config = config_from(config, options)
         counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
-        local = LocalSummarizer(count=counter.count_text)
-        resolved = resolve_summarizer(summarizer)
-        self._core = MemoryCore(
-            config,
-            counter,
-            local if isinstance(resolved, LocalSummarizer) else resolved,
-            local,
-            dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools),
-            frozenset(DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools),
-            on_compaction,
-            thread_id,
+        super().__init__(config_from(config, options), counter)
+        self._local = LocalSummarizer(count=self._counter.count_text)
+        self.summarizer = summarizer
+        self._file_tools = dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools)
+        self._command_tools = frozenset(
+            DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
         )
+        self._on_compaction = on_compaction
+        self.thread_id = thread_id
 
     @property
     def config(self) -> MemoryConfig:
         """The frozen configuration."""
-        return self._core.config
+        return self._config
 
     @property
     def counter(self) -> TokenCounter:
         """The token counter (resolved once, at construction)."""
-        return self._core.counter
+        return self._counter
 
     @property
     def summarizer(self) -> Summarizer:
         """The summarizer (the local one when none was given)."""
-        return self._core.summarizer
+        return self._summarizer
 
     @summarizer.setter
     def summarizer(self, value: object) -> None:
         resolved = resolve_summarizer(value)
-        local = isinstance(resolved, LocalSummarizer)
-        self._core.summarizer = self._core._local if local else resolved
+        self._summarizer = self._local if isinstance(resolved, LocalSummarizer) else resolved
 
     @property
     def file_tools(self) -> dict[str, FileToolSpec]:
         """Tool name -> :class:`FileToolSpec`, for mechanical file extraction."""
-        return dict(self._core.file_tools)
+        return dict(self._file_tools)
 
     @property
     def command_tools(self) -> frozenset[str]:
         """Names of the tools that run shell commands."""
-        return self._core.command_tools
+        return self._command_tools
 
     @property
     def thread_id(self) -> str | None:
         """The conversation this memory holds, for tracing; None: the LangChain run's."""
-        return self._core.thread_id
+        return self._thread_id
 
     @thread_id.setter
     def thread_id(self, value: str | None) -> None:
-        self._core.thread_id = value
+        self._thread_id = value
 
     # ------------------------------------------------------------------ public views
 
     @property
     def messages(self) -> list[BaseMessage]:
         """The full append-only log (a copy of the list; messages are shared)."""
-        return list(self._core._log)
+        return list(self._log)
 
     @property
     def compactions(self) -> list[CompactionEntry]:
         """Every compaction entry, in the order written (plain, versioned dicts)."""
-        return list(self._core._entries)
+        return list(self._entries)
 
     @property
     def edits(self) -> list[EditEntry]:
         """Every in-place edit (placeholders, truncations), in the order written."""
-        return list(self._core._edits)
+        return list(self._edits)
 
     @property
     def eviction_log(self) -> list[EvictionRecord]:
         """What left the projection, when and why: compactions, edits, dropped orphans, merges."""
-        return list(self._core._evictions)
+        return list(self._evictions)
 
     @property
     def summaries(self) -> list[CompactionEntry]:
         """The compaction entries currently projected, oldest (highest level) first."""
-        return list(self._core._active)
+        return list(self._active)
 
     @property
     def priorities(self) -> dict[str, int]:
         """The priority overrides of the ledger (message id -> priority)."""
-        return dict(self._core._priority)
-
-    @property
-    def pinned_ids(self) -> list[str]:
-        """Ids of the pinned messages (system messages and the task)."""
-        return self._core.pinned_ids()
-
-    @property
-    def first_kept_id(self) -> str | None:
-        """Id of the first message of the verbatim recent layer."""
-        return self._core.first_kept_id
-
-    def priority_of(self, message_id: str) -> int:
-        """The ledger priority of a logged message (see :data:`DEFAULT_PRIORITIES`)."""
-        return self._core.priority_of(message_id)
+        return dict(self._priority)
 
     def set_priority(self, message_id: str, priority: int) -> None:
         """Override a message's priority in the ledger (e.g. a fetched context reference -> 10).
 
         The ledger is the memory's own; nothing is written into fields sent to a provider.
         """
-        if message_id not in self._core._pos:
+        if message_id not in self._pos:
             msg = f"no message with id {message_id!r} in this memory."
             raise KeyError(msg)
-        self._core._priority[message_id] = int(priority)
+        self._priority[message_id] = int(priority)
 
     # ------------------------------------------------------------------ adding
 
@@ -201,11 +182,11 @@ class LayeredChatMemory:
         can be synced twice); the same id with different content raises
         :class:`InvalidHistoryError`. Messages without an id get one.
         """
-        compaction.add(self._core, messages)
+        compaction.add(self, messages)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
         """Async version of `add_messages` (messages added while a compaction runs follow it)."""
-        await compaction.aadd(self._core, messages)
+        await compaction.aadd(self, messages)
 
     async def aadd_message(self, message: BaseMessage) -> None:
         """Async version of `add_message`."""
@@ -213,30 +194,34 @@ class LayeredChatMemory:
 
     # ------------------------------------------------------------------ projection
 
-    def build_context(self) -> list[BaseMessage]:
-        """The messages the model should see now: pinned, summaries, recent (deterministic)."""
-        with self._core._lock:
-            return self._core.build_context()
-
-    async def abuild_context(self) -> list[BaseMessage]:
-        """Async version of `build_context`."""
-        return self.build_context()
-
-    def context_tokens(self) -> int:
-        """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
-        return self._core.context_tokens()
-
-    def calibrated_tokens(self) -> int:
-        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
-        return self._core.calibrated_tokens()
-
     def needs_compaction(self) -> bool:
         """True when the context is above the compaction mark."""
-        return planning.due(self._core, False) is not None
+        return planning.due(self, False) is not None
 
     def stats(self) -> dict[str, Any]:
-        """Figures for dashboards and debugging (see :func:`langctx.engine.stats.stats`)."""
-        return stats_module.stats(self._core)
+        """Figures for dashboards and debugging.
+
+        Example:
+            >>> LayeredChatMemory(max_tokens=4000).stats()["budget"]
+            4000
+        """
+        levels: dict[int, int] = {}
+        for e in self._active:
+            levels[e["level"]] = levels.get(e["level"], 0) + 1
+        merges = sum(1 for e in self._entries if e["trigger"] == "merge")
+        return {
+            "messages": len(self._log),
+            "context_tokens": self.context_tokens(),
+            "budget": self._config.max_tokens_resolved,
+            "compactions": len(self._entries) - merges,
+            "merges": merges,
+            "summaries_by_level": levels,
+            "summary_tokens": sum(e["summary_tokens"] for e in self._active),
+            "edits": len(self._edits),
+            "blocking_summarizer_calls": self._blocking_calls,
+            "first_kept_id": self.first_kept_id,
+            "entry_version": ENTRY_VERSION,
+        }
 
     # ------------------------------------------------------------------ compaction (twins)
 
@@ -255,7 +240,7 @@ class LayeredChatMemory:
             keep_recent_tokens: verbatim recent tokens to keep this time (default: the configured
                 low mark); 0 keeps only the newest turn. Overflow recovery lowers it per retry.
         """
-        return compaction.compact(self._core, instructions, trigger, keep_recent_tokens)
+        return compaction.compact(self, instructions, trigger, keep_recent_tokens)
 
     async def acompact(
         self,
@@ -265,7 +250,7 @@ class LayeredChatMemory:
         keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
         """Async version of `compact`."""
-        return await compaction.acompact(self._core, instructions, trigger, keep_recent_tokens)
+        return await compaction.acompact(self, instructions, trigger, keep_recent_tokens)
 
     # ------------------------------------------------------------------ persistence
 
@@ -274,8 +259,15 @@ class LayeredChatMemory:
 
         ``LayeredChatMemory.from_state(mem.to_state())`` builds exactly the same projection.
         """
-        with self._core._lock:
-            return self._core.snapshot()
+        with self._lock:
+            snapshot = MemorySnapshot(
+                **channel_update(
+                    compactions=self._entries, edits=self._edits, priorities=self._priority
+                )
+            )
+            snapshot["messages"] = messages_to_dict(self._log)
+            snapshot["eviction_log"] = [dict(r) for r in self._evictions]
+            return snapshot
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
@@ -309,10 +301,11 @@ class LayeredChatMemory:
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
-        Used by the integrations to rebuild the memory from graph state or a database.
+        Used by the integrations to rebuild the memory from graph state or a database (see
+        :func:`langctx.engine.restoring.restore`).
         """
         restoring.restore(
-            self._core,
+            self,
             messages,
             compactions=compactions,
             edits=edits,
@@ -333,7 +326,7 @@ class LayeredChatMemory:
     ) -> None:
         """Rebuild from a window of a longer log (see :func:`langctx.engine.restoring.restore_window`)."""
         restoring.restore_window(
-            self._core,
+            self,
             head,
             window,
             compactions=compactions,
@@ -345,5 +338,5 @@ class LayeredChatMemory:
 
     def clear(self) -> None:
         """Forget everything (log, entries, ledger)."""
-        with self._core._lock:
-            self._core._reset()
+        with self._lock:
+            self._reset()

@@ -1,8 +1,7 @@
 """In-place edits a compaction plans: large tool outputs replaced by a short note, long
 tool-call arguments elided; never at or before a live thinking block.
 
-Pure decisions over a :class:`~langctx.engine.planning_view.PlanningView`, like
-:mod:`langctx.engine.planning`, which calls them.
+Pure decisions, like :mod:`langctx.engine.planning`, which calls them.
 """
 
 from __future__ import annotations
@@ -21,17 +20,19 @@ from langctx.facts import empty_facts, extract_facts, is_command_tool
 from langctx.markers import PLACEHOLDER_MARK
 
 if TYPE_CHECKING:
-    from langctx.engine.planning_view import PlanningView
+    from langctx.memory import LayeredChatMemory
 
 __all__ = ["edit_floor", "elided_call", "kept_placeholders", "placeholder", "plan_placeholders"]
 
 
-def extract(memory: PlanningView, messages: Sequence[BaseMessage]) -> Any:
+def extract(memory: LayeredChatMemory, messages: Sequence[BaseMessage]) -> Any:
     """The mechanical facts of ``messages`` with the memory's tool settings."""
-    return extract_facts(messages, file_tools=memory.file_tools, command_tools=memory.command_tools)
+    return extract_facts(
+        messages, file_tools=memory._file_tools, command_tools=memory.command_tools
+    )
 
 
-def plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> list[EditEntry]:
+def plan_placeholders(memory: LayeredChatMemory, lo: int, hi: int, excess: int) -> list[EditEntry]:
     """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
     floor = edit_floor(memory)
     cands = [
@@ -57,7 +58,7 @@ def plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> li
     return out
 
 
-def kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEntry]:
+def kept_placeholders(memory: LayeredChatMemory, cut: int, keep: int) -> list[EditEntry]:
     """Placeholder edits for the older part of what a fold keeps: the request is written anew
     after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
     verbatim)."""
@@ -83,7 +84,7 @@ def kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEnt
     return out
 
 
-def placeholder(memory: PlanningView, i: int) -> EditEntry | None:
+def placeholder(memory: LayeredChatMemory, i: int) -> EditEntry | None:
     """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
     string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
     m, view = memory._log[i], memory._view(i)
@@ -110,7 +111,7 @@ def placeholder(memory: PlanningView, i: int) -> EditEntry | None:
     )
 
 
-def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
+def elided_call(memory: LayeredChatMemory, call: ToolCall) -> ToolCall:
     """``call`` with its long string arguments elided, or whole when it is a shell command (the
     command is the record of what it changed) or when a file it names would go unnamed (a
     patch's later files)."""
@@ -128,7 +129,7 @@ def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
     return {**call, "args": args}
 
 
-def placeholder_text(memory: PlanningView, i: int) -> str:
+def placeholder_text(memory: LayeredChatMemory, i: int) -> str:
     m = memory._log[i]
     assert isinstance(m, ToolMessage)
     owner = memory._call_owner.get(m.tool_call_id)
@@ -175,7 +176,7 @@ def placeholder_text(memory: PlanningView, i: int) -> str:
     return "\n".join(parts)
 
 
-def edit_floor(memory: PlanningView) -> int:
+def edit_floor(memory: LayeredChatMemory) -> int:
     """Index of the latest projected thinking message (-1: none).
 
     Nothing at or before a live thinking block is edited in place: Anthropic checks that the

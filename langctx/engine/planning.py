@@ -1,7 +1,7 @@
 """Compaction planning: triggers, where to cut, what to replace in place, what to merge.
 
-Pure decisions over a :class:`~langctx.engine.memory.PlanningView` (a memory's log, entries, counts
-and settings): each function returns a value and writes nothing; the memory applies a plan
+Pure decisions over a :class:`~langctx.LayeredChatMemory` (its log, entries, counts and
+settings): each function returns a value and writes nothing; the memory applies a plan
 (:mod:`langctx.engine.writing`) around the summarizer call (:mod:`langctx.engine.compaction`).
 """
 
@@ -12,28 +12,22 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import placeholders
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import CompactionEntry, entry_facts
 from langctx.machinery import substantive_text
-from langctx.summarize import (
-    SummaryRequest,
-)
+from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
 
 if TYPE_CHECKING:
-    from langctx.engine.memory import PlanningView
+    from langctx.memory import LayeredChatMemory
 
 
-def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
+def due(memory: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
     """The trigger that fires now ("threshold" right after a response with usage), if any."""
     if not memory._log:
         return None
@@ -41,7 +35,7 @@ def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
     tokens = memory.calibrated_tokens()
     if (
         tokens <= _mark(memory, tokens)
-        and memory._context_tokens_raw() <= memory.config.max_tokens_resolved
+        and memory.context_tokens() <= memory.config.max_tokens_resolved
     ):
         return None
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
@@ -49,7 +43,7 @@ def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
     return "proactive"
 
 
-def _mark(memory: PlanningView, tokens: int) -> int:
+def _mark(memory: LayeredChatMemory, tokens: int) -> int:
     """The mark ``tokens`` is compared with (:func:`~langctx.cache_mark.cheapest_mark`)."""
     config = memory.config
     if config.cache_write_ratio is None:
@@ -61,12 +55,12 @@ def _mark(memory: PlanningView, tokens: int) -> int:
         return floor
     start = memory._recent_start()
     calls = sum(isinstance(m, AIMessage) for m in memory._log[start:])
-    raw = memory._context_tokens_raw()
+    raw = memory.context_tokens()
     return cheapest_mark(config, tokens=raw, pinned=pinned, block=memory._block_tokens, calls=calls)
 
 
 def plan(
-    memory: PlanningView,
+    memory: LayeredChatMemory,
     trigger: str,
     instructions: str | None,
     keep_override: int | None = None,
@@ -128,7 +122,7 @@ def plan(
     return out
 
 
-def _cut(memory: PlanningView, lo: int, starts: Sequence[int], keep: int) -> int:
+def _cut(memory: LayeredChatMemory, lo: int, starts: Sequence[int], keep: int) -> int:
     """The first kept unit: walk back from the end while ``keep`` tokens allow, never leaving
     the task behind a summary."""
     n = len(memory._log)
@@ -147,7 +141,7 @@ def _cut(memory: PlanningView, lo: int, starts: Sequence[int], keep: int) -> int
     return cut
 
 
-def _after_live_run(memory: PlanningView, lo: int) -> int:
+def _after_live_run(memory: LayeredChatMemory, lo: int) -> int:
     """The cut that folds the live run whole. The user's messages after its last tool results
     (steering) stay: the request ends with a real user message, and the model opens a new turn
     (with thinking) for it."""
@@ -161,7 +155,7 @@ def _after_live_run(memory: PlanningView, lo: int) -> int:
 
 
 def _in_place(
-    memory: PlanningView, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
+    memory: LayeredChatMemory, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
 ) -> Plan | None:
     """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
@@ -172,7 +166,7 @@ def _in_place(
     return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", edits)
 
 
-def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Plan) -> Plan:
+def _fold(memory: LayeredChatMemory, trigger: str, instructions: str | None, out: Plan) -> Plan:
     """``out`` (its cut and batch set) with the summary request, the mechanical summaries it
     absorbs, and its quality: local, model (on the caller's path or in the background), or
     mechanical while too little waits for a model summary."""
@@ -206,7 +200,7 @@ def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Pla
     return out
 
 
-def _mechanical(memory: PlanningView) -> list[CompactionEntry]:
+def _mechanical(memory: LayeredChatMemory) -> list[CompactionEntry]:
     """Active level-1 summaries written without the model, oldest first."""
     return [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
 
@@ -218,7 +212,7 @@ def pending_tokens(entry: CompactionEntry) -> int:
 
 
 def _chain_request(
-    memory: PlanningView, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
+    memory: LayeredChatMemory, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
     """``request`` with the messages of the mechanical summaries it absorbs, where the log still
     holds them (their local summaries stand in for what it does not)."""
@@ -233,7 +227,7 @@ def _chain_request(
     return replace(request, messages=[*messages, *request.messages], summaries=missing)
 
 
-def upgrade_request(memory: PlanningView, entry: CompactionEntry) -> SummaryRequest | None:
+def upgrade_request(memory: LayeredChatMemory, entry: CompactionEntry) -> SummaryRequest | None:
     """The model summary that replaces the mechanical ``entry``, rebuilt from the log: the
     messages it and the mechanical entries it absorbed folded (their local summaries where the
     log no longer holds them). None: not a single message of it is left."""
@@ -265,7 +259,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
     return out
 
 
-def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] | None:
+def _folded(memory: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it).
 
     A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
@@ -287,7 +281,7 @@ def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] |
     return span if len(span) == len(ids) else None
 
 
-def _keep_target(memory: PlanningView) -> int:
+def _keep_target(memory: LayeredChatMemory) -> int:
     """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
     head_after = (
         memory._head_tokens() + memory.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
@@ -297,13 +291,13 @@ def _keep_target(memory: PlanningView) -> int:
     return max(0, min(memory.config.keep_recent_tokens_resolved, room))
 
 
-def _task_text(memory: PlanningView) -> str | None:
+def _task_text(memory: LayeredChatMemory) -> str | None:
     if memory._task_idx is None:
         return None
     return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
 
 
-def merge_group(memory: PlanningView) -> list[CompactionEntry] | None:
+def merge_group(memory: LayeredChatMemory) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first, or None.
 
     Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
@@ -331,7 +325,7 @@ def merge_group(memory: PlanningView) -> list[CompactionEntry] | None:
     return None
 
 
-def merge_request(memory: PlanningView, group: list[CompactionEntry]) -> SummaryRequest:
+def merge_request(memory: LayeredChatMemory, group: list[CompactionEntry]) -> SummaryRequest:
     return SummaryRequest(
         kind="merge",
         summaries=[e["summary"] for e in group],

@@ -7,14 +7,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import (
-    AIMessage,
-)
+from langchain_core.messages import AIMessage
 
-from langctx.blocks import (
-    cut_text_blocks,
-    has_opaque_blocks,
-)
+from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.core import DEFAULT_PRIORITIES
 from langctx.engine.elision import with_call_args
@@ -28,25 +23,21 @@ from langctx.entries import (
     new_compaction_entry,
     new_edit_entry,
 )
-from langctx.errors import (
-    BudgetError,
-)
-from langctx.markers import (
-    TRUNCATION_MARK,
-)
-from langctx.projection import (
-    view_message,
-)
+from langctx.errors import BudgetError
+from langctx.markers import TRUNCATION_MARK
+from langctx.projection import view_message
 from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts
 
 if TYPE_CHECKING:
-    from langctx.engine.core import MemoryCore
+    from langctx.memory import LayeredChatMemory
 
 logger = logging.getLogger("langctx")
 
 
-def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
+def commit(
+    mem: LayeredChatMemory, plan: Plan, summary: str, quality: str
+) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
             _apply_edits(mem, plan.placeholders, plan.trigger)
@@ -106,7 +97,7 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     return entry
 
 
-def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
+def stamp(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
     """Record what a window restore needs without the log before the cut (see `restore_window`).
 
     A cut (not a merge) names the task and the log's last message; any entry written after a
@@ -119,7 +110,7 @@ def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
 
 
-def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
+def add_entry(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
     """Append an entry and update the active summaries without rescanning all entries."""
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
@@ -129,7 +120,7 @@ def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
     mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
 
 
-def merge_levels(mem: MemoryCore) -> None:
+def merge_levels(mem: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
@@ -138,7 +129,9 @@ def merge_levels(mem: MemoryCore) -> None:
     _merged_refresh(mem, merged)
 
 
-def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
+def _merge_without_model(
+    mem: LayeredChatMemory, group: list[CompactionEntry]
+) -> tuple[str, str] | None:
     """``group`` merged without a model call, or None (ask the model).
 
     The section-by-section merge when it fits the cap; otherwise, with ``background_summaries``,
@@ -162,7 +155,7 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
     return None
 
 
-async def amerge_levels(mem: MemoryCore) -> None:
+async def amerge_levels(mem: LayeredChatMemory) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
@@ -175,7 +168,7 @@ async def amerge_levels(mem: MemoryCore) -> None:
         _merged_refresh(mem, merged)
 
 
-def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
+def _merged_refresh(mem: LayeredChatMemory, merged: list[CompactionEntry]) -> None:
     """Re-render the summary block once after a cascade of merges."""
     if not merged:
         return
@@ -185,7 +178,7 @@ def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
 
 
 def _commit_merge(
-    mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
+    mem: LayeredChatMemory, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
     level = min(group[0]["level"] + 1, MAX_LEVEL)
     facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
@@ -218,7 +211,7 @@ def _commit_merge(
     return entry
 
 
-def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> None:
+def _apply_edits(mem: LayeredChatMemory, edits: Sequence[EditEntry], trigger: str) -> None:
     for e in edits:
         i = mem._pos[e["message_id"]]
         mem._edits.append(e)
@@ -228,7 +221,7 @@ def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> N
     mem._refresh_recent()
 
 
-def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
+def enforce_budget(mem: LayeredChatMemory, trigger: str, keep: int | None = None) -> None:
     """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
 
     After a compaction by the marks (``keep``: the recent tokens it keeps, the low mark), the
@@ -274,7 +267,9 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
         )
 
 
-def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int, trigger: str) -> list[EditEntry]:
+def _apply_cut(
+    mem: LayeredChatMemory, ids: Sequence[int], cap: int, trigger: str
+) -> list[EditEntry]:
     """Messages ``ids`` larger than ``cap`` cut to it; the edits are applied and returned."""
     edits = [e for i in ids if (e := _truncation(mem, i, cap)) is not None]
     _apply_edits(mem, edits, trigger)
@@ -303,7 +298,7 @@ def _shared_cap(sizes: Sequence[int], room: int) -> int:
     return lo
 
 
-def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
+def _truncation(mem: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry | None:
     """Cut message ``i`` (its text, and the string arguments of its tool calls) to ``keep_tokens``."""
     m = mem._log[i]
     view = mem._view(i)
@@ -344,7 +339,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     )
 
 
-def check_pinned(mem: MemoryCore) -> None:
+def check_pinned(mem: LayeredChatMemory) -> None:
     pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
     allowed = mem.config.pinned_cap_tokens
     total = sum(mem._view_tokens(i) for i in pinned)
@@ -383,7 +378,7 @@ def check_pinned(mem: MemoryCore) -> None:
 
 
 def record(
-    mem: MemoryCore, action: str, trigger: str, ids: list[str], tokens: int, detail: str
+    mem: LayeredChatMemory, action: str, trigger: str, ids: list[str], tokens: int, detail: str
 ) -> None:
     mem._evictions.append(
         EvictionRecord(

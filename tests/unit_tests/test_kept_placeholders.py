@@ -162,8 +162,8 @@ def test_a_patch_naming_files_in_its_middle_stays_whole() -> None:
     mem.add_messages(_session(0))
     ai = AIMessage("", tool_calls=[call], id="ap")
     mem.add_messages([ai, ToolMessage("done", tool_call_id="p1", id="tp")])
-    assert placeholders.elided_call(mem._core, call) == call  # src/second.py would go unnamed
-    assert ARGS_PLACEHOLDER_MARK in placeholders.elided_call(mem._core, write)["args"]["content"]  # type: ignore[arg-type]
+    assert placeholders.elided_call(mem, call) == call  # src/second.py would go unnamed
+    assert ARGS_PLACEHOLDER_MARK in placeholders.elided_call(mem, write)["args"]["content"]  # type: ignore[arg-type]
 
 
 def test_an_elided_message_keeps_its_escaped_delimiters() -> None:
