@@ -37,7 +37,7 @@ from langctx.engine.plan import CompactionEvent, Trigger
 from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
-from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
+from langctx.summarize import LocalSummarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 
 __all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
@@ -78,54 +78,18 @@ class LayeredChatMemory(MemoryCore):
         **options: Unpack[ConfigOptions],
     ) -> None:
         counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
-        super().__init__(config_from(config, options), counter)
-        self._local = LocalSummarizer(count=self._counter.count_text)
-        self.summarizer = summarizer
-        self._file_tools = dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools)
-        self._command_tools = frozenset(
-            DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
+        local = LocalSummarizer(count=counter.count_text)
+        resolved = resolve_summarizer(summarizer)
+        super().__init__(
+            config_from(config, options),
+            counter,
+            local if isinstance(resolved, LocalSummarizer) else resolved,
+            local,
+            dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools),
+            frozenset(DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools),
+            on_compaction,
+            thread_id,
         )
-        self._on_compaction = on_compaction
-        self.thread_id = thread_id
-
-    @property
-    def config(self) -> MemoryConfig:
-        """The frozen configuration."""
-        return self._config
-
-    @property
-    def counter(self) -> TokenCounter:
-        """The token counter (resolved once, at construction)."""
-        return self._counter
-
-    @property
-    def summarizer(self) -> Summarizer:
-        """The summarizer (the local one when none was given)."""
-        return self._summarizer
-
-    @summarizer.setter
-    def summarizer(self, value: object) -> None:
-        resolved = resolve_summarizer(value)
-        self._summarizer = self._local if isinstance(resolved, LocalSummarizer) else resolved
-
-    @property
-    def file_tools(self) -> dict[str, FileToolSpec]:
-        """Tool name -> :class:`FileToolSpec`, for mechanical file extraction."""
-        return dict(self._file_tools)
-
-    @property
-    def command_tools(self) -> frozenset[str]:
-        """Names of the tools that run shell commands."""
-        return self._command_tools
-
-    @property
-    def thread_id(self) -> str | None:
-        """The conversation this memory holds, for tracing; None: the LangChain run's."""
-        return self._thread_id
-
-    @thread_id.setter
-    def thread_id(self, value: str | None) -> None:
-        self._thread_id = value
 
     # ------------------------------------------------------------------ public views
 

@@ -33,8 +33,8 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langctx.markers import NO_THREAD
 
 if TYPE_CHECKING:
+    from langctx.engine.core import MemoryCore
     from langctx.engine.plan import CompactionEvent, Plan
-    from langctx.memory import LayeredChatMemory
 
 __all__ = [
     "SPAN_NAME",
@@ -99,7 +99,7 @@ class CompactionSpan:
     """
 
     def __init__(
-        self, memory: LayeredChatMemory, plan: Plan, thread: str | None, trace: ModuleType | None
+        self, memory: MemoryCore, plan: Plan, thread: str | None, trace: ModuleType | None
     ) -> None:
         self.memory = memory
         self.trace = trace
@@ -159,7 +159,7 @@ class CompactionSpan:
 
 
 @contextmanager
-def compaction_span(memory: LayeredChatMemory, plan: Plan) -> Iterator[CompactionSpan]:
+def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan]:
     """The span of one compaction, current inside (none without OpenTelemetry, or for a plan
     that changes nothing); :func:`current_thread_id` is the memory's thread inside."""
     thread = memory.thread_id if memory.thread_id not in (None, NO_THREAD) else _run_thread()

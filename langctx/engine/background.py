@@ -38,7 +38,7 @@ from langctx.summarize.calls import failure_reason, warn_failure
 from langctx.summarize.request import request_digest
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 MAX_JOBS = 16
 """Background summaries running at once in a process."""
@@ -122,12 +122,12 @@ def clear() -> None:
 # ---------------------------------------------------------------- bound on LayeredChatMemory
 
 
-def _newest_level1(mem: LayeredChatMemory) -> CompactionEntry | None:
+def _newest_level1(mem: MemoryCore) -> CompactionEntry | None:
     level1 = [e for e in mem._active if e["level"] == 1]
     return level1[-1] if level1 else None
 
 
-def launch_upgrade(mem: LayeredChatMemory, entry: CompactionEntry, asked: SummaryRequest) -> bool:
+def launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
     """Record in the mechanical ``entry`` the model summary that will replace it, and start it."""
     request = planning.upgrade_request(mem, entry)
     if request is None:
@@ -138,12 +138,12 @@ def launch_upgrade(mem: LayeredChatMemory, entry: CompactionEntry, asked: Summar
     return _start(mem, key, request)
 
 
-def _start(mem: LayeredChatMemory, key: str, request: SummaryRequest) -> bool:
+def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
     summarizer = mem.summarizer
     return running(key) or start_job(key, lambda: summarizer.summarize(request))
 
 
-def _pending(mem: LayeredChatMemory) -> tuple[CompactionEntry, SummaryRequest | None] | None:
+def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
     """The newest level-1 entry when its model summary is pending, with that summary's request
     as the log gives it now (None: the log no longer gives the recorded input)."""
     newest = _newest_level1(mem)
@@ -156,7 +156,7 @@ def _pending(mem: LayeredChatMemory) -> tuple[CompactionEntry, SummaryRequest | 
     return newest, request
 
 
-async def await_upgrade(mem: LayeredChatMemory) -> None:
+async def await_upgrade(mem: MemoryCore) -> None:
     """Let the pending background summary finish without blocking the loop (started here when
     no job of this process computes it)."""
     newest, request = _pending(mem) or (None, None)
@@ -169,7 +169,7 @@ async def await_upgrade(mem: LayeredChatMemory) -> None:
         mem._waited_s += time.perf_counter() - started
 
 
-def settle_upgrade(mem: LayeredChatMemory, *, wait: bool = True) -> CompactionEntry | None:
+def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
     """Apply the pending model summary of the newest mechanical entry.
 
     ``wait``: a fold waits for it (within ``summary_timeout``; computing it when no job of this

@@ -13,10 +13,10 @@ from langctx.entries import CompactionEntry
 from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def add(mem: LayeredChatMemory, messages: Sequence[Any]) -> None:
+def add(mem: MemoryCore, messages: Sequence[Any]) -> None:
     """Append ``messages`` to the log, then compact if a trigger fires."""
     with mem._lock:
         last_ai = log.append_all(mem, messages)
@@ -25,7 +25,7 @@ def add(mem: LayeredChatMemory, messages: Sequence[Any]) -> None:
             _compact(mem, trigger, None)
 
 
-async def aadd(mem: LayeredChatMemory, messages: Sequence[Any]) -> None:
+async def aadd(mem: MemoryCore, messages: Sequence[Any]) -> None:
     """Async version of `add`; messages added while a compaction runs are appended after it."""
     with mem._lock:
         last_ai = log.append_all(mem, messages)
@@ -36,7 +36,7 @@ async def aadd(mem: LayeredChatMemory, messages: Sequence[Any]) -> None:
 
 
 def compact(
-    mem: LayeredChatMemory, instructions: str | None, trigger: str, keep: int | None
+    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
 ) -> CompactionEntry | None:
     """Compact now (see :meth:`~langctx.LayeredChatMemory.compact`)."""
     with mem._lock:
@@ -44,20 +44,20 @@ def compact(
 
 
 async def acompact(
-    mem: LayeredChatMemory, instructions: str | None, trigger: str, keep: int | None
+    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
 ) -> CompactionEntry | None:
     """Async version of `compact`."""
     async with _async_lock(mem):
         return await _acompact(mem, trigger, instructions, keep)
 
 
-def _async_lock(mem: LayeredChatMemory) -> asyncio.Lock:
+def _async_lock(mem: MemoryCore) -> asyncio.Lock:
     if mem._alock is None:
         mem._alock = asyncio.Lock()
     return mem._alock
 
 
-def _start(mem: LayeredChatMemory, plan: Plan | None) -> None:
+def _start(mem: MemoryCore, plan: Plan | None) -> None:
     if plan is not None and mem._on_compaction is not None:
         mem._on_compaction(
             CompactionEvent(phase="start", trigger=plan.trigger, tokens_before=plan.tokens_before)
@@ -65,7 +65,7 @@ def _start(mem: LayeredChatMemory, plan: Plan | None) -> None:
 
 
 def _compact(
-    mem: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
     mem._waited_s = 0.0
@@ -84,7 +84,7 @@ def _compact(
 
 
 async def _acompact(
-    mem: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None = None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
     mem._waited_s = 0.0
@@ -107,7 +107,7 @@ async def _acompact(
 
 
 def _planned(
-    mem: LayeredChatMemory, trigger: str, instructions: str | None, keep: int | None
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None
 ) -> Plan | None:
     """Settle a finished background summary, then plan over the memory as it is."""
     # what the model was sent last (before a finished upgrade changes the block), for a
@@ -117,21 +117,21 @@ def _planned(
     return planning.plan(mem, trigger, instructions, keep, sent=sent)
 
 
-def _upgrade_later(mem: LayeredChatMemory, plan: Plan, entry: CompactionEntry | None) -> bool:
+def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -> bool:
     """Start the background model summary of a fold written with its local summary."""
     if plan.upgrade is None or entry is None:
         return False
     return background.launch_upgrade(mem, entry, plan.upgrade)
 
 
-def _mode(mem: LayeredChatMemory, calls_before: int, background: bool) -> str:
+def _mode(mem: MemoryCore, calls_before: int, background: bool) -> str:
     if mem._blocking_calls > calls_before or mem._waited_s > 0.05:
         return "blocking"
     return "background" if background else "none"
 
 
 def _finish(
-    mem: LayeredChatMemory,
+    mem: MemoryCore,
     plan: Plan,
     entry: CompactionEntry | None,
     started: float,

@@ -20,8 +20,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langctx.blocks import strip_thinking
 from langctx.config import MemoryConfig
 from langctx.engine.layers import summary_block
+from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
+from langctx.facts import FileToolSpec
 from langctx.markers import context_mode_stamp
+from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
 
@@ -41,12 +44,28 @@ DEFAULT_PRIORITIES: Mapping[str, int] = {
 
 
 class MemoryCore:
-    """The record of one memory and what is derived from it; the base of
-    :class:`~langctx.LayeredChatMemory`, which adds the settings and what writes the record."""
+    """The settings and record of one memory, what is derived from it, and the projection; the
+    base of :class:`~langctx.LayeredChatMemory`, which adds the functions that write the record."""
 
-    def __init__(self, config: MemoryConfig, counter: TokenCounter) -> None:
+    def __init__(
+        self,
+        config: MemoryConfig,
+        counter: TokenCounter,
+        summarizer: Summarizer,
+        local: LocalSummarizer,
+        file_tools: dict[str, FileToolSpec],
+        command_tools: frozenset[str],
+        on_compaction: Callable[[CompactionEvent], None] | None,
+        thread_id: str | None,
+    ) -> None:
         self._config = config
         self._counter = counter
+        self._summarizer = summarizer
+        self._local = local
+        self._file_tools = file_tools
+        self._command_tools = command_tools
+        self._on_compaction = on_compaction
+        self._thread_id = thread_id
         self._lock = threading.RLock()
         self._alock: asyncio.Lock | None = None
         self._reset()
@@ -92,6 +111,45 @@ class MemoryCore:
         self._blocking_calls = 0  # summarizer calls made on the caller's path
         self._waited_s = 0.0  # waiting for a background summary in the current compaction
         self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
+
+    @property
+    def config(self) -> MemoryConfig:
+        """The frozen configuration."""
+        return self._config
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (resolved once, at construction)."""
+        return self._counter
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer (the local one when none was given)."""
+        return self._summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: object) -> None:
+        resolved = resolve_summarizer(value)
+        self._summarizer = self._local if isinstance(resolved, LocalSummarizer) else resolved
+
+    @property
+    def file_tools(self) -> dict[str, FileToolSpec]:
+        """Tool name -> :class:`FileToolSpec`, for mechanical file extraction."""
+        return dict(self._file_tools)
+
+    @property
+    def command_tools(self) -> frozenset[str]:
+        """Names of the tools that run shell commands."""
+        return self._command_tools
+
+    @property
+    def thread_id(self) -> str | None:
+        """The conversation this memory holds, for tracing; None: the LangChain run's."""
+        return self._thread_id
+
+    @thread_id.setter
+    def thread_id(self, value: str | None) -> None:
+        self._thread_id = value
 
     # ------------------------------------------------------------------ reading the layers
 

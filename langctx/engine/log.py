@@ -27,12 +27,12 @@ from langctx.surrogates import replace_surrogates, surrogate_field
 from langctx.turns import after_tool_result, opens_turn, tool_call_ids
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 logger = logging.getLogger("langctx")
 
 
-def append_all(mem: LayeredChatMemory, messages: Sequence[Any]) -> bool:
+def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
     if isinstance(messages, BaseMessage | str | dict | tuple):
         messages = [messages]
     try:
@@ -67,7 +67,7 @@ def _encodable(message: BaseMessage) -> BaseMessage:
 _WARNED: set[str] = set()
 
 
-def validate_batch(mem: LayeredChatMemory, batch: Sequence[BaseMessage]) -> None:
+def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
     """Raise before anything is appended, so a rejected batch leaves the memory unchanged."""
     seen: dict[str, BaseMessage] = {}
     open_calls = list(mem._open_calls) if mem._open_ai is not None else []
@@ -142,7 +142,7 @@ def _too_deep(message: BaseMessage) -> str | None:
     return None
 
 
-def append(mem: LayeredChatMemory, message: BaseMessage) -> bool:
+def append(mem: MemoryCore, message: BaseMessage) -> bool:
     """Append one message and update the derived indices; False when it is already logged."""
     message = _encodable(message)
     if message.id is not None and message.id in mem._pos:
@@ -168,7 +168,7 @@ def append(mem: LayeredChatMemory, message: BaseMessage) -> bool:
     return True
 
 
-def _repeated(mem: LayeredChatMemory, message: BaseMessage) -> bool:
+def _repeated(mem: MemoryCore, message: BaseMessage) -> bool:
     """A message whose id is logged: False when it is the same message, else an error."""
     old = mem._log[mem._pos[str(message.id)]]
     if _same(old, message):
@@ -180,7 +180,7 @@ def _repeated(mem: LayeredChatMemory, message: BaseMessage) -> bool:
     raise InvalidHistoryError(msg)
 
 
-def _answer_call(mem: LayeredChatMemory, message: ToolMessage, i: int) -> None:
+def _answer_call(mem: MemoryCore, message: ToolMessage, i: int) -> None:
     """A tool result at ``i``: it answers an open call of the turn, or it is an orphan."""
     if mem._open_ai is None or message.tool_call_id not in mem._open_calls:
         _orphan(mem, message, i)  # not sent: the turn stays as it was
@@ -191,7 +191,7 @@ def _answer_call(mem: LayeredChatMemory, message: ToolMessage, i: int) -> None:
     mem._after_tool = True
 
 
-def _track_turn(mem: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     """Any other message at ``i``: it closes the open turn, may open a human turn, and opens
     the tool calls it makes."""
     if mem._open_ai is not None:
@@ -207,7 +207,7 @@ def _track_turn(mem: LayeredChatMemory, message: BaseMessage, d: Described, i: i
             mem._call_owner[cid] = i
 
 
-def _index_restored(mem: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+def _index_restored(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     """The indices of a message a restore replays: system prompts, the task, thinking, and
     provider compaction items."""
     if isinstance(message, SystemMessage) and not mem._seen_non_system:
@@ -222,7 +222,7 @@ def _index_restored(mem: LayeredChatMemory, message: BaseMessage, d: Described, 
         _provider_compacted(mem, i)
 
 
-def _index_live(mem: LayeredChatMemory, message: BaseMessage, d: Described, i: int) -> None:
+def _index_live(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     """The indices of a message added live (as :func:`_index_restored`), plus the recent tokens,
     the pinned check, the refreshes it calls for and the calibration."""
     if i not in mem._skip:
@@ -250,12 +250,12 @@ def _index_live(mem: LayeredChatMemory, message: BaseMessage, d: Described, i: i
         _calibrate(mem, message)
 
 
-def _thinking_sent(mem: LayeredChatMemory) -> bool:
+def _thinking_sent(mem: MemoryCore) -> bool:
     """True when summaries are projected and the latest thinking message is after the cut."""
     return mem._block is not None and bool(mem._thinking) and mem._thinking[-1] >= mem._first_kept
 
 
-def _is_task(mem: LayeredChatMemory, message: BaseMessage, d: Described) -> bool:
+def _is_task(mem: MemoryCore, message: BaseMessage, d: Described) -> bool:
     if not isinstance(message, HumanMessage):
         return False
     if mem.config.is_task is is_substantive_task:
@@ -263,7 +263,7 @@ def _is_task(mem: LayeredChatMemory, message: BaseMessage, d: Described) -> bool
     return mem.config.is_task(message)
 
 
-def _provider_compacted(mem: LayeredChatMemory, i: int) -> None:
+def _provider_compacted(mem: MemoryCore, i: int) -> None:
     """The provider compacted everything before message ``i``: project from it on.
 
     What lies before it is neither sent nor summarized again; langctx summaries written
@@ -290,7 +290,7 @@ def _provider_compacted(mem: LayeredChatMemory, i: int) -> None:
     )
 
 
-def after_pc(mem: LayeredChatMemory, entry: CompactionEntry) -> bool:
+def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
     """True when ``entry`` folds messages after the latest provider compaction item."""
     if mem._pc is None:
         return True
@@ -300,7 +300,7 @@ def after_pc(mem: LayeredChatMemory, entry: CompactionEntry) -> bool:
     return fk is None or mem._pos.get(fk, -1) > mem._pc
 
 
-def _orphan(mem: LayeredChatMemory, message: ToolMessage, i: int) -> None:
+def _orphan(mem: MemoryCore, message: ToolMessage, i: int) -> None:
     if mem.config.orphan_policy == "error":
         msg = (
             f"tool result {message.id!r} answers tool call {message.tool_call_id!r}, which is not "
@@ -321,7 +321,7 @@ def _orphan(mem: LayeredChatMemory, message: ToolMessage, i: int) -> None:
         logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
 
-def _close_open_turn(mem: LayeredChatMemory, i: int) -> None:
+def _close_open_turn(mem: MemoryCore, i: int) -> None:
     if mem._open_ai is None or not mem._open_calls:
         mem._open_ai = None
         return
@@ -351,7 +351,7 @@ def _close_open_turn(mem: LayeredChatMemory, i: int) -> None:
     mem._open_calls = []
 
 
-def _calibrate(mem: LayeredChatMemory, message: AIMessage) -> None:
+def _calibrate(mem: MemoryCore, message: AIMessage) -> None:
     usage = message.usage_metadata
     if usage is None:
         return
@@ -363,7 +363,7 @@ def _calibrate(mem: LayeredChatMemory, message: AIMessage) -> None:
     mem._calibration = max(-estimated // 2, real - estimated)
 
 
-def calibrate_window(mem: LayeredChatMemory) -> None:
+def calibrate_window(mem: MemoryCore) -> None:
     """The calibration of the latest response with usage since the latest compaction."""
     cut = next((e for e in reversed(mem._entries) if e["trigger"] != "merge"), None)
     last = cut.get("last_id", "") if cut is not None else None

@@ -20,19 +20,19 @@ from langctx.facts import empty_facts, extract_facts, is_command_tool
 from langctx.markers import PLACEHOLDER_MARK
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 __all__ = ["edit_floor", "elided_call", "kept_placeholders", "placeholder", "plan_placeholders"]
 
 
-def extract(memory: LayeredChatMemory, messages: Sequence[BaseMessage]) -> Any:
+def extract(memory: MemoryCore, messages: Sequence[BaseMessage]) -> Any:
     """The mechanical facts of ``messages`` with the memory's tool settings."""
     return extract_facts(
         messages, file_tools=memory._file_tools, command_tools=memory.command_tools
     )
 
 
-def plan_placeholders(memory: LayeredChatMemory, lo: int, hi: int, excess: int) -> list[EditEntry]:
+def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list[EditEntry]:
     """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
     floor = edit_floor(memory)
     cands = [
@@ -58,7 +58,7 @@ def plan_placeholders(memory: LayeredChatMemory, lo: int, hi: int, excess: int) 
     return out
 
 
-def kept_placeholders(memory: LayeredChatMemory, cut: int, keep: int) -> list[EditEntry]:
+def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry]:
     """Placeholder edits for the older part of what a fold keeps: the request is written anew
     after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
     verbatim)."""
@@ -84,7 +84,7 @@ def kept_placeholders(memory: LayeredChatMemory, cut: int, keep: int) -> list[Ed
     return out
 
 
-def placeholder(memory: LayeredChatMemory, i: int) -> EditEntry | None:
+def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
     """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
     string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
     m, view = memory._log[i], memory._view(i)
@@ -111,7 +111,7 @@ def placeholder(memory: LayeredChatMemory, i: int) -> EditEntry | None:
     )
 
 
-def elided_call(memory: LayeredChatMemory, call: ToolCall) -> ToolCall:
+def elided_call(memory: MemoryCore, call: ToolCall) -> ToolCall:
     """``call`` with its long string arguments elided, or whole when it is a shell command (the
     command is the record of what it changed) or when a file it names would go unnamed (a
     patch's later files)."""
@@ -129,7 +129,7 @@ def elided_call(memory: LayeredChatMemory, call: ToolCall) -> ToolCall:
     return {**call, "args": args}
 
 
-def placeholder_text(memory: LayeredChatMemory, i: int) -> str:
+def placeholder_text(memory: MemoryCore, i: int) -> str:
     m = memory._log[i]
     assert isinstance(m, ToolMessage)
     owner = memory._call_owner.get(m.tool_call_id)
@@ -176,7 +176,7 @@ def placeholder_text(memory: LayeredChatMemory, i: int) -> str:
     return "\n".join(parts)
 
 
-def edit_floor(memory: LayeredChatMemory) -> int:
+def edit_floor(memory: MemoryCore) -> int:
     """Index of the latest projected thinking message (-1: none).
 
     Nothing at or before a live thinking block is edited in place: Anthropic checks that the

@@ -24,10 +24,10 @@ from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def due(memory: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
+def due(memory: MemoryCore, after_ai_with_usage: bool) -> Trigger | None:
     """The trigger that fires now ("threshold" right after a response with usage), if any."""
     if not memory._log:
         return None
@@ -43,7 +43,7 @@ def due(memory: LayeredChatMemory, after_ai_with_usage: bool) -> Trigger | None:
     return "proactive"
 
 
-def _mark(memory: LayeredChatMemory, tokens: int) -> int:
+def _mark(memory: MemoryCore, tokens: int) -> int:
     """The mark ``tokens`` is compared with (:func:`~langctx.cache_mark.cheapest_mark`)."""
     config = memory.config
     if config.cache_write_ratio is None:
@@ -60,7 +60,7 @@ def _mark(memory: LayeredChatMemory, tokens: int) -> int:
 
 
 def plan(
-    memory: LayeredChatMemory,
+    memory: MemoryCore,
     trigger: str,
     instructions: str | None,
     keep_override: int | None = None,
@@ -122,7 +122,7 @@ def plan(
     return out
 
 
-def _cut(memory: LayeredChatMemory, lo: int, starts: Sequence[int], keep: int) -> int:
+def _cut(memory: MemoryCore, lo: int, starts: Sequence[int], keep: int) -> int:
     """The first kept unit: walk back from the end while ``keep`` tokens allow, never leaving
     the task behind a summary."""
     n = len(memory._log)
@@ -141,7 +141,7 @@ def _cut(memory: LayeredChatMemory, lo: int, starts: Sequence[int], keep: int) -
     return cut
 
 
-def _after_live_run(memory: LayeredChatMemory, lo: int) -> int:
+def _after_live_run(memory: MemoryCore, lo: int) -> int:
     """The cut that folds the live run whole. The user's messages after its last tool results
     (steering) stay: the request ends with a real user message, and the model opens a new turn
     (with thinking) for it."""
@@ -155,7 +155,7 @@ def _after_live_run(memory: LayeredChatMemory, lo: int) -> int:
 
 
 def _in_place(
-    memory: LayeredChatMemory, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
+    memory: MemoryCore, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
 ) -> Plan | None:
     """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
@@ -166,7 +166,7 @@ def _in_place(
     return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", edits)
 
 
-def _fold(memory: LayeredChatMemory, trigger: str, instructions: str | None, out: Plan) -> Plan:
+def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan) -> Plan:
     """``out`` (its cut and batch set) with the summary request, the mechanical summaries it
     absorbs, and its quality: local, model (on the caller's path or in the background), or
     mechanical while too little waits for a model summary."""
@@ -200,7 +200,7 @@ def _fold(memory: LayeredChatMemory, trigger: str, instructions: str | None, out
     return out
 
 
-def _mechanical(memory: LayeredChatMemory) -> list[CompactionEntry]:
+def _mechanical(memory: MemoryCore) -> list[CompactionEntry]:
     """Active level-1 summaries written without the model, oldest first."""
     return [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
 
@@ -212,7 +212,7 @@ def pending_tokens(entry: CompactionEntry) -> int:
 
 
 def _chain_request(
-    memory: LayeredChatMemory, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
+    memory: MemoryCore, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
     """``request`` with the messages of the mechanical summaries it absorbs, where the log still
     holds them (their local summaries stand in for what it does not)."""
@@ -227,7 +227,7 @@ def _chain_request(
     return replace(request, messages=[*messages, *request.messages], summaries=missing)
 
 
-def upgrade_request(memory: LayeredChatMemory, entry: CompactionEntry) -> SummaryRequest | None:
+def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryRequest | None:
     """The model summary that replaces the mechanical ``entry``, rebuilt from the log: the
     messages it and the mechanical entries it absorbed folded (their local summaries where the
     log no longer holds them). None: not a single message of it is left."""
@@ -259,7 +259,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
     return out
 
 
-def _folded(memory: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessage] | None:
+def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it).
 
     A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
@@ -281,7 +281,7 @@ def _folded(memory: LayeredChatMemory, entry: CompactionEntry) -> list[BaseMessa
     return span if len(span) == len(ids) else None
 
 
-def _keep_target(memory: LayeredChatMemory) -> int:
+def _keep_target(memory: MemoryCore) -> int:
     """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
     head_after = (
         memory._head_tokens() + memory.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
@@ -291,13 +291,13 @@ def _keep_target(memory: LayeredChatMemory) -> int:
     return max(0, min(memory.config.keep_recent_tokens_resolved, room))
 
 
-def _task_text(memory: LayeredChatMemory) -> str | None:
+def _task_text(memory: MemoryCore) -> str | None:
     if memory._task_idx is None:
         return None
     return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
 
 
-def merge_group(memory: LayeredChatMemory) -> list[CompactionEntry] | None:
+def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first, or None.
 
     Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
@@ -325,7 +325,7 @@ def merge_group(memory: LayeredChatMemory) -> list[CompactionEntry] | None:
     return None
 
 
-def merge_request(memory: LayeredChatMemory, group: list[CompactionEntry]) -> SummaryRequest:
+def merge_request(memory: MemoryCore, group: list[CompactionEntry]) -> SummaryRequest:
     return SummaryRequest(
         kind="merge",
         summaries=[e["summary"] for e in group],

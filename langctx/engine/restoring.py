@@ -21,11 +21,11 @@ from langctx.entries import (
 from langctx.errors import StateVersionError
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
 def restore(
-    mem: LayeredChatMemory,
+    mem: MemoryCore,
     messages: Sequence[BaseMessage],
     *,
     compactions: Sequence[Mapping[str, Any]] = (),
@@ -87,7 +87,7 @@ def restore(
 
 
 def restore_window(
-    mem: LayeredChatMemory,
+    mem: MemoryCore,
     head: Sequence[BaseMessage],
     window: Sequence[BaseMessage],
     *,
@@ -145,7 +145,7 @@ def restore_window(
         writing.check_pinned(mem)
 
 
-def _apply_edit(mem: LayeredChatMemory, edit: EditEntry) -> None:
+def _apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
     """Apply a stored edit to its logged message (an edit cuts arguments only: the tool calls
     keep their ids and names).
 

@@ -17,29 +17,29 @@ from langctx.summarize import SummaryRequest, acall_summarizer, call_summarizer,
 from langctx.summarize.calls import failure_reason, warn_failure
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 
-def run(mem: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+def run(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
         return _unasked(mem, plan)
     return summarize(mem, plan.request)
 
 
-async def arun(mem: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+async def arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     if plan.request is None or plan.quality in ("local", "mechanical"):
         return _unasked(mem, plan)
     return await asummarize(mem, plan.request)
 
 
-def _unasked(mem: LayeredChatMemory, plan: Plan) -> tuple[str, str]:
+def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     """The summary of a plan that asks no summarizer (nothing to fold, or a local-only plan)."""
     if plan.request is None:
         return "", plan.quality
     return mem._local.summarize(plan.request), plan.quality
 
 
-def summarize(mem: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+def summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
     mem._blocking_calls += 1
     try:
@@ -49,7 +49,7 @@ def summarize(mem: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str
     return _accepted(mem, request, text)
 
 
-async def asummarize(mem: LayeredChatMemory, request: SummaryRequest) -> tuple[str, str]:
+async def asummarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
     mem._blocking_calls += 1
     try:
         text = await acall_summarizer(mem.summarizer, request, timeout=_deadline(mem))
@@ -58,19 +58,17 @@ async def asummarize(mem: LayeredChatMemory, request: SummaryRequest) -> tuple[s
     return _accepted(mem, request, text)
 
 
-def _deadline(mem: LayeredChatMemory) -> float | None:
+def _deadline(mem: MemoryCore) -> float | None:
     """The summarizer's deadline; the local one runs in the caller's thread, unbounded."""
     return None if mem.summarizer is mem._local else mem.config.summary_timeout
 
 
-def _accepted(mem: LayeredChatMemory, request: SummaryRequest, text: str) -> tuple[str, str]:
+def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str, str]:
     quality = "merged" if request.kind == "merge" else "model"
     return cap(mem, text), quality
 
 
-def _fallback(
-    mem: LayeredChatMemory, request: SummaryRequest, exc: BaseException
-) -> tuple[str, str]:
+def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
     """The local summary in place of a failed call (network error, timeout, no text), warned
     once per kind of failure; a summarizer that can never work (its answer is not text) raises
     its :class:`~langctx.errors.ConfigError` instead."""
@@ -81,5 +79,5 @@ def _fallback(
     return mem._local.summarize(request), "fallback"
 
 
-def cap(mem: LayeredChatMemory, text: str) -> str:
+def cap(mem: MemoryCore, text: str) -> str:
     return truncate_to_tokens(text, mem.config.max_summary_tokens_resolved, mem.counter.count_text)

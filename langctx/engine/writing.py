@@ -30,14 +30,12 @@ from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts
 
 if TYPE_CHECKING:
-    from langctx.memory import LayeredChatMemory
+    from langctx.engine.core import MemoryCore
 
 logger = logging.getLogger("langctx")
 
 
-def commit(
-    mem: LayeredChatMemory, plan: Plan, summary: str, quality: str
-) -> CompactionEntry | None:
+def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
             _apply_edits(mem, plan.placeholders, plan.trigger)
@@ -97,7 +95,7 @@ def commit(
     return entry
 
 
-def stamp(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
+def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Record what a window restore needs without the log before the cut (see `restore_window`).
 
     A cut (not a merge) names the task and the log's last message; any entry written after a
@@ -110,7 +108,7 @@ def stamp(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
 
 
-def add_entry(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
+def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
     """Append an entry and update the active summaries without rescanning all entries."""
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
@@ -120,7 +118,7 @@ def add_entry(mem: LayeredChatMemory, entry: CompactionEntry) -> None:
     mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
 
 
-def merge_levels(mem: LayeredChatMemory) -> None:
+def merge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
@@ -129,9 +127,7 @@ def merge_levels(mem: LayeredChatMemory) -> None:
     _merged_refresh(mem, merged)
 
 
-def _merge_without_model(
-    mem: LayeredChatMemory, group: list[CompactionEntry]
-) -> tuple[str, str] | None:
+def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
     """``group`` merged without a model call, or None (ask the model).
 
     The section-by-section merge when it fits the cap; otherwise, with ``background_summaries``,
@@ -155,7 +151,7 @@ def _merge_without_model(
     return None
 
 
-async def amerge_levels(mem: LayeredChatMemory) -> None:
+async def amerge_levels(mem: MemoryCore) -> None:
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
@@ -168,7 +164,7 @@ async def amerge_levels(mem: LayeredChatMemory) -> None:
         _merged_refresh(mem, merged)
 
 
-def _merged_refresh(mem: LayeredChatMemory, merged: list[CompactionEntry]) -> None:
+def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
     """Re-render the summary block once after a cascade of merges."""
     if not merged:
         return
@@ -178,7 +174,7 @@ def _merged_refresh(mem: LayeredChatMemory, merged: list[CompactionEntry]) -> No
 
 
 def _commit_merge(
-    mem: LayeredChatMemory, group: list[CompactionEntry], text: str, quality: str
+    mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
     level = min(group[0]["level"] + 1, MAX_LEVEL)
     facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
@@ -211,7 +207,7 @@ def _commit_merge(
     return entry
 
 
-def _apply_edits(mem: LayeredChatMemory, edits: Sequence[EditEntry], trigger: str) -> None:
+def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> None:
     for e in edits:
         i = mem._pos[e["message_id"]]
         mem._edits.append(e)
@@ -221,7 +217,7 @@ def _apply_edits(mem: LayeredChatMemory, edits: Sequence[EditEntry], trigger: st
     mem._refresh_recent()
 
 
-def enforce_budget(mem: LayeredChatMemory, trigger: str, keep: int | None = None) -> None:
+def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
     """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
 
     After a compaction by the marks (``keep``: the recent tokens it keeps, the low mark), the
@@ -267,9 +263,7 @@ def enforce_budget(mem: LayeredChatMemory, trigger: str, keep: int | None = None
         )
 
 
-def _apply_cut(
-    mem: LayeredChatMemory, ids: Sequence[int], cap: int, trigger: str
-) -> list[EditEntry]:
+def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int, trigger: str) -> list[EditEntry]:
     """Messages ``ids`` larger than ``cap`` cut to it; the edits are applied and returned."""
     edits = [e for i in ids if (e := _truncation(mem, i, cap)) is not None]
     _apply_edits(mem, edits, trigger)
@@ -298,7 +292,7 @@ def _shared_cap(sizes: Sequence[int], room: int) -> int:
     return lo
 
 
-def _truncation(mem: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry | None:
+def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     """Cut message ``i`` (its text, and the string arguments of its tool calls) to ``keep_tokens``."""
     m = mem._log[i]
     view = mem._view(i)
@@ -339,7 +333,7 @@ def _truncation(mem: LayeredChatMemory, i: int, keep_tokens: int) -> EditEntry |
     )
 
 
-def check_pinned(mem: LayeredChatMemory) -> None:
+def check_pinned(mem: MemoryCore) -> None:
     pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
     allowed = mem.config.pinned_cap_tokens
     total = sum(mem._view_tokens(i) for i in pinned)
@@ -378,7 +372,7 @@ def check_pinned(mem: LayeredChatMemory) -> None:
 
 
 def record(
-    mem: LayeredChatMemory, action: str, trigger: str, ids: list[str], tokens: int, detail: str
+    mem: MemoryCore, action: str, trigger: str, ids: list[str], tokens: int, detail: str
 ) -> None:
     mem._evictions.append(
         EvictionRecord(

@@ -25,7 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langctx.context_mode.middleware import ContextModeMiddleware
 from langctx.context_mode.references import find_reference_ids
 from langctx.engine import log
-from langctx.memory import LayeredChatMemory
+from langctx.engine.core import MemoryCore
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
@@ -98,7 +98,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     total = [0]
     original = log.validate_batch
 
-    def counting(mem: LayeredChatMemory, batch: Sequence[BaseMessage]) -> None:
+    def counting(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
         total[0] += len(batch)
         original(mem, batch)
 
