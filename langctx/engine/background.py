@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from langctx.engine import planning, summarizer_calls, writing
-from langctx.entries import CompactionEntry, covered_count, new_compaction_entry
+from langctx.entries import CompactionEntry, covered_count
 from langctx.errors import ConfigError
 from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
@@ -195,24 +195,19 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
         writing.record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
     summary = summarizer_calls.cap(mem, text)
-    entry = new_compaction_entry(
-        summary=summary,
-        summary_tokens=mem.counter.count_text(summary),
+    files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
+    entry = writing.write_entry(
+        mem,
+        summary,
+        {**newest["facts"], **files},
         level=1,
         covered_ids=[],  # the mechanical entry folded the messages; this one replaces its text
         covered_count=covered_count(newest),
         first_kept_id=newest["first_kept_id"],
-        tokens_before=mem.context_tokens(),
-        tokens_after=0,
         trigger="merge",
         quality="model",
-        read_files=newest["read_files"],
-        modified_files=newest["modified_files"],
         merged_from=[newest["id"]],
-        facts=newest["facts"],
     )
-    writing.stamp(mem, entry)
-    writing.add_entry(mem, entry)
     mem._refresh()
     entry["tokens_after"] = mem.context_tokens()
     writing.record(

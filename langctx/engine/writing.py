@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -38,39 +38,28 @@ logger = logging.getLogger("langctx")
 def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
-            _apply_edits(mem, plan.placeholders, plan.trigger)
-            record(
-                mem,
-                "placeholder",
-                plan.trigger,
-                [e["message_id"] for e in plan.placeholders],
-                sum(e["tokens_before"] - e["tokens_after"] for e in plan.placeholders),
-                f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed",
-            )
+            n = len(plan.placeholders)
+            _apply_edits(mem, plan.placeholders)
+            detail = f"{n} large tool outputs replaced in place; no fold needed"
+            _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
     facts = plan.request.facts if plan.request is not None else {}
-    entry = new_compaction_entry(
-        summary=summary,
-        summary_tokens=mem.counter.count_text(summary),
+    entry = write_entry(
+        mem,
+        summary,
+        facts,
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
         first_kept_id=mem._id(plan.cut) if plan.cut < len(mem._log) else None,
         tokens_before=plan.tokens_before,
-        tokens_after=0,
         trigger=plan.trigger,
         quality=quality,
-        read_files=facts.get("read_files", []),
-        modified_files=facts.get("modified_files", []),
         merged_from=[e["id"] for e in plan.absorbed],
-        facts=facts,
         instructions=plan.request.instructions if plan.request is not None else None,
+        pending_tokens=plan.pending if quality == "mechanical" else None,
     )
-    if quality == "mechanical":
-        entry["pending_tokens"] = plan.pending
-    stamp(mem, entry)
-    add_entry(mem, entry)
     mem._first_kept = plan.cut
     mem._refresh()
     record(
@@ -83,15 +72,37 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     )
     kept = [e for e in plan.placeholders if e["message_id"] not in mem._edit_of]
     if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
-        _apply_edits(mem, kept, plan.trigger)
-        record(
-            mem,
-            "placeholder",
-            plan.trigger,
-            [e["message_id"] for e in kept],
-            sum(e["tokens_before"] - e["tokens_after"] for e in kept),
-            f"long tool-call arguments of {len(kept)} kept messages elided",
-        )
+        _apply_edits(mem, kept)
+        detail = f"long tool-call arguments of {len(kept)} kept messages elided"
+        _record_edits(mem, "placeholder", plan.trigger, kept, detail)
+    return entry
+
+
+def write_entry(
+    mem: MemoryCore,
+    summary: str,
+    facts: Mapping[str, Any],
+    *,
+    tokens_before: int | None = None,
+    pending_tokens: int | None = None,
+    **fields: Any,
+) -> CompactionEntry:
+    """A new entry of ``summary``, stamped and added to the active summaries (``tokens_before``
+    defaults to the context's tokens now; ``tokens_after`` is set once the layers are refreshed)."""
+    entry = new_compaction_entry(
+        summary=summary,
+        summary_tokens=mem.counter.count_text(summary),
+        tokens_before=mem.context_tokens() if tokens_before is None else tokens_before,
+        tokens_after=0,
+        read_files=facts.get("read_files", []),
+        modified_files=facts.get("modified_files", []),
+        facts=facts,
+        **fields,
+    )
+    if pending_tokens is not None:
+        entry["pending_tokens"] = pending_tokens
+    stamp(mem, entry)
+    add_entry(mem, entry)
     return entry
 
 
@@ -176,26 +187,18 @@ def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
 def _commit_merge(
     mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
-    level = min(group[0]["level"] + 1, MAX_LEVEL)
-    facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
-    entry = new_compaction_entry(
-        summary=text,
-        summary_tokens=mem.counter.count_text(text),
-        level=level,
+    entry = write_entry(
+        mem,
+        text,
+        merge_read_summary_facts(*[entry_facts(e) for e in group]),
+        level=min(group[0]["level"] + 1, MAX_LEVEL),
         covered_ids=[],  # a merge folds no message itself: its entries did
         covered_count=sum(covered_count(e) for e in group),
         first_kept_id=group[-1]["first_kept_id"],
-        tokens_before=mem.context_tokens(),
-        tokens_after=0,
         trigger="merge",
         quality=quality,
-        read_files=facts.get("read_files", []),
-        modified_files=facts.get("modified_files", []),
         merged_from=[e["id"] for e in group],
-        facts=facts,
     )
-    stamp(mem, entry)
-    add_entry(mem, entry)
     record(
         mem,
         "merge",
@@ -207,7 +210,7 @@ def _commit_merge(
     return entry
 
 
-def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> None:
+def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry]) -> None:
     for e in edits:
         i = mem._pos[e["message_id"]]
         mem._edits.append(e)
@@ -215,6 +218,15 @@ def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> N
         mem._views[i] = view_message(mem._log[i], e)
         mem._vtok[i] = e["tokens_after"]
     mem._refresh_recent()
+
+
+def _record_edits(
+    mem: MemoryCore, action: str, trigger: str, edits: Sequence[EditEntry], detail: str
+) -> None:
+    """Record applied ``edits`` (if any) in the eviction log, with the tokens they saved."""
+    if edits:
+        saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
+        record(mem, action, trigger, [e["message_id"] for e in edits], saved, detail)
 
 
 def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
@@ -231,7 +243,7 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
     """
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
-    pinned = {*mem._system_idx, mem._task_idx}  # their own policy: `check_pinned`
+    pinned = mem._pinned()  # their own policy: `check_pinned`
     recent = [
         i
         for i in range(max(mem._recent_start(), floor + 1), len(mem._log))
@@ -247,26 +259,19 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
             and mem.priority_of(mem._id(i)) <= DEFAULT_PRIORITIES["tool_result"]
         ]
         shared = _shared_cap([mem._view_tokens(i) for i in outputs], keep)
-        edits += _apply_cut(mem, outputs, min(cap, shared), trigger)
+        edits += _apply_cut(mem, outputs, min(cap, shared))
     if mem.context_tokens() > min(budget, mem.config.high_mark):
         over = mem.context_tokens() - min(budget, mem.config.high_mark - budget // 10)
         sizes = [mem._view_tokens(i) for i in recent]
-        edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over), trigger)
-    if edits:
-        record(
-            mem,
-            "truncate",
-            trigger,
-            [e["message_id"] for e in edits],
-            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
-            "kept messages over their share of the budget: head and tail kept, marked",
-        )
+        edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over))
+    detail = "kept messages over their share of the budget: head and tail kept, marked"
+    _record_edits(mem, "truncate", trigger, edits, detail)
 
 
-def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int, trigger: str) -> list[EditEntry]:
+def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int) -> list[EditEntry]:
     """Messages ``ids`` larger than ``cap`` cut to it; the edits are applied and returned."""
     edits = [e for i in ids if (e := _truncation(mem, i, cap)) is not None]
-    _apply_edits(mem, edits, trigger)
+    _apply_edits(mem, edits)
     return edits
 
 
@@ -334,7 +339,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
 
 
 def check_pinned(mem: MemoryCore) -> None:
-    pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
+    pinned = mem._pinned()
     allowed = mem.config.pinned_cap_tokens
     total = sum(mem._view_tokens(i) for i in pinned)
     if total <= allowed:
@@ -357,15 +362,9 @@ def check_pinned(mem: MemoryCore) -> None:
             edits.append(edit)
             over -= before - edit["tokens_after"]
     if edits:
-        _apply_edits(mem, edits, "add")
-        record(
-            mem,
-            "truncate_pinned",
-            "add",
-            [e["message_id"] for e in edits],
-            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
-            "pinned messages larger than their share of the budget: head and tail kept, marked",
-        )
+        _apply_edits(mem, edits)
+        detail = "pinned messages larger than their share of the budget: head and tail kept, marked"
+        _record_edits(mem, "truncate_pinned", "add", edits, detail)
         logger.warning(
             "langctx: pinned messages truncated to fit the budget (full text stays in the log)"
         )
