@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -31,10 +32,19 @@ from langchain_core.messages import BaseMessage, messages_to_dict
 
 from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
-from langctx.engine import compaction, planning, restoring
+from langctx.engine import compaction, log, planning, restoring, writing
 from langctx.engine.core import DEFAULT_PRIORITIES, MemoryCore
 from langctx.engine.plan import CompactionEvent, Trigger
-from langctx.entries import ENTRY_VERSION, CompactionEntry, EditEntry, EvictionRecord
+from langctx.entries import (
+    ENTRY_VERSION,
+    CompactionEntry,
+    EditEntry,
+    EvictionRecord,
+    active_summaries,
+    read_entry,
+    validate_entry,
+)
+from langctx.errors import StateVersionError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, resolve_summarizer
@@ -146,11 +156,20 @@ class LayeredChatMemory(MemoryCore):
         can be synced twice); the same id with different content raises
         :class:`InvalidHistoryError`. Messages without an id get one.
         """
-        compaction.add(self, messages)
+        with self._lock:
+            last_ai = log.append_all(self, messages)
+            trigger = planning.due(self, last_ai)
+            if trigger:
+                compaction.compact(self, trigger, None)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
         """Async version of `add_messages` (messages added while a compaction runs follow it)."""
-        await compaction.aadd(self, messages)
+        with self._lock:
+            last_ai = log.append_all(self, messages)
+        async with self._async_lock():
+            trigger = planning.due(self, last_ai)
+            if trigger:
+                await compaction.acompact(self, trigger, None)
 
     async def aadd_message(self, message: BaseMessage) -> None:
         """Async version of `add_message`."""
@@ -204,7 +223,8 @@ class LayeredChatMemory(MemoryCore):
             keep_recent_tokens: verbatim recent tokens to keep this time (default: the configured
                 low mark); 0 keeps only the newest turn. Overflow recovery lowers it per retry.
         """
-        return compaction.compact(self, instructions, trigger, keep_recent_tokens)
+        with self._lock:
+            return compaction.compact(self, trigger, instructions, keep_recent_tokens)
 
     async def acompact(
         self,
@@ -214,7 +234,13 @@ class LayeredChatMemory(MemoryCore):
         keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
         """Async version of `compact`."""
-        return await compaction.acompact(self, instructions, trigger, keep_recent_tokens)
+        async with self._async_lock():
+            return await compaction.acompact(self, trigger, instructions, keep_recent_tokens)
+
+    def _async_lock(self) -> asyncio.Lock:
+        if self._alock is None:
+            self._alock = asyncio.Lock()
+        return self._alock
 
     # ------------------------------------------------------------------ persistence
 
@@ -265,17 +291,44 @@ class LayeredChatMemory(MemoryCore):
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
-        Used by the integrations to rebuild the memory from graph state or a database (see
-        :func:`langctx.engine.restoring.restore`).
+        Used by the integrations to rebuild the memory from graph state or a database. Entries
+        are read (:func:`~langctx.entries.read_entry`); an edit must name a logged message and
+        keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction
+        whose cut is the pinned task is ignored (no fold cuts there: it folds past the task), and
+        so is a priority of a message that is not in the log.
+
+        Raises:
+            StateVersionError: an entry is corrupt or does not fit the log.
         """
-        restoring.restore(
-            self,
-            messages,
-            compactions=compactions,
-            edits=edits,
-            priorities=priorities,
-            eviction_log=eviction_log,
-        )
+        with self._lock:
+            self._reset()
+            self._restoring = True
+            try:
+                log.append_all(self, list(messages))
+            finally:
+                self._restoring = False
+            for raw in edits:
+                e = validate_entry(raw)
+                if (mid := e["message_id"]) not in self._pos:
+                    msg = f"edit {e['id']} names message {mid!r}, which is not in the log."
+                    raise StateVersionError(msg)
+                restoring.apply_edit(self, e)
+            task = self._id(self._task_idx) if self._task_idx is not None else None
+            for raw in compactions:
+                e = read_entry(raw)
+                if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
+                    continue  # a cut no fold makes (it folds past the task): ignored
+                self._entries.append(e)
+                self._seq[e["id"]] = len(self._entries)
+            self._active = active_summaries(self._entries)
+            self._first_kept = restoring.restored_cut(self)
+            if self._pc is not None:
+                self._active = [e for e in self._active if log.after_pc(self, e)]
+            self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
+            evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
+            self._evictions = evictions
+            self._refresh()
+            writing.check_pinned(self)
 
     def restore_window(
         self,
@@ -288,17 +341,52 @@ class LayeredChatMemory(MemoryCore):
         validate_from: int = 0,
         before: Callable[[str], BaseMessage | None] | None = None,
     ) -> None:
-        """Rebuild from a window of a longer log (see :func:`langctx.engine.restoring.restore_window`)."""
-        restoring.restore_window(
-            self,
-            head,
-            window,
-            compactions=compactions,
-            edits=edits,
-            priorities=priorities,
-            validate_from=validate_from,
-            before=before,
-        )
+        """Rebuild from a window of a longer log (no compaction runs).
+
+        ``window`` is the log from the latest compaction's cut on; ``head`` the messages before
+        the cut that stay projected (leading system messages, the task, the latest provider
+        compaction item and its results). ``compactions`` are taken as stored (the channel's
+        reducer validated them), but those projected are read (:func:`~langctx.entries.read_entry`:
+        checked again, for a state written without the reducer, and their facts read); only
+        ``window[validate_from:]`` is validated, the rest was the input of an earlier model call.
+        Edits and priorities of messages outside the window are ignored. ``before`` finds a message
+        of the log before the window by id (for a pending background summary of a span the window
+        no longer holds).
+        """
+        with self._lock:
+            self._reset()
+            self._before = before
+            self._restoring = True
+            head, window = restoring.as_messages(head), restoring.as_messages(window)
+            try:
+                for m in [*head, *window[:validate_from]]:
+                    log.append(self, m)
+                self._new_from = len(self._log)
+                log.validate_batch(self, window[validate_from:])
+                for m in window[validate_from:]:
+                    log.append(self, m)
+            finally:
+                self._restoring = False
+            pos, by_message = self._pos, restoring.edits_by_message(edits)
+            if len(by_message) < len(pos):
+                edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
+            else:  # a long thread: the window is the smaller side
+                edited = [mid for mid in pos if mid in by_message]  # pos is in log order
+            for mid in edited:
+                for e in by_message[mid]:
+                    restoring.apply_edit(self, e)
+            self._entries = list(compactions)
+            order = restoring.active_positions(self._entries)
+            self._seq = {self._entries[n - 1]["id"]: n for n in order}
+            projected = [n for n in order if log.after_pc(self, self._entries[n - 1])]
+            for n in projected:  # read, their facts too: a state written without the reducer
+                self._entries[n - 1] = read_entry(self._entries[n - 1])
+            self._active = [self._entries[n - 1] for n in projected]
+            self._first_kept = max(len(head) if self._entries else 0, self._first_kept)
+            self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
+            self._refresh()
+            log.calibrate_window(self)
+            writing.check_pinned(self)
 
     def clear(self) -> None:
         """Forget everything (log, entries, ledger)."""
