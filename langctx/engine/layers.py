@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage
 
@@ -15,11 +13,6 @@ from langctx.projection import render_read_facts, render_summary_block
 from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import render_user_messages
-
-if TYPE_CHECKING:
-    pass
-
-logger = logging.getLogger("langctx")
 
 
 def summary_block(

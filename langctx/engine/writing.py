@@ -88,7 +88,13 @@ def write_entry(
     **fields: Any,
 ) -> CompactionEntry:
     """A new entry of ``summary``, stamped and added to the active summaries (``tokens_before``
-    defaults to the context's tokens now; ``tokens_after`` is set once the layers are refreshed)."""
+    defaults to the context's tokens now; ``tokens_after`` is set once the layers are refreshed).
+
+    The stamp is what a window restore needs without the log before the cut (see
+    ``restore_window``): a cut (not a merge) names the task and the log's last message; any entry
+    written after a provider compaction item names it. Nothing else is written, to keep entries
+    small.
+    """
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
@@ -101,32 +107,18 @@ def write_entry(
     )
     if pending_tokens is not None:
         entry["pending_tokens"] = pending_tokens
-    stamp(mem, entry)
-    add_entry(mem, entry)
-    return entry
-
-
-def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
-    """Record what a window restore needs without the log before the cut (see `restore_window`).
-
-    A cut (not a merge) names the task and the log's last message; any entry written after a
-    provider compaction item names it. Nothing else is written, to keep entries small.
-    """
     if entry["trigger"] != "merge":
         entry["task_id"] = mem._id(mem._task_idx) if mem._task_idx is not None else None
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
-
-
-def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
-    """Append an entry and update the active summaries without rescanning all entries."""
+    # the active summaries updated without rescanning all entries
     mem._entries.append(entry)
-    gone = set(entry["merged_from"])
     mem._seq[entry["id"]] = len(mem._entries)
+    gone = set(entry["merged_from"])
     live = [e for e in mem._active if e["id"] not in gone]
-    live.append(entry)
-    mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
+    mem._active = sorted([*live, entry], key=lambda e: (-e["level"], mem._seq[e["id"]]))
+    return entry
 
 
 def merge_levels(mem: MemoryCore) -> None:
