@@ -17,6 +17,7 @@ from langctx.blocks import has_opaque_blocks
 from langctx.engine.elision import elide_args, with_call_args
 from langctx.entries import EditEntry, new_edit_entry
 from langctx.facts import empty_facts, extract_facts, is_command_tool
+from langctx.facts.failures import shown_failure_lines
 from langctx.markers import PLACEHOLDER_MARK
 
 if TYPE_CHECKING:
@@ -133,19 +134,9 @@ def placeholder_text(memory: MemoryCore, i: int) -> str:
     m = memory._log[i]
     assert isinstance(m, ToolMessage)
     owner = memory._call_owner.get(m.tool_call_id)
-    call: dict[str, Any] = {}
-    if owner is not None:
-        call = next(
-            (
-                tc
-                for tc in getattr(memory._log[owner], "tool_calls", [])
-                if tc.get("id") == m.tool_call_id
-            ),
-            {},
-        )
+    calls = [] if owner is None else getattr(memory._log[owner], "tool_calls", [])
+    call: dict[str, Any] = next((tc for tc in calls if tc.get("id") == m.tool_call_id), {})
     # files from the call's arguments; error lines from the output when the call failed
-    from langctx.facts.failures import shown_failure_lines
-
     facts = extract(memory, [memory._log[owner], m]) if owner is not None else empty_facts()
     files = [*facts["read_files"], *facts["modified_files"]]
     failed = [c for c in facts["commands"] if c.get("ok") is False]
@@ -163,12 +154,8 @@ def placeholder_text(memory: MemoryCore, i: int) -> str:
         parts.append("files: " + ", ".join(files[:5]))
     if failed or error_lines:
         code = failed[-1].get("exit_code") if failed else None
-        parts.append(
-            "failed"
-            + (f" (exit {code})" if code is not None else "")
-            + ": "
-            + "; ".join(error_lines)
-        )
+        exit_code = f" (exit {code})" if code is not None else ""
+        parts.append(f"failed{exit_code}: " + "; ".join(error_lines))
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if first:
         parts.append(f"first line: {first[:120]}")

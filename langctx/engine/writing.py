@@ -296,35 +296,28 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     before = mem._view_tokens(i)
     if before <= keep_tokens or has_opaque_blocks(m):
         return None  # signed / encrypted blocks travel whole: the message is kept or folded
-    content = view.content
     calls = [dict(tc) for tc in view.tool_calls] if isinstance(view, AIMessage) else []
+    mid = str(m.id)
     ratio = max(keep_tokens - 40, 0) / before
-    best: tuple[str | list[Any], list[dict[str, Any]] | None, int] | None = None
-    new_calls: list[dict[str, Any]] = []
     for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
-        new_text = _cut_content(content, ratio, str(m.id))
-        new_calls = [
-            {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
-        ]
+        update: dict[str, Any] = {"content": _cut_content(view.content, ratio, mid)}
         if calls:  # provider blocks that repeat the arguments are cut alike
-            new_text = with_call_args(new_text, {str(tc["id"]): tc["args"] for tc in new_calls})
-        update: dict[str, Any] = {"content": new_text}
-        if calls:
-            update["tool_calls"] = new_calls
+            cut = [{**tc, "args": _cut_args(tc.get("args", {}), ratio, mid)} for tc in calls]
+            update["tool_calls"] = cut
+            update["content"] = with_call_args(
+                update["content"], {str(tc["id"]): tc["args"] for tc in cut}
+            )
         after = mem.counter.count_message(m.model_copy(update=update))
-        best = (new_text, new_calls if calls else None, after)
         if after <= keep_tokens or ratio <= 0:
             break
         ratio *= 0.85
-    assert best is not None
-    new_text, cut_calls, after = best
     if after >= before:
         return None
     return new_edit_entry(
-        message_id=str(m.id),
+        message_id=mid,
         reason="truncate",
-        content=new_text,
-        tool_calls=cut_calls,
+        content=update["content"],
+        tool_calls=update.get("tool_calls"),
         tokens_before=before,
         tokens_after=after,
     )
@@ -380,7 +373,7 @@ def record(
 def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
     """Tool-call arguments with every long string cut to its head and tail (same shape)."""
     if isinstance(value, str):
-        return _head_tail(value, int(len(value) * ratio), message_id) if len(value) > 200 else value
+        return _cut_text(value, ratio, message_id)
     if isinstance(value, dict):
         return {k: _cut_args(v, ratio, message_id) for k, v in value.items()}
     if isinstance(value, list):
@@ -390,16 +383,16 @@ def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
 
 def _cut_content(content: str | list[Any], ratio: float, message_id: str) -> str | list[Any]:
     """Content cut to about ``ratio`` of its text; a list stays blocks (only text blocks cut)."""
-
-    def cut(text: str) -> str:
-        return _head_tail(text, int(len(text) * ratio), message_id) if len(text) > 200 else text
-
     if isinstance(content, str):
-        return cut(content)
-    return cut_text_blocks(content, cut)
+        return _cut_text(content, ratio, message_id)
+    return cut_text_blocks(content, lambda text: _cut_text(text, ratio, message_id))
 
 
-def _head_tail(text: str, keep_chars: int, message_id: str) -> str:
+def _cut_text(text: str, ratio: float, message_id: str) -> str:
+    """``text`` over 200 characters cut to about ``ratio`` of it: head and tail around a marker."""
+    if len(text) <= 200:
+        return text
+    keep_chars = int(len(text) * ratio)
     head = keep_chars * 2 // 3
     tail = keep_chars - head
     cut = len(text) - keep_chars
