@@ -354,7 +354,7 @@ class MemoryCore:
         self._block, self._block_tokens = summary_block(
             self._active, self._config, self._counter, pinned_tokens=pinned
         )
-        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
+        self._refresh_recent()
         self._calibration = 0
 
     def _refresh_recent(self) -> None:

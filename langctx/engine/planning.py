@@ -48,8 +48,7 @@ def _mark(memory: MemoryCore, tokens: int) -> int:
     config = memory.config
     if config.cache_write_ratio is None:
         return config.high_mark
-    task = [] if memory._task_idx is None else [memory._task_idx]
-    pinned = sum(memory._view_tokens(i) for i in [*memory._system_idx, *task])
+    pinned = sum(memory._view_tokens(i) for i in memory._pinned())
     floor = mark_floor(config, pinned=pinned, block=memory._block_tokens)
     if tokens <= floor:
         return floor
@@ -99,26 +98,16 @@ def plan(
         for i in range(lo, cut)
         if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
     ]
+    marks_keep = keep if by_marks else None
     if not batch:
-        return Plan(
-            trigger,
-            tokens_before,
-            memory._first_kept,
-            [],
-            [],
-            None,
-            "none",
-            keep=keep if by_marks else None,
-        )
-    out = _fold(
-        memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, [], None, "")
-    )
+        return Plan(trigger, tokens_before, memory._first_kept, keep=marks_keep)
+    out = _fold(memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, quality=""))
     if out.request is not None:
         out.request = replace(out.request, context=list(sent))
     if out.upgrade is not None:
         out.upgrade = replace(out.upgrade, context=list(sent))
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
-    out.keep = keep if by_marks else None
+    out.keep = marks_keep
     return out
 
 
@@ -163,7 +152,7 @@ def _in_place(
     saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
     if not edits or memory.context_tokens() - saved > target:
         return None
-    return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", edits)
+    return Plan(trigger, tokens_before, memory._first_kept, placeholders=edits)
 
 
 def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan) -> Plan:
