@@ -264,7 +264,7 @@ def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | N
         return cast(list[BaseMessage], earlier)
     if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
-    pinned = {*memory._system_idx, memory._task_idx}
+    pinned = memory._pinned()
     lo, hi = memory._pos[ids[0]], memory._pos[ids[-1]]
     span = [memory._log[i] for i in range(lo, hi + 1) if i not in pinned and i not in memory._skip]
     return span if len(span) == len(ids) else None
@@ -281,9 +281,8 @@ def _keep_target(memory: MemoryCore) -> int:
 
 
 def _task_text(memory: MemoryCore) -> str | None:
-    if memory._task_idx is None:
-        return None
-    return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
+    task = None if memory._task_idx is None else memory._log[memory._task_idx]
+    return None if task is None else substantive_text(task) or task.text
 
 
 def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
@@ -293,24 +292,23 @@ def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
     over ``max_level2`` level-2 summaries, the oldest ``merge_count`` merge *into* the level-3
     summary (one call, not a level 3 that a second merge would fold at once).
     """
-    caps = {1: memory.config.max_summaries, 2: memory.config.max_level2, 3: 1}
-    for level in (1, 2, 3):
-        live = [e for e in memory._active if e["level"] == level]
+    config = memory.config
+    by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
+    top, count = by_level[MAX_LEVEL], config.merge_count
+    caps = {1: config.max_summaries, 2: config.max_level2, MAX_LEVEL: 1}
+    for level, live in by_level.items():
         if len(live) > caps[level]:
             if level == MAX_LEVEL:
                 return live
-            top = [e for e in memory._active if e["level"] == MAX_LEVEL]
-            group = live[: memory.config.merge_count]
-            return [*top, *group] if level == MAX_LEVEL - 1 else group
-    if sum(e["summary_tokens"] for e in memory._active) > memory.config.summary_share_tokens:
+            return [*top, *live[:count]] if level == MAX_LEVEL - 1 else live[:count]
+    if sum(e["summary_tokens"] for e in memory._active) > config.summary_share_tokens:
         # over their share of the budget: merge the oldest below the caps too
-        top = [e for e in memory._active if e["level"] == MAX_LEVEL]
         for level in (1, 2):
-            live = [e for e in memory._active if e["level"] == level]
+            live = by_level[level]
             if level == MAX_LEVEL - 1 and (top or len(live) >= 2) and live:
-                return [*top, *live[: memory.config.merge_count]]
+                return [*top, *live[:count]]
             if len(live) >= 2:
-                return live[: memory.config.merge_count]
+                return live[:count]
     return None
 
 
