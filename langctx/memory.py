@@ -319,7 +319,6 @@ class LayeredChatMemory(MemoryCore):
                 if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
                     continue  # a cut no fold makes (it folds past the task): ignored
                 self._entries.append(e)
-                self._seq[e["id"]] = len(self._entries)
             self._active = active_summaries(self._entries)
             self._first_kept = restoring.restored_cut(self)
             if self._pc is not None:
@@ -377,7 +376,6 @@ class LayeredChatMemory(MemoryCore):
                     restoring.apply_edit(self, e)
             self._entries = list(compactions)
             order = restoring.active_positions(self._entries)
-            self._seq = {self._entries[n - 1]["id"]: n for n in order}
             projected = [n for n in order if log.after_pc(self, self._entries[n - 1])]
             for n in projected:  # read, their facts too: a state written without the reducer
                 self._entries[n - 1] = read_entry(self._entries[n - 1])

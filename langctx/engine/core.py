@@ -105,7 +105,6 @@ class MemoryCore:
         self._block_tokens = 0
         self._calibration = 0
         self._active: list[CompactionEntry] = []
-        self._seq: dict[str, int] = {}
         self._restoring = False
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
         self._blocking_calls = 0  # summarizer calls made on the caller's path

@@ -112,12 +112,12 @@ def write_entry(
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
-    # the active summaries updated without rescanning all entries
+    # the active summaries stay ordered by level, then by creation, without rescanning entries:
+    # ``_active`` is in that order and the new entry is the newest (the sort is stable)
     mem._entries.append(entry)
-    mem._seq[entry["id"]] = len(mem._entries)
     gone = set(entry["merged_from"])
     live = [e for e in mem._active if e["id"] not in gone]
-    mem._active = sorted([*live, entry], key=lambda e: (-e["level"], mem._seq[e["id"]]))
+    mem._active = sorted([*live, entry], key=lambda e: -e["level"])
     return entry
 
 
