@@ -1,7 +1,15 @@
 """In-place edits a compaction plans: large tool outputs replaced by a short note, long
 tool-call arguments elided; never at or before a live thinking block.
 
-Pure decisions, like :mod:`langctx.engine.planning`, which calls them.
+Pure decisions, like :mod:`langctx.engine.planning`, which calls them. A placeholder edit of an
+AI message keeps each call's shape (every key, short values, paths) and replaces the middle of
+each long string by a note of its size; the provider blocks that repeat the arguments get the
+same values.
+
+Example:
+    >>> out = elide_args({"path": "a.py", "content": "x" * 1000})
+    >>> out["path"], len(out["content"]) < 1000, "elided" in out["content"]
+    ('a.py', True, True)
 """
 
 from __future__ import annotations
@@ -14,16 +22,24 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
 from langctx.blocks import has_opaque_blocks
-from langctx.engine.elision import elide_args, with_call_args
 from langctx.entries import EditEntry, new_edit_entry
 from langctx.facts import empty_facts, extract_facts, is_command_tool
 from langctx.facts.failures import shown_failure_lines
-from langctx.markers import PLACEHOLDER_MARK
+from langctx.markers import ARGS_PLACEHOLDER_MARK, PLACEHOLDER_MARK
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
-__all__ = ["edit_floor", "elided_call", "kept_placeholders", "placeholder", "plan_placeholders"]
+__all__ = [
+    "ELIDED_ARG_CHARS",
+    "edit_floor",
+    "elide_args",
+    "elided_call",
+    "kept_placeholders",
+    "placeholder",
+    "plan_placeholders",
+    "with_call_args",
+]
 
 
 def extract(memory: MemoryCore, messages: Sequence[BaseMessage]) -> Any:
@@ -173,3 +189,47 @@ def edit_floor(memory: MemoryCore) -> int:
         return -1
     last = memory._thinking[-1]
     return last if last >= memory._recent_start() else -1
+
+
+ELIDED_ARG_CHARS = 400
+"""String arguments of a tool call longer than this are elided by a placeholder edit."""
+ELIDED_HEAD, ELIDED_TAIL = 160, 80
+"""Characters of an elided argument kept before and after the note."""
+
+
+def elide_args(value: Any) -> Any:
+    """Tool-call arguments with every string longer than :data:`ELIDED_ARG_CHARS` cut to its
+    head and tail around a note of what was cut (same shape: paths and short values stay)."""
+    if isinstance(value, str):
+        if len(value) <= ELIDED_ARG_CHARS:
+            return value
+        cut = len(value) - ELIDED_HEAD - ELIDED_TAIL
+        return (
+            f"{value[:ELIDED_HEAD]}\n{ARGS_PLACEHOLDER_MARK} {cut} chars]\n{value[-ELIDED_TAIL:]}"
+        )
+    if isinstance(value, dict):
+        return {k: elide_args(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [elide_args(v) for v in value]
+    return value
+
+
+def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
+    """``content`` whose blocks carry the new ``args`` of their call (by call id): Anthropic
+    ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments, LangChain ``tool_call``
+    blocks."""
+    if isinstance(content, str):
+        return content
+    return [_elided_block(b, args) for b in content]
+
+
+def _elided_block(block: Any, args: dict[str, Any]) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "tool_use" and block.get("id") in args:
+        return {**block, "input": args[block["id"]]}
+    if block.get("type") == "tool_call" and block.get("id") in args:  # LangChain's v1 blocks
+        return {**block, "args": args[block["id"]]}
+    if block.get("type") == "function_call" and block.get("call_id") in args:
+        return {**block, "arguments": json.dumps(args[block["call_id"]], ensure_ascii=False)}
+    return block

@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.core import DEFAULT_PRIORITIES
-from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -304,7 +303,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
         if calls:  # provider blocks that repeat the arguments are cut alike
             cut = [{**tc, "args": _cut_args(tc.get("args", {}), ratio, mid)} for tc in calls]
             update["tool_calls"] = cut
-            update["content"] = with_call_args(
+            update["content"] = placeholders.with_call_args(
                 update["content"], {str(tc["id"]): tc["args"] for tc in cut}
             )
         after = mem.counter.count_message(m.model_copy(update=update))

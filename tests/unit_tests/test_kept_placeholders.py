@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx import LayeredChatMemory
 from langctx.engine import placeholders
-from langctx.engine.elision import ELIDED_ARG_CHARS, elide_args
+from langctx.engine.placeholders import ELIDED_ARG_CHARS, elide_args
 from langctx.markers import ARGS_PLACEHOLDER_MARK
 from langctx.state_memory import MemorySettings, view_state
 from tests._helpers import assert_pairs_intact, iter_turns, stateless_step
