@@ -1,12 +1,10 @@
-"""MemoryCore: a memory's record, what is derived from it, and the projection read from it.
+"""MemoryCore: a memory's settings, its record, what is derived from it, and the projection.
 
 The record is what :meth:`~langctx.LayeredChatMemory.to_state` returns (the log, the compaction
 entries, the edits, the priority ledger, the eviction log); every other field is derived from the
 record by appending and restoring (positions, token counts, the pinned indices, the cut, the
 summary block), so a memory restored from a snapshot projects what the live one projects. The
-engine's modules are functions of a memory: :mod:`~langctx.engine.log` appends,
-:mod:`~langctx.engine.planning` plans, :mod:`~langctx.engine.compaction` compacts,
-:mod:`~langctx.engine.restoring` restores. The methods here only read the layers.
+functions that write the record are :mod:`langctx.engine`'s; the methods here only read it.
 """
 
 from __future__ import annotations
