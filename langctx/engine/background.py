@@ -202,12 +202,6 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
     )
     mem._refresh()
     entry["tokens_after"] = mem.context_tokens()
-    writing.record(
-        mem,
-        "upgrade",
-        "background",
-        [newest["id"]],
-        newest["summary_tokens"],
-        f"background model summary {entry['id']} replaces {newest['id']}",
-    )
+    detail = f"background model summary {entry['id']} replaces {newest['id']}"
+    writing.record(mem, "upgrade", "background", [newest["id"]], newest["summary_tokens"], detail)
     return entry

@@ -266,14 +266,8 @@ def _provider_compacted(mem: MemoryCore, i: int) -> None:
     if not mem._restoring:
         mem._refresh()
     mem._calibration = 0
-    writing.record(
-        mem,
-        "provider_compaction",
-        "add",
-        [mem._id(i)],
-        0,
-        "provider compaction item: earlier history is the provider's summary now",
-    )
+    detail = "provider compaction item: earlier history is the provider's summary now"
+    writing.record(mem, "provider_compaction", "add", [mem._id(i)], 0, detail)
 
 
 def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
@@ -289,14 +283,9 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
 def _orphan(mem: MemoryCore, message: ToolMessage, i: int) -> None:
     _check_orphan(mem, message)
     mem._skip.add(i)
-    writing.record(
-        mem,
-        "drop_orphan",
-        "add",
-        [str(message.id)],
-        mem._tok[i] if i < len(mem._tok) else 0,
-        f"tool result for unknown call {message.tool_call_id!r} kept in the log only",
-    )
+    tokens = mem._tok[i] if i < len(mem._tok) else 0
+    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
+    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
     if i >= mem._new_from:
         logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
@@ -319,14 +308,8 @@ def _close_open_turn(mem: MemoryCore, i: int) -> None:
     ]
     mem._repair_after[i - 1] = repairs
     mem._recent_tokens += sum(mem.counter.count_message(r) for r in repairs)
-    writing.record(
-        mem,
-        "repair",
-        "add",
-        [str(ai.id)],
-        0,
-        f"unanswered tool calls {mem._open_calls} answered with placeholders",
-    )
+    detail = f"unanswered tool calls {mem._open_calls} answered with placeholders"
+    writing.record(mem, "repair", "add", [str(ai.id)], 0, detail)
     mem._open_ai = None
     mem._open_calls = []
 

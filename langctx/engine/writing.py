@@ -61,14 +61,9 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     )
     mem._first_kept = plan.cut
     mem._refresh()
-    record(
-        mem,
-        "compact",
-        plan.trigger,
-        covered,
-        sum(mem._tok[i] for i in plan.batch),
-        f"folded {len(plan.batch)} messages into {entry['id']} ({quality})",
-    )
+    folded = sum(mem._tok[i] for i in plan.batch)
+    detail = f"folded {len(plan.batch)} messages into {entry['id']} ({quality})"
+    record(mem, "compact", plan.trigger, covered, folded, detail)
     kept = [e for e in plan.placeholders if e["message_id"] not in mem._edit_of]
     if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
         _apply_edits(mem, kept)
@@ -190,14 +185,9 @@ def _commit_merge(
         quality=quality,
         merged_from=[e["id"] for e in group],
     )
-    record(
-        mem,
-        "merge",
-        "merge",
-        [e["id"] for e in group],
-        sum(e["summary_tokens"] for e in group),
-        f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}",
-    )
+    ids, tokens = [e["id"] for e in group], sum(e["summary_tokens"] for e in group)
+    detail = f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}"
+    record(mem, "merge", "merge", ids, tokens, detail)
     return entry
 
 
