@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -188,9 +189,6 @@ class LayeredChatMemory(MemoryCore):
             >>> LayeredChatMemory(max_tokens=4000).stats()["budget"]
             4000
         """
-        levels: dict[int, int] = {}
-        for e in self._active:
-            levels[e["level"]] = levels.get(e["level"], 0) + 1
         merges = sum(1 for e in self._entries if e["trigger"] == "merge")
         return {
             "messages": len(self._log),
@@ -198,7 +196,7 @@ class LayeredChatMemory(MemoryCore):
             "budget": self._config.max_tokens_resolved,
             "compactions": len(self._entries) - merges,
             "merges": merges,
-            "summaries_by_level": levels,
+            "summaries_by_level": dict(Counter(e["level"] for e in self._active)),
             "summary_tokens": sum(e["summary_tokens"] for e in self._active),
             "edits": len(self._edits),
             "blocking_summarizer_calls": self._blocking_calls,
