@@ -1,7 +1,8 @@
 """LayeredChatMemory: the standalone memory (an append-only log, its entries, the projection).
 
 Compaction writes entries (summaries and in-place edits) that the projection applies; it never
-deletes. The parts live in :mod:`langctx.engine`.
+deletes. The record and the projection read from it are :class:`~langctx.engine.core.MemoryCore`;
+the functions that write the record live in :mod:`langctx.engine`.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -23,27 +24,37 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, messages_to_dict
 
-from langctx.channel import MemorySnapshot, channel_entries, check_version
+from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
-from langctx.engine import compaction, planning, restoring
-from langctx.engine import stats as stats_module
+from langctx.engine import compaction, log, planning, restoring, writing
 from langctx.engine.core import DEFAULT_PRIORITIES, MemoryCore
 from langctx.engine.plan import CompactionEvent, Trigger
-from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
+from langctx.entries import (
+    ENTRY_VERSION,
+    CompactionEntry,
+    EditEntry,
+    EvictionRecord,
+    active_summaries,
+    read_entry,
+    validate_entry,
+)
+from langctx.errors import StateVersionError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
-from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
+from langctx.summarize import LocalSummarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 
 __all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
 
 
-class LayeredChatMemory:
+class LayeredChatMemory(MemoryCore):
     """Layered, compacting chat memory over langchain-core messages.
 
     Layers of the projection: pinned (system messages and the first substantive human message,
@@ -77,12 +88,11 @@ class LayeredChatMemory:
         thread_id: str | None = None,
         **options: Unpack[ConfigOptions],
     ) -> None:
-        config = config_from(config, options)
         counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
         local = LocalSummarizer(count=counter.count_text)
         resolved = resolve_summarizer(summarizer)
-        self._core = MemoryCore(
-            config,
+        super().__init__(
+            config_from(config, options),
             counter,
             local if isinstance(resolved, LocalSummarizer) else resolved,
             local,
@@ -92,101 +102,47 @@ class LayeredChatMemory:
             thread_id,
         )
 
-    @property
-    def config(self) -> MemoryConfig:
-        """The frozen configuration."""
-        return self._core.config
-
-    @property
-    def counter(self) -> TokenCounter:
-        """The token counter (resolved once, at construction)."""
-        return self._core.counter
-
-    @property
-    def summarizer(self) -> Summarizer:
-        """The summarizer (the local one when none was given)."""
-        return self._core.summarizer
-
-    @summarizer.setter
-    def summarizer(self, value: object) -> None:
-        resolved = resolve_summarizer(value)
-        local = isinstance(resolved, LocalSummarizer)
-        self._core.summarizer = self._core._local if local else resolved
-
-    @property
-    def file_tools(self) -> dict[str, FileToolSpec]:
-        """Tool name -> :class:`FileToolSpec`, for mechanical file extraction."""
-        return dict(self._core.file_tools)
-
-    @property
-    def command_tools(self) -> frozenset[str]:
-        """Names of the tools that run shell commands."""
-        return self._core.command_tools
-
-    @property
-    def thread_id(self) -> str | None:
-        """The conversation this memory holds, for tracing; None: the LangChain run's."""
-        return self._core.thread_id
-
-    @thread_id.setter
-    def thread_id(self, value: str | None) -> None:
-        self._core.thread_id = value
-
     # ------------------------------------------------------------------ public views
 
     @property
     def messages(self) -> list[BaseMessage]:
         """The full append-only log (a copy of the list; messages are shared)."""
-        return list(self._core._log)
+        return list(self._log)
 
     @property
     def compactions(self) -> list[CompactionEntry]:
         """Every compaction entry, in the order written (plain, versioned dicts)."""
-        return list(self._core._entries)
+        return list(self._entries)
 
     @property
     def edits(self) -> list[EditEntry]:
         """Every in-place edit (placeholders, truncations), in the order written."""
-        return list(self._core._edits)
+        return list(self._edits)
 
     @property
     def eviction_log(self) -> list[EvictionRecord]:
         """What left the projection, when and why: compactions, edits, dropped orphans, merges."""
-        return list(self._core._evictions)
+        return list(self._evictions)
 
     @property
     def summaries(self) -> list[CompactionEntry]:
         """The compaction entries currently projected, oldest (highest level) first."""
-        return list(self._core._active)
+        return list(self._active)
 
     @property
     def priorities(self) -> dict[str, int]:
         """The priority overrides of the ledger (message id -> priority)."""
-        return dict(self._core._priority)
-
-    @property
-    def pinned_ids(self) -> list[str]:
-        """Ids of the pinned messages (system messages and the task)."""
-        return self._core.pinned_ids()
-
-    @property
-    def first_kept_id(self) -> str | None:
-        """Id of the first message of the verbatim recent layer."""
-        return self._core.first_kept_id
-
-    def priority_of(self, message_id: str) -> int:
-        """The ledger priority of a logged message (see :data:`DEFAULT_PRIORITIES`)."""
-        return self._core.priority_of(message_id)
+        return dict(self._priority)
 
     def set_priority(self, message_id: str, priority: int) -> None:
         """Override a message's priority in the ledger (e.g. a fetched context reference -> 10).
 
         The ledger is the memory's own; nothing is written into fields sent to a provider.
         """
-        if message_id not in self._core._pos:
+        if message_id not in self._pos:
             msg = f"no message with id {message_id!r} in this memory."
             raise KeyError(msg)
-        self._core._priority[message_id] = int(priority)
+        self._priority[message_id] = int(priority)
 
     # ------------------------------------------------------------------ adding
 
@@ -201,11 +157,20 @@ class LayeredChatMemory:
         can be synced twice); the same id with different content raises
         :class:`InvalidHistoryError`. Messages without an id get one.
         """
-        compaction.add(self._core, messages)
+        with self._lock:
+            last_ai = log.append_all(self, messages)
+            trigger = planning.due(self, last_ai)
+            if trigger:
+                compaction.compact(self, trigger, None)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
         """Async version of `add_messages` (messages added while a compaction runs follow it)."""
-        await compaction.aadd(self._core, messages)
+        with self._lock:
+            last_ai = log.append_all(self, messages)
+        async with self._async_lock():
+            trigger = planning.due(self, last_ai)
+            if trigger:
+                await compaction.acompact(self, trigger, None)
 
     async def aadd_message(self, message: BaseMessage) -> None:
         """Async version of `add_message`."""
@@ -213,30 +178,31 @@ class LayeredChatMemory:
 
     # ------------------------------------------------------------------ projection
 
-    def build_context(self) -> list[BaseMessage]:
-        """The messages the model should see now: pinned, summaries, recent (deterministic)."""
-        with self._core._lock:
-            return self._core.build_context()
-
-    async def abuild_context(self) -> list[BaseMessage]:
-        """Async version of `build_context`."""
-        return self.build_context()
-
-    def context_tokens(self) -> int:
-        """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
-        return self._core.context_tokens()
-
-    def calibrated_tokens(self) -> int:
-        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
-        return self._core.calibrated_tokens()
-
     def needs_compaction(self) -> bool:
         """True when the context is above the compaction mark."""
-        return planning.due(self._core, False) is not None
+        return planning.due(self, False) is not None
 
     def stats(self) -> dict[str, Any]:
-        """Figures for dashboards and debugging (see :func:`langctx.engine.stats.stats`)."""
-        return stats_module.stats(self._core)
+        """Figures for dashboards and debugging.
+
+        Example:
+            >>> LayeredChatMemory(max_tokens=4000).stats()["budget"]
+            4000
+        """
+        merges = sum(1 for e in self._entries if e["trigger"] == "merge")
+        return {
+            "messages": len(self._log),
+            "context_tokens": self.context_tokens(),
+            "budget": self._config.max_tokens_resolved,
+            "compactions": len(self._entries) - merges,
+            "merges": merges,
+            "summaries_by_level": dict(Counter(e["level"] for e in self._active)),
+            "summary_tokens": sum(e["summary_tokens"] for e in self._active),
+            "edits": len(self._edits),
+            "blocking_summarizer_calls": self._blocking_calls,
+            "first_kept_id": self.first_kept_id,
+            "entry_version": ENTRY_VERSION,
+        }
 
     # ------------------------------------------------------------------ compaction (twins)
 
@@ -255,7 +221,8 @@ class LayeredChatMemory:
             keep_recent_tokens: verbatim recent tokens to keep this time (default: the configured
                 low mark); 0 keeps only the newest turn. Overflow recovery lowers it per retry.
         """
-        return compaction.compact(self._core, instructions, trigger, keep_recent_tokens)
+        with self._lock:
+            return compaction.compact(self, trigger, instructions, keep_recent_tokens)
 
     async def acompact(
         self,
@@ -265,7 +232,13 @@ class LayeredChatMemory:
         keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
         """Async version of `compact`."""
-        return await compaction.acompact(self._core, instructions, trigger, keep_recent_tokens)
+        async with self._async_lock():
+            return await compaction.acompact(self, trigger, instructions, keep_recent_tokens)
+
+    def _async_lock(self) -> asyncio.Lock:
+        if self._alock is None:
+            self._alock = asyncio.Lock()
+        return self._alock
 
     # ------------------------------------------------------------------ persistence
 
@@ -274,8 +247,15 @@ class LayeredChatMemory:
 
         ``LayeredChatMemory.from_state(mem.to_state())`` builds exactly the same projection.
         """
-        with self._core._lock:
-            return self._core.snapshot()
+        with self._lock:
+            snapshot = MemorySnapshot(
+                **channel_update(
+                    compactions=self._entries, edits=self._edits, priorities=self._priority
+                )
+            )
+            snapshot["messages"] = messages_to_dict(self._log)
+            snapshot["eviction_log"] = [dict(r) for r in self._evictions]
+            return snapshot
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
@@ -309,16 +289,43 @@ class LayeredChatMemory:
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
-        Used by the integrations to rebuild the memory from graph state or a database.
+        Used by the integrations to rebuild the memory from graph state or a database. Entries
+        are read (:func:`~langctx.entries.read_entry`); an edit must name a logged message and
+        keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction
+        whose cut is the pinned task is ignored (no fold cuts there: it folds past the task), and
+        so is a priority of a message that is not in the log.
+
+        Raises:
+            StateVersionError: an entry is corrupt or does not fit the log.
         """
-        restoring.restore(
-            self._core,
-            messages,
-            compactions=compactions,
-            edits=edits,
-            priorities=priorities,
-            eviction_log=eviction_log,
-        )
+        with self._lock:
+            self._reset()
+            self._restoring = True
+            try:
+                log.append_all(self, list(messages))
+            finally:
+                self._restoring = False
+            for raw in edits:
+                e = validate_entry(raw)
+                if (mid := e["message_id"]) not in self._pos:
+                    msg = f"edit {e['id']} names message {mid!r}, which is not in the log."
+                    raise StateVersionError(msg)
+                restoring.apply_edit(self, e)
+            task = self._id(self._task_idx) if self._task_idx is not None else None
+            for raw in compactions:
+                e = read_entry(raw)
+                if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
+                    continue  # a cut no fold makes (it folds past the task): ignored
+                self._entries.append(e)
+            self._active = active_summaries(self._entries)
+            self._first_kept = restoring.restored_cut(self)
+            if self._pc is not None:
+                self._active = [e for e in self._active if log.after_pc(self, e)]
+            self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
+            evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
+            self._evictions = evictions
+            self._refresh()
+            writing.check_pinned(self)
 
     def restore_window(
         self,
@@ -331,19 +338,53 @@ class LayeredChatMemory:
         validate_from: int = 0,
         before: Callable[[str], BaseMessage | None] | None = None,
     ) -> None:
-        """Rebuild from a window of a longer log (see :func:`langctx.engine.restoring.restore_window`)."""
-        restoring.restore_window(
-            self._core,
-            head,
-            window,
-            compactions=compactions,
-            edits=edits,
-            priorities=priorities,
-            validate_from=validate_from,
-            before=before,
-        )
+        """Rebuild from a window of a longer log (no compaction runs).
+
+        ``window`` is the log from the latest compaction's cut on; ``head`` the messages before
+        the cut that stay projected (leading system messages, the task, the latest provider
+        compaction item and its results). ``compactions`` are taken as stored (the channel's
+        reducer validated them), but those projected are read (:func:`~langctx.entries.read_entry`:
+        checked again, for a state written without the reducer, and their facts read); only
+        ``window[validate_from:]`` is validated, the rest was the input of an earlier model call.
+        Edits and priorities of messages outside the window are ignored. ``before`` finds a message
+        of the log before the window by id (for a pending background summary of a span the window
+        no longer holds).
+        """
+        with self._lock:
+            self._reset()
+            self._before = before
+            self._restoring = True
+            head, window = restoring.as_messages(head), restoring.as_messages(window)
+            try:
+                for m in [*head, *window[:validate_from]]:
+                    log.append(self, m)
+                self._new_from = len(self._log)
+                log.validate_batch(self, window[validate_from:])
+                for m in window[validate_from:]:
+                    log.append(self, m)
+            finally:
+                self._restoring = False
+            pos, by_message = self._pos, restoring.edits_by_message(edits)
+            if len(by_message) < len(pos):
+                edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
+            else:  # a long thread: the window is the smaller side
+                edited = [mid for mid in pos if mid in by_message]  # pos is in log order
+            for mid in edited:
+                for e in by_message[mid]:
+                    restoring.apply_edit(self, e)
+            self._entries = list(compactions)
+            order = restoring.active_positions(self._entries)
+            projected = [n for n in order if log.after_pc(self, self._entries[n - 1])]
+            for n in projected:  # read, their facts too: a state written without the reducer
+                self._entries[n - 1] = read_entry(self._entries[n - 1])
+            self._active = [self._entries[n - 1] for n in projected]
+            self._first_kept = max(len(head) if self._entries else 0, self._first_kept)
+            self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
+            self._refresh()
+            log.calibrate_window(self)
+            writing.check_pinned(self)
 
     def clear(self) -> None:
         """Forget everything (log, entries, ledger)."""
-        with self._core._lock:
-            self._core._reset()
+        with self._lock:
+            self._reset()

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from langctx.engine import planning, summarizer_calls, writing
-from langctx.entries import CompactionEntry, covered_count, new_compaction_entry
+from langctx.entries import CompactionEntry, covered_count
 from langctx.errors import ConfigError
 from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
@@ -77,11 +77,6 @@ def start_job(key: str, fn: Callable[[], object]) -> bool:
     return True
 
 
-def running(key: str) -> bool:
-    """True when a background summary of input digest ``key`` exists in this process."""
-    return _jobs.get(key) is not None
-
-
 def take(key: str, timeout: float | None) -> tuple[str | None, str]:
     """``(summary, "")`` for the job of input digest ``key`` (waiting up to what is left of
     ``timeout`` since it started), or ``(None, why not)``: no job, failed, not done in time. A
@@ -90,9 +85,8 @@ def take(key: str, timeout: float | None) -> tuple[str | None, str]:
     if job is None:
         return None, "no background summary in this process"
     future, started = job
-    left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
     try:
-        return future.result(timeout=left), ""
+        return future.result(timeout=_left(started, timeout)), ""
     except ConfigError:
         _jobs.pop(key)
         raise  # the summarizer can never work (its answer is not text): say so, do not fall back
@@ -109,9 +103,12 @@ async def wait_async(key: str, timeout: float | None) -> None:
     if job is None:
         return
     future, started = job
-    left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), left)
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), _left(started, timeout))
+
+
+def _left(started: float, timeout: float | None) -> float | None:
+    return None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
 
 
 def clear() -> None:
@@ -120,11 +117,6 @@ def clear() -> None:
 
 
 # ---------------------------------------------------------------- bound on LayeredChatMemory
-
-
-def _newest_level1(mem: MemoryCore) -> CompactionEntry | None:
-    level1 = [e for e in mem._active if e["level"] == 1]
-    return level1[-1] if level1 else None
 
 
 def launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
@@ -140,13 +132,13 @@ def launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryReques
 
 def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
     summarizer = mem.summarizer
-    return running(key) or start_job(key, lambda: summarizer.summarize(request))
+    return _jobs.get(key) is not None or start_job(key, lambda: summarizer.summarize(request))
 
 
 def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
     """The newest level-1 entry when its model summary is pending, with that summary's request
     as the log gives it now (None: the log no longer gives the recorded input)."""
-    newest = _newest_level1(mem)
+    newest = next((e for e in reversed(mem._active) if e["level"] == 1), None)
     key = newest.get("upgrade_input") if newest is not None else None
     if newest is None or newest["quality"] != "mechanical" or key is None:
         return None
@@ -195,32 +187,21 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
         writing.record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
     summary = summarizer_calls.cap(mem, text)
-    entry = new_compaction_entry(
-        summary=summary,
-        summary_tokens=mem.counter.count_text(summary),
+    files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
+    entry = writing.write_entry(
+        mem,
+        summary,
+        {**newest["facts"], **files},
         level=1,
         covered_ids=[],  # the mechanical entry folded the messages; this one replaces its text
         covered_count=covered_count(newest),
         first_kept_id=newest["first_kept_id"],
-        tokens_before=mem.context_tokens(),
-        tokens_after=0,
         trigger="merge",
         quality="model",
-        read_files=newest["read_files"],
-        modified_files=newest["modified_files"],
         merged_from=[newest["id"]],
-        facts=newest["facts"],
     )
-    writing.stamp(mem, entry)
-    writing.add_entry(mem, entry)
     mem._refresh()
     entry["tokens_after"] = mem.context_tokens()
-    writing.record(
-        mem,
-        "upgrade",
-        "background",
-        [newest["id"]],
-        newest["summary_tokens"],
-        f"background model summary {entry['id']} replaces {newest['id']}",
-    )
+    detail = f"background model summary {entry['id']} replaces {newest['id']}"
+    writing.record(mem, "upgrade", "background", [newest["id"]], newest["summary_tokens"], detail)
     return entry

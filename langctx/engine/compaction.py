@@ -1,72 +1,28 @@
-"""One compaction from plan to entry, sync and async (the twins differ only at the summarizer call)."""
+"""One compaction from plan to entry, sync and async (the twins differ at the summarizer call);
+the caller holds the memory's lock."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from langctx.engine import background, log, planning, summarizer_calls, writing
+from langctx.engine import background, planning, summarizer_calls, writing
 from langctx.engine.plan import CompactionEvent, Plan
-from langctx.entries import (
-    CompactionEntry,
-)
+from langctx.entries import CompactionEntry
 from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
 
-def add(mem: MemoryCore, messages: Sequence[Any]) -> None:
-    """Append ``messages`` to the log, then compact if a trigger fires."""
-    with mem._lock:
-        last_ai = log.append_all(mem, messages)
-        trigger = planning.due(mem, last_ai)
-        if trigger:
-            _compact(mem, trigger, None)
-
-
-async def aadd(mem: MemoryCore, messages: Sequence[Any]) -> None:
-    """Async version of `add`; messages added while a compaction runs are appended after it."""
-    with mem._lock:
-        last_ai = log.append_all(mem, messages)
-    async with _async_lock(mem):
-        trigger = planning.due(mem, last_ai)
-        if trigger:
-            await _acompact(mem, trigger, None)
-
-
-def compact(
-    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
-) -> CompactionEntry | None:
-    """Compact now (see :meth:`~langctx.LayeredChatMemory.compact`)."""
-    with mem._lock:
-        return _compact(mem, trigger, instructions, keep)
-
-
-async def acompact(
-    mem: MemoryCore, instructions: str | None, trigger: str, keep: int | None
-) -> CompactionEntry | None:
-    """Async version of `compact`."""
-    async with _async_lock(mem):
-        return await _acompact(mem, trigger, instructions, keep)
-
-
-def _async_lock(mem: MemoryCore) -> asyncio.Lock:
-    if mem._alock is None:
-        mem._alock = asyncio.Lock()
-    return mem._alock
-
-
 def _start(mem: MemoryCore, plan: Plan | None) -> None:
-    if plan is not None and mem.on_compaction is not None:
-        mem.on_compaction(
+    if plan is not None and mem._on_compaction is not None:
+        mem._on_compaction(
             CompactionEvent(phase="start", trigger=plan.trigger, tokens_before=plan.tokens_before)
         )
 
 
-def _compact(
+def compact(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
@@ -85,7 +41,7 @@ def _compact(
     return entry
 
 
-async def _acompact(
+async def acompact(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
     started = time.perf_counter()
@@ -153,6 +109,6 @@ def _finish(
         edits=len(plan.placeholders),
         mode=mode,  # type: ignore[arg-type]
     )
-    if mem.on_compaction is not None:
-        mem.on_compaction(event)
+    if mem._on_compaction is not None:
+        mem._on_compaction(event)
     return event

@@ -1,12 +1,10 @@
-"""MemoryCore: what a :class:`~langctx.LayeredChatMemory` holds, and the projection read from it.
+"""MemoryCore: a memory's settings, its record, what is derived from it, and the projection.
 
-The record is what :meth:`MemoryCore.snapshot` returns (the log, the compaction entries, the
-edits, the priority ledger, the eviction log); every other field is derived from the record by
-appending and restoring (positions, token counts, the pinned indices, the cut, the summary
-block), so a core restored from a snapshot projects what the live core projects. The engine's
-modules are functions of a core: :mod:`~langctx.engine.log` appends, :mod:`~langctx.engine.planning`
-plans (reading a :class:`~langctx.engine.planning_view.PlanningView`), :mod:`~langctx.engine.compaction`
-compacts, :mod:`~langctx.engine.restoring` restores. The methods here only read the layers.
+The record is what :meth:`~langctx.LayeredChatMemory.to_state` returns (the log, the compaction
+entries, the edits, the priority ledger, the eviction log); every other field is derived from the
+record by appending and restoring (positions, token counts, the pinned indices, the cut, the
+summary block), so a memory restored from a snapshot projects what the live one projects. The
+functions that write the record are :mod:`langctx.engine`'s; the methods here only read it.
 """
 
 from __future__ import annotations
@@ -15,23 +13,16 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping
 
-from langchain_core.messages import (
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-    messages_to_dict,
-)
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.blocks import strip_thinking
-from langctx.channel import MemorySnapshot, channel_update
 from langctx.config import MemoryConfig
 from langctx.engine.layers import summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import FileToolSpec
 from langctx.markers import context_mode_stamp
-from langctx.summarize import LocalSummarizer, Summarizer
+from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
 
@@ -51,7 +42,8 @@ DEFAULT_PRIORITIES: Mapping[str, int] = {
 
 
 class MemoryCore:
-    """The record of one memory, what is derived from it, and its settings."""
+    """The settings and record of one memory, what is derived from it, and the projection; the
+    base of :class:`~langctx.LayeredChatMemory`, which adds the functions that write the record."""
 
     def __init__(
         self,
@@ -59,25 +51,25 @@ class MemoryCore:
         counter: TokenCounter,
         summarizer: Summarizer,
         local: LocalSummarizer,
-        file_tools: Mapping[str, FileToolSpec],
+        file_tools: dict[str, FileToolSpec],
         command_tools: frozenset[str],
         on_compaction: Callable[[CompactionEvent], None] | None,
         thread_id: str | None,
     ) -> None:
-        self.config = config
-        self.counter = counter
-        self.summarizer = summarizer
+        self._config = config
+        self._counter = counter
+        self._summarizer = summarizer
         self._local = local
-        self.file_tools = file_tools
-        self.command_tools = command_tools
-        self.on_compaction = on_compaction
-        self.thread_id = thread_id
+        self._file_tools = file_tools
+        self._command_tools = command_tools
+        self._on_compaction = on_compaction
+        self._thread_id = thread_id
         self._lock = threading.RLock()
         self._alock: asyncio.Lock | None = None
         self._reset()
 
     def _reset(self) -> None:
-        # the record (what snapshot() returns)
+        # the record (what to_state() returns)
         self._log: list[BaseMessage] = []
         self._entries: list[CompactionEntry] = []
         self._edits: list[EditEntry] = []
@@ -111,65 +103,62 @@ class MemoryCore:
         self._block_tokens = 0
         self._calibration = 0
         self._active: list[CompactionEntry] = []
-        self._seq: dict[str, int] = {}
         self._restoring = False
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
         self._blocking_calls = 0  # summarizer calls made on the caller's path
         self._waited_s = 0.0  # waiting for a background summary in the current compaction
         self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
 
-    # ------------------------------------------------------------------ the record
+    @property
+    def config(self) -> MemoryConfig:
+        """The frozen configuration."""
+        return self._config
 
-    def snapshot(self) -> MemorySnapshot:
-        """The record: the channel's shape plus the log and the eviction log (JSON-safe)."""
-        snapshot = MemorySnapshot(
-            **channel_update(
-                compactions=self._entries, edits=self._edits, priorities=self._priority
-            )
-        )
-        snapshot["messages"] = messages_to_dict(self._log)
-        snapshot["eviction_log"] = [dict(r) for r in self._evictions]
-        return snapshot
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (resolved once, at construction)."""
+        return self._counter
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer (the local one when none was given)."""
+        return self._summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: object) -> None:
+        resolved = resolve_summarizer(value)
+        self._summarizer = self._local if isinstance(resolved, LocalSummarizer) else resolved
+
+    @property
+    def file_tools(self) -> dict[str, FileToolSpec]:
+        """Tool name -> :class:`FileToolSpec`, for mechanical file extraction."""
+        return dict(self._file_tools)
+
+    @property
+    def command_tools(self) -> frozenset[str]:
+        """Names of the tools that run shell commands."""
+        return self._command_tools
+
+    @property
+    def thread_id(self) -> str | None:
+        """The conversation this memory holds, for tracing; None: the LangChain run's."""
+        return self._thread_id
+
+    @thread_id.setter
+    def thread_id(self, value: str | None) -> None:
+        self._thread_id = value
 
     # ------------------------------------------------------------------ reading the layers
 
-    def build_context(self) -> list[BaseMessage]:
-        """The messages the model should see now: pinned, summaries, recent (deterministic)."""
-        out = [self._view(i) for i in self._head_pinned()]
-        if self._block is not None:
-            out.append(self._block)
-        lifted = self._lifted_task()
-        skip, repairs, view = self._skip, self._repair_after, self._view
-        if not (self._thinking and self._block is not None):  # no thinking is dropped
-            views, log = self._views, self._log
-
-            def view(i: int) -> BaseMessage:
-                return views.get(i, log[i])
-
-        for i in range(self._recent_start(), len(self._log)):
-            if i not in skip and i != lifted:
-                out.append(view(i))
-            if i in repairs:
-                out.extend(repairs[i])
-        return out
-
-    def context_tokens(self) -> int:
-        """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
-        return self._context_tokens_raw()
-
-    def calibrated_tokens(self) -> int:
-        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
-        return max(0, self._context_tokens_raw() + self._calibration)
+    @property
+    def pinned_ids(self) -> list[str]:
+        """Ids of the pinned messages (system messages and the task)."""
+        return [self._id(i) for i in sorted(self._pinned())]
 
     @property
     def first_kept_id(self) -> str | None:
         """Id of the first message of the verbatim recent layer."""
         return self._id(self._first_kept) if self._first_kept < len(self._log) else None
-
-    def pinned_ids(self) -> list[str]:
-        """Ids of the pinned messages (system messages and the task)."""
-        idx = sorted([*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])])
-        return [self._id(i) for i in idx]
 
     def priority_of(self, message_id: str) -> int:
         """The ledger priority of a logged message (see :data:`DEFAULT_PRIORITIES`)."""
@@ -195,16 +184,49 @@ class MemoryCore:
             return DEFAULT_PRIORITIES["system"]
         return DEFAULT_PRIORITIES["recent_ai"]
 
+    def build_context(self) -> list[BaseMessage]:
+        """The messages the model should see now: pinned, summaries, recent (deterministic)."""
+        with self._lock:
+            out = [self._view(i) for i in self._head_pinned()]
+            if self._block is not None:
+                out.append(self._block)
+            lifted = self._lifted_task()
+            skip, repairs, view = self._skip, self._repair_after, self._view
+            if not (self._thinking and self._block is not None):  # no thinking is dropped
+                views, log = self._views, self._log
+
+                def view(i: int) -> BaseMessage:
+                    return views.get(i, log[i])
+
+            for i in range(self._recent_start(), len(self._log)):
+                if i not in skip and i != lifted:
+                    out.append(view(i))
+                if i in repairs:
+                    out.extend(repairs[i])
+            return out
+
+    async def abuild_context(self) -> list[BaseMessage]:
+        """Async version of `build_context`."""
+        return self.build_context()
+
+    def context_tokens(self) -> int:
+        """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
+        return self._head_tokens() + self._recent_tokens
+
+    def calibrated_tokens(self) -> int:
+        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
+        return max(0, self.context_tokens() + self._calibration)
+
+    def _pinned(self) -> list[int]:
+        """Indices of the pinned messages: the system messages, then the task."""
+        return [*self._system_idx, *([] if self._task_idx is None else [self._task_idx])]
+
     def _id(self, i: int) -> str:
         return str(self._log[i].id)
 
     def _earlier(self, message_id: str) -> BaseMessage | None:
         """A message of the log before a restored window, by id (None: not known)."""
         return None if self._before is None else self._before(message_id)
-
-    def _context_tokens_raw(self) -> int:
-        head = sum(self._view_tokens(i) for i in self._head_pinned())
-        return head + self._block_tokens + self._recent_tokens
 
     def _recent_start(self) -> int:
         """First index of the recent layer: the cut, moved past pinned messages that sit on it.
@@ -214,8 +236,7 @@ class MemoryCore:
         start = self._first_kept
         if start == 0:
             return 0
-        pinned = {*self._system_idx, *([self._task_idx] if self._task_idx is not None else [])}
-        pinned.update(self._pc_unit())
+        pinned = {*self._pinned(), *self._pc_unit()}
         while start < len(self._log) and start in pinned:
             start += 1
         return start
@@ -294,7 +315,7 @@ class MemoryCore:
     def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
         if i not in self._stripped:
             view = strip_thinking(self._views.get(i, self._log[i]))
-            self._stripped[i] = (view, self.counter.count_message(view))
+            self._stripped[i] = (view, self._counter.count_message(view))
         return self._stripped[i]
 
     def _live_thinking(self) -> bool:
@@ -321,17 +342,16 @@ class MemoryCore:
             if i not in skip and i != lifted:
                 total += tokens(i)
             if i in repairs:
-                total += sum(self.counter.count_message(r) for r in repairs[i])
+                total += sum(self._counter.count_message(r) for r in repairs[i])
         return total
 
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
-        task = [] if self._task_idx is None else [self._task_idx]
-        pinned = sum(self._view_tokens(i) for i in [*self._system_idx, *task])
+        pinned = sum(self._view_tokens(i) for i in self._pinned())
         self._block, self._block_tokens = summary_block(
-            self._active, self.config, self.counter, pinned_tokens=pinned
+            self._active, self._config, self._counter, pinned_tokens=pinned
         )
-        self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))
+        self._refresh_recent()
         self._calibration = 0
 
     def _refresh_recent(self) -> None:

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from langchain_core.messages import (
-    BaseMessage,
-)
+from langchain_core.messages import BaseMessage
 
 from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts
-from langctx.projection import (
-    render_read_facts,
-    render_summary_block,
-)
+from langctx.projection import render_read_facts, render_summary_block
 from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import render_user_messages
-
-if TYPE_CHECKING:
-    pass
-
-logger = logging.getLogger("langctx")
 
 
 def summary_block(

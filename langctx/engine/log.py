@@ -19,19 +19,10 @@ from langchain_core.messages import (
 
 from langctx.count_cache import Described, describe
 from langctx.engine import writing
-from langctx.entries import (
-    CompactionEntry,
-)
-from langctx.errors import (
-    InvalidHistoryError,
-    InvalidMessageError,
-)
+from langctx.entries import CompactionEntry
+from langctx.errors import InvalidHistoryError, InvalidMessageError
 from langctx.machinery import is_substantive_task
-from langctx.markers import (
-    MESSAGE_ID_PREFIX,
-    NOTICE_MARK,
-    REPAIR_ID_PREFIX,
-)
+from langctx.markers import MESSAGE_ID_PREFIX, NOTICE_MARK, REPAIR_ID_PREFIX
 from langctx.surrogates import replace_surrogates, surrogate_field
 from langctx.turns import after_tool_result, opens_turn, tool_call_ids
 
@@ -102,26 +93,14 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
             )
             raise InvalidMessageError(msg)
         if m.id is not None:
-            old = mem._log[mem._pos[m.id]] if m.id in mem._pos else seen.get(m.id)
-            if old is not None and not _same(old, m):
-                msg = (
-                    f"message id {m.id!r} is already in the log with different content; "
-                    "the log is append-only. Give the new message a new id."
-                )
-                raise InvalidHistoryError(msg)
-            if old is not None:
+            if _repeats(mem._log[mem._pos[m.id]] if m.id in mem._pos else seen.get(m.id), m):
                 continue
             seen[m.id] = m
         if isinstance(m, ToolMessage):
             if m.tool_call_id in open_calls:
                 open_calls.remove(m.tool_call_id)
-            elif mem.config.orphan_policy == "error":
-                msg = (
-                    f"tool result {m.id!r} answers tool call {m.tool_call_id!r}, which is not "
-                    "an open call of the preceding AI message. Add the AI message first, or use "
-                    "orphan_policy='repair'."
-                )
-                raise InvalidHistoryError(msg)
+            else:
+                _check_orphan(mem, m)
         else:
             open_calls = tool_call_ids(m)
 
@@ -155,7 +134,7 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
     """Append one message and update the derived indices; False when it is already logged."""
     message = _encodable(message)
     if message.id is not None and message.id in mem._pos:
-        return _repeated(mem, message)
+        return not _repeats(mem._log[mem._pos[message.id]], message)
     if message.id is None:
         message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
     i = len(mem._log)
@@ -170,23 +149,34 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
     if d.view is not None:
         mem._views[i] = d.view
         mem._vtok[i] = d.view_tokens
-    if mem._restoring:  # a restore sums the layers and checks the pinned messages once, after
-        _index_restored(mem, message, d, i)
-    else:
-        _index_live(mem, message, d, i)
+    _index(mem, message, d, i)
     return True
 
 
-def _repeated(mem: MemoryCore, message: BaseMessage) -> bool:
-    """A message whose id is logged: False when it is the same message, else an error."""
-    old = mem._log[mem._pos[str(message.id)]]
-    if _same(old, message):
-        return False
+def _repeats(old: BaseMessage | None, new: BaseMessage) -> bool:
+    """True when ``new`` repeats the logged message ``old`` of its id (None: no such message).
+
+    Raises:
+        InvalidHistoryError: the id is logged with different content.
+    """
+    if old is None or _same(old, new):
+        return old is not None
     msg = (
-        f"message id {message.id!r} is already in the log with different content; "
+        f"message id {new.id!r} is already in the log with different content; "
         "the log is append-only. Give the new message a new id."
     )
     raise InvalidHistoryError(msg)
+
+
+def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
+    """Raise when ``message`` answers no open call and orphans are errors."""
+    if mem.config.orphan_policy == "error":
+        msg = (
+            f"tool result {message.id!r} answers tool call {message.tool_call_id!r}, which is not "
+            "an open call of the preceding AI message. Add the AI message first, or use "
+            "orphan_policy='repair'."
+        )
+        raise InvalidHistoryError(msg)
 
 
 def _answer_call(mem: MemoryCore, message: ToolMessage, i: int) -> None:
@@ -216,25 +206,12 @@ def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
             mem._call_owner[cid] = i
 
 
-def _index_restored(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
-    """The indices of a message a restore replays: system prompts, the task, thinking, and
-    provider compaction items."""
-    if isinstance(message, SystemMessage) and not mem._seen_non_system:
-        mem._system_idx.append(i)
-    else:
-        mem._seen_non_system = True
-        if mem._task_idx is None and not mem._task_closed and _is_task(mem, message, d):
-            mem._task_idx = i
-    if d.thinking:
-        mem._thinking.append(i)
-    if d.provider_compaction:
-        _provider_compacted(mem, i)
-
-
-def _index_live(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
-    """The indices of a message added live (as :func:`_index_restored`), plus the recent tokens,
-    the pinned check, the refreshes it calls for and the calibration."""
-    if i not in mem._skip:
+def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
+    """The indices of message ``i``: system prompts, the task, thinking, provider compaction
+    items; added live, also the recent tokens, the pinned check, the refreshes it calls for and
+    the calibration (a restore sums the layers and checks the pinned messages once, after)."""
+    live = not mem._restoring
+    if live and i not in mem._skip:
         mem._recent_tokens += mem._view_tokens(i)
     pinned = False
     if isinstance(message, SystemMessage) and not mem._seen_non_system:
@@ -245,18 +222,18 @@ def _index_live(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
         if mem._task_idx is None and not mem._task_closed and _is_task(mem, message, d):
             mem._task_idx = i
             pinned = True
-            if mem._block is not None:  # arrives behind summaries: lifted into the head
+            if live and mem._block is not None:  # arrives behind summaries: lifted into the head
                 mem._refresh_recent()
-    if pinned:
+    if live and pinned:
         writing.check_pinned(mem)
     if d.thinking:
         mem._thinking.append(i)
-    if mem._last_human == i and _thinking_sent(mem):
+    if live and mem._last_human == i and _thinking_sent(mem):
         mem._refresh_recent()  # the turn before it completed: its thinking is not sent
     if d.provider_compaction:
         _provider_compacted(mem, i)
-    elif isinstance(message, AIMessage) and message.usage_metadata:
-        _calibrate(mem, message)
+    elif live and isinstance(message, AIMessage) and message.usage_metadata:
+        _calibrate(mem, message, mem.context_tokens())
 
 
 def _thinking_sent(mem: MemoryCore) -> bool:
@@ -289,14 +266,8 @@ def _provider_compacted(mem: MemoryCore, i: int) -> None:
     if not mem._restoring:
         mem._refresh()
     mem._calibration = 0
-    writing.record(
-        mem,
-        "provider_compaction",
-        "add",
-        [mem._id(i)],
-        0,
-        "provider compaction item: earlier history is the provider's summary now",
-    )
+    detail = "provider compaction item: earlier history is the provider's summary now"
+    writing.record(mem, "provider_compaction", "add", [mem._id(i)], 0, detail)
 
 
 def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
@@ -310,22 +281,11 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
 
 
 def _orphan(mem: MemoryCore, message: ToolMessage, i: int) -> None:
-    if mem.config.orphan_policy == "error":
-        msg = (
-            f"tool result {message.id!r} answers tool call {message.tool_call_id!r}, which is not "
-            "an open call of the preceding AI message. Add the AI message first, or use "
-            "orphan_policy='repair'."
-        )
-        raise InvalidHistoryError(msg)
+    _check_orphan(mem, message)
     mem._skip.add(i)
-    writing.record(
-        mem,
-        "drop_orphan",
-        "add",
-        [str(message.id)],
-        mem._tok[i] if i < len(mem._tok) else 0,
-        f"tool result for unknown call {message.tool_call_id!r} kept in the log only",
-    )
+    tokens = mem._tok[i] if i < len(mem._tok) else 0
+    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
+    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
     if i >= mem._new_from:
         logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
@@ -348,28 +308,19 @@ def _close_open_turn(mem: MemoryCore, i: int) -> None:
     ]
     mem._repair_after[i - 1] = repairs
     mem._recent_tokens += sum(mem.counter.count_message(r) for r in repairs)
-    writing.record(
-        mem,
-        "repair",
-        "add",
-        [str(ai.id)],
-        0,
-        f"unanswered tool calls {mem._open_calls} answered with placeholders",
-    )
+    detail = f"unanswered tool calls {mem._open_calls} answered with placeholders"
+    writing.record(mem, "repair", "add", [str(ai.id)], 0, detail)
     mem._open_ai = None
     mem._open_calls = []
 
 
-def _calibrate(mem: MemoryCore, message: AIMessage) -> None:
+def _calibrate(mem: MemoryCore, message: AIMessage, estimated: int) -> None:
+    """Correct the ``estimated`` tokens up to ``message`` by its real usage: the real count of
+    everything up to this response plus the estimate of what comes after it."""
     usage = message.usage_metadata
-    if usage is None:
-        return
-    real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-    if real <= 0:
-        return
-    estimated = mem._context_tokens_raw()
-    # real count of everything up to this response + estimate of what comes after it
-    mem._calibration = max(-estimated // 2, real - estimated)
+    real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)) if usage else 0
+    if real > 0:
+        mem._calibration = max(-estimated // 2, real - estimated)
 
 
 def calibrate_window(mem: MemoryCore) -> None:
@@ -382,11 +333,8 @@ def calibrate_window(mem: MemoryCore) -> None:
     for i in range(len(mem._log) - 1, max(after, mem._recent_start() - 1), -1):
         m = mem._log[i]
         if isinstance(m, AIMessage) and m.usage_metadata:
-            usage = m.usage_metadata
-            real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-            if real > 0:
-                estimated = mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1)
-                mem._calibration = max(-estimated // 2, real - estimated)
+            estimated = mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1)
+            _calibrate(mem, m, estimated)
             return
 
 

@@ -1,8 +1,15 @@
 """In-place edits a compaction plans: large tool outputs replaced by a short note, long
 tool-call arguments elided; never at or before a live thinking block.
 
-Pure decisions over a :class:`~langctx.engine.planning_view.PlanningView`, like
-:mod:`langctx.engine.planning`, which calls them.
+Pure decisions, like :mod:`langctx.engine.planning`, which calls them. A placeholder edit of an
+AI message keeps each call's shape (every key, short values, paths) and replaces the middle of
+each long string by a note of its size; the provider blocks that repeat the arguments get the
+same values.
+
+Example:
+    >>> out = elide_args({"path": "a.py", "content": "x" * 1000})
+    >>> out["path"], len(out["content"]) < 1000, "elided" in out["content"]
+    ('a.py', True, True)
 """
 
 from __future__ import annotations
@@ -15,23 +22,34 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
 from langctx.blocks import has_opaque_blocks
-from langctx.engine.elision import elide_args, with_call_args
 from langctx.entries import EditEntry, new_edit_entry
 from langctx.facts import empty_facts, extract_facts, is_command_tool
-from langctx.markers import PLACEHOLDER_MARK
+from langctx.facts.failures import shown_failure_lines
+from langctx.markers import ARGS_PLACEHOLDER_MARK, PLACEHOLDER_MARK
 
 if TYPE_CHECKING:
-    from langctx.engine.planning_view import PlanningView
+    from langctx.engine.core import MemoryCore
 
-__all__ = ["edit_floor", "elided_call", "kept_placeholders", "placeholder", "plan_placeholders"]
+__all__ = [
+    "ELIDED_ARG_CHARS",
+    "edit_floor",
+    "elide_args",
+    "elided_call",
+    "kept_placeholders",
+    "placeholder",
+    "plan_placeholders",
+    "with_call_args",
+]
 
 
-def extract(memory: PlanningView, messages: Sequence[BaseMessage]) -> Any:
+def extract(memory: MemoryCore, messages: Sequence[BaseMessage]) -> Any:
     """The mechanical facts of ``messages`` with the memory's tool settings."""
-    return extract_facts(messages, file_tools=memory.file_tools, command_tools=memory.command_tools)
+    return extract_facts(
+        messages, file_tools=memory._file_tools, command_tools=memory.command_tools
+    )
 
 
-def plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> list[EditEntry]:
+def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list[EditEntry]:
     """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
     floor = edit_floor(memory)
     cands = [
@@ -57,7 +75,7 @@ def plan_placeholders(memory: PlanningView, lo: int, hi: int, excess: int) -> li
     return out
 
 
-def kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEntry]:
+def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry]:
     """Placeholder edits for the older part of what a fold keeps: the request is written anew
     after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
     verbatim)."""
@@ -83,7 +101,7 @@ def kept_placeholders(memory: PlanningView, cut: int, keep: int) -> list[EditEnt
     return out
 
 
-def placeholder(memory: PlanningView, i: int) -> EditEntry | None:
+def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
     """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
     string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
     m, view = memory._log[i], memory._view(i)
@@ -110,7 +128,7 @@ def placeholder(memory: PlanningView, i: int) -> EditEntry | None:
     )
 
 
-def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
+def elided_call(memory: MemoryCore, call: ToolCall) -> ToolCall:
     """``call`` with its long string arguments elided, or whole when it is a shell command (the
     command is the record of what it changed) or when a file it names would go unnamed (a
     patch's later files)."""
@@ -128,23 +146,13 @@ def elided_call(memory: PlanningView, call: ToolCall) -> ToolCall:
     return {**call, "args": args}
 
 
-def placeholder_text(memory: PlanningView, i: int) -> str:
+def placeholder_text(memory: MemoryCore, i: int) -> str:
     m = memory._log[i]
     assert isinstance(m, ToolMessage)
     owner = memory._call_owner.get(m.tool_call_id)
-    call: dict[str, Any] = {}
-    if owner is not None:
-        call = next(
-            (
-                tc
-                for tc in getattr(memory._log[owner], "tool_calls", [])
-                if tc.get("id") == m.tool_call_id
-            ),
-            {},
-        )
+    calls = [] if owner is None else getattr(memory._log[owner], "tool_calls", [])
+    call: dict[str, Any] = next((tc for tc in calls if tc.get("id") == m.tool_call_id), {})
     # files from the call's arguments; error lines from the output when the call failed
-    from langctx.facts.failures import shown_failure_lines
-
     facts = extract(memory, [memory._log[owner], m]) if owner is not None else empty_facts()
     files = [*facts["read_files"], *facts["modified_files"]]
     failed = [c for c in facts["commands"] if c.get("ok") is False]
@@ -162,12 +170,8 @@ def placeholder_text(memory: PlanningView, i: int) -> str:
         parts.append("files: " + ", ".join(files[:5]))
     if failed or error_lines:
         code = failed[-1].get("exit_code") if failed else None
-        parts.append(
-            "failed"
-            + (f" (exit {code})" if code is not None else "")
-            + ": "
-            + "; ".join(error_lines)
-        )
+        exit_code = f" (exit {code})" if code is not None else ""
+        parts.append(f"failed{exit_code}: " + "; ".join(error_lines))
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if first:
         parts.append(f"first line: {first[:120]}")
@@ -175,7 +179,7 @@ def placeholder_text(memory: PlanningView, i: int) -> str:
     return "\n".join(parts)
 
 
-def edit_floor(memory: PlanningView) -> int:
+def edit_floor(memory: MemoryCore) -> int:
     """Index of the latest projected thinking message (-1: none).
 
     Nothing at or before a live thinking block is edited in place: Anthropic checks that the
@@ -185,3 +189,47 @@ def edit_floor(memory: PlanningView) -> int:
         return -1
     last = memory._thinking[-1]
     return last if last >= memory._recent_start() else -1
+
+
+ELIDED_ARG_CHARS = 400
+"""String arguments of a tool call longer than this are elided by a placeholder edit."""
+ELIDED_HEAD, ELIDED_TAIL = 160, 80
+"""Characters of an elided argument kept before and after the note."""
+
+
+def elide_args(value: Any) -> Any:
+    """Tool-call arguments with every string longer than :data:`ELIDED_ARG_CHARS` cut to its
+    head and tail around a note of what was cut (same shape: paths and short values stay)."""
+    if isinstance(value, str):
+        if len(value) <= ELIDED_ARG_CHARS:
+            return value
+        cut = len(value) - ELIDED_HEAD - ELIDED_TAIL
+        return (
+            f"{value[:ELIDED_HEAD]}\n{ARGS_PLACEHOLDER_MARK} {cut} chars]\n{value[-ELIDED_TAIL:]}"
+        )
+    if isinstance(value, dict):
+        return {k: elide_args(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [elide_args(v) for v in value]
+    return value
+
+
+def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
+    """``content`` whose blocks carry the new ``args`` of their call (by call id): Anthropic
+    ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments, LangChain ``tool_call``
+    blocks."""
+    if isinstance(content, str):
+        return content
+    return [_elided_block(b, args) for b in content]
+
+
+def _elided_block(block: Any, args: dict[str, Any]) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "tool_use" and block.get("id") in args:
+        return {**block, "input": args[block["id"]]}
+    if block.get("type") == "tool_call" and block.get("id") in args:  # LangChain's v1 blocks
+        return {**block, "args": args[block["id"]]}
+    if block.get("type") == "function_call" and block.get("call_id") in args:
+        return {**block, "arguments": json.dumps(args[block["call_id"]], ensure_ascii=False)}
+    return block

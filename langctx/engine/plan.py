@@ -23,10 +23,10 @@ class Plan:
     trigger: str
     tokens_before: int
     cut: int  # absolute log index of the first kept message
-    batch: list[int]  # absolute log indices folded into the new summary
-    absorbed: list[CompactionEntry]  # mechanical summaries the new one replaces
-    request: SummaryRequest | None  # None: no summarizer call (mechanical or local)
-    quality: str
+    batch: list[int] = field(default_factory=list)  # absolute log indices folded into the summary
+    absorbed: list[CompactionEntry] = field(default_factory=list)  # mechanical summaries replaced
+    request: SummaryRequest | None = None  # None: no summarizer call (mechanical or local)
+    quality: str = "none"
     placeholders: list[EditEntry] = field(default_factory=list)
     """In-place edits, applied by the commit (with the fold, or alone when no fold is needed)."""
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)

@@ -1,7 +1,7 @@
 """Compaction planning: triggers, where to cut, what to replace in place, what to merge.
 
-Pure decisions over a :class:`~langctx.engine.memory.PlanningView` (a memory's log, entries, counts
-and settings): each function returns a value and writes nothing; the memory applies a plan
+Pure decisions over a :class:`~langctx.LayeredChatMemory` (its log, entries, counts and
+settings): each function returns a value and writes nothing; the memory applies a plan
 (:mod:`langctx.engine.writing`) around the summarizer call (:mod:`langctx.engine.compaction`).
 """
 
@@ -12,28 +12,22 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import placeholders
 from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import CompactionEntry, entry_facts
 from langctx.machinery import substantive_text
-from langctx.summarize import (
-    SummaryRequest,
-)
+from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
 
 if TYPE_CHECKING:
-    from langctx.engine.memory import PlanningView
+    from langctx.engine.core import MemoryCore
 
 
-def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
+def due(memory: MemoryCore, after_ai_with_usage: bool) -> Trigger | None:
     """The trigger that fires now ("threshold" right after a response with usage), if any."""
     if not memory._log:
         return None
@@ -41,7 +35,7 @@ def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
     tokens = memory.calibrated_tokens()
     if (
         tokens <= _mark(memory, tokens)
-        and memory._context_tokens_raw() <= memory.config.max_tokens_resolved
+        and memory.context_tokens() <= memory.config.max_tokens_resolved
     ):
         return None
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
@@ -49,24 +43,23 @@ def due(memory: PlanningView, after_ai_with_usage: bool) -> Trigger | None:
     return "proactive"
 
 
-def _mark(memory: PlanningView, tokens: int) -> int:
+def _mark(memory: MemoryCore, tokens: int) -> int:
     """The mark ``tokens`` is compared with (:func:`~langctx.cache_mark.cheapest_mark`)."""
     config = memory.config
     if config.cache_write_ratio is None:
         return config.high_mark
-    task = [] if memory._task_idx is None else [memory._task_idx]
-    pinned = sum(memory._view_tokens(i) for i in [*memory._system_idx, *task])
+    pinned = sum(memory._view_tokens(i) for i in memory._pinned())
     floor = mark_floor(config, pinned=pinned, block=memory._block_tokens)
     if tokens <= floor:
         return floor
     start = memory._recent_start()
     calls = sum(isinstance(m, AIMessage) for m in memory._log[start:])
-    raw = memory._context_tokens_raw()
+    raw = memory.context_tokens()
     return cheapest_mark(config, tokens=raw, pinned=pinned, block=memory._block_tokens, calls=calls)
 
 
 def plan(
-    memory: PlanningView,
+    memory: MemoryCore,
     trigger: str,
     instructions: str | None,
     keep_override: int | None = None,
@@ -105,30 +98,20 @@ def plan(
         for i in range(lo, cut)
         if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
     ]
+    marks_keep = keep if by_marks else None
     if not batch:
-        return Plan(
-            trigger,
-            tokens_before,
-            memory._first_kept,
-            [],
-            [],
-            None,
-            "none",
-            keep=keep if by_marks else None,
-        )
-    out = _fold(
-        memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, [], None, "")
-    )
+        return Plan(trigger, tokens_before, memory._first_kept, keep=marks_keep)
+    out = _fold(memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, quality=""))
     if out.request is not None:
         out.request = replace(out.request, context=list(sent))
     if out.upgrade is not None:
         out.upgrade = replace(out.upgrade, context=list(sent))
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
-    out.keep = keep if by_marks else None
+    out.keep = marks_keep
     return out
 
 
-def _cut(memory: PlanningView, lo: int, starts: Sequence[int], keep: int) -> int:
+def _cut(memory: MemoryCore, lo: int, starts: Sequence[int], keep: int) -> int:
     """The first kept unit: walk back from the end while ``keep`` tokens allow, never leaving
     the task behind a summary."""
     n = len(memory._log)
@@ -147,7 +130,7 @@ def _cut(memory: PlanningView, lo: int, starts: Sequence[int], keep: int) -> int
     return cut
 
 
-def _after_live_run(memory: PlanningView, lo: int) -> int:
+def _after_live_run(memory: MemoryCore, lo: int) -> int:
     """The cut that folds the live run whole. The user's messages after its last tool results
     (steering) stay: the request ends with a real user message, and the model opens a new turn
     (with thinking) for it."""
@@ -161,7 +144,7 @@ def _after_live_run(memory: PlanningView, lo: int) -> int:
 
 
 def _in_place(
-    memory: PlanningView, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
+    memory: MemoryCore, trigger: str, tokens_before: int, lo: int, cut: int, keep: int
 ) -> Plan | None:
     """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
@@ -169,10 +152,10 @@ def _in_place(
     saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
     if not edits or memory.context_tokens() - saved > target:
         return None
-    return Plan(trigger, tokens_before, memory._first_kept, [], [], None, "none", edits)
+    return Plan(trigger, tokens_before, memory._first_kept, placeholders=edits)
 
 
-def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Plan) -> Plan:
+def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan) -> Plan:
     """``out`` (its cut and batch set) with the summary request, the mechanical summaries it
     absorbs, and its quality: local, model (on the caller's path or in the background), or
     mechanical while too little waits for a model summary."""
@@ -206,7 +189,7 @@ def _fold(memory: PlanningView, trigger: str, instructions: str | None, out: Pla
     return out
 
 
-def _mechanical(memory: PlanningView) -> list[CompactionEntry]:
+def _mechanical(memory: MemoryCore) -> list[CompactionEntry]:
     """Active level-1 summaries written without the model, oldest first."""
     return [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
 
@@ -218,7 +201,7 @@ def pending_tokens(entry: CompactionEntry) -> int:
 
 
 def _chain_request(
-    memory: PlanningView, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
+    memory: MemoryCore, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
     """``request`` with the messages of the mechanical summaries it absorbs, where the log still
     holds them (their local summaries stand in for what it does not)."""
@@ -233,7 +216,7 @@ def _chain_request(
     return replace(request, messages=[*messages, *request.messages], summaries=missing)
 
 
-def upgrade_request(memory: PlanningView, entry: CompactionEntry) -> SummaryRequest | None:
+def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryRequest | None:
     """The model summary that replaces the mechanical ``entry``, rebuilt from the log: the
     messages it and the mechanical entries it absorbed folded (their local summaries where the
     log no longer holds them). None: not a single message of it is left."""
@@ -265,7 +248,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
     return out
 
 
-def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] | None:
+def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it).
 
     A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
@@ -281,13 +264,13 @@ def _folded(memory: PlanningView, entry: CompactionEntry) -> list[BaseMessage] |
         return cast(list[BaseMessage], earlier)
     if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
-    pinned = {*memory._system_idx, memory._task_idx}
+    pinned = memory._pinned()
     lo, hi = memory._pos[ids[0]], memory._pos[ids[-1]]
     span = [memory._log[i] for i in range(lo, hi + 1) if i not in pinned and i not in memory._skip]
     return span if len(span) == len(ids) else None
 
 
-def _keep_target(memory: PlanningView) -> int:
+def _keep_target(memory: MemoryCore) -> int:
     """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
     head_after = (
         memory._head_tokens() + memory.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
@@ -297,41 +280,39 @@ def _keep_target(memory: PlanningView) -> int:
     return max(0, min(memory.config.keep_recent_tokens_resolved, room))
 
 
-def _task_text(memory: PlanningView) -> str | None:
-    if memory._task_idx is None:
-        return None
-    return substantive_text(memory._log[memory._task_idx]) or memory._log[memory._task_idx].text
+def _task_text(memory: MemoryCore) -> str | None:
+    task = None if memory._task_idx is None else memory._log[memory._task_idx]
+    return None if task is None else substantive_text(task) or task.text
 
 
-def merge_group(memory: PlanningView) -> list[CompactionEntry] | None:
+def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first, or None.
 
     Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
     over ``max_level2`` level-2 summaries, the oldest ``merge_count`` merge *into* the level-3
     summary (one call, not a level 3 that a second merge would fold at once).
     """
-    caps = {1: memory.config.max_summaries, 2: memory.config.max_level2, 3: 1}
-    for level in (1, 2, 3):
-        live = [e for e in memory._active if e["level"] == level]
+    config = memory.config
+    by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
+    top, count = by_level[MAX_LEVEL], config.merge_count
+    caps = {1: config.max_summaries, 2: config.max_level2, MAX_LEVEL: 1}
+    for level, live in by_level.items():
         if len(live) > caps[level]:
             if level == MAX_LEVEL:
                 return live
-            top = [e for e in memory._active if e["level"] == MAX_LEVEL]
-            group = live[: memory.config.merge_count]
-            return [*top, *group] if level == MAX_LEVEL - 1 else group
-    if sum(e["summary_tokens"] for e in memory._active) > memory.config.summary_share_tokens:
+            return [*top, *live[:count]] if level == MAX_LEVEL - 1 else live[:count]
+    if sum(e["summary_tokens"] for e in memory._active) > config.summary_share_tokens:
         # over their share of the budget: merge the oldest below the caps too
-        top = [e for e in memory._active if e["level"] == MAX_LEVEL]
         for level in (1, 2):
-            live = [e for e in memory._active if e["level"] == level]
+            live = by_level[level]
             if level == MAX_LEVEL - 1 and (top or len(live) >= 2) and live:
-                return [*top, *live[: memory.config.merge_count]]
+                return [*top, *live[:count]]
             if len(live) >= 2:
-                return live[: memory.config.merge_count]
+                return live[:count]
     return None
 
 
-def merge_request(memory: PlanningView, group: list[CompactionEntry]) -> SummaryRequest:
+def merge_request(memory: MemoryCore, group: list[CompactionEntry]) -> SummaryRequest:
     return SummaryRequest(
         kind="merge",
         summaries=[e["summary"] for e in group],

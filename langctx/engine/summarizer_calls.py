@@ -13,12 +13,7 @@ from typing import TYPE_CHECKING
 from langctx.engine import writing
 from langctx.engine.plan import Plan
 from langctx.errors import ConfigError
-from langctx.summarize import (
-    SummaryRequest,
-    acall_summarizer,
-    call_summarizer,
-    truncate_to_tokens,
-)
+from langctx.summarize import SummaryRequest, acall_summarizer, call_summarizer, truncate_to_tokens
 from langctx.summarize.calls import failure_reason, warn_failure
 
 if TYPE_CHECKING:

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import (
-    AIMessage,
-)
+from langchain_core.messages import AIMessage
 
-from langctx.blocks import (
-    cut_text_blocks,
-    has_opaque_blocks,
-)
+from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.core import DEFAULT_PRIORITIES
-from langctx.engine.elision import with_call_args
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -28,15 +22,9 @@ from langctx.entries import (
     new_compaction_entry,
     new_edit_entry,
 )
-from langctx.errors import (
-    BudgetError,
-)
-from langctx.markers import (
-    TRUNCATION_MARK,
-)
-from langctx.projection import (
-    view_message,
-)
+from langctx.errors import BudgetError
+from langctx.markers import TRUNCATION_MARK
+from langctx.projection import view_message
 from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts
 
@@ -49,84 +37,82 @@ logger = logging.getLogger("langctx")
 def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
-            _apply_edits(mem, plan.placeholders, plan.trigger)
-            record(
-                mem,
-                "placeholder",
-                plan.trigger,
-                [e["message_id"] for e in plan.placeholders],
-                sum(e["tokens_before"] - e["tokens_after"] for e in plan.placeholders),
-                f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed",
-            )
+            n = len(plan.placeholders)
+            _apply_edits(mem, plan.placeholders)
+            detail = f"{n} large tool outputs replaced in place; no fold needed"
+            _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
     facts = plan.request.facts if plan.request is not None else {}
-    entry = new_compaction_entry(
-        summary=summary,
-        summary_tokens=mem.counter.count_text(summary),
+    entry = write_entry(
+        mem,
+        summary,
+        facts,
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
         first_kept_id=mem._id(plan.cut) if plan.cut < len(mem._log) else None,
         tokens_before=plan.tokens_before,
-        tokens_after=0,
         trigger=plan.trigger,
         quality=quality,
-        read_files=facts.get("read_files", []),
-        modified_files=facts.get("modified_files", []),
         merged_from=[e["id"] for e in plan.absorbed],
-        facts=facts,
         instructions=plan.request.instructions if plan.request is not None else None,
+        pending_tokens=plan.pending if quality == "mechanical" else None,
     )
-    if quality == "mechanical":
-        entry["pending_tokens"] = plan.pending
-    stamp(mem, entry)
-    add_entry(mem, entry)
     mem._first_kept = plan.cut
     mem._refresh()
-    record(
-        mem,
-        "compact",
-        plan.trigger,
-        covered,
-        sum(mem._tok[i] for i in plan.batch),
-        f"folded {len(plan.batch)} messages into {entry['id']} ({quality})",
-    )
+    folded = sum(mem._tok[i] for i in plan.batch)
+    detail = f"folded {len(plan.batch)} messages into {entry['id']} ({quality})"
+    record(mem, "compact", plan.trigger, covered, folded, detail)
     kept = [e for e in plan.placeholders if e["message_id"] not in mem._edit_of]
     if kept:  # what the fold keeps is sent anew: its long call arguments go now, at no cache cost
-        _apply_edits(mem, kept, plan.trigger)
-        record(
-            mem,
-            "placeholder",
-            plan.trigger,
-            [e["message_id"] for e in kept],
-            sum(e["tokens_before"] - e["tokens_after"] for e in kept),
-            f"long tool-call arguments of {len(kept)} kept messages elided",
-        )
+        _apply_edits(mem, kept)
+        detail = f"long tool-call arguments of {len(kept)} kept messages elided"
+        _record_edits(mem, "placeholder", plan.trigger, kept, detail)
     return entry
 
 
-def stamp(mem: MemoryCore, entry: CompactionEntry) -> None:
-    """Record what a window restore needs without the log before the cut (see `restore_window`).
+def write_entry(
+    mem: MemoryCore,
+    summary: str,
+    facts: Mapping[str, Any],
+    *,
+    tokens_before: int | None = None,
+    pending_tokens: int | None = None,
+    **fields: Any,
+) -> CompactionEntry:
+    """A new entry of ``summary``, stamped and added to the active summaries (``tokens_before``
+    defaults to the context's tokens now; ``tokens_after`` is set once the layers are refreshed).
 
-    A cut (not a merge) names the task and the log's last message; any entry written after a
-    provider compaction item names it. Nothing else is written, to keep entries small.
+    The stamp is what a window restore needs without the log before the cut (see
+    ``restore_window``): a cut (not a merge) names the task and the log's last message; any entry
+    written after a provider compaction item names it. Nothing else is written, to keep entries
+    small.
     """
+    entry = new_compaction_entry(
+        summary=summary,
+        summary_tokens=mem.counter.count_text(summary),
+        tokens_before=mem.context_tokens() if tokens_before is None else tokens_before,
+        tokens_after=0,
+        read_files=facts.get("read_files", []),
+        modified_files=facts.get("modified_files", []),
+        facts=facts,
+        **fields,
+    )
+    if pending_tokens is not None:
+        entry["pending_tokens"] = pending_tokens
     if entry["trigger"] != "merge":
         entry["task_id"] = mem._id(mem._task_idx) if mem._task_idx is not None else None
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
-
-
-def add_entry(mem: MemoryCore, entry: CompactionEntry) -> None:
-    """Append an entry and update the active summaries without rescanning all entries."""
+    # the active summaries stay ordered by level, then by creation, without rescanning entries:
+    # ``_active`` is in that order and the new entry is the newest (the sort is stable)
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
-    mem._seq[entry["id"]] = len(mem._entries)
     live = [e for e in mem._active if e["id"] not in gone]
-    live.append(entry)
-    mem._active = sorted(live, key=lambda e: (-e["level"], mem._seq[e["id"]]))
+    mem._active = sorted([*live, entry], key=lambda e: -e["level"])
+    return entry
 
 
 def merge_levels(mem: MemoryCore) -> None:
@@ -187,38 +173,25 @@ def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
 def _commit_merge(
     mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
-    level = min(group[0]["level"] + 1, MAX_LEVEL)
-    facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
-    entry = new_compaction_entry(
-        summary=text,
-        summary_tokens=mem.counter.count_text(text),
-        level=level,
+    entry = write_entry(
+        mem,
+        text,
+        merge_read_summary_facts(*[entry_facts(e) for e in group]),
+        level=min(group[0]["level"] + 1, MAX_LEVEL),
         covered_ids=[],  # a merge folds no message itself: its entries did
         covered_count=sum(covered_count(e) for e in group),
         first_kept_id=group[-1]["first_kept_id"],
-        tokens_before=mem.context_tokens(),
-        tokens_after=0,
         trigger="merge",
         quality=quality,
-        read_files=facts.get("read_files", []),
-        modified_files=facts.get("modified_files", []),
         merged_from=[e["id"] for e in group],
-        facts=facts,
     )
-    stamp(mem, entry)
-    add_entry(mem, entry)
-    record(
-        mem,
-        "merge",
-        "merge",
-        [e["id"] for e in group],
-        sum(e["summary_tokens"] for e in group),
-        f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}",
-    )
+    ids, tokens = [e["id"] for e in group], sum(e["summary_tokens"] for e in group)
+    detail = f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}"
+    record(mem, "merge", "merge", ids, tokens, detail)
     return entry
 
 
-def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> None:
+def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry]) -> None:
     for e in edits:
         i = mem._pos[e["message_id"]]
         mem._edits.append(e)
@@ -226,6 +199,15 @@ def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry], trigger: str) -> N
         mem._views[i] = view_message(mem._log[i], e)
         mem._vtok[i] = e["tokens_after"]
     mem._refresh_recent()
+
+
+def _record_edits(
+    mem: MemoryCore, action: str, trigger: str, edits: Sequence[EditEntry], detail: str
+) -> None:
+    """Record applied ``edits`` (if any) in the eviction log, with the tokens they saved."""
+    if edits:
+        saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
+        record(mem, action, trigger, [e["message_id"] for e in edits], saved, detail)
 
 
 def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
@@ -242,7 +224,7 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
     """
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
-    pinned = {*mem._system_idx, mem._task_idx}  # their own policy: `check_pinned`
+    pinned = mem._pinned()  # their own policy: `check_pinned`
     recent = [
         i
         for i in range(max(mem._recent_start(), floor + 1), len(mem._log))
@@ -258,26 +240,19 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
             and mem.priority_of(mem._id(i)) <= DEFAULT_PRIORITIES["tool_result"]
         ]
         shared = _shared_cap([mem._view_tokens(i) for i in outputs], keep)
-        edits += _apply_cut(mem, outputs, min(cap, shared), trigger)
+        edits += _apply_cut(mem, outputs, min(cap, shared))
     if mem.context_tokens() > min(budget, mem.config.high_mark):
         over = mem.context_tokens() - min(budget, mem.config.high_mark - budget // 10)
         sizes = [mem._view_tokens(i) for i in recent]
-        edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over), trigger)
-    if edits:
-        record(
-            mem,
-            "truncate",
-            trigger,
-            [e["message_id"] for e in edits],
-            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
-            "kept messages over their share of the budget: head and tail kept, marked",
-        )
+        edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over))
+    detail = "kept messages over their share of the budget: head and tail kept, marked"
+    _record_edits(mem, "truncate", trigger, edits, detail)
 
 
-def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int, trigger: str) -> list[EditEntry]:
+def _apply_cut(mem: MemoryCore, ids: Sequence[int], cap: int) -> list[EditEntry]:
     """Messages ``ids`` larger than ``cap`` cut to it; the edits are applied and returned."""
     edits = [e for i in ids if (e := _truncation(mem, i, cap)) is not None]
-    _apply_edits(mem, edits, trigger)
+    _apply_edits(mem, edits)
     return edits
 
 
@@ -310,42 +285,35 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     before = mem._view_tokens(i)
     if before <= keep_tokens or has_opaque_blocks(m):
         return None  # signed / encrypted blocks travel whole: the message is kept or folded
-    content = view.content
     calls = [dict(tc) for tc in view.tool_calls] if isinstance(view, AIMessage) else []
+    mid = str(m.id)
     ratio = max(keep_tokens - 40, 0) / before
-    best: tuple[str | list[Any], list[dict[str, Any]] | None, int] | None = None
-    new_calls: list[dict[str, Any]] = []
     for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
-        new_text = _cut_content(content, ratio, str(m.id))
-        new_calls = [
-            {**tc, "args": _cut_args(tc.get("args", {}), ratio, str(m.id))} for tc in calls
-        ]
+        update: dict[str, Any] = {"content": _cut_content(view.content, ratio, mid)}
         if calls:  # provider blocks that repeat the arguments are cut alike
-            new_text = with_call_args(new_text, {str(tc["id"]): tc["args"] for tc in new_calls})
-        update: dict[str, Any] = {"content": new_text}
-        if calls:
-            update["tool_calls"] = new_calls
+            cut = [{**tc, "args": _cut_args(tc.get("args", {}), ratio, mid)} for tc in calls]
+            update["tool_calls"] = cut
+            update["content"] = placeholders.with_call_args(
+                update["content"], {str(tc["id"]): tc["args"] for tc in cut}
+            )
         after = mem.counter.count_message(m.model_copy(update=update))
-        best = (new_text, new_calls if calls else None, after)
         if after <= keep_tokens or ratio <= 0:
             break
         ratio *= 0.85
-    assert best is not None
-    new_text, cut_calls, after = best
     if after >= before:
         return None
     return new_edit_entry(
-        message_id=str(m.id),
+        message_id=mid,
         reason="truncate",
-        content=new_text,
-        tool_calls=cut_calls,
+        content=update["content"],
+        tool_calls=update.get("tool_calls"),
         tokens_before=before,
         tokens_after=after,
     )
 
 
 def check_pinned(mem: MemoryCore) -> None:
-    pinned = [*mem._system_idx, *([mem._task_idx] if mem._task_idx is not None else [])]
+    pinned = mem._pinned()
     allowed = mem.config.pinned_cap_tokens
     total = sum(mem._view_tokens(i) for i in pinned)
     if total <= allowed:
@@ -368,15 +336,9 @@ def check_pinned(mem: MemoryCore) -> None:
             edits.append(edit)
             over -= before - edit["tokens_after"]
     if edits:
-        _apply_edits(mem, edits, "add")
-        record(
-            mem,
-            "truncate_pinned",
-            "add",
-            [e["message_id"] for e in edits],
-            sum(e["tokens_before"] - e["tokens_after"] for e in edits),
-            "pinned messages larger than their share of the budget: head and tail kept, marked",
-        )
+        _apply_edits(mem, edits)
+        detail = "pinned messages larger than their share of the budget: head and tail kept, marked"
+        _record_edits(mem, "truncate_pinned", "add", edits, detail)
         logger.warning(
             "langctx: pinned messages truncated to fit the budget (full text stays in the log)"
         )
@@ -400,7 +362,7 @@ def record(
 def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
     """Tool-call arguments with every long string cut to its head and tail (same shape)."""
     if isinstance(value, str):
-        return _head_tail(value, int(len(value) * ratio), message_id) if len(value) > 200 else value
+        return _cut_text(value, ratio, message_id)
     if isinstance(value, dict):
         return {k: _cut_args(v, ratio, message_id) for k, v in value.items()}
     if isinstance(value, list):
@@ -410,16 +372,16 @@ def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
 
 def _cut_content(content: str | list[Any], ratio: float, message_id: str) -> str | list[Any]:
     """Content cut to about ``ratio`` of its text; a list stays blocks (only text blocks cut)."""
-
-    def cut(text: str) -> str:
-        return _head_tail(text, int(len(text) * ratio), message_id) if len(text) > 200 else text
-
     if isinstance(content, str):
-        return cut(content)
-    return cut_text_blocks(content, cut)
+        return _cut_text(content, ratio, message_id)
+    return cut_text_blocks(content, lambda text: _cut_text(text, ratio, message_id))
 
 
-def _head_tail(text: str, keep_chars: int, message_id: str) -> str:
+def _cut_text(text: str, ratio: float, message_id: str) -> str:
+    """``text`` over 200 characters cut to about ``ratio`` of it: head and tail around a marker."""
+    if len(text) <= 200:
+        return text
+    keep_chars = int(len(text) * ratio)
     head = keep_chars * 2 // 3
     tail = keep_chars - head
     cut = len(text) - keep_chars

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx import LayeredChatMemory
 from langctx.engine import placeholders
-from langctx.engine.elision import ELIDED_ARG_CHARS, elide_args
+from langctx.engine.placeholders import ELIDED_ARG_CHARS, elide_args
 from langctx.markers import ARGS_PLACEHOLDER_MARK
 from langctx.state_memory import MemorySettings, view_state
 from tests._helpers import assert_pairs_intact, iter_turns, stateless_step
@@ -162,8 +162,8 @@ def test_a_patch_naming_files_in_its_middle_stays_whole() -> None:
     mem.add_messages(_session(0))
     ai = AIMessage("", tool_calls=[call], id="ap")
     mem.add_messages([ai, ToolMessage("done", tool_call_id="p1", id="tp")])
-    assert placeholders.elided_call(mem._core, call) == call  # src/second.py would go unnamed
-    assert ARGS_PLACEHOLDER_MARK in placeholders.elided_call(mem._core, write)["args"]["content"]  # type: ignore[arg-type]
+    assert placeholders.elided_call(mem, call) == call  # src/second.py would go unnamed
+    assert ARGS_PLACEHOLDER_MARK in placeholders.elided_call(mem, write)["args"]["content"]  # type: ignore[arg-type]
 
 
 def test_an_elided_message_keeps_its_escaped_delimiters() -> None:

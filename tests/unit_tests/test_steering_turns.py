@@ -384,9 +384,9 @@ def test_no_edit_separates_reasoning_from_its_function_calls(form: str) -> None:
             ToolMessage("ok", tool_call_id=c["id"], id=f"t{k}") for k, c in enumerate(ai.tool_calls)
         ]
         mem.add_messages([SYS, TASK, ai, *results])
-        i = mem._core._pos[str(ai.id)]
-        assert (_placeholder(mem._core, i) is not None) is elided
-        assert (writing._truncation(mem._core, i, 64) is not None) is elided
+        i = mem._pos[str(ai.id)]
+        assert (_placeholder(mem, i) is not None) is elided
+        assert (writing._truncation(mem, i, 64) is not None) is elided
         assert responses_check(mem.build_context(), mem.messages) == []
 
 
@@ -497,11 +497,11 @@ def test_steering_and_later_ai_messages_join_the_thinking_unit() -> None:
 def test_a_steering_message_keeps_the_live_run_and_its_thinking() -> None:
     mem = LayeredChatMemory(max_tokens=200_000)
     mem.add_messages(_steered_turn())
-    assert mem._core._live_start() == 2
-    assert mem._core._live_thinking()
+    assert mem._live_start() == 2
+    assert mem._live_thinking()
     assert starts_with_thinking(mem.build_context()[2])
     mem.add_messages([AIMessage("Done.", id="a3"), HumanMessage("Next task.", id="h2")])
-    assert mem._core._live_start() == 9
+    assert mem._live_start() == 9
 
 
 def test_a_human_message_after_unanswered_calls_continues_the_turn() -> None:
@@ -509,7 +509,7 @@ def test_a_human_message_after_unanswered_calls_continues_the_turn() -> None:
     mem = LayeredChatMemory(max_tokens=200_000)
     msgs = _steered_turn()[:3]
     mem.add_messages([*msgs, HumanMessage("Stop, use grep instead.", id="steer")])
-    assert mem._core._live_start() == 2
+    assert mem._live_start() == 2
     ctx = mem.build_context()
     assert isinstance(ctx[-2], ToolMessage) and ctx[-1].id == "steer"
     assert check_anthropic(ctx, thinking=True, original=mem.messages) == []

@@ -281,7 +281,7 @@ def test_the_placeholder_of_a_failing_output_keeps_the_whole_failure(run: Runner
     memory = LayeredChatMemory(max_tokens=400_000)
     memory.add_messages([HumanMessage(TASK, id="task"), *_failing(run)])
     index = next(i for i, m in enumerate(memory.messages) if m.id == "t-run")
-    text = placeholders.placeholder_text(memory._core, index)
+    text = placeholders.placeholder_text(memory, index)
     assert f"failed (exit {run.exit_code})" in text
     for line in (*run.summary, *([run.error] if run.error else [])):
         assert _norm(line) in _norm(text), line
