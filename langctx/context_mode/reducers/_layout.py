@@ -44,22 +44,17 @@ _MAX_NOTE_SHARE = 0.35  # of the budget, the most the facts line may take
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A piece of the body that may be kept: one display line standing for original lines."""
+    """A piece of the body that may be kept: one display line standing for original lines.
+
+    ``line`` and ``end`` are the first and last original lines (0-based) it stands for (``end``
+    defaults to ``line``); pieces are shown in line order, kept by ``(priority, rank)``, lower first.
+    """
 
     line: int
-    """First original line (0-based) the piece stands for; pieces are shown in this order."""
-
     text: str
-    """The text to show (one or more display lines)."""
-
     priority: int = 0
-    """Lower is kept first."""
-
     rank: float = 0.0
-    """Order among pieces of the same priority; lower is kept first."""
-
     end: int = -1
-    """Last original line the piece stands for (defaults to :attr:`line`)."""
 
     @property
     def last(self) -> int:
@@ -87,9 +82,8 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
     return f"{line[:max_chars]}…(+{len(line) - max_chars} chars)"
 
 
-def longest(fits: Callable[[int], bool], hi: int) -> int:
-    """Largest ``n`` in ``[0, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (0 if none)."""
-    lo = 0
+def longest(fits: Callable[[int], bool], hi: int, lo: int = 0) -> int:
+    """Largest ``n`` in ``(lo, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (``lo`` if none)."""
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(mid):
@@ -374,18 +368,9 @@ def _cut_middle(body: str, keep_chars: int) -> str:
 def _last_fitting(
     make: Callable[[int], str], hi: int, budget: int, count: TextCounter
 ) -> tuple[str, int] | None:
-    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` a binary search finds within
-    ``budget`` (None: not even one)."""
-    lo, best = 0, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        text = make(mid)
-        tokens = count(text)
-        if tokens <= budget:
-            best, lo = (text, tokens), mid + 1
-        else:
-            hi = mid - 1
-    return best
+    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` within ``budget``."""
+    n = longest(lambda n: count(make(n)) <= budget, hi, lo=-1)
+    return None if n < 0 else (make(n), count(make(n)))
 
 
 def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:
