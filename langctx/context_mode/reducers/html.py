@@ -176,22 +176,20 @@ class _Page(HTMLParser):
         shown = " | ".join(clip(o, 40) for o in words[:8] if o)
         if len(words) > 8:
             shown += f" | +{len(words) - 8} more"
-        return self._field("select", attrs, f"options: {shown}" if shown else None)
+        return self._field("select", attrs, f"options: {shown}" if shown else "")
 
-    def _field(self, kind: str, attrs: dict[str, str | None], extra: str | None = None) -> _Field:
+    def _field(self, kind: str, attrs: dict[str, str | None], extra: str = "") -> _Field:
         label = _attr(attrs, "aria-label")
         if label is None and self.open_label is not None:
             label = _squash(self.open_label) or None
-        typ = attrs.get("type")
-        return _Field(
-            kind=kind,
-            type=typ if kind == "input" and typ and typ != "text" else None,
-            name=_attr(attrs, "name", "id"),
-            label=label,
-            placeholder=_attr(attrs, "placeholder"),
-            extra=extra,
-            element_id=attrs.get("id"),
-        )
+        before = [kind]
+        if kind == "input" and (typ := attrs.get("type")) and typ != "text":
+            before.append(f"type={typ}")
+        if name := _attr(attrs, "name", "id"):
+            before.append(f"name={clip(name, 60)}")
+        placeholder = _attr(attrs, "placeholder")
+        after = (f'placeholder="{clip(placeholder, 80)}"' if placeholder else "", extra)
+        return _Field(tuple(before), label, attrs.get("id"), after)
 
     def render(self) -> list[tuple[bool, str]]:
         """The page as ``(is a control or heading, line)``; ``<label for=...>`` labels filled in."""
@@ -209,30 +207,17 @@ class _Page(HTMLParser):
 
 @dataclass(frozen=True, slots=True)
 class _Field:
-    """An input, textarea or select."""
+    """An input, textarea or select, shown once the ``<label for=...>`` labels are known."""
 
-    kind: str
-    type: str | None
-    name: str | None
+    before: tuple[str, ...]  # kind, type, name
     label: str | None
-    placeholder: str | None
-    extra: str | None
     element_id: str | None
+    after: tuple[str, ...]  # placeholder, options
 
     def render(self, labels: dict[str, str]) -> str:
-        bits = [self.kind]
-        if self.type:
-            bits.append(f"type={self.type}")
-        if self.name:
-            bits.append(f"name={clip(self.name, 60)}")
         label = self.label or (labels.get(self.element_id) if self.element_id else None)
-        if label:
-            bits.append(f'label="{clip(label, 80)}"')
-        if self.placeholder:
-            bits.append(f'placeholder="{clip(self.placeholder, 80)}"')
-        if self.extra:
-            bits.append(self.extra)
-        return f"[{' '.join(bits)}]"
+        shown = f'label="{clip(label, 80)}"' if label else ""
+        return "[" + " ".join(bit for bit in (*self.before, shown, *self.after) if bit) + "]"
 
 
 def _link(text: str, href: str | None) -> str:
