@@ -28,7 +28,6 @@ __all__ = [
     "render_selection",
     "select",
     "select_with_facts",
-    "unlisted_note",
 ]
 
 # Room kept for the footer while the body is being built: a long footer of the usual shape.
@@ -312,23 +311,19 @@ def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:
     return max(0, budget_tokens - overhead - margin)
 
 
-def unlisted_note(unlisted: int) -> str:
-    """What the footer adds for facts the body could not list ("" for none)."""
-    return f"; {unlisted:,} facts only in the full output" if unlisted else ""
-
-
 def finish(
-    *,
     kind: ContentKind,
     meta: OutputMeta,
     budget_tokens: int,
-    body: str,
+    body: str | Sequence[str],
     removed: str,
+    unlisted: int = 0,
 ) -> Reduction:
     """Wrap ``body`` in the header and footer and make sure the whole text fits ``budget_tokens``.
 
-    ``body`` is escaped here (it comes from the output). If the text is over budget, the middle of
-    the body is cut; if even the header and footer do not fit, they are shortened.
+    ``body`` (text or lines) is escaped here (it comes from the output). If the text is over budget,
+    the middle of the body is cut; if even the header and footer do not fit, they are shortened.
+    ``unlisted``: how many facts the body could not list, counted in the footer.
 
     Example:
         >>> meta = OutputMeta(tool_name="bash", original_chars=9000, original_tokens=2000)
@@ -339,9 +334,11 @@ def finish(
         [langctx context-mode: removed everything else]
     """
     count = meta.count_tokens
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
     removed = clip(" ".join(removed.split()), _MAX_REMOVED_CHARS)
     header, footer = _header(kind, meta), _footer(removed)
-    safe_body = escape_delimiters(body)
+    safe_body = escape_delimiters(body if isinstance(body, str) else "\n".join(body))
     text = f"{header}\n{safe_body}\n{footer}" if safe_body else f"{header}\n{footer}"
     tokens = count(text)
     if tokens > budget_tokens:

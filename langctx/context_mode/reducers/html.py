@@ -20,7 +20,6 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.facts import extract_output_facts
@@ -366,7 +365,4 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     body.extend(note)
     if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="html", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("html", meta, budget_tokens, body, removed, unlisted)

@@ -19,7 +19,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     names_line,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -176,7 +175,4 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
             f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
         )
     body.extend(note)
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="json", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("json", meta, budget_tokens, body, removed, unlisted)

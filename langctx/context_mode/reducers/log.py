@@ -23,7 +23,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     render_selection,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.sanitize import clean_terminal
 from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts, short_location
@@ -179,10 +178,7 @@ def reduce_lines(
     removed = _removed_note(output, kept, len(fact_idx), group_lines)
     if skipped:
         removed += f"; {skipped:,} middle error/warning lines not analysed"
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish(kind, meta, budget_tokens, body, removed, unlisted)
 
 
 @dataclass(frozen=True, slots=True)

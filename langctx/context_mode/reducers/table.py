@@ -22,7 +22,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     names_line,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -180,7 +179,4 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     if more > 0:
         body.append(f"… {more:,} more rows not shown")
     body.extend(note)
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="table", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("table", meta, budget_tokens, body, removed, unlisted)

@@ -10,7 +10,6 @@ from langctx.context_mode.reducers._layout import (
     facts_lines,
     finish,
     longest,
-    unlisted_note,
 )
 from langctx.facts import extract_output_facts
 
@@ -108,5 +107,4 @@ def reduce_text(
         f"{len(middle):,} of {len(text):,} chars ({middle.count(chr(10)):,} of {total_lines:,} lines)"
         " from the middle"
     )
-    removed += unlisted_note(unlisted)
-    return finish(kind=kind, meta=meta, budget_tokens=budget_tokens, body=body, removed=removed)
+    return finish(kind, meta, budget_tokens, body, removed, unlisted)
