@@ -61,14 +61,6 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return f"object, {len(value)} keys"
-    if isinstance(value, list):
-        return f"array, {len(value)} items"
-    return type(value).__name__ if value is not None else "null"
-
-
 def _keys_of(items: list[Any]) -> list[str]:
     return list(
         dict.fromkeys(str(k) for item in items[:1000] if isinstance(item, dict) for k in item)
@@ -147,7 +139,8 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
             candidates.append(Candidate(i + 1, line, 1, i))
         total, unit = len(value), "items"
     else:
-        summary = f"{what} {_kind(value)}"
+        kind = f"object, {len(value)} keys" if isinstance(value, dict) else type(value).__name__
+        summary = f"{what} {kind if value is not None else 'null'}"
         outline = list(_outline(value, 0, ""))
         if isinstance(value, dict):
             outline = [(depth - 1, line[2:]) for depth, line in outline[1:]]  # the summary says it
@@ -161,15 +154,12 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the data"
     )
     body = [summary, *(c.text for c in kept)]
+    shown = sum(1 for c in kept if c.priority == 1) if isinstance(value, list) else len(kept)
+    if total > shown:
+        body.append(f"… {total - shown:,} more {unit} not shown")
     if isinstance(value, list):
-        shown = sum(1 for c in kept if c.priority == 1)
-        if total > shown:
-            body.append(f"… {total - shown:,} more items not shown")
         removed = f"{total - shown:,} of {total:,} items (kept the keys and the first {shown:,})"
     else:
-        shown = len(kept)
-        if total > shown:
-            body.append(f"… {total - shown:,} more {unit} not shown")
         removed = (
             f"long values (clipped), array items past the first {MAX_ITEMS} "
             f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
