@@ -293,12 +293,10 @@ def _a11y_lines(text: str) -> tuple[list[tuple[int, str]], int]:
         role, name, rest = m.groups()
         if role in ("generic", "none", "presentation", "group", "list", "rowgroup") and not name:
             continue
-        if role in _INTERACTIVE_ROLES:
-            elements += 1
-        if role in _INTERACTIVE_ROLES or role == "heading":
-            out.append((0, clip(raw.rstrip(), 200)))
-        elif name or rest.strip(": "):
-            out.append((1, clip(raw.rstrip(), 200)))
+        elements += role in _INTERACTIVE_ROLES
+        key = role in _INTERACTIVE_ROLES or role == "heading"
+        if key or name or rest.strip(": "):
+            out.append((0 if key else 1, clip(raw.rstrip(), 200)))
     return out, elements
 
 
