@@ -126,12 +126,11 @@ def _cap(indices: list[int]) -> tuple[list[int], int]:
 
 
 def _locations(line: str) -> list[str]:
-    return [
-        short_location(m["pyfile"], m["pyline"])
-        if m["pyfile"] is not None
-        else short_location(m["file"], m["line"] or m["tline"] or m["csline"])
-        for m in LOCATION_RE.finditer(line)
-    ]
+    found = []
+    for m in LOCATION_RE.finditer(line):
+        number = m["pyline"] or m["line"] or m["tline"] or m["csline"]
+        found.append(short_location(m["pyfile"] or m["file"], number))
+    return found
 
 
 def reduce_lines(
