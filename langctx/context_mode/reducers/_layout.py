@@ -28,7 +28,6 @@ __all__ = [
     "render_selection",
     "select",
     "select_with_facts",
-    "unlisted_note",
 ]
 
 # Room kept for the footer while the body is being built: a long footer of the usual shape.
@@ -44,22 +43,17 @@ _MAX_NOTE_SHARE = 0.35  # of the budget, the most the facts line may take
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A piece of the body that may be kept: one display line standing for original lines."""
+    """A piece of the body that may be kept: one display line standing for original lines.
+
+    ``line`` and ``end`` are the first and last original lines (0-based) it stands for (``end``
+    defaults to ``line``); pieces are shown in line order, kept by ``(priority, rank)``, lower first.
+    """
 
     line: int
-    """First original line (0-based) the piece stands for; pieces are shown in this order."""
-
     text: str
-    """The text to show (one or more display lines)."""
-
     priority: int = 0
-    """Lower is kept first."""
-
     rank: float = 0.0
-    """Order among pieces of the same priority; lower is kept first."""
-
     end: int = -1
-    """Last original line the piece stands for (defaults to :attr:`line`)."""
 
     @property
     def last(self) -> int:
@@ -87,9 +81,8 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
     return f"{line[:max_chars]}…(+{len(line) - max_chars} chars)"
 
 
-def longest(fits: Callable[[int], bool], hi: int) -> int:
-    """Largest ``n`` in ``[0, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (0 if none)."""
-    lo = 0
+def longest(fits: Callable[[int], bool], hi: int, lo: int = 0) -> int:
+    """Largest ``n`` in ``(lo, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (``lo`` if none)."""
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(mid):
@@ -318,23 +311,19 @@ def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:
     return max(0, budget_tokens - overhead - margin)
 
 
-def unlisted_note(unlisted: int) -> str:
-    """What the footer adds for facts the body could not list ("" for none)."""
-    return f"; {unlisted:,} facts only in the full output" if unlisted else ""
-
-
 def finish(
-    *,
     kind: ContentKind,
     meta: OutputMeta,
     budget_tokens: int,
-    body: str,
+    body: str | Sequence[str],
     removed: str,
+    unlisted: int = 0,
 ) -> Reduction:
     """Wrap ``body`` in the header and footer and make sure the whole text fits ``budget_tokens``.
 
-    ``body`` is escaped here (it comes from the output). If the text is over budget, the middle of
-    the body is cut; if even the header and footer do not fit, they are shortened.
+    ``body`` (text or lines) is escaped here (it comes from the output). If the text is over budget,
+    the middle of the body is cut; if even the header and footer do not fit, they are shortened.
+    ``unlisted``: how many facts the body could not list, counted in the footer.
 
     Example:
         >>> meta = OutputMeta(tool_name="bash", original_chars=9000, original_tokens=2000)
@@ -345,9 +334,11 @@ def finish(
         [langctx context-mode: removed everything else]
     """
     count = meta.count_tokens
+    if unlisted:
+        removed += f"; {unlisted:,} facts only in the full output"
     removed = clip(" ".join(removed.split()), _MAX_REMOVED_CHARS)
     header, footer = _header(kind, meta), _footer(removed)
-    safe_body = escape_delimiters(body)
+    safe_body = escape_delimiters(body if isinstance(body, str) else "\n".join(body))
     text = f"{header}\n{safe_body}\n{footer}" if safe_body else f"{header}\n{footer}"
     tokens = count(text)
     if tokens > budget_tokens:
@@ -374,18 +365,9 @@ def _cut_middle(body: str, keep_chars: int) -> str:
 def _last_fitting(
     make: Callable[[int], str], hi: int, budget: int, count: TextCounter
 ) -> tuple[str, int] | None:
-    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` a binary search finds within
-    ``budget`` (None: not even one)."""
-    lo, best = 0, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        text = make(mid)
-        tokens = count(text)
-        if tokens <= budget:
-            best, lo = (text, tokens), mid + 1
-        else:
-            hi = mid - 1
-    return best
+    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` within ``budget``."""
+    n = longest(lambda n: count(make(n)) <= budget, hi, lo=-1)
+    return None if n < 0 else (make(n), count(make(n)))
 
 
 def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:

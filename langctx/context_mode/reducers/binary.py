@@ -111,10 +111,5 @@ def reduce_binary(
             body.append(row)
     if printable:
         body.append(printable)
-    return finish(
-        kind="binary",
-        meta=meta,
-        budget_tokens=budget_tokens,
-        body="\n".join(body),
-        removed=f"the binary content ({len(data):,} bytes); only a preview is shown",
-    )
+    removed = f"the binary content ({len(data):,} bytes); only a preview is shown"
+    return finish("binary", meta, budget_tokens, body, removed)

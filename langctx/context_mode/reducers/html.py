@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -21,7 +20,6 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.facts import extract_output_facts
@@ -74,11 +72,9 @@ class _Page(HTMLParser):
         self.labels: dict[str, str] = {}
         self.open_label: list[str] | None = None
         self.label_for: str | None = None
-        self.open_link: tuple[int, str | None, list[str]] | None = None
-        self.open_button: tuple[int, list[str]] | None = None
-        self.open_select: tuple[int, dict[str, str | None], list[str]] | None = None
         self.open_option: list[str] | None = None
-        self.open_textarea: tuple[int, dict[str, str | None]] | None = None
+        # The open a, button, select and textarea: (index of their slot in parts, attrs, words).
+        self.open: dict[str, tuple[int, dict[str, str | None], list[str]]] = {}
         self.elements = 0
 
     def handle_starttag(self, tag: str, attrs_list: list[tuple[str, str | None]]) -> None:
@@ -95,40 +91,24 @@ class _Page(HTMLParser):
             self.parts.append("\n# ")
         elif tag in _BLOCK:
             self.parts.append("\n")
-        if tag == "a":
-            self.open_link = (len(self.parts), _attr(attrs, "href"), [])
+        typ = attrs.get("type")
+        if tag in ("a", "button", "select", "textarea"):
+            self.open[tag] = (len(self.parts), attrs, [])
             self.parts.append("")
-        elif tag == "button" or (
-            tag == "input" and attrs.get("type") in ("submit", "button", "reset")
-        ):
+        elif tag == "input" and typ in ("submit", "button", "reset"):
             label = _attr(attrs, "value", "aria-label", "title")
-            if tag == "input":
-                self.parts.append(f"\n{_CONTROL}[button: {label or attrs.get('type')}]\n")
-                self.elements += 1
-            else:
-                self.open_button = (len(self.parts), [label] if label else [])
-                self.parts.append("")
-        elif tag == "input":
-            if attrs.get("type") != "hidden":
-                self._field("input", attrs)
-        elif tag == "textarea":
-            self.open_textarea = (len(self.parts), attrs)
-            self.parts.append("")
-        elif tag == "select":
-            self.open_select = (len(self.parts), attrs, [])
-            self.parts.append("")
-        elif tag == "option" and self.open_select is not None:
+            self._add(f"\n{_CONTROL}[button: {label or typ}]\n")
+        elif tag == "input" and typ != "hidden":
+            self._add(self._field("input", attrs))
+        elif tag == "option" and "select" in self.open:
             self.open_option = []
         elif tag == "label":
             self.open_label = []
             self.label_for = _attr(attrs, "for")
         elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             self.parts.append("#" * int(tag[1]) + " ")
-        elif tag == "img":
-            alt = _attr(attrs, "alt")
-            if alt:
-                self.parts.append(f"{_MARK}[image: {clip(alt, 100)}]{_MARK}")
-                self.elements += 1
+        elif tag == "img" and (alt := _attr(attrs, "alt")):
+            self._add(f"{_MARK}[image: {clip(alt, 100)}]{_MARK}")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -141,64 +121,22 @@ class _Page(HTMLParser):
             return
         if self.skip:
             return
-        close = _CLOSERS.get(tag)
-        if close is not None:
-            close(self)
+        if tag in self.open:
+            index, attrs, words = self.open.pop(tag)
+            self._add(self._element(tag, attrs, words), index)
+        elif tag == "head":
+            self.in_head = False
+        elif tag == "title":
+            self.in_title = False
+        elif tag == "option" and self.open_option is not None and "select" in self.open:
+            self.open["select"][2].append(_squash(self.open_option))
+            self.open_option = None
+        elif tag == "label" and self.open_label is not None:
+            if self.label_for:
+                self.labels[self.label_for] = _squash(self.open_label)
+            self.open_label = None
         if tag in _BLOCK:
             self.parts.append("\n")
-
-    def _close_head(self) -> None:
-        self.in_head = False
-
-    def _close_title(self) -> None:
-        self.in_title = False
-
-    def _close_link(self) -> None:
-        if self.open_link is None:
-            return
-        index, href, words = self.open_link
-        self.open_link = None
-        self.parts[index] = _MARK + _link(_squash(words), href) + _MARK
-        self.elements += 1
-
-    def _close_button(self) -> None:
-        if self.open_button is None:
-            return
-        index, words = self.open_button
-        self.open_button = None
-        text = _SPACES.sub(" ", " ".join(w for w in words if w)).strip()
-        self.parts[index] = f"\n{_CONTROL}[button: {clip(text, 80) or '?'}]\n"
-        self.elements += 1
-
-    def _close_textarea(self) -> None:
-        if self.open_textarea is None:
-            return
-        index, attrs = self.open_textarea
-        self.open_textarea = None
-        self._field("textarea", attrs, index=index)
-
-    def _close_option(self) -> None:
-        if self.open_option is None or self.open_select is None:
-            return
-        self.open_select[2].append(_squash(self.open_option))
-        self.open_option = None
-
-    def _close_select(self) -> None:
-        if self.open_select is None:
-            return
-        index, attrs, options = self.open_select
-        self.open_select = None
-        shown = " | ".join(clip(o, 40) for o in options[:8] if o)
-        if len(options) > 8:
-            shown += f" | +{len(options) - 8} more"
-        self._field("select", attrs, index=index, extra=f"options: {shown}" if shown else None)
-
-    def _close_label(self) -> None:
-        if self.open_label is None:
-            return
-        if self.label_for:
-            self.labels[self.label_for] = _squash(self.open_label)
-        self.open_label = None
 
     def handle_data(self, data: str) -> None:
         if self.skip or (self.in_head and not self.in_title):
@@ -206,44 +144,51 @@ class _Page(HTMLParser):
         if self.open_option is not None:
             self.open_option.append(data)
             return
-        if self.open_select is not None or self.open_textarea is not None:
+        if "select" in self.open or "textarea" in self.open:
             return
         if self.open_label is not None:
             self.open_label.append(data)
-        if self.open_link is not None:
-            self.open_link[2].append(data)
-            return
-        if self.open_button is not None:
-            self.open_button[1].append(data)
-            return
-        self.parts.append(data)
+        element = self.open.get("a") or self.open.get("button")
+        if element is not None:
+            element[2].append(data)
+        else:
+            self.parts.append(data)
 
-    def _field(
-        self,
-        kind: str,
-        attrs: dict[str, str | None],
-        *,
-        index: int | None = None,
-        extra: str | None = None,
-    ) -> None:
+    def _add(self, part: str | _Field, index: int | None = None) -> None:
+        """Add an interactive element, at its slot ``index`` if one was kept for it."""
+        if index is None:
+            self.parts.append(part)
+        else:
+            self.parts[index] = part
+        self.elements += 1
+
+    def _element(self, tag: str, attrs: dict[str, str | None], words: list[str]) -> str | _Field:
+        """What a closed a, button, select or textarea shows; ``words``: its text (or options)."""
+        if tag == "a":
+            return _MARK + _link(_squash(words), _attr(attrs, "href")) + _MARK
+        if tag == "button":
+            label = _attr(attrs, "value", "aria-label", "title")
+            text = _SPACES.sub(" ", " ".join(w for w in (label, *words) if w)).strip()
+            return f"\n{_CONTROL}[button: {clip(text, 80) or '?'}]\n"
+        if tag == "textarea":
+            return self._field("textarea", attrs)
+        shown = " | ".join(clip(o, 40) for o in words[:8] if o)
+        if len(words) > 8:
+            shown += f" | +{len(words) - 8} more"
+        return self._field("select", attrs, f"options: {shown}" if shown else "")
+
+    def _field(self, kind: str, attrs: dict[str, str | None], extra: str = "") -> _Field:
         label = _attr(attrs, "aria-label")
         if label is None and self.open_label is not None:
             label = _squash(self.open_label) or None
-        typ = attrs.get("type")
-        field = _Field(
-            kind=kind,
-            type=typ if kind == "input" and typ and typ != "text" else None,
-            name=_attr(attrs, "name", "id"),
-            label=label,
-            placeholder=_attr(attrs, "placeholder"),
-            extra=extra,
-            element_id=attrs.get("id"),
-        )
-        if index is None:
-            self.parts.append(field)
-        else:
-            self.parts[index] = field
-        self.elements += 1
+        before = [kind]
+        if kind == "input" and (typ := attrs.get("type")) and typ != "text":
+            before.append(f"type={typ}")
+        if name := _attr(attrs, "name", "id"):
+            before.append(f"name={clip(name, 60)}")
+        placeholder = _attr(attrs, "placeholder")
+        after = (f'placeholder="{clip(placeholder, 80)}"' if placeholder else "", extra)
+        return _Field(tuple(before), label, attrs.get("id"), after)
 
     def render(self) -> list[tuple[bool, str]]:
         """The page as ``(is a control or heading, line)``; ``<label for=...>`` labels filled in."""
@@ -259,45 +204,19 @@ class _Page(HTMLParser):
         return lines
 
 
-_CLOSERS: dict[str, Callable[[_Page], None]] = {
-    "head": _Page._close_head,
-    "title": _Page._close_title,
-    "a": _Page._close_link,
-    "button": _Page._close_button,
-    "textarea": _Page._close_textarea,
-    "option": _Page._close_option,
-    "select": _Page._close_select,
-    "label": _Page._close_label,
-}
-"""End tag -> what closing it does (beyond the line break after a block)."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Field:
-    """An input, textarea or select."""
+    """An input, textarea or select, shown once the ``<label for=...>`` labels are known."""
 
-    kind: str
-    type: str | None
-    name: str | None
+    before: tuple[str, ...]  # kind, type, name
     label: str | None
-    placeholder: str | None
-    extra: str | None
     element_id: str | None
+    after: tuple[str, ...]  # placeholder, options
 
     def render(self, labels: dict[str, str]) -> str:
-        bits = [self.kind]
-        if self.type:
-            bits.append(f"type={self.type}")
-        if self.name:
-            bits.append(f"name={clip(self.name, 60)}")
         label = self.label or (labels.get(self.element_id) if self.element_id else None)
-        if label:
-            bits.append(f'label="{clip(label, 80)}"')
-        if self.placeholder:
-            bits.append(f'placeholder="{clip(self.placeholder, 80)}"')
-        if self.extra:
-            bits.append(self.extra)
-        return f"[{' '.join(bits)}]"
+        shown = f'label="{clip(label, 80)}"' if label else ""
+        return "[" + " ".join(bit for bit in (*self.before, shown, *self.after) if bit) + "]"
 
 
 def _link(text: str, href: str | None) -> str:
@@ -374,12 +293,10 @@ def _a11y_lines(text: str) -> tuple[list[tuple[int, str]], int]:
         role, name, rest = m.groups()
         if role in ("generic", "none", "presentation", "group", "list", "rowgroup") and not name:
             continue
-        if role in _INTERACTIVE_ROLES:
-            elements += 1
-        if role in _INTERACTIVE_ROLES or role == "heading":
-            out.append((0, clip(raw.rstrip(), 200)))
-        elif name or rest.strip(": "):
-            out.append((1, clip(raw.rstrip(), 200)))
+        elements += role in _INTERACTIVE_ROLES
+        key = role in _INTERACTIVE_ROLES or role == "heading"
+        if key or name or rest.strip(": "):
+            out.append((0 if key else 1, clip(raw.rstrip(), 200)))
     return out, elements
 
 
@@ -446,7 +363,4 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     body.extend(note)
     if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="html", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("html", meta, budget_tokens, body, removed, unlisted)

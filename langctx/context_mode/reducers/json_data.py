@@ -19,7 +19,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     names_line,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -60,14 +59,6 @@ def compact_json(value: Any, *, depth: int = 2) -> Any:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return f"object, {len(value)} keys"
-    if isinstance(value, list):
-        return f"array, {len(value)} items"
-    return type(value).__name__ if value is not None else "null"
 
 
 def _keys_of(items: list[Any]) -> list[str]:
@@ -148,7 +139,8 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
             candidates.append(Candidate(i + 1, line, 1, i))
         total, unit = len(value), "items"
     else:
-        summary = f"{what} {_kind(value)}"
+        kind = f"object, {len(value)} keys" if isinstance(value, dict) else type(value).__name__
+        summary = f"{what} {kind if value is not None else 'null'}"
         outline = list(_outline(value, 0, ""))
         if isinstance(value, dict):
             outline = [(depth - 1, line[2:]) for depth, line in outline[1:]]  # the summary says it
@@ -162,21 +154,15 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the data"
     )
     body = [summary, *(c.text for c in kept)]
+    shown = sum(1 for c in kept if c.priority == 1) if isinstance(value, list) else len(kept)
+    if total > shown:
+        body.append(f"… {total - shown:,} more {unit} not shown")
     if isinstance(value, list):
-        shown = sum(1 for c in kept if c.priority == 1)
-        if total > shown:
-            body.append(f"… {total - shown:,} more items not shown")
         removed = f"{total - shown:,} of {total:,} items (kept the keys and the first {shown:,})"
     else:
-        shown = len(kept)
-        if total > shown:
-            body.append(f"… {total - shown:,} more {unit} not shown")
         removed = (
             f"long values (clipped), array items past the first {MAX_ITEMS} "
             f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
         )
     body.extend(note)
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="json", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("json", meta, budget_tokens, body, removed, unlisted)

@@ -23,7 +23,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     render_selection,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.sanitize import clean_terminal
 from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts, short_location
@@ -129,11 +128,8 @@ def _cap(indices: list[int]) -> tuple[list[int], int]:
 def _locations(line: str) -> list[str]:
     found = []
     for m in LOCATION_RE.finditer(line):
-        if m.group("pyfile") is not None:
-            found.append(short_location(m.group("pyfile"), m.group("pyline")))
-        else:
-            number = m.group("line") or m.group("tline") or m.group("csline")
-            found.append(short_location(m.group("file"), number))
+        number = m["pyline"] or m["line"] or m["tline"] or m["csline"]
+        found.append(short_location(m["pyfile"] or m["file"], number))
     return found
 
 
@@ -181,10 +177,7 @@ def reduce_lines(
     removed = _removed_note(output, kept, len(fact_idx), group_lines)
     if skipped:
         removed += f"; {skipped:,} middle error/warning lines not analysed"
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind=kind, meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish(kind, meta, budget_tokens, body, removed, unlisted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +198,7 @@ class _Lines:
 
 
 def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
-    """(error lines, warning lines): an error word or a frame anchor (whole Python tracebacks),
-    else a warning word."""
+    """Lines with an error word or a frame anchor (whole Python tracebacks); else a warning word."""
     n = len(lines)
     lowered = clean.translate(_ASCII_LOWER)
     positions = _positions(lowered, _ERROR_WORDS)
@@ -226,8 +218,7 @@ def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
 def _context_indices(
     lines: list[str], fact_idx: list[int], error_idx: set[int], profile: LineProfile
 ) -> set[int]:
-    """The line after a Python frame and the line before any other fact line (if the profile
-    keeps context lines)."""
+    """The line after a Python frame, the line before other fact lines (if the profile wants them)."""
     context_idx: set[int] = set()
     if not profile.context_lines:
         return context_idx
@@ -244,27 +235,24 @@ def _fact_candidates(
 ) -> tuple[list[Candidate], dict[str, int]]:
     """One candidate per group of near-identical fact lines (exit codes first, then errors,
     then warnings; nearest the ends first), and the line shown for each group's key."""
-    shown_keys: dict[str, int] = {}
-    group_members: dict[str, list[int]] = {}
+    groups: dict[str, list[int]] = {}
     for i in fact_idx:
-        key = output.keys[i]
-        if key.strip():
-            group_members.setdefault(key, []).append(i)
-            shown_keys.setdefault(key, i)
+        if output.keys[i].strip():
+            groups.setdefault(output.keys[i], []).append(i)
     candidates: list[Candidate] = []
     n_facts = len(fact_idx)
     for rank_pos, i in enumerate(fact_idx):
         key = output.keys[i]
-        if shown_keys.get(key) != i:
+        if key not in groups or groups[key][0] != i:
             continue
         line = clip(output.lines[i], profile.important_chars)
         if output.counts[key] > 1:
-            line += _repeat_note(output.counts[key], output.lines, group_members[key])
+            line += _repeat_note(output.counts[key], output.lines, groups[key])
         exit_line = i in error_idx and EXIT_CODE_RE.search(output.lines[i]) is not None
         priority = -1 if exit_line else (0 if i in error_idx else 1)
         rank = min(rank_pos, n_facts - 1 - rank_pos)
         candidates.append(Candidate(i, line, priority, rank))
-    return candidates, shown_keys
+    return candidates, {key: members[0] for key, members in groups.items()}
 
 
 def _edge_candidates(
@@ -272,11 +260,16 @@ def _edge_candidates(
 ) -> list[Candidate]:
     """The first and last lines and the context lines whose key no fact line shows."""
     n = len(output.lines)
-    head_tail = _head_tail(output.keys, profile)
-    edges = _edges(head_tail, profile)
+    forward = (i for i, key in enumerate(output.keys) if key.strip())
+    backward = (i for i in range(n - 1, -1, -1) if output.keys[i].strip())
+    head_tail = sorted(
+        {*islice(forward, profile.head_lines), *islice(backward, profile.tail_lines)}
+    )
+    # The very first and last of them are kept like facts.
+    edges = {*head_tail[: profile.edge_head], *head_tail[len(head_tail) - profile.edge_tail :]}
     shown = set(shown_keys)
     candidates: list[Candidate] = []
-    for i in sorted(head_tail | context_idx):
+    for i in sorted({*head_tail, *context_idx}):
         key = output.keys[i]
         if not key.strip() or key in shown:
             continue
@@ -285,7 +278,7 @@ def _edge_candidates(
         if output.counts[key] > 1:
             line += f" (×{output.counts[key]})"
         distance: float = min(i, n - 1 - i) + (0.5 if i < n / 2 else 0)  # tail wins ties
-        if i in edges:  # the very first and last lines are kept like facts
+        if i in edges:
             candidates.append(Candidate(i, line, 0, -1))
         else:
             candidates.append(Candidate(i, line, 2 if i in context_idx else 3, distance))
@@ -347,19 +340,6 @@ def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
     if len(members) > 1 and last != lines[members[0]].strip():
         note += f"; last: {clip(last, _LAST_CHARS)}"  # the numbers the group's key ignored
     return note + ")"
-
-
-def _edges(head_tail: set[int], profile: LineProfile) -> set[int]:
-    """The first ``edge_head`` and last ``edge_tail`` of the head and tail lines."""
-    ordered = sorted(head_tail)
-    return set(ordered[: profile.edge_head]) | set(ordered[len(ordered) - profile.edge_tail :])
-
-
-def _head_tail(keys: list[str], profile: LineProfile) -> set[int]:
-    """The first ``head_lines`` and last ``tail_lines`` non-blank lines."""
-    forward = (i for i, key in enumerate(keys) if key.strip())
-    backward = (i for i in range(len(keys) - 1, -1, -1) if keys[i].strip())
-    return {*islice(forward, profile.head_lines), *islice(backward, profile.tail_lines)}
 
 
 def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:

@@ -17,7 +17,6 @@ from langctx.context_mode.reducers._layout import (
     clip,
     finish,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
 from langctx.facts import extract_output_facts
@@ -172,7 +171,4 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     body.extend(note)
     what = "file body" if n_decl else "file body (no declarations found)"
     removed = f"the {what}: {n_code:,} lines, outline of {kept_decl:,} declarations kept"
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="source", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("source", meta, budget_tokens, body, removed, unlisted)

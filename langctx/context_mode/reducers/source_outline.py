@@ -152,22 +152,6 @@ def _indent(line: str) -> int:
     return len(expanded) - len(expanded.lstrip())
 
 
-def _decl_text(line: str) -> str:
-    text = line.strip()
-    if text.endswith("{"):
-        text = text[:-1].rstrip()
-    return text
-
-
-def _add_import(outline: Outline, seen: set[str], name: str | None) -> None:
-    if name:
-        for part in name.split(","):
-            part = part.strip()
-            if part and part not in seen:
-                seen.add(part)
-                outline.imports.append(part)
-
-
 def _member_indent(lines: Sequence[str], start: int) -> int | None:
     """Indent of the first non-blank line after ``start`` (a type's members)."""
     for line in lines[start + 1 : start + 40]:
@@ -230,10 +214,15 @@ class _Scan:
     def took_import(self, pattern: re.Pattern[str] | None, line: str) -> bool:
         """Record the import ``pattern`` finds on ``line``; whether it found one."""
         m = pattern.match(line) if pattern is not None else None
-        if m is None:
-            return False
-        _add_import(self.outline, self.seen, next(filter(None, m.groups()), None))
-        return True
+        if m is not None:
+            self._import(next(filter(None, m.groups()), None))
+        return m is not None
+
+    def _import(self, name: str | None) -> None:
+        for part in (name or "").split(","):
+            if (part := part.strip()) and part not in self.seen:
+                self.seen.add(part)
+                self.outline.imports.append(part)
 
     def _is_declaration(self, i: int, line: str, indent: int) -> bool:
         rule = _FAMILY_RULES.get(self.family)
@@ -247,7 +236,9 @@ class _Scan:
             self.enclosing.pop()
         depth = len(self.enclosing)
         self.enclosing.append(indent)
-        self.outline.declarations.append(Declaration(number, depth, _decl_text(line), i))
+        text = line.strip()
+        text = text[:-1].rstrip() if text.endswith("{") else text
+        self.outline.declarations.append(Declaration(number, depth, text, i))
         if _CONTAINER.search(line) and line.rstrip().endswith("{"):
             member = _member_indent(self.lines, i)
             if member is not None and member > indent:
@@ -257,7 +248,7 @@ class _Scan:
         m = _JS_FROM.search(line)
         if m or line.strip().startswith("}"):
             self.in_import = False
-            _add_import(self.outline, self.seen, m.group(1) if m else None)
+            self._import(m.group(1) if m else None)
 
     def _markup(self, i: int, number: int, line: str) -> None:
         """Markdown / reStructuredText: ``#`` headings outside code fences."""

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from itertools import islice
+from typing import NamedTuple
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
@@ -21,7 +22,6 @@ from langctx.context_mode.reducers._layout import (
     finish,
     names_line,
     select_with_facts,
-    unlisted_note,
 )
 from langctx.context_mode.reducers.log import reduce_log
 from langctx.facts import extract_output_facts
@@ -75,9 +75,17 @@ def _row_text(cells: Sequence[str], delimiter: str) -> str:
     return clip(buffer.getvalue(), _ROW_CHARS, squeeze=False)
 
 
-def _delimited(text: str, delimiter: str) -> tuple[list[str], list[str], int, str] | None:
-    """``(header cells, first rows as text, total data rows, description)`` of a CSV/TSV text
-    (None: it does not parse)."""
+class _Table(NamedTuple):
+    names: list[str]  # column names
+    shown: list[str]  # header lines, then the first rows
+    total: int  # data rows
+    trailer: list[str]  # lines after the table (a psql row count)
+    what: str
+    n_header: int
+
+
+def _delimited(text: str, delimiter: str) -> _Table | None:
+    """A CSV/TSV text (None: it does not parse)."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = next(reader, None)
@@ -85,14 +93,15 @@ def _delimited(text: str, delimiter: str) -> tuple[list[str], list[str], int, st
             return None
         rows = [_row_text(row, delimiter) for row in islice(filter(None, reader), MAX_ROWS)]
         total = len(rows) + sum(1 for row in reader if row)
-        name = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
-        return header, [_row_text(header, delimiter), *rows], total, name
+        shown = [_row_text(header, delimiter), *rows]
     except csv.Error:
         return None
+    what = {",": "CSV", "\t": "TSV"}.get(delimiter, f"delimited by {delimiter!r}")
+    return _Table(header, shown, total, [], what, 1)
 
 
-def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str], str] | None:
-    """``(column names, header lines + first rows, total rows, trailer lines, description)``."""
+def _line_table(lines: list[str]) -> _Table | None:
+    """A markdown table or a psql/MySQL query result (None: no separator line found)."""
     head = lines[:6]
     sep_at = next(
         (i for i, line in enumerate(head) if _MD_SEP.match(line) or _PSQL_SEP.match(line)), None
@@ -104,7 +113,7 @@ def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str],
         box = [i for i, line in enumerate(head) if _BOX_SEP.match(line)]
         if len(box) < 2:
             return None
-        sep_at, style = box[1], "query result"
+        sep_at = box[1]
     header_line = lines[sep_at - 1] if sep_at > 0 else ""
     names = [cell.strip() for cell in header_line.strip().strip("|").split("|") if cell.strip()]
     body = lines[sep_at + 1 :]
@@ -119,7 +128,7 @@ def _line_table(lines: list[str]) -> tuple[list[str], list[str], int, list[str],
         if len(rows) < MAX_ROWS:
             rows.append(clip(line.rstrip(), _ROW_CHARS, squeeze=False))
     header = [clip(line.rstrip(), _ROW_CHARS, squeeze=False) for line in lines[: sep_at + 1]]
-    return names, [*header, *rows], total, trailer, style
+    return _Table(names, [*header, *rows], total, trailer, style, len(header))
 
 
 def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
@@ -137,21 +146,14 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     """
     stripped = text.strip("\n")
     lines = stripped.split("\n", 200)[:200]
-    parsed_lines = None
+    table = None
     if any(_MD_SEP.match(x) or _PSQL_SEP.match(x) or _BOX_SEP.match(x) for x in lines[:6]):
-        parsed_lines = _line_table(stripped.split("\n"))
-    trailer: list[str] = []
-    if parsed_lines is not None:
-        names, shown, total, trailer, what = parsed_lines
-        n_header = len(shown) - min(total, MAX_ROWS)
-    else:
-        delimiter = sniff_delimiter(lines)
-        parsed = _delimited(stripped, delimiter) if delimiter is not None else None
-        if parsed is None:
-            return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
-        names, shown, total, what = parsed
-        n_header = 1
-
+        table = _line_table(stripped.split("\n"))
+    if table is None and (delimiter := sniff_delimiter(lines)) is not None:
+        table = _delimited(stripped, delimiter)
+    if table is None:
+        return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
+    names, shown, total, trailer, what, n_header = table
     count = meta.count_tokens
     summary = f"{what}: {len(names)} columns × {total:,} rows"
     base = len(shown) + 1
@@ -167,6 +169,7 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     )
     rows_kept = sum(1 for c in kept if 1 <= c.line < base and c.line - 1 >= n_header)
     more = total - rows_kept
+    removed = f"{more:,} of {total:,} rows (kept the columns and the first {rows_kept:,})"
     body = [summary]
     for c in kept:
         if c.line == base and more > 0 and trailer:
@@ -176,10 +179,4 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     if more > 0:
         body.append(f"… {more:,} more rows not shown")
     body.extend(note)
-    removed = (
-        f"{total - rows_kept:,} of {total:,} rows (kept the columns and the first {rows_kept:,})"
-    )
-    removed += unlisted_note(unlisted)
-    return finish(
-        kind="table", meta=meta, budget_tokens=budget_tokens, body="\n".join(body), removed=removed
-    )
+    return finish("table", meta, budget_tokens, body, removed, unlisted)

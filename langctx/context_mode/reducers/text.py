@@ -10,7 +10,6 @@ from langctx.context_mode.reducers._layout import (
     facts_lines,
     finish,
     longest,
-    unlisted_note,
 )
 from langctx.facts import extract_output_facts
 
@@ -84,29 +83,22 @@ def reduce_text(
         tail_tokens=int(budget * TAIL_SHARE),
         count_tokens=count,
     )
-    if not middle:
-        middle_note = ""
-    else:
-        first = head.count("\n") + 1
-        cut_lines = middle.count("\n")
-        middle_note = (
-            f"[… {len(middle):,} chars not shown (lines {first + 1:,}–{first + cut_lines:,}) …]"
-            if cut_lines > 1
-            else f"[… {len(middle):,} chars not shown …]"
-        )
+    first, cut_lines = head.count("\n") + 1, middle.count("\n")
+    middle_note = f"[… {len(middle):,} chars not shown …]" if middle else ""
+    if cut_lines > 1:
+        lines = f"lines {first + 1:,}–{first + cut_lines:,}"
+        middle_note = f"[… {len(middle):,} chars not shown ({lines}) …]"
     head, tail = head.rstrip("\n"), tail.lstrip("\n")
-    kept = f"{head}\n{tail}"
     note, unlisted = facts_lines(
         extract_output_facts(middle),
-        kept,
+        f"{head}\n{tail}",
         budget_tokens=max(0, budget - int(budget * (HEAD_SHARE + TAIL_SHARE)) - 20),
         count_tokens=count,
     )
     body = "\n".join(part for part in (head, middle_note, tail, *note) if part)
     total_lines = text.count("\n") + 1
     removed = (
-        f"{len(middle):,} of {len(text):,} chars ({middle.count(chr(10)):,} of {total_lines:,} lines)"
+        f"{len(middle):,} of {len(text):,} chars ({cut_lines:,} of {total_lines:,} lines)"
         " from the middle"
     )
-    removed += unlisted_note(unlisted)
-    return finish(kind=kind, meta=meta, budget_tokens=budget_tokens, body=body, removed=removed)
+    return finish(kind, meta, budget_tokens, body, removed, unlisted)
