@@ -26,6 +26,7 @@ __all__ = [
     "OutputFacts",
     "extract_output_facts",
     "find_duration",
+    "find_locations",
     "missing_output_facts",
     "short_location",
 ]
@@ -102,7 +103,8 @@ def short_location(path: str, line: str) -> str:
     return f"{base}:{line}"
 
 
-def _locations(text: str) -> Iterable[str]:
+def find_locations(text: str) -> Iterable[str]:
+    """The ``file:line`` locations in ``text``, in order (repeats kept)."""
     for m in LOCATION_RE.finditer(text):
         line = m.group("pyline") or m.group("line") or m.group("tline") or m.group("csline")
         yield short_location(m.group("pyfile") or m.group("file"), line)
@@ -120,7 +122,7 @@ def extract_output_facts(text: str) -> OutputFacts:
         f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned)
     )
     errors = dict.fromkeys(_SPACES_RE.sub(" ", m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
-    locations = dict.fromkeys(_locations(scanned))
+    locations = dict.fromkeys(find_locations(scanned))
     return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
 
 

@@ -25,7 +25,8 @@ from langctx.context_mode.reducers._layout import (
     select_with_facts,
 )
 from langctx.context_mode.sanitize import clean_terminal
-from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts, short_location
+from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts
+from langctx.facts.output import find_locations
 
 __all__ = ["LineProfile", "reduce_lines", "reduce_log"]
 
@@ -123,14 +124,6 @@ def _cap(indices: list[int]) -> tuple[list[int], int]:
         return indices, 0
     half = MAX_FACT_LINES // 2
     return indices[:half] + indices[-half:], len(indices) - MAX_FACT_LINES
-
-
-def _locations(line: str) -> list[str]:
-    found = []
-    for m in LOCATION_RE.finditer(line):
-        number = m["pyline"] or m["line"] or m["tline"] or m["csline"]
-        found.append(short_location(m["pyfile"] or m["file"], number))
-    return found
 
 
 def reduce_lines(
@@ -325,10 +318,10 @@ def _pin_location_headers(
 def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
     """``" (×N; also at a.py:3, b.py:9; last: <line>)"`` for a line shown once for ``total``
     near-copies: the other locations, and the last copy when it differs (its numbers may)."""
-    rep_locations = set(_locations(lines[members[0]]))
+    rep_locations = set(find_locations(lines[members[0]]))
     others: list[str] = []
     for i in members[1:]:
-        for loc in _locations(lines[i]):
+        for loc in find_locations(lines[i]):
             if loc not in rep_locations and loc not in others:
                 others.append(loc)
     note = f" (×{total}"
