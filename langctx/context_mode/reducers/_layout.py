@@ -200,28 +200,40 @@ def select_with_facts(
     return kept, note, unlisted
 
 
-def render_selection(kept: Sequence[Candidate], *, total_lines: int) -> list[str]:
+def render_selection(
+    kept: Sequence[Candidate],
+    *,
+    total_lines: int,
+    hidden: Callable[[int, int], int] | None = None,
+) -> list[str]:
     """Lay out kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
+
+    ``hidden(first, last)``: how many lines of a gap no kept piece stands for (the rest repeat a
+    kept line and are counted in its ``(×N)``); a gap with none gets no marker. Default: all.
 
     Example:
         >>> render_selection([Candidate(0, "a"), Candidate(9, "z")], total_lines=10)
         ['a', '[… lines 2–9 not shown …]', 'z']
+        >>> render_selection([Candidate(0, "a (×9)")], total_lines=10, hidden=lambda a, b: 2)
+        ['a (×9)', '[… 2 of lines 2–10 not shown …]']
     """
     out: list[str] = []
     prev_last = -1
-    for cand in kept:
-        if cand.line > prev_last + 1:
-            out.append(_marker(prev_last + 1, cand.line - 1))
+    for cand in [*kept, Candidate(total_lines, "")]:
+        first, last = prev_last + 1, cand.line - 1
+        unseen = last - first + 1 if hidden is None or last < first else hidden(first, last)
+        if unseen > 0:
+            out.append(_marker(first, last, unseen))
         out.append(cand.text)
         prev_last = max(prev_last, cand.last)
-    if total_lines > prev_last + 1:
-        out.append(_marker(prev_last + 1, total_lines - 1))
-    return out
+    return out[:-1]
 
 
-def _marker(first: int, last: int) -> str:
+def _marker(first: int, last: int, unseen: int) -> str:
     if first == last:
         return f"[… line {first + 1} not shown …]"
+    if unseen < last - first + 1:
+        return f"[… {unseen} of lines {first + 1}–{last + 1} not shown …]"
     return f"[… lines {first + 1}–{last + 1} not shown …]"
 
 

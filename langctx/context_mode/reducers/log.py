@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
+from itertools import accumulate, islice
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import (
@@ -166,7 +167,8 @@ def reduce_lines(
     kept, note, unlisted = select_with_facts(
         candidates, budget_tokens=budget, count_tokens=count, facts=all_facts, total_lines=n
     )
-    body = [*preface, *render_selection(kept, total_lines=n), *note]
+    hidden = _hidden_lines(output, {output.keys[c.line] for c in kept})
+    body = [*preface, *render_selection(kept, total_lines=n, hidden=hidden), *note]
     removed = _removed_note(output, kept, len(fact_idx), group_lines)
     if skipped:
         removed += f"; {skipped:,} middle error/warning lines not analysed"
@@ -276,6 +278,12 @@ def _edge_candidates(
         else:
             candidates.append(Candidate(i, line, 2 if i in context_idx else 3, distance))
     return candidates
+
+
+def _hidden_lines(output: _Lines, shown: set[str]) -> Callable[[int, int], int]:
+    """``hidden(first, last)``: the non-blank lines in that range whose key no kept line shows."""
+    prefix = [0, *accumulate(bool(k.strip()) and k not in shown for k in output.keys)]
+    return lambda first, last: prefix[last + 1] - prefix[first]
 
 
 def _removed_note(

@@ -71,9 +71,33 @@ def test_log_says_how_many_facts_did_not_fit() -> None:
     assert re.search(r"\+[\d,]+ more in the full output", r.text)
 
 
+def _distinct_lines(n: int) -> list[str]:
+    """Lines no two of which collapse (the reducer ignores digits when it groups repeats)."""
+    return [f"compiled module {chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(n)]
+
+
 def test_log_shows_where_lines_were_cut() -> None:
-    r = reduce(s.PYTEST_FAILURE, "bash", {"command": "pytest"})
+    r = reduce("\n".join([*_distinct_lines(600), "ERROR: boom"]), "bash", {"command": "make"})
     assert re.search(r"\[… lines \d+–\d+ not shown …\]", r.text)
+    assert "ERROR: boom" in r.text
+
+
+def test_log_does_not_call_collapsed_repeats_cut() -> None:
+    # Every line is a repeat of a kept one: nothing is "not shown", the (×N) counts say it all.
+    r = reduce(s.PYTEST_FAILURE, "bash", {"command": "pytest"})
+    assert "(×360)" in r.text
+    assert "not shown" not in r.text
+    # A gap of repeats and distinct lines says how many of it are cut.
+    lines = [*_distinct_lines(400), *(f"INFO heartbeat {i}" for i in range(3000))]
+    lines[200:200] = ["INFO heartbeat 0"] * 3  # repeats of a kept line inside the first gap
+    r = reduce("\n".join([*lines, "ERROR: boom"]), "bash", {"command": "run"})
+    gaps = re.findall(
+        r"\[… (?:(\d+) of )?lines (\d+)–(\d+) not shown …\]",
+        r.text,
+    )
+    assert any(hidden for hidden, _, _ in gaps), r.text
+    for hidden, first, last in gaps:
+        assert not hidden or 0 < int(hidden) < int(last) - int(first) + 1
 
 
 def test_log_handles_terminal_control_codes() -> None:
