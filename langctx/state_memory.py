@@ -27,9 +27,13 @@ from langctx.channel import (
     ARCHIVE_KEY,
     ArchiveRecord,
     LangctxChannel,
+    archive_record,
     channel_entries,
     channel_update,
+    check_channel,
     check_version,
+    current_entries,
+    stored_priorities,
 )
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
@@ -41,13 +45,9 @@ from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
-    archive_record,
     archived_messages,
     as_messages,
-    check_channel,
-    current_entries,
     restore_entries,
-    stored_priorities,
     window_start,
 )
 from langctx.summarize import Summarizer, resolve_summarizer

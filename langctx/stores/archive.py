@@ -27,10 +27,9 @@ from typing import Any, Literal, overload
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langctx.channel import ARCHIVE_KEY, channel_entries, is_slim
+from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
-from langctx.state_reading import archive_record
 from langctx.stores.archive_plan import (
     ArchiveBatch,
     ArchivePlan,

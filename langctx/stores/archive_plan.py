@@ -32,14 +32,14 @@ from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
     LangctxChannel,
+    archive_record,
     channel_entries,
     channel_update,
     is_slim,
     merge_langctx,
-    slim_entry,
+    shed,
 )
 from langctx.entries import active_summaries
-from langctx.state_reading import archive_record
 
 __all__ = [
     "BATCH_VERSION",
@@ -298,21 +298,7 @@ def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> Langc
     checkpoint's write is smaller (the full entries are in the batch).
     """
     out: dict[str, Any] = {**(update or channel_update()), **ops}
-    drop = ops.get("drop") or {}
-    slim = set(ops.get("slim") or ())
-    for key in ("compactions", "edits"):
-        gone = set(drop.get(key) or ())
-        if gone or (slim and key == "compactions"):
-            out[key] = [
-                slim_entry(e) if e.get("id") in slim else e
-                for e in out.get(key) or []
-                if e.get("id") not in gone
-            ]
-    if gone_p := set(drop.get("priorities") or ()):
-        out["priorities"] = {
-            k: v for k, v in (out.get("priorities") or {}).items() if k not in gone_p
-        }
-    return out  # type: ignore[return-value]
+    return shed(out, ops.get("drop"), ops.get("slim"))  # type: ignore[return-value]
 
 
 def _merge_chain(comps: list[dict[str, Any]], entry_id: str | None) -> list[str]:
