@@ -223,26 +223,21 @@ class ThreadView:
 
     def update(self) -> LangctxChannel | None:
         """What to write to the ``langctx`` channel (None: nothing new)."""
-        comps = self.memory.compactions
-        edits = self.memory.edits
-        prio = self.memory.priorities
-        if self._reset:
-            return channel_update(
-                compactions=comps,
-                edits=edits,
-                priorities=prio,
-                reset=True,
-                counter=self._counter,
-                copy=False,
-            )
-        known_p = self._known_priorities
-        new_c, new_e = comps[self._known :], edits[self._known_edits :]
-        new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
-        if not (new_c or new_e or new_p):
-            return None
+        memory, reset = self.memory, self._reset
+        new_c, new_e, new_p = memory.compactions, memory.edits, memory.priorities
+        if not reset:
+            new_c, new_e = new_c[self._known :], new_e[self._known_edits :]
+            new_p = {k: v for k, v in new_p.items() if self._known_priorities.get(k) != v}
+            if not (new_c or new_e or new_p):
+                return None
         # the memory is this call's own: its entries go to the channel as they are
         return channel_update(
-            compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter, copy=False
+            compactions=new_c,
+            edits=new_e,
+            priorities=new_p,
+            reset=reset,
+            counter=self._counter,
+            copy=False,
         )
 
     @property
@@ -294,40 +289,27 @@ def _view_state(
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
-    priorities = channel.get("priorities") or {}
     archive = channel.get("archive")
     span = window_start(raw, comps, archive)
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    before = _Before(raw, start, state.get(ARCHIVE_KEY))
-    memory = _restored(settings, head, raw, start, comps, edits, priorities, before)
-    return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
-
-
-def _restored(
-    settings: MemorySettings,
-    head: list[BaseMessage],
-    raw: WithIds,
-    start: int,
-    comps: list[CompactionEntry],
-    edits: list[EditEntry],
-    priorities: Mapping[str, int],
-    before: _Before,
-) -> LayeredChatMemory:
-    """The memory over ``head`` + the window of ``raw`` from ``start``."""
     window = [m for m in raw[start:] if not is_control_message(m)]
+    # what precedes the latest response was an earlier call's checked input
+    last_response = next(
+        (i for i in range(len(window) - 1, -1, -1) if isinstance(window[i], AIMessage)), 0
+    )
     memory = settings.new_memory()
     memory.restore_window(
         head,
         window,
         compactions=comps,
         edits=edits,
-        priorities=stored_priorities(priorities),
-        validate_from=_last_response(window),
-        before=before,
+        priorities=stored_priorities(channel.get("priorities")),
+        validate_from=last_response,
+        before=_Before(raw, start, state.get(ARCHIVE_KEY)),
     )
-    return memory
+    return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
 
 
 class _Before:
@@ -346,14 +328,6 @@ class _Before:
             self._by_id = archived_messages(self._archived)
             self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
         return self._by_id.get(message_id)
-
-
-def _last_response(window: Sequence[BaseMessage]) -> int:
-    """Index of the latest AI message: what precedes it was an earlier call's checked input."""
-    for i in range(len(window) - 1, -1, -1):
-        if isinstance(window[i], AIMessage):
-            return i
-    return 0
 
 
 def _rebuilt(

@@ -1,5 +1,5 @@
-"""Reading a graph state: messages (message-likes converted, ids derived where missing), the
-stored entries and priorities (checked), where the window after the latest cut starts.
+"""Reading a graph state's messages: message-likes converted, ids derived where missing, where
+the window after the latest cut starts, which stored entries still fit, a saved log (checked).
 
 Example:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -164,11 +164,10 @@ def window_start(
             return None
         head.extend(_unit(raw, p, start))
     elif "task_id" in cut_entry:
-        task_id = cut_entry["task_id"]
-        t = _find(raw, task_id, lo=k, hi=start) if task_id else None
-        if task_id and t is None:
-            return None
-        if t is not None:
+        if task_id := cut_entry["task_id"]:
+            t = next((i for i in range(k, start) if raw[i].id == task_id), None)
+            if t is None:
+                return None
             head.append(raw[t])
     else:  # an entry of an older langctx names no task: the whole state is read once more
         return None
@@ -188,19 +187,8 @@ def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
 
 def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
     if isinstance(raw, WithIds) and not mid.startswith(ANON_ID_PREFIX):
-        messages = raw._raw  # a stated id: no derived id can equal it
-        for i in range(len(messages) - 1 if hi is None else hi - 1, -1, -1):
-            if messages[i].id == mid:
-                return i
-        return None
+        raw = raw._raw  # a stated id: no derived id can equal it
     for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
-        if raw[i].id == mid:
-            return i
-    return None
-
-
-def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | None:
-    for i in range(lo, hi):
         if raw[i].id == mid:
             return i
     return None
