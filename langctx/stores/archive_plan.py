@@ -200,7 +200,10 @@ def plan_archive(
     assert first_kept_id is not None
     record = archive_record(after) or {}
     drop_c, slim = _compaction_fates(comps)
-    edits_out, prio_out = _leaving(after, raw, gone)
+    by_id = {str(m.id): m for m in raw if m.id is not None}
+    live = set(by_id) - set(gone)  # the edits and priorities of the other messages leave
+    edits_out = [e for e in after["edits"] if e["message_id"] not in live]
+    prio_out = {k: v for k, v in after["priorities"].items() if k not in live}
     saved = min(int(record.get("saved", 0)), len(comps))
     batch = ArchiveBatch(
         v=BATCH_VERSION,
@@ -209,7 +212,7 @@ def plan_archive(
         seq=int(record.get("batches", 0)),
         prev=record.get("last"),
         order=order,
-        messages=_archived(raw, gone),
+        messages=[lean_message_dict(by_id[i]) for i in gone],
         compactions=[dict(e) for e in comps[saved:]],
         edits=[dict(e) for e in edits_out],
         priorities=prio_out,
@@ -254,22 +257,6 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
     drop = [e["id"] for e in comps if e["id"] not in keep]
     slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
     return drop, slim
-
-
-def _leaving(
-    after: Mapping[str, Any], raw: Sequence[BaseMessage], gone: Sequence[str]
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The channel's edit entries and priorities of messages that are not live any more."""
-    live = {str(m.id) for m in raw if m.id is not None} - set(gone)
-    edits = [e for e in after["edits"] if e["message_id"] not in live]
-    priorities = {k: v for k, v in after["priorities"].items() if k not in live}
-    return edits, priorities
-
-
-def _archived(raw: Sequence[BaseMessage], gone: Sequence[str]) -> list[dict[str, Any]]:
-    """The lean dicts of the messages ``gone``, in that order."""
-    by_id = {str(m.id): m for m in raw if m.id is not None}
-    return [lean_message_dict(by_id[i]) for i in gone]
 
 
 def batch_key(batch: ArchiveBatch) -> str:
