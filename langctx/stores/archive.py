@@ -64,11 +64,7 @@ _PAGE = 500
 
 
 class ArchiveMissingError(LangctxError, LookupError):
-    """A batch the state's archive record names is not in the store.
-
-    Attributes:
-        key: the missing item's key.
-    """
+    """A batch the state's archive record names is not in the store (``key``: its key)."""
 
     def __init__(self, message: str, *, key: str) -> None:
         super().__init__(message)
@@ -154,7 +150,7 @@ class Archive:
         """Write the plan's batch, unless an earlier attempt of the same step already did."""
         ns = archive_namespace(plan.batch["thread_id"])
         if store.get(ns, plan.key) is None:
-            store.batch([_put(ns, plan)])
+            store.batch([PutOp(ns, plan.key, dict(plan.batch), index=False)])
 
     @staticmethod
     async def awrite(store: BaseStore, plan: ArchivePlan) -> None:
@@ -162,7 +158,7 @@ class Archive:
         ns = archive_namespace(plan.batch["thread_id"])
         (found,) = await abatch(store, [GetOp(ns, plan.key)])
         if found is None:
-            await abatch(store, [_put(ns, plan)])
+            await abatch(store, [PutOp(ns, plan.key, dict(plan.batch), index=False)])
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
@@ -172,10 +168,6 @@ class Archive:
         update = plan.state_update(out.get("langctx"))
         update["messages"] = [*(out.get("messages") or []), *update["messages"]]
         return {**out, **update}
-
-
-def _put(ns: tuple[str, ...], plan: ArchivePlan) -> PutOp:
-    return PutOp(ns, plan.key, dict(plan.batch), index=False)
 
 
 # ---------------------------------------------------------------------- reading
@@ -211,8 +203,7 @@ async def aread_batches(
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The batches the state holds, by key (an item that is no batch of this version is left
-    out: the chain then names a batch that is missing, a one-line ArchiveMissingError)."""
+    """The batches the state holds, by key (what is no batch of this version is left out)."""
     held = state.get(ARCHIVE_KEY)
     items: dict[str, Any] = {}
     for batch in held if isinstance(held, list) else ():
@@ -369,8 +360,7 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
 
 
 def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
-    """A batch's messages by id and its order, or a one-line error for a batch this langctx
-    cannot read."""
+    """A batch's messages by id and its order (a one-line error when this langctx cannot)."""
     try:
         archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
         order = [str(i) for i in batch["order"]]
