@@ -25,7 +25,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from langctx.channel import (
     ARCHIVE_KEY,
-    ArchiveRecord,
     LangctxChannel,
     archive_record,
     channel_entries,
@@ -144,9 +143,6 @@ class ThreadView:
         thread_id: the thread, or :data:`NO_THREAD`.
     """
 
-    current = True
-    """The view is of exactly the state it was given (kept for archive mode's checks)."""
-
     def __init__(
         self,
         memory: LayeredChatMemory,
@@ -156,7 +152,6 @@ class ThreadView:
         known_edits: int | None = None,
         priorities: Mapping[str, int] | None = None,
         reset: bool = False,
-        archive: ArchiveRecord | None = None,
     ) -> None:
         self.memory = memory
         """The memory over the state's window (private to this call)."""
@@ -167,9 +162,6 @@ class ThreadView:
         self._known_edits = len(memory.edits) if known_edits is None else known_edits
         self._known_priorities = dict(memory.priorities if priorities is None else priorities)
         self._reset = reset
-        self._archive = archive
-        self.input_span: tuple[int, int] | None = None
-        """Where the projection sits in a model input (overflow recovery of a model input)."""
 
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""
@@ -289,8 +281,7 @@ def _view_state(
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
-    archive = channel.get("archive")
-    span = window_start(raw, comps, archive)
+    span = window_start(raw, comps, channel.get("archive"))
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
@@ -309,7 +300,7 @@ def _view_state(
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
     )
-    return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
+    return ThreadView(memory, thread_id=thread_id, known=len(comps))
 
 
 class _Before:
@@ -350,5 +341,4 @@ def _rebuilt(
         known_edits=len(kept_edits),
         priorities=kept_prio,
         reset=dropped,
-        archive=archive_record(channel),
     )

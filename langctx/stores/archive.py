@@ -126,10 +126,10 @@ class Archive:
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
         """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
 
-        Nothing is archived without a thread, while another run syncs a later state of the
-        thread, nor in a state whose schema has no ``langctx_archive`` key.
+        Nothing is archived without a thread, nor in a state whose schema has no
+        ``langctx_archive`` key.
         """
-        if view.thread_id == NO_THREAD or not view.current:
+        if view.thread_id == NO_THREAD:
             return None
         if self.in_state and ARCHIVE_KEY not in state:
             return None
