@@ -98,7 +98,7 @@ class ArchivePlan:
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
         """:attr:`channel` for a later ``ThreadView.update()`` of the same step (an overflow
         recovery may compact again after the plan was made); the archive's ops stay as planned."""
-        return _combined(update, _archive_ops(self.channel))
+        return _combined(update, self.channel)
 
     def state_update(self, update: Mapping[str, Any] | None) -> dict[str, Any]:
         """The plan's part of the step's state update (``update``: the view's latest
@@ -241,7 +241,7 @@ def plan_archive(
         key=key,
         batch=batch,
         removals=[RemoveMessage(id=i) for i in gone],
-        channel=_combined(update, _archive_ops(delta)),
+        channel=_combined(update, delta),
     )
 
 
@@ -273,17 +273,14 @@ def batch_key(batch: ArchiveBatch) -> str:
     return f"{batch['seq']:08d}-{digest[:12]}"
 
 
-def _archive_ops(update: Mapping[str, Any]) -> dict[str, Any]:
-    """The archive's part of a channel update: its record, drops and slims."""
-    return {k: v for k, v in update.items() if k in ("archive", "drop", "slim")}
-
-
-def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> LangctxChannel:
-    """The view's update plus the archive ops, its new entries already dropped and slimmed.
+def _combined(update: Mapping[str, Any] | None, archived: Mapping[str, Any]) -> LangctxChannel:
+    """The view's update plus the archive's ops (record, drops, slims) of ``archived``, its new
+    entries already dropped and slimmed.
 
     The reducer drops and slims after appending, so the channel ends up the same and the
     checkpoint's write is smaller (the full entries are in the batch).
     """
+    ops = {k: v for k, v in archived.items() if k in ("archive", "drop", "slim")}
     out: dict[str, Any] = {**(update or channel_update()), **ops}
     return shed(out, ops.get("drop"), ops.get("slim"))  # type: ignore[return-value]
 
