@@ -162,12 +162,18 @@ class Archive:
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
-        """Add the plan's removals, channel update and (in the state) batch to a node's update."""
+        """Add the plan's removals, channel update and (in the state) batch to a node's update
+        (its ``langctx``: the view's latest ``ThreadView.update()``), in one write."""
         if plan is None:
             return out
-        update = plan.state_update(out.get("langctx"))
-        update["messages"] = [*(out.get("messages") or []), *update["messages"]]
-        return {**out, **update}
+        update = {
+            **out,
+            "messages": [*(out.get("messages") or []), *plan.removals],
+            "langctx": plan.channel_with(out.get("langctx")),
+        }
+        if plan.in_state:
+            update[ARCHIVE_KEY] = [plan.batch]
+        return update
 
 
 # ---------------------------------------------------------------------- reading

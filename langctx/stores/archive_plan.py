@@ -28,7 +28,6 @@ from langchain_core.messages import (
 )
 
 from langctx.channel import (
-    ARCHIVE_KEY,
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
     LangctxChannel,
@@ -99,18 +98,6 @@ class ArchivePlan:
         """:attr:`channel` for a later ``ThreadView.update()`` of the same step (an overflow
         recovery may compact again after the plan was made); the archive's ops stay as planned."""
         return _combined(update, self.channel)
-
-    def state_update(self, update: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The plan's part of the step's state update (``update``: the view's latest
-        ``ThreadView.update()``): the removals, the ``langctx`` channel and, in the state, the
-        batch, in one write."""
-        out: dict[str, Any] = {
-            "messages": list(self.removals),
-            "langctx": self.channel_with(update),
-        }
-        if self.in_state:
-            out[ARCHIVE_KEY] = [self.batch]
-        return out
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
