@@ -342,10 +342,8 @@ def _is_current(entry: Any) -> bool:
 
 
 def check_channel(channel: Any) -> None:
-    """Validate every entry of a stored channel, field by field (:func:`validate_entry`).
-
-    The read path trusts entries the reducer wrote; when reading a channel fails, this names what
-    is wrong in it.
+    """Validate every entry of a stored channel, field by field: when reading a channel fails
+    (the read path trusts what the reducer wrote), this names what is wrong in it.
 
     Raises:
         StateVersionError: an entry is no dict, or one of its fields is not what it must be.

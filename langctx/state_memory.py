@@ -304,9 +304,8 @@ def _view_state(
 
 
 class _Before:
-    """The messages of a state before its window, found by id: in ``messages``, else in the
-    state's archive (indexed on first use: only a pending background summary of a span the
-    window no longer holds reads them)."""
+    """The messages before the window by id, from ``messages`` and the state's archive (indexed
+    on first use: only a background summary of a span the window no longer holds reads them)."""
 
     __slots__ = ("_archived", "_by_id", "_raw", "_stop")
 
