@@ -1,4 +1,5 @@
-"""The ``langctx`` graph-state channel: one versioned ``TypedDict`` of plain JSON values.
+"""The ``langctx`` graph-state channel: one versioned ``TypedDict`` of plain JSON values, its
+reducer and its reading.
 
 It holds what the memory decided (compaction entries, in-place edits, the priority ledger, the
 archive record), never the messages themselves. :func:`merge_langctx` is its reducer: entries are
@@ -16,12 +17,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from langctx.entries import ENTRY_VERSION, validate_entry
 from langctx.errors import StateVersionError
-from langctx.state_reading import current_entries, stored_priorities
 
 __all__ = [
     "ARCHIVE_KEY",
@@ -30,13 +30,18 @@ __all__ = [
     "ArchiveRecord",
     "LangctxChannel",
     "MemorySnapshot",
+    "archive_record",
     "channel_entries",
     "channel_update",
+    "check_channel",
     "check_version",
+    "current_entries",
     "is_slim",
     "merge_langctx",
+    "shed",
     "slim_covered",
     "slim_entry",
+    "stored_priorities",
 ]
 
 CHANNEL_VERSION = 1
@@ -113,15 +118,6 @@ class MemorySnapshot(LangctxChannel, total=False):
     """The log, as ``messages_to_dict`` dicts."""
 
 
-def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
-    """``value`` when it is a channel-shaped dict of this version (a migrated older one passes).
-
-    Raises:
-        StateVersionError: it is not a dict, or its version is unknown.
-    """
-    return _check_version(value, what)
-
-
 def channel_update(
     *,
     compactions: Sequence[Mapping[str, Any]] = (),
@@ -134,9 +130,7 @@ def channel_update(
     counter: str | None = None,
     copy: bool = True,
 ) -> LangctxChannel:
-    """An update for the ``langctx`` channel (entries are copied, unless ``copy=False``: entries
-    nothing else holds, which then keep their identity in the channel and in the caches keyed by
-    it).
+    """An update for the ``langctx`` channel.
 
     Args:
         compactions: new compaction entries (appended by id).
@@ -147,7 +141,8 @@ def channel_update(
         drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
         slim: ids of compaction entries whose covered ids were archived (archive mode).
         counter: the name of the token counter the entries were counted with.
-        copy: copy the entries (False: the caller hands them over and never changes them).
+        copy: copy the entries (False: the caller hands over entries nothing else holds, which
+            then keep their identity in the channel and in the caches keyed by it).
 
     Example:
         >>> channel_update(priorities={"m1": 10})
@@ -185,38 +180,56 @@ def merge_langctx(
     Raises:
         StateVersionError: an update or the stored channel has an unknown version.
     """
-    base = _check_version(left or {}, "stored")
+    base = check_version(left or {}, "stored")
     if not right:
         return _normalise(base)
-    update = _check_version(right, "update")
+    update = check_version(right, "update")
     if update.get("reset"):
         base = {k: v for k, v in base.items() if k == "archive"}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
     out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
     out["v"] = CHANNEL_VERSION
-    drop = update.get("drop") or {}
     for key in _LISTS:
-        current = _appended(_migrated_list(base.get(key) or []), update.get(key), key)
+        out[key] = _appended(_migrated_list(base.get(key) or []), update.get(key), key)
+    new_priorities = stored_priorities(update.get("priorities"))
+    out["priorities"] = {**(base.get("priorities") or {}), **new_priorities}
+    return shed(out, update.get("drop"), update.get("slim"))  # type: ignore[return-value]
+
+
+def shed(
+    channel: dict[str, Any], drop: Mapping[str, Any] | None, slim: Iterable[str] | None
+) -> dict[str, Any]:
+    """``channel`` (changed in place) without the entries and ledger keys ``drop`` names, and
+    with the compactions ``slim`` names slimmed (archive mode)."""
+    drop, slim = drop or {}, set(slim or ())
+    for key in _LISTS:
         gone = set(drop.get(key) or ())
-        out[key] = [e for e in current if e.get("id") not in gone] if gone else current
-    gone = set(drop.get("priorities") or ())
-    prio = {**(base.get("priorities") or {}), **stored_priorities(update.get("priorities"))}
-    out["priorities"] = {k: v for k, v in prio.items() if k not in gone} if gone else prio
-    out["compactions"] = _slimmed(out["compactions"], set(update.get("slim") or ()))
-    return out  # type: ignore[return-value]
-
-
-def _slimmed(entries: list[Any], slim: set[str]) -> list[Any]:
-    """``entries`` with those named in ``slim`` slimmed (archive mode)."""
-    if not slim:
-        return entries
-    return [slim_entry(e) if e.get("id") in slim else e for e in entries]
+        slimmed = slim if key == "compactions" else set()
+        if gone or slimmed:
+            channel[key] = [
+                slim_entry(e) if e.get("id") in slimmed else e
+                for e in channel.get(key) or []
+                if e.get("id") not in gone
+            ]
+    if gone := set(drop.get("priorities") or ()):
+        prio = channel.get("priorities") or {}
+        channel["priorities"] = {k: v for k, v in prio.items() if k not in gone}
+    return channel
 
 
 def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
     """``current`` with the update's entries of ``key`` appended, validated, each id once."""
-    seen = {e.get("id") for e in current} if updates else set()
-    for raw in _update_list(updates, key):
+    if not updates:
+        return current
+    if not isinstance(updates, list | tuple):
+        msg = f"a langctx update's {key} must be a list of entries, got {type(updates).__name__}."
+        raise StateVersionError(msg)
+    for i, e in enumerate(updates):
+        if not isinstance(e, Mapping):
+            msg = f"a langctx update's {key} entry {i} is a {type(e).__name__}, not a dict."
+            raise StateVersionError(msg)
+    seen = {e.get("id") for e in current}
+    for raw in updates:
         # an update owns its entries (channel_update copies those a caller keeps; a migration
         # copies): a current one enters the channel as it is
         entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
@@ -224,20 +237,6 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
             seen.add(entry["id"])
             current.append(entry)
     return current
-
-
-def _update_list(entries: Any, key: str) -> Sequence[Mapping[str, Any]]:
-    """An update's entries of ``key``, each a mapping (validated one by one by the reducer)."""
-    if not entries:
-        return ()
-    if not isinstance(entries, list | tuple):
-        msg = f"a langctx update's {key} must be a list of entries, got {type(entries).__name__}."
-        raise StateVersionError(msg)
-    for i, e in enumerate(entries):
-        if not isinstance(e, Mapping):
-            msg = f"a langctx update's {key} entry {i} is a {type(e).__name__}, not a dict."
-            raise StateVersionError(msg)
-    return entries
 
 
 def slim_covered(ids: Sequence[str]) -> list[str]:
@@ -269,25 +268,15 @@ def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {**entry, "covered_ids": slim_covered(covered)}
 
 
-def channel_entries(
-    channel: Mapping[str, Any] | None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """The validated (migrated) compactions, edits and priorities stored in a channel value.
+# ---------------------------------------------------------------------- reading
+
+
+def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    """``value`` when it is a channel-shaped dict of this version (a migrated older one passes).
 
     Raises:
-        StateVersionError: the channel or one of its entries has an unknown version.
+        StateVersionError: it is not a dict, or its version is unknown.
     """
-    if not channel:
-        return [], [], {}
-    base = _check_version(channel, "stored")
-    return (
-        [dict(validate_entry(e)) for e in current_entries(base.get("compactions"))],
-        [dict(validate_entry(e)) for e in current_entries(base.get("edits"), "edits")],
-        stored_priorities(base.get("priorities")),
-    )
-
-
-def _check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         msg = f"the langctx channel must be a dict, got {type(value).__name__}."
         raise StateVersionError(msg)
@@ -302,6 +291,93 @@ def _check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
     return value
 
 
+def channel_entries(
+    channel: Mapping[str, Any] | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """The validated (migrated) compactions, edits and priorities stored in a channel value.
+
+    Raises:
+        StateVersionError: the channel or one of its entries has an unknown version.
+    """
+    if not channel:
+        return [], [], {}
+    base = check_version(channel, "stored")
+    return (
+        [dict(e) for e in current_entries(base.get("compactions"), trust=False)],
+        [dict(e) for e in current_entries(base.get("edits"), "edits", trust=False)],
+        stored_priorities(base.get("priorities")),
+    )
+
+
+def current_entries(entries: Any, what: str = "compactions", *, trust: bool = True) -> list[Any]:
+    """Stored entries, older versions migrated and unknown ones refused.
+
+    The reducer validates every entry on a write, so a list whose first and last entries are
+    current is trusted as it is (``trust=False``: every entry is validated anyway).
+
+    Raises:
+        StateVersionError: ``entries`` is no list of entry dicts, or one has an unknown version.
+    """
+    if not isinstance(entries, list):
+        if entries is None:
+            return []
+        if isinstance(entries, str | bytes | Mapping) or not isinstance(entries, Iterable):
+            kind = type(entries).__name__
+            msg = f"the langctx channel's {what} must be a list of entries, got {kind}."
+            raise StateVersionError(msg)
+        entries = list(entries)
+    if not entries or (trust and _is_current(entries[0]) and _is_current(entries[-1])):
+        return entries
+    out = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            msg = f"langctx {what} entry {i} is a {type(e).__name__}, not a dict."
+            raise StateVersionError(msg)
+        out.append(validate_entry(dict(e)))
+    return out
+
+
+def _is_current(entry: Any) -> bool:
+    return isinstance(entry, dict) and entry.get("v") == ENTRY_VERSION and "kind" in entry
+
+
+def check_channel(channel: Any) -> None:
+    """Validate every entry of a stored channel, field by field: when reading a channel fails
+    (the read path trusts what the reducer wrote), this names what is wrong in it.
+
+    Raises:
+        StateVersionError: an entry is no dict, or one of its fields is not what it must be.
+    """
+    for what in _LISTS if isinstance(channel, Mapping) else ():
+        if isinstance(entries := channel.get(what), list):
+            current_entries(entries, what, trust=False)
+
+
+def stored_priorities(value: Any) -> dict[str, int]:
+    """The channel's priority ledger (message id -> priority).
+
+    Raises:
+        StateVersionError: it is no mapping of ids to integers.
+    """
+    if not value:
+        return {}
+    if isinstance(value, Mapping) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value.values()
+    ):
+        return {str(k): v for k, v in value.items()}
+    shown = type(value).__name__ if not isinstance(value, Mapping) else repr(dict(value))[:80]
+    msg = f"the langctx channel's priorities must map message ids to integers, got {shown}."
+    raise StateVersionError(msg)
+
+
+def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
+    """The channel's archive record, or None when the thread has nothing archived."""
+    record = channel.get("archive") if isinstance(channel, Mapping) else None
+    if not isinstance(record, Mapping) or not record.get("last"):
+        return None
+    return record  # type: ignore[return-value]
+
+
 def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
     if value.get("v") == CHANNEL_VERSION and all(k in value for k in (*_LISTS, "priorities")):
         return value  # type: ignore[return-value]
@@ -314,18 +390,13 @@ def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
 
 
 def _migrated_list(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A copy of stored entries, older versions migrated. Every write goes through this reducer,
-    which stores current entries only, so a list whose ends are current is current throughout."""
-    ends = [*entries[:1], *entries[-1:]]
-    if all(e.get("v") == ENTRY_VERSION for e in ends):
+    """A copy of stored entries, older versions migrated (the ends current: all are)."""
+    if all(e.get("v") == ENTRY_VERSION for e in (*entries[:1], *entries[-1:])):
         return list(entries)  # type: ignore[arg-type]
-    return [_migrated(e) for e in entries]
-
-
-def _migrated(entry: Mapping[str, Any]) -> dict[str, Any]:
-    if entry.get("v") == ENTRY_VERSION:
-        return entry  # type: ignore[return-value]
-    return dict(validate_entry(dict(entry)))
+    return [
+        e if e.get("v") == ENTRY_VERSION else dict(validate_entry(dict(e)))  # type: ignore[misc]
+        for e in entries
+    ]
 
 
 def _copy(value: Any) -> Any:

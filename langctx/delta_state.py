@@ -18,6 +18,7 @@ Example:
 """
 
 from collections.abc import Mapping, Sequence
+from functools import reduce
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict
 
 from langchain_core.messages import AnyMessage
@@ -55,10 +56,7 @@ def merge_langctx_writes(
         >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
         {'m1': 10}
     """
-    out = merge_langctx(state, None)
-    for update in writes:
-        out = merge_langctx(out, update)
-    return out
+    return reduce(merge_langctx, writes, merge_langctx(state, None))
 
 
 def append_batches(

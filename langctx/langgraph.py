@@ -43,12 +43,14 @@ from langctx.commands import (
     is_notice,
 )
 from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
+from langctx.entries import CompactionEntry
 from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
 from langctx.memory_step import MemoryStep
 from langctx.state_memory import (
     MemoryOptions,
     MemorySettings,
+    ThreadView,
     thread_id_of,
     view_state,
 )
@@ -217,17 +219,21 @@ def make_compact_tool(
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        result = _ToolCompaction(state, resolved, instructions, tool_call_id)
-        return result.command(result.view.compact(instructions or None))
+        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
+        before = view.context_tokens()
+        entry = view.compact(instructions or None)
+        return _tool_result(view, entry, before, instructions, tool_call_id)
 
     async def acompact(
         state: Annotated[dict[str, Any], InjectedState],
         tool_call_id: Annotated[str, InjectedToolCallId],
         instructions: str = "",
     ) -> Command[Any]:
-        result = _ToolCompaction(state, resolved, instructions, tool_call_id)
+        view = view_state(state, resolved, thread_id=thread_id_of(ensure_config()))
+        before = view.context_tokens()
         async with deferred_callbacks():
-            return result.command(await result.view.acompact(instructions or None))
+            entry = await view.acompact(instructions or None)
+            return _tool_result(view, entry, before, instructions, tool_call_id)
 
     return StructuredTool.from_function(
         func=compact,
@@ -241,31 +247,16 @@ def make_compact_tool(
     )
 
 
-class _ToolCompaction:
-    """One call of the compact tool: the thread's view before, then the tool's ``Command``."""
-
-    def __init__(
-        self,
-        state: Mapping[str, Any],
-        settings: MemorySettings,
-        instructions: str,
-        tool_call_id: str,
-    ) -> None:
-        self.view = view_state(state, settings, thread_id=thread_id_of(ensure_config()))
-        self.before = self.view.context_tokens()
-        self.instructions = instructions
-        self.tool_call_id = tool_call_id
-
-    def command(self, entry: Any) -> Command[Any]:
-        """The tool's result for ``entry`` (None: nothing was compacted) and the new entries."""
-        notice = compact_notice(
-            entry,
-            tokens=self.before,
-            tokens_after=self.view.context_tokens(),
-            instructions=self.instructions,
-        )
-        message = ToolMessage(notice.text, tool_call_id=self.tool_call_id, name="compact")
-        update: dict[str, Any] = {"messages": [message]}
-        if (channel := self.view.update()) is not None:
-            update["langctx"] = channel
-        return Command(update=update)
+def _tool_result(
+    view: ThreadView, entry: CompactionEntry | None, before: int, instructions: str, call_id: str
+) -> Command[Any]:
+    """The compact tool's notice for ``entry`` (None: nothing was compacted) and the new entries."""
+    notice = compact_notice(
+        entry, tokens=before, tokens_after=view.context_tokens(), instructions=instructions
+    )
+    update: dict[str, Any] = {
+        "messages": [ToolMessage(notice.text, tool_call_id=call_id, name="compact")]
+    }
+    if (channel := view.update()) is not None:
+        update["langctx"] = channel
+    return Command(update=update)

@@ -45,7 +45,7 @@ from langctx.recovery import (
     Matcher,
     OverflowRecovery,
 )
-from langctx.state_memory import NO_THREAD, MemoryOptions, MemorySettings, ThreadView, thread_id_of
+from langctx.state_memory import NO_THREAD, MemoryOptions, MemorySettings, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
 from langctx.summarize.prefix import MainRequest, main_request
 
@@ -121,17 +121,13 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
-        step = self._step(request)
-        keyed = self._cache_keyed(request, step.thread_id)
+        step, keyed = self._step(request)
         with self._main_model(keyed):
             if (batch := step.compact()) is not None:
                 Archive.write(*batch)
             if step.handled is not None:
                 return _with_update(ModelResponse(result=[step.handled[1]]), step)
-            view = step.view
-            response = self.recovery.run(
-                view, lambda: handler(keyed.override(messages=_projection(view)))
-            )
+            response = self.recovery.run(step.view, lambda: handler(_projected(keyed, step)))
         return _with_update(response, step)
 
     async def awrap_model_call(
@@ -140,17 +136,15 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of `wrap_model_call`."""
-        step = self._step(request)
-        keyed = self._cache_keyed(request, step.thread_id)
+        step, keyed = self._step(request)
         async with deferred_callbacks():
             with self._main_model(keyed):
                 if (batch := await step.acompact()) is not None:
                     await Archive.awrite(*batch)
                 if step.handled is not None:
                     return _with_update(ModelResponse(result=[step.handled[1]]), step)
-                view = step.view
                 response = await self.recovery.arun(
-                    view, lambda: handler(keyed.override(messages=_projection(view)))
+                    step.view, lambda: handler(_projected(keyed, step))
                 )
             return _with_update(response, step)
 
@@ -197,14 +191,16 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             memo[provider] = self.settings.with_cache_prices(provider)
         return memo[provider]
 
-    def _step(self, request: ModelRequest[Any]) -> MemoryStep:
-        return MemoryStep(
+    def _step(self, request: ModelRequest[Any]) -> tuple[MemoryStep, ModelRequest[Any]]:
+        """The call's memory step, and ``request`` with its ``prompt_cache_key``."""
+        step = MemoryStep(
             request.state,
             self.settings_for(request.model),
             thread_id=thread_id_of(ensure_config()),
             archive=self.archive,
             store=lambda: request.runtime.store,
         )
+        return step, self._cache_keyed(request, step.thread_id)
 
     # ------------------------------------------------------------------ around tools
 
@@ -260,8 +256,8 @@ def _is_openai(model: object) -> bool:
     return getattr(inner, "prompt_cache_key", None) is None and _provider_sheet(model) == "openai"
 
 
-def _projection(view: ThreadView) -> list[AnyMessage]:
-    return cast("list[AnyMessage]", view.projection())
+def _projected(request: ModelRequest[Any], step: MemoryStep) -> ModelRequest[Any]:
+    return request.override(messages=cast("list[AnyMessage]", step.view.projection()))
 
 
 def _with_update(

@@ -86,12 +86,12 @@ class OverflowMatcher:
 
     def is_rate_limit(self, exc: BaseException) -> bool:
         """True when ``exc`` (or an exception it was raised from) is a rate limit or overload."""
-        for e in _chain(exc):
-            if getattr(e, "status_code", None) in (429, 529):
-                return True
-            if self._rate is not None and self._rate.search(_describe(e)):
-                return True
-        return False
+        rate = self._rate
+        return any(
+            getattr(e, "status_code", None) in (429, 529)
+            or (rate is not None and rate.search(_describe(e)) is not None)
+            for e in _chain(exc)
+        )
 
 
 def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -100,10 +100,8 @@ def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 def _chain(exc: BaseException) -> list[BaseException]:
     out: list[BaseException] = []
-    seen: set[int] = set()
     cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
+    while cur is not None and not any(cur is e for e in out):
         out.append(cur)
         cur = cur.__cause__ or cur.__context__
     return out
@@ -111,11 +109,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def _describe(exc: BaseException) -> str:
     parts = [type(exc).__name__, str(exc)]
-    code = getattr(exc, "code", None)
-    if isinstance(code, str):
+    if isinstance(code := getattr(exc, "code", None), str):
         parts.append(code)
-    body = getattr(exc, "body", None)
-    if body is not None:
+    if (body := getattr(exc, "body", None)) is not None:
         parts.append(str(body))
     return " ".join(parts)
 

@@ -136,7 +136,20 @@ class _Rounds:
         Raises the error when it is not an overflow, and :class:`~langctx.ContextOverflowError`
         when the retries are spent or the compactions freed nothing.
         """
-        self._check(error)  # here, not in the generator: a StopIteration must stay one
+        # checked here, not in the generator: a StopIteration must stay one
+        if not self.policy.is_overflow(error):
+            raise error
+        if self.attempt >= self.policy.max_retries:
+            before, after = self.figures
+            msg = (
+                f"the model still rejects the request as too long after {self.attempt} "
+                f"compact-and-retry round(s) (context {before} -> {after} tokens by langctx's "
+                "count). Lower max_tokens (or set context_window) so the budget fits the model, "
+                "or shorten the system prompt and tool schemas."
+            )
+            raise ContextOverflowError(
+                msg, tokens_before=before, tokens_after=after, attempts=self.attempt
+            ) from error
         self.attempt += 1
         return self._levels(self.view.context_tokens())
 
@@ -145,25 +158,6 @@ class _Rounds:
             yield keep
             if self.view.context_tokens() < before:
                 break
-        self.figures = self._progress(before)
-
-    def _check(self, exc: Exception) -> None:
-        if not self.policy.is_overflow(exc):
-            raise exc
-        attempt = self.attempt
-        if attempt >= self.policy.max_retries:
-            before, after = self.figures
-            msg = (
-                f"the model still rejects the request as too long after {attempt} "
-                f"compact-and-retry round(s) (context {before} -> {after} tokens by langctx's "
-                "count). Lower max_tokens (or set context_window) so the budget fits the model, "
-                "or shorten the system prompt and tool schemas."
-            )
-            raise ContextOverflowError(
-                msg, tokens_before=before, tokens_after=after, attempts=attempt
-            ) from exc
-
-    def _progress(self, before: int) -> tuple[int, int]:
         after = self.view.context_tokens()
         if after >= before:
             msg = (
@@ -175,7 +169,7 @@ class _Rounds:
             raise ContextOverflowError(
                 msg, tokens_before=before, tokens_after=after, attempts=self.attempt
             )
-        return before, after
+        self.figures = before, after
 
 
 class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):

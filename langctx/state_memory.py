@@ -25,11 +25,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from langctx.channel import (
     ARCHIVE_KEY,
-    ArchiveRecord,
     LangctxChannel,
+    archive_record,
     channel_entries,
     channel_update,
+    check_channel,
     check_version,
+    current_entries,
+    stored_priorities,
 )
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
@@ -41,13 +44,9 @@ from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
-    archive_record,
     archived_messages,
     as_messages,
-    check_channel,
-    current_entries,
     restore_entries,
-    stored_priorities,
     window_start,
 )
 from langctx.summarize import Summarizer, resolve_summarizer
@@ -144,9 +143,6 @@ class ThreadView:
         thread_id: the thread, or :data:`NO_THREAD`.
     """
 
-    current = True
-    """The view is of exactly the state it was given (kept for archive mode's checks)."""
-
     def __init__(
         self,
         memory: LayeredChatMemory,
@@ -156,7 +152,6 @@ class ThreadView:
         known_edits: int | None = None,
         priorities: Mapping[str, int] | None = None,
         reset: bool = False,
-        archive: ArchiveRecord | None = None,
     ) -> None:
         self.memory = memory
         """The memory over the state's window (private to this call)."""
@@ -167,9 +162,6 @@ class ThreadView:
         self._known_edits = len(memory.edits) if known_edits is None else known_edits
         self._known_priorities = dict(memory.priorities if priorities is None else priorities)
         self._reset = reset
-        self._archive = archive
-        self.input_span: tuple[int, int] | None = None
-        """Where the projection sits in a model input (overflow recovery of a model input)."""
 
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""
@@ -223,26 +215,21 @@ class ThreadView:
 
     def update(self) -> LangctxChannel | None:
         """What to write to the ``langctx`` channel (None: nothing new)."""
-        comps = self.memory.compactions
-        edits = self.memory.edits
-        prio = self.memory.priorities
-        if self._reset:
-            return channel_update(
-                compactions=comps,
-                edits=edits,
-                priorities=prio,
-                reset=True,
-                counter=self._counter,
-                copy=False,
-            )
-        known_p = self._known_priorities
-        new_c, new_e = comps[self._known :], edits[self._known_edits :]
-        new_p = {k: v for k, v in prio.items() if known_p.get(k) != v}
-        if not (new_c or new_e or new_p):
-            return None
+        memory, reset = self.memory, self._reset
+        new_c, new_e, new_p = memory.compactions, memory.edits, memory.priorities
+        if not reset:
+            new_c, new_e = new_c[self._known :], new_e[self._known_edits :]
+            new_p = {k: v for k, v in new_p.items() if self._known_priorities.get(k) != v}
+            if not (new_c or new_e or new_p):
+                return None
         # the memory is this call's own: its entries go to the channel as they are
         return channel_update(
-            compactions=new_c, edits=new_e, priorities=new_p, counter=self._counter, copy=False
+            compactions=new_c,
+            edits=new_e,
+            priorities=new_p,
+            reset=reset,
+            counter=self._counter,
+            copy=False,
         )
 
     @property
@@ -294,46 +281,31 @@ def _view_state(
     channel = check_version(state.get("langctx") or {}, "stored")
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
-    priorities = channel.get("priorities") or {}
-    archive = channel.get("archive")
-    span = window_start(raw, comps, archive)
+    span = window_start(raw, comps, channel.get("archive"))
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id)
     head, start = span
-    before = _Before(raw, start, state.get(ARCHIVE_KEY))
-    memory = _restored(settings, head, raw, start, comps, edits, priorities, before)
-    return ThreadView(memory, thread_id=thread_id, known=len(comps), archive=archive)
-
-
-def _restored(
-    settings: MemorySettings,
-    head: list[BaseMessage],
-    raw: WithIds,
-    start: int,
-    comps: list[CompactionEntry],
-    edits: list[EditEntry],
-    priorities: Mapping[str, int],
-    before: _Before,
-) -> LayeredChatMemory:
-    """The memory over ``head`` + the window of ``raw`` from ``start``."""
     window = [m for m in raw[start:] if not is_control_message(m)]
+    # what precedes the latest response was an earlier call's checked input
+    last_response = next(
+        (i for i in range(len(window) - 1, -1, -1) if isinstance(window[i], AIMessage)), 0
+    )
     memory = settings.new_memory()
     memory.restore_window(
         head,
         window,
         compactions=comps,
         edits=edits,
-        priorities=stored_priorities(priorities),
-        validate_from=_last_response(window),
-        before=before,
+        priorities=stored_priorities(channel.get("priorities")),
+        validate_from=last_response,
+        before=_Before(raw, start, state.get(ARCHIVE_KEY)),
     )
-    return memory
+    return ThreadView(memory, thread_id=thread_id, known=len(comps))
 
 
 class _Before:
-    """The messages of a state before its window, found by id: in ``messages``, else in the
-    state's archive (indexed on first use: only a pending background summary of a span the
-    window no longer holds reads them)."""
+    """The messages before the window by id, from ``messages`` and the state's archive (indexed
+    on first use: only a background summary of a span the window no longer holds reads them)."""
 
     __slots__ = ("_archived", "_by_id", "_raw", "_stop")
 
@@ -346,14 +318,6 @@ class _Before:
             self._by_id = archived_messages(self._archived)
             self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
         return self._by_id.get(message_id)
-
-
-def _last_response(window: Sequence[BaseMessage]) -> int:
-    """Index of the latest AI message: what precedes it was an earlier call's checked input."""
-    for i in range(len(window) - 1, -1, -1):
-        if isinstance(window[i], AIMessage):
-            return i
-    return 0
 
 
 def _rebuilt(
@@ -376,5 +340,4 @@ def _rebuilt(
         known_edits=len(kept_edits),
         priorities=kept_prio,
         reset=dropped,
-        archive=archive_record(channel),
     )

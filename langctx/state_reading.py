@@ -1,5 +1,5 @@
-"""Reading a graph state: messages (message-likes converted, ids derived where missing), the
-stored entries and priorities (checked), where the window after the latest cut starts.
+"""Reading a graph state's messages: message-likes converted, ids derived where missing, where
+the window after the latest cut starts, which stored entries still fit, a saved log (checked).
 
 Example:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -11,8 +11,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Mapping, Sequence
+from typing import Any, overload
 
 from langchain_core.messages import (
     BaseMessage,
@@ -22,25 +22,18 @@ from langchain_core.messages import (
 )
 
 from langctx.commands import is_control_message
-from langctx.entries import ENTRY_VERSION, CompactionEntry, validate_entry
+from langctx.entries import CompactionEntry
 from langctx.errors import InvalidMessageError, StateVersionError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
-if TYPE_CHECKING:
-    from langctx.channel import ArchiveRecord
-
 __all__ = [
     "WithIds",
-    "archive_record",
     "archived_messages",
     "as_messages",
-    "check_channel",
-    "current_entries",
     "restore_entries",
     "stored_evictions",
     "stored_messages",
-    "stored_priorities",
     "window_start",
 ]
 
@@ -103,79 +96,6 @@ def _converted(item: Any, index: int) -> BaseMessage:
 def _digest(message: BaseMessage) -> str:
     text = f"{message.type}\x00{message.content!r}\x00{getattr(message, 'tool_calls', None)!r}"
     return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
-def current_entries(entries: Any, what: str = "compactions") -> list[Any]:
-    """Stored entries, older versions migrated and unknown ones refused (the reducer does the same
-    on every write; a channel stored without it is checked here).
-
-    Raises:
-        StateVersionError: ``entries`` is no list of entry dicts, or one has an unknown version.
-    """
-    if not isinstance(entries, list):
-        if entries is None:
-            return []
-        if isinstance(entries, str | bytes | Mapping) or not isinstance(entries, Iterable):
-            kind = type(entries).__name__
-            msg = f"the langctx channel's {what} must be a list of entries, got {kind}."
-            raise StateVersionError(msg)
-        entries = list(entries)
-    if not entries:
-        return entries
-    first, last = entries[0], entries[-1]
-    if (
-        isinstance(first, dict)
-        and isinstance(last, dict)
-        and first.get("v") == ENTRY_VERSION
-        and "kind" in first
-        and last.get("v") == ENTRY_VERSION
-        and "kind" in last
-    ):
-        return entries  # the reducer migrates every entry on a write: first and last tell
-    out = []
-    for i, e in enumerate(entries):
-        if not isinstance(e, Mapping):
-            msg = f"langctx {what} entry {i} is a {type(e).__name__}, not a dict."
-            raise StateVersionError(msg)
-        out.append(validate_entry(dict(e)))
-    return out
-
-
-def check_channel(channel: Any) -> None:
-    """Validate every entry of a stored channel, field by field (:func:`validate_entry`).
-
-    The read path trusts entries the reducer wrote (it validates each on write); when reading a
-    channel fails, this names what is wrong in it.
-
-    Raises:
-        StateVersionError: an entry is no dict, or one of its fields is not what it must be.
-    """
-    if not isinstance(channel, Mapping):
-        return
-    for what in ("compactions", "edits"):
-        entries = channel.get(what)
-        for i, e in enumerate(entries if isinstance(entries, list) else ()):
-            if not isinstance(e, Mapping):
-                msg = f"langctx {what} entry {i} is a {type(e).__name__}, not a dict."
-                raise StateVersionError(msg)
-            validate_entry(dict(e))
-
-
-def stored_priorities(value: Any) -> dict[str, int]:
-    """The channel's priority ledger (message id -> priority).
-
-    Raises:
-        StateVersionError: it is no mapping of ids to integers.
-    """
-    if not value:
-        return {}
-    if isinstance(value, Mapping) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value.values()
-    ):
-        return {str(k): v for k, v in value.items()}
-    shown = type(value).__name__ if not isinstance(value, Mapping) else repr(dict(value))[:80]
-    msg = f"the langctx channel's priorities must map message ids to integers, got {shown}."
-    raise StateVersionError(msg)
 
 
 def stored_messages(value: Any) -> list[BaseMessage]:
@@ -244,11 +164,10 @@ def window_start(
             return None
         head.extend(_unit(raw, p, start))
     elif "task_id" in cut_entry:
-        task_id = cut_entry["task_id"]
-        t = _find(raw, task_id, lo=k, hi=start) if task_id else None
-        if task_id and t is None:
-            return None
-        if t is not None:
+        if task_id := cut_entry["task_id"]:
+            t = next((i for i in range(k, start) if raw[i].id == task_id), None)
+            if t is None:
+                return None
             head.append(raw[t])
     else:  # an entry of an older langctx names no task: the whole state is read once more
         return None
@@ -268,30 +187,11 @@ def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
 
 def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
     if isinstance(raw, WithIds) and not mid.startswith(ANON_ID_PREFIX):
-        messages = raw._raw  # a stated id: no derived id can equal it
-        for i in range(len(messages) - 1 if hi is None else hi - 1, -1, -1):
-            if messages[i].id == mid:
-                return i
-        return None
+        raw = raw._raw  # a stated id: no derived id can equal it
     for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
         if raw[i].id == mid:
             return i
     return None
-
-
-def _find(raw: Sequence[BaseMessage], mid: str, *, lo: int, hi: int) -> int | None:
-    for i in range(lo, hi):
-        if raw[i].id == mid:
-            return i
-    return None
-
-
-def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
-    """The channel's archive record, or None when the thread has nothing archived."""
-    record = (channel or {}).get("archive") if isinstance(channel, Mapping) else None
-    if not isinstance(record, Mapping) or not record.get("last"):
-        return None
-    return record  # type: ignore[return-value]
 
 
 def archived_messages(batches: Any) -> dict[str, BaseMessage]:

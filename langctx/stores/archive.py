@@ -27,10 +27,9 @@ from typing import Any, Literal, overload
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langctx.channel import ARCHIVE_KEY, channel_entries, is_slim
+from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
-from langctx.state_reading import archive_record
 from langctx.stores.archive_plan import (
     ArchiveBatch,
     ArchivePlan,
@@ -65,11 +64,7 @@ _PAGE = 500
 
 
 class ArchiveMissingError(LangctxError, LookupError):
-    """A batch the state's archive record names is not in the store.
-
-    Attributes:
-        key: the missing item's key.
-    """
+    """A batch the state's archive record names is not in the store (``key``: its key)."""
 
     def __init__(self, message: str, *, key: str) -> None:
         super().__init__(message)
@@ -131,10 +126,10 @@ class Archive:
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
         """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
 
-        Nothing is archived without a thread, while another run syncs a later state of the
-        thread, nor in a state whose schema has no ``langctx_archive`` key.
+        Nothing is archived without a thread, nor in a state whose schema has no
+        ``langctx_archive`` key.
         """
-        if view.thread_id == NO_THREAD or not view.current:
+        if view.thread_id == NO_THREAD:
             return None
         if self.in_state and ARCHIVE_KEY not in state:
             return None
@@ -155,7 +150,7 @@ class Archive:
         """Write the plan's batch, unless an earlier attempt of the same step already did."""
         ns = archive_namespace(plan.batch["thread_id"])
         if store.get(ns, plan.key) is None:
-            store.batch([_put(ns, plan)])
+            store.batch([PutOp(ns, plan.key, dict(plan.batch), index=False)])
 
     @staticmethod
     async def awrite(store: BaseStore, plan: ArchivePlan) -> None:
@@ -163,20 +158,22 @@ class Archive:
         ns = archive_namespace(plan.batch["thread_id"])
         (found,) = await abatch(store, [GetOp(ns, plan.key)])
         if found is None:
-            await abatch(store, [_put(ns, plan)])
+            await abatch(store, [PutOp(ns, plan.key, dict(plan.batch), index=False)])
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
-        """Add the plan's removals, channel update and (in the state) batch to a node's update."""
+        """Add the plan's removals, channel update and (in the state) batch to a node's update
+        (its ``langctx``: the view's latest ``ThreadView.update()``), in one write."""
         if plan is None:
             return out
-        update = plan.state_update(out.get("langctx"))
-        update["messages"] = [*(out.get("messages") or []), *update["messages"]]
-        return {**out, **update}
-
-
-def _put(ns: tuple[str, ...], plan: ArchivePlan) -> PutOp:
-    return PutOp(ns, plan.key, dict(plan.batch), index=False)
+        update = {
+            **out,
+            "messages": [*(out.get("messages") or []), *plan.removals],
+            "langctx": plan.channel_with(out.get("langctx")),
+        }
+        if plan.in_state:
+            update[ARCHIVE_KEY] = [plan.batch]
+        return update
 
 
 # ---------------------------------------------------------------------- reading
@@ -212,8 +209,7 @@ async def aread_batches(
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The batches the state holds, by key (an item that is no batch of this version is left
-    out: the chain then names a batch that is missing, a one-line ArchiveMissingError)."""
+    """The batches the state holds, by key (what is no batch of this version is left out)."""
     held = state.get(ARCHIVE_KEY)
     items: dict[str, Any] = {}
     for batch in held if isinstance(held, list) else ():
@@ -370,8 +366,7 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
 
 
 def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
-    """A batch's messages by id and its order, or a one-line error for a batch this langctx
-    cannot read."""
+    """A batch's messages by id and its order (a one-line error when this langctx cannot)."""
     try:
         archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
         order = [str(i) for i in batch["order"]]

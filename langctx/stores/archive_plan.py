@@ -28,18 +28,17 @@ from langchain_core.messages import (
 )
 
 from langctx.channel import (
-    ARCHIVE_KEY,
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
     LangctxChannel,
+    archive_record,
     channel_entries,
     channel_update,
     is_slim,
     merge_langctx,
-    slim_entry,
+    shed,
 )
 from langctx.entries import active_summaries
-from langctx.state_reading import archive_record
 
 __all__ = [
     "BATCH_VERSION",
@@ -98,19 +97,7 @@ class ArchivePlan:
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
         """:attr:`channel` for a later ``ThreadView.update()`` of the same step (an overflow
         recovery may compact again after the plan was made); the archive's ops stay as planned."""
-        return _combined(update, _archive_ops(self.channel))
-
-    def state_update(self, update: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The plan's part of the step's state update (``update``: the view's latest
-        ``ThreadView.update()``): the removals, the ``langctx`` channel and, in the state, the
-        batch, in one write."""
-        out: dict[str, Any] = {
-            "messages": list(self.removals),
-            "langctx": self.channel_with(update),
-        }
-        if self.in_state:
-            out[ARCHIVE_KEY] = [self.batch]
-        return out
+        return _combined(update, self.channel)
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
@@ -200,7 +187,10 @@ def plan_archive(
     assert first_kept_id is not None
     record = archive_record(after) or {}
     drop_c, slim = _compaction_fates(comps)
-    edits_out, prio_out = _leaving(after, raw, gone)
+    by_id = {str(m.id): m for m in raw if m.id is not None}
+    live = set(by_id) - set(gone)  # the edits and priorities of the other messages leave
+    edits_out = [e for e in after["edits"] if e["message_id"] not in live]
+    prio_out = {k: v for k, v in after["priorities"].items() if k not in live}
     saved = min(int(record.get("saved", 0)), len(comps))
     batch = ArchiveBatch(
         v=BATCH_VERSION,
@@ -209,7 +199,7 @@ def plan_archive(
         seq=int(record.get("batches", 0)),
         prev=record.get("last"),
         order=order,
-        messages=_archived(raw, gone),
+        messages=[lean_message_dict(by_id[i]) for i in gone],
         compactions=[dict(e) for e in comps[saved:]],
         edits=[dict(e) for e in edits_out],
         priorities=prio_out,
@@ -238,7 +228,7 @@ def plan_archive(
         key=key,
         batch=batch,
         removals=[RemoveMessage(id=i) for i in gone],
-        channel=_combined(update, _archive_ops(delta)),
+        channel=_combined(update, delta),
     )
 
 
@@ -256,22 +246,6 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
     return drop, slim
 
 
-def _leaving(
-    after: Mapping[str, Any], raw: Sequence[BaseMessage], gone: Sequence[str]
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The channel's edit entries and priorities of messages that are not live any more."""
-    live = {str(m.id) for m in raw if m.id is not None} - set(gone)
-    edits = [e for e in after["edits"] if e["message_id"] not in live]
-    priorities = {k: v for k, v in after["priorities"].items() if k not in live}
-    return edits, priorities
-
-
-def _archived(raw: Sequence[BaseMessage], gone: Sequence[str]) -> list[dict[str, Any]]:
-    """The lean dicts of the messages ``gone``, in that order."""
-    by_id = {str(m.id): m for m in raw if m.id is not None}
-    return [lean_message_dict(by_id[i]) for i in gone]
-
-
 def batch_key(batch: ArchiveBatch) -> str:
     """The store key of ``batch``: its seq and a digest of its content, so the same batch gets
     the same key (a retry finds it)."""
@@ -286,33 +260,16 @@ def batch_key(batch: ArchiveBatch) -> str:
     return f"{batch['seq']:08d}-{digest[:12]}"
 
 
-def _archive_ops(update: Mapping[str, Any]) -> dict[str, Any]:
-    """The archive's part of a channel update: its record, drops and slims."""
-    return {k: v for k, v in update.items() if k in ("archive", "drop", "slim")}
-
-
-def _combined(update: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> LangctxChannel:
-    """The view's update plus the archive ops, its new entries already dropped and slimmed.
+def _combined(update: Mapping[str, Any] | None, archived: Mapping[str, Any]) -> LangctxChannel:
+    """The view's update plus the archive's ops (record, drops, slims) of ``archived``, its new
+    entries already dropped and slimmed.
 
     The reducer drops and slims after appending, so the channel ends up the same and the
     checkpoint's write is smaller (the full entries are in the batch).
     """
+    ops = {k: v for k, v in archived.items() if k in ("archive", "drop", "slim")}
     out: dict[str, Any] = {**(update or channel_update()), **ops}
-    drop = ops.get("drop") or {}
-    slim = set(ops.get("slim") or ())
-    for key in ("compactions", "edits"):
-        gone = set(drop.get(key) or ())
-        if gone or (slim and key == "compactions"):
-            out[key] = [
-                slim_entry(e) if e.get("id") in slim else e
-                for e in out.get(key) or []
-                if e.get("id") not in gone
-            ]
-    if gone_p := set(drop.get("priorities") or ()):
-        out["priorities"] = {
-            k: v for k, v in (out.get("priorities") or {}).items() if k not in gone_p
-        }
-    return out  # type: ignore[return-value]
+    return shed(out, ops.get("drop"), ops.get("slim"))  # type: ignore[return-value]
 
 
 def _merge_chain(comps: list[dict[str, Any]], entry_id: str | None) -> list[str]:

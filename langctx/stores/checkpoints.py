@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -64,21 +64,6 @@ def _sqlite_path(uri: str) -> str:
     return path
 
 
-def _pg_error(uri: str, exc: BaseException) -> CheckpointerConnectionError:
-    shown = redact(uri)
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    msg = (
-        f"cannot connect to the PostgreSQL checkpoint database {shown!r}: {first}. Check that the "
-        "server is running and reachable, and that the user, password and database name are right."
-    )
-    return CheckpointerConnectionError(msg, uri=shown)
-
-
-def _sqlite_error(uri: str, exc: BaseException) -> CheckpointerConnectionError:
-    msg = f"cannot open the SQLite checkpoint database {uri!r}: {exc}. Check the path and its permissions."
-    return CheckpointerConnectionError(msg, uri=uri)
-
-
 @contextmanager
 def open_checkpointer(
     uri: str, *, setup: bool = True, connect_timeout: int = 10
@@ -98,19 +83,19 @@ def open_checkpointer(
         psycopg, options = _psycopg(uri, connect_timeout)
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        with _reraised(uri, psycopg.Error, _pg_error):
+        with _reraised(uri, psycopg.Error):
             conn = psycopg.Connection.connect(uri, **options)
         with conn:
             saver = PostgresSaver(conn)
             if setup:
-                with _reraised(uri, psycopg.OperationalError, _pg_error):
+                with _reraised(uri, psycopg.OperationalError):
                     saver.setup()
             yield saver
         return
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = _sqlite_path(uri)
-    with _reraised(uri, sqlite3.Error, _sqlite_error):
+    with _reraised(uri, sqlite3.Error):
         conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("select 1")
     try:
@@ -128,12 +113,12 @@ async def aopen_checkpointer(
         psycopg, options = _psycopg(uri, connect_timeout)
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        with _reraised(uri, psycopg.Error, _pg_error):
+        with _reraised(uri, psycopg.Error):
             aconn = await psycopg.AsyncConnection.connect(uri, **options)
         async with aconn:
             asaver = AsyncPostgresSaver(aconn)
             if setup:
-                with _reraised(uri, psycopg.OperationalError, _pg_error):
+                with _reraised(uri, psycopg.OperationalError):
                     await asaver.setup()
             yield asaver
         return
@@ -141,7 +126,7 @@ async def aopen_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = _sqlite_path(uri)
-    with _reraised(uri, sqlite3.Error, _sqlite_error):
+    with _reraised(uri, sqlite3.Error):
         aconn = await aiosqlite.connect(path)
     try:
         yield AsyncSqliteSaver(aconn)
@@ -168,13 +153,22 @@ def _psycopg(uri: str, connect_timeout: int) -> tuple[ModuleType, dict[str, Any]
 
 
 @contextmanager
-def _reraised(
-    uri: str,
-    error: type[Exception],
-    convert: Callable[[str, BaseException], CheckpointerConnectionError],
-) -> Iterator[None]:
-    """Raise ``error`` inside as the :class:`CheckpointerConnectionError` ``convert`` makes."""
+def _reraised(uri: str, error: type[Exception]) -> Iterator[None]:
+    """Raise ``error`` inside as a :class:`CheckpointerConnectionError` (password hidden)."""
     try:
         yield
     except error as exc:
-        raise convert(uri, exc) from exc
+        if not uri.startswith(_PG):
+            msg = (
+                f"cannot open the SQLite checkpoint database {uri!r}: {exc}. Check the path and "
+                "its permissions."
+            )
+            raise CheckpointerConnectionError(msg, uri=uri) from exc
+        shown = redact(uri)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = (
+            f"cannot connect to the PostgreSQL checkpoint database {shown!r}: {first}. Check that "
+            "the server is running and reachable, and that the user, password and database name "
+            "are right."
+        )
+        raise CheckpointerConnectionError(msg, uri=shown) from exc

@@ -15,12 +15,12 @@ import base64
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from langctx.context_mode.references import (
     ReferenceMeta,
@@ -121,7 +121,7 @@ class BaseStoreReferenceStore:
         ops.append(PutOp(ns, ref, value, index=False, ttl=ttl))  # the meta last: never without data
         return ops
 
-    def _value(self, item: Item | None, ref_id: str) -> dict[str, Any]:
+    def _value(self, item: Any, ref_id: str) -> dict[str, Any]:
         value = item.value if item is not None else None
         if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
             raise not_found(ref_id)
@@ -152,14 +152,10 @@ class BaseStoreReferenceStore:
         data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
         return data[max(0, start) - base : max(0, end) - base]
 
-    def _meta(self, item: Item | None, ref_id: str) -> ReferenceMeta:
+    def _meta(self, item: Any, ref_id: str) -> ReferenceMeta:
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
 
     # ------------------------------------------------------------------ sync
-
-    def _item(self, thread_id: str, ref_id: str) -> Item | None:
-        (item,) = self.store.batch([self._get(thread_id, ref_id)])
-        return cast("Item | None", item)
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Store a reference (chunks first, then the meta)."""
@@ -167,15 +163,14 @@ class BaseStoreReferenceStore:
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """The meta of a live reference of this thread."""
-        return self._meta(self._item(thread_id, ref_id), ref_id)
+        (item,) = self.store.batch([self._get(thread_id, ref_id)])
+        return self._meta(item, ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Bytes ``start:end`` of a live reference of this thread."""
-        value = self._value(self._item(thread_id, ref_id), ref_id)
-        ops, base = self._get_ops(thread_id, ref_id, value, start, end)
-        if not ops:
-            return b""
-        return self._join(self.store.batch(ops), ref_id, base, start, end)
+        (item,) = self.store.batch([self._get(thread_id, ref_id)])
+        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
+        return self._join(self.store.batch(ops), ref_id, base, start, end) if ops else b""
 
     # ------------------------------------------------------------------ async
 

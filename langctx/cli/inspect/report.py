@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
-from langctx.channel import ARCHIVE_KEY, channel_entries
+from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries
 from langctx.cli.inspect.store import CheckpointStore, unwrapped
 from langctx.commands import state_messages
 from langctx.delta_state import append_batches, merge_langctx_writes
@@ -25,7 +25,7 @@ from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
-from langctx.state_reading import archive_record, restore_entries
+from langctx.state_reading import restore_entries
 from langctx.stores.archive import ArchiveMissingError, assemble, read_batches, thread_entries
 from langctx.stores.archive_plan import ArchiveBatch
 from langctx.tokens import counting_label
