@@ -140,7 +140,7 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
     i = len(mem._log)
     d = describe(mem.counter, message)
     if isinstance(message, ToolMessage):
-        _answer_call(mem, message, i)
+        _answer_call(mem, message, i, d.tokens)
     else:
         _track_turn(mem, message, d, i)
     mem._log.append(message)
@@ -179,10 +179,11 @@ def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
         raise InvalidHistoryError(msg)
 
 
-def _answer_call(mem: MemoryCore, message: ToolMessage, i: int) -> None:
-    """A tool result at ``i``: it answers an open call of the turn, or it is an orphan."""
+def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
+    """A tool result at ``i`` (of ``tokens``): it answers an open call of the turn, or it is an
+    orphan."""
     if mem._open_ai is None or message.tool_call_id not in mem._open_calls:
-        _orphan(mem, message, i)  # not sent: the turn stays as it was
+        _orphan(mem, message, i, tokens)  # not sent: the turn stays as it was
         return
     mem._open_calls.remove(message.tool_call_id)
     if not mem._open_calls:
@@ -280,10 +281,9 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
     return fk is None or mem._pos.get(fk, -1) > mem._pc
 
 
-def _orphan(mem: MemoryCore, message: ToolMessage, i: int) -> None:
+def _orphan(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
     _check_orphan(mem, message)
     mem._skip.add(i)
-    tokens = mem._tok[i] if i < len(mem._tok) else 0
     detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
     writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
     if i >= mem._new_from:

@@ -483,6 +483,7 @@ def test_orphan_tool_message_repair_and_error() -> None:
     assert [m.content for m in mem.build_context()] == ["task"]
     assert len(mem.messages) == 2
     assert mem.eviction_log[-1]["action"] == "drop_orphan"
+    assert mem.eviction_log[-1]["tokens"] == mem.counter.count_messages([mem.messages[1]]) > 0
     strict = LayeredChatMemory(orphan_policy="error")
     with pytest.raises(InvalidHistoryError, match="orphan_policy"):
         strict.add_messages([HumanMessage("task"), ToolMessage("stray", tool_call_id="nope")])
