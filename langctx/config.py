@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar, get_args, overload
 
 from langchain_core.messages import BaseMessage
 
-from langctx.config_checks import check_timeout, positive, ratio
+from langctx.config_checks import check_timeout, non_negative, positive, ratio
 from langctx.config_checks import size as to_size
 from langctx.errors import ConfigError
 from langctx.machinery import is_substantive_task
@@ -229,18 +229,11 @@ class MemoryConfig:
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
         ratio("output_share", self.output_share)
-        if self.max_facts_tokens is not None and (
-            not isinstance(self.max_facts_tokens, int) or self.max_facts_tokens < 0
-        ):
-            msg = f"max_facts_tokens must be an int >= 0 or None, got {self.max_facts_tokens!r}."
-            raise ConfigError(msg)
-        for name in ("summary_threshold_tokens", "placeholder_min_tokens", "reserve_tokens"):
-            value = getattr(self, name)
-            if name == "summary_threshold_tokens" and value is None:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                msg = f"{name} must be an int >= 0, got {value!r}."
-                raise ConfigError(msg)
+        for name in ("summary_threshold_tokens", "max_facts_tokens"):
+            if getattr(self, name) is not None:
+                non_negative(name, getattr(self, name), "an int >= 0 or None")
+        for name in ("placeholder_min_tokens", "reserve_tokens"):
+            non_negative(name, getattr(self, name), "an int >= 0")
         for name in ("max_summaries", "max_level2"):
             positive(name, getattr(self, name))
         positive("max_summary_tokens", self.max_summary_tokens, optional=True)

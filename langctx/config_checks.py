@@ -6,7 +6,7 @@ import math
 
 from langctx.errors import ConfigError
 
-__all__ = ["check_timeout", "positive", "ratio", "size"]
+__all__ = ["check_timeout", "non_negative", "positive", "ratio", "size"]
 
 
 def check_timeout(name: str, value: object) -> None:
@@ -52,6 +52,12 @@ def positive(name: str, value: object, *, optional: bool = False) -> None:
         return
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         msg = f"{name} must be a positive int, got {value!r}."
+        raise ConfigError(msg)
+
+
+def non_negative(name: str, value: object, what: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        msg = f"{name} must be {what}, got {value!r}."
         raise ConfigError(msg)
 
 

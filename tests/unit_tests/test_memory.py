@@ -595,6 +595,11 @@ def test_pinned_larger_than_budget_policy() -> None:
         {"context_window": 1000, "reserve_tokens": 2000},
         {"max_tokens": 1000, "max_summary_tokens": 500},
         {"no_such_option": 1},
+        {"max_facts_tokens": True},  # a bool is no token count
+        {"max_facts_tokens": -1},
+        {"summary_threshold_tokens": -1},
+        {"placeholder_min_tokens": 1.5},
+        {"reserve_tokens": False},
     ],
 )
 def test_invalid_config(kwargs: dict) -> None:
