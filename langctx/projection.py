@@ -37,6 +37,7 @@ from langctx.markers import (
     quote_output,
     summary_open,
 )
+from langctx.monotone import largest
 from langctx.paths import common_root, compress_paths
 from langctx.summarize.text import truncate_to_tokens
 
@@ -213,9 +214,9 @@ def render_read_facts(
     def fits(ledger: _Ledger) -> bool:
         return count(ledger.text()) <= max_tokens
 
-    older = _largest(len(constraints) - 1, lambda k: fits(core.with_constraints(constraints, k)))
+    older = largest(lambda k: fits(core.with_constraints(constraints, k)), len(constraints) - 1)
     core = core.with_constraints(constraints, older)
-    shown = _largest(len(recent), lambda k: fits(core.with_read(recent, k)))
+    shown = largest(lambda k: fits(core.with_read(recent, k)), len(recent))
     best = core.with_read(recent, shown)
     return best.text() if fits(best) else core.text()
 
@@ -247,18 +248,6 @@ def _error_text(error: Mapping[str, Any]) -> str:
     from langctx.facts.failures import shown_failure_lines
 
     return quote_output("; ".join(shown_failure_lines(error)))
-
-
-def _largest(n: int, ok: Callable[[int], bool]) -> int:
-    """The largest k in [0, n] with ok(k), assuming ok is monotone (ok(0) is not checked)."""
-    lo, hi = 0, max(0, n)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _paths_head(title: str, notes: Sequence[str]) -> str:
@@ -321,7 +310,7 @@ def _grown(
         core.modified = subset(k)
         return count(core.text()) <= ceiling
 
-    core.modified = subset(max(1, _largest(len(modified), ok)))
+    core.modified = subset(max(1, largest(ok, len(modified))))
     return core.text()
 
 

@@ -27,6 +27,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langctx.commands import is_control_message
 from langctx.facts.record import MAX_CONSTRAINT_CHARS
 from langctx.machinery import is_machinery, substantive_text
+from langctx.monotone import largest
 from langctx.surrogates import encodable_text
 
 __all__ = [
@@ -244,11 +245,7 @@ def _more(n: int) -> str:
 
 def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     """``text`` cut to head + tail (marked) so that it counts at most ``max_tokens``."""
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if count(_head_tail(text, mid + len(_CUT))) <= max(1, max_tokens):
-            lo = mid
-        else:
-            hi = mid - 1
-    return _head_tail(text, lo + len(_CUT)) if lo else _CUT
+    fits = largest(
+        lambda n: count(_head_tail(text, n + len(_CUT))) <= max(1, max_tokens), len(text)
+    )
+    return _head_tail(text, fits + len(_CUT)) if fits else _CUT

@@ -24,6 +24,7 @@ from langctx.entries import (
 )
 from langctx.errors import BudgetError
 from langctx.markers import TRUNCATION_MARK
+from langctx.monotone import largest
 from langctx.projection import view_message
 from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts
@@ -268,14 +269,8 @@ def _shared_cap(sizes: Sequence[int], room: int) -> int:
         >>> _shared_cap([3000, 2000, 50], 1650), _shared_cap([3000, 50], 1650)
         (800, 1600)
     """
-    lo, hi = TRUNCATED_FLOOR_TOKENS, max(sizes, default=TRUNCATED_FLOOR_TOKENS)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if sum(min(s, mid) for s in sizes) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    hi = max(sizes, default=TRUNCATED_FLOOR_TOKENS)
+    return largest(lambda cap: sum(min(s, cap) for s in sizes) <= room, hi, TRUNCATED_FLOOR_TOKENS)
 
 
 def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:

@@ -16,6 +16,7 @@ from langctx.facts.record import (
     stored_facts,
 )
 from langctx.machinery import substantive_text
+from langctx.monotone import largest
 from langctx.user_messages import merge_read_user_messages, user_message_facts
 
 __all__ = [
@@ -222,11 +223,5 @@ def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) 
         candidate = "\n".join([*lines, marker])
         if count(candidate) <= max_tokens:
             return candidate
-    lo, hi = 0, len(text)
-    while lo < hi:  # longest character prefix that fits with the marker
-        mid = (lo + hi + 1) // 2
-        if count(text[:mid] + marker) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo] + marker if lo else marker[: max(0, max_tokens)]
+    n = largest(lambda n: count(text[:n] + marker) <= max_tokens, len(text))  # longest prefix
+    return text[:n] + marker if n else marker[: max(0, max_tokens)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
 from langctx.facts import OutputFacts, missing_output_facts
 from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
+from langctx.monotone import largest
 from langctx.tokens import TextCounter
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "clip",
     "facts_lines",
     "finish",
-    "longest",
     "names_line",
     "render_selection",
     "select",
@@ -79,17 +79,6 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
     if len(line) <= max_chars:
         return line
     return f"{line[:max_chars]}…(+{len(line) - max_chars} chars)"
-
-
-def longest(fits: Callable[[int], bool], hi: int, lo: int = 0) -> int:
-    """Largest ``n`` in ``(lo, hi]`` with ``fits(n)``, assuming ``fits`` is monotone (``lo`` if none)."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def names_line(label: str, names: Sequence[str], max_listed: int = 60) -> str:
@@ -272,7 +261,7 @@ def facts_lines(
             trial = _facts_line(label, [*parts, prefix + ", ".join(items[:k])], 0)
             return count_tokens(trial) <= budget_tokens - 12  # room for the "+N more" suffix
 
-        shown = list(items[: longest(fits, len(items))])  # a line only grows with k
+        shown = list(items[: largest(fits, len(items))])  # a line only grows with k
         listed += len(shown)
         if shown:
             parts.append(prefix + ", ".join(shown))
@@ -378,7 +367,7 @@ def _last_fitting(
     make: Callable[[int], str], hi: int, budget: int, count: TextCounter
 ) -> tuple[str, int] | None:
     """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` within ``budget``."""
-    n = longest(lambda n: count(make(n)) <= budget, hi, lo=-1)
+    n = largest(lambda n: count(make(n)) <= budget, hi, lo=-1)
     return None if n < 0 else (make(n), count(make(n)))
 
 

@@ -9,9 +9,9 @@ from langctx.context_mode.reducers._layout import (
     body_budget,
     facts_lines,
     finish,
-    longest,
 )
 from langctx.facts import extract_output_facts
+from langctx.monotone import largest
 
 __all__ = ["HEAD_SHARE", "TAIL_SHARE", "cut_head_tail", "reduce_text"]
 
@@ -42,13 +42,13 @@ def cut_head_tail(
         ('a\\n', 'b\\nc\\nd\\n', 'e')
     """
     hi = min(len(text), max(0, head_tokens) * _CHARS_PER_TOKEN_MAX)
-    head_len = longest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
+    head_len = largest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
     cut = text.rfind("\n", 0, head_len) + 1
     if head_len < len(text) and cut >= head_len * _SNAP:
         head_len = cut
     rest_len = len(text) - head_len
     hi = min(rest_len, max(0, tail_tokens) * _CHARS_PER_TOKEN_MAX)
-    tail_len = longest(lambda n: count_tokens(text[len(text) - n :]) <= tail_tokens, hi)
+    tail_len = largest(lambda n: count_tokens(text[len(text) - n :]) <= tail_tokens, hi)
     if tail_len < rest_len:
         start = len(text) - tail_len
         nl = text.find("\n", start)
