@@ -184,16 +184,36 @@ def merge_langctx(
     if not right:
         return _normalise(base)
     update = check_version(right, "update")
+    drop, slim = _ops(update)
     if update.get("reset"):
         base = {k: v for k, v in base.items() if k == "archive"}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
     out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
     out["v"] = CHANNEL_VERSION
     for key in _LISTS:
-        out[key] = _appended(_migrated_list(base.get(key) or []), update.get(key), key)
-    new_priorities = stored_priorities(update.get("priorities"))
-    out["priorities"] = {**(base.get("priorities") or {}), **new_priorities}
-    return shed(out, update.get("drop"), update.get("slim"))  # type: ignore[return-value]
+        out[key] = _appended(list(current_entries(base.get(key), key)), update.get(key), key)
+    out["priorities"] = {
+        **stored_priorities(base.get("priorities")),
+        **stored_priorities(update.get("priorities")),
+    }
+    return shed(out, drop, slim)  # type: ignore[return-value]
+
+
+def _ops(update: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]]:
+    """An update's archive-mode ``drop`` and ``slim``, checked.
+
+    Raises:
+        StateVersionError: ``drop`` is no mapping of channel keys to lists of ids, or ``slim``
+            no list of ids.
+    """
+    drop, slim = update.get("drop") or {}, update.get("slim") or []
+    if not isinstance(drop, Mapping) or not all(_ids(v or ()) for v in drop.values()):
+        msg = f"a langctx update's drop must map channel keys to lists of ids, got {drop!r:.80}."
+        raise StateVersionError(msg)
+    if not _ids(slim):
+        msg = f"a langctx update's slim must be a list of compaction ids, got {slim!r:.80}."
+        raise StateVersionError(msg)
+    return drop, list(slim)
 
 
 def shed(
@@ -207,14 +227,27 @@ def shed(
         slimmed = slim if key == "compactions" else set()
         if gone or slimmed:
             channel[key] = [
-                slim_entry(e) if e.get("id") in slimmed else e
+                slim_entry(e) if _entry_id(e, key) in slimmed else e
                 for e in channel.get(key) or []
-                if e.get("id") not in gone
+                if _entry_id(e, key) not in gone
             ]
     if gone := set(drop.get("priorities") or ()):
         prio = channel.get("priorities") or {}
         channel["priorities"] = {k: v for k, v in prio.items() if k not in gone}
     return channel
+
+
+def _ids(value: Any) -> bool:
+    return isinstance(value, list | tuple | set | frozenset) and all(
+        isinstance(i, str) for i in value
+    )
+
+
+def _entry_id(entry: Any, key: str) -> Any:
+    if not isinstance(entry, Mapping):
+        msg = f"a langctx {key} entry is a {type(entry).__name__}, not a dict."
+        raise StateVersionError(msg)
+    return entry.get("id")
 
 
 def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
@@ -228,7 +261,7 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
         if not isinstance(e, Mapping):
             msg = f"a langctx update's {key} entry {i} is a {type(e).__name__}, not a dict."
             raise StateVersionError(msg)
-    seen = {e.get("id") for e in current}
+    seen = {_entry_id(e, key) for e in current}
     for raw in updates:
         # an update owns its entries (channel_update copies those a caller keeps; a migration
         # copies): a current one enters the channel as it is
@@ -384,19 +417,9 @@ def _normalise(value: Mapping[str, Any]) -> LangctxChannel:
     out = dict(value)
     out["v"] = CHANNEL_VERSION
     for key in _LISTS:
-        out[key] = _migrated_list(out.get(key) or [])
-    out["priorities"] = dict(out.get("priorities") or {})
+        out[key] = list(current_entries(out.get(key), key))
+    out["priorities"] = stored_priorities(out.get("priorities"))
     return out  # type: ignore[return-value]
-
-
-def _migrated_list(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A copy of stored entries, older versions migrated (the ends current: all are)."""
-    if all(e.get("v") == ENTRY_VERSION for e in (*entries[:1], *entries[-1:])):
-        return list(entries)  # type: ignore[arg-type]
-    return [
-        e if e.get("v") == ENTRY_VERSION else dict(validate_entry(dict(e)))  # type: ignore[misc]
-        for e in entries
-    ]
 
 
 def _copy(value: Any) -> Any:

@@ -229,9 +229,10 @@ class MemoryConfig:
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
         ratio("output_share", self.output_share)
-        for name in ("summary_threshold_tokens", "max_facts_tokens"):
-            if getattr(self, name) is not None:
-                non_negative(name, getattr(self, name), "an int >= 0 or None")
+        if self.summary_threshold_tokens is not None:
+            non_negative("summary_threshold_tokens", self.summary_threshold_tokens, "an int >= 0")
+        if self.max_facts_tokens is not None:  # False would read as 0: say what 0 does
+            non_negative("max_facts_tokens", self.max_facts_tokens, "an int >= 0 (0: no ledger)")
         for name in ("placeholder_min_tokens", "reserve_tokens"):
             non_negative(name, getattr(self, name), "an int >= 0")
         for name in ("max_summaries", "max_level2"):

@@ -439,3 +439,52 @@ def test_an_edit_of_a_signed_thinking_message_is_a_one_line_error() -> None:
     with pytest.raises(StateVersionError, match="signed or encrypted blocks") as caught:
         LayeredChatMemory.from_state({**state, "messages": messages_to_dict(messages)})
     assert "\n" not in str(caught.value)
+
+
+_JUNK = [None, "x", 7, 1.5, True, [], {}, ["x"], [7], {"a": "b"}, {"a": 1.5}, [{"v": "x"}]]
+_CHANNEL_PARTS = ["priorities", "compactions", "edits", "drop", "slim", "v"]
+
+
+@functools.cache
+def _stored_channel() -> dict[str, Any]:
+    return merge_langctx({}, _rich_session()[1])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    left_part=st.sampled_from([*_CHANNEL_PARTS, "middle-entry", None]),
+    left_junk=st.sampled_from(_JUNK),
+    right_part=st.sampled_from([*_CHANNEL_PARTS, "middle-entry", None]),
+    right_junk=st.sampled_from(_JUNK),
+    ops=st.fixed_dictionaries(
+        {},
+        optional={
+            "drop": st.just({"compactions": ["nope"], "edits": [], "priorities": ["t14"]}),
+            "slim": st.just(["nope"]),
+            "priorities": st.just({"t14": 5}),
+        },
+    ),
+)
+def test_merging_with_a_corrupt_side_returns_a_channel_or_one_line_error(
+    left_part: str | None, left_junk: Any, right_part: str | None, right_junk: Any, ops: Any
+) -> None:
+    """The reducer, given a stored channel and an update either of which is broken anywhere, gives
+    a channel or a one-line StateVersionError, never a TypeError from deep inside."""
+
+    def broken(channel: dict[str, Any], part: str | None, junk: Any) -> dict[str, Any]:
+        channel = copy.deepcopy(channel)
+        if part == "middle-entry" and len(channel.get("compactions") or []) > 2:
+            channel["compactions"][1] = copy.deepcopy(junk)
+        elif part is not None and part != "middle-entry":
+            channel[part] = copy.deepcopy(junk)
+        return channel
+
+    left = broken(_stored_channel(), left_part, left_junk)
+    right = broken({"v": 1, **ops}, right_part, right_junk)
+    note(f"left[{left_part}]={left_junk!r}, right={right!r}")
+    try:
+        merged = merge_langctx(left, right)
+    except StateVersionError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(merged, dict)
