@@ -178,7 +178,8 @@ def merge_langctx(
     entries are appended; see :class:`LangctxChannel`.
 
     Raises:
-        StateVersionError: an update or the stored channel has an unknown version.
+        StateVersionError: an update or the stored channel has an unknown version, or a part
+            that is not what it must be (priorities, an entry, ``drop``, ``slim``).
     """
     base = check_version(left or {}, "stored")
     if not right:
