@@ -190,18 +190,16 @@ def select_with_facts(
 
 
 def render_selection(
-    kept: Sequence[Candidate],
-    *,
-    total_lines: int,
-    hidden: Callable[[int, int], int] | None = None,
+    kept: Sequence[Candidate], *, total_lines: int, hidden: Callable[[int, int], int]
 ) -> list[str]:
     """Lay out kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
 
     ``hidden(first, last)``: how many lines of a gap no kept piece stands for (the rest repeat a
-    kept line and are counted in its ``(×N)``); a gap with none gets no marker. Default: all.
+    kept line and are counted in its ``(×N)``); a gap with none gets no marker.
 
     Example:
-        >>> render_selection([Candidate(0, "a"), Candidate(9, "z")], total_lines=10)
+        >>> every = lambda first, last: last - first + 1
+        >>> render_selection([Candidate(0, "a"), Candidate(9, "z")], total_lines=10, hidden=every)
         ['a', '[… lines 2–9 not shown …]', 'z']
         >>> render_selection([Candidate(0, "a (×9)")], total_lines=10, hidden=lambda a, b: 2)
         ['a (×9)', '[… 2 of lines 2–10 not shown …]']
@@ -210,8 +208,7 @@ def render_selection(
     prev_last = -1
     for cand in [*kept, Candidate(total_lines, "")]:
         first, last = prev_last + 1, cand.line - 1
-        unseen = last - first + 1 if hidden is None or last < first else hidden(first, last)
-        if unseen > 0:
+        if first <= last and (unseen := hidden(first, last)) > 0:
             out.append(_marker(first, last, unseen))
         out.append(cand.text)
         prev_last = max(prev_last, cand.last)
