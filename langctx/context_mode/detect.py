@@ -1,16 +1,9 @@
-"""Detect what a tool output holds, from the tool call and from the content.
-
-The tool call gives strong hints (a read of ``x.py`` is a source file, a shell command's output
-is a log); content decides the rest. Only the first few kilobytes and lines are inspected (and JSON
-parsed when it looks like JSON), so detection is cheap on any size.
+"""Detect what a tool output holds, from the tool call (a read of ``x.py`` is source, a shell
+command's output a log) and from the first few kilobytes of the content.
 
 Example:
-    >>> detect_kind("a,b\\n1,2\\n3,4\\n5,6")
-    'table'
-    >>> detect_kind("x = 1\\n", tool_name="read", args={"path": "src/app.py"})
+    >>> detect_kind("x = 1", tool_name="read", args={"path": "a.py"})
     'source'
-    >>> detect_kind("Traceback (most recent call last):\\n  File \\"a.py\\", line 1, in <module>\\nKeyError: 1")
-    'stack_trace'
 """
 
 from __future__ import annotations
@@ -87,9 +80,7 @@ def _command(args: Mapping[str, Any] | None) -> str | None:
 
 
 def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | None:
-    """The path of the file a tool call reads or shows, from its arguments, or ``None``.
-
-    Looks at the usual argument names, then at a shell command that reads a file (``cat x.py``).
+    """The path of the file a tool call reads or shows (an argument, or ``cat x.py``), or ``None``.
 
     Example:
         >>> output_path("bash", {"command": "cat -n src/app.py"})
@@ -115,8 +106,7 @@ def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | 
 
 
 def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
-    """Whether the tool call reads or views a file (``read``, ``read_file``, ``open``, ``view``...),
-    judged by the words of its name however spelled (``mcp__fs__readFile``).
+    """Whether the tool call reads or views a file, by the words of its name however spelled.
 
     Example:
         >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
@@ -140,8 +130,7 @@ def is_command_call(
     *,
     command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> bool:
-    """Whether the tool call runs a command: one of ``command_tools`` (the memory's default
-    shell tools), or any tool with a ``command`` argument.
+    """Whether the tool call runs a command: one of ``command_tools``, or any with a command arg.
 
     Example:
         >>> is_command_call("execute_bash", {"command": "pytest -q"}), is_command_call("Bash", None)
@@ -234,7 +223,7 @@ def detect_kind(
 ) -> ContentKind:
     """Decide which reducer fits a tool output (any :data:`ContentKind` but ``"binary"``).
 
-    ``command_tools`` names the tools that run shell commands (their output is a log).
+    ``command_tools``: the tools that run shell commands (their output is a log).
 
     Example:
         >>> detect_kind("<!DOCTYPE html><html><body><a href='/x'>x</a></body></html>")
@@ -266,7 +255,7 @@ def detect_kind(
 def _kind_from_path(
     text: str, head: str, lines: list[str], path: str | None, ext: str, *, reading: bool
 ) -> ContentKind | None:
-    """The kind the file extension names, when the content agrees; a source file that was read."""
+    """The kind the extension names, when the content agrees; a source file that was read."""
     if ext in ("html", "htm", "xhtml") and (_looks_html(head, lines) or head.startswith("<")):
         return "html"
     if ext in ("json", "jsonl", "ndjson", "geojson") and _looks_json(text, head):

@@ -1,12 +1,4 @@
-"""Grep of a stored output: the matching lines, with line numbers and byte offsets, under a budget.
-
-Example:
-    >>> from langctx.context_mode.references import new_meta
-    >>> data = b"ok\\nboom: KeyError x\\nok\\n"
-    >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
-    >>> render_grep(meta, data, "keyerror", max_tokens=500).matches
-    1
-"""
+"""Grep of a stored output: matching lines with line numbers and byte offsets, under a budget."""
 
 from __future__ import annotations
 
@@ -35,18 +27,13 @@ MAX_GREP_PATTERN_CHARS = 500
 """Longer grep patterns are refused."""
 
 _GREP_LINE_CHARS = 300
-
-
 _REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT})
 
 
 def backtracking_risk(pattern: str) -> str | None:
-    """Why ``pattern`` may take exponential time on some text, or ``None``.
+    """Why ``pattern`` may backtrack exponentially, or ``None``.
 
-    A repeat holding another repeat or an alternation (``(a+)+``, ``(\\d+\\.)*``,
-    ``(a|aa)*``) can match one text in exponentially many ways, and a backreference
-    (``(a)\\1``) makes the engine try them all: seconds at 25 characters, hours at 40. Such
-    patterns are refused; one without them runs in time polynomial in a line's length.
+    Refused: a repeat holding a repeat or an alternation (``(a+)+``, ``(a|aa)*``), a backreference.
 
     Example:
         >>> backtracking_risk(r"KeyError|ValueError: .*"), backtracking_risk("(a+)+$")
@@ -84,10 +71,7 @@ def _risk(items: Any, *, inside_repeat: bool) -> str | None:
 
 
 def _compile(pattern: str) -> re.Pattern[bytes]:
-    """A bytes regex for ``pattern``: a regex if it compiles, else the literal text.
-
-    Smart case: case-insensitive unless the pattern has an upper-case letter.
-    """
+    """A bytes regex for ``pattern`` (literal if invalid), case-insensitive if it is all lower case."""
     flags = re.MULTILINE if pattern != pattern.lower() else re.MULTILINE | re.IGNORECASE
     raw = pattern.encode("utf-8", "surrogatepass")
     try:
@@ -115,12 +99,11 @@ def render_grep(
     max_tokens: int,
     count_tokens: TokenCounter | TextCounter | None = None,
 ) -> FetchResult:
-    """The lines of a stored output that match ``pattern``, with line numbers and byte offsets.
+    """The lines of a stored output that match ``pattern`` from byte ``offset``, with line numbers
+    and byte offsets; at most ``max_matches`` lines and ``max_tokens`` tokens.
 
-    ``pattern`` is a regular expression, or literal text when it is not a valid one; it ignores
-    case unless it has an upper-case letter. The search starts at byte ``offset``; at most
-    ``max_matches`` lines and ``max_tokens`` tokens are returned, and the footer says where the
-    next page starts.
+    ``pattern``: a regex (literal text if invalid), case-insensitive unless it has an upper-case
+    letter. The footer says where the next page starts.
 
     Example:
         >>> from langctx.context_mode.references import new_meta

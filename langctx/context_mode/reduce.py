@@ -1,16 +1,10 @@
 """Reduce one tool output to fit the context: the pure, deterministic entry point of Context-mode.
 
-Never raises on ``str`` or ``bytes`` input: a reducer that fails falls back to the head-and-tail
-text reducer.
-
 Example:
-    >>> out = "\\n".join(f"PASSED tests/test_{i}.py::test_ok" for i in range(600))
-    >>> out += "\\nFAILED tests/test_9.py::test_io - OSError: disk full\\nexit code 1"
+    >>> out = "PASSED t.py::ok\\n" * 600 + "FAILED t.py::io - OSError: disk full\\nexit code 1"
     >>> r = reduce_output(out, tool_name="bash", args={"command": "pytest"})
     >>> r.kind, r.reduced_tokens <= 1500, "OSError: disk full" in r.text, "exit code 1" in r.text
     ('log', True, True, True)
-    >>> reduce_output("short output") is None
-    True
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from langctx.context_mode.detect import detect_kind, output_path
-from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
+from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers import REDUCERS
 from langctx.context_mode.reducers.binary import decode_output, looks_binary, reduce_binary
 from langctx.context_mode.reducers.text import reduce_text
@@ -79,24 +73,20 @@ def reduce_output(
 ) -> Reduction | None:
     """Reduce a tool output to at most ``max_inline_tokens`` tokens, or pass it through.
 
+    Never raises on ``str`` or ``bytes``: a reducer that fails falls back to head and tail.
+
     Args:
-        text: the tool output. ``bytes`` are decoded as UTF-8 (invalid sequences replaced); binary
-            data is described (size, hex preview, printable strings) instead of shown.
-        tool_name: name of the tool that produced it (a hint for the content kind).
-        args: arguments of the tool call (a path or command is a hint for the content kind).
-        max_inline_tokens: outputs at or under this many tokens pass through; larger ones are
-            reduced to fit it.
-        count_tokens: token counter (default: langctx's estimator).
-        command_tools: names of the tools that run shell commands (their output is a log).
+        text: ``bytes`` are decoded as UTF-8 (invalid sequences replaced); binary data is described.
+        tool_name: a hint for the content kind, as are ``args`` (a path or command).
+        command_tools: the tools that run shell commands (their output is a log).
 
     Returns:
-        ``None`` when a ``str`` output is at or under ``max_inline_tokens`` (use it unchanged),
-        otherwise the :class:`~langctx.context_mode.Reduction`. ``bytes`` always give a
-        reduction, since they cannot be used as message text unchanged.
+        ``None`` when a ``str`` output fits ``max_inline_tokens`` (use it unchanged); ``bytes``
+        always give a :class:`~langctx.context_mode.Reduction`.
 
     Raises:
-        ConfigError: if ``max_inline_tokens`` is below :data:`MIN_INLINE_TOKENS`.
-        TypeError: if ``text`` is neither ``str`` nor ``bytes``.
+        ConfigError: ``max_inline_tokens`` is below :data:`MIN_INLINE_TOKENS`.
+        TypeError: ``text`` is neither ``str`` nor ``bytes``.
 
     Example:
         >>> r = reduce_output(b"\\x00\\x01\\x02" * 1000)
@@ -116,25 +106,20 @@ def reduce_output(
     raw: bytes | None = None
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
-        text, binary = decode_output(raw)
-    elif isinstance(text, str):
-        binary = None
-    else:
+        text = decode_output(raw)[0]
+    elif not isinstance(text, str):
         msg = (
             f"reduce_output takes str or bytes, got {type(text).__name__}; "
             "join content blocks into text first."
         )
         raise TypeError(msg)
-
     tokens = count(text)
     if raw is None and tokens <= max_inline_tokens:
         return None
     meta = build_meta(
         text, tool_name=tool_name, args=args, original_tokens=tokens, count_tokens=count
     )
-    if binary is None:
-        binary = looks_binary(text)
-    if binary:
+    if looks_binary(text):
         return reduce_binary(text, meta=meta, budget_tokens=max_inline_tokens, raw=raw)
     if tokens <= max_inline_tokens:  # small bytes output: decoded, otherwise unchanged
         return Reduction(
@@ -145,9 +130,7 @@ def reduce_output(
             reduced_tokens=tokens,
             removed="nothing (decoded from bytes)",
         )
-    kind: ContentKind = detect_kind(
-        text, tool_name=tool_name, args=args, command_tools=command_tools
-    )
+    kind = detect_kind(text, tool_name=tool_name, args=args, command_tools=command_tools)
     try:
         return REDUCERS[kind](text, meta=meta, budget_tokens=max_inline_tokens)
     except Exception:  # a reducer bug must never lose a tool output: fall back to head + tail

@@ -1,25 +1,12 @@
 """Slices of a stored output: byte windows that fit a token budget and reassemble exactly.
 
-A stored output is bytes (:func:`to_raw`); offsets count those bytes. Each slice says where it
-starts and ends and how its body is written (:func:`choose_encoding`): ``utf-8`` (valid UTF-8
-without NUL bytes, as is), ``utf-8+x`` (mostly text: the other bytes written ``\\xNN``, a backslash
-``\\\\``) or ``base64``. In the text encodings anything that looks like a langctx marker is broken
-with a zero-width space, reversibly, so a slice can never forge a marker, and :func:`reassemble`
-of all slices gives back the original bytes exactly.
+Slice bodies are ``utf-8``, ``utf-8+x`` (other bytes as ``\\xNN``) or ``base64``; markers in the
+text encodings are broken reversibly, so :func:`reassemble` of all slices gives back the bytes.
 
 Example:
-    >>> from langctx.context_mode.references import new_meta
-    >>> data = "\\n".join(f"line {i}" for i in range(2000)).encode()
-    >>> meta = new_meta(ref_id="ctx_0a1b2c3d", thread_id="t", data=data, source="str")
-    >>> first = render_slice(meta, data[:4000], 0, max_tokens=300)
-    >>> first.start, first.end < 4000, first.next_offset == first.end
-    (0, True, True)
-    >>> first.text.splitlines()[0]
-    '[langctx ref=ctx_0a1b2c3d slice offset=0 end=... total=... encoding=utf-8]'
     >>> data = b"ok [langctx ref=ctx_00000000]\\n\\xff\\x00 done"
-    >>> encoding = choose_encoding(data)
-    >>> body = encode_body(data, encoding)
-    >>> encoding, "[langctx" in body, decode_body(body, encoding) == data
+    >>> body = encode_body(data, choose_encoding(data))
+    >>> choose_encoding(data), "[langctx" in body, decode_body(body, "utf-8+x") == data
     ('utf-8+x', False, True)
 """
 
@@ -67,10 +54,7 @@ _X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
 
 
 def to_raw(output: str | bytes) -> tuple[bytes, Literal["str", "bytes"]]:
-    """The bytes to store for a tool output, and what it was.
-
-    A ``str`` is encoded as UTF-8 with ``surrogatepass``, so every string (lone surrogates from a
-    ``surrogateescape`` decode included) is stored losslessly.
+    """The bytes to store for a tool output (a ``str`` losslessly, surrogates too), and its type.
 
     Example:
         >>> to_raw("café"), to_raw(b"\\xff")
@@ -92,10 +76,7 @@ def from_raw(data: bytes, source: str) -> str | bytes:
 
 
 def utf8_boundary(data: bytes, cut: int) -> int:
-    """Move ``cut`` back to the start of the UTF-8 character it splits, if it splits one.
-
-    Returns ``cut`` unchanged when it already falls between characters, when the bytes around it
-    are not valid UTF-8, or when moving it would leave nothing before it.
+    """Move ``cut`` back to the start of the UTF-8 character it splits (if valid UTF-8).
 
     Example:
         >>> data = "aé".encode()  # b"a\\xc3\\xa9"
@@ -104,20 +85,16 @@ def utf8_boundary(data: bytes, cut: int) -> int:
     """
     if cut <= 0 or cut >= len(data) or not 0x80 <= data[cut] <= 0xBF:
         return cut
-    for back in range(1, 4):
-        pos = cut - back
-        if pos <= 0:
-            return cut
-        byte = data[pos]
-        if byte >= 0xC0:
+    for pos in range(cut - 1, max(0, cut - 4), -1):
+        if data[pos] >= 0xC0:
             return pos
-        if byte < 0x80:
+        if data[pos] < 0x80:
             return cut
     return cut
 
 
 def choose_encoding(data: bytes) -> SliceEncoding:
-    """Pick the encoding that shows ``data`` most readably, losslessly.
+    """The encoding that shows ``data`` most readably, losslessly.
 
     Example:
         >>> choose_encoding(b"plain"), choose_encoding(b"caf\\xe9 au lait"), choose_encoding(bytes(range(256)))
@@ -168,7 +145,7 @@ def decode_body(body: str, encoding: str) -> bytes:
     """Inverse of :func:`encode_body`.
 
     Raises:
-        ValueError: ``encoding`` is unknown or ``body`` is not valid in it.
+        ValueError: unknown ``encoding`` or a ``body`` not valid in it.
 
     Example:
         >>> decode_body("AAE=", "base64")
@@ -200,7 +177,7 @@ _SLICE_HEAD = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class ParsedSlice:
-    """A slice read back from its text (see :func:`parse_slice`)."""
+    """A slice read back from its text (:func:`parse_slice`)."""
 
     ref_id: str
     start: int
@@ -246,11 +223,10 @@ def render_slice(
     max_tokens: int,
     count_tokens: TokenCounter | TextCounter | None = None,
 ) -> FetchResult:
-    """One slice of a stored output, starting at ``offset``, fitted to ``max_tokens``.
+    """One slice of a stored output from ``offset``, fitted to ``max_tokens``.
 
-    ``window`` is the stored bytes from ``offset`` on (see :func:`slice_window`); ``limit``, the
-    most bytes wanted (None: as much as fits). A slice cut for the budget ends at a character
-    boundary and, when no limit was given, preferably after a newline.
+    ``window``: the stored bytes from ``offset`` on (:func:`slice_window`); ``limit``: the most
+    bytes wanted (None: as much as fits, preferably ending after a newline).
 
     Example:
         >>> from langctx.context_mode.references import new_meta
@@ -304,7 +280,7 @@ def parse_slice(text: str) -> ParsedSlice:
     """Read a slice's position, encoding and exact bytes back from its text.
 
     Raises:
-        ValueError: the text is not a slice written by :func:`render_slice`.
+        ValueError: not a slice written by :func:`render_slice`.
 
     Example:
         >>> from langctx.context_mode.references import new_meta
@@ -332,19 +308,14 @@ def reassemble(slices: Iterable[str]) -> bytes:
     """Join slice texts (in any order, overlaps allowed) back into the stored bytes.
 
     Raises:
-        ValueError: a slice does not parse, the slices disagree on the total, or bytes are missing.
+        ValueError: a slice does not parse, the totals disagree, or bytes are missing.
 
     Example:
         >>> from langctx.context_mode.references import new_meta
-        >>> data = bytes(range(256)) * 8
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="bytes")
-        >>> texts, offset = [], 0
-        >>> while offset is not None:
-        ...     r = render_slice(meta, data[offset:], offset, max_tokens=150)
-        ...     texts.append(r.text)
-        ...     offset = r.next_offset
-        >>> reassemble(texts) == data
-        True
+        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"abcdef", source="bytes")
+        >>> reassemble([render_slice(meta, b"def", 3, max_tokens=99).text,
+        ...             render_slice(meta, b"abcd", 0, max_tokens=99).text])
+        b'abcdef'
     """
     parts = sorted((parse_slice(t) for t in slices), key=lambda p: p.start)
     if not parts:

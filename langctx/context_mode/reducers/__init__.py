@@ -26,11 +26,7 @@ __all__ = ["REDUCERS", "Reducer"]
 
 
 class Reducer(Protocol):
-    """A function that reduces one kind of output to fit ``budget_tokens``.
-
-    ``meta`` is what is known about the output (tool, sizes, exit code); the reduction's text has
-    at most ``budget_tokens`` tokens.
-    """
+    """Reduces one kind of output (``meta``: tool, sizes, exit code) to ``budget_tokens`` tokens."""
 
     def __call__(self, text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction: ...
 

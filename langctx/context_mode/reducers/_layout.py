@@ -1,9 +1,4 @@
-"""Shared machinery of the reducers: picking lines under a token budget, header and footer.
-
-Every reducer builds a body, then calls :func:`finish`, which wraps it in the header (tool, original
-size, exit code, duration) and the footer (what was removed), escapes langctx delimiters in anything
-that came from the output, and guarantees the result fits the budget.
-"""
+"""Shared machinery of the reducers: picking lines under a token budget, header and footer."""
 
 from __future__ import annotations
 
@@ -43,10 +38,9 @@ _MAX_NOTE_SHARE = 0.35  # of the budget, the most the facts line may take
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A piece of the body that may be kept: one display line standing for original lines.
+    """A display line standing for original lines ``line`` to ``end`` (0-based; default: ``line``).
 
-    ``line`` and ``end`` are the first and last original lines (0-based) it stands for (``end``
-    defaults to ``line``); pieces are shown in line order, kept by ``(priority, rank)``, lower first.
+    Pieces are shown in line order, kept by ``(priority, rank)``, lower first.
     """
 
     line: int
@@ -68,10 +62,8 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
     """Shorten one line to ``max_chars``, saying how much was cut; runs of one symbol are squeezed.
 
     Example:
-        >>> clip("x" * 500, 20)
-        'xxxxxxxxxxxxxxxxxxxx…(+480 chars)'
-        >>> clip("check ━━━━━━━━━━━━━━━━")
-        'check ━━━…'
+        >>> clip("x" * 50, 20), clip("check ━━━━━━━━━━━━━━━━")
+        ('xxxxxxxxxxxxxxxxxxxx…(+30 chars)', 'check ━━━…')
     """
     if squeeze and len(line) > 8:
         head = line[: max_chars * 4]  # bounds the work on a huge line
@@ -104,13 +96,7 @@ def select(
     count_tokens: TextCounter,
     markers: bool = True,
 ) -> list[Candidate]:
-    """Keep the most important candidates whose text, plus gap markers, fits ``budget_tokens``.
-
-    Candidates are taken by ``(priority, rank)``; each costs its tokens plus the marker of any gap
-    (a run of original lines between kept pieces) it opens, unless ``markers`` is false.
-
-    Returns:
-        The kept candidates in line order.
+    """The most important candidates (in line order) whose text and gap ``markers`` fit the budget.
 
     Example:
         >>> pieces = [Candidate(0, "head"), Candidate(5, "ERROR x", priority=-1),
@@ -155,11 +141,9 @@ def select_with_facts(
     total_lines: int | None = None,
     label: str = "Not shown above",
 ) -> tuple[list[Candidate], list[str], int]:
-    """:func:`select`, then list the ``facts`` the kept text does not show, making room for that list.
+    """:func:`select`, then :func:`facts_lines` of the rest: lines give way to it (up to 35%).
 
-    The list of facts (exit codes, error names, file:line locations) is far more compact than the
-    lines that hold them, so lines give way to it, up to 35% of the budget. ``total_lines``: the
-    number of original lines, for gap markers (None: no markers).
+    ``total_lines``: the number of original lines, for gap markers (None: no markers).
 
     Returns:
         ``(kept, note_lines, unlisted)``.
@@ -192,15 +176,11 @@ def select_with_facts(
 def render_selection(
     kept: Sequence[Candidate], *, total_lines: int, hidden: Callable[[int, int], int]
 ) -> list[str]:
-    """Lay out kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
+    """Kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
 
-    ``hidden(first, last)``: how many lines of a gap no kept piece stands for (the rest repeat a
-    kept line and are counted in its ``(×N)``); a gap with none gets no marker.
+    ``hidden(first, last)``: how many lines of a gap no kept piece stands for (0: no marker).
 
     Example:
-        >>> every = lambda first, last: last - first + 1
-        >>> render_selection([Candidate(0, "a"), Candidate(9, "z")], total_lines=10, hidden=every)
-        ['a', '[… lines 2–9 not shown …]', 'z']
         >>> render_selection([Candidate(0, "a (×9)")], total_lines=10, hidden=lambda a, b: 2)
         ['a (×9)', '[… 2 of lines 2–10 not shown …]']
     """
@@ -231,10 +211,10 @@ def facts_lines(
     count_tokens: TextCounter,
     label: str = "Not shown above",
 ) -> tuple[list[str], int]:
-    """List the ``facts`` (of the cut parts) that the kept text does not show, within a token budget.
+    """The ``facts`` that the kept text does not show, listed within a token budget.
 
     Returns:
-        ``(lines, unlisted)``: the lines to append to the body and how many facts did not fit.
+        ``(lines to append to the body, how many facts did not fit)``.
 
     Example:
         >>> from langctx.facts import extract_output_facts
@@ -317,10 +297,8 @@ def finish(
     removed: str,
     unlisted: int = 0,
 ) -> Reduction:
-    """Wrap ``body`` in the header and footer and make sure the whole text fits ``budget_tokens``.
+    """Wrap ``body`` (escaped here) in the header and footer, cutting its middle to fit the budget.
 
-    ``body`` (text or lines) is escaped here (it comes from the output). If the text is over budget,
-    the middle of the body is cut; if even the header and footer do not fit, they are shortened.
     ``unlisted``: how many facts the body could not list, counted in the footer.
 
     Example:

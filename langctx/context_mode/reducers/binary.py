@@ -1,11 +1,4 @@
-"""Binary output: detect it, decode it safely, and describe it instead of showing it.
-
-Example:
-    >>> looks_binary("\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00" * 20)
-    True
-    >>> decode_output(b"caf\\xc3\\xa9")
-    ('café', False)
-"""
+"""Binary output: detect it, decode it safely, and describe it instead of showing it."""
 
 from __future__ import annotations
 
@@ -27,9 +20,7 @@ _SCAN_BYTES = 1 << 20  # printable strings are looked for in the first and last 
 
 
 def looks_binary(text: str) -> bool:
-    """Whether ``text`` is binary data (NUL bytes, control characters, replacement characters).
-
-    Looks at the first 64 KiB: a NUL in text, or over 10% control/replacement characters.
+    """Whether ``text`` is binary: in its first 64 KiB a NUL, or over 10% control characters.
 
     Example:
         >>> looks_binary("plain text\\twith tabs\\n"), looks_binary("a\\x00b")
@@ -43,14 +34,11 @@ def looks_binary(text: str) -> bool:
 
 
 def decode_output(data: bytes | bytearray | memoryview) -> tuple[str, bool]:
-    """Decode tool output bytes as UTF-8, replacing invalid sequences.
-
-    Returns:
-        ``(text, is_binary)``; ``is_binary`` is true when the bytes are not text.
+    """Decode tool output bytes as UTF-8 (invalid sequences replaced), and whether they are binary.
 
     Example:
-        >>> decode_output(b"\\x00\\xff\\xfe")[1]
-        True
+        >>> decode_output(b"caf\\xc3\\xa9"), decode_output(b"\\x00\\xff\\xfe")[1]
+        (('café', False), True)
     """
     text = bytes(data).decode("utf-8", errors="replace")
     return text, looks_binary(text)
@@ -72,14 +60,12 @@ def reduce_binary(
 ) -> Reduction:
     """Describe binary output: its size, a hex preview and the printable strings in it.
 
-    ``text`` is the output decoded with replacement characters; ``raw``, the original bytes when
-    the output came as bytes.
+    ``raw``: the original bytes, when the output came as bytes.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
         >>> blob = b"\\x7fELF\\x02\\x01" + b"\\x00" * 5000 + b"GLIBC_2.34\\x00"
-        >>> r = reduce_binary(blob.decode("latin-1"), meta=OutputMeta(original_chars=5017,
-        ...                   original_tokens=3000), budget_tokens=300, raw=blob)
+        >>> r = reduce_binary("", meta=OutputMeta(), budget_tokens=300, raw=blob)
         >>> r.text.splitlines()[1], "'GLIBC_2.34'" in r.text
         ('binary output, 5,017 bytes (sha256 7cb1cba4f3237a64…)', True)
     """

@@ -1,10 +1,4 @@
-"""Reducer for HTML, DOM dumps and accessibility snapshots: visible text and interactive elements.
-
-HTML goes through the standard library's tolerant :class:`html.parser.HTMLParser`: scripts, styles
-and other invisible parts are dropped; links keep their ``href``; buttons, inputs, selects and
-textareas keep their label, placeholder and name. Accessibility snapshots (``- button "Save"
-[ref=e3]`` lines) keep their interactive and text-bearing nodes.
-"""
+"""Reducer for HTML, DOM dumps and accessibility snapshots: visible text, interactive elements."""
 
 from __future__ import annotations
 
@@ -56,7 +50,6 @@ def _attr(attrs: dict[str, str | None], *names: str) -> str | None:
 
 
 def _squash(words: list[str]) -> str:
-    """The text of ``words`` joined, with runs of white space made one space."""
     return _SPACES.sub(" ", "".join(words)).strip()
 
 
@@ -155,7 +148,7 @@ class _Page(HTMLParser):
             self.parts.append(data)
 
     def _add(self, part: str | _Field, index: int | None = None) -> None:
-        """Add an interactive element, at its slot ``index`` if one was kept for it."""
+        """Add an interactive element, at its slot ``index`` if one was kept."""
         if index is None:
             self.parts.append(part)
         else:
@@ -163,7 +156,7 @@ class _Page(HTMLParser):
         self.elements += 1
 
     def _element(self, tag: str, attrs: dict[str, str | None], words: list[str]) -> str | _Field:
-        """What a closed a, button, select or textarea shows; ``words``: its text (or options)."""
+        """What a closed a, button, select or textarea shows; ``words``: its text or options."""
         if tag == "a":
             return _MARK + _link(_squash(words), _attr(attrs, "href")) + _MARK
         if tag == "button":
@@ -191,7 +184,7 @@ class _Page(HTMLParser):
         return _Field(tuple(before), label, attrs.get("id"), after)
 
     def render(self) -> list[tuple[bool, str]]:
-        """The page as ``(is a control or heading, line)``; ``<label for=...>`` labels filled in."""
+        """The page as ``(is a control or heading, line)``, ``<label for=...>`` labels filled in."""
         pieces = [
             part if isinstance(part, str) else f"\n{_CONTROL}{part.render(self.labels)}\n"
             for part in self.parts
@@ -206,7 +199,7 @@ class _Page(HTMLParser):
 
 @dataclass(frozen=True, slots=True)
 class _Field:
-    """An input, textarea or select, shown once the ``<label for=...>`` labels are known."""
+    """An input, textarea or select, rendered once the ``<label for=...>`` labels are known."""
 
     before: tuple[str, ...]  # kind, type, name
     label: str | None
@@ -227,12 +220,7 @@ def _link(text: str, href: str | None) -> str:
 
 
 def extract_page(html: str) -> tuple[list[str], int]:
-    """Visible text and interactive elements of an HTML document, one line per block.
-
-    Links stay inline as ``[text](href)``; each button and form control gets its own line.
-
-    Returns:
-        ``(lines, interactive element count)``.
+    """Visible text (links inline) and interactive elements of HTML, and how many elements.
 
     Example:
         >>> extract_page("<p>Hi <a href='/a'>there</a></p><button>Go</button>")
@@ -242,19 +230,14 @@ def extract_page(html: str) -> tuple[list[str], int]:
     return [line for _, line in lines], elements
 
 
+# A tag, declaration, processing instruction or marked section (not a comment) left unclosed.
 _UNTERMINATED_TAG = re.compile(r"<(?=/?[A-Za-z]|\?|!\[|![A-Za-z])[^<>]*(?=<|\Z)")
-"""A tag, declaration, processing instruction or marked section (not a comment) that another
-``<`` (or the end) follows before its ``>``."""
 
 
 def defuse_tags(html: str) -> str:
-    """``html`` with every tag left open before the next ``<`` written as text (``&lt;``).
+    """``html`` with every tag (or comment) left open before the next ``<`` written as text.
 
-    The standard library's parser reads such a tag (``<a href='`` never closed, also ``<?x``,
-    ``<![CDATA[``, ``<!x``) to the end of the input for each ``<`` after it: quadratic, minutes
-    for a megabyte of broken markup, and so does a comment that never closes. Written as text
-    they cost one scan. A ``<`` inside an attribute value (``title="a<b"``) or a CDATA section
-    turns the part before it into text.
+    HTMLParser rescans such a tag to the end for each later ``<``: quadratic on broken markup.
 
     Example:
         >>> defuse_tags("<p>ok</p><a href='x<b>bold</b>")
@@ -312,23 +295,16 @@ def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a page (HTML, a DOM dump or an accessibility snapshot) to its visible text and
-    interactive elements; the text reducer's reduction if nothing could be extracted.
+    """Reduce HTML, a DOM dump or an accessibility snapshot to its visible text and interactive
+    elements (head and tail if none).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> page = ('<html><head><style>p{}</style></head><body><h1>Login</h1>'
-        ...         '<label for="e">Email</label><input id="e" name="email" placeholder="you@x">'
-        ...         '<a href="/help">Help</a><script>var x=1;</script>'
-        ...         + '<p>Terms and conditions apply.</p>' * 300 + '</body></html>')
-        >>> r = reduce_html(page, meta=OutputMeta(original_chars=len(page), original_tokens=2500),
-        ...                 budget_tokens=300)
-        >>> print(r.text.splitlines()[2])
-        # Login
-        >>> '[input name=email label="Email" placeholder="you@x"]' in r.text, "[Help](/help)" in r.text
-        (True, True)
-        >>> "Terms and conditions apply. (×300)" in r.text
-        True
+        >>> page = ('<h1>Login</h1><label for="e">Email</label><input id="e" name="email">'
+        ...         '<script>var x=1;</script>' + '<p>Terms apply.</p>' * 300)
+        >>> r = reduce_html(page, meta=OutputMeta(original_tokens=2500), budget_tokens=300)
+        >>> r.text.splitlines()[2:6]
+        ['# Login', 'Email', '[input name=email label="Email"]', 'Terms apply. (×300)']
     """
     stripped = text.lstrip()
     if stripped.startswith("<"):

@@ -1,9 +1,4 @@
-"""Reducer for JSON: arrays of records like tables, anything else as a structure outline.
-
-An array of objects (or JSON lines) becomes its keys and the first 50 items, one compact line each;
-other values become an outline of keys, types and clipped values. Text that does not parse goes to
-the log reducer instead; this never raises.
-"""
+"""Reducer for JSON: arrays of records like tables (keys, first items), else a structure outline."""
 
 from __future__ import annotations
 
@@ -112,15 +107,13 @@ def _parse(text: str) -> tuple[Any, str] | None:
 def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce JSON (or JSON lines) to its keys and first items, or to an outline of its structure.
 
-    Text that is not JSON after all gets the log reducer's ``kind="log"`` reduction.
+    Text that is not JSON gets the log reducer's ``kind="log"`` reduction.
 
     Example:
-        >>> import json
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> data = json.dumps([{"id": i, "name": f"n{i}", "tags": ["a", "b"]} for i in range(300)])
-        >>> r = reduce_json(data, meta=OutputMeta(original_chars=len(data), original_tokens=6000),
-        ...                 budget_tokens=1500)
-        >>> "Keys (3): id, name, tags" in r.text, "more items not shown" in r.text
+        >>> data = str([{"id": i, "name": f"n{i}"} for i in range(300)]).replace("'", '"')
+        >>> r = reduce_json(data, meta=OutputMeta(), budget_tokens=1500)
+        >>> "Keys (2): id, name" in r.text, "more items not shown" in r.text
         (True, True)
     """
     parsed = _parse(text)

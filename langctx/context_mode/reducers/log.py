@@ -1,11 +1,6 @@
-"""Reducer for logs and command output: errors, warnings and tracebacks kept, repeats collapsed.
-
-Lines that can carry a fact (an error or warning word, an exit code, a stack frame, a file:line
-location) are found with literal anchors over the whole text, which keeps a 50 MB log to a few
-linear passes. Near-identical lines (digits ignored) are shown once with a count ``(×N)`` and the
-locations of the other occurrences. The first and last lines are kept too; the rest is cut, with
-``[… lines a–b not shown …]`` markers where it was.
-"""
+"""Reducer for logs and command output: errors, warnings, tracebacks, first and last lines kept;
+near-identical lines (digits ignored) shown once with ``(×N)``. Fact lines are found by literal
+anchors, a few linear passes over the whole text."""
 
 from __future__ import annotations
 
@@ -76,8 +71,7 @@ class LineProfile:
     """Of the tail lines, how many are kept as surely as lines with facts."""
 
     context_lines: bool = False
-    """Also keep (at lower priority) the line after a Python frame and the line before a frame
-    location (the code line of a frame, the function line of a Go/Rust frame)."""
+    """Also keep (at lower priority) the line after a Python frame, the line before other facts."""
 
     important_chars: int = 400
     """Lines with facts are clipped to this many characters."""
@@ -100,7 +94,7 @@ def _positions(lowered: str, words: tuple[str, ...]) -> list[int]:
 
 
 def _line_indices(text: str, positions: list[int]) -> set[int]:
-    """Line numbers (0-based) of character positions, counting newlines between them."""
+    """Line numbers (0-based) of character positions."""
     found: set[int] = set()
     line = prev = 0
     for pos in sorted(positions):
@@ -111,7 +105,7 @@ def _line_indices(text: str, positions: list[int]) -> set[int]:
 
 
 def _traceback_lines(lines: list[str], first: int) -> list[int]:
-    """Indices of a Python traceback block starting at ``first``, through the exception line."""
+    """Indices of a Python traceback starting at ``first``, through the exception line."""
     block = [first]
     for j in range(first + 1, min(len(lines), first + _TRACEBACK_MAX_LINES)):
         block.append(j)
@@ -136,17 +130,16 @@ def reduce_lines(
     profile: LineProfile = LOG_PROFILE,
     preface: tuple[str, ...] = (),
 ) -> Reduction:
-    """Reduce line-oriented output: facts first, then the first and last lines, repeats collapsed.
+    """Reduce line-oriented output: facts, then the first and last lines, repeats collapsed.
 
-    ``profile`` weighs the lines; ``preface`` lines (a summary the caller computed) come first.
+    ``preface``: lines (a summary the caller computed) put first.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> out = "building\\n" * 500 + "warning: unused variable x\\nfailed: 1 test\\n"
-        >>> r = reduce_lines(out, kind="log", meta=OutputMeta(original_tokens=1000),
-        ...                  budget_tokens=200, preface=("Summary: 1 failure",))
+        >>> out = "building\\n" * 500 + "failed: 1 test\\n"
+        >>> r = reduce_lines(out, kind="log", meta=OutputMeta(), budget_tokens=200, preface=("Hi",))
         >>> r.text.splitlines()[1:3]
-        ['Summary: 1 failure', 'building (×500)']
+        ['Hi', 'building (×500)']
     """
     count = meta.count_tokens
     clean = clean_terminal(text)
@@ -160,8 +153,7 @@ def reduce_lines(
     group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
     candidates += _edge_candidates(output, shown_keys, context_idx, profile)
 
-    # Facts shown in the kept text are not listed again, so the facts of every line that has any
-    # can stand for the facts of the lines that were cut.
+    # Facts the kept text shows are not listed again: all fact lines stand for the cut ones.
     all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
     budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)
     kept, note, unlisted = select_with_facts(
@@ -177,7 +169,7 @@ def reduce_lines(
 
 @dataclass(frozen=True, slots=True)
 class _Lines:
-    """The lines of an output with their repeat keys (digits ignored) and each key's count."""
+    """The lines of an output, their repeat keys (digits ignored) and each key's count."""
 
     lines: list[str]
     keys: list[str]
@@ -213,7 +205,7 @@ def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
 def _context_indices(
     lines: list[str], fact_idx: list[int], error_idx: set[int], profile: LineProfile
 ) -> set[int]:
-    """The line after a Python frame, the line before other fact lines (if the profile wants them)."""
+    """The line after a Python frame, the line before other fact lines (if the profile says so)."""
     context_idx: set[int] = set()
     if not profile.context_lines:
         return context_idx
@@ -228,8 +220,7 @@ def _context_indices(
 def _fact_candidates(
     output: _Lines, fact_idx: list[int], error_idx: set[int], profile: LineProfile
 ) -> tuple[list[Candidate], dict[str, int]]:
-    """One candidate per group of near-identical fact lines (exit codes first, then errors,
-    then warnings; nearest the ends first), and the line shown for each group's key."""
+    """One candidate per group of near-identical fact lines, and the line shown for each key."""
     groups: dict[str, list[int]] = {}
     for i in fact_idx:
         if output.keys[i].strip():
@@ -289,7 +280,6 @@ def _hidden_lines(output: _Lines, shown: set[str]) -> Callable[[int, int], int]:
 def _removed_note(
     output: _Lines, kept: list[Candidate], n_facts: int, group_lines: set[int]
 ) -> str:
-    """What the reduction left out: lines not shown, repeats collapsed, fact lines kept."""
     n = len(output.lines)
     keys, counts = output.keys, output.counts
     collapsed = sum(counts[k] - 1 for k in {keys[c.line] for c in kept} if counts[k] > 1)
@@ -305,11 +295,8 @@ def _removed_note(
 def _pin_location_headers(
     lines: list[str], keys: list[str], counts: Counter[str], fact_idx: list[int]
 ) -> None:
-    """Give lines that are little more than a location (``a.ts:205:2 parse ━━━``) exact keys.
-
-    Such a line heads the diagnostic below it; collapsing it with other headers that differ only
-    in their numbers would detach every location from its message.
-    """
+    """Give lines that are little more than a location (``a.ts:205:2 parse ━━━``) exact keys,
+    so that they stay apart: each heads the diagnostic below it."""
     exact: Counter[str] | None = None
     for i in fact_idx:
         line = lines[i]
@@ -324,8 +311,7 @@ def _pin_location_headers(
 
 
 def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
-    """``" (×N; also at a.py:3, b.py:9; last: <line>)"`` for a line shown once for ``total``
-    near-copies: the other locations, and the last copy when it differs (its numbers may)."""
+    """``" (×N; also at a.py:3, b.py:9; last: <line>)"`` for a line shown for ``total`` copies."""
     rep_locations = set(find_locations(lines[members[0]]))
     others: list[str] = []
     for i in members[1:]:
@@ -348,9 +334,8 @@ def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> log = "\\n".join(["compiling"] * 400 + ["src/a.py:3: error: bad", "exit code 1"])
-        >>> r = reduce_log(log, meta=OutputMeta(original_chars=len(log), original_tokens=1100),
-        ...                budget_tokens=300)
+        >>> log = "compiling\\n" * 400 + "src/a.py:3: error: bad\\nexit code 1"
+        >>> r = reduce_log(log, meta=OutputMeta(), budget_tokens=300)
         >>> "src/a.py:3: error: bad" in r.text and "(×400)" in r.text
         True
     """

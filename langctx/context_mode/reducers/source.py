@@ -1,9 +1,4 @@
-"""Reducer for source files: path, language, size and the outline, not the body.
-
-Understands plain file contents and the numbered listings file viewers print (``cat -n``,
-``  12\\tcode``, ``12:code``, ``12 │ code``); lines of a listing without a number are the viewer's
-own notes (``[File: x.py (1997 lines total)]``, edit errors) and are kept.
-"""
+"""Reducer for source files (plain, or numbered listings as ``cat -n`` prints): the outline."""
 
 from __future__ import annotations
 
@@ -57,9 +52,7 @@ class Listing:
 
 
 def split_listing(text: str, *, first_line: int = 1) -> Listing:
-    """Separate code from line-number prefixes and viewer notes.
-
-    ``first_line`` is the number of the first line when the text has no prefixes.
+    """Separate code from line-number prefixes and viewer notes (``first_line``: if no prefixes).
 
     Example:
         >>> lst = split_listing("[File: a.py (9 lines total)]\\n7:x = 1\\n8:y = 2\\n9:z = 3")
@@ -113,14 +106,11 @@ def _path_in(notes: list[tuple[int, str]]) -> str | None:
 def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce a source file (or a numbered listing of one) to its outline.
 
-    ``meta.path`` gives the language (else a path the viewer's notes name).
-
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> code = "import os\\n\\nclass A:\\n" + "    x = 1\\n" * 300 + "    def run(self):\\n        pass\\n"
-        >>> meta = OutputMeta(path="pkg/a.py", original_chars=len(code), original_tokens=1500)
-        >>> r = reduce_source(code, meta=meta, budget_tokens=400)
-        >>> "L3 class A:" in r.text and "L304   def run(self):" in r.text
+        >>> code = "class A:\\n" + "    x = 1\\n" * 300 + "    def run(self):\\n        pass\\n"
+        >>> r = reduce_source(code, meta=OutputMeta(path="a.py"), budget_tokens=400)
+        >>> "L1 class A:" in r.text and "L302   def run(self):" in r.text
         True
     """
     count = meta.count_tokens
@@ -136,8 +126,7 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     if listing.numbers and (listing.numbered or listing.numbers[0] != 1):
         summary += f" · file lines {min(listing.numbers)}–{max(listing.numbers)}"
 
-    # Pieces are ordered by where they are in the text: position 2*row+1; the imports line goes
-    # at 2*row of the first code line, just before it.
+    # Pieces sit at 2*row+1 of their text row; the imports line at 2*row, just before the code.
     candidates = [
         Candidate(2 * row + 1, clip(note, 300), 0, row) for row, note in _notes(listing.notes)
     ]

@@ -1,7 +1,4 @@
-"""Outline of a source file: language from the extension, imports and declarations by line.
-
-Regular expressions per language family, not parsers: they must work on partial views (a window of
-a file, a listing with line numbers) and on code that does not compile.
+"""Outline of a source file (imports, declarations by line) by regexes that work on partial views.
 
 Example:
     >>> code = "import os\\n\\nclass A:\\n    def f(self):\\n        return 1\\n"
@@ -42,7 +39,7 @@ class Declaration:
     """1-based line number in the file."""
 
     depth: int
-    """Nesting depth (0 = top level, 1 = member of a top-level declaration, ...)."""
+    """Nesting depth (0 = top level)."""
 
     text: str
     """The declaration line, stripped."""
@@ -166,12 +163,7 @@ def outline_source(
     language: str | None,
     numbers: Sequence[int] | None = None,
 ) -> Outline:
-    """Find the imports and declarations of a source file.
-
-    Args:
-        lines: the file's lines (without line-number prefixes).
-        language: a name from :data:`LANGUAGES`, or ``None`` for a generic outline.
-        numbers: the file line number of each line (default: 1, 2, 3, ...).
+    """The imports and declarations of a file's ``lines``; ``numbers``: their line numbers.
 
     Example:
         >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
@@ -186,7 +178,7 @@ def outline_source(
 
 
 class _Scan:
-    """The state of one outline: what was found, and the open constructs around the line."""
+    """The state of one outline: what was found, the open constructs around the line."""
 
     def __init__(self, lines: Sequence[str], family: str) -> None:
         self.lines = lines
@@ -199,7 +191,6 @@ class _Scan:
         self.in_import = False  # inside a multi-line `import { ... } from "x"`
 
     def line(self, i: int, number: int, line: str) -> None:
-        """Read one non-blank line (``lines[i]``, file line ``number``)."""
         if self.in_import:
             self._import_continued(line)
         elif self.family in ("markdown", "rst"):
@@ -212,7 +203,7 @@ class _Scan:
                 self._declare(i, number, line, indent)
 
     def took_import(self, pattern: re.Pattern[str] | None, line: str) -> bool:
-        """Record the import ``pattern`` finds on ``line``; whether it found one."""
+        """Record the import ``pattern`` finds on ``line``, if any."""
         m = pattern.match(line) if pattern is not None else None
         if m is not None:
             self._import(next(filter(None, m.groups()), None))
@@ -305,8 +296,7 @@ _PLAIN_FAMILIES: dict[str, tuple[re.Pattern[str] | None, re.Pattern[str]]] = {
     "php": (None, _PHP_DECL),
     "pony": (_PONY_IMPORT, _PONY_DECL),
 }
-"""Language -> (import pattern, declaration pattern), for languages that need no more; any other
-language gets the generic declaration pattern."""
+"""Language -> (import pattern, declaration pattern); others get the generic declaration one."""
 
 
 def _is_member(line: str, indent: int, member_indents: list[tuple[int, int]]) -> bool:

@@ -1,8 +1,4 @@
-"""Reducer for stack traces: exception type and message first, then the frames with file:line.
-
-Python, JavaScript/TypeScript, Java/Kotlin, C#, Go and Rust traces all come down to exception lines
-and frame lines; repeated frames (recursion) collapse to one with a count.
-"""
+"""Reducer for stack traces (Python, JS, JVM, C#, Go, Rust): the exception, then the frames."""
 
 from __future__ import annotations
 
@@ -25,9 +21,8 @@ _MAX_SCAN = 5_000
 
 
 def exception_summary(text: str) -> str | None:
-    """The exception line of a trace: the last one of a Python trace, else the first.
-
-    Returns ``None`` when there is none, or when it is already among the first three lines.
+    """The exception line of a trace (the last of a Python one, else the first), unless in the
+    first three lines.
 
     Example:
         >>> exception_summary("Traceback (most recent call last):\\n  ...\\n  ...\\nOSError: full")
@@ -43,16 +38,14 @@ def exception_summary(text: str) -> str | None:
 
 
 def reduce_stack_trace(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a stack trace to its exception line(s) and frames.
+    """Reduce a stack trace to its exception line(s) and frames, repeats collapsed.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
-        >>> frames = "".join(f'  File "app/mod.py", line {i}, in f\\n    f(x)\\n' for i in range(300))
-        >>> trace = "Traceback (most recent call last):\\n" + frames + "RecursionError: too deep\\n"
-        >>> r = reduce_stack_trace(trace, meta=OutputMeta(original_chars=len(trace),
-        ...                        original_tokens=5000), budget_tokens=500)
+        >>> trace = "Traceback (most recent call last):\\n" + '  File "a.py", line 1\\n' * 300
+        >>> r = reduce_stack_trace(trace + "OSError: x", meta=OutputMeta(), budget_tokens=500)
         >>> r.text.splitlines()[1]
-        'Exception: RecursionError: too deep'
+        'Exception: OSError: x'
     """
     summary = exception_summary(clean_terminal(text[:200_000]))
     preface = (f"Exception: {clip(summary, 300)}",) if summary else ()

@@ -1,8 +1,4 @@
-"""Reducer for tables: CSV/TSV, markdown tables, psql and MySQL query results.
-
-Keeps the column names and the first 50 rows, and says how many more rows there are. Cells are
-clipped. Input that does not parse as a table goes to the log reducer instead; this never raises.
-"""
+"""Reducer for tables (CSV/TSV, markdown, psql and MySQL results): columns and the first rows."""
 
 from __future__ import annotations
 
@@ -43,8 +39,7 @@ _BOX_SEP = re.compile(r"^\s*\+(?:-{3,}\+)+\s*$")
 def sniff_delimiter(lines: Sequence[str], *, header: re.Pattern[str] = _HEADER_CELL) -> str | None:
     """The delimiter of CSV-like lines (``,``, tab, ``;`` or ``|``), or ``None`` if not a table.
 
-    Every cell of the first row must match ``header`` (default: short names that start with a
-    letter) and at least 80% of the sampled rows must have as many cells.
+    Every cell of the first row must match ``header``, and 80% of the rows have as many cells.
 
     Example:
         >>> sniff_delimiter(["name\\tage", "ann\\t3", "bob\\t4"])
@@ -132,15 +127,12 @@ def _line_table(lines: list[str]) -> _Table | None:
 
 
 def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a table (CSV/TSV, markdown, psql/MySQL) to its column names and first rows.
-
-    Text that is not a table after all gets the log reducer's ``kind="log"`` reduction.
+    """Reduce a table to its column names and first rows (the log reduction if not a table).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
         >>> csv_text = "id,name\\n" + "".join(f"{i},user{i}\\n" for i in range(500))
-        >>> r = reduce_table(csv_text, meta=OutputMeta(original_chars=len(csv_text),
-        ...                  original_tokens=3000), budget_tokens=1500)
+        >>> r = reduce_table(csv_text, meta=OutputMeta(), budget_tokens=1500)
         >>> "Columns (2): id, name" in r.text, "450 more rows not shown" in r.text
         (True, True)
     """

@@ -28,13 +28,8 @@ _SNAP = 0.5  # a cut moves to a line break if that keeps at least this share of 
 def cut_head_tail(
     text: str, *, head_tokens: int, tail_tokens: int, count_tokens: Callable[[str], int]
 ) -> tuple[str, str, str]:
-    """Split ``text`` into the head and tail that fit the given tokens, and the cut middle.
-
-    Cuts land on line breaks when one is close. Binary searches over at most
-    ``8 × tokens`` characters, so the cost does not grow with the length of the text.
-
-    Returns:
-        ``(head, middle, tail)``; ``head + middle + tail == text``.
+    """Split ``text`` into ``(head, middle, tail)``: head and tail fit their tokens and end at a
+    close line break; the cost does not grow with the text.
 
     Example:
         >>> cut_head_tail("a\\nb\\nc\\nd\\ne", head_tokens=1, tail_tokens=1,
@@ -61,17 +56,14 @@ def cut_head_tail(
 def reduce_text(
     text: str, *, meta: OutputMeta, budget_tokens: int, kind: ContentKind = "text"
 ) -> Reduction:
-    """Keep the start and the end of ``text``; say how many lines and characters were cut.
+    """Keep the start and the end of ``text``, listing the facts of the cut middle after them.
 
-    Facts in the cut part (exit codes, error names, file:line locations) are listed after the tail.
-
-    ``kind`` is the kind to report (reducers of other kinds fall back to this one).
+    ``kind``: the kind to report (reducers of other kinds fall back to this one).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta
         >>> text = "\\n".join(f"paragraph {i} " + "word " * 20 for i in range(300))
-        >>> r = reduce_text(text, meta=OutputMeta(original_chars=len(text), original_tokens=9000),
-        ...                 budget_tokens=400)
+        >>> r = reduce_text(text, meta=OutputMeta(), budget_tokens=400)
         >>> r.text.count("paragraph 0 "), r.text.count("paragraph 299 "), "not shown" in r.text
         (1, 1, True)
     """
