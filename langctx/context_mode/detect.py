@@ -109,19 +109,16 @@ def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
     """Whether the tool call reads or views a file, by the words of its name however spelled.
 
     Example:
-        >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
-        True
         >>> is_read_call("functions.ReadFile", None), is_read_call("fsWrite", None)
         (True, False)
+        >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
+        True
     """
     words = set(tool_name_words(tool_name or ""))
     if words & _READ_WORDS and not words & {"write", "edit", "create", "delete", "run", "exec"}:
         return True
-    command = _command(args)
-    if command is not None:
-        first = command.strip().split(None, 1)
-        return bool(first) and first[0] in _READ_COMMANDS | {"view"}
-    return False
+    first = (_command(args) or "").split(None, 1)
+    return bool(first) and first[0] in _READ_COMMANDS | {"view"}
 
 
 def is_command_call(
@@ -209,9 +206,7 @@ def _looks_table(lines: list[str]) -> bool:
 
 
 def _ratio(lines: list[str], pattern: re.Pattern[str]) -> float:
-    if not lines:
-        return 0.0
-    return sum(1 for line in lines if pattern.search(line)) / len(lines)
+    return sum(1 for line in lines if pattern.search(line)) / len(lines) if lines else 0.0
 
 
 def detect_kind(
@@ -237,8 +232,7 @@ def detect_kind(
     ext = path.rsplit(".", 1)[-1].lower() if path and "." in path.rsplit("/", 1)[-1] else ""
     reading = is_read_call(tool_name, args)
     kind = _kind_from_path(text, head, lines, path, ext, reading=reading)
-    if kind is None:
-        kind = _kind_from_content(text, head, lines)
+    kind = kind or _kind_from_content(text, head, lines)
     if kind is not None:
         return kind
     if is_command_call(tool_name, args, command_tools=command_tools) and not reading:
@@ -256,7 +250,7 @@ def _kind_from_path(
     text: str, head: str, lines: list[str], path: str | None, ext: str, *, reading: bool
 ) -> ContentKind | None:
     """The kind the extension names, when the content agrees; a source file that was read."""
-    if ext in ("html", "htm", "xhtml") and (_looks_html(head, lines) or head.startswith("<")):
+    if ext in ("html", "htm", "xhtml") and head.startswith("<"):  # _looks_html needs it too
         return "html"
     if ext in ("json", "jsonl", "ndjson", "geojson") and _looks_json(text, head):
         return "json"

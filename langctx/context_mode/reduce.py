@@ -1,11 +1,4 @@
-"""Reduce one tool output to fit the context: the pure, deterministic entry point of Context-mode.
-
-Example:
-    >>> out = "PASSED t.py::ok\\n" * 600 + "FAILED t.py::io - OSError: disk full\\nexit code 1"
-    >>> r = reduce_output(out, tool_name="bash", args={"command": "pytest"})
-    >>> r.kind, r.reduced_tokens <= 1500, "OSError: disk full" in r.text, "exit code 1" in r.text
-    ('log', True, True, True)
-"""
+"""Reduce one tool output to fit the context: the pure, deterministic core of Context-mode."""
 
 from __future__ import annotations
 
@@ -89,9 +82,12 @@ def reduce_output(
         TypeError: ``text`` is neither ``str`` nor ``bytes``.
 
     Example:
-        >>> r = reduce_output(b"\\x00\\x01\\x02" * 1000)
-        >>> r.kind, r.text.splitlines()[1].startswith("binary output, 3,000 bytes")
-        ('binary', True)
+        >>> out = "PASSED t.py::ok\\n" * 600 + "FAILED t.py::io - OSError: disk full\\nexit code 1"
+        >>> r = reduce_output(out, tool_name="bash", args={"command": "pytest"})
+        >>> r.kind, "OSError: disk full" in r.text, "exit code 1" in r.text
+        ('log', True, True)
+        >>> reduce_output(b"\\x00\\x01\\x02" * 1000).text.splitlines()[1]
+        'binary output, 3,000 bytes (sha256 ...…)'
     """
     if isinstance(max_inline_tokens, bool) or not isinstance(max_inline_tokens, int):
         msg = f"max_inline_tokens must be an int, got {max_inline_tokens!r}; pass e.g. 1500."

@@ -128,10 +128,8 @@ def encode_body(data: bytes, encoding: SliceEncoding) -> str:
     """Write ``data`` as text in ``encoding`` (markers escaped in the text encodings).
 
     Example:
-        >>> encode_body(b"a\\\\b\\xff", "utf-8+x")
-        'a\\\\\\\\b\\\\xff'
-        >>> encode_body(b"\\x00\\x01", "base64")
-        'AAE='
+        >>> encode_body(b"a\\\\b\\xff", "utf-8+x"), encode_body(b"\\x00\\x01", "base64")
+        ('a\\\\\\\\b\\\\xff', 'AAE=')
     """
     if encoding == "base64":
         return base64.b64encode(data).decode("ascii")

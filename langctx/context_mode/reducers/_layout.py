@@ -99,11 +99,9 @@ def select(
     """The most important candidates (in line order) whose text and gap ``markers`` fit the budget.
 
     Example:
-        >>> pieces = [Candidate(0, "head"), Candidate(5, "ERROR x", priority=-1),
-        ...           Candidate(9, "tail", priority=1)]
-        >>> [c.text for c in select(pieces, budget_tokens=9, total_lines=10,
-        ...                         count_tokens=lambda s: 1)]
-        ['head', 'ERROR x']
+        >>> p = [Candidate(0, "a"), Candidate(5, "ERR", priority=-1), Candidate(9, "z", priority=1)]
+        >>> [c.text for c in select(p, budget_tokens=9, total_lines=10, count_tokens=lambda s: 1)]
+        ['a', 'ERR']
     """
     marker_tokens = count_tokens(_GAP_SAMPLE) + 1 if markers else 0
     ordered = sorted(candidates, key=lambda c: (c.priority, c.rank, c.line))
@@ -211,15 +209,12 @@ def facts_lines(
     count_tokens: TextCounter,
     label: str = "Not shown above",
 ) -> tuple[list[str], int]:
-    """The ``facts`` that the kept text does not show, listed within a token budget.
-
-    Returns:
-        ``(lines to append to the body, how many facts did not fit)``.
+    """The ``facts`` the kept text does not show, within a budget: ``(lines, how many left out)``.
 
     Example:
         >>> from langctx.facts import extract_output_facts
-        >>> facts_lines(extract_output_facts("boom in a.py:3 (KeyError)"), "kept", budget_tokens=100,
-        ...             count_tokens=lambda s: len(s) // 4)
+        >>> facts = extract_output_facts("boom in a.py:3 (KeyError)")
+        >>> facts_lines(facts, "kept text", budget_tokens=99, count_tokens=len)
         (['Not shown above: KeyError; at a.py:3'], 0)
     """
     missing = missing_output_facts(facts, kept_text)
@@ -302,12 +297,10 @@ def finish(
     ``unlisted``: how many facts the body could not list, counted in the footer.
 
     Example:
-        >>> meta = OutputMeta(tool_name="bash", original_chars=9000, original_tokens=2000)
-        >>> print(finish(kind="log", meta=meta, budget_tokens=100, body="<langctx:x> kept",
-        ...              removed="everything else").text)
-        [langctx context-mode: bash output reduced (log) · original 9,000 chars / 2,000 tokens]
-        <\u200blangctx:x> kept
-        [langctx context-mode: removed everything else]
+        >>> print(finish("log", OutputMeta(tool_name="sh"), 99, "<langctx:x> ok", "the rest").text)
+        [langctx context-mode: sh output reduced (log) · original 0 chars / 0 tokens]
+        <\u200blangctx:x> ok
+        [langctx context-mode: removed the rest]
     """
     count = meta.count_tokens
     if unlisted:

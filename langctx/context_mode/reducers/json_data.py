@@ -93,14 +93,10 @@ def _parse(text: str) -> tuple[Any, str] | None:
         return json.loads(text), "JSON"
     except (ValueError, RecursionError):
         pass
-    items = []
-    for line in text.split("\n"):
-        if not line.strip():
-            continue
-        try:
-            items.append(json.loads(line))
-        except (ValueError, RecursionError):
-            return None
+    try:
+        items = [json.loads(line) for line in text.split("\n") if line.strip()]
+    except (ValueError, RecursionError):
+        return None
     return (items, "JSON lines") if items else None
 
 

@@ -115,10 +115,8 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     """
     count = meta.count_tokens
     listing = split_listing(text, first_line=_first_line(meta))
-    if meta.path is None:
-        found = _path_in(listing.notes)
-        if found:
-            meta = replace(meta, path=found)
+    if meta.path is None and (found := _path_in(listing.notes)):
+        meta = replace(meta, path=found)
     language = language_for_path(meta.path)
     outline = outline_source(listing.code, language=language, numbers=listing.numbers)
     n_code = len(listing.code)

@@ -1,11 +1,4 @@
-"""Outline of a source file (imports, declarations by line) by regexes that work on partial views.
-
-Example:
-    >>> code = "import os\\n\\nclass A:\\n    def f(self):\\n        return 1\\n"
-    >>> outline = outline_source(code.split("\\n"), language="python")
-    >>> outline.imports, [(d.line, d.depth, d.text) for d in outline.declarations]
-    (['os'], [(3, 0, 'class A:'), (4, 1, 'def f(self):')])
-"""
+"""Outline of a source file (imports, declarations by line), by regexes that work on parts."""
 
 from __future__ import annotations
 
@@ -167,8 +160,9 @@ def outline_source(
 
     Example:
         >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
-        >>> [d.text for d in outline_source(ts, language="typescript").declarations]
-        ['export class X', 'run(): void']
+        >>> outline = outline_source(ts, language="typescript")
+        >>> outline.imports, [(d.line, d.depth, d.text) for d in outline.declarations]
+        (['./a.js'], [(2, 0, 'export class X'), (3, 1, 'run(): void')])
     """
     scan = _Scan(lines, language or "")
     for i, line in enumerate(lines):
