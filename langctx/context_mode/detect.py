@@ -1,10 +1,5 @@
 """Detect what a tool output holds, from the tool call (a read of ``x.py`` is source, a shell
-command's output a log) and from the first few kilobytes of the content.
-
-Example:
-    >>> detect_kind("x = 1", tool_name="read", args={"path": "a.py"})
-    'source'
-"""
+command's output a log) and from the first few kilobytes of the content."""
 
 from __future__ import annotations
 
@@ -218,11 +213,11 @@ def detect_kind(
 ) -> ContentKind:
     """Decide which reducer fits a tool output (any :data:`ContentKind` but ``"binary"``).
 
-    ``command_tools``: the tools that run shell commands (their output is a log).
-
     Example:
         >>> detect_kind("<!DOCTYPE html><html><body><a href='/x'>x</a></body></html>")
         'html'
+        >>> detect_kind("x = 1", tool_name="read", args={"path": "a.py"})
+        'source'
         >>> detect_kind("FAILED tests/test_a.py::test_x", tool_name="bash", args={"command": "pytest"})
         'log'
     """

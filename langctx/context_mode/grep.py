@@ -13,12 +13,7 @@ from langctx.context_mode.references import FetchResult, fetch_call, out_of_rang
 from langctx.markers import REF_MARKER, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = [
-    "DEFAULT_GREP_MAX_MATCHES",
-    "MAX_GREP_PATTERN_CHARS",
-    "backtracking_risk",
-    "render_grep",
-]
+__all__ = ["DEFAULT_GREP_MAX_MATCHES", "MAX_GREP_PATTERN_CHARS", "backtracking_risk", "render_grep"]
 
 DEFAULT_GREP_MAX_MATCHES = 50
 """At most this many matching lines per ``grep`` result."""
@@ -57,12 +52,10 @@ def _risk(items: Any, *, inside_repeat: bool) -> str | None:
             if inside_repeat:
                 return "an alternation inside a repeat"
             found = next((r for b in arg[1] if (r := _risk(b, inside_repeat=False))), None)
-        elif op is _sre.SUBPATTERN:
-            found = _risk(arg[-1], inside_repeat=inside_repeat)
         elif op in (_sre.GROUPREF, _sre.GROUPREF_EXISTS):
             return "a backreference"
-        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
-            found = _risk(arg[1], inside_repeat=inside_repeat)
+        elif op in (_sre.SUBPATTERN, _sre.ASSERT, _sre.ASSERT_NOT):  # the pattern comes last
+            found = _risk(arg[-1], inside_repeat=inside_repeat)
         else:
             found = None
         if found is not None:

@@ -2,12 +2,6 @@
 
 Slice bodies are ``utf-8``, ``utf-8+x`` (other bytes as ``\\xNN``) or ``base64``; markers in the
 text encodings are broken reversibly, so :func:`reassemble` of all slices gives back the bytes.
-
-Example:
-    >>> data = b"ok [langctx ref=ctx_00000000]\\n\\xff\\x00 done"
-    >>> body = encode_body(data, choose_encoding(data))
-    >>> choose_encoding(data), "[langctx" in body, decode_body(body, "utf-8+x") == data
-    ('utf-8+x', False, True)
 """
 
 from __future__ import annotations
@@ -128,8 +122,8 @@ def encode_body(data: bytes, encoding: SliceEncoding) -> str:
     """Write ``data`` as text in ``encoding`` (markers escaped in the text encodings).
 
     Example:
-        >>> encode_body(b"a\\\\b\\xff", "utf-8+x"), encode_body(b"\\x00\\x01", "base64")
-        ('a\\\\\\\\b\\\\xff', 'AAE=')
+        >>> encode_body(b"a\\\\b\\xff [langctx", "utf-8+x"), encode_body(b"\\x00\\x01", "base64")
+        ('a\\\\\\\\b\\\\xff [\\u200blangctx', 'AAE=')
     """
     if encoding == "base64":
         return base64.b64encode(data).decode("ascii")

@@ -165,10 +165,9 @@ def select_with_facts(
             break
         # Cutting more lines may cut more facts: reserve a little extra so this converges fast.
         reserve = min(int(needed * 1.15) + 8, int(budget_tokens * _MAX_NOTE_SHARE))
-    note, unlisted = facts_lines(
+    return kept, *facts_lines(
         facts, kept_text, budget_tokens=reserve, count_tokens=count_tokens, label=label
     )
-    return kept, note, unlisted
 
 
 def render_selection(

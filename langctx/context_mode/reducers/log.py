@@ -106,12 +106,9 @@ def _line_indices(text: str, positions: list[int]) -> set[int]:
 
 def _traceback_lines(lines: list[str], first: int) -> list[int]:
     """Indices of a Python traceback starting at ``first``, through the exception line."""
-    block = [first]
-    for j in range(first + 1, min(len(lines), first + _TRACEBACK_MAX_LINES)):
-        block.append(j)
-        if lines[j] and not lines[j][0].isspace():
-            break  # the exception line ends the block
-    return block
+    stop = min(len(lines), first + _TRACEBACK_MAX_LINES)
+    ends = (j for j in range(first + 1, stop) if lines[j] and not lines[j][0].isspace())
+    return list(range(first, next(ends, stop - 1) + 1))  # the exception line ends the block
 
 
 def _cap(indices: list[int]) -> tuple[list[int], int]:

@@ -35,20 +35,11 @@ _NOTE_PATH = re.compile(r"(?:\[File: |`cat -n` on |^File: |^Path: )([^\s\]`:]+\.
 class Listing:
     """A file's code lines with their line numbers, and the viewer's own lines around them."""
 
-    code: list[str]
-    """Code lines, without number prefixes."""
-
-    numbers: list[int]
-    """The file line number of each code line."""
-
-    rows: list[int]
-    """The row of the text each code line came from."""
-
-    notes: list[tuple[int, str]]
-    """``(row, text)`` of the non-blank lines without a number (the viewer's own lines)."""
-
-    numbered: bool
-    """Whether the text had line-number prefixes."""
+    code: list[str]  # code lines, without number prefixes
+    numbers: list[int]  # the file line number of each code line
+    rows: list[int]  # the row of the text each code line came from
+    notes: list[tuple[int, str]]  # (row, text) of the non-blank lines without a number
+    numbered: bool  # whether the text had line-number prefixes
 
 
 def split_listing(text: str, *, first_line: int = 1) -> Listing:

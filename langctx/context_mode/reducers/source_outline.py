@@ -28,28 +28,18 @@ LANGUAGES: dict[str, str] = {
 class Declaration:
     """One outline entry."""
 
-    line: int
-    """1-based line number in the file."""
-
-    depth: int
-    """Nesting depth (0 = top level)."""
-
-    text: str
-    """The declaration line, stripped."""
-
-    index: int = 0
-    """Position of the line in the lines given to :func:`outline_source`."""
+    line: int  # 1-based line number in the file
+    depth: int  # nesting depth (0 = top level)
+    text: str  # the declaration line, stripped
+    index: int = 0  # position of the line in the lines given to outline_source
 
 
 @dataclass(slots=True)
 class Outline:
     """Imports and declarations of a source file."""
 
-    imports: list[str] = field(default_factory=list)
-    """Imported module names, in order, without duplicates."""
-
-    declarations: list[Declaration] = field(default_factory=list)
-    """Classes, functions, methods, types, headings... in order."""
+    imports: list[str] = field(default_factory=list)  # module names, in order, no duplicates
+    declarations: list[Declaration] = field(default_factory=list)  # in order
 
 
 def language_for_path(path: str | None) -> str | None:
@@ -151,10 +141,7 @@ def _member_indent(lines: Sequence[str], start: int) -> int | None:
 
 
 def outline_source(
-    lines: Sequence[str],
-    *,
-    language: str | None,
-    numbers: Sequence[int] | None = None,
+    lines: Sequence[str], *, language: str | None, numbers: Sequence[int] | None = None
 ) -> Outline:
     """The imports and declarations of a file's ``lines``; ``numbers``: their line numbers.
 

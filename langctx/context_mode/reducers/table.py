@@ -112,16 +112,10 @@ def _line_table(lines: list[str]) -> _Table | None:
     header_line = lines[sep_at - 1] if sep_at > 0 else ""
     names = [cell.strip() for cell in header_line.strip().strip("|").split("|") if cell.strip()]
     body = lines[sep_at + 1 :]
-    rows: list[str] = []
-    trailer: list[str] = []
-    total = 0
-    for i, line in enumerate(body):
-        if "|" not in line or _BOX_SEP.match(line):
-            trailer = [clip(t, 300) for t in body[i : i + 5] if t.strip()]
-            break
-        total += 1
-        if len(rows) < MAX_ROWS:
-            rows.append(clip(line.rstrip(), _ROW_CHARS, squeeze=False))
+    ends = (i for i, line in enumerate(body) if "|" not in line or _BOX_SEP.match(line))
+    total = next(ends, len(body))  # the rows run to the first line that is not one
+    rows = [clip(line.rstrip(), _ROW_CHARS, squeeze=False) for line in body[: min(total, MAX_ROWS)]]
+    trailer = [clip(t, 300) for t in body[total : total + 5] if t.strip()]
     header = [clip(line.rstrip(), _ROW_CHARS, squeeze=False) for line in lines[: sep_at + 1]]
     return _Table(names, [*header, *rows], total, trailer, style, len(header))
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import (
-    body_budget,
-    facts_lines,
-    finish,
-)
+from langctx.context_mode.reducers._layout import body_budget, facts_lines, finish
 from langctx.facts import extract_output_facts
 from langctx.monotone import largest
 
