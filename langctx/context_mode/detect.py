@@ -30,8 +30,7 @@ _SAMPLE_CHARS = 16_384
 _FULL_JSON_CHECK = 2_000_000  # larger texts are checked by their brackets; the reducer parses
 _SAMPLE_LINES = 200
 
-# leading comments, then the root tag; one greedy comment run covers any number of them (a repeat
-# of lazy comments backtracks exponentially when no root tag follows: 2**n ways to split n)
+# One greedy run for all leading comments: repeated lazy ones backtrack 2**n ways with no root tag.
 _HTML_START = re.compile(r"^(?:<!--.*-->\s*)?<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
 _TAG = re.compile(r"</?(?:div|span|p|a|ul|li|table|tr|td|form|input|button|section|nav|h[1-6]|img|"
                   r"script|style|meta|link|label|select|option|textarea|header|footer|main)\b", re.I)  # fmt: skip

@@ -64,7 +64,7 @@ def _risk(items: Any, *, inside_repeat: bool) -> str | None:
 
 
 def _compile(pattern: str) -> re.Pattern[bytes]:
-    """A bytes regex for ``pattern`` (literal if invalid), case-insensitive if it is all lower case."""
+    """A bytes regex for ``pattern`` (literal if invalid), case-insensitive if all lower case."""
     flags = re.MULTILINE if pattern != pattern.lower() else re.MULTILINE | re.IGNORECASE
     raw = pattern.encode("utf-8", "surrogatepass")
     try:
@@ -92,11 +92,9 @@ def render_grep(
     max_tokens: int,
     count_tokens: TokenCounter | TextCounter | None = None,
 ) -> FetchResult:
-    """The lines of a stored output that match ``pattern`` from byte ``offset``, with line numbers
-    and byte offsets; at most ``max_matches`` lines and ``max_tokens`` tokens.
+    """The lines matching ``pattern`` from byte ``offset`` on, with line numbers and byte offsets.
 
-    ``pattern``: a regex (literal text if invalid), case-insensitive unless it has an upper-case
-    letter. The footer says where the next page starts.
+    ``pattern``: a regex (literal if invalid), case-insensitive unless it has an upper-case letter.
 
     Example:
         >>> from langctx.context_mode.references import new_meta

@@ -71,7 +71,6 @@ def reduce_output(
     Args:
         text: ``bytes`` are decoded as UTF-8 (invalid sequences replaced); binary data is described.
         tool_name: a hint for the content kind, as are ``args`` (a path or command).
-        command_tools: the tools that run shell commands (their output is a log).
 
     Returns:
         ``None`` when a ``str`` output fits ``max_inline_tokens`` (use it unchanged); ``bytes``

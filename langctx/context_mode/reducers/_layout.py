@@ -38,10 +38,7 @@ _MAX_NOTE_SHARE = 0.35  # of the budget, the most the facts line may take
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A display line standing for original lines ``line`` to ``end`` (0-based; default: ``line``).
-
-    Pieces are shown in line order, kept by ``(priority, rank)``, lower first.
-    """
+    """A line for original lines ``line``–``end``; the lowest ``(priority, rank)`` are kept first."""
 
     line: int
     text: str
@@ -139,12 +136,9 @@ def select_with_facts(
     total_lines: int | None = None,
     label: str = "Not shown above",
 ) -> tuple[list[Candidate], list[str], int]:
-    """:func:`select`, then :func:`facts_lines` of the rest: lines give way to it (up to 35%).
+    """:func:`select`, then :func:`facts_lines` (lines give way, up to 35%): ``(kept, *that)``.
 
     ``total_lines``: the number of original lines, for gap markers (None: no markers).
-
-    Returns:
-        ``(kept, note_lines, unlisted)``.
     """
     reserve = 0
     kept: list[Candidate] = []

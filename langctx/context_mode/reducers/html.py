@@ -293,8 +293,7 @@ def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce HTML, a DOM dump or an accessibility snapshot to its visible text and interactive
-    elements (head and tail if none).
+    """Reduce HTML or an accessibility snapshot to text and interactive elements (else head, tail).
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

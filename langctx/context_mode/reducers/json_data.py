@@ -101,9 +101,7 @@ def _parse(text: str) -> tuple[Any, str] | None:
 
 
 def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce JSON (or JSON lines) to its keys and first items, or to an outline of its structure.
-
-    Text that is not JSON gets the log reducer's ``kind="log"`` reduction.
+    """Reduce JSON (lines) to its keys and first items, or an outline; not JSON: the log reduction.
 
     Example:
         >>> from langctx.context_mode.outputs import OutputMeta

@@ -21,8 +21,7 @@ _MAX_SCAN = 5_000
 
 
 def exception_summary(text: str) -> str | None:
-    """The exception line of a trace (the last of a Python one, else the first), unless in the
-    first three lines.
+    """The exception line of a trace (last of a Python one, else first), unless in its first 3.
 
     Example:
         >>> exception_summary("Traceback (most recent call last):\\n  ...\\n  ...\\nOSError: full")
