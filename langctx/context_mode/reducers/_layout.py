@@ -49,7 +49,7 @@ class Candidate:
     @property
     def last(self) -> int:
         """Last original line covered."""
-        return self.line if self.end < self.line else self.end
+        return max(self.line, self.end)
 
 
 _RUN = re.compile(r"([^\w\s])\1{7,}")
@@ -101,12 +101,11 @@ def select(
         ['a', 'ERR']
     """
     marker_tokens = count_tokens(_GAP_SAMPLE) + 1 if markers else 0
-    ordered = sorted(candidates, key=lambda c: (c.priority, c.rank, c.line))
     starts: list[int] = []
     kept: list[Candidate] = []
     used = marker_tokens if total_lines > 0 else 0  # the single gap of "nothing kept yet"
     misses = 0
-    for cand in ordered:
+    for cand in sorted(candidates, key=lambda c: (c.priority, c.rank, c.line)):
         if budget_tokens - used < 2 or misses > _MAX_MISSES:
             break
         i = bisect.bisect_left(starts, cand.line)
@@ -213,11 +212,7 @@ def facts_lines(
     missing = missing_output_facts(facts, kept_text)
     if not missing:
         return [], 0
-    groups: list[tuple[str, tuple[str, ...]]] = [
-        ("", missing.exit_codes),
-        ("", missing.errors),
-        ("at ", missing.locations),
-    ]
+    groups = [("", missing.exit_codes), ("", missing.errors), ("at ", missing.locations)]
     parts: list[str] = []
     listed = 0
     for prefix, items in groups:

@@ -63,7 +63,6 @@ def reduce_binary(
     ``raw``: the original bytes, when the output came as bytes.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> blob = b"\\x7fELF\\x02\\x01" + b"\\x00" * 5000 + b"GLIBC_2.34\\x00"
         >>> r = reduce_binary("", meta=OutputMeta(), budget_tokens=300, raw=blob)
         >>> r.text.splitlines()[1], "'GLIBC_2.34'" in r.text

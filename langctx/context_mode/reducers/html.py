@@ -296,7 +296,6 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     """Reduce HTML or an accessibility snapshot to text and interactive elements (else head, tail).
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> page = ('<h1>Login</h1><label for="e">Email</label><input id="e" name="email">'
         ...         '<script>var x=1;</script>' + '<p>Terms apply.</p>' * 300)
         >>> r = reduce_html(page, meta=OutputMeta(original_tokens=2500), budget_tokens=300)

@@ -104,7 +104,6 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     """Reduce JSON (lines) to its keys and first items, or an outline; not JSON: the log reduction.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> data = str([{"id": i, "name": f"n{i}"} for i in range(300)]).replace("'", '"')
         >>> r = reduce_json(data, meta=OutputMeta(), budget_tokens=1500)
         >>> "Keys (2): id, name" in r.text, "more items not shown" in r.text

@@ -132,7 +132,6 @@ def reduce_lines(
     ``preface``: lines (a summary the caller computed) put first.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> out = "building\\n" * 500 + "failed: 1 test\\n"
         >>> r = reduce_lines(out, kind="log", meta=OutputMeta(), budget_tokens=200, preface=("Hi",))
         >>> r.text.splitlines()[1:3]
@@ -330,7 +329,6 @@ def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce command output or a log to its errors, warnings, tracebacks, first and last lines.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> log = "compiling\\n" * 400 + "src/a.py:3: error: bad\\nexit code 1"
         >>> r = reduce_log(log, meta=OutputMeta(), budget_tokens=300)
         >>> "src/a.py:3: error: bad" in r.text and "(×400)" in r.text

@@ -98,7 +98,6 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
     """Reduce a source file (or a numbered listing of one) to its outline.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> code = "class A:\\n" + "    x = 1\\n" * 300 + "    def run(self):\\n        pass\\n"
         >>> r = reduce_source(code, meta=OutputMeta(path="a.py"), budget_tokens=400)
         >>> "L1 class A:" in r.text and "L302   def run(self):" in r.text

@@ -40,7 +40,6 @@ def reduce_stack_trace(text: str, *, meta: OutputMeta, budget_tokens: int) -> Re
     """Reduce a stack trace to its exception line(s) and frames, repeats collapsed.
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> trace = "Traceback (most recent call last):\\n" + '  File "a.py", line 1\\n' * 300
         >>> r = reduce_stack_trace(trace + "OSError: x", meta=OutputMeta(), budget_tokens=500)
         >>> r.text.splitlines()[1]

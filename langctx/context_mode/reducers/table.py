@@ -124,7 +124,6 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     """Reduce a table to its column names and first rows (the log reduction if not a table).
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> csv_text = "id,name\\n" + "".join(f"{i},user{i}\\n" for i in range(500))
         >>> r = reduce_table(csv_text, meta=OutputMeta(), budget_tokens=1500)
         >>> "Columns (2): id, name" in r.text, "450 more rows not shown" in r.text

@@ -57,7 +57,6 @@ def reduce_text(
     ``kind``: the kind to report (reducers of other kinds fall back to this one).
 
     Example:
-        >>> from langctx.context_mode.outputs import OutputMeta
         >>> text = "\\n".join(f"paragraph {i} " + "word " * 20 for i in range(300))
         >>> r = reduce_text(text, meta=OutputMeta(), budget_tokens=400)
         >>> r.text.count("paragraph 0 "), r.text.count("paragraph 299 "), "not shown" in r.text
