@@ -148,7 +148,6 @@ def reduce_lines(
     candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
     group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
     candidates += _edge_candidates(output, shown_keys, context_idx, profile)
-
     # Facts the kept text shows are not listed again: all fact lines stand for the cut ones.
     all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
     budget = body_budget(kind, meta, budget_tokens) - sum(count(p) + 1 for p in preface)

@@ -58,19 +58,11 @@ def split_listing(text: str, *, first_line: int = 1) -> Listing:
         rows = list(range(len(lines)))
         numbers = [first_line + i for i in rows]
         return Listing(lines, numbers, rows, [], numbered=False)
-    code: list[str] = []
-    numbers = []
-    rows = []
-    notes: list[tuple[int, str]] = []
-    for row, line in enumerate(lines):
-        m = best.match(line)
-        if m:
-            numbers.append(int(m.group(1)))
-            code.append(m.group(2))
-            rows.append(row)
-        elif line.strip():
-            notes.append((row, line))
-    return Listing(code, numbers, rows, notes, numbered=True)
+    matches = [(row, line, best.match(line)) for row, line in enumerate(lines)]
+    found = [(row, m) for row, _, m in matches if m]
+    notes = [(row, line) for row, line, m in matches if not m and line.strip()]
+    code, numbers = [m.group(2) for _, m in found], [int(m.group(1)) for _, m in found]
+    return Listing(code, numbers, [row for row, _ in found], notes, numbered=True)
 
 
 def _first_line(meta: OutputMeta) -> int:
