@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from langctx.context_mode.outputs import ContentKind, OutputMeta, Reduction
-from langctx.facts import OutputFacts, missing_output_facts
+from langctx.facts import OutputFacts, extract_output_facts, missing_output_facts
 from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
 from langctx.monotone import largest
 from langctx.tokens import TextCounter
@@ -22,6 +22,7 @@ __all__ = [
     "names_line",
     "render_selection",
     "select",
+    "select_body",
     "select_with_facts",
 ]
 
@@ -160,6 +161,26 @@ def select_with_facts(
         reserve = min(int(needed * 1.15) + 8, int(budget_tokens * _MAX_NOTE_SHARE))
     return kept, *facts_lines(
         facts, kept_text, budget_tokens=reserve, count_tokens=count_tokens, label=label
+    )
+
+
+def select_body(
+    kind: ContentKind,
+    meta: OutputMeta,
+    budget_tokens: int,
+    summary: str,
+    candidates: Sequence[Candidate],
+    *,
+    facts_of: str,
+    label: str,
+    reserve: int = 12,
+) -> tuple[list[Candidate], list[str], int]:
+    """:func:`select_with_facts` in the body budget left by ``summary`` and ``reserve`` tokens."""
+    count = meta.count_tokens
+    budget = body_budget(kind, meta, budget_tokens) - count(summary) - reserve
+    facts = extract_output_facts(facts_of)
+    return select_with_facts(
+        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label=label
     )
 
 

@@ -8,15 +8,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import (
-    Candidate,
-    body_budget,
-    clip,
-    finish,
-    select_with_facts,
-)
+from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
 from langctx.context_mode.reducers.text import reduce_text
-from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_HTML_CHARS", "defuse_tags", "extract_page", "reduce_html"]
 
@@ -317,15 +310,19 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     if not weighted:
         return reduce_text(text, meta=meta, budget_tokens=budget_tokens, kind="html")
     weighted = _collapse_repeats(weighted)
-    count = meta.count_tokens
     summary = f"{what}: {len(weighted):,} text lines, {elements:,} interactive elements"
     candidates = [
         Candidate(i, clip(line, 400), priority, i) for i, (priority, line) in enumerate(weighted)
     ]
-    budget = body_budget("html", meta, budget_tokens) - count(summary) - 12
-    facts = extract_output_facts("\n".join(line for _, line in weighted))
-    kept, note, unlisted = select_with_facts(
-        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also on the page"
+    page_text = "\n".join(line for _, line in weighted)
+    kept, note, unlisted = select_body(
+        "html",
+        meta,
+        budget_tokens,
+        summary,
+        candidates,
+        facts_of=page_text,
+        label="Also on the page",
     )
     body = [summary, *(c.text for c in kept)]
     removed = "markup, scripts and styles" if what == "HTML page" else "unnamed container nodes"

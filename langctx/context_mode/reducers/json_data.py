@@ -7,16 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import (
-    Candidate,
-    body_budget,
-    clip,
-    finish,
-    names_line,
-    select_with_facts,
-)
+from langctx.context_mode.reducers._layout import Candidate, clip, finish, names_line, select_body
 from langctx.context_mode.reducers.log import reduce_log
-from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_ITEMS", "compact_json", "reduce_json"]
 
@@ -113,7 +105,6 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
     if parsed is None:
         return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
     value, what = parsed
-    count = meta.count_tokens
     candidates: list[Candidate] = []
     if isinstance(value, list):
         summary = f"{what} array of {len(value):,} items"
@@ -134,10 +125,8 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
             Candidate(i, line, min(depth, 4), i) for i, (depth, line) in enumerate(outline)
         ]
         total, unit = len(candidates), "outline lines"
-    facts = extract_output_facts(text)
-    budget = body_budget("json", meta, budget_tokens) - count(summary) - 12
-    kept, note, unlisted = select_with_facts(
-        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the data"
+    kept, note, unlisted = select_body(
+        "json", meta, budget_tokens, summary, candidates, facts_of=text, label="Also in the data"
     )
     body = [summary, *(c.text for c in kept)]
     shown = sum(1 for c in kept if c.priority == 1) if isinstance(value, list) else len(kept)

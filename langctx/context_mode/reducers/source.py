@@ -6,15 +6,8 @@ import re
 from dataclasses import dataclass, replace
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import (
-    Candidate,
-    body_budget,
-    clip,
-    finish,
-    select_with_facts,
-)
+from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
 from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
-from langctx.facts import extract_output_facts
 
 __all__ = ["Listing", "reduce_source", "split_listing"]
 
@@ -95,7 +88,6 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
         >>> "L1 class A:" in r.text and "L302   def run(self):" in r.text
         True
     """
-    count = meta.count_tokens
     listing = split_listing(text, first_line=_first_line(meta))
     if meta.path is None and (found := _path_in(listing.notes)):
         meta = replace(meta, path=found)
@@ -127,10 +119,15 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
             line = f"L{listing.numbers[i]} {clip(code, 160)}"
             candidates.append(Candidate(2 * listing.rows[i] + 1, line, 4, i))
 
-    facts = extract_output_facts(text)
-    budget = body_budget("source", meta, budget_tokens) - count(summary) - 2
-    kept, note, unlisted = select_with_facts(
-        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the file"
+    kept, note, unlisted = select_body(
+        "source",
+        meta,
+        budget_tokens,
+        summary,
+        candidates,
+        facts_of=text,
+        label="Also in the file",
+        reserve=2,
     )
     n_decl = len(outline.declarations)
     kept_decl = sum(1 for c in kept if c.line in decl_positions)

@@ -11,16 +11,8 @@ from itertools import islice
 from typing import NamedTuple
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
-from langctx.context_mode.reducers._layout import (
-    Candidate,
-    body_budget,
-    clip,
-    finish,
-    names_line,
-    select_with_facts,
-)
+from langctx.context_mode.reducers._layout import Candidate, clip, finish, names_line, select_body
 from langctx.context_mode.reducers.log import reduce_log
-from langctx.facts import extract_output_facts
 
 __all__ = ["MAX_ROWS", "reduce_table", "sniff_delimiter"]
 
@@ -139,7 +131,6 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     if table is None:
         return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
     names, shown, total, trailer, what, n_header = table
-    count = meta.count_tokens
     summary = f"{what}: {len(names)} columns × {total:,} rows"
     base = len(shown) + 1
     candidates = [
@@ -147,10 +138,8 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
         *(Candidate(i + 1, line, 0 if i < n_header else 1, i) for i, line in enumerate(shown)),
         *(Candidate(base + j, line, 0, j) for j, line in enumerate(trailer)),
     ]
-    budget = body_budget("table", meta, budget_tokens) - count(summary) - 12
-    facts = extract_output_facts(text)
-    kept, note, unlisted = select_with_facts(
-        candidates, budget_tokens=budget, count_tokens=count, facts=facts, label="Also in the table"
+    kept, note, unlisted = select_body(
+        "table", meta, budget_tokens, summary, candidates, facts_of=text, label="Also in the table"
     )
     rows_kept = sum(1 for c in kept if 1 <= c.line < base and c.line - 1 >= n_header)
     more = total - rows_kept
