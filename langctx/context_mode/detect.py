@@ -164,17 +164,16 @@ def _looks_json(text: str, head: str) -> bool:
     return True
 
 
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _looks_json_lines(text: str) -> bool:
     lines = _nonblank_lines(text)[:50]
-    if len(lines) < 2:
-        return False
-    for line in lines:
-        try:
-            if not isinstance(json.loads(line), dict):
-                return False
-        except (ValueError, RecursionError):
-            return False
-    return True
+    return len(lines) >= 2 and all(map(_is_json_object, lines))
 
 
 def _looks_stack_trace(lines: list[str]) -> bool:

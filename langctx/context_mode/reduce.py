@@ -10,7 +10,7 @@ from typing import Any
 from langctx.context_mode.detect import detect_kind, output_path
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers import REDUCERS
-from langctx.context_mode.reducers.binary import decode_output, looks_binary, reduce_binary
+from langctx.context_mode.reducers.binary import looks_binary, reduce_binary
 from langctx.context_mode.reducers.text import reduce_text
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, find_duration, find_exit_code
@@ -101,7 +101,7 @@ def reduce_output(
     raw: bytes | None = None
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
-        text = decode_output(raw)[0]
+        text = raw.decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         msg = (
             f"reduce_output takes str or bytes, got {type(text).__name__}; "

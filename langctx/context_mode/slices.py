@@ -158,6 +158,10 @@ def decode_body(body: str, encoding: str) -> bytes:
     raise ValueError(msg)
 
 
+_ENCODING_NOTES = {
+    "utf-8+x": "\\xNN in the body is a raw byte and \\\\ a backslash",
+    "base64": "the body is base64 of binary bytes",
+}
 # No text needs more bytes per token: a window this big always suffices.
 _WINDOW_BYTES_PER_TOKEN = 16
 _SLICE_HEAD = re.compile(
@@ -195,11 +199,7 @@ def _slice_text(
     ref_id: str, start: int, end: int, total: int, enc: SliceEncoding, body: str
 ) -> str:
     head = f"{REF_MARKER}{ref_id} slice offset={start} end={end} total={total} encoding={enc}]"
-    notes = []
-    if enc == "utf-8+x":
-        notes.append("\\xNN in the body is a raw byte and \\\\ a backslash")
-    elif enc == "base64":
-        notes.append("the body is base64 of binary bytes")
+    notes = [_ENCODING_NOTES[enc]] if enc in _ENCODING_NOTES else []
     left = f"{total - end:,} bytes left; next: {fetch_call(ref_id, offset=end)}"
     notes.append(left if end < total else "end of the output")
     foot = f"{REF_MARKER}{ref_id} slice ends · {' · '.join(notes)}]"

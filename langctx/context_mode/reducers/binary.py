@@ -1,4 +1,4 @@
-"""Binary output: detect it, decode it safely, and describe it instead of showing it."""
+"""Binary output: detect it and describe it instead of showing it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import body_budget, clip, finish
 
-__all__ = ["decode_output", "looks_binary", "reduce_binary"]
+__all__ = ["looks_binary", "reduce_binary"]
 
 _SAMPLE = 65_536
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
@@ -31,17 +31,6 @@ def looks_binary(text: str) -> bool:
         return False
     bad = len(_CONTROL.findall(sample))
     return "\x00" in sample or bad > _BINARY_SHARE * len(sample)
-
-
-def decode_output(data: bytes | bytearray | memoryview) -> tuple[str, bool]:
-    """Decode tool output bytes as UTF-8 (invalid sequences replaced), and whether they are binary.
-
-    Example:
-        >>> decode_output(b"caf\\xc3\\xa9"), decode_output(b"\\x00\\xff\\xfe")[1]
-        (('café', False), True)
-    """
-    text = bytes(data).decode("utf-8", errors="replace")
-    return text, looks_binary(text)
 
 
 def _hex_preview(raw: bytes) -> list[str]:
