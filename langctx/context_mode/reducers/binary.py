@@ -67,10 +67,8 @@ def reduce_binary(
         half = _MAX_STRINGS // 2
         strings = [*strings[:half], "…", *strings[-half:]]
     summary = f"binary output, {len(data):,} bytes (sha256 {digest}…)"
-    printable = ""
-    if strings:
-        shown = ", ".join("…" if s == "…" else repr(clip(s, 60)) for s in strings)
-        printable = f"printable strings: {shown}"
+    shown = ", ".join("…" if s == "…" else repr(clip(s, 60)) for s in strings)
+    printable = f"printable strings: {shown}" if strings else ""
     budget = body_budget("binary", meta, budget_tokens)
     count = meta.count_tokens
     body = [summary]

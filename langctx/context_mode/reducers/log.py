@@ -259,10 +259,8 @@ def _edge_candidates(
         if output.counts[key] > 1:
             line += f" (×{output.counts[key]})"
         distance: float = min(i, n - 1 - i) + (0.5 if i < n / 2 else 0)  # tail wins ties
-        if i in edges:
-            candidates.append(Candidate(i, line, 0, -1))
-        else:
-            candidates.append(Candidate(i, line, 2 if i in context_idx else 3, distance))
+        priority, rank = (0, -1) if i in edges else (2 if i in context_idx else 3, distance)
+        candidates.append(Candidate(i, line, priority, rank))
     return candidates
 
 

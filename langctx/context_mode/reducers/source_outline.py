@@ -197,11 +197,7 @@ class _Scan:
                 self.outline.imports.append(part)
 
     def _is_declaration(self, i: int, line: str, indent: int) -> bool:
-        rule = _FAMILY_RULES.get(self.family)
-        if rule is not None:
-            return rule(self, i, line, indent)
-        imports, declaration = _PLAIN_FAMILIES.get(self.family, (None, _GENERIC_DECL))
-        return not self.took_import(imports, line) and bool(declaration.match(line))
+        return _FAMILY_RULES.get(self.family, _GENERIC_RULE)(self, i, line, indent)
 
     def _declare(self, i: int, number: int, line: str, indent: int) -> None:
         while self.enclosing and self.enclosing[-1] >= indent:
@@ -261,23 +257,30 @@ def _shell_line(scan: _Scan, i: int, line: str, indent: int) -> bool:
     return bool(_SHELL_DECL.match(line)) and "=" not in line.split("(")[0]
 
 
-_FAMILY_RULES: dict[str, Callable[[_Scan, int, str, int], bool]] = {
+_Rule = Callable[[_Scan, int, str, int], bool]
+
+
+def _plain(imports: re.Pattern[str] | None, declaration: re.Pattern[str]) -> _Rule:
+    """A line declares something when it is no import and matches ``declaration``."""
+    return lambda scan, i, line, indent: (
+        not scan.took_import(imports, line) and bool(declaration.match(line))
+    )
+
+
+_GENERIC_RULE = _plain(None, _GENERIC_DECL)
+_FAMILY_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("typescript", "javascript"), _js_line),
     **dict.fromkeys(("java", "kotlin", "scala", "csharp", "swift", "dart"), _jvm_line),
     **dict.fromkeys(("c", "cpp", "objective-c"), _c_line),
     "shell": _shell_line,
+    "python": _plain(_PY_IMPORT, _PY_DECL),
+    "go": _plain(_GO_IMPORT, _GO_DECL),
+    "rust": _plain(_RUST_IMPORT, _RUST_DECL),
+    "ruby": _plain(_RUBY_IMPORT, _RUBY_DECL),
+    "php": _plain(None, _PHP_DECL),
+    "pony": _plain(_PONY_IMPORT, _PONY_DECL),
 }
 """Language -> whether a line declares something (recording the imports it finds)."""
-
-_PLAIN_FAMILIES: dict[str, tuple[re.Pattern[str] | None, re.Pattern[str]]] = {
-    "python": (_PY_IMPORT, _PY_DECL),
-    "go": (_GO_IMPORT, _GO_DECL),
-    "rust": (_RUST_IMPORT, _RUST_DECL),
-    "ruby": (_RUBY_IMPORT, _RUBY_DECL),
-    "php": (None, _PHP_DECL),
-    "pony": (_PONY_IMPORT, _PONY_DECL),
-}
-"""Language -> (import pattern, declaration pattern); others get the generic declaration one."""
 
 
 def _is_member(line: str, indent: int, member_indents: list[tuple[int, int]]) -> bool:
