@@ -306,11 +306,8 @@ def _pin_location_headers(
 def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
     """``" (×N; also at a.py:3, b.py:9; last: <line>)"`` for a line shown for ``total`` copies."""
     rep_locations = set(find_locations(lines[members[0]]))
-    others: list[str] = []
-    for i in members[1:]:
-        for loc in find_locations(lines[i]):
-            if loc not in rep_locations and loc not in others:
-                others.append(loc)
+    found = dict.fromkeys(loc for i in members[1:] for loc in find_locations(lines[i]))
+    others = [loc for loc in found if loc not in rep_locations]
     note = f" (×{total}"
     if others:
         note += "; also at " + ", ".join(others[:_MAX_ALSO_AT])
