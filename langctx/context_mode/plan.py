@@ -1,26 +1,12 @@
-"""The steps of Context-mode, written once for the sync and async paths.
-
-:func:`processing` decides what a tool output becomes, :func:`fetching` answers a
-``fetch_context`` request (both as :mod:`~langctx.context_mode.processor` describes). They are
-generators: they yield each summarizer or store call they need (an :data:`Op`) and are sent the
-answer, so :func:`drive` and :func:`adrive` run the same steps with sync or async calls.
+"""The steps of Context-mode, written once for sync and async: generators that yield each store or
+summarizer call they need (an :data:`Op`) and are sent the answer; :func:`drive`/:func:`adrive` run them.
 
 Example:
     >>> from langctx.context_mode.processor import ContextModeProcessor
     >>> processor = ContextModeProcessor()
-    >>> steps = processing(processor, "word " * 9000, "bash", thread_id="t")
-    >>> op = next(steps)
-    >>> op[0], op[1]  # referenced: what does the store hold under the id?
-    ('meta', 't')
-    >>> def call(op):  # make the store call the steps ask for
-    ...     return getattr(processor.store, op[0])(*op[1:])
-    >>> out = drive(steps, call)
-    >>> out.action  # nothing there yet: the output is stored
+    >>> call = lambda op: getattr(processor.store, op[0])(*op[1:])
+    >>> drive(processing(processor, "word " * 9000, "bash", thread_id="t"), call).action
     'referenced'
-    >>> drive(fetching(processor, out.ref_id, "t", grep="word"), call).matches
-    1
-    >>> drive(fetching(processor, out.ref_id, "t", offset=10**9), call).ok
-    False
 """
 
 from __future__ import annotations
@@ -71,9 +57,7 @@ Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
 
 Op = tuple[Any, ...]
-"""A call the steps ask for: ``("summarize", request)``, or a
-:class:`~langctx.context_mode.references.ReferenceStore` method's name (``"meta"``, ``"put"``,
-``"read"``) and its arguments."""
+"""A call the steps ask for: ``("summarize", request)``, or a ReferenceStore method's name and args."""
 
 T = TypeVar("T")
 
@@ -98,28 +82,26 @@ class ProcessedOutput:
     exit_code: int | None = None
 
     def stamp(self) -> dict[str, Any]:
-        """The JSON dict stored under :data:`~langctx.markers.CONTEXT_MODE_STAMP` in the message's
-        ``response_metadata``.
+        """The JSON dict stored under ``CONTEXT_MODE_STAMP`` in the message's ``response_metadata``.
 
         Example:
             >>> ProcessedOutput(text="x", action="inline").stamp()["action"]
             'inline'
         """
-        return {
-            "v": 1,
-            "action": self.action,
-            "kind": self.kind,
-            "ref_id": self.ref_id,
-            "original_tokens": self.original_tokens,
-            "original_bytes": self.original_bytes,
-            "tokens": self.tokens,
-            "exit_code": self.exit_code,
-        }
+        keys = (
+            "action",
+            "kind",
+            "ref_id",
+            "original_tokens",
+            "original_bytes",
+            "tokens",
+            "exit_code",
+        )
+        return {"v": 1, **{key: getattr(self, key) for key in keys}}
 
 
 def drive(steps: Generator[Op, Any, T], call: Callable[[Op], Any]) -> T:
-    """Run ``steps``, making each call it asks for with ``call``: the answer is sent back, an
-    exception thrown in."""
+    """Run ``steps``, making each call with ``call``: the answer is sent back, an exception thrown in."""
     answer: Any = None
     failed: Exception | None = None
     while True:
@@ -149,7 +131,7 @@ async def adrive(steps: Generator[Op, Any, T], call: Callable[[Op], Awaitable[An
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
-    """Whether ``meta``'s id is free, or holds these very bytes already (storing twice is a no-op).
+    """Whether ``meta``'s id is free, or holds these very bytes already.
 
     Example:
         >>> from langctx.context_mode.references import new_meta
@@ -200,12 +182,7 @@ def processing(
     tool_call_id: str | None = None,
     message_id: str | None = None,
 ) -> Generator[Op, Any, ProcessedOutput]:
-    """The steps that process one output with ``processor``'s settings (see the module docstring).
-
-    A failed summarizer call leaves the reduction, a failed store call leaves the output
-    unreferenced. The call's fields are those of
-    :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
-    """
+    """The steps of :meth:`ContextModeProcessor.process`; a failed summarizer or store call is logged."""
     config, count_tokens = processor.config, processor.count_tokens
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
@@ -343,13 +320,10 @@ def fetching(
     limit: int | None = None,
     grep: str | None = None,
 ) -> Generator[Op, Any, FetchResult]:
-    """The steps that answer a request to ``processor``: the slice at ``offset``, or with ``grep``
-    the matching lines from ``offset`` on; a request for bytes the output does not have gets a
-    result saying so.
+    """The steps of :meth:`ContextModeProcessor.fetch`.
 
     Raises:
-        ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
-            such reference for the thread.
+        ReferenceNotFoundError: not a reference id, or none such in the thread.
         ConfigError: ``offset`` is not an int, or ``limit`` is neither an int nor None.
     """
     if not is_reference_id(ref_id):

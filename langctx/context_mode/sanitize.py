@@ -1,14 +1,8 @@
 """Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
 
-Anything in tool output that looks like one of langctx's own markers is broken by
-:func:`langctx.markers.escape_delimiters` (re-exported here), so every marker later stages see was
-written by langctx.
-
 Example:
     >>> escape_delimiters("see [langctx ref abc]") == "see [\\u200blangctx ref abc]"
     True
-    >>> clean_terminal("50%\\r100%\\n\\x1b[31mFAILED\\x1b[0m")
-    '100%\\nFAILED'
 """
 
 from __future__ import annotations
@@ -25,14 +19,11 @@ _BACKSPACED = re.compile(r"[^\n\x08]\x08")
 
 
 def clean_terminal(text: str) -> str:
-    """Render terminal control codes the way a terminal would show the final screen text.
-
-    Removes ANSI colour/cursor sequences, applies backspaces and keeps only the last segment of a
-    line rewritten with carriage returns (spinners, progress bars). ``\\r\\n`` line ends become ``\\n``.
+    """The final screen text: ANSI codes removed, backspaces and carriage returns applied.
 
     Example:
-        >>> clean_terminal("Installing -\\x08 \\x08done\\r\\n")
-        'Installing done\\n'
+        >>> clean_terminal("50%\\r100%\\n\\x1b[31mFAILED\\x1b[0m"), clean_terminal("ab\\x08c\\r\\n")
+        ('100%\\nFAILED', 'ac\\n')
     """
     if "\x1b" in text:
         text = _ANSI.sub("", text)
@@ -50,8 +41,7 @@ def clean_terminal(text: str) -> str:
 
 
 def _apply_carriage_returns(text: str) -> str:
-    """Rewrite only the lines that hold a carriage return (found with ``str.find``, not a loop
-    over every line)."""
+    """Rewrite only the lines that hold a carriage return (found with ``str.find``)."""
     pieces: list[str] = []
     done = 0
     pos = text.find("\r")
