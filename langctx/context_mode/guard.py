@@ -1,12 +1,7 @@
 """The tool call guard: a tool that hangs, raises or floods must not take the agent down.
 
 Example:
-    >>> import time
-    >>> guard = ToolGuard(timeout=0.05)
-    >>> msg = guard.run(lambda: time.sleep(1), tool_name="slow", tool_call_id="c1")
-    >>> msg.content, msg.status
-    ('[tool slow timed out after 0.05 s] It may still be running; try a smaller request or another approach.', 'error')
-    >>> guard.run(lambda: 1 / 0, tool_name="calc", tool_call_id="c2").content
+    >>> ToolGuard().run(lambda: 1 / 0, tool_name="calc", tool_call_id=None)
     '[tool calc failed: ZeroDivisionError: division by zero]'
 """
 

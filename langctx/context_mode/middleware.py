@@ -1,18 +1,8 @@
 """``ContextModeMiddleware``: Context-mode for ``create_agent``, beside ``LangctxMiddleware``.
 
 Example:
-    >>> from langchain.agents import create_agent
-    >>> from langchain_core.tools import tool
-    >>> from langctx.testing import ScriptedChatModel, ai_tool_call
-    >>> @tool
-    ... def run_command(command: str) -> str:
-    ...     '''Run a shell command.'''
-    ...     return "test PASSED\\n" * 5000 + "exit code 0"
-    >>> model = ScriptedChatModel(responses=[ai_tool_call("run_command", {"command": "pytest"}), "Done."])
-    >>> agent = create_agent(model, [run_command], middleware=[ContextModeMiddleware()])
-    >>> out = agent.invoke({"messages": [("user", "Run the tests.")]})
-    >>> out["messages"][2].content.startswith("[langctx ref=ctx_")
-    True
+    >>> [t.name for t in ContextModeMiddleware().tools]
+    ['fetch_context', 'working_memory']
 """
 
 from __future__ import annotations

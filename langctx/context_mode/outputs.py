@@ -1,9 +1,4 @@
-"""The values Context-mode passes around: a content kind, what is known about an output, a reduction.
-
-Example:
-    >>> "log" in CONTENT_KINDS
-    True
-"""
+"""The values Context-mode passes around: a content kind, what is known about an output, a reduction."""
 
 from __future__ import annotations
 

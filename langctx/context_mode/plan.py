@@ -1,13 +1,5 @@
 """The steps of Context-mode, written once for sync and async: generators that yield each store or
-summarizer call they need (an :data:`Op`) and are sent the answer; :func:`drive`/:func:`adrive` run them.
-
-Example:
-    >>> from langctx.context_mode.processor import ContextModeProcessor
-    >>> processor = ContextModeProcessor()
-    >>> call = lambda op: getattr(processor.store, op[0])(*op[1:])
-    >>> drive(processing(processor, "word " * 9000, "bash", thread_id="t"), call).action
-    'referenced'
-"""
+summarizer call they need (an :data:`Op`) and are sent the answer; :func:`drive` runs them."""
 
 from __future__ import annotations
 
@@ -88,15 +80,7 @@ class ProcessedOutput:
             >>> ProcessedOutput(text="x", action="inline").stamp()["action"]
             'inline'
         """
-        keys = (
-            "action",
-            "kind",
-            "ref_id",
-            "original_tokens",
-            "original_bytes",
-            "tokens",
-            "exit_code",
-        )
+        keys = "action kind ref_id original_tokens original_bytes tokens exit_code".split()
         return {"v": 1, **{key: getattr(self, key) for key in keys}}
 
 
@@ -145,12 +129,7 @@ def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
 
 
 def sanitize(text: str) -> str:
-    """Lone surrogates cannot be sent to a provider: replace them.
-
-    Example:
-        >>> sanitize("a\\udcffb") == "a\\ufffd\\ufffd\\ufffdb", sanitize("ok")
-        (True, 'ok')
-    """
+    """Lone surrogates cannot be sent to a provider: replace them."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -187,15 +166,10 @@ def processing(
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
     raw, source = to_raw(output)
+    sizes: dict[str, Any] = {"original_tokens": tokens, "original_bytes": len(raw)}
     if not binary and tokens <= config.max_inline_tokens:
         inline = sanitize(escape_delimiters(text))
-        return ProcessedOutput(
-            text=inline,
-            action="inline",
-            original_tokens=tokens,
-            original_bytes=len(raw),
-            tokens=tokens,
-        )
+        return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
 
     def reduce(budget: int) -> Reduction:
         out = reduce_output(
@@ -287,10 +261,9 @@ def processing(
         kind=description.kind,
         ref_id=None if stored is None else stored["ref_id"],
         message_id=None if stored is None else stored["message_id"],
-        original_tokens=tokens,
-        original_bytes=len(raw),
         tokens=count_tokens(text_out),
         exit_code=find_exit_code(text),
+        **sizes,
     )
 
 
@@ -338,25 +311,17 @@ def fetching(
     meta = yield ("meta", tid, ref_id)
     config, count_tokens = processor.config, processor.count_tokens
     total, max_tokens = int(meta["size"]), config.max_inline_tokens
+    bounds: dict[str, Any] = {"max_tokens": max_tokens, "count_tokens": count_tokens}
     if grep:
         data = yield ("read", tid, ref_id, 0, total)
-        result = render_grep(
-            meta,
-            data,
-            grep,
-            offset=offset,
-            max_matches=config.grep_max_matches,
-            max_tokens=max_tokens,
-            count_tokens=count_tokens,
-        )
+        matches = config.grep_max_matches
+        result = render_grep(meta, data, grep, offset=offset, max_matches=matches, **bounds)
     elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
         return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
     else:
         window = slice_window(offset, limit, size=total, max_tokens=max_tokens)
         data = yield ("read", tid, ref_id, *window)
-        result = render_slice(
-            meta, data, offset, limit=limit, max_tokens=max_tokens, count_tokens=count_tokens
-        )
+        result = render_slice(meta, data, offset, limit=limit, **bounds)
     result = replace(result, message_id=meta.get("message_id"))
     again = reduce_output(  # the text goes through Context-mode again (it fits by construction)
         result.text,

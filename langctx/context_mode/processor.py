@@ -240,10 +240,8 @@ class ContextModeProcessor:
             ReferenceNotFoundError: the id is unknown, expired, or another thread's.
 
         Example:
-            >>> p = ContextModeProcessor()
-            >>> p.fetch("ctx_00000000", thread_id="t")
+            >>> ContextModeProcessor().fetch("ctx_00000000", thread_id="t")
             Traceback (most recent call last):
-            ...
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
         return drive(fetching(self, ref_id, thread_id, offset, limit, grep), self._call)

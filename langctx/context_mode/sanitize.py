@@ -1,9 +1,4 @@
-"""Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
-
-Example:
-    >>> escape_delimiters("see [langctx ref abc]") == "see [\\u200blangctx ref abc]"
-    True
-"""
+"""Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes."""
 
 from __future__ import annotations
 

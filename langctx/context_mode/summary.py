@@ -1,13 +1,5 @@
 """Summary of one tool output by a model, with a prompt per tool kind; facts the summary leaves out
-are appended to it.
-
-Example:
-    >>> from langctx.summarize import ModelSummarizer
-    >>> from langctx.testing import ScriptedChatModel
-    >>> s = ModelSummarizer(ScriptedChatModel(responses=["pytest failed: 1 test, exit code 1"]))
-    >>> s.summarize(summary_request("FAILED t.py::test_a\\nexit code 1", tool_name="bash", kind="log"))
-    'pytest failed: 1 test, exit code 1'
-"""
+are appended to it."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
 """The tiers beside the conversation: :class:`WorkingMemory` (files, commands, open errors, queried
 with the ``working_memory`` tool) and the pure parts of long-term memory (keyword ranking, prompt block).
-
-Example:
-    >>> from langchain_core.messages import AIMessage, ToolMessage
-    >>> calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
-    >>> wm = WorkingMemory.from_messages([
-    ...     AIMessage("", tool_calls=calls), ToolMessage("FAILED t.py::x\\nexit code 1", tool_call_id="c1")])
-    >>> print(wm.render("commands"))
-    Working memory (turn 1)
-    Commands:
-    - [turn 1] pytest -q -> exit 1
 """
 
 from __future__ import annotations
@@ -124,8 +114,12 @@ class WorkingMemory:
         """Replay a conversation (each AI message is a turn).
 
         Example:
-            >>> WorkingMemory.from_messages([]).state["turn"]
-            0
+            >>> from langchain_core.messages import AIMessage, ToolMessage
+            >>> calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
+            >>> wm = WorkingMemory.from_messages([AIMessage("", tool_calls=calls),
+            ...     ToolMessage("FAILED t.py::x\\nexit code 1", tool_call_id="c1")])
+            >>> wm.render("commands").splitlines()[-1]
+            '- [turn 1] pytest -q -> exit 1'
         """
         memory = cls(**kwargs)
         memory.observe(messages)

@@ -301,12 +301,10 @@ def wrap_tools_with_context_mode(
         record_priority: see :func:`fetch_context_tool`.
 
     Example:
-        >>> from langchain_core.tools import tool
-        >>> @tool
-        ... def run_command(command: str) -> str:
-        ...     '''Run a shell command.'''
-        ...     return "compiling...\\n" * 3000 + "error: linker failed\\nexit code 1"
-        >>> tools = wrap_tools_with_context_mode([run_command])
+        >>> from langchain_core.tools import StructuredTool
+        >>> make = StructuredTool.from_function(lambda command: "compiling...\\n" * 3000,
+        ...                                     name="run_command", description="Run a command.")
+        >>> tools = wrap_tools_with_context_mode([make])
         >>> call = {"type": "tool_call", "id": "c1", "name": "run_command", "args": {"command": "make"}}
         >>> [t.name for t in tools], tools[0].invoke(call).content.startswith("[langctx ref=ctx_")
         (['run_command', 'fetch_context'], True)

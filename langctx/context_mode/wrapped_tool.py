@@ -1,16 +1,4 @@
-"""A tool wrapped with the guard and Context-mode (any ``BaseTool``, MCP tools included).
-
-Example:
-    >>> from langchain_core.tools import tool
-    >>> @tool
-    ... def explode(path: str) -> str:
-    ...     '''Read a file.'''
-    ...     raise FileNotFoundError(path)
-    >>> guarded = guard_tool(explode, timeout=5)
-    >>> msg = guarded.invoke({"type": "tool_call", "id": "c1", "name": "explode", "args": {"path": "x"}})
-    >>> msg.status, msg.content
-    ('error', '[tool explode failed: FileNotFoundError: x]')
-"""
+"""A tool wrapped with the guard and Context-mode (any ``BaseTool``, MCP tools included)."""
 
 from __future__ import annotations
 
@@ -37,7 +25,7 @@ __all__ = [
 
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
-    """The run's ``thread_id`` (``config["configurable"]["thread_id"]``), or a shared default.
+    """The run's ``configurable.thread_id``, or a shared default.
 
     Example:
         >>> thread_id_from_config({"configurable": {"thread_id": 7}})
@@ -111,11 +99,8 @@ class ContextModeTool(BaseTool):
         """Wrap ``tool`` (a wrapped tool is unwrapped first).
 
         Example:
-            >>> from langchain_core.tools import tool
-            >>> @tool
-            ... def echo(text: str) -> str:
-            ...     '''Echo.'''
-            ...     return text
+            >>> from langchain_core.tools import StructuredTool
+            >>> echo = StructuredTool.from_function(lambda text: text, name="echo", description="Echo.")
             >>> w = ContextModeTool.wrap(ContextModeTool.wrap(echo))
             >>> w.tool is echo, w.name, w.invoke({"text": "hi"})
             (True, 'echo', 'hi')
@@ -205,11 +190,8 @@ def guard_tool(
     """``tool`` with a timeout and an output cap (a :class:`~langctx.context_mode.guard.ToolGuard`).
 
     Example:
-        >>> from langchain_core.tools import tool
-        >>> @tool
-        ... def big() -> str:
-        ...     '''A lot of text.'''
-        ...     return "x" * 1000
+        >>> from langchain_core.tools import StructuredTool
+        >>> big = StructuredTool.from_function(lambda: "x" * 1000, name="big", description="Text.")
         >>> out = guard_tool(big, max_output_chars=50).invoke({})
         >>> len(out) < 1000, "950 chars cut by the tool guard" in out
         (True, True)
