@@ -38,11 +38,6 @@ _HEAD_SHARE = 0.6
 T = TypeVar("T")
 
 
-def _bubbles(exc: BaseException) -> bool:
-    """LangGraph control flow (interrupts, ``Command`` to a parent graph) must propagate."""
-    return any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__)
-
-
 def _cap_text(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
@@ -134,8 +129,8 @@ class ToolGuard:
     def _failed(
         self, exc: Exception, *, tool_name: str, tool_call_id: str | None
     ) -> ToolMessage | str:
-        """:meth:`failure` for ``exc``; LangGraph's control flow is re-raised."""
-        if _bubbles(exc):
+        """:meth:`failure` for ``exc``; LangGraph's control flow (``GraphBubbleUp``) is re-raised."""
+        if any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__):
             raise exc
         return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
 

@@ -60,12 +60,10 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
     config = getattr(request.runtime, "config", None)
-    return {
-        "thread_id": reference_namespace(
-            config if config is not None else ensure_config(), request.state
-        ),
-        "args": request.tool_call.get("args") or {},
-    }
+    thread_id = reference_namespace(
+        config if config is not None else ensure_config(), request.state
+    )
+    return {"thread_id": thread_id, "args": request.tool_call.get("args") or {}}
 
 
 def _extend_system(system: SystemMessage | None, extra: str) -> SystemMessage:
@@ -87,7 +85,6 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
             else this process's memory; see :class:`~langctx.stores.references.GraphReferenceStore`).
         guard: timeout and output cap of tool calls (None: tools run unguarded).
         system_prompt: text appended to the system prompt (None: nothing).
-        working_memory: add the ``working_memory`` tool.
         long_term: adds the ``remember`` tool and injects relevant facts.
         **config_kwargs: :class:`~langctx.context_mode.config.ContextModeConfig` fields.
     """
@@ -137,9 +134,8 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any] | AIMessage:
         """Explain references in the system prompt; add relevant long-term facts."""
-        block = None
-        if self.long_term is not None:
-            block = self.long_term.context_block(_query(request), config=ensure_config())
+        ltm = self.long_term
+        block = None if ltm is None else ltm.context_block(_query(request), config=ensure_config())
         return handler(self._system(request, block))
 
     async def awrap_model_call(
@@ -148,9 +144,8 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """Async version of `wrap_model_call`."""
-        block = None
-        if self.long_term is not None:
-            block = await self.long_term.acontext_block(_query(request), config=ensure_config())
+        ltm, config = self.long_term, ensure_config()
+        block = None if ltm is None else await ltm.acontext_block(_query(request), config=config)
         return await handler(self._system(request, block))
 
     def wrap_tool_call(

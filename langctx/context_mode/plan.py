@@ -171,14 +171,15 @@ def processing(
         inline = sanitize(escape_delimiters(text))
         return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
 
+    hints: dict[str, Any] = {"tool_name": tool_name, "args": args}
+
     def reduce(budget: int) -> Reduction:
         out = reduce_output(
             output if isinstance(output, bytes) else text,
-            tool_name=tool_name,
-            args=args,
             max_inline_tokens=budget,
             count_tokens=count_tokens,
             command_tools=config.command_tools,
+            **hints,
         )
         assert out is not None  # the output is over the budget, or bytes
         return out
@@ -186,24 +187,16 @@ def processing(
     reference = config.references and (binary or tokens > config.reference_min_tokens)
     budget = processor.description_tokens if reference else config.max_inline_tokens
     description = reduction = reduce(budget)
-    if (
-        config.references
-        and not reference
-        and config.reference_lost_facts
-        and missing_output_facts(extract_output_facts(text), reduction.text)
-    ):
+    check_facts = config.references and not reference and config.reference_lost_facts
+    if check_facts and missing_output_facts(extract_output_facts(text), reduction.text):
         reference, budget = True, processor.description_tokens
         description = reduction = reduce(budget)
     action: Action = "reduced"
-    summarize = processor.summarizer is not None and not binary
-    if summarize and reduction.kind in config.summary_kinds:
+    kind = reduction.kind
+    if processor.summarizer is not None and not binary and kind in config.summary_kinds:
+        limit = max(50, budget - 120)
         request = summary_request(
-            text,
-            tool_name=tool_name,
-            args=args,
-            kind=reduction.kind,
-            max_tokens=max(50, budget - 120),
-            reduced=reduction.text,
+            text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints
         )
         try:
             summary = yield ("summarize", request)
@@ -212,15 +205,9 @@ def processing(
                 "langctx context-mode: the summarizer failed (%r); using the reduction", exc
             )
         else:
-            meta = build_meta(
-                text,
-                tool_name=tool_name,
-                args=args,
-                original_tokens=tokens,
-                count_tokens=count_tokens,
-            )
+            meta = build_meta(text, original_tokens=tokens, count_tokens=count_tokens, **hints)
             description = summary_reduction(
-                summary, text, kind=reduction.kind, meta=meta, budget_tokens=budget
+                summary, text, kind=kind, meta=meta, budget_tokens=budget
             )
             action = "summarized"
     tid = thread_id or NO_THREAD

@@ -1,7 +1,4 @@
-"""The reference that stands for a stored tool output: its id, store, text, and fetch's answers.
-
-A :class:`ReferenceStore` keeps each output's bytes and :class:`ReferenceMeta` per thread.
-"""
+"""The reference that stands for a stored tool output: its id, store, text, and fetch's answers."""
 
 from __future__ import annotations
 

@@ -44,17 +44,9 @@ def _apply_carriage_returns(text: str) -> str:
         start = text.rfind("\n", done, pos) + 1 or done
         end = text.find("\n", pos)
         end = len(text) if end == -1 else end
-        pieces.append(text[done:start])
-        pieces.append(_last_segment(text[start:end]))
+        shown = [segment for segment in text[start:end].split("\r") if segment]
+        pieces.extend([text[done:start], shown[-1] if shown else ""])  # a terminal shows the last
         done = end
         pos = text.find("\r", end)
     pieces.append(text[done:])
     return "".join(pieces)
-
-
-def _last_segment(line: str) -> str:
-    """The text a terminal shows for a line rewritten with carriage returns."""
-    if "\r" not in line:
-        return line
-    segments = [segment for segment in line.split("\r") if segment]
-    return segments[-1] if segments else ""

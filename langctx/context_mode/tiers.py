@@ -1,6 +1,5 @@
-"""The tiers beside the conversation: :class:`WorkingMemory` (files, commands, open errors, queried
-with the ``working_memory`` tool) and the pure parts of long-term memory (keyword ranking, prompt block).
-"""
+"""The tiers beside the conversation: :class:`WorkingMemory` (files, commands, open errors) and the
+pure parts of long-term memory (keyword ranking, prompt block)."""
 
 from __future__ import annotations
 
@@ -231,10 +230,8 @@ class WorkingMemory:
         if kind not in ("all", "files", "commands", "errors"):
             msg = f"kind must be one of all, files, commands, errors; got {kind!r}."
             raise ConfigError(msg)
-        out = [
-            f"Working memory (turn {self.state['turn']})"
-            + (f", filtered by {path!r}" if path else "")
-        ]
+        filtered = f", filtered by {path!r}" if path else ""
+        out = [f"Working memory (turn {self.state['turn']}){filtered}"]
         if kind in ("all", "files"):
             files = self.files(path)[:limit]
             out.append("Files:" if files else "Files: none")
