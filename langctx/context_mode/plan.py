@@ -118,7 +118,6 @@ def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
     """Whether ``meta``'s id is free, or holds these very bytes already.
 
     Example:
-        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"x", source="str")
         >>> is_free(meta, None), is_free(meta, meta), is_free(meta, {**meta, "sha256": "0"})
         (True, True, False)

@@ -206,7 +206,6 @@ class ContextModeProcessor:
         A referenced message without an id gets ``langctx-ref-<ref id>`` (its priority drops on fetch).
 
         Example:
-            >>> from langchain_core.messages import ToolMessage
             >>> big = ToolMessage("word " * 20000, tool_call_id="c1", name="bash")
             >>> out = ContextModeProcessor().process_message(big, thread_id="t")
             >>> out.response_metadata["langctx_context_mode"]["action"], out.id.startswith("langctx-ref-")

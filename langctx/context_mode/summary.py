@@ -73,9 +73,8 @@ def summary_request(
     """The ``kind="tool_output"`` request: the call, its facts, the output clipped.
 
     Example:
-        >>> req = summary_request("x" * 10, tool_name="read_file", args={"path": "a.py"})
-        >>> req.kind, req.tool_kind, "Tool: read_file" in req.output
-        ('tool_output', 'read_file', True)
+        >>> summary_request("x" * 10, tool_name="read_file", args={"path": "a.py"}).tool_kind
+        'read_file'
     """
     facts = extract_output_facts(text)
     arg_text = json.dumps(dict(args or {}), ensure_ascii=False, default=str)
@@ -87,12 +86,8 @@ def summary_request(
     if path:
         parts.append(f"Path: {path}")
     if facts:
-        parts.append(
-            "Mechanical facts (keep them all): "
-            + "; ".join(
-                [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
-            )
-        )
+        found = [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
+        parts.append("Mechanical facts (keep them all): " + "; ".join(found))
     budget = DEFAULT_MAX_INPUT_CHARS
     if len(text) > budget and reduced:
         parts.append(

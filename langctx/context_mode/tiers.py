@@ -113,7 +113,6 @@ class WorkingMemory:
         """Replay a conversation (each AI message is a turn).
 
         Example:
-            >>> from langchain_core.messages import AIMessage, ToolMessage
             >>> calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
             >>> wm = WorkingMemory.from_messages([AIMessage("", tool_calls=calls),
             ...     ToolMessage("FAILED t.py::x\\nexit code 1", tool_call_id="c1")])

@@ -213,8 +213,7 @@ def working_memory_tool(
         >>> from langchain_core.messages import AIMessage, ToolMessage
         >>> msgs = [AIMessage("", tool_calls=[{"id": "c1", "name": "bash", "args": {"command": "make"}}]),
         ...         ToolMessage("make: *** [all] Error 2\\nexit code 2", tool_call_id="c1")]
-        >>> out = working_memory_tool().invoke({"kind": "commands", "messages": msgs})
-        >>> out.splitlines()[-1]
+        >>> working_memory_tool().invoke({"kind": "commands", "messages": msgs}).splitlines()[-1]
         '- [turn 1] make -> exit 2'
     """
 
