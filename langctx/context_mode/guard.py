@@ -91,18 +91,14 @@ class ToolGuard:
 
     timeout: float | None = DEFAULT_TOOL_TIMEOUT
     """Seconds a call may take (None: no timeout)."""
-
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS
     """Characters of output kept (head and tail) before Context-mode sees it (None: no cap)."""
 
     def __post_init__(self) -> None:
         check_timeout("timeout", self.timeout)
-        if self.max_output_chars is not None and (
-            isinstance(self.max_output_chars, bool)
-            or not isinstance(self.max_output_chars, int)
-            or self.max_output_chars < 1
-        ):
-            msg = f"max_output_chars must be a positive int or None, got {self.max_output_chars!r}."
+        cap = self.max_output_chars
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            msg = f"max_output_chars must be a positive int or None, got {cap!r}."
             raise ConfigError(msg)
 
     def run(
@@ -139,9 +135,7 @@ class ToolGuard:
             return out
         if isinstance(out, ToolMessage):
             capped = cap_content(out.content, self.max_output_chars)
-            if capped is out.content:
-                return out
-            return out.model_copy(update={"content": capped})
+            return out if capped is out.content else out.model_copy(update={"content": capped})
         return cap_content(out, self.max_output_chars)
 
     def failure(

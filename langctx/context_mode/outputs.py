@@ -25,20 +25,15 @@ class OutputMeta:
     tool_name: str | None = None
     args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Arguments of the tool call (hints such as the path of a file that was read)."""
-
     path: str | None = None
     """Path of the file the output shows (from the tool arguments or the output)."""
-
     original_chars: int = 0
     original_tokens: int = 0
     """As ``count_tokens`` counts them."""
-
     exit_code: int | None = None
     """Exit code of the command, when reported or stated in the output."""
-
     duration: str | None = None
     """How long the command took, as the output states it (for example ``"1.2s"``)."""
-
     count_tokens: TextCounter = count_tokens_approximately
 
 
@@ -54,13 +49,11 @@ class Reduction:
 
     text: str
     """A metadata header, the kept content, a footer saying what was cut."""
-
     kind: ContentKind
     original_chars: int
     original_tokens: int
     reduced_tokens: int
     """Tokens of :attr:`text` (same counter as :attr:`original_tokens`)."""
-
     removed: str
     """One line describing what was dropped."""
 
