@@ -1,14 +1,7 @@
-"""Context-mode: tool outputs are reduced before they reach memory.
-
-Deterministic, offline core: :func:`reduce_output` passes small outputs through and reduces large ones
-by content kind (:func:`detect_kind`): HTML to visible text and interactive elements, tables and JSON
-to columns and first rows, logs to errors, warnings and tracebacks, stack traces to exception and
-frames, source files to their outline, anything else to head and tail. Every reduction keeps the
-output's metadata and says what it removed.
+"""Context-mode: tool outputs reduced by content kind (:func:`detect_kind`) before they reach memory.
 
 Example:
-    >>> from langctx.context_mode import reduce_output
-    >>> reduce_output("ok") is None
+    >>> reduce_output("ok") is None  # small outputs pass through
     True
 """
 

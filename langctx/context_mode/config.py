@@ -1,8 +1,6 @@
 """ContextModeConfig: the thresholds and options of Context-mode, validated on construction.
 
 Example:
-    >>> ContextModeConfig(max_inline_tokens=1000).reference_min_tokens
-    4000
     >>> ContextModeConfig(context_budget=8000).max_inline_tokens  # an eighth of the budget
     1000
 """
@@ -25,8 +23,7 @@ from langctx.facts.tools import command_tool_set
 __all__ = ["INLINE_SHARE", "ContextModeConfig"]
 
 INLINE_SHARE = DEFAULT_OUTPUT_SHARE
-"""The share of `ContextModeConfig.context_budget` an inline output may take (the share the
-memory lets one tool output keep after a fold: :attr:`langctx.MemoryConfig.output_share`)."""
+"""Share of ``context_budget`` an inline output may take (as ``MemoryConfig.output_share``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,40 +31,25 @@ class ContextModeConfig:
     """Thresholds and options of Context-mode (validated on construction)."""
 
     max_inline_tokens: int = DEFAULT_MAX_INLINE_TOKENS
-    """Outputs up to this many tokens pass through; every text put in the context (reduction,
-    reference, fetched slice) fits it."""
-
+    """Outputs up to this many tokens pass through; every reduction, reference or slice fits it."""
     context_budget: int | None = None
-    """The token budget of the context the outputs go into (the memory's ``max_tokens``). When
-    set, it caps `max_inline_tokens` at :data:`INLINE_SHARE` (an eighth) of it; the default 1,500
-    binds from 12k up."""
-
+    """Token budget of the context (the memory's max_tokens); caps max_inline_tokens at an eighth."""
     reference_min_tokens: int = DEFAULT_REFERENCE_MIN_TOKENS
     """Outputs over this many tokens are stored and referenced (at least ``max_inline_tokens``)."""
-
     references: bool = True
     """Store and reference outputs at all (False: reduce only; nothing is stored)."""
-
     reference_lost_facts: bool = True
-    """Also reference an output whose reduction dropped an exit code, error type or file:line,
-    so every fact stays one ``fetch_context`` call away."""
-
+    """Also reference an output whose reduction dropped an exit code, error type or file:line."""
     summary_kinds: frozenset[ContentKind] = field(default_factory=lambda: DEFAULT_SUMMARY_KINDS)
     """Content kinds a configured summarizer compresses (others keep the structural reduction)."""
-
     summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
-    """Seconds a summarizer call may take before the reduction is used (None: no limit); the
-    default is :data:`langctx.config.DEFAULT_SUMMARY_TIMEOUT`, the same as compaction's."""
-
+    """Seconds a summarizer call may take before the reduction is used (None: no limit)."""
     grep_max_matches: int = DEFAULT_GREP_MAX_MATCHES
     """At most this many matching lines per grep result."""
-
     ttl_seconds: float | None = None
     """Stored outputs expire after this many seconds (None: never)."""
-
     command_tools: frozenset[str] = DEFAULT_COMMAND_TOOLS
-    """Names of the tools that run shell commands, whose output is reduced as a log (the memory's
-    default, :data:`langctx.facts.DEFAULT_COMMAND_TOOLS`; pass the memory's ``command_tools``)."""
+    """Tools that run shell commands, whose output is reduced as a log (pass the memory's)."""
 
     def __post_init__(self) -> None:
         budget = self.context_budget

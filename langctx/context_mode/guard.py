@@ -1,12 +1,7 @@
 """The tool call guard: a tool that hangs, raises or floods must not take the agent down.
 
 Example:
-    >>> import time
-    >>> guard = ToolGuard(timeout=0.05)
-    >>> msg = guard.run(lambda: time.sleep(1), tool_name="slow", tool_call_id="c1")
-    >>> msg.content, msg.status
-    ('[tool slow timed out after 0.05 s] It may still be running; try a smaller request or another approach.', 'error')
-    >>> guard.run(lambda: 1 / 0, tool_name="calc", tool_call_id="c2").content
+    >>> ToolGuard().run(lambda: 1 / 0, tool_name="calc", tool_call_id=None)
     '[tool calc failed: ZeroDivisionError: division by zero]'
 """
 
@@ -43,11 +38,6 @@ _HEAD_SHARE = 0.6
 T = TypeVar("T")
 
 
-def _bubbles(exc: BaseException) -> bool:
-    """LangGraph control flow (interrupts, ``Command`` to a parent graph) must propagate."""
-    return any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__)
-
-
 def _cap_text(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
@@ -62,50 +52,37 @@ def _cap_text(text: str, max_chars: int) -> str:
 
 
 def cap_content(content: Any, max_chars: int | None) -> Any:
-    """Cut text content over ``max_chars`` characters to its head and tail (with a marker).
-
-    ``str`` content and the text blocks of list content are capped (blocks share the cap in
-    proportion to their length); anything else is returned unchanged.
+    """Cut ``str`` content, or the text blocks of a list (sharing the cap), to head and tail.
 
     Example:
-        >>> capped = cap_content("a" * 60 + "b" * 40, 10)
-        >>> capped.startswith("aaaaaa\\n[… 90 chars cut"), capped.endswith("\\nbbbb")
-        (True, True)
+        >>> cap_content("a" * 60 + "b" * 40, 10)
+        'aaaaaa\\n[… 90 chars cut by the tool guard: the output had 100 chars and the cap is 10 …]\\nbbbb'
     """
-    if max_chars is None:
+    if max_chars is None or not isinstance(content, str | list):
         return content
     if isinstance(content, str):
         return _cap_text(content, max_chars)
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        total = sum(len(t) for t in texts if isinstance(t, str))
-        if total <= max_chars:
-            return content
-        out: list[Any] = []
-        for block in content:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                share = max(1, max_chars * len(block["text"]) // total)
-                out.append({**block, "text": _cap_text(block["text"], share)})
-            elif isinstance(block, str):
-                out.append(_cap_text(block, max(1, max_chars * len(block) // total)))
-            else:
-                out.append(block)
-        return out
-    return content
+    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    total = sum(len(t) for t in texts if isinstance(t, str))
+    if total <= max_chars:
+        return content
+
+    def cap(block: Any) -> Any:  # blocks share the cap in proportion to their length
+        text = block.get("text") if isinstance(block, dict) else block
+        if not isinstance(text, str):
+            return block
+        capped = _cap_text(text, max(1, max_chars * len(text) // total))
+        return {**block, "text": capped} if isinstance(block, dict) else capped
+
+    return [cap(b) for b in content]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolGuard:
     """A timeout and an output cap for tool calls.
 
-    - A call that does not return within ``timeout`` seconds becomes a clear tool result
-      (``[tool X timed out after 30 s] ...``, ``status="error"``). A synchronous call keeps running
-      in a daemon thread (Python cannot kill a thread) and its result is dropped; async calls are
-      cancelled.
-    - A tool that raises becomes an error ``ToolMessage`` (``status="error"``) naming the
-      exception; LangGraph's interrupts and ``Command`` bubbling (``GraphBubbleUp``) still
-      propagate.
-    - An output over ``max_output_chars`` is cut to its head and tail.
+    A timeout or an exception becomes an error result (a sync call keeps running in a daemon
+    thread, its result dropped; async calls are cancelled); ``GraphBubbleUp`` still propagates.
 
     Example:
         >>> ToolGuard(max_output_chars=5).run(lambda: "0123456789", tool_name="t", tool_call_id=None)
@@ -114,29 +91,20 @@ class ToolGuard:
 
     timeout: float | None = DEFAULT_TOOL_TIMEOUT
     """Seconds a call may take (None: no timeout)."""
-
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS
     """Characters of output kept (head and tail) before Context-mode sees it (None: no cap)."""
 
     def __post_init__(self) -> None:
         check_timeout("timeout", self.timeout)
-        if self.max_output_chars is not None and (
-            isinstance(self.max_output_chars, bool)
-            or not isinstance(self.max_output_chars, int)
-            or self.max_output_chars < 1
-        ):
-            msg = f"max_output_chars must be a positive int or None, got {self.max_output_chars!r}."
+        cap = self.max_output_chars
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            msg = f"max_output_chars must be a positive int or None, got {cap!r}."
             raise ConfigError(msg)
 
     def run(
         self, fn: Callable[[], T], *, tool_name: str, tool_call_id: str | None
     ) -> T | ToolMessage | str:
-        """Call ``fn`` (a tool invocation) under the guard.
-
-        Returns:
-            Its result with text content capped; or, on a timeout or an exception, an error
-            ``ToolMessage`` (a plain string when there is no ``tool_call_id``).
-        """
+        """Call ``fn`` under the guard: its result capped, or :meth:`failure` on timeout or error."""
         try:
             out = call_with_timeout(fn, self.timeout)
         except Exception as exc:
@@ -156,8 +124,8 @@ class ToolGuard:
     def _failed(
         self, exc: Exception, *, tool_name: str, tool_call_id: str | None
     ) -> ToolMessage | str:
-        """:meth:`failure` for ``exc``; LangGraph's control flow is re-raised instead."""
-        if _bubbles(exc):
+        """:meth:`failure` for ``exc``; LangGraph's control flow (``GraphBubbleUp``) is re-raised."""
+        if any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__):
             raise exc
         return self.failure(exc, tool_name=tool_name, tool_call_id=tool_call_id)
 
@@ -167,15 +135,13 @@ class ToolGuard:
             return out
         if isinstance(out, ToolMessage):
             capped = cap_content(out.content, self.max_output_chars)
-            if capped is out.content:
-                return out
-            return out.model_copy(update={"content": capped})
+            return out if capped is out.content else out.model_copy(update={"content": capped})
         return cap_content(out, self.max_output_chars)
 
     def failure(
         self, exc: BaseException, *, tool_name: str, tool_call_id: str | None
     ) -> ToolMessage | str:
-        """The tool result that replaces a timeout or an exception.
+        """The error tool result (a string without ``tool_call_id``) for a timeout or an exception.
 
         Example:
             >>> ToolGuard().failure(ValueError("bad path"), tool_name="read", tool_call_id="c1").status

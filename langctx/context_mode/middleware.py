@@ -1,26 +1,8 @@
-"""``ContextModeMiddleware``: Context-mode for ``langchain.agents.create_agent``.
-
-Use it beside :class:`~langctx.middleware.LangctxMiddleware`; :class:`ContextModeToolProcessor`
-does the same as that middleware's ``tool_output_processor``.
+"""``ContextModeMiddleware``: Context-mode for ``create_agent``, beside ``LangctxMiddleware``.
 
 Example:
-    >>> from langchain.agents import create_agent
-    >>> from langchain_core.tools import tool
-    >>> from langctx.middleware import LangctxMiddleware
-    >>> from langctx.testing import ScriptedChatModel, ai_tool_call
-    >>> @tool
-    ... def run_command(command: str) -> str:
-    ...     '''Run a shell command.'''
-    ...     return "\\n".join(f"test_{i} PASSED" for i in range(5000)) + "\\nexit code 0"
-    >>> model = ScriptedChatModel(responses=[ai_tool_call("run_command", {"command": "pytest"}), "Done."])
-    >>> agent = create_agent(model, [run_command], system_prompt="You fix bugs.",
-    ...     middleware=[LangctxMiddleware(max_tokens=8000), ContextModeMiddleware()])
-    >>> out = agent.invoke({"messages": [("user", "Run the tests.")]},
-    ...                    {"configurable": {"thread_id": "doc"}})
-    >>> out["messages"][2].content.startswith("[langctx ref=ctx_")
-    True
-    >>> "fetch_context" in model.calls[0][0].content  # the system prompt explains references
-    True
+    >>> [t.name for t in ContextModeMiddleware().tools]
+    ['fetch_context', 'working_memory']
 """
 
 from __future__ import annotations
@@ -78,12 +60,10 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
     config = getattr(request.runtime, "config", None)
-    return {
-        "thread_id": reference_namespace(
-            config if config is not None else ensure_config(), request.state
-        ),
-        "args": request.tool_call.get("args") or {},
-    }
+    thread_id = reference_namespace(
+        config if config is not None else ensure_config(), request.state
+    )
+    return {"thread_id": thread_id, "args": request.tool_call.get("args") or {}}
 
 
 def _extend_system(system: SystemMessage | None, extra: str) -> SystemMessage:
@@ -100,18 +80,12 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
     """Guard and Context-mode for every tool call, the fetch/working-memory tools, the prompt text.
 
     Args:
-        processor: the Context-mode processor (default: a new one over ``store``, configured by
-            ``**config_kwargs``).
-        store: where referenced outputs are kept, when ``processor`` is None: a LangGraph
-            ``BaseStore`` (namespaced per thread) or a ReferenceStore. Default: the graph's
-            store (``create_agent(..., store=...)``), so a thread resumed in another process
-            still fetches its references; else this process's memory, with a warning when the
-            checkpointer is persistent (see :class:`~langctx.stores.references.GraphReferenceStore`).
-        guard: timeout and output cap of tool calls (default ``ToolGuard()``: 30 s, 10 MB of
-            text); None: tools run unguarded.
+        processor: default: a new one over ``store``, configured by ``**config_kwargs``.
+        store: a ``BaseStore`` or ReferenceStore for references (default: the graph's store,
+            else this process's memory; see :class:`~langctx.stores.references.GraphReferenceStore`).
+        guard: timeout and output cap of tool calls (None: tools run unguarded).
         system_prompt: text appended to the system prompt (None: nothing).
-        working_memory: add the ``working_memory`` tool.
-        long_term: long-term memory; adds the ``remember`` tool and injects relevant facts.
+        long_term: adds the ``remember`` tool and injects relevant facts.
         **config_kwargs: :class:`~langctx.context_mode.config.ContextModeConfig` fields.
     """
 
@@ -147,8 +121,6 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         self.tools = tools
         self._own = frozenset(t.name for t in tools)
 
-    # ------------------------------------------------------------------ around the model
-
     def _system(self, request: ModelRequest[Any], block: str | None) -> ModelRequest[Any]:
         extra = [s for s in (self.system_prompt, block) if s]
         if not extra:
@@ -159,14 +131,11 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         return request.override(system_message=system)
 
     def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any] | AIMessage:
         """Explain references in the system prompt; add relevant long-term facts."""
-        block = None
-        if self.long_term is not None:
-            block = self.long_term.context_block(_query(request), config=ensure_config())
+        ltm = self.long_term
+        block = None if ltm is None else ltm.context_block(_query(request), config=ensure_config())
         return handler(self._system(request, block))
 
     async def awrap_model_call(
@@ -175,12 +144,9 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """Async version of `wrap_model_call`."""
-        block = None
-        if self.long_term is not None:
-            block = await self.long_term.acontext_block(_query(request), config=ensure_config())
+        ltm, config = self.long_term, ensure_config()
+        block = None if ltm is None else await ltm.acontext_block(_query(request), config=config)
         return await handler(self._system(request, block))
-
-    # ------------------------------------------------------------------ around tools
 
     def wrap_tool_call(
         self,
@@ -214,9 +180,7 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
 class ContextModeToolProcessor:
     """A ``tool_output_processor`` for ``LangctxMiddleware``: Context-mode without a second middleware.
 
-    It processes each ``ToolMessage`` (no guard: the tool already ran; the stamp on the message
-    gives it the ``context_ref`` priority). Add ``fetch_context_tool(processor)`` to the agent's
-    tools and the prompt text yourself.
+    No guard (the tool already ran); add ``fetch_context_tool(processor)`` and the prompt yourself.
 
     Example:
         >>> from langctx.middleware import LangctxMiddleware

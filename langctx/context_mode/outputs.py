@@ -1,12 +1,4 @@
-"""The values Context-mode passes around: a content kind, what is known about an output, a reduction.
-
-Example:
-    >>> meta = OutputMeta(tool_name="bash", original_chars=12, original_tokens=3)
-    >>> meta.tool_name
-    'bash'
-    >>> "log" in CONTENT_KINDS
-    True
-"""
+"""The values Context-mode passes around: a content kind, what is known about an output, a reduction."""
 
 from __future__ import annotations
 
@@ -20,12 +12,7 @@ from langctx.tokens import TextCounter, count_tokens_approximately
 __all__ = ["CONTENT_KINDS", "ContentKind", "OutputMeta", "Reduction"]
 
 ContentKind = Literal["html", "table", "json", "log", "stack_trace", "source", "text", "binary"]
-"""What a tool output holds; each kind has its own reducer.
-
-``table`` covers CSV/TSV, markdown and psql/MySQL tables and JSON arrays of records; ``log`` covers
-command output; ``binary`` is output that is not text (it is only produced by
-:func:`~langctx.context_mode.reduce_output`, never by :func:`~langctx.context_mode.detect_kind`).
-"""
+"""What a tool output holds; each kind has its own reducer (``binary`` only from ``reduce_output``)."""
 
 CONTENT_KINDS: tuple[ContentKind, ...] = get_args(ContentKind)
 """Every :data:`ContentKind`, in declaration order."""
@@ -38,20 +25,15 @@ class OutputMeta:
     tool_name: str | None = None
     args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Arguments of the tool call (hints such as the path of a file that was read)."""
-
     path: str | None = None
-    """Path of the file the output shows, from the tool arguments or the output itself."""
-
+    """Path of the file the output shows (from the tool arguments or the output)."""
     original_chars: int = 0
     original_tokens: int = 0
     """As ``count_tokens`` counts them."""
-
     exit_code: int | None = None
-    """Exit code of the command, when the tool reported one or the output states it."""
-
+    """Exit code of the command, when reported or stated in the output."""
     duration: str | None = None
     """How long the command took, as the output states it (for example ``"1.2s"``)."""
-
     count_tokens: TextCounter = count_tokens_approximately
 
 
@@ -60,23 +42,18 @@ class Reduction:
     """A tool output reduced to fit the context.
 
     Example:
-        >>> r = Reduction(
-        ...     text="[...]", kind="text", original_chars=9000, original_tokens=2250,
-        ...     reduced_tokens=2, removed="lines 40-260 (220 lines)",
-        ... )
-        >>> r.saved_tokens
+        >>> Reduction(text="[...]", kind="text", original_chars=9000, original_tokens=2250,
+        ...           reduced_tokens=2, removed="lines 40-260").saved_tokens
         2248
     """
 
     text: str
-    """The reduced text: a header with the metadata, the kept content, a footer saying what was cut."""
-
+    """A metadata header, the kept content, a footer saying what was cut."""
     kind: ContentKind
     original_chars: int
     original_tokens: int
     reduced_tokens: int
     """Tokens of :attr:`text` (same counter as :attr:`original_tokens`)."""
-
     removed: str
     """One line describing what was dropped."""
 

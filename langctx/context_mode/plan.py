@@ -1,27 +1,5 @@
-"""The steps of Context-mode, written once for the sync and async paths.
-
-:func:`processing` decides what a tool output becomes, :func:`fetching` answers a
-``fetch_context`` request (both as :mod:`~langctx.context_mode.processor` describes). They are
-generators: they yield each summarizer or store call they need (an :data:`Op`) and are sent the
-answer, so :func:`drive` and :func:`adrive` run the same steps with sync or async calls.
-
-Example:
-    >>> from langctx.context_mode.processor import ContextModeProcessor
-    >>> processor = ContextModeProcessor()
-    >>> steps = processing(processor, "word " * 9000, "bash", thread_id="t")
-    >>> op = next(steps)
-    >>> op[0], op[1]  # referenced: what does the store hold under the id?
-    ('meta', 't')
-    >>> def call(op):  # make the store call the steps ask for
-    ...     return getattr(processor.store, op[0])(*op[1:])
-    >>> out = drive(steps, call)
-    >>> out.action  # nothing there yet: the output is stored
-    'referenced'
-    >>> drive(fetching(processor, out.ref_id, "t", grep="word"), call).matches
-    1
-    >>> drive(fetching(processor, out.ref_id, "t", offset=10**9), call).ok
-    False
-"""
+"""The steps of Context-mode, written once for sync and async: generators that yield each store or
+summarizer call they need (an :data:`Op`) and are sent the answer; :func:`drive` runs them."""
 
 from __future__ import annotations
 
@@ -71,9 +49,7 @@ Action = Literal["inline", "reduced", "summarized", "referenced"]
 """What Context-mode did with an output."""
 
 Op = tuple[Any, ...]
-"""A call the steps ask for: ``("summarize", request)``, or a
-:class:`~langctx.context_mode.references.ReferenceStore` method's name (``"meta"``, ``"put"``,
-``"read"``) and its arguments."""
+"""A call the steps ask for: ``("summarize", request)``, or a ReferenceStore method's name and args."""
 
 T = TypeVar("T")
 
@@ -98,28 +74,18 @@ class ProcessedOutput:
     exit_code: int | None = None
 
     def stamp(self) -> dict[str, Any]:
-        """The JSON dict stored under :data:`~langctx.markers.CONTEXT_MODE_STAMP` in the message's
-        ``response_metadata``.
+        """The JSON dict stored under ``CONTEXT_MODE_STAMP`` in the message's ``response_metadata``.
 
         Example:
             >>> ProcessedOutput(text="x", action="inline").stamp()["action"]
             'inline'
         """
-        return {
-            "v": 1,
-            "action": self.action,
-            "kind": self.kind,
-            "ref_id": self.ref_id,
-            "original_tokens": self.original_tokens,
-            "original_bytes": self.original_bytes,
-            "tokens": self.tokens,
-            "exit_code": self.exit_code,
-        }
+        keys = "action kind ref_id original_tokens original_bytes tokens exit_code".split()
+        return {"v": 1, **{key: getattr(self, key) for key in keys}}
 
 
 def drive(steps: Generator[Op, Any, T], call: Callable[[Op], Any]) -> T:
-    """Run ``steps``, making each call it asks for with ``call``: the answer is sent back, an
-    exception thrown in."""
+    """Run ``steps``, making each call with ``call``: the answer is sent back, an exception thrown in."""
     answer: Any = None
     failed: Exception | None = None
     while True:
@@ -149,10 +115,9 @@ async def adrive(steps: Generator[Op, Any, T], call: Callable[[Op], Awaitable[An
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
-    """Whether ``meta``'s id is free, or holds these very bytes already (storing twice is a no-op).
+    """Whether ``meta``'s id is free, or holds these very bytes already.
 
     Example:
-        >>> from langctx.context_mode.references import new_meta
         >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"x", source="str")
         >>> is_free(meta, None), is_free(meta, meta), is_free(meta, {**meta, "sha256": "0"})
         (True, True, False)
@@ -163,12 +128,7 @@ def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
 
 
 def sanitize(text: str) -> str:
-    """Lone surrogates cannot be sent to a provider: replace them.
-
-    Example:
-        >>> sanitize("a\\udcffb") == "a\\ufffd\\ufffd\\ufffdb", sanitize("ok")
-        (True, 'ok')
-    """
+    """Lone surrogates cannot be sent to a provider: replace them."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -200,34 +160,25 @@ def processing(
     tool_call_id: str | None = None,
     message_id: str | None = None,
 ) -> Generator[Op, Any, ProcessedOutput]:
-    """The steps that process one output with ``processor``'s settings (see the module docstring).
-
-    A failed summarizer call leaves the reduction, a failed store call leaves the output
-    unreferenced. The call's fields are those of
-    :meth:`~langctx.context_mode.processor.ContextModeProcessor.process`.
-    """
+    """The steps of :meth:`ContextModeProcessor.process`; a failed summarizer or store call is logged."""
     config, count_tokens = processor.config, processor.count_tokens
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
     raw, source = to_raw(output)
+    sizes: dict[str, Any] = {"original_tokens": tokens, "original_bytes": len(raw)}
     if not binary and tokens <= config.max_inline_tokens:
         inline = sanitize(escape_delimiters(text))
-        return ProcessedOutput(
-            text=inline,
-            action="inline",
-            original_tokens=tokens,
-            original_bytes=len(raw),
-            tokens=tokens,
-        )
+        return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
+
+    hints: dict[str, Any] = {"tool_name": tool_name, "args": args}
 
     def reduce(budget: int) -> Reduction:
         out = reduce_output(
             output if isinstance(output, bytes) else text,
-            tool_name=tool_name,
-            args=args,
             max_inline_tokens=budget,
             count_tokens=count_tokens,
             command_tools=config.command_tools,
+            **hints,
         )
         assert out is not None  # the output is over the budget, or bytes
         return out
@@ -235,24 +186,16 @@ def processing(
     reference = config.references and (binary or tokens > config.reference_min_tokens)
     budget = processor.description_tokens if reference else config.max_inline_tokens
     description = reduction = reduce(budget)
-    if (
-        config.references
-        and not reference
-        and config.reference_lost_facts
-        and missing_output_facts(extract_output_facts(text), reduction.text)
-    ):
+    check_facts = config.references and not reference and config.reference_lost_facts
+    if check_facts and missing_output_facts(extract_output_facts(text), reduction.text):
         reference, budget = True, processor.description_tokens
         description = reduction = reduce(budget)
     action: Action = "reduced"
-    summarize = processor.summarizer is not None and not binary
-    if summarize and reduction.kind in config.summary_kinds:
+    kind = reduction.kind
+    if processor.summarizer is not None and not binary and kind in config.summary_kinds:
+        limit = max(50, budget - 120)
         request = summary_request(
-            text,
-            tool_name=tool_name,
-            args=args,
-            kind=reduction.kind,
-            max_tokens=max(50, budget - 120),
-            reduced=reduction.text,
+            text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints
         )
         try:
             summary = yield ("summarize", request)
@@ -261,15 +204,9 @@ def processing(
                 "langctx context-mode: the summarizer failed (%r); using the reduction", exc
             )
         else:
-            meta = build_meta(
-                text,
-                tool_name=tool_name,
-                args=args,
-                original_tokens=tokens,
-                count_tokens=count_tokens,
-            )
+            meta = build_meta(text, original_tokens=tokens, count_tokens=count_tokens, **hints)
             description = summary_reduction(
-                summary, text, kind=reduction.kind, meta=meta, budget_tokens=budget
+                summary, text, kind=kind, meta=meta, budget_tokens=budget
             )
             action = "summarized"
     tid = thread_id or NO_THREAD
@@ -310,10 +247,9 @@ def processing(
         kind=description.kind,
         ref_id=None if stored is None else stored["ref_id"],
         message_id=None if stored is None else stored["message_id"],
-        original_tokens=tokens,
-        original_bytes=len(raw),
         tokens=count_tokens(text_out),
         exit_code=find_exit_code(text),
+        **sizes,
     )
 
 
@@ -343,13 +279,10 @@ def fetching(
     limit: int | None = None,
     grep: str | None = None,
 ) -> Generator[Op, Any, FetchResult]:
-    """The steps that answer a request to ``processor``: the slice at ``offset``, or with ``grep``
-    the matching lines from ``offset`` on; a request for bytes the output does not have gets a
-    result saying so.
+    """The steps of :meth:`ContextModeProcessor.fetch`.
 
     Raises:
-        ReferenceNotFoundError: ``ref_id`` does not look like a reference id, or the store has no
-            such reference for the thread.
+        ReferenceNotFoundError: not a reference id, or none such in the thread.
         ConfigError: ``offset`` is not an int, or ``limit`` is neither an int nor None.
     """
     if not is_reference_id(ref_id):
@@ -364,25 +297,17 @@ def fetching(
     meta = yield ("meta", tid, ref_id)
     config, count_tokens = processor.config, processor.count_tokens
     total, max_tokens = int(meta["size"]), config.max_inline_tokens
+    bounds: dict[str, Any] = {"max_tokens": max_tokens, "count_tokens": count_tokens}
     if grep:
         data = yield ("read", tid, ref_id, 0, total)
-        result = render_grep(
-            meta,
-            data,
-            grep,
-            offset=offset,
-            max_matches=config.grep_max_matches,
-            max_tokens=max_tokens,
-            count_tokens=count_tokens,
-        )
+        matches = config.grep_max_matches
+        result = render_grep(meta, data, grep, offset=offset, max_matches=matches, **bounds)
     elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
         return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
     else:
         window = slice_window(offset, limit, size=total, max_tokens=max_tokens)
         data = yield ("read", tid, ref_id, *window)
-        result = render_slice(
-            meta, data, offset, limit=limit, max_tokens=max_tokens, count_tokens=count_tokens
-        )
+        result = render_slice(meta, data, offset, limit=limit, **bounds)
     result = replace(result, message_id=meta.get("message_id"))
     again = reduce_output(  # the text goes through Context-mode again (it fits by construction)
         result.text,

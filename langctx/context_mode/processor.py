@@ -1,22 +1,7 @@
-"""ContextModeProcessor: what a tool output becomes before it reaches memory.
+"""ContextModeProcessor: what a tool output becomes before it reaches memory (docs/context-mode.md).
 
-The steps, in order, for one output:
-
-1. at or under ``max_inline_tokens`` (1,500): passes through unchanged (a langctx delimiter in it
-   is neutralised);
-2. larger: reduced by content kind (:func:`~langctx.context_mode.reduce_output`), or summarized by
-   a model when one is configured (the reduction is the fallback on failure, timeout or an empty
-   answer);
-3. over ``reference_min_tokens`` (4,000), or when the reduction dropped an exit code, error type
-   or file:line, or when it is binary: the raw output is stored (per thread) and the context gets
-   a reference (id, the reduced text as description, how to fetch it).
-
-:meth:`ContextModeProcessor.fetch` serves ``fetch_context``: slices (byte offsets) or grep
-matches, each bounded by ``max_inline_tokens`` and passed through Context-mode again.
-
-The steps are written once, as generators of the calls they need
-(:func:`~langctx.context_mode.plan.processing`, :func:`~langctx.context_mode.plan.fetching`); the
-processor makes those summarizer and store calls, sync or async.
+Small outputs pass through, larger ones are reduced (or summarized), and the largest, binary ones or
+those whose reduction lost a fact are stored and referenced; ``fetch`` serves ``fetch_context``.
 
 Example:
     >>> processor = ContextModeProcessor()
@@ -24,8 +9,7 @@ Example:
     >>> out = processor.process(log, tool_name="bash", args={"command": "make"}, thread_id="t1")
     >>> out.action, out.tokens <= 1500, "exit code 1" in out.text
     ('referenced', True, True)
-    >>> page = processor.fetch(out.ref_id, thread_id="t1", grep="ValueError")
-    >>> "ValueError: bad" in page.text
+    >>> "ValueError: bad" in processor.fetch(out.ref_id, thread_id="t1", grep="ValueError").text
     True
 """
 
@@ -62,15 +46,10 @@ class ContextModeProcessor:
 
     Args:
         config: a :class:`ContextModeConfig`; or pass its fields as keywords.
-        store: where referenced outputs are kept (default: a process-local
-            :class:`~langctx.context_mode.references.InMemoryReferenceStore`; use
-            :class:`~langctx.stores.references.BaseStoreReferenceStore` to persist).
-        summarizer: a chat model / Runnable (wrapped in a :class:`~langctx.summarize.ModelSummarizer`),
-            a ModelSummarizer (the memory's can serve both), or any
-            :class:`~langctx.summarize.Summarizer` that handles ``kind="tool_output"``
-            requests. None (default): deterministic reductions only.
-        count_tokens: a :class:`~langctx.tokens.TokenCounter` or a function counting the tokens
-            of a text (default: langctx's estimator).
+        store: where referenced outputs are kept (default: an ``InMemoryReferenceStore``).
+        summarizer: a chat model (wrapped in a ``ModelSummarizer``) or a ``Summarizer`` handling
+            ``kind="tool_output"``; None: deterministic reductions only.
+        count_tokens: a ``TokenCounter`` or a text -> tokens function (default: the estimator).
         **config_kwargs: :class:`ContextModeConfig` fields.
     """
 
@@ -125,10 +104,8 @@ class ContextModeProcessor:
 
     @property
     def description_tokens(self) -> int:
-        """Tokens left for a reference's description once its first and last lines are counted."""
+        """Tokens left for a reference's description beside its first and last lines."""
         return self.config.max_inline_tokens - self._frame
-
-    # ------------------------------------------------------------------ processing
 
     def _call(self, op: Op) -> Any:
         """Make a call the steps ask for: the summarizer, or a store method."""
@@ -158,14 +135,12 @@ class ContextModeProcessor:
         tool_call_id: str | None = None,
         message_id: str | None = None,
     ) -> ProcessedOutput:
-        """Process one tool output (see the module docstring for the steps).
+        """Process one tool output, text or bytes.
 
         Args:
-            output: the tool's output, text or bytes.
-            tool_name: the tool's name (a hint for the content kind and the summary prompt).
-            args: the tool call's arguments (a path or command is a hint too).
+            tool_name: a hint for the content kind and the summary prompt (as are ``args``).
             thread_id: the thread whose store namespace keeps the reference.
-            tool_call_id: the tool call's id (makes the reference id stable).
+            tool_call_id: makes the reference id stable.
             message_id: id of the message that will show the reference.
 
         Example:
@@ -189,12 +164,9 @@ class ContextModeProcessor:
         steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
         return await adrive(steps, self._acall)
 
-    # ------------------------------------------------------------------ messages
-
     def _message_steps(
         self, message: ToolMessage, thread_id: str | None, args: Mapping[str, Any] | None
     ) -> Generator[Op, Any, ToolMessage]:
-        """The steps of :meth:`process_message`."""
         content = message.content
         if context_mode_stamp(message) is not None:
             return message  # processed already: running twice changes nothing
@@ -229,14 +201,11 @@ class ContextModeProcessor:
         thread_id: str | None = None,
         args: Mapping[str, Any] | None = None,
     ) -> ToolMessage:
-        """Process a ``ToolMessage``: a copy with the processed content, stamped; or the message
-        itself when nothing changes (small, already stamped, or content that is not text).
+        """A stamped copy of ``message`` with the processed content, or ``message`` if unchanged.
 
-        A referenced message without an id gets one (``langctx-ref-<ref id>``), so its priority can
-        be lowered once it is fetched.
+        A referenced message without an id gets ``langctx-ref-<ref id>`` (its priority drops on fetch).
 
         Example:
-            >>> from langchain_core.messages import ToolMessage
             >>> big = ToolMessage("word " * 20000, tool_call_id="c1", name="bash")
             >>> out = ContextModeProcessor().process_message(big, thread_id="t")
             >>> out.response_metadata["langctx_context_mode"]["action"], out.id.startswith("langctx-ref-")
@@ -254,8 +223,6 @@ class ContextModeProcessor:
         """Async version of `process_message`."""
         return await adrive(self._message_steps(message, thread_id, args), self._acall)
 
-    # ------------------------------------------------------------------ fetching
-
     def fetch(
         self,
         ref_id: str,
@@ -265,19 +232,15 @@ class ContextModeProcessor:
         limit: int | None = None,
         grep: str | None = None,
     ) -> FetchResult:
-        """Read a stored output: the slice at byte ``offset`` (at most ``limit`` bytes and
-        ``max_inline_tokens`` tokens), or with ``grep`` the matching lines from ``offset`` on.
-
-        An out-of-range offset gives a result that states the valid range (``ok=False``).
+        """The slice at byte ``offset`` (at most ``limit`` bytes), or with ``grep`` the matching
+        lines from ``offset`` on; an out-of-range request gives ``ok=False``.
 
         Raises:
             ReferenceNotFoundError: the id is unknown, expired, or another thread's.
 
         Example:
-            >>> p = ContextModeProcessor()
-            >>> p.fetch("ctx_00000000", thread_id="t")
+            >>> ContextModeProcessor().fetch("ctx_00000000", thread_id="t")
             Traceback (most recent call last):
-            ...
             langctx.errors.ReferenceNotFoundError: no context reference 'ctx_00000000' in this thread ...
         """
         return drive(fetching(self, ref_id, thread_id, offset, limit, grep), self._call)
@@ -295,7 +258,7 @@ class ContextModeProcessor:
         return await adrive(fetching(self, ref_id, thread_id, offset, limit, grep), self._acall)
 
     def reference_meta(self, ref_id: str, *, thread_id: str | None = None) -> ReferenceMeta:
-        """The stored meta of a reference (raises ReferenceNotFoundError like :meth:`fetch`)."""
+        """The stored meta of a reference (raises like :meth:`fetch`)."""
         if not is_reference_id(ref_id):
             raise not_found(str(ref_id))
         return self.store.meta(thread_id or NO_THREAD, ref_id)

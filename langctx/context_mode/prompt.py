@@ -1,11 +1,4 @@
-"""The system-prompt text that teaches the model how references and ``fetch_context`` work.
-
-A model that does not understand a reference ignores the stored output or re-runs the tool.
-
-Example:
-    >>> "fetch_context" in CONTEXT_MODE_SYSTEM_PROMPT and "[langctx ref=" in CONTEXT_MODE_SYSTEM_PROMPT
-    True
-"""
+"""The system-prompt text that teaches the model how references and ``fetch_context`` work."""
 
 from __future__ import annotations
 

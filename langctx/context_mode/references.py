@@ -1,27 +1,4 @@
-"""The reference that stands for a stored tool output: its id, store, text, and fetch's answers.
-
-A :class:`ReferenceStore` keeps, per thread, each referenced output's raw bytes and
-:class:`ReferenceMeta`. Every method takes the ``thread_id``, so another thread's or an expired
-reference is simply not found (:class:`~langctx.errors.ReferenceNotFoundError`). The LangGraph
-``BaseStore`` implementation is :class:`langctx.stores.references.BaseStoreReferenceStore`.
-``fetch_context`` answers with a :class:`FetchResult`: a slice (:mod:`~langctx.context_mode.slices`),
-grep matches (:mod:`~langctx.context_mode.grep`), or why there is nothing to show.
-
-Example:
-    >>> rid = reference_id("t1", "call_1", "ab" * 32)
-    >>> find_reference_ids(render_reference(rid, "12 tests failed", size=90_000, tokens=22_000,
-    ...                                     slice_tokens=1500)) == [rid]
-    True
-    >>> store = InMemoryReferenceStore()
-    >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t1", data=b"hello world", source="str")
-    >>> store.put("t1", meta, b"hello world")
-    >>> store.read("t1", "ctx_0123abcd", 6, 11)
-    b'world'
-    >>> store.meta("t2", "ctx_0123abcd")
-    Traceback (most recent call last):
-    ...
-    langctx.errors.ReferenceNotFoundError: no context reference 'ctx_0123abcd' in this thread ...
-"""
+"""The reference that stands for a stored tool output: its id, store, text, and fetch's answers."""
 
 from __future__ import annotations
 
@@ -82,7 +59,7 @@ class FetchResult:
     ref_id: str
     kind: Literal["slice", "grep", "out_of_range", "invalid"]
     ok: bool = True
-    """False when the request could not be served (out-of-range offset, bad limit or pattern)."""
+    """False when the request could not be served."""
     start: int = 0
     """First byte of the slice (or where the grep started)."""
     end: int = 0
@@ -100,13 +77,8 @@ class FetchResult:
     """Id of the message that showed the reference (set by the processor's fetch)."""
 
 
-# ---------------------------------------------------------------------------------------------- ids
-
-
 def reference_id(thread_id: str, tool_call_id: str | None, sha256: str, *, attempt: int = 0) -> str:
-    """A stable reference id for an output: the same thread, call and bytes give the same id.
-
-    ``attempt`` picks another id when the first one is taken by different bytes.
+    """A stable reference id: the same thread, call, bytes and ``attempt`` give the same id.
 
     Example:
         >>> rid = reference_id("t1", "call_1", "ab" * 32)
@@ -128,9 +100,7 @@ def is_reference_id(value: object) -> bool:
 
 
 def find_reference_ids(text: str) -> list[str]:
-    """Reference ids that langctx wrote in ``text`` (in order, no duplicates).
-
-    Only ids in a genuine marker count: a marker inside tool output is escaped, so it is not found.
+    """Reference ids in genuine langctx markers of ``text`` (in order, no duplicates).
 
     Example:
         >>> find_reference_ids('[langctx ref=ctx_0123abcd · ...] [\\u200blangctx ref=ctx_99999999]')
@@ -154,9 +124,6 @@ def fetch_call(ref_id: str, *, offset: int | None = None, grep: str | None = Non
     return f"fetch_context({', '.join(parts)})"
 
 
-# ------------------------------------------------------------------------------ reference message
-
-
 def _reference_head(ref_id: str, size: int, tokens: int) -> str:
     return (
         f"{REF_MARKER}{ref_id} · the full output ({size:,} bytes, ~{tokens:,} tokens) is stored; "
@@ -173,7 +140,7 @@ def _reference_foot(ref_id: str, slice_tokens: int) -> str:
 
 
 def reference_frame_tokens(count_tokens: TokenCounter | TextCounter | None = None) -> int:
-    """Tokens the reference's first and last lines take (for budgeting the description).
+    """Tokens the reference's first and last lines take.
 
     Example:
         >>> 40 < reference_frame_tokens() < 150
@@ -187,21 +154,13 @@ def reference_frame_tokens(count_tokens: TokenCounter | TextCounter | None = Non
 def render_reference(
     ref_id: str, description: str, *, size: int, tokens: int, slice_tokens: int
 ) -> str:
-    """The text that replaces a referenced output in the context.
-
-    ``description`` is the reduced text or summary (already escaped); ``size`` the bytes stored,
-    ``tokens`` the original output's tokens, ``slice_tokens`` the most one fetched slice may have.
+    """The text that replaces a referenced output: ``description`` (escaped) framed by two markers.
 
     Example:
         >>> text = render_reference("ctx_0123abcd", "12 tests failed", size=90_000,
         ...                         tokens=22_000, slice_tokens=1500)
-        >>> print(text)  # doctest: +NORMALIZE_WHITESPACE
-        [langctx ref=ctx_0123abcd · the full output (90,000 bytes, ~22,000 tokens) is stored; below
-        is a reduced view]
-        12 tests failed
-        [langctx ref=ctx_0123abcd · fetch_context(ref_id="ctx_0123abcd", offset=0) reads it in
-        slices of up to ~1,500 tokens (offsets are bytes); fetch_context(ref_id="ctx_0123abcd",
-        grep="<regex>") lists the matching lines with their offsets]
+        >>> print(text.splitlines()[0])
+        [langctx ref=ctx_0123abcd · the full output (90,000 bytes, ~22,000 tokens) is stored; below is a reduced view]
     """
     return "\n".join(
         [_reference_head(ref_id, size, tokens), description, _reference_foot(ref_id, slice_tokens)]
@@ -209,7 +168,7 @@ def render_reference(
 
 
 def out_of_range(ref_id: str, *, offset: int, total: int, limit: int | None = None) -> FetchResult:
-    """The answer to a slice request that asks for bytes the output does not have.
+    """The answer to a slice request for bytes the output does not have.
 
     Example:
         >>> print(out_of_range("ctx_0123abcd", offset=5000, total=1200).text)
@@ -233,9 +192,6 @@ def out_of_range(ref_id: str, *, offset: int, total: int, limit: int | None = No
         end=offset,
         total=total,
     )
-
-
-# ------------------------------------------------------------------------------------------ store
 
 
 REFERENCE_VERSION = 1
@@ -317,7 +273,7 @@ def is_expired(meta: Mapping[str, Any], now: float | None = None) -> bool:
 
 
 def not_found(ref_id: str) -> ReferenceNotFoundError:
-    """The error for a reference id that is unknown, expired or another thread's.
+    """The error for an unknown, expired or foreign reference id.
 
     Example:
         >>> str(not_found("ctx_x")).startswith("no context reference 'ctx_x'")
@@ -332,51 +288,39 @@ def not_found(ref_id: str) -> ReferenceNotFoundError:
 
 @runtime_checkable
 class ReferenceStore(Protocol):
-    """Keeps referenced outputs per thread. Sync and async methods; the async ones may call the
-    sync ones when the backend has no async API."""
+    """Keeps referenced outputs per thread (the async methods may call the sync ones)."""
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Store ``data`` under ``meta["ref_id"]`` in ``thread_id`` (replacing any previous)."""
-        ...
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """The meta of a live reference of ``thread_id``; raise ReferenceNotFoundError otherwise."""
-        ...
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Bytes ``start:end`` of a live reference; raise ReferenceNotFoundError otherwise."""
-        ...
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Async version of `put`."""
-        ...
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
         """Async version of `meta`."""
-        ...
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         """Async version of `read`."""
-        ...
 
 
 class InMemoryReferenceStore:
-    """A process-local :class:`ReferenceStore` (a dict per thread), with optional expiry.
+    """A process-local :class:`ReferenceStore` with optional expiry.
 
     Args:
         max_bytes: total bytes kept; the oldest references are dropped beyond it.
-        clock: returns the current Unix time (tests pass a fake one).
+        clock: returns the current Unix time.
 
     Example:
         >>> store = InMemoryReferenceStore()
-        >>> m = new_meta(ref_id="ctx_1", thread_id="t", data=b"x", source="bytes",
-        ...              ttl_seconds=60, now=0.0)
-        >>> store.put("t", m, b"x")
-        >>> store.clock = lambda: 61.0
-        >>> store.meta("t", "ctx_1")
-        Traceback (most recent call last):
-        ...
-        langctx.errors.ReferenceNotFoundError: no context reference 'ctx_1' in this thread ...
+        >>> store.put("t", new_meta(ref_id="ctx_1", thread_id="t", data=b"hi", source="str"), b"hi")
+        >>> store.read("t", "ctx_1", 1, 2)
+        b'i'
     """
 
     def __init__(self, *, max_bytes: int = 1 << 30, clock: Callable[[], float] = time.time) -> None:
@@ -434,9 +378,6 @@ _PROCESS_LOCK = threading.Lock()
 
 def process_reference_store() -> InMemoryReferenceStore:
     """The one in-memory store of this process, shared by every integration that has no other.
-
-    Agents or middleware built again in the same process (a server that builds its agent per
-    request) still find the references their threads made; a restart loses them.
 
     Example:
         >>> process_reference_store() is process_reference_store()

@@ -1,15 +1,4 @@
-"""Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes.
-
-Anything in tool output that looks like one of langctx's own markers is broken by
-:func:`langctx.markers.escape_delimiters` (re-exported here), so every marker later stages see was
-written by langctx.
-
-Example:
-    >>> escape_delimiters("see [langctx ref abc]") == "see [\\u200blangctx ref abc]"
-    True
-    >>> clean_terminal("50%\\r100%\\n\\x1b[31mFAILED\\x1b[0m")
-    '100%\\nFAILED'
-"""
+"""Make tool output safe and readable: neutralise langctx delimiters, undo terminal control codes."""
 
 from __future__ import annotations
 
@@ -25,14 +14,11 @@ _BACKSPACED = re.compile(r"[^\n\x08]\x08")
 
 
 def clean_terminal(text: str) -> str:
-    """Render terminal control codes the way a terminal would show the final screen text.
-
-    Removes ANSI colour/cursor sequences, applies backspaces and keeps only the last segment of a
-    line rewritten with carriage returns (spinners, progress bars). ``\\r\\n`` line ends become ``\\n``.
+    """The final screen text: ANSI codes removed, backspaces and carriage returns applied.
 
     Example:
-        >>> clean_terminal("Installing -\\x08 \\x08done\\r\\n")
-        'Installing done\\n'
+        >>> clean_terminal("50%\\r100%\\n\\x1b[31mFAILED\\x1b[0m"), clean_terminal("ab\\x08c\\r\\n")
+        ('100%\\nFAILED', 'ac\\n')
     """
     if "\x1b" in text:
         text = _ANSI.sub("", text)
@@ -50,8 +36,7 @@ def clean_terminal(text: str) -> str:
 
 
 def _apply_carriage_returns(text: str) -> str:
-    """Rewrite only the lines that hold a carriage return (found with ``str.find``, not a loop
-    over every line)."""
+    """Rewrite only the lines that hold a carriage return (found with ``str.find``)."""
     pieces: list[str] = []
     done = 0
     pos = text.find("\r")
@@ -59,17 +44,9 @@ def _apply_carriage_returns(text: str) -> str:
         start = text.rfind("\n", done, pos) + 1 or done
         end = text.find("\n", pos)
         end = len(text) if end == -1 else end
-        pieces.append(text[done:start])
-        pieces.append(_last_segment(text[start:end]))
+        shown = [segment for segment in text[start:end].split("\r") if segment]
+        pieces.extend([text[done:start], shown[-1] if shown else ""])  # a terminal shows the last
         done = end
         pos = text.find("\r", end)
     pieces.append(text[done:])
     return "".join(pieces)
-
-
-def _last_segment(line: str) -> str:
-    """The text a terminal shows for a line rewritten with carriage returns."""
-    if "\r" not in line:
-        return line
-    segments = [segment for segment in line.split("\r") if segment]
-    return segments[-1] if segments else ""

@@ -1,20 +1,5 @@
-"""Semantic summary of one tool output by a (cheap) model, with a prompt per tool kind.
-
-When a summarizer is configured, Context-mode asks it to compress large outputs of the kinds it is
-good at, with a ``kind="tool_output"`` request (:func:`summary_request`) whose prompt depends on
-what the tool did (:func:`tool_kind`). The facts found mechanically are given to the model as
-authoritative, and any the summary leaves out are appended to it (:func:`summary_reduction`).
-
-Example:
-    >>> from langctx.summarize import ModelSummarizer
-    >>> from langctx.testing import ScriptedChatModel
-    >>> s = ModelSummarizer(ScriptedChatModel(responses=["pytest failed: 1 test, exit code 1"]))
-    >>> s.summarize(summary_request("...\\nFAILED t.py::test_a - KeyError\\nexit code 1",
-    ...     tool_name="bash", args={"command": "pytest"}, kind="log", max_tokens=200))
-    'pytest failed: 1 test, exit code 1'
-    >>> tool_kind("bash", {"command": "pytest"}, "log")
-    'run_command'
-"""
+"""Summary of one tool output by a model, with a prompt per tool kind; facts the summary leaves out
+are appended to it."""
 
 from __future__ import annotations
 
@@ -41,12 +26,10 @@ __all__ = [
 DEFAULT_SUMMARY_KINDS: frozenset[ContentKind] = frozenset(
     {"html", "log", "source", "stack_trace", "text"}
 )
-"""Content kinds summarized when a model is configured; tables, JSON and binary keep the exact
-structural reduction (a model adds nothing there but a chance to misquote numbers)."""
+"""Content kinds summarized when a model is configured (a model could misquote a table's numbers)."""
 
 DEFAULT_MAX_INPUT_CHARS = 24_000
-"""A summarized output is shown to the model cut to this many characters (head and tail, plus the
-deterministic reduction, which keeps the error lines of the middle)."""
+"""A summarized output is shown to the model cut to this many characters (plus its reduction)."""
 
 _BROWSE_WORDS = ("browse", "navigate", "page", "snapshot", "web", "url", "click", "screenshot")
 _QUERY_WORDS = ("sql", "query", "db", "database", "select", "table")
@@ -56,7 +39,7 @@ _MAX_ARGS_CHARS = 600
 def tool_kind(
     tool_name: str | None, args: Mapping[str, Any] | None, kind: ContentKind | None = None
 ) -> ToolKind:
-    """Which summary prompt fits an output, from the tool call and the content kind.
+    """Which summary prompt fits an output.
 
     Example:
         >>> tool_kind("read_file", {"path": "a.py"}), tool_kind("run_sql", {"q": "select 1"}, "table")
@@ -87,12 +70,11 @@ def summary_request(
     max_tokens: int = 1000,
     reduced: str | None = None,
 ) -> SummaryRequest:
-    """The ``kind="tool_output"`` request for one output: the call, its facts, the output clipped.
+    """The ``kind="tool_output"`` request: the call, its facts, the output clipped.
 
     Example:
-        >>> req = summary_request("x" * 10, tool_name="read_file", args={"path": "a.py"})
-        >>> req.kind, req.tool_kind, "Tool: read_file" in req.output
-        ('tool_output', 'read_file', True)
+        >>> summary_request("x" * 10, tool_name="read_file", args={"path": "a.py"}).tool_kind
+        'read_file'
     """
     facts = extract_output_facts(text)
     arg_text = json.dumps(dict(args or {}), ensure_ascii=False, default=str)
@@ -104,12 +86,8 @@ def summary_request(
     if path:
         parts.append(f"Path: {path}")
     if facts:
-        parts.append(
-            "Mechanical facts (keep them all): "
-            + "; ".join(
-                [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
-            )
-        )
+        found = [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
+        parts.append("Mechanical facts (keep them all): " + "; ".join(found))
     budget = DEFAULT_MAX_INPUT_CHARS
     if len(text) > budget and reduced:
         parts.append(
@@ -128,9 +106,7 @@ def summary_request(
 def summary_reduction(
     summary: str, text: str, *, kind: ContentKind, meta: OutputMeta, budget_tokens: int
 ) -> Reduction:
-    """Wrap a model summary like a reduction: metadata header, the summary, the facts it left out.
-
-    The summary is escaped (a model may echo a delimiter) and cut to fit ``budget_tokens``.
+    """Wrap a model summary like a reduction (header, summary, facts it left out), in ``budget_tokens``.
 
     Example:
         >>> from langctx.context_mode.reduce import build_meta

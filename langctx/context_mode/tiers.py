@@ -1,29 +1,5 @@
-"""The two tiers beside the conversation: working memory and long-term memory (the pure parts).
-
-:class:`WorkingMemory` is the execution record, kept mechanically from the tool calls (files read
-and modified, commands with exit codes, open errors) and queried by the model with the
-``working_memory`` tool, never in the prompt. Long-term memory lives in a LangGraph ``BaseStore``
-(:mod:`langctx.stores.long_term`); here are its keyword ranking (:func:`keyword_scores`) and
-its capped prompt block (:func:`render_memory_block`).
-
-Example:
-    >>> from langchain_core.messages import AIMessage, ToolMessage
-    >>> calls = [{"id": "c1", "name": "read_file", "args": {"path": "app.py"}},
-    ...          {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}}]
-    >>> wm = WorkingMemory.from_messages([
-    ...     AIMessage("", tool_calls=calls),
-    ...     ToolMessage("print('hi')\\n", tool_call_id="c1"),
-    ...     ToolMessage("FAILED test_app.py::test_x - KeyError\\nexit code 1", tool_call_id="c2"),
-    ... ])
-    >>> print(wm.render())
-    Working memory (turn 1)
-    Files:
-    - app.py: read turn 1 (12 chars)
-    Commands:
-    - [turn 1] pytest -q -> exit 1
-    Open errors:
-    - [turn 1] pytest -q: FAILED test_app.py::test_x - KeyError
-"""
+"""The tiers beside the conversation: :class:`WorkingMemory` (files, commands, open errors) and the
+pure parts of long-term memory (keyword ranking, prompt block)."""
 
 from __future__ import annotations
 
@@ -70,7 +46,7 @@ class FileRecord(TypedDict):
     last_read_turn: int | None
     last_modified_turn: int | None
     size_chars: int | None
-    """Size of the last read's output (characters, or bytes when Context-mode stored it)."""
+    """Size of the last read's output (chars, or bytes when Context-mode stored it)."""
     reads: int
     modifications: int
 
@@ -106,13 +82,11 @@ class WorkingMemoryState(TypedDict):
 
 
 class WorkingMemory:
-    """The execution record, maintained mechanically from tool calls (no model involved).
+    """The execution record, kept mechanically from tool calls (no model involved).
 
     Args:
         file_tools: tool name -> :class:`~langctx.facts.FileToolSpec` (default: langctx's table).
-        command_tools: names of the tools that run shell commands.
-        max_commands: most recent commands kept.
-        max_errors: most recent errors kept.
+        max_commands: most recent commands kept (``max_errors``: errors).
     """
 
     def __init__(
@@ -139,19 +113,18 @@ class WorkingMemory:
         """Replay a conversation (each AI message is a turn).
 
         Example:
-            >>> WorkingMemory.from_messages([]).state["turn"]
-            0
+            >>> calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
+            >>> wm = WorkingMemory.from_messages([AIMessage("", tool_calls=calls),
+            ...     ToolMessage("FAILED t.py::x\\nexit code 1", tool_call_id="c1")])
+            >>> wm.render("commands").splitlines()[-1]
+            '- [turn 1] pytest -q -> exit 1'
         """
         memory = cls(**kwargs)
         memory.observe(messages)
         return memory
 
     def observe(self, messages: Iterable[BaseMessage]) -> None:
-        """Record new messages: each AI message starts a turn; its calls are matched to results.
-
-        Results may arrive in a later batch than their call; a result whose call was never seen
-        only counts as an error when it failed.
-        """
+        """Record new messages: each AI message starts a turn; its calls are matched to results."""
         pending = self._pending
         for m in messages:
             if isinstance(m, AIMessage):
@@ -226,8 +199,6 @@ class WorkingMemory:
         )
         return self.state["files"].setdefault(path, blank)
 
-    # ------------------------------------------------------------------ queries
-
     def files(self, path: str | None = None) -> list[FileRecord]:
         """Files touched, most recently touched first (``path``: a substring filter)."""
         recs = [r for r in self.state["files"].values() if not path or path in r["path"]]
@@ -258,10 +229,8 @@ class WorkingMemory:
         if kind not in ("all", "files", "commands", "errors"):
             msg = f"kind must be one of all, files, commands, errors; got {kind!r}."
             raise ConfigError(msg)
-        out = [
-            f"Working memory (turn {self.state['turn']})"
-            + (f", filtered by {path!r}" if path else "")
-        ]
+        filtered = f", filtered by {path!r}" if path else ""
+        out = [f"Working memory (turn {self.state['turn']}){filtered}"]
         if kind in ("all", "files"):
             files = self.files(path)[:limit]
             out.append("Files:" if files else "Files: none")
@@ -300,8 +269,6 @@ def _file_line(r: FileRecord) -> str:
         parts.append(f"modified turn {r['last_modified_turn']}")
     return f"{_clip(r['path'])}: {', '.join(parts)}"
 
-
-# -------------------------------------------------------------------------- long-term (pure parts)
 
 _WORD = re.compile(r"[\w][\w.\-]*\w|\w", re.UNICODE)
 _STOP = frozenset(
@@ -345,14 +312,9 @@ def keyword_scores(query: str, documents: Sequence[str]) -> list[float]:
 
 
 def render_memory_block(
-    facts: Iterable[str],
-    *,
-    max_tokens: int,
-    count_tokens: TokenCounter | TextCounter | None = None,
+    facts: Iterable[str], *, max_tokens: int, count_tokens: TokenCounter | TextCounter | None = None
 ) -> str | None:
-    """A short block of remembered facts, most relevant first, within ``max_tokens``.
-
-    Returns None when no fact fits (or there are none).
+    """A block of remembered facts within ``max_tokens`` (None when none fits).
 
     Example:
         >>> print(render_memory_block(["Deploy via staging.", "Use tabs."], max_tokens=100))

@@ -1,8 +1,5 @@
-"""Context-mode tools for LangGraph agents: ``fetch_context``, ``working_memory``, ``remember``.
-
-:func:`wrap_tools_with_context_mode` guards the tools of a custom graph, ``create_react_agent`` or
-``ToolNode`` and passes their outputs through Context-mode.
-"""
+"""Context-mode tools for LangGraph agents: ``fetch_context``, ``working_memory``, ``remember``, and
+:func:`wrap_tools_with_context_mode` for the tools of a custom graph or ``ToolNode``."""
 
 from __future__ import annotations
 
@@ -94,20 +91,13 @@ def reference_store(store: Any) -> ReferenceStore:
 def _fetched(
     result: FetchResult, tool_call_id: str, name: str, record_priority: bool
 ) -> Command[Any] | ToolMessage:
-    status = "success" if result.ok else "error"
-    stamp = {
-        "v": 1,
-        "action": "fetched",
-        "ref_id": result.ref_id,
-        "kind": result.kind,
-        "digest": stamp_digest(result.text),
-    }
+    stamp = {"v": 1, "action": "fetched", "ref_id": result.ref_id, "kind": result.kind}
     message = ToolMessage(
         result.text,
         tool_call_id=tool_call_id,
         name=name,
-        status=status,
-        response_metadata={CONTEXT_MODE_STAMP: stamp},
+        status="success" if result.ok else "error",
+        response_metadata={CONTEXT_MODE_STAMP: {**stamp, "digest": stamp_digest(result.text)}},
     )
     if not (record_priority and result.ok and result.message_id):
         return message
@@ -115,13 +105,11 @@ def _fetched(
     return Command(update={"messages": [message], "langctx": channel_update(priorities=priorities)})
 
 
-_FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)
-"""What a failed fetch raises (an unknown or foreign id, a bad argument): an error result."""
+_FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)  # these become an error result
 
 
 def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str]:
-    """Where ``fetch_context`` looks: the run's namespace, then (for a run without a thread) the
-    shared no-thread one, where a wrapped tool called outside a ``ToolNode`` writes."""
+    """The run's namespace, then (without a thread) the shared one a tool outside ``ToolNode`` uses."""
     own = reference_namespace(config, runtime.state if runtime is not None else None)
     shared = thread_id_from_config(config)
     return [own] if own == shared else [own, shared]
@@ -134,37 +122,24 @@ def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
 
 
 def fetch_context_tool(
-    processor: ContextModeProcessor,
-    *,
-    name: str = "fetch_context",
-    record_priority: bool = True,
+    processor: ContextModeProcessor, *, name: str = "fetch_context", record_priority: bool = True
 ) -> BaseTool:
     """The ``fetch_context(ref_id, offset=0, limit=None, grep=None)`` tool over ``processor``'s store.
 
-    An unknown, expired or foreign id, or an invalid argument, gives an error tool result
-    (``status="error"``), never an exception.
+    A bad id or argument gives an error tool result, never an exception.
 
     Args:
-        processor: the processor that made the references (its store and budget are used).
-        name: the tool's name.
-        record_priority: after a successful fetch, return a ``Command`` that lowers the
-            reference message's priority in the ``langctx`` channel (``fetched_ref``; graphs
-            without the channel ignore it).
+        record_priority: after a successful fetch, return a ``Command`` that lowers the reference
+            message's priority (``fetched_ref``) in the ``langctx`` channel.
 
     Example:
-        >>> from langctx.context_mode.processor import ContextModeProcessor
         >>> processor = ContextModeProcessor()
         >>> out = processor.process("data row\\n" * 9000, tool_name="query", thread_id="t1")
-        >>> fetch = fetch_context_tool(processor)
         >>> call = {"type": "tool_call", "id": "c9", "name": "fetch_context",
         ...         "args": {"ref_id": out.ref_id, "limit": 18}}
-        >>> cmd = fetch.invoke(call, {"configurable": {"thread_id": "t1"}})
-        >>> cmd.update["messages"][0].content.splitlines()[1]
-        'data row'
-        >>> cmd.update["langctx"]["priorities"]
-        {'langctx-ref-...': 10}
-        >>> fetch.invoke(call, {"configurable": {"thread_id": "t2"}}).status  # another thread
-        'error'
+        >>> cmd = fetch_context_tool(processor).invoke(call, {"configurable": {"thread_id": "t1"}})
+        >>> cmd.update["messages"][0].content.splitlines()[1], cmd.update["langctx"]["priorities"]
+        ('data row', {'langctx-ref-...': 10})
     """
 
     def fetch_context(
@@ -232,16 +207,13 @@ def working_memory_tool(
     file_tools: Mapping[str, FileToolSpec] | None = None,
     command_tools: Collection[str] | None = None,
 ) -> BaseTool:
-    """The ``working_memory(kind="all", path=None)`` tool: files, commands, open errors.
-
-    It reads the thread's messages from the graph state (``ToolNode`` injects them).
+    """The ``working_memory(kind="all", path=None)`` tool over the state's messages.
 
     Example:
         >>> from langchain_core.messages import AIMessage, ToolMessage
         >>> msgs = [AIMessage("", tool_calls=[{"id": "c1", "name": "bash", "args": {"command": "make"}}]),
         ...         ToolMessage("make: *** [all] Error 2\\nexit code 2", tool_call_id="c1")]
-        >>> out = working_memory_tool().invoke({"kind": "commands", "messages": msgs})
-        >>> out.splitlines()[-1]
+        >>> working_memory_tool().invoke({"kind": "commands", "messages": msgs}).splitlines()[-1]
         '- [turn 1] make -> exit 2'
     """
 
@@ -318,34 +290,23 @@ def wrap_tools_with_context_mode(
     fetch_tool: bool = True,
     record_priority: bool = True,
 ) -> list[BaseTool]:
-    """``tools`` guarded and passed through Context-mode, plus ``fetch_context``.
-
-    The thread comes from each call's config (``configurable.thread_id``); a run without one
-    keeps its references to itself (see :func:`reference_namespace`).
+    """``tools`` guarded and passed through Context-mode (per ``thread_id``), plus ``fetch_context``.
 
     Args:
-        tools: the tools (any ``BaseTool``; MCP tools included).
-        processor: the Context-mode processor (default: a new one over ``store``).
-        store: where outputs are kept, when ``processor`` is None: a LangGraph ``BaseStore`` or a
-            ReferenceStore (default: the running graph's store, else this process's memory; see
-            :class:`~langctx.stores.references.GraphReferenceStore`).
-        guard: timeout and output cap (default ``ToolGuard()``: 30 s, 10 MB).
-        fetch_tool: add the ``fetch_context`` tool.
+        processor: default: a new one over ``store``.
+        store: a ``BaseStore`` or ReferenceStore (default: the graph's store, else this process's
+            memory; see :class:`~langctx.stores.references.GraphReferenceStore`).
+        guard: timeout and output cap (default ``ToolGuard()``).
         record_priority: see :func:`fetch_context_tool`.
 
     Example:
-        >>> from langchain_core.tools import tool
-        >>> @tool
-        ... def run_command(command: str) -> str:
-        ...     '''Run a shell command.'''
-        ...     return "compiling...\\n" * 3000 + "error: linker failed\\nexit code 1"
-        >>> tools = wrap_tools_with_context_mode([run_command])
-        >>> [t.name for t in tools]
-        ['run_command', 'fetch_context']
+        >>> from langchain_core.tools import StructuredTool
+        >>> make = StructuredTool.from_function(lambda command: "compiling...\\n" * 3000,
+        ...                                     name="run_command", description="Run a command.")
+        >>> tools = wrap_tools_with_context_mode([make])
         >>> call = {"type": "tool_call", "id": "c1", "name": "run_command", "args": {"command": "make"}}
-        >>> msg = tools[0].invoke(call, {"configurable": {"thread_id": "t1"}})
-        >>> msg.content.startswith("[langctx ref=ctx_"), "exit code 1" in msg.content
-        (True, True)
+        >>> [t.name for t in tools], tools[0].invoke(call).content.startswith("[langctx ref=ctx_")
+        (['run_command', 'fetch_context'], True)
     """
     if processor is None:
         processor = ContextModeProcessor(

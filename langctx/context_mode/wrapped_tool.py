@@ -1,19 +1,4 @@
-"""A tool wrapped with the guard and Context-mode, for graphs that run tools themselves.
-
-Any ``BaseTool`` works, MCP tools from ``langchain-mcp-adapters`` included; the wrapper keeps its
-name, description and argument schema.
-
-Example:
-    >>> from langchain_core.tools import tool
-    >>> @tool
-    ... def explode(path: str) -> str:
-    ...     '''Read a file.'''
-    ...     raise FileNotFoundError(path)
-    >>> guarded = guard_tool(explode, timeout=5)
-    >>> msg = guarded.invoke({"type": "tool_call", "id": "c1", "name": "explode", "args": {"path": "x"}})
-    >>> msg.status, msg.content
-    ('error', '[tool explode failed: FileNotFoundError: x]')
-"""
+"""A tool wrapped with the guard and Context-mode (any ``BaseTool``, MCP tools included)."""
 
 from __future__ import annotations
 
@@ -40,7 +25,7 @@ __all__ = [
 
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
-    """The run's ``thread_id`` (``config["configurable"]["thread_id"]``), or a shared default.
+    """The run's ``configurable.thread_id``, or a shared default.
 
     Example:
         >>> thread_id_from_config({"configurable": {"thread_id": 7}})
@@ -52,10 +37,8 @@ def thread_id_from_config(config: RunnableConfig | None) -> str:
 
 
 def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str:
-    """Where a run's references are kept: its ``thread_id``; without one, a namespace of its own,
-    named after the first message of its state (each new conversation's first message gets a
-    fresh id), so runs without a thread never read each other's references. With neither (a
-    tool called outside a graph), the shared no-thread namespace.
+    """Where a run's references are kept: its ``thread_id``, else one named after the first message
+    of its state (runs without a thread never share), else the shared no-thread namespace.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -72,17 +55,14 @@ def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str
     return f"{NO_THREAD}:{first}" if first else NO_THREAD
 
 
-_RUNTIME = "runtime"
-"""The argument LangGraph's ``ToolNode`` fills with the call's ``ToolRuntime`` (state included)."""
+_RUNTIME = "runtime"  # the argument ToolNode fills with the call's ToolRuntime (state included)
 
 
 def _with_runtime(schema: Any) -> tuple[Any, bool]:
-    """``schema`` with an injected ``runtime`` argument (hidden from the model), and whether it
-    was added: the wrapper then learns the run's state, so a run without a thread keeps its
-    references to itself. A JSON-schema dict, or a tool that takes ``runtime`` itself, stays."""
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return schema, False
-    if _RUNTIME in schema.model_fields:
+    """``schema`` with an injected ``runtime`` argument (to learn the run's state), and whether it
+    was added (not to a JSON-schema dict, nor to a tool that takes ``runtime`` itself)."""
+    is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
+    if not is_model or _RUNTIME in schema.model_fields:
         return schema, False
     field: Any = (Annotated[Any, InjectedToolArg], None)
     return create_model(schema.__name__, __base__=schema, **{_RUNTIME: field}), True
@@ -101,7 +81,6 @@ class ContextModeTool(BaseTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     tool: BaseTool
-    """The wrapped tool."""
     guard: ToolGuard | None = None
     """Timeout and output cap (None: the tool runs unguarded)."""
     processor: ContextModeProcessor | None = None
@@ -117,14 +96,11 @@ class ContextModeTool(BaseTool):
         guard: ToolGuard | None = None,
         processor: ContextModeProcessor | None = None,
     ) -> ContextModeTool:
-        """Wrap ``tool`` (a wrapped tool is unwrapped first, so wrapping twice changes nothing).
+        """Wrap ``tool`` (a wrapped tool is unwrapped first).
 
         Example:
-            >>> from langchain_core.tools import tool
-            >>> @tool
-            ... def echo(text: str) -> str:
-            ...     '''Echo.'''
-            ...     return text
+            >>> from langchain_core.tools import StructuredTool
+            >>> echo = StructuredTool.from_function(lambda text: text, name="echo", description="Echo.")
             >>> w = ContextModeTool.wrap(ContextModeTool.wrap(echo))
             >>> w.tool is echo, w.name, w.invoke({"text": "hi"})
             (True, 'echo', 'hi')
@@ -194,8 +170,7 @@ class ContextModeTool(BaseTool):
         return reduced.text
 
     def _take_runtime(self, input: Any) -> tuple[Any, Any]:
-        """``input`` without the injected ``runtime`` the wrapper asked for, and the run's state
-        (None when the call came from outside a ``ToolNode``)."""
+        """``input`` without the ``runtime`` the wrapper added, and the run's state (or None)."""
         args = input.get("args") if _call_of(input)[0] is not None else input
         if not isinstance(args, Mapping) or _RUNTIME not in args:
             return input, None
@@ -212,14 +187,11 @@ def guard_tool(
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> ContextModeTool:
-    """``tool`` with a timeout and an output cap (see :class:`~langctx.context_mode.guard.ToolGuard`).
+    """``tool`` with a timeout and an output cap (a :class:`~langctx.context_mode.guard.ToolGuard`).
 
     Example:
-        >>> from langchain_core.tools import tool
-        >>> @tool
-        ... def big() -> str:
-        ...     '''A lot of text.'''
-        ...     return "x" * 1000
+        >>> from langchain_core.tools import StructuredTool
+        >>> big = StructuredTool.from_function(lambda: "x" * 1000, name="big", description="Text.")
         >>> out = guard_tool(big, max_output_chars=50).invoke({})
         >>> len(out) < 1000, "950 chars cut by the tool guard" in out
         (True, True)
