@@ -1,16 +1,6 @@
-"""Facts from agent messages: files read and modified, commands run, errors seen.
+"""Facts from the structure of agent messages (never prose): files, commands run, errors seen.
 
-Facts come from the structure of the messages, never from prose: files from tool-call arguments
-(a :class:`~langctx.facts.FileToolSpec` per tool) and shell commands, exit codes from the matching
-``ToolMessage``, errors from failing results (a failing command, or ``status="error"``).
-
-The rules for tools in no table (:func:`~langctx.facts.tools.infer_file_tool`,
-:func:`~langctx.facts.tools.infer_command_tool`) apply while the tables hold the defaults (as
-they are, or extended); a table that replaces the defaults turns them off.
-
-A call counts when it is made, whatever its result: a failed edit still names the file the agent
-worked on. Results are matched to calls by ``tool_call_id``; a result whose call is not in the
-batch is still checked for errors. Only command results and errors are scanned, in linear time.
+A call counts when it is made, whatever its result; results match calls by ``tool_call_id``.
 """
 
 from __future__ import annotations
@@ -71,9 +61,8 @@ class _Extraction:
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
-        self._infer_files = file_tools is DEFAULT_FILE_TOOLS or (
-            DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
-        )
+        # the inference rules apply while the tables hold the defaults (as they are, or extended)
+        self._infer_files = DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
         self._infer_commands = command_tools >= DEFAULT_COMMAND_TOOLS
         self._open_file: str | None = None
         self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
@@ -206,29 +195,20 @@ def extract_facts(
 
     Args:
         messages: The messages, in order. Human and system messages are skipped.
-        file_tools: Tool name -> :class:`FileToolSpec`. Extend the defaults with
-            ``{**DEFAULT_FILE_TOOLS, "my_tool": FileToolSpec(role="read")}``.
-        command_tools: Names of tools that run shell commands.
-        max_commands: Keep the most recent this many commands.
-        max_errors: Keep the most recent this many errors.
+        file_tools: Tool name -> spec; extend with ``{**DEFAULT_FILE_TOOLS, ...}`` (a table
+            that replaces the defaults turns off :func:`infer_file_tool`, as for commands).
         max_read_files: List the most recently read this many files (the rest are counted).
 
     Raises:
         InvalidMessageError: An item is not a langchain-core message.
-        ConfigError: An option is invalid, or a role callable returned something other than
-            ``"read"``, ``"modified"`` or ``None``.
+        ConfigError: An option is invalid, or a role callable returned no role.
 
     Example:
         >>> from langchain_core.messages import AIMessage, ToolMessage
-        >>> calls = [
-        ...     {"id": "c1", "name": "read_file", "args": {"path": "./app.py"}},
-        ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}},
-        ... ]
-        >>> facts = extract_facts([
-        ...     AIMessage("", tool_calls=calls),
-        ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2"),
-        ...     ToolMessage("def add(a, b): ...", tool_call_id="c1"),
-        ... ])
+        >>> calls = [{"id": "c1", "name": "read_file", "args": {"path": "./app.py"}},
+        ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}}]
+        >>> facts = extract_facts([AIMessage("", tool_calls=calls),
+        ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2")])
         >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["commands"][0]["ok"]
         (['app.py'], 1, False)
         >>> facts["errors"][0]["lines"]

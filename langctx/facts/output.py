@@ -1,7 +1,4 @@
-"""Facts in a tool output's text: exit codes, error type names, file:line locations, durations.
-
-Context-mode keeps them through its reductions. Every pattern is written so a scan stays linear in
-the length of the text.
+"""Facts in a tool output's text that Context-mode keeps: exit codes, errors, locations, durations.
 
 Example:
     >>> facts = extract_output_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
@@ -36,11 +33,8 @@ ERROR_NAME_RE = re.compile(
     r"|\b(?:KeyboardInterrupt|SystemExit|StopIteration|panic)\b"
     r"|\berror\s?TS\d{3,5}\b|\berror\[E\d{3,5}\]"
 )
-"""Exception and error type names: ``ValueError``, ``java.io.IOException``, ``error TS2345``,
-``error[E0308]``, ``panic``."""
-
-# A path: a run of path characters ending in ``name.ext``. The look-behind makes a match start only
-# at the beginning of such a run, which keeps the scan linear on long runs of word characters.
+"""Exception and error type names: ``ValueError``, ``error TS2345``, ``error[E0308]``, ``panic``."""
+# A path ending in ``name.ext``; the look-behind (a match starts a run) keeps the scan linear
 _PATH = r"(?<![\w.~@+\-/\\])(?:[A-Za-z]:)?[\w.~@+\-/\\]*?[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}"
 LOCATION_RE = re.compile(
     r'File "(?P<pyfile>[^"\n]{1,400})", line (?P<pyline>\d+)'
@@ -48,15 +42,13 @@ LOCATION_RE = re.compile(
     r"(?::(?P<line>\d+)(?::\d+)?|\((?P<tline>\d+),\d+\)|:line (?P<csline>\d+))"
 )
 """``File "x.py", line 12``, ``src/a.ts:10:5``, ``a.ts(10,5)``, ``Foo.java:42``, ``X.cs:line 7``."""
-
 DURATION_RE = re.compile(
     r"\b(?:took|elapsed|duration|finished in|completed in|done in|real|time|in)\b[:=]?\s*"
     r"(\d+m\d+(?:\.\d+)?s|\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|minutes)\b)",
     re.IGNORECASE,
 )
 """``took 3.2s``, ``Done in 4.1s``, ``real 0m1.200s``, ``passed in 0.12s``, ``in 117ms``."""
-
-# Cheap anchors (literal prefixes, so the regex engine can skip ahead fast) that every fact contains.
+# Cheap anchors (literal prefixes, fast to find) that every fact contains
 _ANCHOR_RES = (
     re.compile(r"E(?:rror|xception)"),
     re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d|\(\d+,\d|:line \d)"),
@@ -76,10 +68,8 @@ class OutputFacts:
 
     exit_codes: tuple[str, ...] = ()
     """Exit codes, normalised to ``"exit code N"``."""
-
     errors: tuple[str, ...] = ()
     """Error and exception type names."""
-
     locations: tuple[str, ...] = ()
     """Locations, normalised to ``"basename:line"``."""
 
@@ -127,8 +117,7 @@ def extract_output_facts(text: str) -> OutputFacts:
 
 
 def _windows_text(text: str) -> str:
-    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors
-    (literal and fast, where the full patterns are slow on megabytes of text)."""
+    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors."""
     if len(text) <= 4 * _WINDOW:
         return text
     positions: list[int] = []

@@ -1,5 +1,4 @@
-"""The facts record: its JSON types and size caps, :func:`empty_facts`, :func:`merge_facts` and
-:func:`stored_facts` (facts read back from state, in that shape)."""
+"""The facts record: its JSON types, size caps, merges and reading back from state."""
 
 from __future__ import annotations
 
@@ -34,29 +33,19 @@ __all__ = [
 
 DEFAULT_MAX_COMMANDS = 20
 """How many of the most recent commands a :class:`Facts` keeps."""
-
 DEFAULT_MAX_ERRORS = 5
 """How many of the most recent errors a :class:`Facts` keeps."""
-
 DEFAULT_MAX_READ_FILES = 50
-"""How many of the most recently read files a :class:`Facts` lists; older reads are counted in
-``read_files_dropped``. Modified files are never dropped."""
-
-_MAX_READ_FILES_CHARS = 8_000
-"""The listed read paths hold at most this many characters together (the newest always fits)."""
-
+"""How many of the most recently read files a :class:`Facts` lists (the rest are counted)."""
+_MAX_READ_FILES_CHARS = 8_000  # the listed read paths together (the newest always fits)
 MAX_COMMAND_FACT_CHARS = 500
 """A :class:`CommandFact`'s ``command`` is clipped to this many characters."""
-
 MAX_ERROR_LINES = 8
 """An :class:`ErrorFact` holds at most this many ``lines``."""
-
 MAX_ERROR_LINE_CHARS = 500
 """Each of an :class:`ErrorFact`'s ``lines`` is clipped to this many characters."""
-
 MAX_CONSTRAINT_CHARS = 400
 """Characters of one constraint sentence kept verbatim (a longer one is cut)."""
-
 MAX_NEXT_STEP_CHARS = 220
 """Characters of the stated next step kept (a longer sentence is cut)."""
 
@@ -65,10 +54,8 @@ class CommandFact(TypedDict):
     """One shell command the agent ran.
 
     ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
-    ``ok`` is ``False`` when the command failed (:func:`~langctx.facts.failures.command_failed`),
-    ``True`` when exit code 0 is known and nothing failed, ``None`` otherwise (no result, no exit
-    code, a search that matched nothing). ``command`` is clipped to
-    :data:`MAX_COMMAND_FACT_CHARS`.
+    ``ok`` is ``False`` when it failed, ``True`` when exit code 0 is known and nothing failed,
+    else ``None`` (no result, no exit code, a search that matched nothing).
     """
 
     command: str
@@ -78,28 +65,21 @@ class CommandFact(TypedDict):
 
 
 class ErrorFact(TypedDict):
-    """The error lines of one failing tool result, and its test runner's summary lines.
-
-    ``command`` is the command string when the failing tool is a command tool, else ``None``.
-    ``lines`` holds at most :data:`MAX_ERROR_LINES` lines of at most
-    :data:`MAX_ERROR_LINE_CHARS` characters each.
-    """
+    """The error lines of one failing tool result (``command`` set for a command tool)."""
 
     command: str | None
     lines: list[str]
     message_id: str | None
     summary_lines: NotRequired[list[str]]
-    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`). Missing when the
-    output has none (and in facts written before they were kept)."""
+    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`); missing when none."""
 
 
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    File lists are unique. ``modified_files`` is in order of first modification and never cut.
-    ``read_files`` is in order of the latest read and lists the most recent ones (at most 8,000
-    characters of paths); the rest are counted in ``read_files_dropped`` (missing means 0).
-    ``commands`` and ``errors`` keep the most recent entries only.
+    ``modified_files`` is in order of first modification and never cut; ``read_files`` in order
+    of the latest read, the most recent ones (8,000 characters of paths at most); ``commands``
+    and ``errors`` keep the most recent entries.
     """
 
     read_files: list[str]
@@ -107,8 +87,7 @@ class Facts(TypedDict):
     commands: list[CommandFact]
     errors: list[ErrorFact]
     read_files_dropped: NotRequired[int]
-    """How many older reads ``read_files`` leaves out. A file left out and read again later is
-    listed, and may still be counted once: an upper bound on the files not listed."""
+    """How many older reads ``read_files`` leaves out (an upper bound; missing means 0)."""
 
 
 def check_limit(name: str, value: object) -> int:
@@ -155,11 +134,9 @@ def merge_facts(
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """Fold facts together, oldest first, into facts of bounded size.
+    """Fold facts together, oldest first, within the caps of :func:`extract_facts`.
 
-    Merging over and over (summaries of summaries) never grows them past the caps, which apply
-    as in :func:`~langctx.facts.extract_facts`. The inputs are not modified; each is read as
-    :func:`stored_facts` reads it (a missing key, in an older persisted entry, counts as empty).
+    Each input is read as :func:`stored_facts` reads it, and is not modified.
 
     Example:
         >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
@@ -182,9 +159,7 @@ def merge_read_facts(
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """:func:`merge_facts` of facts in the stored shape already (read by :func:`stored_facts`,
-    or written by langctx: extraction, merges), which are not read again. The inputs are not
-    modified (the merged lists are new; their commands and errors are the inputs' own dicts)."""
+    """:func:`merge_facts` of facts in the stored shape already (not read again, not modified)."""
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
@@ -206,8 +181,7 @@ def count_of(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-_MISSING: Any = object()
-"""What a reader returns for a value it cannot read: the key or the item is left out."""
+_MISSING: Any = object()  # a reader's answer for a value it cannot read: left out
 
 Reader = Callable[[Any], Any]
 
@@ -295,34 +269,15 @@ _FACTS: dict[str, Reader] = {
     "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, _prefix)),
     "user_messages_dropped": _count,
 }
-"""How each key of the facts langctx reads is read from state (``user_messages``:
-:func:`langctx.user_messages.stored_user_messages`)."""
+"""How each key of the facts is read from state (``user_messages``: its own module)."""
 
 
 def stored_facts(value: object) -> dict[str, Any]:
-    """Facts read back from state (a checkpoint, a saved memory), in the shape langctx writes.
+    """Facts read back from untrusted state, in the shape langctx writes (see docs/persistence.md).
 
-    State is untrusted: the policy, for each key langctx reads (:class:`Facts`, and the summary
-    facts' ``constraints``, ``next_step``, ``user_messages``, ``user_messages_dropped``), is that
-    what cannot be read is left out, and sizes are measured, never believed:
-
-    * a value of the wrong type reads as missing (a list as empty, a count as 0, the next step
-      as None); a count is an int, and one below 0 reads as 0;
-    * in a list, an item of the wrong type is skipped: a path that is not one (not a string,
-      empty, multi-line, over 4096 characters), a blank constraint, a command or an error that
-      is not a dict, a user message without a string ``id`` and ``text``;
-    * in a command or an error, a field of the wrong type is left out (it reads as missing, like
-      a field facts written by an older langctx lack), and so is a field langctx does not read;
-    * each string is cut to the cap extraction writes (a command 500 characters, an error line
-      500, a constraint 400, the next step 220, a user message 16,000 head + tail), an error's
-      lines to the last 8 and its summary lines to the last 4, and a lone surrogate is written
-      as its escape (a provider request cannot encode it);
-    * keys langctx does not read are kept as they are, unread.
-
-    The facts langctx writes (extraction, merges) are in this shape already: they come back
-    equal. State is read once, where an entry enters a memory
-    (:func:`~langctx.entries.read_entry`); the engine's merges and renders take facts as they
-    are. ``value`` is not modified: the known keys' lists and dicts are new.
+    What cannot be read (a wrong type, a path that is no path) is left out, each string is cut
+    to the cap extraction writes, a lone surrogate is escaped, unknown keys are kept unread.
+    Facts langctx wrote come back equal; ``value`` is not modified.
 
     Example:
         >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",

@@ -1,14 +1,6 @@
-"""Files a shell command reads and modifies, read from its text (pure; never raises).
-
-The command is split the way a POSIX shell would (quotes, heredocs, subshells, ``$(...)``,
-``bash -lc "..."``), relative paths follow an earlier ``cd``, and each program's files are read
-by its handler (:mod:`~langctx.facts.shell_programs`). What a script does inside an interpreter
-(``python - <<EOF ... open("x", "w")``) is out of scope: only the shell's own words are read.
+"""Files a shell command reads and modifies, read from the shell's own words (pure; never raises).
 
 Example:
-    >>> cmd = parse_command("cd src && sed -n '1,80p' app.py && sed -i 's/a/b/' util.py > /dev/null")
-    >>> cmd.read, cmd.modified
-    (('src/app.py',), ('src/util.py',))
     >>> parse_command("grep -rn TODO src | head -5").inspects_only
     True
 """
@@ -41,9 +33,7 @@ __all__ = ["MAX_COMMAND_CHARS", "SHELLS", "ShellCommand", "parse_command"]
 
 MAX_COMMAND_CHARS = 200_000
 """Longer command texts are parsed up to this many characters (bounded work)."""
-
-_MAX_DEPTH = 4
-"""Nesting depth of ``bash -c``, ``$(...)`` and shell heredocs that is still parsed."""
+_MAX_DEPTH = 4  # nesting of ``bash -c``, ``$(...)`` and shell heredocs still parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +47,16 @@ class ShellCommand:
     programs: tuple[str, ...]
     """The program of every simple command, in order (``git`` as ``git <subcommand>``)."""
     inspects_only: bool
-    """Every program only reads, searches or lists and nothing is written: its output is file
-    content, not a diagnosis."""
+    """Every program only reads, searches or lists: its output is file content, not a diagnosis."""
     status_program: str | None
     """The program whose exit status is the command's (the last one run at the top level)."""
     status_masked: bool
-    """A failure before the last part may not reach the exit status (``|``, ``;``, ``||``,
-    ``&``, a newline)."""
+    """A failure before the last part may not reach the exit status (``|``, ``;``, ``||``)."""
 
 
-_UNKNOWN = "\x00unknown-cwd"
-"""The working directory after a ``cd`` langctx cannot follow (``cd $X``, ``cd -``, ``popd``)."""
-
-
+_UNKNOWN = "\x00unknown-cwd"  # the directory after a ``cd`` we cannot follow (``cd $X``)
 _SKIP_WHOLE = frozenset({"for", "case", "select", "function"})
+_MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 """Shell programs whose ``-c`` script or heredoc is parsed as a command of its own."""
 
@@ -121,8 +107,7 @@ class _Walk:
     def simple(
         self, simple: SimpleCommand, cwd: str | None, depth: int
     ) -> tuple[str | None, str | None, bool]:
-        """Record one simple command: (its status program, the working directory after it,
-        whether a script it ran masks a failure)."""
+        """Record one simple command: (its status program, the directory after it, masked)."""
         words = _unwrap(list(dropwhile(lambda w: ASSIGNMENT_RE.match(w.value), simple.words)))
         if words and words[0].value in _SKIP_WHOLE:
             return None, cwd, False
@@ -153,7 +138,7 @@ class _Walk:
     def _shell(
         self, label: str, args: list[Word], bodies: list[str], cwd: str | None, depth: int
     ) -> tuple[str | None, str | None, bool]:
-        """``bash -c '...'`` or ``bash <<EOF``: walk the script; the status is its last program's."""
+        """``bash -c '...'`` or ``bash <<EOF``: walk the script."""
         script = _shell_script(args)
         status: str | None = label
         masked = False
@@ -175,9 +160,6 @@ class _Walk:
                 self.inspects_only = False
             elif r.op == "<" and r.fd in ("", "0"):
                 self.read.setdefault(self._path(target, cwd), None)
-
-
-_MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
 
 
 def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
@@ -212,8 +194,7 @@ def _label(name: str, args: Sequence[Word]) -> str:
 
 
 def _git_directories(args: Sequence[Word]) -> list[Word]:
-    """The ``-C dir`` options of a git command line, in order (each is relative to the one before,
-    as git reads them); up to the first that is not a literal path."""
+    """The ``-C dir`` options of a git command line, in order, up to the first not literal."""
     directories: list[Word] = []
     i = 0
     while i < len(args) - 1:
@@ -270,22 +251,16 @@ def _shell_script(args: Sequence[Word]) -> str | None:
 
 
 def parse_command(command: str, *, resolve_cd: bool = True) -> ShellCommand:
-    """Parse a shell command text into the files it reads and modifies.
+    """Parse a shell command text into the files it reads and modifies (the rest names none).
 
     Args:
-        command: The command line or script, as the agent sent it.
-        resolve_cd: Join relative paths to the directory of an earlier ``cd`` in the same
-            command (``cd src && cat a.py`` reads ``src/a.py``) and name the files ``mv`` /
-            ``cp`` put into a directory. With ``False`` every path is exactly as written.
-
-    Returns:
-        A :class:`ShellCommand`; anything not understood names no file.
+        resolve_cd: Join relative paths to an earlier ``cd`` and name the files ``mv``/``cp`` put
+            into a directory; with ``False`` every path is exactly as written.
 
     Example:
-        >>> parse_command("cat a.py b.py | rg -n 'def ' && cp a.py /tmp/a.py").read
-        ('a.py', 'b.py')
-        >>> parse_command("bash -lc \\"tail -n 5 log.txt >> notes.md\\"").modified
-        ('notes.md',)
+        >>> cmd = parse_command("cd src && sed -n '1,80p' app.py && sed -i 's/a/b/' u.py > /dev/null")
+        >>> cmd.read, cmd.modified
+        (('src/app.py',), ('src/u.py',))
     """
     if not isinstance(command, str):
         return ShellCommand((), (), (), True, None, False)

@@ -26,32 +26,14 @@ __all__ = [
     "writes_anyway",
 ]
 
+# the name is cut by patch_name: a lazy ``(.+?)\s*$`` is quadratic on a run of spaces
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
-"""A patch's file line; the name is the rest of the line cut by :func:`patch_name` (a lazy
-``(.+?)\\s*$`` tried the end of the line from every character: quadratic on a run of spaces)."""
-
-
-def patch_name(rest: str) -> str:
-    """The file a patch line names: the rest of the line without trailing spaces (its first
-    character when it is all spaces), as ``(.+?)\\s*$`` reads it.
-
-    Example:
-        >>> patch_name("src/a b.py  \\r"), patch_name("   ")
-        ('src/a b.py', ' ')
-    """
-    return rest.rstrip() or rest[:1]
-
-
 _GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 
 
-def _diff_header_path(line: str) -> str | None:
-    path = line[4:].split("\t", 1)[0].strip()
-    if path == "/dev/null" or not path:
-        return None
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    return path
+def patch_name(rest: str) -> str:
+    """The rest of a patch line as ``(.+?)\\s*$`` reads it: without trailing spaces."""
+    return rest.rstrip() or rest[:1]
 
 
 def patch_text_paths(text: str) -> Iterator[str]:
@@ -66,12 +48,15 @@ def patch_text_paths(text: str) -> Iterator[str]:
     if "diff --git " in text:
         yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:
-        # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
-        # looks like one ('-- comment' removed) is not followed by '+++ '.
+        # a '--- x' line directly followed by '+++ y' is a file header (not a removed '-- x')
         before = ""
         for line in text.splitlines():
             if before.startswith("--- ") and line.startswith("+++ "):
-                for path in (_diff_header_path(before), _diff_header_path(line)):
+                for header in (before, line):
+                    path = header[4:].split("\t", 1)[0].strip()
+                    if path == "/dev/null":
+                        continue
+                    path = path[2:] if path.startswith(("a/", "b/")) else path
                     if path:
                         yield path
             before = line
@@ -79,21 +64,19 @@ def patch_text_paths(text: str) -> Iterator[str]:
 
 _Found = tuple[list[str], list[str]]
 _Handler = Callable[[list[Word], list[str], bool], _Found]
-"""(arguments, heredoc bodies, whether to name the files put into a directory) -> (read,
-modified)."""
+"""(arguments, heredoc bodies, name the files put into a directory) -> (read, modified)."""
 
 
-def _reader(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
+def _operands(
+    short_values: str = "", long_values: Iterable[str] = (), writes: bool = False
+) -> _Handler:
+    """A handler whose operands are the files it reads (or ``writes``)."""
+
     def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         operands = parse_args(args, short_values, long_values).operands
+        if writes:
+            return [], literal_paths(operands)
         return literal_paths(w for w in operands if not w.value.startswith("+")), []  # less +G
-
-    return handler
-
-
-def _writer(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
-    def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-        return [], literal_paths(parse_args(args, short_values, long_values).operands)
 
     return handler
 
@@ -102,24 +85,19 @@ def _file_paths(words: Iterable[Word]) -> list[str]:
     return [p for p in literal_paths(words) if looks_like_file(p)]
 
 
-def _sed_in_place(args: Sequence[Word]) -> bool:
-    for word in args:
-        value = word.value
+def writes_anyway(name: str, args: Sequence[Word]) -> bool:
+    """An inspector that writes here (``sed -i`` on a glob, ``find -delete``)."""
+    if name in ("find", "fd"):
+        return any(w.value in ("-delete", "-exec", "-execdir", "-ok", "-x", "-X") for w in args)
+    if name not in ("sed", "gsed"):
+        return False
+    for value in (w.value for w in args):
         if value == "--":
             return False
         if value.startswith("--in-place") or (
             value.startswith("-") and not value.startswith("--") and "i" in value[1:2]
         ):
             return True
-    return False
-
-
-def writes_anyway(name: str, args: Sequence[Word]) -> bool:
-    """An inspector that writes here (``sed -i`` on a glob, ``find -delete``)."""
-    if name in ("sed", "gsed"):
-        return _sed_in_place(args)
-    if name in ("find", "fd"):
-        return any(w.value in ("-delete", "-exec", "-execdir", "-ok", "-x", "-X") for w in args)
     return False
 
 
@@ -146,8 +124,7 @@ def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 
 def _after_script(parsed: ParsedArgs, short: str, long: Iterable[str] = ()) -> list[Word]:
-    """The operands after the script or pattern, unless one of the ``short`` options (with its
-    value) or ``long`` options gave it."""
+    """The operands after the script or pattern, unless a ``short`` or ``long`` option gave it."""
     if any(c in parsed.values for c in short) or not parsed.flags.isdisjoint(long):
         return parsed.operands
     return parsed.operands[1:]
@@ -298,18 +275,18 @@ def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
 
 
 HANDLERS: dict[str, _Handler] = {
-    **dict.fromkeys(("cat", "more", "wc"), _reader()),
-    "nl": _reader("bdfhilnsvw"),
-    "less": _reader("bhjkoOpPtTxyz#"),
+    **dict.fromkeys(("cat", "more", "wc"), _operands()),
+    "nl": _operands("bdfhilnsvw"),
+    "less": _operands("bhjkoOpPtTxyz#"),
     **dict.fromkeys(
         ("bat", "batcat"),
-        _reader(
+        _operands(
             "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
         ),
     ),
-    "head": _reader("nc", ("lines", "bytes")),
-    "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
-    "cmp": _reader("in", ("ignore-initial", "bytes")),
+    "head": _operands("nc", ("lines", "bytes")),
+    "tail": _operands("ncs", ("lines", "bytes", "sleep-interval", "pid")),
+    "cmp": _operands("in", ("ignore-initial", "bytes")),
     "diff": _diff,
     **dict.fromkeys(("sed", "gsed"), _sed),
     "perl": _perl,
@@ -317,8 +294,10 @@ HANDLERS: dict[str, _Handler] = {
     "rg": _rg,
     **dict.fromkeys(("awk", "gawk"), _awk),
     "jq": _jq,
-    **dict.fromkeys(("tee", "unlink"), _writer()),
-    **dict.fromkeys(("touch", "truncate"), _writer("drtsA", ("date", "reference", "size"))),
+    **dict.fromkeys(("tee", "unlink"), _operands(writes=True)),
+    **dict.fromkeys(
+        ("touch", "truncate"), _operands("drtsA", ("date", "reference", "size"), writes=True)
+    ),
     "rm": _rm,
     "mv": functools.partial(_move_or_copy, copy=False),
     "cp": functools.partial(_move_or_copy, copy=True),
