@@ -197,7 +197,6 @@ def extract_facts(
         messages: The messages, in order. Human and system messages are skipped.
         file_tools: Tool name -> spec; extend with ``{**DEFAULT_FILE_TOOLS, ...}`` (a table
             that replaces the defaults turns off :func:`infer_file_tool`, as for commands).
-        max_read_files: List the most recently read this many files (the rest are counted).
 
     Raises:
         InvalidMessageError: An item is not a langchain-core message.

@@ -1,10 +1,4 @@
-"""Facts in a tool output's text that Context-mode keeps: exit codes, errors, locations, durations.
-
-Example:
-    >>> facts = extract_output_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
-    >>> facts.locations, facts.errors, facts.exit_codes
-    (('app.py:3',), ('ValueError',), ('exit code 1',))
-"""
+"""Facts in a tool output's text: exit codes, error names, file:line locations, durations."""
 
 from __future__ import annotations
 

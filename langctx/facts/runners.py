@@ -1,10 +1,5 @@
 """A test runner's summary lines in a failing output: tallies (``1 failed, 2 passed``) and named
-failures (``FAILED t.py::test_x``, ``--- FAIL: TestX``) (pure).
-
-Example:
-    >>> summary_lines("F.\\nFAILED t.py::test_a - assert 1 == 2\\n==== 1 failed, 1 passed in 0.1s ====")
-    ('FAILED t.py::test_a - assert 1 == 2', '==== 1 failed, 1 passed in 0.1s ====')
-"""
+failures (``FAILED t.py::test_x``, ``--- FAIL: TestX``) (pure)."""
 
 from __future__ import annotations
 

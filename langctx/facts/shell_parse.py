@@ -1,9 +1,4 @@
-"""Files a shell command reads and modifies, read from the shell's own words (pure; never raises).
-
-Example:
-    >>> parse_command("grep -rn TODO src | head -5").inspects_only
-    True
-"""
+"""Files a shell command reads and modifies, from the shell's own words (pure; never raises)."""
 
 from __future__ import annotations
 
@@ -40,18 +35,12 @@ _MAX_DEPTH = 4  # nesting of ``bash -c``, ``$(...)`` and shell heredocs still pa
 class ShellCommand:
     """What :func:`parse_command` found in one command text."""
 
-    read: tuple[str, ...]
-    """Files the command reads, unique, in order."""
-    modified: tuple[str, ...]
-    """Files it creates, changes, moves or deletes, unique, in order."""
-    programs: tuple[str, ...]
-    """The program of every simple command, in order (``git`` as ``git <subcommand>``)."""
-    inspects_only: bool
-    """Every program only reads, searches or lists: its output is file content, not a diagnosis."""
-    status_program: str | None
-    """The program whose exit status is the command's (the last one run at the top level)."""
-    status_masked: bool
-    """A failure before the last part may not reach the exit status (``|``, ``;``, ``||``)."""
+    read: tuple[str, ...]  # files read, unique, in order
+    modified: tuple[str, ...]  # files created, changed, moved or deleted, unique, in order
+    programs: tuple[str, ...]  # the program of every simple command (``git <subcommand>``)
+    inspects_only: bool  # every program only reads or lists: its output is file content
+    status_program: str | None  # the last program run at the top level: its status is the exit
+    status_masked: bool  # a failure before the last part may not reach the exit status (``|``)
 
 
 _UNKNOWN = "\x00unknown-cwd"  # the directory after a ``cd`` we cannot follow (``cd $X``)
@@ -77,17 +66,15 @@ class _Walk:
     def script(self, text: str, cwd: str | None, depth: int) -> tuple[str | None, bool]:
         """Walk one script; return (the status program, whether its status is masked)."""
         lexer = Lexer(text)
-        tokens = lexer.run()
         status_program: str | None = None
         masked = pending_mask = after_group = False
         stack: list[str | None] = []
-        for simple, op in split_commands(tokens):
+        for simple, op in split_commands(lexer.run()):
             if op == "(":
                 stack.append(cwd)
                 continue
             content = bool(simple.words or simple.redirs)
-            if content:
-                masked = masked or pending_mask
+            masked = masked or (content and pending_mask)
             program, cwd, inner_masked = self.simple(simple, cwd, depth)
             if program is not None:
                 status_program = program
@@ -171,11 +158,9 @@ def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
     value = target.value
     if not target.literal or value in ("-", "") or value.startswith("~"):
         return _UNKNOWN
-    if value.startswith("/"):
-        return posixpath.normpath(value)
-    if cwd == _UNKNOWN:
+    if cwd == _UNKNOWN and not value.startswith("/"):
         return _UNKNOWN
-    return posixpath.normpath(value if cwd is None else posixpath.join(cwd, value))
+    return posixpath.normpath(posixpath.join(cwd or "", value))
 
 
 def _program_name(first: Word) -> str:

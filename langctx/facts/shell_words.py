@@ -30,8 +30,7 @@ __all__ = [
 @dataclass(slots=True)
 class Word:
     value: str
-    literal: bool = True
-    """No unquoted expansion or glob (``$x``, ``$(...)``, ``*``, ``{a,b}``): a path as written."""
+    literal: bool = True  # no unquoted expansion or glob (``$x``, ``*``): a path as written
 
 
 @dataclass(slots=True)
@@ -313,10 +312,8 @@ _FILE_NAMES = frozenset(
     "Makefile makefile Dockerfile LICENSE README Gemfile Rakefile Procfile Jenkinsfile "
     "Vagrantfile BUILD WORKSPACE Containerfile".split()
 )
-
+# an extension starts with a letter or is ``7z``-like: a version directory (``x__0.1``) is none
 _EXTENSION_RE = re.compile(r"[A-Za-z][\w-]{0,11}|\d[A-Za-z]\w{0,10}")
-"""An extension: starts with a letter (``py``, ``d.ts``'s ``ts``) or is ``7z``-like, so a
-version directory (``ponyc__0.1``) is not taken for a file."""
 
 
 def looks_like_file(path: str) -> bool:

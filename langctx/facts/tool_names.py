@@ -1,9 +1,4 @@
-"""Tool names as words: one normaliser for every agent's spelling of a tool's name.
-
-Example:
-    >>> normalize_tool_name("mcp__filesystem__readFile"), normalize_tool_name("str-replace-editor")
-    ('read_file', 'str_replace_editor')
-"""
+"""Tool names as words: one normaliser for every agent's spelling of a tool's name."""
 
 from __future__ import annotations
 

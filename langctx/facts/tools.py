@@ -123,14 +123,13 @@ def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
     return found
 
 
-def _camel_case(key: str) -> str:
-    first, *rest = key.split("_")
-    return first + "".join(word.capitalize() for word in rest)
-
-
 def _with_camel_case(keys: Iterable[str]) -> tuple[str, ...]:
     """Each key, then its camelCase form (``file_path``, ``filePath``), each once."""
-    return tuple(dict.fromkeys(form for key in keys for form in (key, _camel_case(key))))
+    forms: list[str] = []
+    for key in keys:
+        first, *rest = key.split("_")
+        forms += [key, first + "".join(word.capitalize() for word in rest)]
+    return tuple(dict.fromkeys(forms))
 
 
 # paths: Gemini's read_many_files, MCP's read_multiple_files; target_file: Cursor, Kiro;
@@ -283,12 +282,8 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
     directories or URLs, is no file call; a write verb beats a read verb.
 
     Example:
-        >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py", "text": ""}).role
-        'modified'
-        >>> infer_file_tool("insert_edit_into_file", {"filePath": "a.py"}).role
-        'modified'
-        >>> infer_file_tool("ReadSource", {"path": "a.py"}).role
-        'read'
+        >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py"}).role, infer_file_tool("ReadSource", {"path": "a.py"}).role
+        ('modified', 'read')
         >>> infer_file_tool("create_issue", {"title": "x"}), infer_file_tool("create_directory", {"path": "d"})
         (None, None)
     """
@@ -330,12 +325,8 @@ def infer_command_tool(name: str | None, args: Mapping[str, Any]) -> bool:
     another language (sql, python, ...), and a command-like argument holding a command.
 
     Example:
-        >>> infer_command_tool("mcp__desktop__start_process", {"command": "make test"})
-        True
-        >>> infer_command_tool("execute_ipython_cell", {"code": "1 + 1"})
-        False
-        >>> infer_command_tool("SlashCommand", {"command": "/review"})
-        False
+        >>> infer_command_tool("start_process", {"command": "make"}), infer_command_tool("SlashCommand", {"command": "/review"})
+        (True, False)
     """
     words = set(tool_name_words(name)) if name else set()
     if not words & _SHELL_WORDS or words & _NOT_SHELL_WORDS:
