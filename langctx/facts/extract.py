@@ -36,7 +36,7 @@ from langctx.facts.record import (
     ErrorFact,
     Facts,
     check_limit,
-    set_reads,
+    merge_read_facts,
 )
 from langctx.facts.runners import summary_lines
 from langctx.facts.shell_parse import ShellCommand, parse_command
@@ -235,11 +235,10 @@ def extract_facts(
                 "convert it with langchain_core.messages.convert_to_messages first."
             )
             raise InvalidMessageError(msg)
-    facts = Facts(
-        read_files=[],
-        modified_files=list(run.modified_files),
-        commands=run.commands[-max_commands:] if max_commands else [],
-        errors=run.errors[-max_errors:] if max_errors else [],
+    extracted = {"read_files": list(run.read_files), "modified_files": list(run.modified_files)}
+    return merge_read_facts(
+        {**extracted, "commands": run.commands, "errors": run.errors},
+        max_commands=max_commands,
+        max_errors=max_errors,
+        max_read_files=max_read_files,
     )
-    set_reads(facts, list(run.read_files), 0, max_read_files)
-    return facts

@@ -266,9 +266,7 @@ _BARE_VERDICT_RE = re.compile(r"^\W*(?:FAIL|FAILED|FAILURES|ERROR|ERRORS)\W*$|^.
 
 
 def _texts(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [text for text in (str(x).strip() for x in value) if text]
+    return [t for t in (str(x).strip() for x in value) if t] if isinstance(value, list) else []
 
 
 def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:

@@ -60,12 +60,9 @@ MAX_FACT_WINDOWS = 20_000
 class OutputFacts:
     """Facts found in a text, each kind in order of first appearance without duplicates."""
 
-    exit_codes: tuple[str, ...] = ()
-    """Exit codes, normalised to ``"exit code N"``."""
-    errors: tuple[str, ...] = ()
-    """Error and exception type names."""
-    locations: tuple[str, ...] = ()
-    """Locations, normalised to ``"basename:line"``."""
+    exit_codes: tuple[str, ...] = ()  # normalised to ``"exit code N"``
+    errors: tuple[str, ...] = ()  # error and exception type names
+    locations: tuple[str, ...] = ()  # normalised to ``"basename:line"``
 
     def __bool__(self) -> bool:
         return bool(self.exit_codes or self.errors or self.locations)
@@ -102,12 +99,9 @@ def extract_output_facts(text: str) -> OutputFacts:
         ('error TS2304',)
     """
     scanned = _windows_text(text)
-    exit_codes = dict.fromkeys(
-        f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned)
-    )
+    codes = dict.fromkeys(f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned))
     errors = dict.fromkeys(_SPACES_RE.sub(" ", m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
-    locations = dict.fromkeys(find_locations(scanned))
-    return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
+    return OutputFacts(tuple(codes), tuple(errors), tuple(dict.fromkeys(find_locations(scanned))))
 
 
 def _windows_text(text: str) -> str:

@@ -23,11 +23,9 @@ __all__ = [
     "ErrorFact",
     "Facts",
     "check_limit",
-    "count_of",
     "empty_facts",
     "merge_facts",
     "merge_read_facts",
-    "set_reads",
     "stored_facts",
 ]
 
@@ -97,21 +95,6 @@ def check_limit(name: str, value: object) -> int:
     return value
 
 
-def set_reads(facts: Facts, reads: list[str], dropped: int, limit: int) -> None:
-    """Keep the most recent reads within ``limit`` and the character cap; count the rest."""
-    keep = 0
-    chars = 0
-    for path in reversed(reads):
-        if keep >= limit or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
-            break
-        keep += 1
-        chars += len(path)
-    facts["read_files"] = reads[len(reads) - keep :]
-    dropped += len(reads) - keep
-    if dropped:
-        facts["read_files_dropped"] = dropped
-
-
 def empty_facts() -> Facts:
     """A new :class:`Facts` with nothing in it.
 
@@ -171,14 +154,18 @@ def merge_read_facts(
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    dropped = sum(f.get("read_files_dropped", 0) for f in facts)
-    set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
+    # the most recent reads within the limit and the character cap (the newest always fits)
+    reads = _latest(f.get("read_files", ()) for f in facts)
+    keep = chars = 0
+    for path in reversed(reads):
+        if keep >= max_read_files or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
+            break
+        keep += 1
+        chars += len(path)
+    merged["read_files"] = reads[len(reads) - keep :]
+    if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(reads) - keep:
+        merged["read_files_dropped"] = dropped
     return merged
-
-
-def count_of(value: object) -> int:
-    """``value`` when it is a positive int (a count read from state), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 _MISSING: Any = object()  # a reader's answer for a value it cannot read: left out
@@ -195,13 +182,10 @@ def _of(kind: type, convert: Reader = lambda v: v) -> Reader:
     )
 
 
-def _text(limit: int, cut: Callable[[str, int], str] = clip) -> Reader:
-    """A string, encodable (:func:`~langctx.surrogates.encodable_text`) and cut to ``limit``."""
-    return _of(str, lambda v: cut(encodable_text(v), limit))
-
-
-def _prefix(text: str, limit: int) -> str:
-    return text[:limit]
+def _text(limit: int, prefix: bool = False) -> Reader:
+    """A string, encodable, clipped to ``limit`` (or its ``prefix`` kept)."""
+    cut = (lambda text: text[:limit]) if prefix else (lambda text: clip(text, limit))
+    return _of(str, lambda v: cut(encodable_text(v)))
 
 
 def _or_none(read: Reader) -> Reader:
@@ -210,9 +194,9 @@ def _or_none(read: Reader) -> Reader:
 
 _string = _of(str, encodable_text)
 _int = _of(int)
-_count = _of(int, count_of)
+_count = _of(int, lambda v: max(v, 0))
 _path = _of(str, lambda v: normalise_path(encodable_text(v)) or _MISSING)
-_constraint_text = _text(MAX_CONSTRAINT_CHARS, _prefix)
+_constraint_text = _text(MAX_CONSTRAINT_CHARS, prefix=True)
 
 
 def _constraint(value: object) -> Any:
@@ -266,7 +250,7 @@ _FACTS: dict[str, Reader] = {
         )
     ),
     "constraints": _list(_constraint),
-    "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, _prefix)),
+    "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, prefix=True)),
     "user_messages_dropped": _count,
 }
 """How each key of the facts is read from state (``user_messages``: its own module)."""

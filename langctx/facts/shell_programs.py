@@ -144,9 +144,8 @@ _RG_LONG_VALUES = (
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
     operands = _after_script(parsed, "ef", ("regexp", "file"))
-    if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
-        return _file_paths(operands), []
-    return literal_paths(operands), []
+    recursive = parsed.flags & {"r", "R", "recursive", "dereference-recursive"}
+    return (_file_paths if recursive else literal_paths)(operands), []
 
 
 def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -178,13 +177,8 @@ def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args)
-    if parsed.flags & {"r", "R", "recursive", "d", "dir"}:
-        return [], _file_paths(parsed.operands)
-    return [], literal_paths(parsed.operands)
-
-
-def _into(directory: str, source: str) -> str:
-    return posixpath.join(directory, posixpath.basename(source.rstrip("/")))
+    recursive = parsed.flags & {"r", "R", "recursive", "d", "dir"}
+    return [], (_file_paths if recursive else literal_paths)(parsed.operands)
 
 
 def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: bool) -> _Found:
@@ -192,11 +186,9 @@ def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: b
     paths = literal_paths(parsed.operands)
     if not all(w.literal for w in parsed.operands):
         return [], []  # `mv *.py dir/`: the sources are not paths as written
-    target = next(
-        iter(parsed.values.get("t", []) + parsed.values.get("target-directory", [])), None
-    )
-    if target is not None:
-        sources, dest, into = paths, target, True
+    targets = parsed.values.get("t", []) + parsed.values.get("target-directory", [])
+    if targets:
+        sources, dest, into = paths, targets[0], True
     elif len(paths) >= 2:
         sources, dest = paths[:-1], paths[-1]
         into = len(sources) > 1 or dest.endswith("/") or dest in (".", "..")
@@ -204,7 +196,8 @@ def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: b
         return [], []
     if into and not resolve:
         return ([], [*sources, dest]) if not copy else (sources, [dest])
-    destinations = [_into(dest, s) for s in sources] if into else [dest]
+    destinations = [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
+    destinations = destinations if into else [dest]
     # a directory moved or copied whole is not a file: keep the pairs that name files
     pairs = [(s, d) for s, d in zip(sources, destinations, strict=False) if looks_like_file(s)]
     if len(destinations) == 1 and len(sources) == 1 and not pairs and looks_like_file(dest):
@@ -237,10 +230,8 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     sub, rest = git_subcommand(args)
     if sub == "apply":
         parsed = parse_args(rest, "pC", ("directory", "exclude", "include"))
-        read = literal_paths(parsed.operands)
-        if parsed.flags & {"check", "stat", "numstat", "summary"}:
-            return read, []
-        return read, _patch_bodies(bodies)
+        dry_run = parsed.flags & {"check", "stat", "numstat", "summary"}
+        return literal_paths(parsed.operands), [] if dry_run else _patch_bodies(bodies)
     if sub == "mv":
         return _move_or_copy(rest, bodies, resolve, copy=False)
     if sub == "rm":
