@@ -122,11 +122,9 @@ def merge_facts(
     Each input is read as :func:`stored_facts` reads it, and is not modified.
 
     Example:
-        >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
-        >>> b = {**empty_facts(), "read_files": ["c.py", "a.py"], "modified_files": ["d.py"]}
-        >>> merged = merge_facts(a, b, max_read_files=2)
-        >>> merged["read_files"], merged["read_files_dropped"], merged["modified_files"]
-        (['c.py', 'a.py'], 1, ['b.py', 'd.py'])
+        >>> merge_facts({"read_files": ["a.py", "b.py"]}, {"read_files": ["c.py", "a.py"]},
+        ...     max_read_files=2)
+        {'read_files': ['c.py', 'a.py'], 'modified_files': [], 'commands': [], 'errors': [], 'read_files_dropped': 1}
     """
     return merge_read_facts(
         *[stored_facts(f) for f in facts],

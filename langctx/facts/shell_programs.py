@@ -298,12 +298,10 @@ HANDLERS: dict[str, _Handler] = {
 }
 
 INSPECTORS = frozenset(
-    (
-        "cat nl less more bat batcat head tail wc cmp diff grep egrep fgrep rg ag ack awk "
-        "gawk jq ls ll tree find fd pwd cd pushd popd echo printf file stat which type "
-        "realpath readlink dirname basename sort uniq cut tr column true du df xxd od hexdump "
-        "strings sed "
-    ).split()
+    "cat nl less more bat batcat head tail wc cmp diff grep egrep fgrep rg ag ack awk "
+    "gawk jq ls ll tree find fd pwd cd pushd popd echo printf file stat which type "
+    "realpath readlink dirname basename sort uniq cut tr column true du df xxd od hexdump "
+    "strings sed ".split()
 ) | frozenset(
     f"git {sub}"
     for sub in "status log diff show grep blame branch ls-files rev-parse remote".split()
@@ -312,9 +310,7 @@ INSPECTORS = frozenset(
 
 WRAPPERS: dict[str, str] = dict(
     entry.split("=")
-    for entry in (
-        "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe ionice=cnpt "
-        "time=fo timeout=sk xvfb-run=ase"
-    ).split()
+    for entry in "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe "
+    "ionice=cnpt time=fo timeout=sk xvfb-run=ase".split()
 )
 """Programs that run the rest of their words as a command (option letters taking a value)."""

@@ -47,8 +47,7 @@ class FileToolSpec:
         >>> from langctx.facts import extract_facts
         >>> spec = FileToolSpec(role="read", path_keys=("target",))
         >>> call = {"id": "1", "name": "peek", "args": {"target": "a.py"}}
-        >>> facts = extract_facts([AIMessage("", tool_calls=[call])], file_tools={"peek": spec})
-        >>> facts["read_files"]
+        >>> extract_facts([AIMessage("", tool_calls=[call])], file_tools={"peek": spec})["read_files"]
         ['a.py']
     """
 
@@ -134,13 +133,8 @@ def _with_camel_case(keys: Iterable[str]) -> tuple[str, ...]:
 
 # paths: Gemini's read_many_files, MCP's read_multiple_files; target_file: Cursor, Kiro;
 # absolute_path: Gemini CLI; filepath: Continue; notebook_path: Claude Code; relative_path: Serena
-_MORE_PATH_KEYS = _with_camel_case(
-    (
-        *DEFAULT_PATH_KEYS,
-        *"paths file_paths target_file absolute_path filepath notebook_path relative_path "
-        "target_path".split(),
-    )
-)
+_EXTRA_PATH_KEYS = "paths file_paths target_file absolute_path filepath notebook_path relative_path"
+_MORE_PATH_KEYS = _with_camel_case((*DEFAULT_PATH_KEYS, *_EXTRA_PATH_KEYS.split(), "target_path"))
 
 _spec = functools.partial(FileToolSpec, path_keys=_MORE_PATH_KEYS)
 _READ = _spec(role="read")
@@ -217,11 +211,9 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
 """Tool name -> :class:`FileToolSpec` for the agents langctx is tested against."""
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
-    (
-        "bash sh zsh shell terminal powershell execute execute_bash execute_command "
-        "execute_shell exec_command run_command run_shell_command run_terminal_cmd "
-        "run_terminal_command run_in_terminal shell_command local_shell"
-    ).split()
+    "bash sh zsh shell terminal powershell execute execute_bash execute_command "
+    "execute_shell exec_command run_command run_shell_command run_terminal_cmd "
+    "run_terminal_command run_in_terminal shell_command local_shell".split()
 )
 """Names of tools that run shell commands (looked up like :data:`DEFAULT_FILE_TOOLS`)."""
 
@@ -232,8 +224,6 @@ def file_tool_spec(
     """The spec of the first spelling of ``name`` (:func:`tool_name_forms`) in ``file_tools``.
 
     Example:
-        >>> file_tool_spec("developer__text_editor") is DEFAULT_FILE_TOOLS["text_editor"]
-        True
         >>> file_tool_spec("readFile") is DEFAULT_FILE_TOOLS["read_file"], file_tool_spec("fetch")
         (True, None)
     """
@@ -257,10 +247,8 @@ _READ_VERBS = frozenset(
     "read view open cat show load peek preview display inspect head tail".split()
 )
 _WRITE_VERBS = frozenset(
-    (
-        "write edit create replace patch insert delete remove rm unlink append prepend modify "
-        "update save overwrite truncate put apply undo move rename copy"
-    ).split()
+    "write edit create replace patch insert delete remove rm unlink append prepend modify "
+    "update save overwrite truncate put apply undo move rename copy".split()
 )
 _EDITOR_WORDS = _READ_VERBS | _WRITE_VERBS | {"editor", "file", "files", "text"}
 _NOT_FILE_WORDS = frozenset(
@@ -311,10 +299,8 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
 
 
 _SHELL_WORDS = frozenset(
-    (
-        "bash sh zsh ksh dash fish shell terminal exec execute command commands cmd powershell "
-        "pwsh console process subprocess"
-    ).split()
+    "bash sh zsh ksh dash fish shell terminal exec execute command commands cmd powershell "
+    "pwsh console process subprocess".split()
 )
 _NOT_SHELL_WORDS = frozenset("slash sql query python ipython jupyter notebook browser".split())
 _SHELL_COMMAND_KEYS = tuple(k for k in COMMAND_KEYS if k != "code")  # code: any language
