@@ -34,8 +34,7 @@ COMMAND_KEYS = tuple(
     "command cmd commands command_line commandLine cmdline script argv code".split()
 )
 """Argument keys that hold a command, in the order they are looked up."""
-MAX_PATH_CHARS = 4096
-"""A path longer than this is no path (ignored when extracted, corrupt when stored)."""
+MAX_PATH_CHARS = 4096  # a longer path is no path (ignored, or corrupt when stored)
 
 
 def text_of(content: Any) -> str:

@@ -138,10 +138,9 @@ class _Extraction:
         is_error = message.status == "error"
         if fact is not None:
             fact["message_id"] = message.id
-        if not (is_command or is_error):
-            return  # the fast path: a plain successful result is never scanned
-        if message.additional_kwargs.get("synthetic") is True:
-            return  # a placeholder for a result that was never recorded says nothing
+        # a plain successful result is never scanned; a placeholder (never recorded) says nothing
+        if not (is_command or is_error) or message.additional_kwargs.get("synthetic") is True:
+            return
         text = text_of(message.content)
         if "\x1b" in text:
             text = ANSI_RE.sub("", text)
@@ -208,10 +207,8 @@ def extract_facts(
         ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}}]
         >>> facts = extract_facts([AIMessage("", tool_calls=calls),
         ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2")])
-        >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["commands"][0]["ok"]
-        (['app.py'], 1, False)
-        >>> facts["errors"][0]["lines"]
-        ['FAILED test_app.py::test_add']
+        >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["errors"][0]["lines"]
+        (['app.py'], 1, ['FAILED test_app.py::test_add'])
     """
     command_set = _check_tools(file_tools, command_tools)
     max_commands = check_limit("max_commands", max_commands)

@@ -34,8 +34,7 @@ __all__ = [
     "shown_failure_lines",
 ]
 
-OUTPUT_TAIL_CHARS = 4_000
-"""How far from each end of a tool output Context-mode looks for its exit code and duration."""
+OUTPUT_TAIL_CHARS = 4_000  # how far from each end an exit code or duration is sought
 _TAIL_CHARS = 400  # a command result's exit-code trailer is looked for in its last 400 chars
 _HEAD_CHARS = 300  # ... and its first 300
 _EXIT_KEYS = ("exit_code", "returncode", "exitCode", "return_code", "exit_status")
@@ -94,11 +93,8 @@ def is_no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
 
 
 def command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
-    """Whether a shell command failed, from its exit code, its output and its parsed form.
-
-    A failing test run or build fails whatever the exit code (a pipe to ``tail`` returns 0);
-    other error lines only when the exit code is unknown or masked, never for a mere reader.
-    """
+    """Whether a shell command failed: a failing test run or build whatever the exit code (a pipe
+    to ``tail`` returns 0); other error lines only when the exit code is unknown or masked."""
     if exit_code is not None and exit_code != 0:
         return not is_no_match(exit_code, shell)
     if shell is not None and shell.inspects_only:
@@ -174,8 +170,7 @@ def find_exit_code(
 
 
 def _candidate_lines(lines: list[str]) -> list[int]:
-    """Indices of the lines that may match ``_ANY_LINE_RE`` (a superset found by fast substring
-    searches, so the regexes run on these lines only)."""
+    """Indices of the lines that may match ``_ANY_LINE_RE`` (a superset, by fast substring search)."""
     low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
     starts = [0, *(m.end() for m in re.finditer("\n", low))]
     hits: set[int] = set()
@@ -195,17 +190,12 @@ def _candidate_lines(lines: list[str]) -> list[int]:
 
 @functools.lru_cache(maxsize=512)  # a failing output is read again when its turn is folded
 def error_lines(text: str) -> tuple[str, ...]:
-    """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
-
-    Strong lines (exceptions, diagnostics, a traceback's last frame) win over weak ones (a
-    mention of error/failed) bar a closing weak verdict; with neither, the last three lines.
-    """
+    """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more):
+    strong ones (exceptions, diagnostics) win over weak ones, else the last three lines."""
     lines = text.splitlines()
     if len(lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
         lines = [*lines[:_SCAN_HEAD], "", *lines[-_SCAN_TAIL:]]
-    picked = _picked_lines(lines)
-    if not picked:
-        picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
+    picked = _picked_lines(lines) or [ln.strip() for ln in text.splitlines() if ln.strip()][-3:]
     # a line printed again (a tool re-running the step) counts where it was printed last
     unique = [clip(ln, MAX_ERROR_LINE_CHARS) for ln in reversed(dict.fromkeys(reversed(picked)))]
     if len(unique) > MAX_ERROR_LINES:
@@ -256,8 +246,7 @@ def _picked_lines(lines: list[str]) -> list[str]:
     return [*strong, verdict] if strong and verdict is not None else strong or weak
 
 
-SHOWN_FAILURE_CHARS = 480
-"""Characters of the optional lines one rendered failure shows at most (fits a 4k budget)."""
+SHOWN_FAILURE_CHARS = 480  # optional lines one rendered failure shows (fits 4k)
 _SHOWN_LINE_CHARS = 200
 _CHOSEN_LINE_CHARS = 500  # a compiler diagnostic with its types runs to 300-400 characters
 _SHOWN_ERROR_LINES = 3
@@ -276,10 +265,8 @@ def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
     within :data:`SHOWN_FAILURE_CHARS`, the other summary lines and two earlier error lines.
 
     Example:
-        >>> shown_failure_lines({"lines": ["E   assert 3 == 4", "t.py:5: AssertionError",
-        ...     "FAILED t.py::test_add"], "summary_lines": ["FAILED t.py::test_add",
-        ...     "=== 1 failed, 2 passed in 0.05s ==="]})
-        ['E   assert 3 == 4', 't.py:5: AssertionError', 'FAILED t.py::test_add', '=== 1 failed, 2 passed in 0.05s ===']
+        >>> shown_failure_lines({"lines": ["E   assert 3 == 4"], "summary_lines": ["== 1 failed =="]})
+        ['E   assert 3 == 4', '== 1 failed ==']
     """
     lines = _texts(error.get("lines"))
     if "summary_lines" in error:

@@ -52,8 +52,7 @@ _ANCHOR_WORDS = ("interrupt", "systemexit", "stopiteration", "panic", "error", "
 _SPACES_RE = re.compile(r"\s+")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _WINDOW = 320
-MAX_FACT_WINDOWS = 20_000
-"""At most this many windows around anchors are scanned; beyond it, the first and last halves."""
+MAX_FACT_WINDOWS = 20_000  # scanned windows at most; beyond it, the first and last halves
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,24 +36,17 @@ DEFAULT_MAX_ERRORS = 5
 DEFAULT_MAX_READ_FILES = 50
 """How many of the most recently read files a :class:`Facts` lists (the rest are counted)."""
 _MAX_READ_FILES_CHARS = 8_000  # the listed read paths together (the newest always fits)
-MAX_COMMAND_FACT_CHARS = 500
-"""A :class:`CommandFact`'s ``command`` is clipped to this many characters."""
-MAX_ERROR_LINES = 8
-"""An :class:`ErrorFact` holds at most this many ``lines``."""
-MAX_ERROR_LINE_CHARS = 500
-"""Each of an :class:`ErrorFact`'s ``lines`` is clipped to this many characters."""
-MAX_CONSTRAINT_CHARS = 400
-"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
-MAX_NEXT_STEP_CHARS = 220
-"""Characters of the stated next step kept (a longer sentence is cut)."""
+MAX_COMMAND_FACT_CHARS = 500  # a :class:`CommandFact`'s ``command`` is clipped to this
+MAX_ERROR_LINES = 8  # an :class:`ErrorFact` holds at most this many ``lines``
+MAX_ERROR_LINE_CHARS = 500  # each of an :class:`ErrorFact`'s ``lines`` is clipped to this
+MAX_CONSTRAINT_CHARS = 400  # one constraint sentence kept verbatim (a longer one is cut)
+MAX_NEXT_STEP_CHARS = 220  # characters of the stated next step kept (a longer sentence is cut)
 
 
 class CommandFact(TypedDict):
-    """One shell command the agent ran.
+    """One shell command the agent ran; ``message_id`` is its result's (else the AI message's).
 
-    ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
-    ``ok`` is ``False`` when it failed, ``True`` when exit code 0 is known and nothing failed,
-    else ``None`` (no result, no exit code, a search that matched nothing).
+    ``ok``: ``False`` when it failed, ``True`` when exit 0 is known and nothing failed, else None.
     """
 
     command: str
@@ -75,9 +68,8 @@ class ErrorFact(TypedDict):
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    ``modified_files`` is in order of first modification and never cut; ``read_files`` in order
-    of the latest read, the most recent ones (8,000 characters of paths at most); ``commands``
-    and ``errors`` keep the most recent entries.
+    ``modified_files`` is in order of first modification and never cut; the others keep the
+    most recent entries (``read_files`` in order of the latest read).
     """
 
     read_files: list[str]
@@ -190,8 +182,6 @@ def _or_none(read: Reader) -> Reader:
     return lambda v: None if v is None else read(v)
 
 
-_string = _of(str, encodable_text)
-_int = _of(int)
 _count = _of(int, lambda v: max(v, 0))
 _path = _of(str, lambda v: normalise_path(encodable_text(v)) or _MISSING)
 _constraint_text = _text(MAX_CONSTRAINT_CHARS, prefix=True)
@@ -227,23 +217,20 @@ def _record(**fields: Reader) -> Reader:
 
 
 _command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
+_msg_id = _or_none(_of(str, encodable_text))
+_exit_code = _or_none(_of(int))
 _FACTS: dict[str, Reader] = {
     "read_files": _list(_path),
     "modified_files": _list(_path),
     "read_files_dropped": _count,
     "commands": _list(
-        _record(
-            command=_command,
-            exit_code=_or_none(_int),
-            ok=_or_none(_of(bool)),
-            message_id=_or_none(_string),
-        )
+        _record(command=_command, exit_code=_exit_code, ok=_or_none(_of(bool)), message_id=_msg_id)
     ),
     "errors": _list(
         _record(
             command=_command,
             lines=_list(_text(MAX_ERROR_LINE_CHARS), MAX_ERROR_LINES),
-            message_id=_or_none(_string),
+            message_id=_msg_id,
             summary_lines=_list(_text(MAX_SUMMARY_LINE_CHARS), MAX_NAMED_FAILURES + MAX_TALLIES),
         )
     ),
@@ -255,11 +242,9 @@ _FACTS: dict[str, Reader] = {
 
 
 def stored_facts(value: object) -> dict[str, Any]:
-    """Facts read back from untrusted state, in the shape langctx writes (see docs/persistence.md).
+    """Facts read back from untrusted state, in the shape langctx writes (docs/persistence.md).
 
-    What cannot be read (a wrong type, a path that is no path) is left out, each string is cut
-    to the cap extraction writes, a lone surrogate is escaped, unknown keys are kept unread.
-    Facts langctx wrote come back equal; ``value`` is not modified.
+    What cannot be read is left out, strings are cut to the caps, unknown keys are kept as is.
 
     Example:
         >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",

@@ -16,12 +16,9 @@ __all__ = [
     "summary_lines",
 ]
 
-MAX_NAMED_FAILURES = 2
-"""Named failures kept from one output (the first ones; the tallies count the rest)."""
-MAX_TALLIES = 2
-"""Tally lines kept from one output (the last ones: jest's ``Test Suites:`` and ``Tests:``)."""
-MAX_SUMMARY_LINE_CHARS = 200
-"""Each summary line is clipped to this many characters."""
+MAX_NAMED_FAILURES = 2  # named failures kept from one output (the first ones)
+MAX_TALLIES = 2  # tallies kept (the last ones: jest's ``Test Suites:``, ``Tests:``)
+MAX_SUMMARY_LINE_CHARS = 200  # each summary line is clipped to this many characters
 _SCAN_HEAD = 100  # summary lines are looked for in the first and last lines of long outputs only
 _SCAN_TAIL = 400
 _FAIL_WORD = r"failed|failures?|failing|fails|errors?|errored|broken"
@@ -109,11 +106,9 @@ def summary_lines(text: str) -> tuple[str, ...]:
         line = raw.strip()
         if not line or line in seen or len(line) > 2_000 or _PREFILTER_RE.search(line) is None:
             continue
-        if _NAMED_RE.search(raw) is not None:
+        found = named if _NAMED_RE.search(raw) is not None else tallies if _tally(line) else None
+        if found is not None:
             seen.add(line)
-            named.append(index)
-        elif _tally(line):
-            seen.add(line)
-            tallies.append(index)
+            found.append(index)
     keep = sorted([*named[:MAX_NAMED_FAILURES], *tallies[-MAX_TALLIES:]])
     return tuple(clip(lines[i].strip(), MAX_SUMMARY_LINE_CHARS) for i in keep)

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from itertools import dropwhile
 
 from langctx.facts.shell_programs import (
-    GIT_OPTIONS_WITH_VALUE,
     HANDLERS,
     INSPECTORS,
     WRAPPERS,
@@ -46,8 +45,7 @@ class ShellCommand:
 _UNKNOWN = "\x00unknown-cwd"  # the directory after a ``cd`` we cannot follow (``cd $X``)
 _SKIP_WHOLE = frozenset({"for", "case", "select", "function"})
 _MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-"""Shell programs whose ``-c`` script or heredoc is parsed as a command of its own."""
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})  # their ``-c`` scripts are parsed too
 
 
 class _Walk:
@@ -112,7 +110,7 @@ class _Walk:
             return label, _UNKNOWN, False
         if name in SHELLS:
             return self._shell(label, args, bodies, cwd, depth)
-        for directory in _git_directories(args) if name == "git" else ():
+        for directory in git_subcommand(args)[2] if name == "git" else ():
             cwd = _cd([directory], cwd)
         handler = HANDLERS.get(name)
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
@@ -174,27 +172,8 @@ def _label(name: str, args: Sequence[Word]) -> str:
     """How a program is listed: ``git`` as ``git <subcommand>``."""
     if name != "git":
         return name
-    sub, _ = git_subcommand(args)
+    sub = git_subcommand(args)[0]
     return f"git {sub}" if sub else "git"
-
-
-def _git_directories(args: Sequence[Word]) -> list[Word]:
-    """The ``-C dir`` options of a git command line, in order, up to the first not literal."""
-    directories: list[Word] = []
-    i = 0
-    while i < len(args) - 1:
-        value = args[i].value
-        if value == "-C" and not args[i + 1].literal:
-            break
-        if value == "-C":
-            directories.append(args[i + 1])
-        if value in GIT_OPTIONS_WITH_VALUE:
-            i += 2
-        elif value.startswith("-"):
-            i += 1
-        else:
-            break
-    return directories
 
 
 def _unwrap(words: list[Word]) -> list[Word]:

@@ -29,6 +29,7 @@ __all__ = [
 # the name is cut by patch_name: a lazy ``(.+?)\s*$`` is quadratic on a run of spaces
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
 _GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+_SED_SUFFIX_RE = re.compile(r"(?:\.[\w.~-]+)?")  # BSD sed's ``-i ''`` or ``-i .bak``
 
 
 def patch_name(rest: str) -> str:
@@ -63,8 +64,8 @@ def patch_text_paths(text: str) -> Iterator[str]:
 
 
 _Found = tuple[list[str], list[str]]
+# (arguments, heredoc bodies, name the files put into a directory) -> (read, modified)
 _Handler = Callable[[list[Word], list[str], bool], _Found]
-"""(arguments, heredoc bodies, name the files put into a directory) -> (read, modified)."""
 
 
 def _operands(
@@ -109,10 +110,8 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         cleaned.append(word)
         i += 1
         # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word
-        if word.value == "-i" and i + 1 < len(args):
-            nxt = args[i].value
-            if nxt == "" or re.fullmatch(r"\.[\w.~-]+", nxt):
-                i += 1
+        if word.value == "-i" and i + 1 < len(args) and _SED_SUFFIX_RE.fullmatch(args[i].value):
+            i += 1
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
     paths = literal_paths(_after_script(parsed, "ef", ("expression", "file")))
     return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])
@@ -134,6 +133,7 @@ _GREP_LONG_VALUES = (
     "regexp file max-count after-context before-context context include exclude exclude-dir "
     "label directories devices"
 ).split()
+_BAT_LONG_VALUES = "language line-range highlight-line map-syntax style theme".split()
 _RG_LONG_VALUES = (
     "regexp file glob iglob type type-not max-count after-context before-context context "
     "threads max-columns encoding sort sortr replace type-add max-depth max-filesize pre "
@@ -227,7 +227,7 @@ def _patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 
 def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    sub, rest = git_subcommand(args)
+    sub, rest, _ = git_subcommand(args)
     if sub == "apply":
         parsed = parse_args(rest, "pC", ("directory", "exclude", "include"))
         dry_run = parsed.flags & {"check", "stat", "numstat", "summary"}
@@ -248,33 +248,36 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     return [], []
 
 
+# git's global options whose value is the next word
 GIT_OPTIONS_WITH_VALUE = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
-"""git's global options whose value is the next word."""
 
 
-def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
+def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word], list[Word]]:
+    """git's subcommand, its arguments, and the ``-C dir`` options before it (in order, up to
+    the first that is not literal)."""
+    directories: list[Word] = []
+    literal = True
     i = 0
     while i < len(args):
         value = args[i].value
+        if value == "-C" and i + 1 < len(args):
+            literal = literal and args[i + 1].literal
+            if literal:
+                directories.append(args[i + 1])
         if value in GIT_OPTIONS_WITH_VALUE:
             i += 2
         elif value.startswith("-"):
             i += 1
         else:
-            return value, list(args[i + 1 :])
-    return None, []
+            return value, list(args[i + 1 :]), directories
+    return None, [], directories
 
 
 HANDLERS: dict[str, _Handler] = {
     **dict.fromkeys(("cat", "more", "wc"), _operands()),
     "nl": _operands("bdfhilnsvw"),
     "less": _operands("bhjkoOpPtTxyz#"),
-    **dict.fromkeys(
-        ("bat", "batcat"),
-        _operands(
-            "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-        ),
-    ),
+    **dict.fromkeys(("bat", "batcat"), _operands("lrHmp", _BAT_LONG_VALUES)),
     "head": _operands("nc", ("lines", "bytes")),
     "tail": _operands("ncs", ("lines", "bytes", "sleep-interval", "pid")),
     "cmp": _operands("in", ("ignore-initial", "bytes")),

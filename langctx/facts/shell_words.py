@@ -52,6 +52,7 @@ _META = frozenset(" \t\r\n;&|()<>")
 _PLAIN_RE = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
 _REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)")
 _OPS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
+_PARAM_RE = re.compile(r"\$[\w{@*#?$!-]")
 
 
 class Lexer:
@@ -123,8 +124,7 @@ class Lexer:
                 end = len(text) if end == -1 else end
                 line = text[self.pos : end]
                 self.pos = end + 1
-                check = line.lstrip("\t") if strip_tabs else line
-                if check.rstrip() == delimiter:
+                if (line.lstrip("\t") if strip_tabs else line).rstrip() == delimiter:
                     break
                 lines.append(line)
             redir.body = "\n".join(lines)
@@ -220,11 +220,7 @@ class Lexer:
             if c in "$`" and self._substitution(parts):
                 literal = False
                 continue
-            if (
-                c == "$"
-                and self.pos + 1 < n
-                and (text[self.pos + 1].isalnum() or text[self.pos + 1] in "_{@*#?$!-")
-            ):
+            if _PARAM_RE.match(text, self.pos):  # $x, ${x}, $@, ...
                 literal = False
             parts.append(c)
             self.pos += 1

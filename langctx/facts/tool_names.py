@@ -16,8 +16,7 @@ _NAMESPACE = re.compile(r"__|[./:]")
 _LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")  # readFile -> read_File
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPRequest -> HTTP_Request
 _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
-MAX_NAME_CHARS = 256
-"""Words are read from this many characters of a name at most (the acronym split is quadratic)."""
+MAX_NAME_CHARS = 256  # words are read from this much of a name (the split is quadratic)
 
 
 def tool_base_name(name: str) -> str:

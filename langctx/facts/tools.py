@@ -140,9 +140,6 @@ _spec = functools.partial(FileToolSpec, path_keys=_MORE_PATH_KEYS)
 _READ = _spec(role="read")
 _MODIFIED = _spec(role="modified")
 _EDITOR = _spec(role=_editor_role)
-_OPEN = _spec(role="read", paths=_text_action_path, sets_open_file=True)
-_CREATE = _spec(role="modified", paths=_text_action_path, sets_open_file=True)
-_EDIT_OPEN = _spec(role="modified", defaults_to_open_file=True)
 _PATCH = _spec(role="modified", paths=_patch_paths)
 
 
@@ -173,7 +170,6 @@ def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
 
 _DESTINATION_KEYS = _with_camel_case(("destination", "destination_path", "new_path", "to_path"))
 _SOURCE_KEYS = _with_camel_case(("source", "source_path", "old_path", "from_path"))
-_MOVE = FileToolSpec(role="modified", path_keys=(*_SOURCE_KEYS, *_DESTINATION_KEYS))
 _COPY = FileToolSpec(role="modified", path_keys=_DESTINATION_KEYS)
 _SEARCH = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
 
@@ -192,11 +188,10 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
             _MODIFIED,
         ),
         # SWE-agent: open/create name a path in text or arguments; edit/insert the open file
-        "open": _OPEN,
-        "create": _CREATE,
-        "edit": _EDIT_OPEN,
-        "insert": _EDIT_OPEN,
-        "move_file": _MOVE,
+        "open": _spec(role="read", paths=_text_action_path, sets_open_file=True),
+        "create": _spec(role="modified", paths=_text_action_path, sets_open_file=True),
+        **dict.fromkeys(("edit", "insert"), _spec(role="modified", defaults_to_open_file=True)),
+        "move_file": FileToolSpec(role="modified", path_keys=(*_SOURCE_KEYS, *_DESTINATION_KEYS)),
         "copy_file": _COPY,
         # searches: a read of the one file they name
         "grep": _SEARCH,
@@ -266,8 +261,7 @@ def _names_path(args: Mapping[str, Any], keys: Iterable[str]) -> bool:
 def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec | None:
     """The spec of a file tool in no table, from its name's words and its arguments, or ``None``.
 
-    The rule is in docs/memory.md (``file_tools``): a call naming no path, or a name about
-    directories or URLs, is no file call; a write verb beats a read verb.
+    The rules are in docs/memory.md (``file_tools``); a write verb beats a read verb.
 
     Example:
         >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py"}).role, infer_file_tool("ReadSource", {"path": "a.py"}).role
