@@ -67,9 +67,7 @@ def normalise_path(value: object) -> str | None:
 def path_values(value: object) -> Iterator[str]:
     """The normalised paths of an argument holding a path or a list of paths."""
     values = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else ()
-    for item in values:
-        if path := normalise_path(item):
-            yield path
+    yield from filter(None, map(normalise_path, values))
 
 
 def _as_args(raw: object) -> dict[str, Any]:

@@ -107,9 +107,7 @@ def _windows_text(text: str) -> str:
     """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors."""
     if len(text) <= 4 * _WINDOW:
         return text
-    positions: list[int] = []
-    for anchor in _ANCHOR_RES:
-        positions.extend(m.start() for m in anchor.finditer(text))
+    positions = [m.start() for anchor in _ANCHOR_RES for m in anchor.finditer(text)]
     lowered = text.translate(_ASCII_LOWER)  # no anchor word overlaps itself: finditer finds all
     positions.extend(m.start() for word in _ANCHOR_WORDS for m in re.finditer(word, lowered))
     if not positions:

@@ -29,6 +29,7 @@ __all__ = [
 # the name is cut by patch_name: a lazy ``(.+?)\s*$`` is quadratic on a run of spaces
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
 _GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+_JQ_ARGUMENT_OPTIONS = ("--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs")
 _SED_SUFFIX_RE = re.compile(r"(?:\.[\w.~-]+)?")  # BSD sed's ``-i ''`` or ``-i .bak``
 
 
@@ -161,10 +162,7 @@ def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 
 def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    if any(
-        w.value in ("--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs")
-        for w in args
-    ):
+    if any(w.value in _JQ_ARGUMENT_OPTIONS for w in args):
         return [], []
     parsed = parse_args(args, "fL", ("indent", "from-file"))
     return literal_paths(_after_script(parsed, "f", ("from-file",))), []
@@ -218,12 +216,8 @@ def _apply_patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 def _patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "pioBdDFrVYzg", ("input", "output", "directory", "strip"))
     read = parsed.values.get("i", []) + parsed.values.get("input", [])
-    modified = _patch_bodies(bodies)
-    operands = literal_paths(parsed.operands)
-    if operands:
-        modified.insert(0, operands[0])  # `patch file.py < fix.diff`
-        read.extend(operands[1:2])  # `patch file.py fix.diff`
-    return read, modified
+    operands = literal_paths(parsed.operands)  # `patch file.py < fix.diff`, `patch f.py fix.diff`
+    return read + operands[1:2], operands[:1] + _patch_bodies(bodies)
 
 
 def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
