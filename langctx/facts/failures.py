@@ -271,7 +271,7 @@ def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
     lines = _texts(error.get("lines"))
     if "summary_lines" in error:
         summary = _texts(error.get("summary_lines"))[: MAX_NAMED_FAILURES + MAX_TALLIES]
-    else:
+    else:  # facts written before summary lines were kept
         summary = [line for line in lines if is_summary_line(line)][-MAX_TALLIES:]
     taken = set(summary)
     own = [

@@ -132,7 +132,8 @@ def merge_read_facts(
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """:func:`merge_facts` of facts in the stored shape already (not read again, not modified)."""
+    """:func:`merge_facts` of facts in the stored shape already (not read again, not modified;
+    the merged commands and errors are the inputs' own dicts)."""
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
@@ -194,26 +195,18 @@ def _constraint(value: object) -> Any:
 
 def _list(item: Reader, last: int | None = None) -> Reader:
     """A list of what ``item`` reads (the others skipped), the ``last`` ones when given."""
-
-    def read(value: object) -> Any:
-        if not isinstance(value, list):
-            return _MISSING
-        items = [r for r in map(item, value) if r is not _MISSING]
-        return items if last is None else items[-last:]
-
-    return read
+    keep = slice(-last if last else None, None)
+    return _of(list, lambda v: [r for r in map(item, v) if r is not _MISSING][keep])
 
 
 def _record(**fields: Reader) -> Reader:
     """A dict with those of ``fields`` it holds that read (the rest left out); else skipped."""
 
-    def read(value: object) -> Any:
-        if not isinstance(value, Mapping):
-            return _MISSING
+    def read(value: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: field(value[k]) for k, field in fields.items() if k in value}
         return {k: v for k, v in out.items() if v is not _MISSING}
 
-    return read
+    return _of(Mapping, read)
 
 
 _command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
