@@ -1,18 +1,10 @@
 """Mechanical facts: what tool calls did (files, commands, errors) and what tool outputs state.
 
-:func:`extract_facts` reads messages into a :class:`Facts` dict and :func:`merge_facts` folds
-them within bounded size; :func:`parse_command` reads a shell command's files;
-:func:`summary_lines` finds a test runner's verdict; :func:`extract_output_facts` finds the exit
-codes, error names and locations of one output.
-
 Example:
-    >>> from langchain_core.messages import AIMessage, ToolMessage
+    >>> from langchain_core.messages import AIMessage
     >>> call = {"id": "c1", "name": "bash", "args": {"command": "sed -i 's/a/b/' app.py"}}
-    >>> facts = extract_facts([AIMessage("", tool_calls=[call]), ToolMessage("", tool_call_id="c1")])
-    >>> facts["modified_files"], facts["commands"][0]["command"]
-    (['app.py'], "sed -i 's/a/b/' app.py")
-    >>> extract_output_facts("src/a.py:3: KeyError\\nexit code 1").exit_codes
-    ('exit code 1',)
+    >>> extract_facts([AIMessage("", tool_calls=[call])])["modified_files"]
+    ['app.py']
 """
 
 from langctx.facts.extract import extract_facts

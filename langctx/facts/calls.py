@@ -34,9 +34,7 @@ COMMAND_KEYS = tuple(
     "command cmd commands command_line commandLine cmdline script argv code".split()
 )
 """Argument keys that hold a command, in the order they are looked up."""
-
-MAX_PATH_CHARS = 4096
-"""A path longer than this is no path (ignored when extracted, corrupt when stored)."""
+MAX_PATH_CHARS = 4096  # a longer path is no path (ignored, or corrupt when stored)
 
 
 def text_of(content: Any) -> str:
@@ -55,7 +53,7 @@ def clip(text: str, limit: int) -> str:
 
 
 def normalise_path(value: object) -> str | None:
-    """Strip whitespace and leading ``./``; ignore empty, non-string and multi-line values."""
+    """Strip whitespace and leading ``./``; None for empty, non-string and multi-line values."""
     if not isinstance(value, str):
         return None
     path = value.strip()
@@ -69,9 +67,7 @@ def normalise_path(value: object) -> str | None:
 def path_values(value: object) -> Iterator[str]:
     """The normalised paths of an argument holding a path or a list of paths."""
     values = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else ()
-    for item in values:
-        if path := normalise_path(item):
-            yield path
+    yield from filter(None, map(normalise_path, values))
 
 
 def _as_args(raw: object) -> dict[str, Any]:
@@ -90,18 +86,12 @@ def _as_args(raw: object) -> dict[str, Any]:
 
 def _argv_command(argv: Sequence[str]) -> str:
     """``["bash", "-lc", "make test"]`` -> ``make test``; other argv lists are shell-joined."""
-    if (
-        len(argv) >= 3
-        and posixpath.basename(argv[0]) in SHELLS
-        and argv[1] in ("-c", "-lc", "-ic", "-lic")
-    ):
-        return argv[2]
-    return shlex.join(argv)
+    shell_c = len(argv) >= 3 and argv[1] in ("-c", "-lc", "-ic", "-lic")
+    return argv[2] if shell_c and posixpath.basename(argv[0]) in SHELLS else shlex.join(argv)
 
 
 def command_text(args: Mapping[str, Any], keys: Sequence[str] = COMMAND_KEYS) -> str | None:
-    """The whole command of a shell call (``cmd``/``command`` string or argv list), unclipped:
-    the first of ``keys`` that holds one."""
+    """The whole command (a string or an argv list) in the first of ``keys`` that holds one."""
     for key in keys:
         value = args.get(key)
         if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
@@ -121,22 +111,18 @@ def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, 
             if isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_call")
         )
     for call in calls:
-        if not isinstance(call, Mapping):
-            continue
-        name = call.get("name")
-        if not isinstance(name, str) or not name:
-            continue
-        call_id = call.get("id")
-        yield (call_id if isinstance(call_id, str) else None), name, _as_args(call.get("args"))
+        name = call.get("name") if isinstance(call, Mapping) else None
+        if isinstance(name, str) and name:
+            call_id = call.get("id")
+            yield (call_id if isinstance(call_id, str) else None), name, _as_args(call.get("args"))
 
 
 def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
-    """A tool named after the program its one ``command`` argument runs (``python`` with
-    ``python solve.py``, also spelled ``mcp__x__Python``): a shell call.
+    """A tool named after the program its one ``command`` argument runs: a shell call.
 
     Example:
-        >>> runs_itself("python", {"command": "python solve.py"}), runs_itself("Python", {"command": "python"})
-        (True, True)
+        >>> runs_itself("Python", {"command": "python solve.py"})
+        True
     """
     command = args.get("command", args.get("cmd"))
     words = command.split(maxsplit=1) if len(args) == 1 and isinstance(command, str) else []

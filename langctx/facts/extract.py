@@ -1,16 +1,6 @@
-"""Facts from agent messages: files read and modified, commands run, errors seen.
+"""Facts from the structure of agent messages (never prose): files, commands run, errors seen.
 
-Facts come from the structure of the messages, never from prose: files from tool-call arguments
-(a :class:`~langctx.facts.FileToolSpec` per tool) and shell commands, exit codes from the matching
-``ToolMessage``, errors from failing results (a failing command, or ``status="error"``).
-
-The rules for tools in no table (:func:`~langctx.facts.tools.infer_file_tool`,
-:func:`~langctx.facts.tools.infer_command_tool`) apply while the tables hold the defaults (as
-they are, or extended); a table that replaces the defaults turns them off.
-
-A call counts when it is made, whatever its result: a failed edit still names the file the agent
-worked on. Results are matched to calls by ``tool_call_id``; a result whose call is not in the
-batch is still checked for errors. Only command results and errors are scanned, in linear time.
+A call counts when it is made, whatever its result; results match calls by ``tool_call_id``.
 """
 
 from __future__ import annotations
@@ -46,7 +36,7 @@ from langctx.facts.record import (
     ErrorFact,
     Facts,
     check_limit,
-    set_reads,
+    merge_read_facts,
 )
 from langctx.facts.runners import summary_lines
 from langctx.facts.shell_parse import ShellCommand, parse_command
@@ -71,9 +61,8 @@ class _Extraction:
     def __init__(self, file_tools: Mapping[str, FileToolSpec], command_tools: frozenset[str]):
         self._file_tools = file_tools
         self._command_tools = command_tools
-        self._infer_files = file_tools is DEFAULT_FILE_TOOLS or (
-            DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
-        )
+        # the inference rules apply while the tables hold the defaults (as they are, or extended)
+        self._infer_files = DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
         self._infer_commands = command_tools >= DEFAULT_COMMAND_TOOLS
         self._open_file: str | None = None
         self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
@@ -149,10 +138,9 @@ class _Extraction:
         is_error = message.status == "error"
         if fact is not None:
             fact["message_id"] = message.id
-        if not (is_command or is_error):
-            return  # the fast path: a plain successful result is never scanned
-        if message.additional_kwargs.get("synthetic") is True:
-            return  # a placeholder for a result that was never recorded says nothing
+        # a plain successful result is never scanned; a placeholder (never recorded) says nothing
+        if not (is_command or is_error) or message.additional_kwargs.get("synthetic") is True:
+            return
         text = text_of(message.content)
         if "\x1b" in text:
             text = ANSI_RE.sub("", text)
@@ -206,33 +194,21 @@ def extract_facts(
 
     Args:
         messages: The messages, in order. Human and system messages are skipped.
-        file_tools: Tool name -> :class:`FileToolSpec`. Extend the defaults with
-            ``{**DEFAULT_FILE_TOOLS, "my_tool": FileToolSpec(role="read")}``.
-        command_tools: Names of tools that run shell commands.
-        max_commands: Keep the most recent this many commands.
-        max_errors: Keep the most recent this many errors.
-        max_read_files: List the most recently read this many files (the rest are counted).
+        file_tools: Tool name -> spec; extend with ``{**DEFAULT_FILE_TOOLS, ...}`` (a table
+            that replaces the defaults turns off :func:`infer_file_tool`, as for commands).
 
     Raises:
         InvalidMessageError: An item is not a langchain-core message.
-        ConfigError: An option is invalid, or a role callable returned something other than
-            ``"read"``, ``"modified"`` or ``None``.
+        ConfigError: An option is invalid, or a role callable returned no role.
 
     Example:
         >>> from langchain_core.messages import AIMessage, ToolMessage
-        >>> calls = [
-        ...     {"id": "c1", "name": "read_file", "args": {"path": "./app.py"}},
-        ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}},
-        ... ]
-        >>> facts = extract_facts([
-        ...     AIMessage("", tool_calls=calls),
-        ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2"),
-        ...     ToolMessage("def add(a, b): ...", tool_call_id="c1"),
-        ... ])
-        >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["commands"][0]["ok"]
-        (['app.py'], 1, False)
-        >>> facts["errors"][0]["lines"]
-        ['FAILED test_app.py::test_add']
+        >>> calls = [{"id": "c1", "name": "read_file", "args": {"path": "./app.py"}},
+        ...     {"id": "c2", "name": "bash", "args": {"command": "pytest -q"}}]
+        >>> facts = extract_facts([AIMessage("", tool_calls=calls),
+        ...     ToolMessage("FAILED test_app.py::test_add\\nexit code 1", tool_call_id="c2")])
+        >>> facts["read_files"], facts["commands"][0]["exit_code"], facts["errors"][0]["lines"]
+        (['app.py'], 1, ['FAILED test_app.py::test_add'])
     """
     command_set = _check_tools(file_tools, command_tools)
     max_commands = check_limit("max_commands", max_commands)
@@ -256,11 +232,10 @@ def extract_facts(
                 "convert it with langchain_core.messages.convert_to_messages first."
             )
             raise InvalidMessageError(msg)
-    facts = Facts(
-        read_files=[],
-        modified_files=list(run.modified_files),
-        commands=run.commands[-max_commands:] if max_commands else [],
-        errors=run.errors[-max_errors:] if max_errors else [],
+    extracted = {"read_files": list(run.read_files), "modified_files": list(run.modified_files)}
+    return merge_read_facts(
+        {**extracted, "commands": run.commands, "errors": run.errors},
+        max_commands=max_commands,
+        max_errors=max_errors,
+        max_read_files=max_read_files,
     )
-    set_reads(facts, list(run.read_files), 0, max_read_files)
-    return facts

@@ -1,8 +1,6 @@
 """Whether a tool result failed, and how: exit codes, failure patterns, error lines (pure).
 
 Example:
-    >>> find_exit_code("FAILED test_app.py::test_add\\nexit code 1")
-    1
     >>> error_lines("collected 2 items\\nFAILED test_app.py::test_add\\nexit code 1")
     ('FAILED test_app.py::test_add',)
 """
@@ -36,12 +34,9 @@ __all__ = [
     "shown_failure_lines",
 ]
 
-OUTPUT_TAIL_CHARS = 4_000
-"""How far from each end of a tool output Context-mode looks for its exit code and duration."""
-
+OUTPUT_TAIL_CHARS = 4_000  # how far from each end an exit code or duration is sought
 _TAIL_CHARS = 400  # a command result's exit-code trailer is looked for in its last 400 chars
 _HEAD_CHARS = 300  # ... and its first 300
-
 _EXIT_KEYS = ("exit_code", "returncode", "exitCode", "return_code", "exit_status")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -51,9 +46,7 @@ EXIT_CODE_RE = re.compile(
     r"|[Rr]eturn[ _]?[Cc]ode|RETURN[ _]?CODE)"
     r"\b\s*(?:[:=]|is|was|of)?\s*[\[(]?(-?\d{1,6})\b"
 )
-"""An exit-code statement: ``exit code 1``, ``Exit code: 2``, ``Command exited with code 1``,
-``returncode=1``, ``<returncode>1</returncode>``; not code identifiers like ``exitCode``."""
-
+"""An exit-code statement (``Exit code: 2``, ``<returncode>1</returncode>``), not ``exitCode``."""
 # The output plainly reports a failure (only checked for command tools).
 _FAILURE_PATTERN = (
     r"^Traceback \(most recent call last\):"
@@ -70,7 +63,6 @@ _FAILURE_PATTERN = (
     r"|^EXECUTION TIMED OUT|^(?:Command|Process|Execution) timed out\b|\btimed out after \d+"
 )
 _FAILURE_RE = re.compile(_FAILURE_PATTERN, re.M)
-
 # A test run or build that failed, whatever the exit code says (a pipe to `tail` hides it).
 _TEST_FAILURE_RE = re.compile(
     r"^Traceback \(most recent call last\):"
@@ -83,14 +75,12 @@ _TEST_FAILURE_RE = re.compile(
     r"|test result: FAILED|\bpanicked at\b",
     re.M,
 )
-
 # A reading command that could not read (`cat: x: No such file or directory`).
 _READ_ERROR_RE = re.compile(
     r"^[\w./-]+: .*(?:No such file or directory|Permission denied|Is a directory"
     r"|command not found|invalid option|unrecognized option)",
     re.M,
 )
-
 _NO_MATCH_PROGRAMS = frozenset(
     {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "diff", "cmp", "test", "[", "[["}
 )
@@ -103,13 +93,8 @@ def is_no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
 
 
 def command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
-    """Whether a shell command failed, from its exit code, its output and its parsed form.
-
-    A non-zero exit fails, bar a search's "no match" (:func:`is_no_match`). A command that only
-    reads prints file content: only the reader's own error line fails it. A failing test run or
-    build in the output fails whatever the exit code (a pipe to ``tail`` returns 0); broader error
-    lines fail it only when the exit code is unknown or masked by a pipe or a list.
-    """
+    """Whether a shell command failed: a failing test run or build whatever the exit code (a pipe
+    to ``tail`` returns 0); other error lines only when the exit code is unknown or masked."""
     if exit_code is not None and exit_code != 0:
         return not is_no_match(exit_code, shell)
     if shell is not None and shell.inspects_only:
@@ -149,9 +134,8 @@ _KEYWORDS = (
     *("npm ", ": ***", "command not found", "timed out", "no such file", "\ne: ", "\ne   "),
     *"× ✗ ✘ _test.go: ●".split(),
 )
-"""Substrings (lower case) one of which every line matching ``_ANY_LINE_RE`` contains (a leading
-newline stands for the start of a line), unless it has a ``:line:col:`` position (``_POSITION_RE``)
-or is the first line and starts with ``E:``."""
+"""One of these (lower case; ``\\n``: a line start) is in every line ``_ANY_LINE_RE`` matches, bar
+a ``:line:col:`` position (``_POSITION_RE``) or a first line starting ``E:``."""
 _POSITION_RE = re.compile(r":\d+:\d+: ")
 
 
@@ -174,14 +158,11 @@ def exit_code_value(match: re.Match[str]) -> int:
 def find_exit_code(
     text: str, *, tail_chars: int = OUTPUT_TAIL_CHARS, head_chars: int = OUTPUT_TAIL_CHARS
 ) -> int | None:
-    """The exit code ``text`` states: the last one in its tail (a trailer: pi, OpenHands), else
-    the first in its head (a header: mini-swe-agent).
+    """The exit code ``text`` states: the last in its tail (pi), else the first in its head.
 
     Example:
         >>> find_exit_code("...\\nCommand exited with code 2\\n")
         2
-        >>> find_exit_code("<returncode>1</returncode>\\n" + "x\\n" * 300, tail_chars=40)
-        1
     """
     tail = list(EXIT_CODE_RE.finditer(text, max(0, len(text) - tail_chars)))
     match = tail[-1] if tail else EXIT_CODE_RE.search(text, 0, head_chars)
@@ -189,8 +170,7 @@ def find_exit_code(
 
 
 def _candidate_lines(lines: list[str]) -> list[int]:
-    """Indices of the lines that may match ``_ANY_LINE_RE``, in order (a superset, found fast:
-    substring searches run in C, so the regexes run on these lines only)."""
+    """Indices of the lines that may match ``_ANY_LINE_RE`` (a superset, by fast substring search)."""
     low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
     starts = [0, *(m.end() for m in re.finditer("\n", low))]
     hits: set[int] = set()
@@ -210,18 +190,12 @@ def _candidate_lines(lines: list[str]) -> list[int]:
 
 @functools.lru_cache(maxsize=512)  # a failing output is read again when its turn is folded
 def error_lines(text: str) -> tuple[str, ...]:
-    """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more).
-
-    Strong lines (exception lines, ``error:`` diagnostics, ``FAILED``, a traceback's last frame
-    and exception) win over weak ones (any mention of error/failed), bar a closing weak verdict
-    ("Found 49 errors.") kept after them; with neither, the last three non-empty lines.
-    """
+    """Up to 8 error lines of a failing output (the first 3 and last 5 when there are more):
+    strong ones (exceptions, diagnostics) win over weak ones, else the last three lines."""
     lines = text.splitlines()
     if len(lines) > _SCAN_HEAD + _SCAN_TAIL:  # bounded work: failures sit at the ends of logs
         lines = [*lines[:_SCAN_HEAD], "", *lines[-_SCAN_TAIL:]]
-    picked = _picked_lines(lines)
-    if not picked:
-        picked = [line.strip() for line in text.splitlines() if line.strip()][-3:]
+    picked = _picked_lines(lines) or [ln.strip() for ln in text.splitlines() if ln.strip()][-3:]
     # a line printed again (a tool re-running the step) counts where it was printed last
     unique = [clip(ln, MAX_ERROR_LINE_CHARS) for ln in reversed(dict.fromkeys(reversed(picked)))]
     if len(unique) > MAX_ERROR_LINES:
@@ -230,8 +204,7 @@ def error_lines(text: str) -> tuple[str, ...]:
 
 
 def _picked_lines(lines: list[str]) -> list[str]:
-    """The strong lines (then the closing verdict), else the weak ones; the lines inside a
-    traceback or after a label are all read, else only the candidate lines."""
+    """The strong lines (then the closing verdict), else the weak ones."""
     candidates = _candidate_lines(lines)
     strong: list[str] = []
     weak: list[str] = []
@@ -273,10 +246,7 @@ def _picked_lines(lines: list[str]) -> list[str]:
     return [*strong, verdict] if strong and verdict is not None else strong or weak
 
 
-SHOWN_FAILURE_CHARS = 480
-"""Characters of the optional lines one rendered failure shows at most: small enough that the
-ledger's failure line fits its cap at a 4k budget."""
-
+SHOWN_FAILURE_CHARS = 480  # optional lines one rendered failure shows (fits 4k)
 _SHOWN_LINE_CHARS = 200
 _CHOSEN_LINE_CHARS = 500  # a compiler diagnostic with its types runs to 300-400 characters
 _SHOWN_ERROR_LINES = 3
@@ -285,31 +255,23 @@ _BARE_VERDICT_RE = re.compile(r"^\W*(?:FAIL|FAILED|FAILURES|ERROR|ERRORS)\W*$|^.
 
 
 def _texts(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [text for text in (str(x).strip() for x in value) if text]
+    return [t for t in (str(x).strip() for x in value) if t] if isinstance(value, list) else []
 
 
 def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
-    """The lines a rendered failure shows of an :class:`~langctx.facts.ErrorFact` (read from
-    state: any JSON is tolerated): the error, and the runner's verdict.
+    """The lines a rendered failure shows of an :class:`~langctx.facts.ErrorFact` (any JSON).
 
-    The *chosen error line* (the last error line that is not a summary line or a bare ``FAIL``,
-    clipped to 500 characters) and the last summary line (200) are always shown; then, while they
-    fit in :data:`SHOWN_FAILURE_CHARS`, the other summary lines and up to two earlier error lines.
-    Facts written before ``summary_lines`` was kept use their error lines of that shape. Output
-    order: error lines, then summary lines.
+    The last error line that is no summary line and the last summary line always show; then,
+    within :data:`SHOWN_FAILURE_CHARS`, the other summary lines and two earlier error lines.
 
     Example:
-        >>> shown_failure_lines({"lines": ["E   assert 3 == 4", "t.py:5: AssertionError",
-        ...     "FAILED t.py::test_add"], "summary_lines": ["FAILED t.py::test_add",
-        ...     "=== 1 failed, 2 passed in 0.05s ==="]})
-        ['E   assert 3 == 4', 't.py:5: AssertionError', 'FAILED t.py::test_add', '=== 1 failed, 2 passed in 0.05s ===']
+        >>> shown_failure_lines({"lines": ["E   assert 3 == 4"], "summary_lines": ["== 1 failed =="]})
+        ['E   assert 3 == 4', '== 1 failed ==']
     """
     lines = _texts(error.get("lines"))
     if "summary_lines" in error:
         summary = _texts(error.get("summary_lines"))[: MAX_NAMED_FAILURES + MAX_TALLIES]
-    else:
+    else:  # facts written before summary lines were kept
         summary = [line for line in lines if is_summary_line(line)][-MAX_TALLIES:]
     taken = set(summary)
     own = [

@@ -1,13 +1,4 @@
-"""Facts in a tool output's text: exit codes, error type names, file:line locations, durations.
-
-Context-mode keeps them through its reductions. Every pattern is written so a scan stays linear in
-the length of the text.
-
-Example:
-    >>> facts = extract_output_facts('File "app.py", line 3\\nValueError: bad\\nexit code 1')
-    >>> facts.locations, facts.errors, facts.exit_codes
-    (('app.py:3',), ('ValueError',), ('exit code 1',))
-"""
+"""Facts in a tool output's text: exit codes, error names, file:line locations, durations."""
 
 from __future__ import annotations
 
@@ -36,11 +27,8 @@ ERROR_NAME_RE = re.compile(
     r"|\b(?:KeyboardInterrupt|SystemExit|StopIteration|panic)\b"
     r"|\berror\s?TS\d{3,5}\b|\berror\[E\d{3,5}\]"
 )
-"""Exception and error type names: ``ValueError``, ``java.io.IOException``, ``error TS2345``,
-``error[E0308]``, ``panic``."""
-
-# A path: a run of path characters ending in ``name.ext``. The look-behind makes a match start only
-# at the beginning of such a run, which keeps the scan linear on long runs of word characters.
+"""Exception and error type names: ``ValueError``, ``error TS2345``, ``error[E0308]``, ``panic``."""
+# A path ending in ``name.ext``; the look-behind (a match starts a run) keeps the scan linear
 _PATH = r"(?<![\w.~@+\-/\\])(?:[A-Za-z]:)?[\w.~@+\-/\\]*?[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}"
 LOCATION_RE = re.compile(
     r'File "(?P<pyfile>[^"\n]{1,400})", line (?P<pyline>\d+)'
@@ -48,15 +36,13 @@ LOCATION_RE = re.compile(
     r"(?::(?P<line>\d+)(?::\d+)?|\((?P<tline>\d+),\d+\)|:line (?P<csline>\d+))"
 )
 """``File "x.py", line 12``, ``src/a.ts:10:5``, ``a.ts(10,5)``, ``Foo.java:42``, ``X.cs:line 7``."""
-
 DURATION_RE = re.compile(
     r"\b(?:took|elapsed|duration|finished in|completed in|done in|real|time|in)\b[:=]?\s*"
     r"(\d+m\d+(?:\.\d+)?s|\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|minutes)\b)",
     re.IGNORECASE,
 )
 """``took 3.2s``, ``Done in 4.1s``, ``real 0m1.200s``, ``passed in 0.12s``, ``in 117ms``."""
-
-# Cheap anchors (literal prefixes, so the regex engine can skip ahead fast) that every fact contains.
+# Cheap anchors (literal prefixes, fast to find) that every fact contains
 _ANCHOR_RES = (
     re.compile(r"E(?:rror|xception)"),
     re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d|\(\d+,\d|:line \d)"),
@@ -66,22 +52,16 @@ _ANCHOR_WORDS = ("interrupt", "systemexit", "stopiteration", "panic", "error", "
 _SPACES_RE = re.compile(r"\s+")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _WINDOW = 320
-MAX_FACT_WINDOWS = 20_000
-"""At most this many windows around anchors are scanned; beyond it, the first and last halves."""
+MAX_FACT_WINDOWS = 20_000  # scanned windows at most; beyond it, the first and last halves
 
 
 @dataclass(frozen=True, slots=True)
 class OutputFacts:
     """Facts found in a text, each kind in order of first appearance without duplicates."""
 
-    exit_codes: tuple[str, ...] = ()
-    """Exit codes, normalised to ``"exit code N"``."""
-
-    errors: tuple[str, ...] = ()
-    """Error and exception type names."""
-
-    locations: tuple[str, ...] = ()
-    """Locations, normalised to ``"basename:line"``."""
+    exit_codes: tuple[str, ...] = ()  # normalised to ``"exit code N"``
+    errors: tuple[str, ...] = ()  # error and exception type names
+    locations: tuple[str, ...] = ()  # normalised to ``"basename:line"``
 
     def __bool__(self) -> bool:
         return bool(self.exit_codes or self.errors or self.locations)
@@ -118,22 +98,16 @@ def extract_output_facts(text: str) -> OutputFacts:
         ('error TS2304',)
     """
     scanned = _windows_text(text)
-    exit_codes = dict.fromkeys(
-        f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned)
-    )
+    codes = dict.fromkeys(f"exit code {exit_code_value(m)}" for m in EXIT_CODE_RE.finditer(scanned))
     errors = dict.fromkeys(_SPACES_RE.sub(" ", m.group(0)) for m in ERROR_NAME_RE.finditer(scanned))
-    locations = dict.fromkeys(find_locations(scanned))
-    return OutputFacts(tuple(exit_codes), tuple(errors), tuple(locations))
+    return OutputFacts(tuple(codes), tuple(errors), tuple(dict.fromkeys(find_locations(scanned))))
 
 
 def _windows_text(text: str) -> str:
-    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors
-    (literal and fast, where the full patterns are slow on megabytes of text)."""
+    """The parts of ``text`` that can hold a fact: the lines (at most ±320 chars) around anchors."""
     if len(text) <= 4 * _WINDOW:
         return text
-    positions: list[int] = []
-    for anchor in _ANCHOR_RES:
-        positions.extend(m.start() for m in anchor.finditer(text))
+    positions = [m.start() for anchor in _ANCHOR_RES for m in anchor.finditer(text)]
     lowered = text.translate(_ASCII_LOWER)  # no anchor word overlaps itself: finditer finds all
     positions.extend(m.start() for word in _ANCHOR_WORDS for m in re.finditer(word, lowered))
     if not positions:

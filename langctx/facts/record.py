@@ -1,5 +1,4 @@
-"""The facts record: its JSON types and size caps, :func:`empty_facts`, :func:`merge_facts` and
-:func:`stored_facts` (facts read back from state, in that shape)."""
+"""The facts record: its JSON types, size caps, merges and reading back from state."""
 
 from __future__ import annotations
 
@@ -24,51 +23,30 @@ __all__ = [
     "ErrorFact",
     "Facts",
     "check_limit",
-    "count_of",
     "empty_facts",
     "merge_facts",
     "merge_read_facts",
-    "set_reads",
     "stored_facts",
 ]
 
 DEFAULT_MAX_COMMANDS = 20
 """How many of the most recent commands a :class:`Facts` keeps."""
-
 DEFAULT_MAX_ERRORS = 5
 """How many of the most recent errors a :class:`Facts` keeps."""
-
 DEFAULT_MAX_READ_FILES = 50
-"""How many of the most recently read files a :class:`Facts` lists; older reads are counted in
-``read_files_dropped``. Modified files are never dropped."""
-
-_MAX_READ_FILES_CHARS = 8_000
-"""The listed read paths hold at most this many characters together (the newest always fits)."""
-
-MAX_COMMAND_FACT_CHARS = 500
-"""A :class:`CommandFact`'s ``command`` is clipped to this many characters."""
-
-MAX_ERROR_LINES = 8
-"""An :class:`ErrorFact` holds at most this many ``lines``."""
-
-MAX_ERROR_LINE_CHARS = 500
-"""Each of an :class:`ErrorFact`'s ``lines`` is clipped to this many characters."""
-
-MAX_CONSTRAINT_CHARS = 400
-"""Characters of one constraint sentence kept verbatim (a longer one is cut)."""
-
-MAX_NEXT_STEP_CHARS = 220
-"""Characters of the stated next step kept (a longer sentence is cut)."""
+"""How many of the most recently read files a :class:`Facts` lists (the rest are counted)."""
+_MAX_READ_FILES_CHARS = 8_000  # the listed read paths together (the newest always fits)
+MAX_COMMAND_FACT_CHARS = 500  # a :class:`CommandFact`'s ``command`` is clipped to this
+MAX_ERROR_LINES = 8  # an :class:`ErrorFact` holds at most this many ``lines``
+MAX_ERROR_LINE_CHARS = 500  # each of an :class:`ErrorFact`'s ``lines`` is clipped to this
+MAX_CONSTRAINT_CHARS = 400  # one constraint sentence kept verbatim (a longer one is cut)
+MAX_NEXT_STEP_CHARS = 220  # characters of the stated next step kept (a longer sentence is cut)
 
 
 class CommandFact(TypedDict):
-    """One shell command the agent ran.
+    """One shell command the agent ran; ``message_id`` is its result's (else the AI message's).
 
-    ``message_id`` is the tool result's id when the batch holds it, else the AI message's.
-    ``ok`` is ``False`` when the command failed (:func:`~langctx.facts.failures.command_failed`),
-    ``True`` when exit code 0 is known and nothing failed, ``None`` otherwise (no result, no exit
-    code, a search that matched nothing). ``command`` is clipped to
-    :data:`MAX_COMMAND_FACT_CHARS`.
+    ``ok``: ``False`` when it failed, ``True`` when exit 0 is known and nothing failed, else None.
     """
 
     command: str
@@ -78,28 +56,20 @@ class CommandFact(TypedDict):
 
 
 class ErrorFact(TypedDict):
-    """The error lines of one failing tool result, and its test runner's summary lines.
-
-    ``command`` is the command string when the failing tool is a command tool, else ``None``.
-    ``lines`` holds at most :data:`MAX_ERROR_LINES` lines of at most
-    :data:`MAX_ERROR_LINE_CHARS` characters each.
-    """
+    """The error lines of one failing tool result (``command`` set for a command tool)."""
 
     command: str | None
     lines: list[str]
     message_id: str | None
     summary_lines: NotRequired[list[str]]
-    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`). Missing when the
-    output has none (and in facts written before they were kept)."""
+    """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`); missing when none."""
 
 
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    File lists are unique. ``modified_files`` is in order of first modification and never cut.
-    ``read_files`` is in order of the latest read and lists the most recent ones (at most 8,000
-    characters of paths); the rest are counted in ``read_files_dropped`` (missing means 0).
-    ``commands`` and ``errors`` keep the most recent entries only.
+    ``modified_files`` is in order of first modification and never cut; the others keep the
+    most recent entries (``read_files`` in order of the latest read).
     """
 
     read_files: list[str]
@@ -107,8 +77,7 @@ class Facts(TypedDict):
     commands: list[CommandFact]
     errors: list[ErrorFact]
     read_files_dropped: NotRequired[int]
-    """How many older reads ``read_files`` leaves out. A file left out and read again later is
-    listed, and may still be counted once: an upper bound on the files not listed."""
+    """How many older reads ``read_files`` leaves out (an upper bound; missing means 0)."""
 
 
 def check_limit(name: str, value: object) -> int:
@@ -116,21 +85,6 @@ def check_limit(name: str, value: object) -> int:
         msg = f"{name} must be an int >= 0, got {value!r}."
         raise ConfigError(msg)
     return value
-
-
-def set_reads(facts: Facts, reads: list[str], dropped: int, limit: int) -> None:
-    """Keep the most recent reads within ``limit`` and the character cap; count the rest."""
-    keep = 0
-    chars = 0
-    for path in reversed(reads):
-        if keep >= limit or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
-            break
-        keep += 1
-        chars += len(path)
-    facts["read_files"] = reads[len(reads) - keep :]
-    dropped += len(reads) - keep
-    if dropped:
-        facts["read_files_dropped"] = dropped
 
 
 def empty_facts() -> Facts:
@@ -155,18 +109,14 @@ def merge_facts(
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """Fold facts together, oldest first, into facts of bounded size.
+    """Fold facts together, oldest first, within the caps of :func:`extract_facts`.
 
-    Merging over and over (summaries of summaries) never grows them past the caps, which apply
-    as in :func:`~langctx.facts.extract_facts`. The inputs are not modified; each is read as
-    :func:`stored_facts` reads it (a missing key, in an older persisted entry, counts as empty).
+    Each input is read as :func:`stored_facts` reads it, and is not modified.
 
     Example:
-        >>> a = {**empty_facts(), "read_files": ["a.py", "b.py"], "modified_files": ["b.py"]}
-        >>> b = {**empty_facts(), "read_files": ["c.py", "a.py"], "modified_files": ["d.py"]}
-        >>> merged = merge_facts(a, b, max_read_files=2)
-        >>> merged["read_files"], merged["read_files_dropped"], merged["modified_files"]
-        (['c.py', 'a.py'], 1, ['b.py', 'd.py'])
+        >>> merge_facts({"read_files": ["a.py", "b.py"]}, {"read_files": ["c.py", "a.py"]},
+        ...     max_read_files=2)
+        {'read_files': ['c.py', 'a.py'], 'modified_files': [], 'commands': [], 'errors': [], 'read_files_dropped': 1}
     """
     return merge_read_facts(
         *[stored_facts(f) for f in facts],
@@ -182,9 +132,8 @@ def merge_read_facts(
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> Facts:
-    """:func:`merge_facts` of facts in the stored shape already (read by :func:`stored_facts`,
-    or written by langctx: extraction, merges), which are not read again. The inputs are not
-    modified (the merged lists are new; their commands and errors are the inputs' own dicts)."""
+    """:func:`merge_facts` of facts in the stored shape already (not read again, not modified;
+    the merged commands and errors are the inputs' own dicts)."""
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
@@ -196,18 +145,21 @@ def merge_read_facts(
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    dropped = sum(f.get("read_files_dropped", 0) for f in facts)
-    set_reads(merged, _latest(f.get("read_files", ()) for f in facts), dropped, max_read_files)
+    # the most recent reads within the limit and the character cap (the newest always fits)
+    reads = _latest(f.get("read_files", ()) for f in facts)
+    keep = chars = 0
+    for path in reversed(reads):
+        if keep >= max_read_files or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
+            break
+        keep += 1
+        chars += len(path)
+    merged["read_files"] = reads[len(reads) - keep :]
+    if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(reads) - keep:
+        merged["read_files_dropped"] = dropped
     return merged
 
 
-def count_of(value: object) -> int:
-    """``value`` when it is a positive int (a count read from state), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-_MISSING: Any = object()
-"""What a reader returns for a value it cannot read: the key or the item is left out."""
+_MISSING: Any = object()  # a reader's answer for a value it cannot read: left out
 
 Reader = Callable[[Any], Any]
 
@@ -221,24 +173,19 @@ def _of(kind: type, convert: Reader = lambda v: v) -> Reader:
     )
 
 
-def _text(limit: int, cut: Callable[[str, int], str] = clip) -> Reader:
-    """A string, encodable (:func:`~langctx.surrogates.encodable_text`) and cut to ``limit``."""
-    return _of(str, lambda v: cut(encodable_text(v), limit))
-
-
-def _prefix(text: str, limit: int) -> str:
-    return text[:limit]
+def _text(limit: int, prefix: bool = False) -> Reader:
+    """A string, encodable, clipped to ``limit`` (or its ``prefix`` kept)."""
+    cut = (lambda text: text[:limit]) if prefix else (lambda text: clip(text, limit))
+    return _of(str, lambda v: cut(encodable_text(v)))
 
 
 def _or_none(read: Reader) -> Reader:
     return lambda v: None if v is None else read(v)
 
 
-_string = _of(str, encodable_text)
-_int = _of(int)
-_count = _of(int, count_of)
+_count = _of(int, lambda v: max(v, 0))
 _path = _of(str, lambda v: normalise_path(encodable_text(v)) or _MISSING)
-_constraint_text = _text(MAX_CONSTRAINT_CHARS, _prefix)
+_constraint_text = _text(MAX_CONSTRAINT_CHARS, prefix=True)
 
 
 def _constraint(value: object) -> Any:
@@ -248,81 +195,49 @@ def _constraint(value: object) -> Any:
 
 def _list(item: Reader, last: int | None = None) -> Reader:
     """A list of what ``item`` reads (the others skipped), the ``last`` ones when given."""
-
-    def read(value: object) -> Any:
-        if not isinstance(value, list):
-            return _MISSING
-        items = [r for r in map(item, value) if r is not _MISSING]
-        return items if last is None else items[-last:]
-
-    return read
+    keep = slice(-last if last else None, None)
+    return _of(list, lambda v: [r for r in map(item, v) if r is not _MISSING][keep])
 
 
 def _record(**fields: Reader) -> Reader:
     """A dict with those of ``fields`` it holds that read (the rest left out); else skipped."""
 
-    def read(value: object) -> Any:
-        if not isinstance(value, Mapping):
-            return _MISSING
+    def read(value: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: field(value[k]) for k, field in fields.items() if k in value}
         return {k: v for k, v in out.items() if v is not _MISSING}
 
-    return read
+    return _of(Mapping, read)
 
 
 _command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
+_msg_id = _or_none(_of(str, encodable_text))
+_exit_code = _or_none(_of(int))
 _FACTS: dict[str, Reader] = {
     "read_files": _list(_path),
     "modified_files": _list(_path),
     "read_files_dropped": _count,
     "commands": _list(
-        _record(
-            command=_command,
-            exit_code=_or_none(_int),
-            ok=_or_none(_of(bool)),
-            message_id=_or_none(_string),
-        )
+        _record(command=_command, exit_code=_exit_code, ok=_or_none(_of(bool)), message_id=_msg_id)
     ),
     "errors": _list(
         _record(
             command=_command,
             lines=_list(_text(MAX_ERROR_LINE_CHARS), MAX_ERROR_LINES),
-            message_id=_or_none(_string),
+            message_id=_msg_id,
             summary_lines=_list(_text(MAX_SUMMARY_LINE_CHARS), MAX_NAMED_FAILURES + MAX_TALLIES),
         )
     ),
     "constraints": _list(_constraint),
-    "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, _prefix)),
+    "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, prefix=True)),
     "user_messages_dropped": _count,
 }
-"""How each key of the facts langctx reads is read from state (``user_messages``:
-:func:`langctx.user_messages.stored_user_messages`)."""
+"""How each key of the facts is read from state (``user_messages``: its own module)."""
 
 
 def stored_facts(value: object) -> dict[str, Any]:
-    """Facts read back from state (a checkpoint, a saved memory), in the shape langctx writes.
+    """Facts read back from untrusted state, in the shape langctx writes (docs/persistence.md).
 
-    State is untrusted: the policy, for each key langctx reads (:class:`Facts`, and the summary
-    facts' ``constraints``, ``next_step``, ``user_messages``, ``user_messages_dropped``), is that
-    what cannot be read is left out, and sizes are measured, never believed:
-
-    * a value of the wrong type reads as missing (a list as empty, a count as 0, the next step
-      as None); a count is an int, and one below 0 reads as 0;
-    * in a list, an item of the wrong type is skipped: a path that is not one (not a string,
-      empty, multi-line, over 4096 characters), a blank constraint, a command or an error that
-      is not a dict, a user message without a string ``id`` and ``text``;
-    * in a command or an error, a field of the wrong type is left out (it reads as missing, like
-      a field facts written by an older langctx lack), and so is a field langctx does not read;
-    * each string is cut to the cap extraction writes (a command 500 characters, an error line
-      500, a constraint 400, the next step 220, a user message 16,000 head + tail), an error's
-      lines to the last 8 and its summary lines to the last 4, and a lone surrogate is written
-      as its escape (a provider request cannot encode it);
-    * keys langctx does not read are kept as they are, unread.
-
-    The facts langctx writes (extraction, merges) are in this shape already: they come back
-    equal. State is read once, where an entry enters a memory
-    (:func:`~langctx.entries.read_entry`); the engine's merges and renders take facts as they
-    are. ``value`` is not modified: the known keys' lists and dicts are new.
+    What cannot be read is left out, strings are cut to the caps, unknown keys are kept as is.
 
     Example:
         >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",

@@ -1,21 +1,5 @@
-"""A test runner's summary lines in a failing output: its tallies and the failures it names (pure).
-
-Two rules over the shapes runners print, not a list of runners:
-
-* a **tally** states outcome counts (``3 passed``, ``Failures: 1``, ``# fail 1``). It needs two
-  counts, one a failure word or the line a ``FAIL``/``FAILED`` verdict; or one failure count of
-  at least 1 in a short line that is only the tally (``==== 2 errors in 0.1s ====``).
-* a **named failure** is a runner's verdict on one test, suite or package (``FAILED t.py::test_x``,
-  ``--- FAIL: TestX``, ``not ok 3 x``; one shape per runner in ``_NAMED_RE``).
-
-Example:
-    >>> summary_lines("F.\\nFAILED t.py::test_a - assert 1 == 2\\n==== 1 failed, 1 passed in 0.1s ====")
-    ('FAILED t.py::test_a - assert 1 == 2', '==== 1 failed, 1 passed in 0.1s ====')
-    >>> summary_lines("Finished in 0.02 seconds\\n5 examples, 1 failure")
-    ('5 examples, 1 failure',)
-    >>> is_summary_line("test result: FAILED. 3 passed; 1 failed; 0 ignored"), is_summary_line("1 failed attempt to connect to db")
-    (True, False)
-"""
+"""A test runner's summary lines in a failing output: tallies (``1 failed, 2 passed``) and named
+failures (``FAILED t.py::test_x``, ``--- FAIL: TestX``) (pure)."""
 
 from __future__ import annotations
 
@@ -32,18 +16,11 @@ __all__ = [
     "summary_lines",
 ]
 
-MAX_NAMED_FAILURES = 2
-"""Named failures kept from one output (the first ones; the tallies count the rest)."""
-
-MAX_TALLIES = 2
-"""Tally lines kept from one output (the last ones: jest's ``Test Suites:`` and ``Tests:``)."""
-
-MAX_SUMMARY_LINE_CHARS = 200
-"""Each summary line is clipped to this many characters."""
-
+MAX_NAMED_FAILURES = 2  # named failures kept from one output (the first ones)
+MAX_TALLIES = 2  # tallies kept (the last ones: jest's ``Test Suites:``, ``Tests:``)
+MAX_SUMMARY_LINE_CHARS = 200  # each summary line is clipped to this many characters
 _SCAN_HEAD = 100  # summary lines are looked for in the first and last lines of long outputs only
 _SCAN_TAIL = 400
-
 _FAIL_WORD = r"failed|failures?|failing|fails|errors?|errored|broken"
 _OTHER_WORD = (
     r"passed|passing|passes|pass|succeeded|successful|ok|skipped|skips?|ignored|pending|todo"
@@ -60,9 +37,8 @@ _FAIL_RE = re.compile(rf"(?i)^(?:{_FAIL_WORD}|fail)$")
 _VERDICT_RE = re.compile(r"\bFAIL(?:ED|URES?)?\b|\bFailed!")
 _DECORATION = "=-_*#ℹ✖✗✘×•·[]()!:;,. \t"
 _TALLY_TAIL_RE = re.compile(r"(?:in|after|out of|of|within)\s.{0,40}|\d[\d.]*\s?m?s|\d+")
-"""What may follow a lone failure count in a tally line: a duration or a total (``in 0.1s``);
-before it, at most two words (``Found 3 errors.``, ``npm ERR! 2 errors``)."""
-
+"""What may follow a lone failure count in a tally line: a duration or a total (``in 0.1s``)."""
+# a runner's verdict on one test, suite or package: one shape per runner
 _NAMED_RE = re.compile(
     r"^(?:FAILED|ERROR)\s+\S+(?:::|\.py\b)"  # pytest short summary: FAILED t.py::test_x - ...
     r"|^\s*--- FAIL: \S"  # go test, subtests indented
@@ -82,6 +58,7 @@ _PREFILTER_RE = re.compile(r"(?i)fail|error|broken|not ok|rspec |#\w+ \[")
 
 
 def _tally(line: str) -> bool:
+    """Two counts, one failing or the line a verdict; or one failure count alone in a short line."""
     matches = list(_COUNT_RE.finditer(line))
     if not matches:
         return False
@@ -100,7 +77,12 @@ def _number(match: re.Match[str]) -> str:
 
 
 def is_summary_line(line: str) -> bool:
-    """Whether one line is a test runner's summary line: a tally or a named failure."""
+    """Whether one line is a test runner's summary line: a tally or a named failure.
+
+    Example:
+        >>> is_summary_line("test result: FAILED. 3 passed; 1 failed"), is_summary_line("1 failed try")
+        (True, False)
+    """
     if len(line) > 2_000 or _PREFILTER_RE.search(line) is None:
         return False
     return _NAMED_RE.search(line) is not None or _tally(line)
@@ -108,11 +90,11 @@ def is_summary_line(line: str) -> bool:
 
 @functools.lru_cache(maxsize=512)  # read again when the failing turn is folded
 def summary_lines(text: str) -> tuple[str, ...]:
-    """The runner's summary lines of an output (ANSI codes already removed).
+    """The first named failures and the last tallies of an output (without ANSI codes), in order.
 
-    Returns:
-        At most :data:`MAX_NAMED_FAILURES` named failures (the first) and :data:`MAX_TALLIES`
-        tallies (the last), in output order, stripped and clipped; ``()`` when there are none.
+    Example:
+        >>> summary_lines("Finished in 0.02 seconds\\n5 examples, 1 failure")
+        ('5 examples, 1 failure',)
     """
     lines = text.splitlines()
     if len(lines) > _SCAN_HEAD + _SCAN_TAIL:
@@ -124,11 +106,9 @@ def summary_lines(text: str) -> tuple[str, ...]:
         line = raw.strip()
         if not line or line in seen or len(line) > 2_000 or _PREFILTER_RE.search(line) is None:
             continue
-        if _NAMED_RE.search(raw) is not None:
+        found = named if _NAMED_RE.search(raw) is not None else tallies if _tally(line) else None
+        if found is not None:
             seen.add(line)
-            named.append(index)
-        elif _tally(line):
-            seen.add(line)
-            tallies.append(index)
+            found.append(index)
     keep = sorted([*named[:MAX_NAMED_FAILURES], *tallies[-MAX_TALLIES:]])
     return tuple(clip(lines[i].strip(), MAX_SUMMARY_LINE_CHARS) for i in keep)

@@ -1,17 +1,4 @@
-"""Files a shell command reads and modifies, read from its text (pure; never raises).
-
-The command is split the way a POSIX shell would (quotes, heredocs, subshells, ``$(...)``,
-``bash -lc "..."``), relative paths follow an earlier ``cd``, and each program's files are read
-by its handler (:mod:`~langctx.facts.shell_programs`). What a script does inside an interpreter
-(``python - <<EOF ... open("x", "w")``) is out of scope: only the shell's own words are read.
-
-Example:
-    >>> cmd = parse_command("cd src && sed -n '1,80p' app.py && sed -i 's/a/b/' util.py > /dev/null")
-    >>> cmd.read, cmd.modified
-    (('src/app.py',), ('src/util.py',))
-    >>> parse_command("grep -rn TODO src | head -5").inspects_only
-    True
-"""
+"""Files a shell command reads and modifies, from the shell's own words (pure; never raises)."""
 
 from __future__ import annotations
 
@@ -21,7 +8,6 @@ from dataclasses import dataclass
 from itertools import dropwhile
 
 from langctx.facts.shell_programs import (
-    GIT_OPTIONS_WITH_VALUE,
     HANDLERS,
     INSPECTORS,
     WRAPPERS,
@@ -41,38 +27,25 @@ __all__ = ["MAX_COMMAND_CHARS", "SHELLS", "ShellCommand", "parse_command"]
 
 MAX_COMMAND_CHARS = 200_000
 """Longer command texts are parsed up to this many characters (bounded work)."""
-
-_MAX_DEPTH = 4
-"""Nesting depth of ``bash -c``, ``$(...)`` and shell heredocs that is still parsed."""
+_MAX_DEPTH = 4  # nesting of ``bash -c``, ``$(...)`` and shell heredocs still parsed
 
 
 @dataclass(frozen=True, slots=True)
 class ShellCommand:
     """What :func:`parse_command` found in one command text."""
 
-    read: tuple[str, ...]
-    """Files the command reads, unique, in order."""
-    modified: tuple[str, ...]
-    """Files it creates, changes, moves or deletes, unique, in order."""
-    programs: tuple[str, ...]
-    """The program of every simple command, in order (``git`` as ``git <subcommand>``)."""
-    inspects_only: bool
-    """Every program only reads, searches or lists and nothing is written: its output is file
-    content, not a diagnosis."""
-    status_program: str | None
-    """The program whose exit status is the command's (the last one run at the top level)."""
-    status_masked: bool
-    """A failure before the last part may not reach the exit status (``|``, ``;``, ``||``,
-    ``&``, a newline)."""
+    read: tuple[str, ...]  # files read, unique, in order
+    modified: tuple[str, ...]  # files created, changed, moved or deleted, unique, in order
+    programs: tuple[str, ...]  # the program of every simple command (``git <subcommand>``)
+    inspects_only: bool  # every program only reads or lists: its output is file content
+    status_program: str | None  # the last program run at the top level: its status is the exit
+    status_masked: bool  # a failure before the last part may not reach the exit status (``|``)
 
 
-_UNKNOWN = "\x00unknown-cwd"
-"""The working directory after a ``cd`` langctx cannot follow (``cd $X``, ``cd -``, ``popd``)."""
-
-
+_UNKNOWN = "\x00unknown-cwd"  # the directory after a ``cd`` we cannot follow (``cd $X``)
 _SKIP_WHOLE = frozenset({"for", "case", "select", "function"})
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-"""Shell programs whose ``-c`` script or heredoc is parsed as a command of its own."""
+_MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})  # their ``-c`` scripts are parsed too
 
 
 class _Walk:
@@ -91,17 +64,15 @@ class _Walk:
     def script(self, text: str, cwd: str | None, depth: int) -> tuple[str | None, bool]:
         """Walk one script; return (the status program, whether its status is masked)."""
         lexer = Lexer(text)
-        tokens = lexer.run()
         status_program: str | None = None
         masked = pending_mask = after_group = False
         stack: list[str | None] = []
-        for simple, op in split_commands(tokens):
+        for simple, op in split_commands(lexer.run()):
             if op == "(":
                 stack.append(cwd)
                 continue
             content = bool(simple.words or simple.redirs)
-            if content:
-                masked = masked or pending_mask
+            masked = masked or (content and pending_mask)
             program, cwd, inner_masked = self.simple(simple, cwd, depth)
             if program is not None:
                 status_program = program
@@ -121,8 +92,7 @@ class _Walk:
     def simple(
         self, simple: SimpleCommand, cwd: str | None, depth: int
     ) -> tuple[str | None, str | None, bool]:
-        """Record one simple command: (its status program, the working directory after it,
-        whether a script it ran masks a failure)."""
+        """Record one simple command: (its status program, the directory after it, masked)."""
         words = _unwrap(list(dropwhile(lambda w: ASSIGNMENT_RE.match(w.value), simple.words)))
         if words and words[0].value in _SKIP_WHOLE:
             return None, cwd, False
@@ -140,7 +110,7 @@ class _Walk:
             return label, _UNKNOWN, False
         if name in SHELLS:
             return self._shell(label, args, bodies, cwd, depth)
-        for directory in _git_directories(args) if name == "git" else ():
+        for directory in git_subcommand(args)[2] if name == "git" else ():
             cwd = _cd([directory], cwd)
         handler = HANDLERS.get(name)
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
@@ -153,7 +123,7 @@ class _Walk:
     def _shell(
         self, label: str, args: list[Word], bodies: list[str], cwd: str | None, depth: int
     ) -> tuple[str | None, str | None, bool]:
-        """``bash -c '...'`` or ``bash <<EOF``: walk the script; the status is its last program's."""
+        """``bash -c '...'`` or ``bash <<EOF``: walk the script."""
         script = _shell_script(args)
         status: str | None = label
         masked = False
@@ -177,9 +147,6 @@ class _Walk:
                 self.read.setdefault(self._path(target, cwd), None)
 
 
-_MASKING = frozenset({"|", "|&", ";", "\n", "&", "||", ";;"})
-
-
 def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
     """The working directory after ``cd args`` run in ``cwd`` (``None``: the agent's own)."""
     operands = [w for w in args if not (w.value.startswith("-") and len(w.value) > 1)]
@@ -189,11 +156,9 @@ def _cd(args: Sequence[Word], cwd: str | None) -> str | None:
     value = target.value
     if not target.literal or value in ("-", "") or value.startswith("~"):
         return _UNKNOWN
-    if value.startswith("/"):
-        return posixpath.normpath(value)
-    if cwd == _UNKNOWN:
+    if cwd == _UNKNOWN and not value.startswith("/"):
         return _UNKNOWN
-    return posixpath.normpath(value if cwd is None else posixpath.join(cwd, value))
+    return posixpath.normpath(posixpath.join(cwd or "", value))
 
 
 def _program_name(first: Word) -> str:
@@ -207,28 +172,8 @@ def _label(name: str, args: Sequence[Word]) -> str:
     """How a program is listed: ``git`` as ``git <subcommand>``."""
     if name != "git":
         return name
-    sub, _ = git_subcommand(args)
+    sub = git_subcommand(args)[0]
     return f"git {sub}" if sub else "git"
-
-
-def _git_directories(args: Sequence[Word]) -> list[Word]:
-    """The ``-C dir`` options of a git command line, in order (each is relative to the one before,
-    as git reads them); up to the first that is not a literal path."""
-    directories: list[Word] = []
-    i = 0
-    while i < len(args) - 1:
-        value = args[i].value
-        if value == "-C" and not args[i + 1].literal:
-            break
-        if value == "-C":
-            directories.append(args[i + 1])
-        if value in GIT_OPTIONS_WITH_VALUE:
-            i += 2
-        elif value.startswith("-"):
-            i += 1
-        else:
-            break
-    return directories
 
 
 def _unwrap(words: list[Word]) -> list[Word]:
@@ -270,22 +215,16 @@ def _shell_script(args: Sequence[Word]) -> str | None:
 
 
 def parse_command(command: str, *, resolve_cd: bool = True) -> ShellCommand:
-    """Parse a shell command text into the files it reads and modifies.
+    """Parse a shell command text into the files it reads and modifies (the rest names none).
 
     Args:
-        command: The command line or script, as the agent sent it.
-        resolve_cd: Join relative paths to the directory of an earlier ``cd`` in the same
-            command (``cd src && cat a.py`` reads ``src/a.py``) and name the files ``mv`` /
-            ``cp`` put into a directory. With ``False`` every path is exactly as written.
-
-    Returns:
-        A :class:`ShellCommand`; anything not understood names no file.
+        resolve_cd: Join relative paths to an earlier ``cd`` and name the files ``mv``/``cp`` put
+            into a directory; with ``False`` every path is exactly as written.
 
     Example:
-        >>> parse_command("cat a.py b.py | rg -n 'def ' && cp a.py /tmp/a.py").read
-        ('a.py', 'b.py')
-        >>> parse_command("bash -lc \\"tail -n 5 log.txt >> notes.md\\"").modified
-        ('notes.md',)
+        >>> cmd = parse_command("cd src && sed -n '1,80p' app.py && sed -i 's/a/b/' u.py > /dev/null")
+        >>> cmd.read, cmd.modified
+        (('src/app.py',), ('src/u.py',))
     """
     if not isinstance(command, str):
         return ShellCommand((), (), (), True, None, False)

@@ -26,32 +26,16 @@ __all__ = [
     "writes_anyway",
 ]
 
+# the name is cut by patch_name: a lazy ``(.+?)\s*$`` is quadratic on a run of spaces
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
-"""A patch's file line; the name is the rest of the line cut by :func:`patch_name` (a lazy
-``(.+?)\\s*$`` tried the end of the line from every character: quadratic on a run of spaces)."""
+_GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+_JQ_ARGUMENT_OPTIONS = ("--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs")
+_SED_SUFFIX_RE = re.compile(r"(?:\.[\w.~-]+)?")  # BSD sed's ``-i ''`` or ``-i .bak``
 
 
 def patch_name(rest: str) -> str:
-    """The file a patch line names: the rest of the line without trailing spaces (its first
-    character when it is all spaces), as ``(.+?)\\s*$`` reads it.
-
-    Example:
-        >>> patch_name("src/a b.py  \\r"), patch_name("   ")
-        ('src/a b.py', ' ')
-    """
+    """The rest of a patch line as ``(.+?)\\s*$`` reads it: without trailing spaces."""
     return rest.rstrip() or rest[:1]
-
-
-_GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
-
-
-def _diff_header_path(line: str) -> str | None:
-    path = line[4:].split("\t", 1)[0].strip()
-    if path == "/dev/null" or not path:
-        return None
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    return path
 
 
 def patch_text_paths(text: str) -> Iterator[str]:
@@ -66,34 +50,35 @@ def patch_text_paths(text: str) -> Iterator[str]:
     if "diff --git " in text:
         yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:
-        # A '--- x' line directly followed by '+++ y' is a file header; a hunk line that only
-        # looks like one ('-- comment' removed) is not followed by '+++ '.
+        # a '--- x' line directly followed by '+++ y' is a file header (not a removed '-- x')
         before = ""
         for line in text.splitlines():
             if before.startswith("--- ") and line.startswith("+++ "):
-                for path in (_diff_header_path(before), _diff_header_path(line)):
+                for header in (before, line):
+                    path = header[4:].split("\t", 1)[0].strip()
+                    if path == "/dev/null":
+                        continue
+                    path = path[2:] if path.startswith(("a/", "b/")) else path
                     if path:
                         yield path
             before = line
 
 
 _Found = tuple[list[str], list[str]]
+# (arguments, heredoc bodies, name the files put into a directory) -> (read, modified)
 _Handler = Callable[[list[Word], list[str], bool], _Found]
-"""(arguments, heredoc bodies, whether to name the files put into a directory) -> (read,
-modified)."""
 
 
-def _reader(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
+def _operands(
+    short_values: str = "", long_values: Iterable[str] = (), writes: bool = False
+) -> _Handler:
+    """A handler whose operands are the files it reads (or ``writes``)."""
+
     def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         operands = parse_args(args, short_values, long_values).operands
+        if writes:
+            return [], literal_paths(operands)
         return literal_paths(w for w in operands if not w.value.startswith("+")), []  # less +G
-
-    return handler
-
-
-def _writer(short_values: str = "", long_values: Iterable[str] = ()) -> _Handler:
-    def handler(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-        return [], literal_paths(parse_args(args, short_values, long_values).operands)
 
     return handler
 
@@ -102,24 +87,19 @@ def _file_paths(words: Iterable[Word]) -> list[str]:
     return [p for p in literal_paths(words) if looks_like_file(p)]
 
 
-def _sed_in_place(args: Sequence[Word]) -> bool:
-    for word in args:
-        value = word.value
+def writes_anyway(name: str, args: Sequence[Word]) -> bool:
+    """An inspector that writes here (``sed -i`` on a glob, ``find -delete``)."""
+    if name in ("find", "fd"):
+        return any(w.value in ("-delete", "-exec", "-execdir", "-ok", "-x", "-X") for w in args)
+    if name not in ("sed", "gsed"):
+        return False
+    for value in (w.value for w in args):
         if value == "--":
             return False
         if value.startswith("--in-place") or (
             value.startswith("-") and not value.startswith("--") and "i" in value[1:2]
         ):
             return True
-    return False
-
-
-def writes_anyway(name: str, args: Sequence[Word]) -> bool:
-    """An inspector that writes here (``sed -i`` on a glob, ``find -delete``)."""
-    if name in ("sed", "gsed"):
-        return _sed_in_place(args)
-    if name in ("find", "fd"):
-        return any(w.value in ("-delete", "-exec", "-execdir", "-ok", "-x", "-X") for w in args)
     return False
 
 
@@ -131,10 +111,8 @@ def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
         cleaned.append(word)
         i += 1
         # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word
-        if word.value == "-i" and i + 1 < len(args):
-            nxt = args[i].value
-            if nxt == "" or re.fullmatch(r"\.[\w.~-]+", nxt):
-                i += 1
+        if word.value == "-i" and i + 1 < len(args) and _SED_SUFFIX_RE.fullmatch(args[i].value):
+            i += 1
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
     paths = literal_paths(_after_script(parsed, "ef", ("expression", "file")))
     return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])
@@ -146,8 +124,7 @@ def _perl(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 
 def _after_script(parsed: ParsedArgs, short: str, long: Iterable[str] = ()) -> list[Word]:
-    """The operands after the script or pattern, unless one of the ``short`` options (with its
-    value) or ``long`` options gave it."""
+    """The operands after the script or pattern, unless a ``short`` or ``long`` option gave it."""
     if any(c in parsed.values for c in short) or not parsed.flags.isdisjoint(long):
         return parsed.operands
     return parsed.operands[1:]
@@ -157,6 +134,7 @@ _GREP_LONG_VALUES = (
     "regexp file max-count after-context before-context context include exclude exclude-dir "
     "label directories devices"
 ).split()
+_BAT_LONG_VALUES = "language line-range highlight-line map-syntax style theme".split()
 _RG_LONG_VALUES = (
     "regexp file glob iglob type type-not max-count after-context before-context context "
     "threads max-columns encoding sort sortr replace type-add max-depth max-filesize pre "
@@ -167,9 +145,8 @@ _RG_LONG_VALUES = (
 def _grep(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "efmABCdD", _GREP_LONG_VALUES)
     operands = _after_script(parsed, "ef", ("regexp", "file"))
-    if parsed.flags & {"r", "R", "recursive", "dereference-recursive"}:
-        return _file_paths(operands), []
-    return literal_paths(operands), []
+    recursive = parsed.flags & {"r", "R", "recursive", "dereference-recursive"}
+    return (_file_paths if recursive else literal_paths)(operands), []
 
 
 def _rg(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
@@ -185,10 +162,7 @@ def _awk(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 
 def _jq(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    if any(
-        w.value in ("--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs")
-        for w in args
-    ):
+    if any(w.value in _JQ_ARGUMENT_OPTIONS for w in args):
         return [], []
     parsed = parse_args(args, "fL", ("indent", "from-file"))
     return literal_paths(_after_script(parsed, "f", ("from-file",))), []
@@ -201,13 +175,8 @@ def _diff(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 
 def _rm(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args)
-    if parsed.flags & {"r", "R", "recursive", "d", "dir"}:
-        return [], _file_paths(parsed.operands)
-    return [], literal_paths(parsed.operands)
-
-
-def _into(directory: str, source: str) -> str:
-    return posixpath.join(directory, posixpath.basename(source.rstrip("/")))
+    recursive = parsed.flags & {"r", "R", "recursive", "d", "dir"}
+    return [], (_file_paths if recursive else literal_paths)(parsed.operands)
 
 
 def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: bool) -> _Found:
@@ -215,11 +184,9 @@ def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: b
     paths = literal_paths(parsed.operands)
     if not all(w.literal for w in parsed.operands):
         return [], []  # `mv *.py dir/`: the sources are not paths as written
-    target = next(
-        iter(parsed.values.get("t", []) + parsed.values.get("target-directory", [])), None
-    )
-    if target is not None:
-        sources, dest, into = paths, target, True
+    targets = parsed.values.get("t", []) + parsed.values.get("target-directory", [])
+    if targets:
+        sources, dest, into = paths, targets[0], True
     elif len(paths) >= 2:
         sources, dest = paths[:-1], paths[-1]
         into = len(sources) > 1 or dest.endswith("/") or dest in (".", "..")
@@ -227,7 +194,8 @@ def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: b
         return [], []
     if into and not resolve:
         return ([], [*sources, dest]) if not copy else (sources, [dest])
-    destinations = [_into(dest, s) for s in sources] if into else [dest]
+    destinations = [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
+    destinations = destinations if into else [dest]
     # a directory moved or copied whole is not a file: keep the pairs that name files
     pairs = [(s, d) for s, d in zip(sources, destinations, strict=False) if looks_like_file(s)]
     if len(destinations) == 1 and len(sources) == 1 and not pairs and looks_like_file(dest):
@@ -248,22 +216,16 @@ def _apply_patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
 def _patch(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     parsed = parse_args(args, "pioBdDFrVYzg", ("input", "output", "directory", "strip"))
     read = parsed.values.get("i", []) + parsed.values.get("input", [])
-    modified = _patch_bodies(bodies)
-    operands = literal_paths(parsed.operands)
-    if operands:
-        modified.insert(0, operands[0])  # `patch file.py < fix.diff`
-        read.extend(operands[1:2])  # `patch file.py fix.diff`
-    return read, modified
+    operands = literal_paths(parsed.operands)  # `patch file.py < fix.diff`, `patch f.py fix.diff`
+    return read + operands[1:2], operands[:1] + _patch_bodies(bodies)
 
 
 def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    sub, rest = git_subcommand(args)
+    sub, rest, _ = git_subcommand(args)
     if sub == "apply":
         parsed = parse_args(rest, "pC", ("directory", "exclude", "include"))
-        read = literal_paths(parsed.operands)
-        if parsed.flags & {"check", "stat", "numstat", "summary"}:
-            return read, []
-        return read, _patch_bodies(bodies)
+        dry_run = parsed.flags & {"check", "stat", "numstat", "summary"}
+        return literal_paths(parsed.operands), [] if dry_run else _patch_bodies(bodies)
     if sub == "mv":
         return _move_or_copy(rest, bodies, resolve, copy=False)
     if sub == "rm":
@@ -280,36 +242,39 @@ def _git(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
     return [], []
 
 
+# git's global options whose value is the next word
 GIT_OPTIONS_WITH_VALUE = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
-"""git's global options whose value is the next word."""
 
 
-def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word]]:
+def git_subcommand(args: Sequence[Word]) -> tuple[str | None, list[Word], list[Word]]:
+    """git's subcommand, its arguments, and the ``-C dir`` options before it (in order, up to
+    the first that is not literal)."""
+    directories: list[Word] = []
+    literal = True
     i = 0
     while i < len(args):
         value = args[i].value
+        if value == "-C" and i + 1 < len(args):
+            literal = literal and args[i + 1].literal
+            if literal:
+                directories.append(args[i + 1])
         if value in GIT_OPTIONS_WITH_VALUE:
             i += 2
         elif value.startswith("-"):
             i += 1
         else:
-            return value, list(args[i + 1 :])
-    return None, []
+            return value, list(args[i + 1 :]), directories
+    return None, [], directories
 
 
 HANDLERS: dict[str, _Handler] = {
-    **dict.fromkeys(("cat", "more", "wc"), _reader()),
-    "nl": _reader("bdfhilnsvw"),
-    "less": _reader("bhjkoOpPtTxyz#"),
-    **dict.fromkeys(
-        ("bat", "batcat"),
-        _reader(
-            "lrHmp", ("language", "line-range", "highlight-line", "map-syntax", "style", "theme")
-        ),
-    ),
-    "head": _reader("nc", ("lines", "bytes")),
-    "tail": _reader("ncs", ("lines", "bytes", "sleep-interval", "pid")),
-    "cmp": _reader("in", ("ignore-initial", "bytes")),
+    **dict.fromkeys(("cat", "more", "wc"), _operands()),
+    "nl": _operands("bdfhilnsvw"),
+    "less": _operands("bhjkoOpPtTxyz#"),
+    **dict.fromkeys(("bat", "batcat"), _operands("lrHmp", _BAT_LONG_VALUES)),
+    "head": _operands("nc", ("lines", "bytes")),
+    "tail": _operands("ncs", ("lines", "bytes", "sleep-interval", "pid")),
+    "cmp": _operands("in", ("ignore-initial", "bytes")),
     "diff": _diff,
     **dict.fromkeys(("sed", "gsed"), _sed),
     "perl": _perl,
@@ -317,8 +282,10 @@ HANDLERS: dict[str, _Handler] = {
     "rg": _rg,
     **dict.fromkeys(("awk", "gawk"), _awk),
     "jq": _jq,
-    **dict.fromkeys(("tee", "unlink"), _writer()),
-    **dict.fromkeys(("touch", "truncate"), _writer("drtsA", ("date", "reference", "size"))),
+    **dict.fromkeys(("tee", "unlink"), _operands(writes=True)),
+    **dict.fromkeys(
+        ("touch", "truncate"), _operands("drtsA", ("date", "reference", "size"), writes=True)
+    ),
     "rm": _rm,
     "mv": functools.partial(_move_or_copy, copy=False),
     "cp": functools.partial(_move_or_copy, copy=True),
@@ -328,12 +295,10 @@ HANDLERS: dict[str, _Handler] = {
 }
 
 INSPECTORS = frozenset(
-    (
-        "cat nl less more bat batcat head tail wc cmp diff grep egrep fgrep rg ag ack awk "
-        "gawk jq ls ll tree find fd pwd cd pushd popd echo printf file stat which type "
-        "realpath readlink dirname basename sort uniq cut tr column true du df xxd od hexdump "
-        "strings sed "
-    ).split()
+    "cat nl less more bat batcat head tail wc cmp diff grep egrep fgrep rg ag ack awk "
+    "gawk jq ls ll tree find fd pwd cd pushd popd echo printf file stat which type "
+    "realpath readlink dirname basename sort uniq cut tr column true du df xxd od hexdump "
+    "strings sed ".split()
 ) | frozenset(
     f"git {sub}"
     for sub in "status log diff show grep blame branch ls-files rev-parse remote".split()
@@ -342,9 +307,7 @@ INSPECTORS = frozenset(
 
 WRAPPERS: dict[str, str] = dict(
     entry.split("=")
-    for entry in (
-        "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe ionice=cnpt "
-        "time=fo timeout=sk xvfb-run=ase"
-    ).split()
+    for entry in "sudo=ugCDhprt env=uCS nice=n nohup= command= exec=a builtin= stdbuf=ioe "
+    "ionice=cnpt time=fo timeout=sk xvfb-run=ase".split()
 )
 """Programs that run the rest of their words as a command (option letters taking a value)."""

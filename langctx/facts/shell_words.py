@@ -30,8 +30,7 @@ __all__ = [
 @dataclass(slots=True)
 class Word:
     value: str
-    literal: bool = True
-    """No unquoted expansion or glob (``$x``, ``$(...)``, ``*``, ``{a,b}``): a path as written."""
+    literal: bool = True  # no unquoted expansion or glob (``$x``, ``*``): a path as written
 
 
 @dataclass(slots=True)
@@ -53,6 +52,7 @@ _META = frozenset(" \t\r\n;&|()<>")
 _PLAIN_RE = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
 _REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)")
 _OPS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
+_PARAM_RE = re.compile(r"\$[\w{@*#?$!-]")
 
 
 class Lexer:
@@ -124,8 +124,7 @@ class Lexer:
                 end = len(text) if end == -1 else end
                 line = text[self.pos : end]
                 self.pos = end + 1
-                check = line.lstrip("\t") if strip_tabs else line
-                if check.rstrip() == delimiter:
+                if (line.lstrip("\t") if strip_tabs else line).rstrip() == delimiter:
                     break
                 lines.append(line)
             redir.body = "\n".join(lines)
@@ -221,11 +220,7 @@ class Lexer:
             if c in "$`" and self._substitution(parts):
                 literal = False
                 continue
-            if (
-                c == "$"
-                and self.pos + 1 < n
-                and (text[self.pos + 1].isalnum() or text[self.pos + 1] in "_{@*#?$!-")
-            ):
+            if _PARAM_RE.match(text, self.pos):  # $x, ${x}, $@, ...
                 literal = False
             parts.append(c)
             self.pos += 1
@@ -313,10 +308,8 @@ _FILE_NAMES = frozenset(
     "Makefile makefile Dockerfile LICENSE README Gemfile Rakefile Procfile Jenkinsfile "
     "Vagrantfile BUILD WORKSPACE Containerfile".split()
 )
-
+# an extension starts with a letter or is ``7z``-like: a version directory (``x__0.1``) is none
 _EXTENSION_RE = re.compile(r"[A-Za-z][\w-]{0,11}|\d[A-Za-z]\w{0,10}")
-"""An extension: starts with a letter (``py``, ``d.ts``'s ``ts``) or is ``7z``-like, so a
-version directory (``ponyc__0.1``) is not taken for a file."""
 
 
 def looks_like_file(path: str) -> bool:

@@ -1,17 +1,4 @@
-"""Tool names as words: one normaliser for every agent's spelling of a tool's name.
-
-Agents name the same tool differently: ``read_file``, ``mcp__filesystem__read_file`` (an MCP
-server's prefix), ``developer__text_editor`` (Goose), ``functions.read_file``, ``fs/read``,
-``readFile``, ``ReadFile``, ``str-replace-editor``. :func:`tool_name_words` drops the namespace
-(everything up to the last ``__``, ``.``, ``/`` or ``:``) and splits the rest into lower-case
-words at ``_``, ``-``, spaces and case changes.
-
-Example:
-    >>> normalize_tool_name("mcp__filesystem__readFile"), normalize_tool_name("str-replace-editor")
-    ('read_file', 'str_replace_editor')
-    >>> tool_name_words("default_api:ExecuteBash")
-    ('execute', 'bash')
-"""
+"""Tool names as words: one normaliser for every agent's spelling of a tool's name."""
 
 from __future__ import annotations
 
@@ -29,9 +16,7 @@ _NAMESPACE = re.compile(r"__|[./:]")
 _LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")  # readFile -> read_File
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPRequest -> HTTP_Request
 _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
-MAX_NAME_CHARS = 256
-"""Words are read from this many characters of a name at most (providers allow 64-128; the
-acronym split is quadratic in an upper-case run, 4 s for 20,000 characters)."""
+MAX_NAME_CHARS = 256  # words are read from this much of a name (the split is quadratic)
 
 
 def tool_base_name(name: str) -> str:
@@ -49,8 +34,8 @@ def tool_name_words(name: str) -> tuple[str, ...]:
     """The lower-case words of ``name`` without its namespace (camelCase and kebab-case split).
 
     Example:
-        >>> tool_name_words("developer__text_editor"), tool_name_words("fsWrite")
-        (('text', 'editor'), ('fs', 'write'))
+        >>> tool_name_words("developer__text_editor"), tool_name_words("default_api:ExecuteBash")
+        (('text', 'editor'), ('execute', 'bash'))
     """
     base = tool_base_name(name)[:MAX_NAME_CHARS]
     base = _ACRONYM.sub(r"\1_\2", _LOWER_UPPER.sub(r"\1_\2", base))
@@ -68,8 +53,7 @@ def normalize_tool_name(name: str) -> str:
 
 
 def tool_name_forms(name: str) -> tuple[str, ...]:
-    """The spellings of ``name`` a tool table is searched for, in order, each once: as given,
-    lower-cased, without its namespace, that lower-cased, then normalised.
+    """The spellings of ``name`` a tool table is searched for, in order, each once.
 
     Example:
         >>> tool_name_forms("mcp__x__MultiEdit")

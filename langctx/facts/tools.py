@@ -1,7 +1,4 @@
-"""Which tools touch files and which run commands: :class:`FileToolSpec`, the default tables
-(searched by :func:`file_tool_spec` and :func:`is_command_tool`: ``mcp__fs__ReadFile`` finds
-``read_file``) and the rules for tools in no table (:func:`infer_file_tool`,
-:func:`infer_command_tool`)."""
+"""Which tools touch files and which run commands: the default tables and rules for the rest."""
 
 from __future__ import annotations
 
@@ -37,7 +34,6 @@ FileRole = Literal["read", "modified"]
 DEFAULT_PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filename", "file")
 """Argument keys that hold a path (or a list of paths) when a spec names none."""
 
-
 RoleFunc = Callable[[dict[str, Any]], FileRole | None]
 PathsFunc = Callable[[dict[str, Any]], Iterable[str]]
 
@@ -51,28 +47,20 @@ class FileToolSpec:
         >>> from langctx.facts import extract_facts
         >>> spec = FileToolSpec(role="read", path_keys=("target",))
         >>> call = {"id": "1", "name": "peek", "args": {"target": "a.py"}}
-        >>> facts = extract_facts([AIMessage("", tool_calls=[call])], file_tools={"peek": spec})
-        >>> facts["read_files"]
+        >>> extract_facts([AIMessage("", tool_calls=[call])], file_tools={"peek": spec})["read_files"]
         ['a.py']
     """
 
     role: FileRole | RoleFunc
-    """``"read"``, ``"modified"``, or a callable that gets the call's arguments and returns one
-    of those, or ``None`` when the call touches no file."""
-
+    """``"read"``, ``"modified"``, or a callable of the arguments returning one of them or None."""
     path_keys: tuple[str, ...] = DEFAULT_PATH_KEYS
     """Argument keys holding a path or a list of paths; every key present contributes."""
-
     paths: PathsFunc | None = None
-    """Optional extra extractor: gets the call's arguments and yields more paths (patch text,
-    SWE-agent's ``open src/app.py 120``)."""
-
+    """Optional callable of the arguments yielding more paths (patch text, ``open a.py 120``)."""
     sets_open_file: bool = False
     """The (first) path this call names becomes the agent's open file (SWE-agent ``open``)."""
-
     defaults_to_open_file: bool = False
-    """A call that names no path acts on the open file set earlier in the same batch (SWE-agent
-    ``edit``, which takes line numbers, not a path)."""
+    """A call naming no path acts on the open file set earlier in the batch (SWE-agent ``edit``)."""
 
     def __post_init__(self) -> None:
         if not callable(self.role) and self.role not in ("read", "modified"):
@@ -102,7 +90,7 @@ _EDITOR_ROLES: Mapping[str, FileRole] = {
 
 
 def _editor_role(args: dict[str, Any]) -> FileRole | None:
-    """Role of an Anthropic/OpenHands-style text editor call, chosen by its ``command``."""
+    """Role of a text editor call (Anthropic, OpenHands), chosen by its ``command``."""
     command = args.get("command")
     return _EDITOR_ROLES.get(command) if isinstance(command, str) else None
 
@@ -114,55 +102,44 @@ def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
         return ()
     first_line = command.strip().split("\n", 1)[0]
     try:
-        words = shlex.split(first_line)
+        return shlex.split(first_line)[1:2]
     except ValueError:
-        words = first_line.split()
-    return words[1:2]
+        return first_line.split()[1:2]
 
 
 def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
     """Files named by patch text in any argument (Codex ``*** Update File: x``, unified diffs)."""
     found: list[str] = []
     for value in args.values():
-        if isinstance(value, str):
-            found.extend(patch_text_paths(value))
-        elif isinstance(value, Mapping):  # OpenAI apply_patch: {"operation": {"path": ..., ...}}
-            inner = value.get("path")
-            if isinstance(inner, str):
+        texts = [value]
+        if isinstance(value, Mapping):  # OpenAI apply_patch: {"operation": {"path": ..., ...}}
+            if isinstance(inner := value.get("path"), str):
                 found.append(inner)
-            for item in value.values():
-                if isinstance(item, str):
-                    found.extend(patch_text_paths(item))
+            texts = list(value.values())
+        found.extend(
+            path for text in texts if isinstance(text, str) for path in patch_text_paths(text)
+        )
     return found
-
-
-def _camel_case(key: str) -> str:
-    first, *rest = key.split("_")
-    return first + "".join(word.capitalize() for word in rest)
 
 
 def _with_camel_case(keys: Iterable[str]) -> tuple[str, ...]:
     """Each key, then its camelCase form (``file_path``, ``filePath``), each once."""
-    return tuple(dict.fromkeys(form for key in keys for form in (key, _camel_case(key))))
+    forms: list[str] = []
+    for key in keys:
+        first, *rest = key.split("_")
+        forms += [key, first + "".join(word.capitalize() for word in rest)]
+    return tuple(dict.fromkeys(forms))
 
 
 # paths: Gemini's read_many_files, MCP's read_multiple_files; target_file: Cursor, Kiro;
 # absolute_path: Gemini CLI; filepath: Continue; notebook_path: Claude Code; relative_path: Serena
-_MORE_PATH_KEYS = _with_camel_case(
-    (
-        *DEFAULT_PATH_KEYS,
-        *"paths file_paths target_file absolute_path filepath notebook_path relative_path "
-        "target_path".split(),
-    )
-)
+_EXTRA_PATH_KEYS = "paths file_paths target_file absolute_path filepath notebook_path relative_path"
+_MORE_PATH_KEYS = _with_camel_case((*DEFAULT_PATH_KEYS, *_EXTRA_PATH_KEYS.split(), "target_path"))
 
 _spec = functools.partial(FileToolSpec, path_keys=_MORE_PATH_KEYS)
 _READ = _spec(role="read")
 _MODIFIED = _spec(role="modified")
 _EDITOR = _spec(role=_editor_role)
-_OPEN = _spec(role="read", paths=_text_action_path, sets_open_file=True)
-_CREATE = _spec(role="modified", paths=_text_action_path, sets_open_file=True)
-_EDIT_OPEN = _spec(role="modified", defaults_to_open_file=True)
 _PATCH = _spec(role="modified", paths=_patch_paths)
 
 
@@ -193,16 +170,12 @@ def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
 
 _DESTINATION_KEYS = _with_camel_case(("destination", "destination_path", "new_path", "to_path"))
 _SOURCE_KEYS = _with_camel_case(("source", "source_path", "old_path", "from_path"))
-_MOVE = FileToolSpec(role="modified", path_keys=(*_SOURCE_KEYS, *_DESTINATION_KEYS))
 _COPY = FileToolSpec(role="modified", path_keys=_DESTINATION_KEYS)
 _SEARCH = FileToolSpec(role="read", path_keys=(), paths=_searched_file)
 
 DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
     {
-        # pi, SWE-agent, aider, Claude Code (Read/Edit/Write/MultiEdit/NotebookEdit), Gemini CLI
-        # (replace), LangChain (file_delete), Cline/Roo (write_to_file, replace_in_file,
-        # insert_content, search_and_replace), Continue (create_new_file, edit_existing_file);
-        # a cat *tool* with a path argument is a read (a shell `cat` is not parsed)
+        # pi, SWE-agent, aider, Claude Code, Gemini CLI, LangChain, Cline/Roo, Continue
         **dict.fromkeys(
             "read view cat read_file read_text_file read_media_file read_many_files "
             "read_multiple_files open_file view_file".split(),
@@ -214,38 +187,28 @@ DEFAULT_FILE_TOOLS: Mapping[str, FileToolSpec] = MappingProxyType(
             "insert_content search_and_replace create_new_file edit_existing_file".split(),
             _MODIFIED,
         ),
-        # SWE-agent: "open src/app.py 120" or {"path": ..., "line_number": ...}; "create
-        # reproduce.py" or {"filename": ...}; edit/insert act on the open file (pi and aider
-        # name a path)
-        "open": _OPEN,
-        "create": _CREATE,
-        "edit": _EDIT_OPEN,
-        "insert": _EDIT_OPEN,
-        "move_file": _MOVE,
+        # SWE-agent: open/create name a path in text or arguments; edit/insert the open file
+        "open": _spec(role="read", paths=_text_action_path, sets_open_file=True),
+        "create": _spec(role="modified", paths=_text_action_path, sets_open_file=True),
+        **dict.fromkeys(("edit", "insert"), _spec(role="modified", defaults_to_open_file=True)),
+        "move_file": FileToolSpec(role="modified", path_keys=(*_SOURCE_KEYS, *_DESTINATION_KEYS)),
         "copy_file": _COPY,
-        # searches: a read of the one file they name (Claude Code Grep with a file path)
+        # searches: a read of the one file they name
         "grep": _SEARCH,
         "search_file": FileToolSpec(role="read", path_keys=(), paths=_search_file_action),
-        # command-selected editors (OpenHands and SWE-agent function calling, Anthropic's text
-        # editor): view -> read; create/str_replace/insert/undo_edit -> modified
+        # editors whose ``command`` argument chooses the role (OpenHands, SWE-agent, Anthropic)
         **dict.fromkeys(
             ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"), _EDITOR
         ),
-        # patches: the files come from the patch headers
         **dict.fromkeys(("apply_patch", "apply_diff", "patch"), _PATCH),
     }
 )
-"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against, looked up by
-:func:`file_tool_spec`. ``ls``, ``glob`` and ``find_file`` list names, they read no file; searches
-read the one file they name, never a directory or a pattern.
-"""
+"""Tool name -> :class:`FileToolSpec` for the agents langctx is tested against."""
 
 DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
-    (
-        "bash sh zsh shell terminal powershell execute execute_bash execute_command "
-        "execute_shell exec_command run_command run_shell_command run_terminal_cmd "
-        "run_terminal_command run_in_terminal shell_command local_shell"
-    ).split()
+    "bash sh zsh shell terminal powershell execute execute_bash execute_command "
+    "execute_shell exec_command run_command run_shell_command run_terminal_cmd "
+    "run_terminal_command run_in_terminal shell_command local_shell".split()
 )
 """Names of tools that run shell commands (looked up like :data:`DEFAULT_FILE_TOOLS`)."""
 
@@ -253,12 +216,9 @@ DEFAULT_COMMAND_TOOLS: frozenset[str] = frozenset(
 def file_tool_spec(
     name: str | None, file_tools: Mapping[str, FileToolSpec] = DEFAULT_FILE_TOOLS
 ) -> FileToolSpec | None:
-    """The spec of ``name`` in ``file_tools``: the first of its spellings the table holds (as
-    given, lower-cased, without its namespace, normalised), or ``None``.
+    """The spec of the first spelling of ``name`` (:func:`tool_name_forms`) in ``file_tools``.
 
     Example:
-        >>> file_tool_spec("developer__text_editor") is DEFAULT_FILE_TOOLS["text_editor"]
-        True
         >>> file_tool_spec("readFile") is DEFAULT_FILE_TOOLS["read_file"], file_tool_spec("fetch")
         (True, None)
     """
@@ -269,8 +229,7 @@ def file_tool_spec(
 def is_command_tool(
     name: str | None, command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS
 ) -> bool:
-    """Whether ``name`` is one of ``command_tools``: as given, lower-cased, without its
-    namespace, or normalised (``mcp__shell__RunCommand`` is ``run_command``).
+    """Whether a spelling of ``name`` (``mcp__shell__RunCommand``) is one of ``command_tools``.
 
     Example:
         >>> is_command_tool("Bash"), is_command_tool("developer__shell"), is_command_tool("read_file")
@@ -283,10 +242,8 @@ _READ_VERBS = frozenset(
     "read view open cat show load peek preview display inspect head tail".split()
 )
 _WRITE_VERBS = frozenset(
-    (
-        "write edit create replace patch insert delete remove rm unlink append prepend modify "
-        "update save overwrite truncate put apply undo move rename copy"
-    ).split()
+    "write edit create replace patch insert delete remove rm unlink append prepend modify "
+    "update save overwrite truncate put apply undo move rename copy".split()
 )
 _EDITOR_WORDS = _READ_VERBS | _WRITE_VERBS | {"editor", "file", "files", "text"}
 _NOT_FILE_WORDS = frozenset(
@@ -304,29 +261,11 @@ def _names_path(args: Mapping[str, Any], keys: Iterable[str]) -> bool:
 def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec | None:
     """The spec of a file tool in no table, from its name's words and its arguments, or ``None``.
 
-    The rule, on the words of the name without its namespace (``mcp__fs__readFile`` -> read, file):
-
-    * a call naming no path (no path key such as ``path``, ``file_path``/``filePath``,
-      ``target_file``; no patch text) is no file call: ``create_issue(title=...)``,
-      ``update_plan``, ``read_url(url=...)``, ``search_web(query=...)`` give nothing;
-    * names about directories, URLs or web pages (``create_directory``) are no file tools;
-    * an editor-style ``command`` argument (``view``, ``create``, ``write``, ``str_replace``,
-      ``insert``, ``undo_edit``) decides, as for ``str_replace_editor``, when the name has a verb
-      or ``editor``/``file``/``text``;
-    * a write verb (write, edit, create, replace, patch, insert, delete, remove, append, modify,
-      update, save, move, rename, ...) -> modified: patch text gives its files, ``move``/
-      ``rename`` both paths, ``copy`` the destination; a write verb wins over a read verb;
-    * a read verb (read, view, open, cat, show, load, peek, preview, ...) -> read (so
-      ``view_image(path=...)`` is a read);
-    * ``grep``/``search`` -> a read of the one file it names (never a directory or pattern).
+    The rules are in docs/memory.md (``file_tools``); a write verb beats a read verb.
 
     Example:
-        >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py", "text": ""}).role
-        'modified'
-        >>> infer_file_tool("insert_edit_into_file", {"filePath": "a.py"}).role
-        'modified'
-        >>> infer_file_tool("ReadSource", {"path": "a.py"}).role
-        'read'
+        >>> infer_file_tool("mcp__fs__fsWrite", {"path": "a.py"}).role, infer_file_tool("ReadSource", {"path": "a.py"}).role
+        ('modified', 'read')
         >>> infer_file_tool("create_issue", {"title": "x"}), infer_file_tool("create_directory", {"path": "d"})
         (None, None)
     """
@@ -354,28 +293,20 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
 
 
 _SHELL_WORDS = frozenset(
-    (
-        "bash sh zsh ksh dash fish shell terminal exec execute command commands cmd powershell "
-        "pwsh console process subprocess"
-    ).split()
+    "bash sh zsh ksh dash fish shell terminal exec execute command commands cmd powershell "
+    "pwsh console process subprocess".split()
 )
 _NOT_SHELL_WORDS = frozenset("slash sql query python ipython jupyter notebook browser".split())
 _SHELL_COMMAND_KEYS = tuple(k for k in COMMAND_KEYS if k != "code")  # code: any language
 
 
 def infer_command_tool(name: str | None, args: Mapping[str, Any]) -> bool:
-    """Whether a tool in no table runs a shell command: its name has a shell word (bash, sh,
-    shell, terminal, exec/execute, command/cmd, powershell, console, process, ...) and no word of
-    another language (sql, python, slash, ...), and a command-like argument (``command``, ``cmd``,
-    ``commands``, ``commandLine``, ``script``, ``argv``) holds a command string or an argv list.
+    """Whether a tool in no table runs a shell command: a shell word in its name, no word of
+    another language (sql, python, ...), and a command-like argument holding a command.
 
     Example:
-        >>> infer_command_tool("mcp__desktop__start_process", {"command": "make test"})
-        True
-        >>> infer_command_tool("execute_ipython_cell", {"code": "1 + 1"})
-        False
-        >>> infer_command_tool("SlashCommand", {"command": "/review"})
-        False
+        >>> infer_command_tool("start_process", {"command": "make"}), infer_command_tool("SlashCommand", {"command": "/review"})
+        (True, False)
     """
     words = set(tool_name_words(name)) if name else set()
     if not words & _SHELL_WORDS or words & _NOT_SHELL_WORDS:
