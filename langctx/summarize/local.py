@@ -1,8 +1,5 @@
-"""The local deterministic summarizer: offline default and fallback when a model fails.
-
-It writes the model prompt's sections from mechanical facts only; lists shrink until the summary
-fits its cap.
-"""
+"""The local deterministic summarizer (offline default, fallback when a model fails): the prompt's
+sections from mechanical facts only, lists shrunk until the summary fits its cap."""
 
 from __future__ import annotations
 
@@ -36,7 +33,7 @@ def _files(paths: list[str], limit: int) -> str:
 
 
 def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | None:
-    """The latest failing command and its error lines (quoted tool output), within ``width``."""
+    """The latest failing command and its error lines (quoted tool output)."""
     errors = facts.get("errors", [])
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     if not errors and not failing:
@@ -58,8 +55,7 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
 
 
 def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int] = _approx) -> str:
-    """Render the fixed-structure summary of a request from its facts (read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state), within its ``max_tokens``.
+    """The fixed-structure summary of a request from its facts, within its ``max_tokens``.
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
@@ -81,11 +77,8 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         Next step:
         - Fix the lexer.
     """
-    cap = request.max_tokens
     facts = stored_facts(request.facts)
     constraints = facts.get("constraints", [])
-    read = facts.get("read_files", [])
-    modified = facts.get("modified_files", [])
     commands = facts.get("commands", [])
     # the task (pinned) and the user's messages (quoted in the block) are never restated here
     goal = (
@@ -107,12 +100,10 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")
-        failure = _last_failure(facts, err_lines, width + 60)
-        if failure:
+        if failure := _last_failure(facts, err_lines, width + 60):
             lines.append(f"- Last command: {failure}")
         elif commands:
-            last = commands[-1]
-            lines.append(f"- Last command: `{_clip(last.get('command') or '?', width)}` ok")
+            lines.append(f"- Last command: `{_clip(commands[-1].get('command') or '?', width)}` ok")
         elif request.kind == "merge":
             lines.append(f"- {len(request.summaries)} earlier summaries merged")
         else:
@@ -120,15 +111,14 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         if constraints:
             lines.append("Important constraints:")
             lines.extend(f"- {_clip(c, width)}" for c in constraints[-n_constraints:])
-        lines += ["Files observed:", _files(read, read_limit)]
-        lines += ["Files modified:", _files(modified, mod_limit)]
-        step = facts.get("next_step")
-        if step:
+        lines += ["Files observed:", _files(facts.get("read_files", []), read_limit)]
+        lines += ["Files modified:", _files(facts.get("modified_files", []), mod_limit)]
+        if step := facts.get("next_step"):
             lines += ["Next step:", f"- {_clip(step, width)}"]
         text = "\n".join(lines)
-        if count(text) <= cap:
+        if count(text) <= request.max_tokens:
             return text
-    return truncate_to_tokens(text, cap, count)
+    return truncate_to_tokens(text, request.max_tokens, count)
 
 
 class LocalSummarizer:

@@ -31,9 +31,7 @@ __all__ = [
 ]
 
 SummaryFacts = dict[str, Any]
-"""`Facts` plus ``constraints`` (list[str]), ``next_step`` (str | None), ``user_messages``
-(``{"id", "text"}`` dicts, :mod:`langctx.user_messages`) and ``user_messages_dropped`` (int);
-a plain JSON dict."""
+"""`Facts` plus ``constraints``, ``next_step``, ``user_messages`` and ``user_messages_dropped``."""
 
 _CONSTRAINT = re.compile(
     r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
@@ -50,11 +48,10 @@ _TARGET = re.compile(
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )
 """What a next step acts on: a quoted term, a path or file name (matched from the start of a run
-of its characters only, so the search stays linear), a code identifier."""
+only, so the search stays linear), a code identifier."""
 _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
-_MAX_CONSTRAINTS = 32
-"""Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
+_MAX_CONSTRAINTS = 32  # the ledger shows the newest that fit its token cap
 
 
 def _sentences(text: str) -> list[str]:
@@ -64,10 +61,7 @@ def _sentences(text: str) -> list[str]:
 def extract_constraints(
     messages: Sequence[BaseMessage], *, limit: int = _MAX_CONSTRAINTS
 ) -> list[str]:
-    """User constraints: sentences of human messages that say must / never / only / keep ...
-
-    Agent machinery (``<system-reminder>`` blocks, command output; :mod:`langctx.machinery`) is
-    stripped first.
+    """User constraints: sentences of human messages (machinery stripped) that say must / never ...
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -87,8 +81,7 @@ def extract_constraints(
 
 
 def _constraint_lines(text: str) -> list[str]:
-    """The lines of ``text`` that hold a constraint, whole (a line over 400 chars: its constraint
-    sentences), so a shortened user message keeps them."""
+    """The lines of ``text`` holding a constraint, whole (a long line: its constraint sentences)."""
     out: list[str] = []
     for line in text.splitlines():
         found = constraint_sentences(line)
@@ -109,11 +102,8 @@ def constraint_sentences(text: str) -> list[str]:
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
-    """The last stated next step: the newest AI sentence that says what it will do next, passing
-    over lead-ins; else the newest lead-in; else the newest AI text's last sentence.
-
-    A lead-in ("Let me check.", "Let me look at the files:") ends with a colon or has at most
-    five words, and names no target (a path, a quoted term, a code identifier).
+    """The newest AI sentence saying what it will do next that is not a lead-in ("Let me check.":
+    a colon or at most five words, and no target); else the newest lead-in; else the last sentence.
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -152,9 +142,7 @@ def summary_facts(
     *,
     extract: Callable[[Sequence[BaseMessage]], Facts] = extract_facts,
 ) -> SummaryFacts:
-    """Everything mechanical a summary of ``messages`` must keep, read once here by
-    :func:`~langctx.facts.record.stored_facts` (the messages are untrusted too), so merges and
-    renders take them as they are."""
+    """Everything mechanical a summary of ``messages`` must keep, read by ``stored_facts`` once."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
     facts["user_messages"] = [
@@ -182,14 +170,12 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
 
 
 def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
+    """Order-preserving union of summary facts (each read by ``stored_facts``); newest step wins."""
     return merge_read_summary_facts(*[stored_facts(p) for p in parts])
 
 
 def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
-    """:func:`merge_summary_facts` of facts already in the stored shape (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx)."""
+    """:func:`merge_summary_facts` of facts already in the stored shape."""
     merged: SummaryFacts = dict(merge_read_facts(*facts))
     constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
     merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]

@@ -2,8 +2,8 @@
 
 Example:
     >>> from langctx.tokens import ApproximateCounter
-    >>> isinstance(ApproximateCounter(), TokenCounter), text_counter(None)("hello world")
-    (True, 2)
+    >>> isinstance(ApproximateCounter(), TokenCounter)
+    True
 """
 
 from __future__ import annotations
@@ -20,13 +20,10 @@ __all__ = ["TextCounter", "TokenCounter", "counting_label", "text_counter"]
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens in text and chat messages.
-
-    Attributes:
-        name: a short stable description, e.g. ``"approximate"`` or ``"tiktoken:o200k_base"``.
-    """
+    """Counts tokens in text and chat messages."""
 
     name: str
+    """A short stable description, e.g. ``"approximate"`` or ``"tiktoken:o200k_base"``."""
 
     def count_text(self, text: str) -> int: ...
 
@@ -58,9 +55,8 @@ def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
 
 
 def counting_label(counter: TokenCounter) -> str:
-    """What actually counts the tokens, for a header or a report: the counter's ``name``, or
-    ``"approximate, tiktoken:o200k_base unavailable"`` when it estimates instead (its ``exact``,
-    or its wrapped ``inner`` counter's, is False). The ``name`` itself never changes.
+    """What actually counts the tokens: the counter's ``name``, or ``"approximate, <name>
+    unavailable"`` when its ``exact`` (or its wrapped ``inner`` counter's) is False.
 
     Example:
         >>> from langctx.tokens import ApproximateCounter
