@@ -114,8 +114,7 @@ class MessageCountCache:
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self.maxsize = maxsize
         self._lru = LRU[tuple[int, str, int], Any](maxsize)
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
 
     def get(self, slot: int, message_id: str, fingerprint: int) -> Any:
         """The value stored for the key (a count or a :class:`Described`), counted."""
@@ -139,8 +138,6 @@ class MessageCountCache:
 
 
 _SHARED = MessageCountCache()
-
-
 _BLOCKS = LRU[Hashable, Any](256)
 """Rendered summary blocks, keyed by the entries' content digests (:func:`entry_digest`)."""
 
@@ -212,12 +209,10 @@ class CachedCounter:
         own = isinstance(inner, MessageCounter)
         own = own and type(inner).count_message is MessageCounter.count_message
         self._count_new = cast(MessageCounter, inner).count_uncached if own else inner.count_message
-        self._key = counter_key(inner)
-        self._slot: int | None = None  # None: no stable name, nothing is cached for it
-        self._edited_slot: int | None = None
-        if self._key is not None:
-            self._slot = _slot((self._key, "count"))  # a message's count, then its description
-            self._edited_slot = _slot((self._key, "edited"))
+        key = self._key = counter_key(inner)
+        # None: no stable key, nothing is cached; a message's count slot then holds its description
+        self._slot = None if key is None else _slot((key, "count"))
+        self._edited_slot = None if key is None else _slot((key, "edited"))
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)

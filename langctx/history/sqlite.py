@@ -11,11 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import (
-    BaseMessage,
-    message_to_dict,
-    messages_from_dict,
-)
+from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
 from langctx.history.backends import Backend, Entries, Step
@@ -24,8 +20,7 @@ from langctx.memory import LayeredChatMemory
 
 __all__ = ["SQLiteBackend", "SQLiteChatHistoryStore"]
 
-_KINDS = ("compaction", "edit", "eviction")
-"""The ``kind`` of an entry row, one per list of :class:`~langctx.history.backends.Entries`."""
+_KINDS = ("compaction", "edit", "eviction")  # an entry row's kind, one per list of Entries
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (
@@ -154,22 +149,16 @@ class SQLiteBackend(Backend):
         await asyncio.to_thread(self.clear)
 
 
-# ---------------------------------------------------------------------------------- the adapter
-
-
 class SQLiteChatHistoryStore:
-    """Langctx chat histories in SQLite (stdlib ``sqlite3``): one row per message, inserts only.
-
-    Each session's log (``message_to_dict`` as JSON) and langctx entries are rows of two tables
-    keyed by session id; a write inserts its rows in one transaction. ``get_history`` returns one
-    cached history per session id (a ``get_session_history`` for ``RunnableWithMessageHistory``).
+    """Langctx chat histories in SQLite: one row per message and per entry, inserted in one
+    transaction per write. ``get_history`` is a ``get_session_history`` for
+    ``RunnableWithMessageHistory``.
 
     Args:
-        conn: an open connection (opened with ``check_same_thread=False`` if histories are used
-            from several threads or from async code). The store does not close it.
-        memory: a factory of empty :class:`~langctx.LayeredChatMemory` objects, one per session.
-            Default: ``LayeredChatMemory(**memory_kwargs)``.
-        **memory_kwargs: options for each session's memory (e.g. ``max_tokens=8000``).
+        conn: an open connection (``check_same_thread=False`` for threads or async code); the
+            store does not close it.
+        memory: a factory of empty :class:`~langctx.LayeredChatMemory` objects, one per session
+            (default: ``LayeredChatMemory(**memory_kwargs)``).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -216,13 +205,7 @@ class SQLiteChatHistoryStore:
         memory: Callable[[], LayeredChatMemory] | None = None,
         **memory_kwargs: Any,
     ) -> Iterator[SQLiteChatHistoryStore]:
-        """Open a database by path (or ``":memory:"``, or a ``file:`` URI); close it on exit.
-
-        Example:
-            >>> with SQLiteChatHistoryStore.from_conn_string(":memory:") as store:
-            ...     store.get_history("a").messages
-            []
-        """
+        """Open a database by path (or ``":memory:"``, or a ``file:`` URI); close it on exit."""
         try:
             conn = sqlite3.connect(
                 conn_string, check_same_thread=False, uri=conn_string.startswith("file:")

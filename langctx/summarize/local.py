@@ -59,19 +59,16 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
-        ...     "read_files": ["src/parser.py"], "modified_files": ["src/lexer.py"],
+        ...     "modified_files": ["src/lexer.py"], "next_step": "Fix the lexer.",
         ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
-        ...     "errors": [{"lines": ["AssertionError: 2 != 3"]}],
-        ...     "constraints": ["Do not edit tests."], "next_step": "Fix the lexer."})
+        ...     "errors": [{"lines": ["AssertionError: 2 != 3"]}]})
         >>> print(render_local_summary(req))
         Goal:
         - the task and the user's messages, verbatim in the context
         Current status:
         - Last command: `pytest` exit 1, output: "AssertionError: 2 != 3"
-        Important constraints:
-        - Do not edit tests.
         Files observed:
-        - src/parser.py
+        - (none)
         Files modified:
         - src/lexer.py
         Next step:
@@ -80,12 +77,9 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
     facts = stored_facts(request.facts)
     constraints = facts.get("constraints", [])
     commands = facts.get("commands", [])
-    # the task (pinned) and the user's messages (quoted in the block) are never restated here
-    goal = (
-        "the task and the user's messages, verbatim in the context"
-        if request.task or facts.get("user_messages")
-        else ""
-    )
+    goal = "see the first user message"
+    if request.task or facts.get("user_messages"):  # both are quoted verbatim, never restated
+        goal = "the task and the user's messages, verbatim in the context"
     # Shrink step by step: fewer observed files, shorter lines, fewer constraints, fewer error lines.
     for read_limit, width, n_constraints, err_lines, mod_limit in (
         (12, 200, 6, 3, 12),
@@ -96,7 +90,7 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         (0, 60, 2, 1, 2),
         (0, 50, 1, 0, 1),
     ):
-        lines = ["Goal:", f"- {_clip(goal or 'see the first user message', width)}"]
+        lines = ["Goal:", f"- {_clip(goal, width)}"]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")

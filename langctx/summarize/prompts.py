@@ -1,9 +1,4 @@
-"""The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs.
-
-Example:
-    >>> "Java 17" in SUMMARY_PROMPT, "{max_tokens}" in TOOL_OUTPUT_PROMPTS["run_command"]
-    (True, True)
-"""
+"""The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs."""
 
 from __future__ import annotations
 
@@ -11,13 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = [
-    "MERGE_PROMPT",
-    "PROMPT_VERSION",
-    "SUMMARY_PROMPT",
-    "TOOL_OUTPUT_PROMPTS",
-    "ToolKind",
-]
+__all__ = ["MERGE_PROMPT", "PROMPT_VERSION", "SUMMARY_PROMPT", "TOOL_OUTPUT_PROMPTS", "ToolKind"]
 
 PROMPT_VERSION = 1
 """Bump when a prompt changes what a summary says (pending summaries of another are dropped)."""

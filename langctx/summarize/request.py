@@ -68,19 +68,15 @@ def request_digest(request: SummaryRequest) -> str:
         [m.type, m.id, m.content, getattr(m, "tool_calls", None), getattr(m, "tool_call_id", None)]
         for m in request.messages
     ]
-    parts = [
+    parts: list[Any] = [
         PROMPT_VERSION,
         request.kind,
         messages,
         list(request.summaries),
         request.facts,
-        request.task,
-        request.instructions,
-        request.max_tokens,
-        request.level,
-        request.output,
-        request.tool_kind,
     ]
+    parts += [request.task, request.instructions, request.max_tokens, request.level]
+    parts += [request.output, request.tool_kind]
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -97,7 +93,7 @@ class Summarizer(Protocol):
 
 
 class CallableSummarizer:
-    """Wraps a plain function ``fn(request) -> str`` (or an async one) as a summarizer.
+    """Wraps a plain function ``fn(request) -> str`` (sync or async) as a summarizer.
 
     Example:
         >>> s = CallableSummarizer(lambda req: f"{len(req.messages)} messages")

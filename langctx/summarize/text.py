@@ -46,9 +46,7 @@ _TARGET = re.compile(
     r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"  # a quoted or backticked term
     r"(?<![\w.-])[\w.-]*/[\w./-]+|(?<![\w-])-*\w[\w-]*\.[a-z]{1,5}\b|"  # a path or a file name
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
-)
-"""What a next step acts on: a quoted term, a path or file name (matched from the start of a run
-only, so the search stays linear), a code identifier."""
+)  # what a next step acts on; a path matches only from the start of a run, so search stays linear
 _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32  # the ledger shows the newest that fit its token cap
@@ -84,8 +82,7 @@ def _constraint_lines(text: str) -> list[str]:
     """The lines of ``text`` holding a constraint, whole (a long line: its constraint sentences)."""
     out: list[str] = []
     for line in text.splitlines():
-        found = constraint_sentences(line)
-        if found:
+        if found := constraint_sentences(line):
             line = " ".join(line.split()).strip(" -*\t")
             out.extend([line] if len(line) <= MAX_CONSTRAINT_CHARS else found)
     return list(dict.fromkeys(out))
@@ -116,10 +113,7 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
     lead_in: str | None = None
     last: str | None = None
     for msg in reversed(messages):
-        if not isinstance(msg, AIMessage):
-            continue
-        sentences = _sentences(msg.text)
-        if not sentences:
+        if not isinstance(msg, AIMessage) or not (sentences := _sentences(msg.text)):
             continue
         if last is None:
             last = sentences[-1][:MAX_NEXT_STEP_CHARS]
@@ -132,9 +126,8 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
 
 
 def _is_lead_in(sentence: str) -> bool:
-    if _TARGET.search(sentence):
-        return False
-    return sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
+    short = sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
+    return short and not _TARGET.search(sentence)
 
 
 def summary_facts(
@@ -195,8 +188,6 @@ def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) 
     """Cut ``text`` to at most ``max_tokens``: whole lines first, then characters, marked.
 
     Example:
-        >>> truncate_to_tokens("a\\nb\\nc", 100, len)
-        'a\\nb\\nc'
         >>> truncate_to_tokens("aaaa\\nbbbb\\ncccc", 12, len)
         'aaaa\\n[…cut]'
     """

@@ -1,10 +1,4 @@
-"""The token-counter protocol every langctx counter satisfies, and the text-only form Context-mode uses.
-
-Example:
-    >>> from langctx.tokens import ApproximateCounter
-    >>> isinstance(ApproximateCounter(), TokenCounter)
-    True
-"""
+"""The token-counter protocol every langctx counter satisfies, and its text-only form."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Turning any token-counter spec into a `TokenCounter`; user callables and chat models as counters.
-
-Example:
-    >>> resolve_token_counter("approximate").name, resolve_token_counter(len).name
-    ('approximate', 'callable:len')
-"""
+"""Turning any token-counter spec into a `TokenCounter`; user callables and chat models as counters."""
 
 from __future__ import annotations
 
@@ -93,8 +88,8 @@ def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
             `TokenCounter` (returned as is); a chat model; or a ``(list[BaseMessage]) -> int``.
 
     Example:
-        >>> resolve_token_counter("cl100k_base").name
-        'tiktoken:cl100k_base'
+        >>> resolve_token_counter("cl100k_base").name, resolve_token_counter(len).name
+        ('tiktoken:cl100k_base', 'callable:len')
     """
     if isinstance(spec, str):
         if spec == "approximate":
