@@ -50,37 +50,35 @@ class SQLiteBackend(Backend):
     def describe(self) -> str:
         return f"SQLite session {self.session_id!r}"
 
+    def _rows(self, table: str, columns: str) -> list[Any]:
+        """This session's rows of ``table``, ordered by the first of ``columns``."""
+        order = columns.partition(",")[0]
+        query = f"SELECT {columns} FROM {table} WHERE session_id = ? ORDER BY {order}"
+        return self.store.conn.execute(query, (self.session_id,)).fetchall()
+
     def load(self) -> tuple[list[BaseMessage], Entries]:
-        conn, sid = self.store.conn, self.session_id
         with self.store.lock:
             self.store.setup()
-            rows = conn.execute(
-                "SELECT idx, message FROM langctx_history_messages WHERE session_id = ? "
-                "ORDER BY idx",
-                (sid,),
-            ).fetchall()
-            entry_rows = conn.execute(
-                "SELECT seq, kind, entry FROM langctx_history_entries WHERE session_id = ? "
-                "ORDER BY seq",
-                (sid,),
-            ).fetchall()
+            rows = self._rows("langctx_history_messages", "idx, message")
+            entry_rows = self._rows("langctx_history_entries", "seq, kind, entry")
+        where = self.describe()
         messages: list[BaseMessage] = []
         for expected, (idx, text) in enumerate(rows):
             if idx != expected:
-                msg = (
-                    f"{self.describe()} lacks log row {expected}; the database was edited by hand."
-                )
+                msg = f"{where} lacks log row {expected}; the database was edited by hand."
                 raise StateVersionError(msg)
             try:
                 messages.extend(messages_from_dict([json.loads(text)]))
             except (ValueError, KeyError, TypeError) as exc:
-                msg = f"{self.describe()}: log row {idx} cannot be read ({exc}); it was not written by langctx."
+                msg = (
+                    f"{where}: log row {idx} cannot be read ({exc}); it was not written by langctx."
+                )
                 raise StateVersionError(msg) from exc
         entries = Entries()
         buckets = dict(zip(_KINDS, entries.lists(), strict=True))
         for seq, kind, text in entry_rows:
             if kind not in buckets:
-                msg = f"{self.describe()}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
+                msg = f"{where}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
                 raise StateVersionError(msg)
             buckets[kind].append(json.loads(text))
         self.next_seq = entry_rows[-1][0] + 1 if entry_rows else 0

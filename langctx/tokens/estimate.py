@@ -115,9 +115,7 @@ def count_tokens_approximately(text: str) -> int:
         >>> count_tokens_approximately("")
         0
     """
-    if not text:
-        return 0
-    return max(1, round(_estimate(text)))
+    return max(1, round(_estimate(text))) if text else 0
 
 
 class ApproximateCounter(MessageCounter):
@@ -128,10 +126,8 @@ class ApproximateCounter(MessageCounter):
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> counter = ApproximateCounter()
-        >>> counter.count_text("Hello, world!")
-        4
-        >>> counter.count_message(HumanMessage("Hello, world!"))
-        7
+        >>> counter.count_text("Hello, world!"), counter.count_message(HumanMessage("Hello, world!"))
+        (4, 7)
     """
 
     name = "approximate"

@@ -81,10 +81,8 @@ class TiktokenCounter(MessageCounter):
 
     Example:
         >>> counter = TiktokenCounter("o200k_base")
-        >>> counter.name
-        'tiktoken:o200k_base'
-        >>> counter.count_text("hello world")
-        2
+        >>> counter.name, counter.count_text("hello world")
+        ('tiktoken:o200k_base', 2)
     """
 
     def __init__(
