@@ -1,7 +1,5 @@
-"""The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary.
-
-Calls carry the ``nostream`` tag, so LangGraph keeps them out of ``stream_mode="messages"``.
-"""
+"""The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary;
+calls carry the ``nostream`` tag, so LangGraph keeps them out of ``stream_mode="messages"``."""
 
 from __future__ import annotations
 

@@ -89,7 +89,6 @@ class Summarizer(Protocol):
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
-        ...
 
 
 class CallableSummarizer:

@@ -23,11 +23,9 @@ class TokenCounter(Protocol):
 
     def count_message(self, message: BaseMessage) -> int:
         """The tokens of one message: content, tool calls, name and per-message overhead."""
-        ...
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         """The sum of `count_message` over ``messages``."""
-        ...
 
 
 TextCounter = Callable[[str], int]
