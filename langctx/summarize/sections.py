@@ -51,10 +51,8 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
     None when it is not a sectioned summary (text before the first heading).
 
     Example:
-        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest")
-        {'Goal': ['fix it'], 'Next step': ['run pytest']}
-        >>> parse_sections("Fixed the parser.") is None
-        True
+        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest"), parse_sections("Fixed it.")
+        ({'Goal': ['fix it'], 'Next step': ['run pytest']}, None)
     """
     out: dict[str, list[str]] = {}
     current: str | None = None

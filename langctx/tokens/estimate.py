@@ -30,25 +30,18 @@ _WINDOW = 1_024
 
 
 def _class_table() -> bytes:
-    table = bytearray(b"x" * 256)  # x: UTF-8 continuation byte or invalid
-    for byte in range(256):
-        char = chr(byte)
-        if "a" <= char <= "z":
-            table[byte] = ord("a")
-        elif "A" <= char <= "Z":
-            table[byte] = ord("A")
-        elif "0" <= char <= "9":
-            table[byte] = ord("d")
-        elif char in "\r\n":
-            table[byte] = ord("n")
-        elif char in " \t\x0b\x0c":
-            table[byte] = ord("s")
-        elif byte < 0x80:
-            table[byte] = ord("p")  # punctuation, symbols, control characters
-        elif 0xE3 <= byte <= 0xED or byte == 0xEF:
-            table[byte] = ord("k")  # lead byte of U+3000..U+DFFF, U+F000..U+FFFF: CJK and friends
-        elif 0xC2 <= byte <= 0xE2 or byte == 0xEE or 0xF0 <= byte <= 0xF4:
-            table[byte] = ord("o")  # lead byte of any other non-ASCII character
+    table = bytearray(b"p" * 0x80 + b"x" * 0x80)  # p: other ASCII; x: continuation byte, invalid
+    for letter, members in (
+        ("a", b"abcdefghijklmnopqrstuvwxyz"),
+        ("A", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+        ("d", b"0123456789"),
+        ("n", b"\r\n"),
+        ("s", b" \t\x0b\x0c"),
+        ("k", bytes([*range(0xE3, 0xEE), 0xEF])),  # lead of U+3000..U+DFFF, U+F000..U+FFFF: CJK
+        ("o", bytes([*range(0xC2, 0xE3), 0xEE, *range(0xF0, 0xF5)])),  # lead of other non-ASCII
+    ):
+        for byte in members:
+            table[byte] = ord(letter)
     return bytes(table)
 
 

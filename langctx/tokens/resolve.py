@@ -49,10 +49,9 @@ class CallableCounter(MessageCounter):
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         if isinstance(fn, BaseLanguageModel):
-            model = fn
-            fn = model.get_num_tokens_from_messages
-            text_counter = text_counter or model.get_num_tokens
-            name = name or f"model:{type(model).__name__}"
+            text_counter = text_counter or fn.get_num_tokens
+            name = name or f"model:{type(fn).__name__}"
+            fn = fn.get_num_tokens_from_messages
         elif not callable(fn):
             msg = (
                 f"CallableCounter needs a function (list[BaseMessage]) -> int or a chat model, "
