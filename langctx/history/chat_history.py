@@ -38,8 +38,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     Raises:
         ConfigError: conflicting or invalid options.
-        StateVersionError: the stored entries do not match the stored log, or have an unknown
-            version.
+        StateVersionError: stored entries that disagree with the log, or of an unknown version.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -52,9 +51,6 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         ...     history.add_messages([HumanMessage(f"step {i}: " + "details " * 30), AIMessage("done")])
         >>> len(history.full_messages), len(history.messages) < 82, len(history.memory.compactions) > 0
         (82, True, True)
-        >>> history.clear()
-        >>> history.messages
-        []
     """
 
     def __init__(

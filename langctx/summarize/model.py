@@ -123,6 +123,7 @@ class ModelSummarizer:
         prompt: system prompt of ``kind="turns"`` requests; ``merge_prompt``: of ``"merge"``.
         tool_prompts: system prompt of ``kind="tool_output"`` requests, per tool kind.
         max_input_chars: the transcript of a ``"turns"`` request is cut to this many characters.
+        transcript: renders the messages of a ``"turns"`` request.
 
     Example:
         >>> from langctx.testing import ScriptedChatModel
