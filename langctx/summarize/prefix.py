@@ -86,9 +86,7 @@ class PrefixSummarizer(ModelSummarizer):
 
     def _model(self, request: SummaryRequest) -> Runnable[Any, Any]:
         main = _MAIN.get()
-        if main is None or not self._prefixed(request):
-            return self.model
-        return main.bind()
+        return self.model if main is None or not self._prefixed(request) else main.bind()
 
 
 def instruction(request: SummaryRequest, prompt: str = SUMMARY_PROMPT) -> str:

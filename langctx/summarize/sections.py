@@ -76,10 +76,8 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
 def _heading(line: str) -> tuple[str | None, str]:
     """``(section, rest of the line)`` when ``line`` opens a section, else ``(None, "")``."""
     head, colon, rest = line.partition(":")
-    if not colon and not line.startswith("#"):
-        return None, ""
     name = _ALIASES.get(" ".join(head.strip("#*_ \t").lower().split()))
-    if name is None:
+    if name is None or not (colon or line.startswith("#")):
         return None, ""
     rest = rest.strip().strip("*_").strip()
     return name, _BULLET.sub("", rest).strip()
