@@ -1,9 +1,5 @@
-"""What the stateless engine remembers across calls: message token counts and derived records.
-
-Two bounded LRUs, both keyed by content, never by identity: counts and descriptions by the
-counter's stable key, a message's id and a fingerprint of what it holds; rendered summary blocks
-by the entries' digests. No record can describe another state: a thread rebuilt on every call
-costs a lookup per message already counted, in any worker.
+"""What the stateless engine remembers across calls: message counts and descriptions, rendered
+summary blocks; bounded LRUs keyed by content, never by identity.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -31,7 +27,7 @@ from langctx.markers import CONTEXT_MODE_STAMP, needs_escape
 from langctx.projection import view_message
 from langctx.surrogates import surrogate_field
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
-from langctx.tokens.messages import MessageCounter
+from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
 from langctx.turns import tool_call_ids
 
 __all__ = [
@@ -47,12 +43,9 @@ __all__ = [
     "shared_cache",
 ]
 
-DEFAULT_CACHE_SIZE = 100_000
-"""Message counts kept per process (about 100 bytes each)."""
-
 
 class Described(NamedTuple):
-    """What a message's content tells the log, computed once per content (see :func:`describe`)."""
+    """What a message's content tells the log, computed once per content."""
 
     tokens: int
     view: BaseMessage | None
@@ -91,8 +84,7 @@ def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Desc
 
 
 def describe(counter: TokenCounter, message: BaseMessage) -> Described:
-    """``message``'s tokens, projected form, flags and tool call ids (cached for a
-    :class:`CachedCounter`: one fingerprint and one lookup for a message seen before)."""
+    """``message``'s tokens, projected form, flags and tool call ids (cached by a CachedCounter)."""
     if isinstance(counter, CachedCounter):
         return counter.describe(message)
     return _described(counter, message, counter.count_message(message))
@@ -116,21 +108,16 @@ def describe_edited(
 
 
 class MessageCountCache:
-    """A bounded LRU: (counter key, message id, content fingerprint) -> tokens or the message's
-    :class:`Described` (which holds them), with hit counts.
-
-    Every version of a message is its own entry, so a message and its edited or stripped views
-    (same id, other content) do not evict each other.
-    """
+    """A bounded LRU: (counter slot, message id, content fingerprint) -> tokens or the message's
+    :class:`Described`, with hit counts (a message's edited views are entries of their own)."""
 
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self.maxsize = maxsize
         self._lru = LRU[tuple[int, str, int], Any](maxsize)
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
 
     def get(self, slot: int, message_id: str, fingerprint: int) -> Any:
-        """The value stored for the key (a count or a :class:`Described`), counted as a hit or miss."""
+        """The value stored for the key (a count or a :class:`Described`), counted."""
         found = self._lru.get((slot, message_id, fingerprint))
         if found is None:
             self.misses += 1
@@ -151,11 +138,8 @@ class MessageCountCache:
 
 
 _SHARED = MessageCountCache()
-
-
 _BLOCKS = LRU[Hashable, Any](256)
-"""Rendered summary blocks, keyed by the entries' content digests (:func:`entry_digest`): one per
-fold, needed again by every call until the next fold."""
+"""Rendered summary blocks, keyed by the entries' content digests (:func:`entry_digest`)."""
 
 
 def shared_blocks() -> LRU[Hashable, Any]:
@@ -168,8 +152,7 @@ _NEXT_SLOT = itertools.count()
 
 
 def _slot(key: Hashable) -> int:
-    """A small int standing for ``key`` in cache keys (a flat key hashes faster); a key pushed
-    out of the bounded table gets a fresh number when it comes back, never another key's."""
+    """A small int standing for ``key`` in cache keys (never reused for another key)."""
     found = _SLOTS.get(key)
     if found is None:
         found = next(_NEXT_SLOT)
@@ -178,9 +161,7 @@ def _slot(key: Hashable) -> int:
 
 
 def entry_digest(entry: Mapping[str, Any]) -> bytes:
-    """A digest of what a summary block shows of a compaction entry: id, level, size, summary
-    and facts (as the entry holds them: read when it entered the memory,
-    :func:`~langctx.entries.read_entry`)."""
+    """A digest of what a summary block shows of an entry: id, level, size, summary, facts."""
     shown = (entry["id"], entry["level"], covered_count(entry), entry["summary"])
     facts = (entry.get("facts"), entry.get("read_files"), entry.get("modified_files"))
     text = repr((shown, facts)).encode("utf-8", "surrogatepass")
@@ -188,11 +169,8 @@ def entry_digest(entry: Mapping[str, Any]) -> bytes:
 
 
 def counter_key(counter: TokenCounter) -> Hashable | None:
-    """What identifies a counter's counts, by value: a built-in counter by its name and options
-    (two alike count alike), another by the ``cache_key`` it declares (a hashable value that
-    changes whenever its counts would); None for a counter that declares none: its counts are
-    never cached across calls (an object's identity outlives nothing: a new counter may get a
-    dead one's ``id()``).
+    """What identifies a counter's counts, by value: a built-in's name and options, or the hashable
+    ``cache_key`` a counter declares; None (never cached across calls) when it declares none.
 
     Example:
         >>> counter_key(ApproximateCounter()) == counter_key(ApproximateCounter())
@@ -220,10 +198,8 @@ def shared_cache() -> MessageCountCache:
 
 
 class CachedCounter:
-    """A :class:`~langctx.tokens.TokenCounter` whose message counts come from a cache when known.
-
-    Messages without an id are counted every time. Text counts are not cached (summaries are few).
-    """
+    """A :class:`~langctx.tokens.TokenCounter` whose message counts come from a cache when known
+    (messages without an id and texts are counted every time)."""
 
     def __init__(self, inner: TokenCounter, cache: MessageCountCache | None = None) -> None:
         self.inner = inner
@@ -233,12 +209,10 @@ class CachedCounter:
         own = isinstance(inner, MessageCounter)
         own = own and type(inner).count_message is MessageCounter.count_message
         self._count_new = cast(MessageCounter, inner).count_uncached if own else inner.count_message
-        self._key = counter_key(inner)
-        self._slot: int | None = None  # None: no stable name, nothing is cached for it
-        self._edited_slot: int | None = None
-        if self._key is not None:
-            self._slot = _slot((self._key, "count"))  # a message's count, then its description
-            self._edited_slot = _slot((self._key, "edited"))
+        key = self._key = counter_key(inner)
+        # None: no stable key, nothing is cached; a message's count slot then holds its description
+        self._slot = None if key is None else _slot((key, "count"))
+        self._edited_slot = None if key is None else _slot((key, "edited"))
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)
@@ -280,8 +254,7 @@ def _edit_digest(edit: EditEntry) -> int:
 
 
 def _fingerprint(message: BaseMessage) -> int:
-    """A hash of everything a counter or the projection reads (string content as is: Python
-    caches a string's hash; block lists, tool calls and extra fields through their ``repr``)."""
+    """A hash of everything a counter or the projection reads (non-strings through their repr)."""
     fields = message.__dict__  # the model's fields (getattr on a missing one is slow in pydantic)
     content = fields["content"]
     calls = fields.get("tool_calls")

@@ -39,8 +39,7 @@ class Entries:
             mine.extend(theirs)
 
     def with_current_ids(self) -> Entries:
-        """The entries with ids stored under :data:`~langctx.markers.LEGACY_HISTORY_ID_PREFIX`
-        renamed to :data:`~langctx.markers.HISTORY_ID_PREFIX` (a history saved by older langctx)."""
+        """The entries with legacy positional ids renamed (a history saved by older langctx)."""
         return Entries(*([_current_ids(e) for e in part] for part in self.lists()))
 
     def to_state(self) -> LangctxChannel:
@@ -84,13 +83,9 @@ def _current_ids(value: Any) -> Any:
     return value
 
 
-# ---------------------------------------------------------------------------------- backends
-
-
 @dataclass
 class Step:
-    """One write: messages appended from log index ``start``, then the entries they made (a
-    backend's ``write`` gets it complete)."""
+    """One write: messages appended from log index ``start``, then the entries they made."""
 
     start: int
     messages: list[BaseMessage]
@@ -104,10 +99,7 @@ class Step:
 
 
 class Backend:
-    """Where a history's full log and langctx entries live (one writer per session).
-
-    This base keeps them nowhere: the log lives in the history object only.
-    """
+    """Where a history's full log and langctx entries live (this base: in the history only)."""
 
     def describe(self) -> str:
         return "this process"

@@ -1,19 +1,4 @@
-"""Legacy ``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``.
-
-The memory knows each message by its log position: messages without ids (or with the same id
-twice) are read back exactly as added.
-
-Example:
-    >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> history = LangctxChatMessageHistory(max_tokens=1500)
-    >>> history.add_messages([HumanMessage("Fix the parser."), AIMessage("On it.")])
-    >>> history.messages == [HumanMessage("Fix the parser."), AIMessage("On it.")]
-    True
-    >>> for i in range(40):
-    ...     history.add_messages([HumanMessage(f"step {i}: " + "details " * 30), AIMessage("done")])
-    >>> len(history.full_messages), len(history.messages) < 82, len(history.memory.compactions) > 0
-    (82, True, True)
-"""
+"""``BaseChatMessageHistory`` adapter: langctx memory behind ``RunnableWithMessageHistory``."""
 
 from __future__ import annotations
 
@@ -38,37 +23,34 @@ __all__ = ["LangctxChatMessageHistory", "resolve_memory"]
 class LangctxChatMessageHistory(BaseChatMessageHistory):
     """A ``BaseChatMessageHistory`` whose ``messages`` is a compacted langctx projection.
 
-    Legacy API: ``BaseChatMessageHistory`` is deprecated by langchain-core (removal in 2.0);
-    prefer the ``create_agent`` middleware or the LangGraph node, see
-    https://docs.langchain.com/oss/python/langchain/short-term-memory.
+    Legacy API, deprecated by langchain-core: prefer the ``create_agent`` middleware or the
+    LangGraph node (https://docs.langchain.com/oss/python/langchain/short-term-memory).
 
-    ``messages`` is cached until the next write; ``full_messages`` is the log exactly as added.
-    Write through the history, not through ``memory``. One writer per SQLite session.
+    ``messages`` is cached until the next write; ``full_messages`` is the log exactly as added
+    (the memory knows each message by its position). Write through the history, not through
+    ``memory``. One writer per SQLite session.
 
     Args:
-        memory: an empty :class:`~langctx.LayeredChatMemory`. Default:
-            ``LayeredChatMemory(**memory_kwargs)``.
-        history: a history that stores the full log, loaded now and appended to on every write.
-            Default: keep the log in this object only.
-        state: a mapping that stores the langctx entries of the wrapped ``history`` under
-            ``state_key`` (one JSON-safe dict). Without it, entries are lost on restart.
-        state_key: the key in ``state`` (one per session when sessions share a mapping).
-        **memory_kwargs: options for a new :class:`~langctx.LayeredChatMemory`.
+        memory: an empty :class:`~langctx.LayeredChatMemory` (default: one of ``memory_kwargs``).
+        history: a history that stores the full log (default: this object only).
+        state: a mapping that stores the entries of the wrapped ``history`` under ``state_key``
+            (without it, entries are lost on restart).
 
     Raises:
         ConfigError: conflicting or invalid options.
-        StateVersionError: the stored entries do not match the stored log, or have an unknown
-            version.
+        StateVersionError: stored entries that disagree with the log, or of an unknown version.
 
     Example:
-        >>> history = LangctxChatMessageHistory(max_tokens=4000)
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> history = LangctxChatMessageHistory(max_tokens=1500)
         >>> history.add_user_message("hello")
         >>> history.add_ai_message("hi!")
         >>> str(history)
         'Human: hello\\nAI: hi!'
-        >>> history.clear()
-        >>> history.messages
-        []
+        >>> for i in range(40):
+        ...     history.add_messages([HumanMessage(f"step {i}: " + "details " * 30), AIMessage("done")])
+        >>> len(history.full_messages), len(history.messages) < 82, len(history.memory.compactions) > 0
+        (82, True, True)
     """
 
     def __init__(
@@ -121,9 +103,8 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         """Open one session of a SQLite database (a file path or ``":memory:"``); closes it after.
 
         Example:
-            >>> from langchain_core.messages import HumanMessage
             >>> with LangctxChatMessageHistory.from_conn_string(":memory:", "s1") as history:
-            ...     history.add_messages([HumanMessage("hello")])
+            ...     history.add_user_message("hello")
             ...     [m.content for m in history.messages]
             ['hello']
         """
@@ -163,15 +144,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:
-        """The projection the model should see (cached until the next write).
-
-        Example:
-            >>> from langchain_core.messages import HumanMessage
-            >>> history = LangctxChatMessageHistory()
-            >>> history.add_messages([HumanMessage("hi")])
-            >>> history.messages
-            [HumanMessage(content='hi', additional_kwargs={}, response_metadata={})]
-        """
+        """The projection the model should see (cached until the next write)."""
         with self._lock:
             if self._cache is None:
                 self._cache = self._project()
@@ -191,15 +164,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def full_messages(self) -> list[BaseMessage]:
-        """The complete append-only log, exactly as added (compaction never removes from it).
-
-        Example:
-            >>> from langchain_core.messages import HumanMessage
-            >>> history = LangctxChatMessageHistory()
-            >>> history.add_messages([HumanMessage("one"), HumanMessage("two")])
-            >>> [m.content for m in history.full_messages]
-            ['one', 'two']
-        """
+        """The complete append-only log, exactly as added."""
         with self._lock:
             return list(self._log)
 
@@ -220,17 +185,9 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         error nothing is kept).
 
         Raises:
-            InvalidMessageError: something that is not a langchain-core message was given, or a
-                message that cannot be stored as JSON (SQLite).
+            InvalidMessageError: not a langchain-core message, or not storable as JSON (SQLite).
             InvalidHistoryError: another writer appended to the same SQLite session, or the memory
                 refused the messages.
-
-        Example:
-            >>> from langchain_core.messages import AIMessage, HumanMessage
-            >>> history = LangctxChatMessageHistory()
-            >>> history.add_messages([HumanMessage("hi"), AIMessage("hello")])
-            >>> len(history.messages)
-            2
         """
         if not (batch := _as_messages(messages)):
             return
@@ -291,7 +248,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
 
     @contextmanager
     def _rolled_back(self, batch: list[BaseMessage], encoded: list[str]) -> Iterator[Step]:
-        """A write of ``batch``: on any error inside, the memory is rebuilt from what is committed."""
+        """A write of ``batch``: on any error inside, the memory is rebuilt from the committed log."""
         with self._lock:
             start = len(self._log)
             tagged = [self._tag(m, start + k) for k, m in enumerate(batch)]
@@ -321,7 +278,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._cache = None
 
     def _restore_memory(self) -> None:
-        """Rebuild the memory from the committed log and entries (on open and after a failure)."""
+        """Rebuild the memory from the committed log and entries."""
         with self._lock:
             self._cache = None
             self._memory.restore(

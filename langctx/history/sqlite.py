@@ -11,11 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import (
-    BaseMessage,
-    message_to_dict,
-    messages_from_dict,
-)
+from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from langctx.errors import ConfigError, InvalidHistoryError, InvalidMessageError, StateVersionError
 from langctx.history.backends import Backend, Entries, Step
@@ -24,8 +20,7 @@ from langctx.memory import LayeredChatMemory
 
 __all__ = ["SQLiteBackend", "SQLiteChatHistoryStore"]
 
-_KINDS = ("compaction", "edit", "eviction")
-"""The ``kind`` of an entry row, one per list of :class:`~langctx.history.backends.Entries`."""
+_KINDS = ("compaction", "edit", "eviction")  # an entry row's kind, one per list of Entries
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (
@@ -55,37 +50,35 @@ class SQLiteBackend(Backend):
     def describe(self) -> str:
         return f"SQLite session {self.session_id!r}"
 
+    def _rows(self, table: str, columns: str) -> list[Any]:
+        """This session's rows of ``table``, ordered by the first of ``columns``."""
+        order = columns.partition(",")[0]
+        query = f"SELECT {columns} FROM {table} WHERE session_id = ? ORDER BY {order}"
+        return self.store.conn.execute(query, (self.session_id,)).fetchall()
+
     def load(self) -> tuple[list[BaseMessage], Entries]:
-        conn, sid = self.store.conn, self.session_id
         with self.store.lock:
             self.store.setup()
-            rows = conn.execute(
-                "SELECT idx, message FROM langctx_history_messages WHERE session_id = ? "
-                "ORDER BY idx",
-                (sid,),
-            ).fetchall()
-            entry_rows = conn.execute(
-                "SELECT seq, kind, entry FROM langctx_history_entries WHERE session_id = ? "
-                "ORDER BY seq",
-                (sid,),
-            ).fetchall()
+            rows = self._rows("langctx_history_messages", "idx, message")
+            entry_rows = self._rows("langctx_history_entries", "seq, kind, entry")
+        where = self.describe()
         messages: list[BaseMessage] = []
         for expected, (idx, text) in enumerate(rows):
             if idx != expected:
-                msg = (
-                    f"{self.describe()} lacks log row {expected}; the database was edited by hand."
-                )
+                msg = f"{where} lacks log row {expected}; the database was edited by hand."
                 raise StateVersionError(msg)
             try:
                 messages.extend(messages_from_dict([json.loads(text)]))
             except (ValueError, KeyError, TypeError) as exc:
-                msg = f"{self.describe()}: log row {idx} cannot be read ({exc}); it was not written by langctx."
+                msg = (
+                    f"{where}: log row {idx} cannot be read ({exc}); it was not written by langctx."
+                )
                 raise StateVersionError(msg) from exc
         entries = Entries()
         buckets = dict(zip(_KINDS, entries.lists(), strict=True))
         for seq, kind, text in entry_rows:
             if kind not in buckets:
-                msg = f"{self.describe()}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
+                msg = f"{where}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
                 raise StateVersionError(msg)
             buckets[kind].append(json.loads(text))
         self.next_seq = entry_rows[-1][0] + 1 if entry_rows else 0
@@ -154,22 +147,16 @@ class SQLiteBackend(Backend):
         await asyncio.to_thread(self.clear)
 
 
-# ---------------------------------------------------------------------------------- the adapter
-
-
 class SQLiteChatHistoryStore:
-    """Langctx chat histories in SQLite (stdlib ``sqlite3``): one row per message, inserts only.
-
-    Each session's log (``message_to_dict`` as JSON) and langctx entries are rows of two tables
-    keyed by session id; a write inserts its rows in one transaction. ``get_history`` returns one
-    cached history per session id (a ``get_session_history`` for ``RunnableWithMessageHistory``).
+    """Langctx chat histories in SQLite: one row per message and per entry, inserted in one
+    transaction per write. ``get_history`` is a ``get_session_history`` for
+    ``RunnableWithMessageHistory``.
 
     Args:
-        conn: an open connection (opened with ``check_same_thread=False`` if histories are used
-            from several threads or from async code). The store does not close it.
-        memory: a factory of empty :class:`~langctx.LayeredChatMemory` objects, one per session.
-            Default: ``LayeredChatMemory(**memory_kwargs)``.
-        **memory_kwargs: options for each session's memory (e.g. ``max_tokens=8000``).
+        conn: an open connection (``check_same_thread=False`` for threads or async code); the
+            store does not close it.
+        memory: a factory of empty :class:`~langctx.LayeredChatMemory` objects, one per session
+            (default: ``LayeredChatMemory(**memory_kwargs)``).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -216,13 +203,7 @@ class SQLiteChatHistoryStore:
         memory: Callable[[], LayeredChatMemory] | None = None,
         **memory_kwargs: Any,
     ) -> Iterator[SQLiteChatHistoryStore]:
-        """Open a database by path (or ``":memory:"``, or a ``file:`` URI); close it on exit.
-
-        Example:
-            >>> with SQLiteChatHistoryStore.from_conn_string(":memory:") as store:
-            ...     store.get_history("a").messages
-            []
-        """
+        """Open a database by path (or ``":memory:"``, or a ``file:`` URI); close it on exit."""
         try:
             conn = sqlite3.connect(
                 conn_string, check_same_thread=False, uri=conn_string.startswith("file:")

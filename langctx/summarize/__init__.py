@@ -1,8 +1,4 @@
-"""Summaries: the request type, the model and local summarizers, and how a spec becomes one.
-
-A summarizer is anything with ``summarize(request) -> str`` (and optionally ``asummarize``), or a
-plain callable taking a :class:`SummaryRequest` (sync or async).
-"""
+"""Summaries: the request type, the model and local summarizers, and how a spec becomes one."""
 
 from langctx.summarize.calls import acall_summarizer, call_summarizer, summary_text
 from langctx.summarize.local import LocalSummarizer, render_local_summary

@@ -4,10 +4,6 @@ Example:
     >>> from langctx.summarize.request import CallableSummarizer, SummaryRequest
     >>> call_summarizer(CallableSummarizer(lambda r: " Goal: x "), SummaryRequest(kind="turns"), timeout=5)
     'Goal: x'
-    >>> summary_text({"summary": "x"})
-    Traceback (most recent call last):
-    ...
-    langctx.errors.ConfigError: the summarizer returned a dict, not text; make it return a str or a chat message.
 """
 
 from __future__ import annotations
@@ -34,15 +30,17 @@ def summary_text(answer: object) -> str:
     """The text of a summarizer's (or its model's) answer, stripped.
 
     Raises:
-        ConfigError: the answer is not a str or a chat message: the summarizer can never work,
-            so there is no fallback.
-        SummarizerError: the answer holds no text (a run-time failure the caller falls back on,
-            reported once per kind by :func:`warn_failure`).
+        ConfigError: the answer is not a str or a chat message (no fallback: it can never work).
+        SummarizerError: the answer holds no text (the caller falls back on it).
 
     Example:
         >>> from langchain_core.messages import AIMessage
-        >>> summary_text(AIMessage(" Goal: fix it. "))
-        'Goal: fix it.'
+        >>> summary_text(AIMessage(" Goal: fix it. ")), summary_text(" x ")
+        ('Goal: fix it.', 'x')
+        >>> summary_text({"summary": "x"})
+        Traceback (most recent call last):
+        ...
+        langctx.errors.ConfigError: the summarizer returned a dict, not text; make it return a str or a chat message.
     """
     if isinstance(answer, BaseMessage):
         text = str(answer.text)
@@ -68,7 +66,6 @@ def call_summarizer(
 
     Raises:
         GuardTimeoutError: no answer in time (a ``TimeoutError``; the call is left to finish).
-        ConfigError, SummarizerError: as :func:`summary_text`.
     """
     return summary_text(call_with_timeout(lambda: summarizer.summarize(request), timeout))
 
@@ -91,8 +88,7 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def warn_failure(exc: BaseException, fallback: str) -> None:
-    """Log a summarizer failure the caller falls back on (``fallback``: what is used instead): a
-    warning the first time this kind of failure happens in the process, then at DEBUG level."""
+    """Log a failure the caller falls back on ``fallback``: a warning once per kind, then DEBUG."""
     kind = "TimeoutError" if isinstance(exc, TimeoutError) else type(exc).__name__
     with _warned_lock:
         first = kind not in _warned

@@ -1,8 +1,5 @@
-"""The local deterministic summarizer: offline default and fallback when a model fails.
-
-It writes the model prompt's sections from mechanical facts only; lists shrink until the summary
-fits its cap.
-"""
+"""The local deterministic summarizer (offline default, fallback when a model fails): the prompt's
+sections from mechanical facts only, lists shrunk until the summary fits its cap."""
 
 from __future__ import annotations
 
@@ -36,7 +33,7 @@ def _files(paths: list[str], limit: int) -> str:
 
 
 def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | None:
-    """The latest failing command and its error lines (quoted tool output), within ``width``."""
+    """The latest failing command and its error lines (quoted tool output)."""
     errors = facts.get("errors", [])
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     if not errors and not failing:
@@ -58,41 +55,31 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
 
 
 def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int] = _approx) -> str:
-    """Render the fixed-structure summary of a request from its facts (read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state), within its ``max_tokens``.
+    """The fixed-structure summary of a request from its facts, within its ``max_tokens``.
 
     Example:
         >>> req = SummaryRequest(kind="turns", task="Fix the parser", facts={
-        ...     "read_files": ["src/parser.py"], "modified_files": ["src/lexer.py"],
+        ...     "modified_files": ["src/lexer.py"], "next_step": "Fix the lexer.",
         ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
-        ...     "errors": [{"lines": ["AssertionError: 2 != 3"]}],
-        ...     "constraints": ["Do not edit tests."], "next_step": "Fix the lexer."})
+        ...     "errors": [{"lines": ["AssertionError: 2 != 3"]}]})
         >>> print(render_local_summary(req))
         Goal:
         - the task and the user's messages, verbatim in the context
         Current status:
         - Last command: `pytest` exit 1, output: "AssertionError: 2 != 3"
-        Important constraints:
-        - Do not edit tests.
         Files observed:
-        - src/parser.py
+        - (none)
         Files modified:
         - src/lexer.py
         Next step:
         - Fix the lexer.
     """
-    cap = request.max_tokens
     facts = stored_facts(request.facts)
     constraints = facts.get("constraints", [])
-    read = facts.get("read_files", [])
-    modified = facts.get("modified_files", [])
     commands = facts.get("commands", [])
-    # the task (pinned) and the user's messages (quoted in the block) are never restated here
-    goal = (
-        "the task and the user's messages, verbatim in the context"
-        if request.task or facts.get("user_messages")
-        else ""
-    )
+    goal = "see the first user message"
+    if request.task or facts.get("user_messages"):  # both are quoted verbatim, never restated
+        goal = "the task and the user's messages, verbatim in the context"
     # Shrink step by step: fewer observed files, shorter lines, fewer constraints, fewer error lines.
     for read_limit, width, n_constraints, err_lines, mod_limit in (
         (12, 200, 6, 3, 12),
@@ -103,16 +90,14 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         (0, 60, 2, 1, 2),
         (0, 50, 1, 0, 1),
     ):
-        lines = ["Goal:", f"- {_clip(goal or 'see the first user message', width)}"]
+        lines = ["Goal:", f"- {_clip(goal, width)}"]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
         lines.append("Current status:")
-        failure = _last_failure(facts, err_lines, width + 60)
-        if failure:
+        if failure := _last_failure(facts, err_lines, width + 60):
             lines.append(f"- Last command: {failure}")
         elif commands:
-            last = commands[-1]
-            lines.append(f"- Last command: `{_clip(last.get('command') or '?', width)}` ok")
+            lines.append(f"- Last command: `{_clip(commands[-1].get('command') or '?', width)}` ok")
         elif request.kind == "merge":
             lines.append(f"- {len(request.summaries)} earlier summaries merged")
         else:
@@ -120,15 +105,14 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         if constraints:
             lines.append("Important constraints:")
             lines.extend(f"- {_clip(c, width)}" for c in constraints[-n_constraints:])
-        lines += ["Files observed:", _files(read, read_limit)]
-        lines += ["Files modified:", _files(modified, mod_limit)]
-        step = facts.get("next_step")
-        if step:
+        lines += ["Files observed:", _files(facts.get("read_files", []), read_limit)]
+        lines += ["Files modified:", _files(facts.get("modified_files", []), mod_limit)]
+        if step := facts.get("next_step"):
             lines += ["Next step:", f"- {_clip(step, width)}"]
         text = "\n".join(lines)
-        if count(text) <= cap:
+        if count(text) <= request.max_tokens:
             return text
-    return truncate_to_tokens(text, cap, count)
+    return truncate_to_tokens(text, request.max_tokens, count)
 
 
 class LocalSummarizer:

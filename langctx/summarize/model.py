@@ -1,8 +1,5 @@
-"""The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary.
-
-Every kind of request has its own prompt (:mod:`langctx.summarize.prompts`). Calls carry the
-``nostream`` tag, so LangGraph keeps them out of ``stream_mode="messages"``.
-"""
+"""The model summarizer: the one place langctx asks a chat model (or any Runnable) for a summary;
+calls carry the ``nostream`` tag, so LangGraph keeps them out of ``stream_mode="messages"``."""
 
 from __future__ import annotations
 
@@ -10,13 +7,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langctx.facts.record import stored_facts
@@ -42,8 +33,7 @@ TOOL_OUTPUT_TAGS = ["langctx:context_mode", "nostream"]
 """Tags of a Context-mode tool-output summary call (``kind="tool_output"``)."""
 
 SUMMARIZER_METADATA = {"ls_agent_type": "compaction", "lc_source": "summarization"}
-"""Run metadata of a compaction's summarizer calls, as LangSmith reads it (``thread_id`` is added
-when known)."""
+"""Run metadata of a compaction's summarizer calls, as LangSmith reads it (plus ``thread_id``)."""
 
 _MAX_TOOL_CHARS = 4_000
 
@@ -106,8 +96,7 @@ def _facts_block(facts: dict[str, Any]) -> str:
 
 
 def request_parts(request: SummaryRequest, *, user_messages: bool) -> list[str]:
-    """The task, (the user's messages,) earlier notes and facts a ``"turns"`` request sends
-    (its facts read as :func:`~langctx.facts.record.stored_facts` reads facts from state)."""
+    """The task, (the user's messages,) earlier notes and facts a ``"turns"`` request sends."""
     facts = stored_facts(request.facts)
     parts = []
     task = strip_machinery(request.task) if request.task else ""
@@ -131,10 +120,8 @@ class ModelSummarizer:
 
     Args:
         model: a chat model or any Runnable taking messages.
-        prompt: system prompt of ``kind="turns"`` requests.
-        merge_prompt: system prompt of ``kind="merge"`` requests.
-        tool_prompts: system prompt of ``kind="tool_output"`` requests, per tool kind (default
-            :data:`~langctx.summarize.prompts.TOOL_OUTPUT_PROMPTS`).
+        prompt: system prompt of ``kind="turns"`` requests; ``merge_prompt``: of ``"merge"``.
+        tool_prompts: system prompt of ``kind="tool_output"`` requests, per tool kind.
         max_input_chars: the transcript of a ``"turns"`` request is cut to this many characters.
         transcript: renders the messages of a ``"turns"`` request.
 
@@ -204,11 +191,7 @@ class ModelSummarizer:
         return self.model
 
     def summarize(self, request: SummaryRequest) -> str:
-        """Call the model and return its text.
-
-        Raises:
-            ConfigError, SummarizerError: as :func:`~langctx.summarize.summary_text`.
-        """
+        """Call the model; its answer is read by :func:`~langctx.summarize.summary_text`."""
         model, messages = self._model(request), self.build_messages(request)
         return summary_text(model.invoke(messages, config=self._config(request)))
 

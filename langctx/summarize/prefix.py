@@ -1,11 +1,5 @@
-"""The prefix summarizer: the agent's own model summarizes what it has just read, from its cache.
-
-:class:`PrefixSummarizer` sends the main model the request it was sent last (the provider's prompt
-cache holds it) plus one instruction naming the span to summarize. Inside
-:class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own (see
-:func:`main_request`), so list it after the middleware that change the request. Other requests go
-as in :class:`~langctx.summarize.ModelSummarizer`. ``bench/cost.py`` compares its cost with a
-cheap model's.
+"""The prefix summarizer: the main model gets the request it was sent last (in the provider's
+prompt cache) plus one instruction naming the span to summarize.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -42,8 +36,7 @@ _EXCERPT_CHARS = 160
 @dataclass(frozen=True, slots=True)
 class MainRequest:
     """How the main model is called on this step: ``bind()`` gives the model bound as the agent
-    binds it (called only for a summary), ``system`` the system prompt (None: the messages hold
-    it)."""
+    binds it, ``system`` the system prompt (None: the messages hold it)."""
 
     bind: Callable[[], Runnable[Any, Any]]
     system: BaseMessage | None = None
@@ -56,8 +49,7 @@ _MAIN: contextvars.ContextVar[MainRequest | None] = contextvars.ContextVar(
 
 @contextmanager
 def main_request(request: MainRequest) -> Iterator[None]:
-    """Within this block (and in background summaries started in it), a
-    :class:`PrefixSummarizer` calls the main model as ``request`` says."""
+    """Within this block (and its background summaries), a PrefixSummarizer uses ``request``."""
     token = _MAIN.set(request)
     try:
         yield
@@ -68,12 +60,10 @@ def main_request(request: MainRequest) -> Iterator[None]:
 class PrefixSummarizer(ModelSummarizer):
     """Summarize evicted turns with the main model, after the request it just read.
 
-    Args:
-        model: the agent's chat model, bound as the agent calls it (tools, settings) when used
-            outside :class:`~langctx.middleware.LangctxMiddleware`; inside it, the step's own
-            binding is used and this model only serves merges and fallbacks.
-        **kwargs: :class:`~langctx.summarize.ModelSummarizer` options (``prompt`` is sent in the
-            instruction, the agent's system prompt stays as it is).
+    Inside :class:`~langctx.middleware.LangctxMiddleware` the call is bound like the agent's own
+    (list it after the middleware that change the request); ``model`` then serves only merges and
+    fallbacks. Other options as :class:`~langctx.summarize.ModelSummarizer` (``prompt`` goes in the
+    instruction).
     """
 
     name = "prefix"
@@ -87,8 +77,7 @@ class PrefixSummarizer(ModelSummarizer):
         return all(m.id is not None and m.id in ids for m in request.messages)
 
     def build_messages(self, request: SummaryRequest) -> list[BaseMessage]:
-        """The step's request followed by the instruction (or, for a request without the span
-        in its context, what :class:`~langctx.summarize.ModelSummarizer` sends)."""
+        """The step's request then the instruction (else what ``ModelSummarizer`` sends)."""
         if not self._prefixed(request):
             return super().build_messages(request)
         main = _MAIN.get()
@@ -97,20 +86,11 @@ class PrefixSummarizer(ModelSummarizer):
 
     def _model(self, request: SummaryRequest) -> Runnable[Any, Any]:
         main = _MAIN.get()
-        if main is None or not self._prefixed(request):
-            return self.model
-        return main.bind()
+        return self.model if main is None or not self._prefixed(request) else main.bind()
 
 
 def instruction(request: SummaryRequest, prompt: str = SUMMARY_PROMPT) -> str:
-    """The message appended after the request: which span to summarize, and how.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage
-        >>> text = instruction(SummaryRequest(kind="turns", messages=[AIMessage("Reading it.")]))
-        >>> text.splitlines()[0]
-        'Pause the task and call no tool: the conversation above is about to be compacted.'
-    """
+    """The message appended after the request: which span to summarize, and how."""
     span = request.messages
     first, last = _excerpt(span[0]), _excerpt(span[-1])
     where = (

@@ -1,12 +1,4 @@
-"""The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs.
-
-Example:
-    >>> from typing import get_args
-    >>> sorted(TOOL_OUTPUT_PROMPTS) == sorted(get_args(ToolKind))
-    True
-    >>> "Java 17" in SUMMARY_PROMPT, "{max_tokens}" in TOOL_OUTPUT_PROMPTS["run_command"]
-    (True, True)
-"""
+"""The model summarizer's prompts: one per kind of request, and one per tool kind for tool outputs."""
 
 from __future__ import annotations
 
@@ -14,17 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = [
-    "MERGE_PROMPT",
-    "PROMPT_VERSION",
-    "SUMMARY_PROMPT",
-    "TOOL_OUTPUT_PROMPTS",
-    "ToolKind",
-]
+__all__ = ["MERGE_PROMPT", "PROMPT_VERSION", "SUMMARY_PROMPT", "TOOL_OUTPUT_PROMPTS", "ToolKind"]
 
 PROMPT_VERSION = 1
-"""Bump when a prompt changes what a summary says: a pending background summary asked under
-another version is not applied (:func:`langctx.summarize.request.request_digest`)."""
+"""Bump when a prompt changes what a summary says (pending summaries of another are dropped)."""
 
 SUMMARY_PROMPT = """\
 You compact the history of a coding agent's session so it can keep working without re-reading it.
@@ -98,5 +83,4 @@ _FOCUS = {
 TOOL_OUTPUT_PROMPTS: Mapping[str, str] = MappingProxyType(
     {kind: _TOOL_OUTPUT_PROMPT.replace("{focus}", focus) for kind, focus in _FOCUS.items()}
 )
-"""The system prompt of a ``kind="tool_output"`` request, per :data:`ToolKind`
-(``{max_tokens}`` is filled in)."""
+"""The system prompt of a ``kind="tool_output"`` request, per :data:`ToolKind`."""

@@ -30,17 +30,17 @@ __all__ = [
 class SummaryRequest:
     """Everything one summary is made from.
 
-    For ``kind="turns"``, ``messages`` is the evicted batch and ``summaries`` holds earlier
-    summaries this one absorbs; for ``kind="merge"``, ``summaries`` are merged (oldest first).
+    ``messages``: the evicted batch (``"turns"``); ``summaries``: earlier summaries it absorbs, or
+    those a ``"merge"`` merges (oldest first).
     """
 
     kind: Literal["turns", "merge", "tool_output"]
     messages: Sequence[BaseMessage] = ()
     summaries: Sequence[str] = ()
     facts: dict[str, Any] = field(default_factory=dict)
-    """Mechanical facts (files read/modified, commands, errors, constraints, next step)."""
+    """Mechanical facts (files, commands, errors, constraints, next step)."""
     task: str | None = None
-    """The pinned original task, for context (it stays in the projection verbatim)."""
+    """The pinned original task, for context."""
     instructions: str | None = None
     """Focus instructions from a manual ``/compact`` or ``compact(instructions=...)``."""
     max_tokens: int = 200
@@ -49,16 +49,13 @@ class SummaryRequest:
     output: str = ""
     """For ``kind="tool_output"``: the tool call, its facts and its (clipped) output."""
     context: Sequence[BaseMessage] = ()
-    """For ``kind="turns"``, when the summarizer asks for it (``wants_context``): the messages the
-    model was sent last, ``messages`` among them (:class:`~langctx.summarize.PrefixSummarizer`)."""
+    """For ``kind="turns"``, when the summarizer ``wants_context``: what the model was sent last."""
     tool_kind: str = "default"
-    """For ``kind="tool_output"``: what the tool did (a
-    :data:`~langctx.summarize.prompts.ToolKind`), which picks the prompt."""
+    """For ``kind="tool_output"``: what the tool did (a ``ToolKind``), which picks the prompt."""
 
 
 def request_digest(request: SummaryRequest) -> str:
-    """A digest of what a summary is made from and the prompts' version (not ``context``):
-    equal digests ask for the same summary.
+    """A digest of what a summary is made from and the prompts' version (not ``context``).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -71,19 +68,15 @@ def request_digest(request: SummaryRequest) -> str:
         [m.type, m.id, m.content, getattr(m, "tool_calls", None), getattr(m, "tool_call_id", None)]
         for m in request.messages
     ]
-    parts = [
+    parts: list[Any] = [
         PROMPT_VERSION,
         request.kind,
         messages,
         list(request.summaries),
         request.facts,
-        request.task,
-        request.instructions,
-        request.max_tokens,
-        request.level,
-        request.output,
-        request.tool_kind,
     ]
+    parts += [request.task, request.instructions, request.max_tokens, request.level]
+    parts += [request.output, request.tool_kind]
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -96,11 +89,10 @@ class Summarizer(Protocol):
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
-        ...
 
 
 class CallableSummarizer:
-    """Wraps a plain function ``fn(request) -> str`` (or an async one) as a summarizer.
+    """Wraps a plain function ``fn(request) -> str`` (sync or async) as a summarizer.
 
     Example:
         >>> s = CallableSummarizer(lambda req: f"{len(req.messages)} messages")
@@ -138,8 +130,7 @@ def resolve_summarizer(spec: object) -> Summarizer:
     with ``summarize``, or a callable.
 
     Raises:
-        ConfigError: a spec that can never summarize: a class instead of an instance, an object
-            that is not callable, or a callable that cannot be called with one request.
+        ConfigError: a class, something not callable, or a callable that cannot take a request.
 
     Example:
         >>> type(resolve_summarizer(None)).__name__

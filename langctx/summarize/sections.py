@@ -1,7 +1,4 @@
-"""Summaries as their fixed sections, and merging them without a model call.
-
-Two summaries of consecutive spans merge section by section: the goal, constraints and file
-lists are united, the other sections are the newest.
+"""Summaries as their fixed sections, merged without a model call (lists united, the rest newest).
 
 Example:
     >>> old = "Goal:\\n- Fix the parser\\nCurrent status:\\n- tests fail\\nFiles modified:\\n- a.py"
@@ -35,7 +32,7 @@ SECTIONS: tuple[str, ...] = (
 """The sections of a summary, in order."""
 
 _UNITED = frozenset({"Goal", "Important constraints", "Files observed", "Files modified"})
-"""Sections whose items accumulate over the session; the others are superseded by the newest."""
+"""Sections whose items accumulate; the others are superseded by the newest."""
 
 _ALIASES = {name.lower(): name for name in SECTIONS} | {
     "goals": "Goal",
@@ -50,16 +47,12 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def parse_sections(text: str) -> dict[str, list[str]] | None:
-    """The items of each section of ``text``, or None when it is not a sectioned summary.
-
-    A heading (``Goal:``, ``## Goal``, ``**Goal:**``) may hold the first item on its line. Text
-    before the first heading makes it unparsed (None).
+    """The items of each section of ``text`` (``Goal:``, ``## Goal``, ``**Goal:**`` headings), or
+    None when it is not a sectioned summary (text before the first heading).
 
     Example:
-        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest")
-        {'Goal': ['fix it'], 'Next step': ['run pytest']}
-        >>> parse_sections("Fixed the parser.") is None
-        True
+        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest"), parse_sections("Fixed it.")
+        ({'Goal': ['fix it'], 'Next step': ['run pytest']}, None)
     """
     out: dict[str, list[str]] = {}
     current: str | None = None
@@ -83,10 +76,8 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
 def _heading(line: str) -> tuple[str | None, str]:
     """``(section, rest of the line)`` when ``line`` opens a section, else ``(None, "")``."""
     head, colon, rest = line.partition(":")
-    if not colon and not line.startswith("#"):
-        return None, ""
     name = _ALIASES.get(" ".join(head.strip("#*_ \t").lower().split()))
-    if name is None:
+    if name is None or not (colon or line.startswith("#")):
         return None, ""
     rest = rest.strip().strip("*_").strip()
     return name, _BULLET.sub("", rest).strip()
@@ -95,11 +86,8 @@ def _heading(line: str) -> tuple[str | None, str]:
 def merge_sections(
     summaries: Sequence[str], *, max_tokens: int, count: Callable[[str], int]
 ) -> str | None:
-    """``summaries`` (oldest first) merged section by section, or None when that needs a model.
-
-    None when a summary has no sections, or the merge exceeds ``max_tokens`` even with the
-    oldest observed files dropped (the only items a merge may shed).
-    """
+    """``summaries`` (oldest first) merged section by section, or None when that needs a model:
+    a summary has no sections, or the merge exceeds ``max_tokens`` with all observed files shed."""
     parsed = [sections for s in summaries if (sections := parse_sections(s)) is not None]
     if not summaries or len(parsed) < len(summaries):
         return None

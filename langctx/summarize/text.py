@@ -31,9 +31,7 @@ __all__ = [
 ]
 
 SummaryFacts = dict[str, Any]
-"""`Facts` plus ``constraints`` (list[str]), ``next_step`` (str | None), ``user_messages``
-(``{"id", "text"}`` dicts, :mod:`langctx.user_messages`) and ``user_messages_dropped`` (int);
-a plain JSON dict."""
+"""`Facts` plus ``constraints``, ``next_step``, ``user_messages`` and ``user_messages_dropped``."""
 
 _CONSTRAINT = re.compile(
     r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
@@ -48,13 +46,10 @@ _TARGET = re.compile(
     r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\s][^']*'(?!\w)|"  # a quoted or backticked term
     r"(?<![\w.-])[\w.-]*/[\w./-]+|(?<![\w-])-*\w[\w-]*\.[a-z]{1,5}\b|"  # a path or a file name
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
-)
-"""What a next step acts on: a quoted term, a path or file name (matched from the start of a run
-of its characters only, so the search stays linear), a code identifier."""
+)  # what a next step acts on; a path matches only from the start of a run, so search stays linear
 _WORD = re.compile(r"[\w'’]+")
 _LEAD_IN_WORDS = 5
-_MAX_CONSTRAINTS = 32
-"""Constraints a summary's facts keep (the ledger shows the newest that fit its token cap)."""
+_MAX_CONSTRAINTS = 32  # the ledger shows the newest that fit its token cap
 
 
 def _sentences(text: str) -> list[str]:
@@ -64,10 +59,7 @@ def _sentences(text: str) -> list[str]:
 def extract_constraints(
     messages: Sequence[BaseMessage], *, limit: int = _MAX_CONSTRAINTS
 ) -> list[str]:
-    """User constraints: sentences of human messages that say must / never / only / keep ...
-
-    Agent machinery (``<system-reminder>`` blocks, command output; :mod:`langctx.machinery`) is
-    stripped first.
+    """User constraints: sentences of human messages (machinery stripped) that say must / never ...
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -87,12 +79,10 @@ def extract_constraints(
 
 
 def _constraint_lines(text: str) -> list[str]:
-    """The lines of ``text`` that hold a constraint, whole (a line over 400 chars: its constraint
-    sentences), so a shortened user message keeps them."""
+    """The lines of ``text`` holding a constraint, whole (a long line: its constraint sentences)."""
     out: list[str] = []
     for line in text.splitlines():
-        found = constraint_sentences(line)
-        if found:
+        if found := constraint_sentences(line):
             line = " ".join(line.split()).strip(" -*\t")
             out.extend([line] if len(line) <= MAX_CONSTRAINT_CHARS else found)
     return list(dict.fromkeys(out))
@@ -109,11 +99,8 @@ def constraint_sentences(text: str) -> list[str]:
 
 
 def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
-    """The last stated next step: the newest AI sentence that says what it will do next, passing
-    over lead-ins; else the newest lead-in; else the newest AI text's last sentence.
-
-    A lead-in ("Let me check.", "Let me look at the files:") ends with a colon or has at most
-    five words, and names no target (a path, a quoted term, a code identifier).
+    """The newest AI sentence saying what it will do next that is not a lead-in ("Let me check.":
+    a colon or at most five words, and no target); else the newest lead-in; else the last sentence.
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -126,10 +113,7 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
     lead_in: str | None = None
     last: str | None = None
     for msg in reversed(messages):
-        if not isinstance(msg, AIMessage):
-            continue
-        sentences = _sentences(msg.text)
-        if not sentences:
+        if not isinstance(msg, AIMessage) or not (sentences := _sentences(msg.text)):
             continue
         if last is None:
             last = sentences[-1][:MAX_NEXT_STEP_CHARS]
@@ -142,9 +126,8 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
 
 
 def _is_lead_in(sentence: str) -> bool:
-    if _TARGET.search(sentence):
-        return False
-    return sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
+    short = sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
+    return short and not _TARGET.search(sentence)
 
 
 def summary_facts(
@@ -152,9 +135,7 @@ def summary_facts(
     *,
     extract: Callable[[Sequence[BaseMessage]], Facts] = extract_facts,
 ) -> SummaryFacts:
-    """Everything mechanical a summary of ``messages`` must keep, read once here by
-    :func:`~langctx.facts.record.stored_facts` (the messages are untrusted too), so merges and
-    renders take them as they are."""
+    """Everything mechanical a summary of ``messages`` must keep, read by ``stored_facts`` once."""
     facts: SummaryFacts = dict(extract(messages))
     facts["constraints"] = extract_constraints(messages)
     facts["user_messages"] = [
@@ -182,14 +163,12 @@ def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
 
 
 def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
-    """Order-preserving union of summary facts; the newest next step wins. Each part is read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state."""
+    """Order-preserving union of summary facts (each read by ``stored_facts``); newest step wins."""
     return merge_read_summary_facts(*[stored_facts(p) for p in parts])
 
 
 def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
-    """:func:`merge_summary_facts` of facts already in the stored shape (read by
-    :func:`~langctx.facts.record.stored_facts`, or written by langctx)."""
+    """:func:`merge_summary_facts` of facts already in the stored shape."""
     merged: SummaryFacts = dict(merge_read_facts(*facts))
     constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
     merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
@@ -209,8 +188,6 @@ def truncate_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) 
     """Cut ``text`` to at most ``max_tokens``: whole lines first, then characters, marked.
 
     Example:
-        >>> truncate_to_tokens("a\\nb\\nc", 100, len)
-        'a\\nb\\nc'
         >>> truncate_to_tokens("aaaa\\nbbbb\\ncccc", 12, len)
         'aaaa\\n[…cut]'
     """

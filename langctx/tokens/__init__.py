@@ -1,8 +1,4 @@
-"""Token counting: the `TokenCounter` protocol, a script-aware estimator, an exact tiktoken counter.
-
-`resolve_token_counter` turns any accepted spec into a `TokenCounter`. A message costs its text
-plus `MESSAGE_OVERHEAD_TOKENS` (an image a fixed `IMAGE_TOKENS`), cached per message.
-"""
+"""Token counting: the `TokenCounter` protocol, a script-aware estimator, a tiktoken counter."""
 
 from langctx.tokens.estimate import ApproximateCounter, count_tokens_approximately
 from langctx.tokens.messages import (

@@ -1,9 +1,4 @@
-"""The script-aware estimator: tokens from character classes, without a tokenizer.
-
-Example:
-    >>> count_tokens_approximately("def add(a, b):\\n    return a + b\\n")
-    13
-"""
+"""The script-aware estimator: tokens from character classes, without a tokenizer."""
 
 from __future__ import annotations
 
@@ -11,17 +6,9 @@ from langctx.tokens.messages import MessageCounter
 
 __all__ = ["ApproximateCounter", "count_tokens_approximately"]
 
-# BPE tokenizers first split text into pieces (a word with its leading space, a run of digits,
-# a run of punctuation, a run of whitespace, a newline), then encode each piece with one token
-# when it is common and a few when it is not. So the estimate counts pieces, not characters:
-# runs of letters, camelCase humps, runs of digits and of punctuation, runs of two or more
-# spaces, newlines, plus a per-character cost for CJK and other non-ASCII text.
-#
-# Counting is done on the UTF-8 bytes with `bytes.translate` and `bytes.count`, which run in C:
-# each byte is mapped to a one-letter class, then runs of a class are counted as the number of
-# places where a non-member is followed by a member. The weights were fitted against o200k_base
-# on recorded agent sessions (tuned on one half of the messages, checked on the other; see
-# bench/estimator_ratio.py).
+# BPE tokenizers encode pieces (words, digit runs, punctuation runs, whitespace runs), so the
+# estimate counts pieces: each UTF-8 byte is mapped to a class letter and runs are counted with
+# bytes.translate/count (in C). Weights fitted against o200k_base (bench/estimator_ratio.py).
 
 _WORD = 1.01  # a run of ASCII letters
 _HUMP = 0.89  # a lowercase->uppercase step inside a word (camelCase splits there)
@@ -36,34 +23,25 @@ _NON_ASCII_2 = 0.22  # per 2-byte character (accented Latin, Cyrillic, Greek ...
 _NON_ASCII_3 = 1.0  # per other 3-byte character (symbols, arrows, box drawing)
 # A 4-byte character (emoji) gets 2 * _NON_ASCII_3 - _NON_ASCII_2 = 1.78 by the formula below.
 
-# Texts longer than this are estimated from _WINDOWS evenly spaced windows of _WINDOW characters,
-# scaled to the full length: the cost stays flat (about a millisecond) however long a tool output
-# is, and on recorded outputs of 20k-150k characters the result moves by about 1% at most.
+# Longer texts are estimated from evenly spaced windows, scaled up (flat cost, about 1% off)
 _SAMPLE_ABOVE = 32_768
 _WINDOWS = 32
 _WINDOW = 1_024
 
 
 def _class_table() -> bytes:
-    table = bytearray(b"x" * 256)  # x: UTF-8 continuation byte or invalid
-    for byte in range(256):
-        char = chr(byte)
-        if "a" <= char <= "z":
-            table[byte] = ord("a")
-        elif "A" <= char <= "Z":
-            table[byte] = ord("A")
-        elif "0" <= char <= "9":
-            table[byte] = ord("d")
-        elif char in "\r\n":
-            table[byte] = ord("n")
-        elif char in " \t\x0b\x0c":
-            table[byte] = ord("s")
-        elif byte < 0x80:
-            table[byte] = ord("p")  # punctuation, symbols, control characters
-        elif 0xE3 <= byte <= 0xED or byte == 0xEF:
-            table[byte] = ord("k")  # lead byte of U+3000..U+DFFF, U+F000..U+FFFF: CJK and friends
-        elif 0xC2 <= byte <= 0xE2 or byte == 0xEE or 0xF0 <= byte <= 0xF4:
-            table[byte] = ord("o")  # lead byte of any other non-ASCII character
+    table = bytearray(b"p" * 0x80 + b"x" * 0x80)  # p: other ASCII; x: continuation byte, invalid
+    for letter, members in (
+        ("a", b"abcdefghijklmnopqrstuvwxyz"),
+        ("A", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+        ("d", b"0123456789"),
+        ("n", b"\r\n"),
+        ("s", b" \t\x0b\x0c"),
+        ("k", bytes([*range(0xE3, 0xEE), 0xEF])),  # lead of U+3000..U+DFFF, U+F000..U+FFFF: CJK
+        ("o", bytes([*range(0xC2, 0xE3), 0xEE, *range(0xF0, 0xF5)])),  # lead of other non-ASCII
+    ):
+        for byte in members:
+            table[byte] = ord(letter)
     return bytes(table)
 
 
@@ -130,35 +108,23 @@ def count_tokens_approximately(text: str) -> int:
         >>> count_tokens_approximately("")
         0
     """
-    if not text:
-        return 0
-    return max(1, round(_estimate(text)))
+    return max(1, round(_estimate(text))) if text else 0
 
 
 class ApproximateCounter(MessageCounter):
     """Script-aware token estimator: fast, offline, within a few percent of ``o200k_base``.
 
-    Args:
-        cache_size: how many per-message counts to remember.
-        message_overhead: tokens added per message besides its text.
-        image_tokens: tokens per image block.
+    Options as :class:`~langctx.tokens.messages.MessageCounter`.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> counter = ApproximateCounter()
-        >>> counter.count_text("Hello, world!")
-        4
-        >>> counter.count_message(HumanMessage("Hello, world!"))
-        7
+        >>> counter.count_text("Hello, world!"), counter.count_message(HumanMessage("Hello, world!"))
+        (4, 7)
     """
 
     name = "approximate"
 
     def count_text(self, text: str) -> int:
-        """Estimate the tokens in ``text``.
-
-        Example:
-            >>> ApproximateCounter().count_text("for i in range(10):")
-            7
-        """
+        """Estimate the tokens in ``text``."""
         return count_tokens_approximately(text)

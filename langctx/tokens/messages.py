@@ -1,7 +1,5 @@
 """Counting chat messages: what a message costs besides its text, and the per-message cache.
 
-A counter subclasses :class:`MessageCounter` and says how to count text.
-
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> class Chars(MessageCounter):
@@ -37,7 +35,7 @@ DEFAULT_CACHE_SIZE = 100_000
 """How many per-message counts a counter remembers (least recently used are dropped)."""
 
 MESSAGE_OVERHEAD_TOKENS = 3
-"""Tokens every message costs besides its text (role and delimiters), as in OpenAI's cookbook."""
+"""Tokens every message costs besides its text (role and delimiters)."""
 
 IMAGE_TOKENS = 85
 """Fixed cost of one image block (OpenAI's low-detail image price; base64 data is not text)."""
@@ -55,7 +53,7 @@ _OPAQUE_BLOB_TYPES = frozenset({"compaction", "redacted_thinking", "reasoning"})
 
 
 def _hash_value(value: Any) -> int:
-    """Hash a JSON-like value. Strings cache their hash, so repeated calls are cheap."""
+    """Hash a JSON-like value (strings cache their hash)."""
     if isinstance(value, str | int | float | bool) or value is None:
         return hash((type(value), value))
     if isinstance(value, dict):
@@ -84,7 +82,13 @@ _to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 class MessageCounter:
-    """Shared message logic: split a message into text and fixed costs, cache the result."""
+    """Shared message logic: split a message into text and fixed costs, cache the result.
+
+    Args:
+        cache_size: how many per-message counts to remember.
+        message_overhead: tokens added per message besides its text.
+        image_tokens: tokens per image block.
+    """
 
     name: str
 
@@ -111,10 +115,8 @@ class MessageCounter:
         raise NotImplementedError
 
     def count_message(self, message: BaseMessage) -> int:
-        """The tokens of ``message`` (cached): its content (text blocks as text, images as
-        ``image_tokens``, other blocks as JSON), each tool call's name and JSON arguments plus
-        `TOOL_CALL_OVERHEAD_TOKENS`, a tool result's `TOOL_RESULT_OVERHEAD_TOKENS`, the ``name``
-        and ``message_overhead``.
+        """The tokens of ``message`` (cached): content (images as ``image_tokens``, other blocks
+        as JSON), tool calls' names and JSON arguments, the ``name`` and the overheads.
 
         Raises:
             InvalidMessageError: ``message`` is not a langchain-core message.
@@ -186,9 +188,8 @@ class MessageCounter:
         return self.count_text(_to_json(block))
 
     def _count_opaque(self, block: dict[str, Any]) -> int:
-        """Signed or encrypted blocks: their readable text (an Anthropic ``compaction`` block's
-        ``content``, a reasoning summary), else `PROVIDER_COMPACTION_TOKENS` (OpenAI compaction,
-        redacted thinking) until provider usage calibrates the total; never the blob's length."""
+        """Signed or encrypted blocks: their readable text (``content``, a reasoning summary), else
+        `PROVIDER_COMPACTION_TOKENS`; never the blob's length."""
         content = block.get("content")
         texts = [content] if isinstance(content, str) else []
         texts += [

@@ -1,10 +1,4 @@
-"""The token-counter protocol every langctx counter satisfies, and the text-only form Context-mode uses.
-
-Example:
-    >>> from langctx.tokens import ApproximateCounter
-    >>> isinstance(ApproximateCounter(), TokenCounter), text_counter(None)("hello world")
-    (True, 2)
-"""
+"""The token-counter protocol every langctx counter satisfies, and its text-only form."""
 
 from __future__ import annotations
 
@@ -20,23 +14,18 @@ __all__ = ["TextCounter", "TokenCounter", "counting_label", "text_counter"]
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens in text and chat messages.
-
-    Attributes:
-        name: a short stable description, e.g. ``"approximate"`` or ``"tiktoken:o200k_base"``.
-    """
+    """Counts tokens in text and chat messages."""
 
     name: str
+    """A short stable description, e.g. ``"approximate"`` or ``"tiktoken:o200k_base"``."""
 
     def count_text(self, text: str) -> int: ...
 
     def count_message(self, message: BaseMessage) -> int:
         """The tokens of one message: content, tool calls, name and per-message overhead."""
-        ...
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
         """The sum of `count_message` over ``messages``."""
-        ...
 
 
 TextCounter = Callable[[str], int]
@@ -58,9 +47,8 @@ def text_counter(counter: TokenCounter | TextCounter | None) -> TextCounter:
 
 
 def counting_label(counter: TokenCounter) -> str:
-    """What actually counts the tokens, for a header or a report: the counter's ``name``, or
-    ``"approximate, tiktoken:o200k_base unavailable"`` when it estimates instead (its ``exact``,
-    or its wrapped ``inner`` counter's, is False). The ``name`` itself never changes.
+    """What actually counts the tokens: the counter's ``name``, or ``"approximate, <name>
+    unavailable"`` when its ``exact`` (or its wrapped ``inner`` counter's) is False.
 
     Example:
         >>> from langctx.tokens import ApproximateCounter

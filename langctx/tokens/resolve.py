@@ -1,9 +1,4 @@
-"""Turning any token-counter spec into a `TokenCounter`; user callables and chat models as counters.
-
-Example:
-    >>> resolve_token_counter("approximate").name, resolve_token_counter(len).name
-    ('approximate', 'callable:len')
-"""
+"""Turning any token-counter spec into a `TokenCounter`; user callables and chat models as counters."""
 
 from __future__ import annotations
 
@@ -25,16 +20,13 @@ __all__ = ["CallableCounter", "TokenCounterSpec", "resolve_token_counter"]
 class CallableCounter(MessageCounter):
     """Adapts a ``(list[BaseMessage]) -> int`` callable or a chat model, like `trim_messages`.
 
-    Each message is counted alone (``fn([message])``) and cached, so the callable's own
-    per-message overhead is included (a constant it adds per call is counted once per message).
+    Each message is counted alone (``fn([message])``, with its own overhead) and cached.
 
     Args:
-        fn: returns the token count of a list of messages, or a chat model (counted with
-            ``get_num_tokens_from_messages``).
-        text_counter: counts plain text; defaults to the model's ``get_num_tokens``, else to
+        fn: counts a list of messages, or a chat model (``get_num_tokens_from_messages``).
+        text_counter: counts plain text; default the model's ``get_num_tokens``, else
             ``fn([HumanMessage(text)])``.
         name: defaults to ``"model:<class>"`` or ``"callable:<function>"``.
-        cache_size: how many per-message counts to remember.
 
     Raises:
         ConfigError: ``fn`` is neither callable nor a chat model.
@@ -57,10 +49,9 @@ class CallableCounter(MessageCounter):
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         if isinstance(fn, BaseLanguageModel):
-            model = fn
-            fn = model.get_num_tokens_from_messages
-            text_counter = text_counter or model.get_num_tokens
-            name = name or f"model:{type(model).__name__}"
+            text_counter = text_counter or fn.get_num_tokens
+            name = name or f"model:{type(fn).__name__}"
+            fn = fn.get_num_tokens_from_messages
         elif not callable(fn):
             msg = (
                 f"CallableCounter needs a function (list[BaseMessage]) -> int or a chat model, "
@@ -92,18 +83,12 @@ def resolve_token_counter(spec: TokenCounterSpec) -> TokenCounter:
     """Turn any accepted token-counter spec into a `TokenCounter`.
 
     Args:
-        spec: ``"approximate"``; ``"tiktoken"`` (``o200k_base``); a tiktoken encoding name such
-            as ``"cl100k_base"``; a `TokenCounter` (returned as is); a chat model; or a
-            ``(list[BaseMessage]) -> int`` callable.
-
-    Raises:
-        ConfigError: the spec is none of the above.
+        spec: ``"approximate"``; ``"tiktoken"`` (``o200k_base``); a tiktoken encoding name; a
+            `TokenCounter` (returned as is); a chat model; or a ``(list[BaseMessage]) -> int``.
 
     Example:
-        >>> resolve_token_counter("approximate").name
-        'approximate'
-        >>> resolve_token_counter("cl100k_base").name
-        'tiktoken:cl100k_base'
+        >>> resolve_token_counter("cl100k_base").name, resolve_token_counter(len).name
+        ('tiktoken:cl100k_base', 'callable:len')
     """
     if isinstance(spec, str):
         if spec == "approximate":

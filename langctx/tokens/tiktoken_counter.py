@@ -1,9 +1,4 @@
-"""Exact counting with a tiktoken encoding, offline.
-
-Example:
-    >>> TiktokenCounter().count_text("hello world")
-    2
-"""
+"""Exact counting with a tiktoken encoding, offline."""
 
 from __future__ import annotations
 
@@ -54,8 +49,7 @@ def _load_encoding(encoding: str) -> tiktoken.Encoding | None:
 
         from langctx import _tiktoken_offline
 
-        # Fill tiktoken's cache from a bundled copy when one is installed, so nothing is
-        # downloaded. Only an optimisation: if it fails, tiktoken still tries its own cache.
+        # seed tiktoken's cache from a bundled copy so nothing is downloaded (best effort)
         with contextlib.suppress(Exception):
             _tiktoken_offline.seed_tiktoken_cache()
         loaded: tiktoken.Encoding | None
@@ -78,25 +72,17 @@ def _load_encoding(encoding: str) -> tiktoken.Encoding | None:
 class TiktokenCounter(MessageCounter):
     """Exact token counter using a tiktoken encoding, loaded lazily and thread-safely.
 
-    Special-token text such as ``<|endoftext|>`` is counted as ordinary text. If the vocabulary
-    cannot be loaded (no network, no cache), one `LangctxWarning` is emitted and the counter
-    estimates with `ApproximateCounter` from then on.
-
-    Args:
-        encoding: a tiktoken encoding name, e.g. ``"o200k_base"`` or ``"cl100k_base"``.
-        cache_size: how many per-message counts to remember.
-        message_overhead: tokens added per message besides its text.
-        image_tokens: tokens per image block.
+    Special-token text such as ``<|endoftext|>`` counts as ordinary text. If the vocabulary
+    cannot be loaded, one `LangctxWarning` is emitted and the counter estimates from then on.
+    Other options as :class:`~langctx.tokens.messages.MessageCounter`.
 
     Raises:
         ConfigError: ``encoding`` is not an encoding tiktoken knows.
 
     Example:
         >>> counter = TiktokenCounter("o200k_base")
-        >>> counter.name
-        'tiktoken:o200k_base'
-        >>> counter.count_text("hello world")
-        2
+        >>> counter.name, counter.count_text("hello world")
+        ('tiktoken:o200k_base', 2)
     """
 
     def __init__(
