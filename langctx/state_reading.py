@@ -1,5 +1,5 @@
-"""Reading a graph state's messages: message-likes converted, ids derived where missing, where
-the window after the latest cut starts, which stored entries still fit, a saved log (checked).
+"""Reading a graph state's messages: conversion, derived ids, where the window starts, which
+stored entries still fit, a saved log (checked).
 
 Example:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -39,9 +39,8 @@ __all__ = [
 
 
 class WithIds(Sequence[BaseMessage]):
-    """The state's messages, each with an id: one derived from its position and content when it
-    has none (LangGraph's reducer gives every message an id; a state built by hand may not), so
-    the same state always gives the same ids. Only the messages read are looked at."""
+    """The state's messages, each with an id (derived from its position and content when it has
+    none, so the same state always gives the same ids); only the messages read are looked at."""
 
     def __init__(self, raw: list[BaseMessage]) -> None:
         self._raw = raw
@@ -68,8 +67,7 @@ class WithIds(Sequence[BaseMessage]):
 
 
 def as_messages(raw: Sequence[Any]) -> list[BaseMessage]:
-    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted to a
-    message, as LangGraph's reducer and :meth:`~langctx.LayeredChatMemory.add_messages` do.
+    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted.
 
     Raises:
         InvalidMessageError: an item converts to no message.
@@ -99,8 +97,7 @@ def _digest(message: BaseMessage) -> str:
 
 
 def stored_messages(value: Any) -> list[BaseMessage]:
-    """A saved log (``messages_to_dict`` dicts, as :meth:`~langctx.LayeredChatMemory.to_state`
-    writes it); None for none.
+    """A saved log (``messages_to_dict`` dicts, as ``to_state`` writes it); None for none.
 
     Raises:
         StateVersionError: it is no list of message dicts.
@@ -212,18 +209,11 @@ def restore_entries(
     present: set[str],
     record: Mapping[str, Any] | None,
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """The channel's compaction entries that still fit the state, and copies to restore from.
+    """The channel's compaction entries that still fit the state, and the copies to restore.
 
-    Without an archive record, an entry fits when its cut (``first_kept_id``) is in the
-    state; a merge fits when every entry it merged is kept (or was moved to the archive store).
-    The first entry that does not fit ends the list (later ones build on it). With an archive
-    record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
-    its restore copy gets the archive's cut (``record["first_kept"]``) instead, which is never
-    earlier than its own and never later than the memory's, so the memory's cut is unchanged.
-
-    Returns:
-        The kept entries (as stored) and the entries to pass to ``restore`` (copies where a cut
-        was replaced).
+    An entry fits when its cut is in the state, a merge when what it merged is kept or archived;
+    the first misfit ends the list. An archived entry with an archived cut is restored with the
+    archive's cut (``record["first_kept"]``), which leaves the memory's cut unchanged.
     """
     in_channel = {e["id"] for e in comps}
     saved = int(record.get("saved", 0)) if record else 0

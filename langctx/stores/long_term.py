@@ -1,19 +1,12 @@
-"""Long-term memory: background knowledge in a LangGraph ``BaseStore`` namespace, found by search.
-
-Facts live in ``("langctx", "long_term", <user id>)`` (``user_id``, else ``assistant_id``, else
-``"default"``, from ``config["configurable"]``), stored by :meth:`LongTermMemory.remember` and
-found by the store's semantic search when it has an index, else by keyword (BM25, offline).
+"""Long-term memory: facts in a per-user LangGraph ``BaseStore`` namespace, found by the store's
+semantic search when it has an index, else by keyword (BM25, offline).
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
-    >>> ltm = LongTermMemory(InMemoryStore())
-    >>> cfg = {"configurable": {"user_id": "ada"}}
+    >>> ltm, cfg = LongTermMemory(InMemoryStore()), {"configurable": {"user_id": "ada"}}
     >>> _ = ltm.remember("Deployments go through staging first.", config=cfg)
-    >>> _ = ltm.remember("The user prefers tabs over spaces.", config=cfg)
-    >>> ltm.search("how do we deploy to staging?", config=cfg)
-    ['Deployments go through staging first.']
-    >>> ltm.search("deploy", config={"configurable": {"user_id": "bob"}})
-    []
+    >>> ltm.search("how do we deploy to staging?", config=cfg), ltm.search("deploy")
+    (['Deployments go through staging first.'], [])
 """
 
 from __future__ import annotations
@@ -47,13 +40,10 @@ class LongTermMemory:
     """Facts in a ``BaseStore`` namespace per user, with search and capped retrieval.
 
     Args:
-        store: the LangGraph store (InMemoryStore, SqliteStore, PostgresStore; with an ``index``
-            for semantic search).
-        namespace: prefix of the per-user namespaces.
+        store: the LangGraph store (with an ``index`` for semantic search).
         max_tokens: token cap of :meth:`context_block`.
         limit: facts returned by a search.
         scan_limit: facts read for a keyword search (the newest ones when there are more).
-        count_tokens: token counter for the cap.
     """
 
     def __init__(
@@ -85,7 +75,7 @@ class LongTermMemory:
         return getattr(self.store, "index_config", None) is not None
 
     def namespace_for(self, config: RunnableConfig | None) -> tuple[str, ...]:
-        """The namespace of the run's user.
+        """The namespace of the run's user (``user_id``, else ``assistant_id``, else "default").
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore

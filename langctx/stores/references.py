@@ -70,19 +70,11 @@ def namespace_label(value: str) -> str:
 class BaseStoreReferenceStore:
     """A :class:`~langctx.context_mode.references.ReferenceStore` over a LangGraph ``BaseStore``.
 
-    One namespace per thread, ``("langctx", "refs", <thread_id>)``: another thread's reference is
-    not found (:class:`~langctx.errors.ReferenceNotFoundError`). The item ``<ref_id>`` holds the
-    meta, the items ``<ref_id>/<n>`` the bytes in base64 chunks of 1 MiB (a slice reads only its
-    chunks); nothing is embedded (``index=False``).
-
-    Expiry: a reference is not found after its ``expires_at``. Stores that support TTL
-    (SqliteStore, PostgresStore) also get the TTL on the rows, so their sweeper deletes them;
-    InMemoryStore keeps expired rows until overwritten.
+    One namespace per thread; item ``<ref_id>`` holds the meta, items ``<ref_id>/<n>`` the bytes in
+    base64 chunks of 1 MiB. Expired references are not found (rows get the TTL where supported).
 
     Args:
-        store: the LangGraph store (set it up first: ``SqliteStore.setup()``,
-            ``PostgresStore.setup()``).
-        namespace: prefix of the per-thread namespaces.
+        store: the LangGraph store (set it up first).
         clock: current Unix time, for expiry (tests pass a fake one).
     """
 
@@ -141,7 +133,7 @@ class BaseStoreReferenceStore:
         return [self._get(thread_id, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
 
     def _get(self, thread_id: str, key: str) -> GetOp:
-        """A read that refreshes the item's TTL as the store is configured to (sync and async)."""
+        """A read that refreshes the item's TTL as the store is configured to."""
         refresh = (getattr(self.store, "ttl_config", None) or {}).get("refresh_on_read", True)
         return GetOp(self._ns(thread_id), key, refresh_ttl=refresh)
 
@@ -154,8 +146,6 @@ class BaseStoreReferenceStore:
 
     def _meta(self, item: Any, ref_id: str) -> ReferenceMeta:
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
-
-    # ------------------------------------------------------------------ sync
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Store a reference (chunks first, then the meta)."""
@@ -171,8 +161,6 @@ class BaseStoreReferenceStore:
         (item,) = self.store.batch([self._get(thread_id, ref_id)])
         ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         return self._join(self.store.batch(ops), ref_id, base, start, end) if ops else b""
-
-    # ------------------------------------------------------------------ async
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Async version of `put`."""
@@ -200,7 +188,7 @@ NO_STORE_WARNING = (
     "compile(store=...)), or pass ContextModeMiddleware(store=...) / "
     "wrap_tools_with_context_mode(tools, store=...)."
 )
-"""The warning :class:`GraphReferenceStore` gives once when references cannot outlive the process."""
+"""Given once by :class:`GraphReferenceStore` when references cannot outlive the process."""
 
 
 def _running_graph() -> tuple[BaseStore | None, Any]:
@@ -215,19 +203,9 @@ def _running_graph() -> tuple[BaseStore | None, Any]:
 
 
 class GraphReferenceStore:
-    """References in the store of the graph that is running; without one, in this process's memory.
-
-    Each call looks up its graph run (what ``get_store()`` reads): with a store
-    (``create_agent(store=...)``, ``compile(store=...)``, the LangGraph server's), the reference
-    goes there through a :class:`BaseStoreReferenceStore`, so another worker or a restart finds
-    it. Without one, and outside a graph run, ``fallback`` is used (default:
-    :func:`~langctx.context_mode.references.process_reference_store`), with a one-time
-    :data:`NO_STORE_WARNING` when the graph's checkpointer outlives the process (anything but
-    ``InMemorySaver``). A reference is read where it was written.
-
-    Args:
-        namespace: prefix of the per-thread namespaces in the graph's store.
-        fallback: where references go without a graph store.
+    """References in the store of the graph that is running; without one, in ``fallback``
+    (default: this process's memory), warning once (:data:`NO_STORE_WARNING`) when the graph's
+    checkpointer outlives the process.
 
     Example:
         >>> from langctx.context_mode.processor import ContextModeProcessor
@@ -251,8 +229,7 @@ class GraphReferenceStore:
         self._lock = threading.Lock()
 
     def current(self) -> ReferenceStore:
-        """The store this call uses: the running graph's, else the fallback (warning once when
-        the graph persists its threads but not their references)."""
+        """The store this call uses: the running graph's, else the fallback."""
         store, checkpointer = _running_graph()
         if store is not None:
             return BaseStoreReferenceStore(store, namespace=self.namespace)
