@@ -1,15 +1,5 @@
 """The ``langctx`` graph-state channel (a versioned ``TypedDict`` of JSON values), its reducer and
-its reading; it holds what the memory decided, never the messages (docs/persistence.md).
-
-Example:
-    >>> from langctx.entries import new_edit_entry
-    >>> e = new_edit_entry(message_id="m1", reason="placeholder", content="[elided]",
-    ...     tokens_before=900, tokens_after=12)
-    >>> state = merge_langctx({}, channel_update(edits=[e]))
-    >>> state = merge_langctx(state, channel_update(edits=[e]))  # idempotent
-    >>> len(state["edits"]), state["v"]
-    (1, 1)
-"""
+its reading; it holds what the memory decided, never the messages (docs/persistence.md)."""
 
 from __future__ import annotations
 
@@ -268,11 +258,7 @@ def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
-    """``value`` when it is a channel-shaped dict of this version (a migrated older one passes).
-
-    Raises:
-        StateVersionError: it is not a dict, or its version is unknown.
-    """
+    """``value`` when it is a channel-shaped dict of this version (or an older, migrated one)."""
     if not isinstance(value, Mapping):
         msg = f"the langctx channel must be a dict, got {type(value).__name__}."
         raise StateVersionError(msg)

@@ -2,14 +2,10 @@
 checkpoint stores the step's writes, not the whole state (docs/persistence.md).
 
 Example:
-    >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph.graph import START, StateGraph
-    >>> builder = StateGraph(LangctxDeltaState)
-    >>> _ = builder.add_node("echo", lambda s: {"messages": [("ai", s["messages"][-1].content)]})
-    >>> _ = builder.add_edge(START, "echo")
-    >>> graph = builder.compile(checkpointer=InMemorySaver())
-    >>> cfg = {"configurable": {"thread_id": "t1"}}
-    >>> [m.content for m in graph.invoke({"messages": [("user", "hi")]}, cfg)["messages"]]
+    >>> echo = lambda s: {"messages": [("ai", s["messages"][-1].content)]}
+    >>> graph = StateGraph(LangctxDeltaState).add_node("echo", echo).add_edge(START, "echo").compile()
+    >>> [m.content for m in graph.invoke({"messages": [("user", "hi")]})["messages"]]
     ['hi', 'hi']
 """
 

@@ -82,9 +82,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         self.tools = [make_compact_tool(self.settings)] if compact_tool else []
 
     def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         step, keyed = self._step(request)

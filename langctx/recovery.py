@@ -84,11 +84,7 @@ class OverflowRecovery:
             error = None
 
     async def arun(
-        self,
-        view: ThreadView,
-        call: Callable[[], Awaitable[T]],
-        *,
-        failed: Exception | None = None,
+        self, view: ThreadView, call: Callable[[], Awaitable[T]], *, failed: Exception | None = None
     ) -> T:
         """Async version of `run`."""
         rounds, error = _Rounds(self, view), failed

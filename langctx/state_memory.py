@@ -228,10 +228,7 @@ class ThreadView:
 
 
 def view_state(
-    state: Mapping[str, Any],
-    settings: MemorySettings,
-    *,
-    thread_id: str = NO_THREAD,
+    state: Mapping[str, Any], settings: MemorySettings, *, thread_id: str = NO_THREAD
 ) -> ThreadView:
     """The memory of ``state`` (``messages`` + the ``langctx`` channel); no compaction runs.
 

@@ -1,12 +1,5 @@
 """Reading a graph state's messages: conversion, derived ids, where the window starts, which
-stored entries still fit, a saved log (checked).
-
-Example:
-    >>> from langchain_core.messages import HumanMessage, SystemMessage
-    >>> raw = WithIds([SystemMessage("Be brief.", id="s"), HumanMessage("Hi")])
-    >>> raw[1].id.startswith("langctx-anon-"), window_start(raw, [], None)
-    (True, ([], 0))
-"""
+stored entries still fit, a saved log (checked)."""
 
 from __future__ import annotations
 
@@ -67,10 +60,8 @@ class WithIds(Sequence[BaseMessage]):
 
 
 def as_messages(raw: Sequence[Any]) -> list[BaseMessage]:
-    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted.
-
-    Raises:
-        InvalidMessageError: an item converts to no message.
+    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted
+    (``InvalidMessageError`` for an item that converts to none).
 
     Example:
         >>> [m.type for m in as_messages([{"role": "user", "content": "hi"}, ("ai", "hello")])]
@@ -97,11 +88,7 @@ def _digest(message: BaseMessage) -> str:
 
 
 def stored_messages(value: Any) -> list[BaseMessage]:
-    """A saved log (``messages_to_dict`` dicts, as ``to_state`` writes it); None for none.
-
-    Raises:
-        StateVersionError: it is no list of message dicts.
-    """
+    """A saved log (``messages_to_dict`` dicts as ``to_state`` writes it; None for none), checked."""
     if value is None:
         return []
     reason = type(value).__name__
@@ -115,11 +102,7 @@ def stored_messages(value: Any) -> list[BaseMessage]:
 
 
 def stored_evictions(value: Any) -> list[dict[str, Any]]:
-    """A saved eviction log (a list of dicts); None for none.
-
-    Raises:
-        StateVersionError: it is no list of dicts.
-    """
+    """A saved eviction log (a list of dicts; None for none), checked."""
     if value is None:
         return []
     if isinstance(value, list) and all(isinstance(r, Mapping) for r in value):
@@ -205,9 +188,7 @@ def archived_messages(batches: Any) -> dict[str, BaseMessage]:
 
 
 def restore_entries(
-    comps: Sequence[Mapping[str, Any]],
-    present: set[str],
-    record: Mapping[str, Any] | None,
+    comps: Sequence[Mapping[str, Any]], present: set[str], record: Mapping[str, Any] | None
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
     """The channel's compaction entries that still fit the state, and the copies to restore.
 

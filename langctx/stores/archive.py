@@ -99,13 +99,9 @@ class Archive:
         return store
 
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
-        """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
-
-        Nothing is archived without a thread, nor in a state without a ``langctx_archive`` key.
-        """
-        if view.thread_id == NO_THREAD:
-            return None
-        if self.in_state and ARCHIVE_KEY not in state:
+        """The archive step for ``state`` after ``view`` synced it (None: nothing to archive, or no
+        thread, or no ``langctx_archive`` key in the state)."""
+        if view.thread_id == NO_THREAD or (self.in_state and ARCHIVE_KEY not in state):
             return None
         plan = plan_archive(
             thread_id=view.thread_id,
@@ -283,24 +279,23 @@ def thread_entries(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
     """Every compaction, edit and priority of an archiving thread: its batches', then the channel's
     (an entry in both: its place, the channel's fields, the batch's full ``covered_ids``)."""
-    live = channel_entries(channel)
+    live_comps, live_edits, live_priorities = channel_entries(channel)
     comps: dict[str, dict[str, Any]] = {}
     edits: dict[str, dict[str, Any]] = {}
     priorities: dict[str, int] = {}
     for batch in batches:
-        old = channel_entries(
-            {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
-        )
-        comps.update((e["id"], e) for e in old[0])
-        edits.update((e["id"], e) for e in old[1])
+        old = {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
+        old_comps, old_edits, _ = channel_entries(old)
+        comps.update((e["id"], e) for e in old_comps)
+        edits.update((e["id"], e) for e in old_edits)
         priorities.update(batch.get("priorities") or {})
-    for entry in live[0]:
+    for entry in live_comps:
         was = comps.get(entry["id"])
         if was is not None and is_slim(entry.get("covered_ids") or []):
             entry = {**entry, "covered_ids": was["covered_ids"]}
         comps[entry["id"]] = entry
-    edits.update((e["id"], e) for e in live[1])
-    priorities.update(live[2])
+    edits.update((e["id"], e) for e in live_edits)
+    priorities.update(live_priorities)
     return list(comps.values()), list(edits.values()), priorities
 
 
@@ -338,7 +333,7 @@ def _is_batch(value: Any) -> bool:
 
 
 def _last(state: Mapping[str, Any]) -> str | None:
-    """The key of the newest batch the state's archive record names (None: none)."""
+    """The key of the newest batch the state's archive record names."""
     record = archive_record(state.get("langctx"))
     return record.get("last") if record else None
 

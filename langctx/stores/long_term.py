@@ -1,13 +1,5 @@
 """Long-term memory: facts in a per-user LangGraph ``BaseStore`` namespace, found by the store's
-semantic search when it has an index, else by keyword (BM25, offline).
-
-Example:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> ltm, cfg = LongTermMemory(InMemoryStore()), {"configurable": {"user_id": "ada"}}
-    >>> _ = ltm.remember("Deployments go through staging first.", config=cfg)
-    >>> ltm.search("how do we deploy to staging?", config=cfg), ltm.search("deploy")
-    (['Deployments go through staging first.'], [])
-"""
+semantic search when it has an index, else by keyword (BM25, offline)."""
 
 from __future__ import annotations
 
@@ -154,7 +146,7 @@ class LongTermMemory:
         return self._rank(query, items, limit or self.limit)
 
     def context_block(self, query: str, *, config: RunnableConfig | None = None) -> str | None:
-        """The relevant facts as a short block of at most ``max_tokens`` tokens (None: none).
+        """The relevant facts as a block of at most ``max_tokens`` tokens (None: none).
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore

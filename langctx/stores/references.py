@@ -1,13 +1,4 @@
-"""Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore).
-
-Example:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> from langctx.context_mode.processor import ContextModeProcessor
-    >>> processor = ContextModeProcessor(store=BaseStoreReferenceStore(InMemoryStore()))
-    >>> out = processor.process("lorem ipsum " * 5000, tool_name="read_file", thread_id="t1")
-    >>> out.action, processor.fetch(out.ref_id, thread_id="t1", limit=11).data
-    ('referenced', b'lorem ipsum')
-"""
+"""Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore)."""
 
 from __future__ import annotations
 
@@ -216,10 +207,7 @@ class GraphReferenceStore:
     """
 
     def __init__(
-        self,
-        *,
-        namespace: Sequence[str] = REFS_NAMESPACE,
-        fallback: ReferenceStore | None = None,
+        self, *, namespace: Sequence[str] = REFS_NAMESPACE, fallback: ReferenceStore | None = None
     ) -> None:
         self.namespace = tuple(namespace)
         self.fallback: ReferenceStore = (
