@@ -120,7 +120,6 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
 
 
 def _graph_store() -> BaseStore | None:
-    """The running graph's store, if it has one."""
     try:
         return get_store()
     except RuntimeError:  # not inside a graph run
@@ -134,8 +133,7 @@ def make_pre_model_hook(
     a ``/compact`` the model gets a one-line request to acknowledge it.
 
     Example:
-        >>> hook = make_pre_model_hook(max_tokens=8000)
-        >>> hook.output_key
+        >>> make_pre_model_hook(max_tokens=8000).output_key
         'llm_input_messages'
     """
     return LangctxNode(name="pre_model_hook", archive=archive, **options)
@@ -145,8 +143,7 @@ def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]]
     """A router for the edge after :class:`LangctxNode`: END after a handled ``/compact``.
 
     Example:
-        >>> route = route_after_memory("agent")
-        >>> route({"messages": [("user", "hi")]})
+        >>> route_after_memory("agent")({"messages": [("user", "hi")]})
         'agent'
     """
 

@@ -129,7 +129,6 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         return main_request(MainRequest(bind, request.system_message))
 
     def _cache_keyed(self, request: ModelRequest[Any], thread_id: str | None) -> ModelRequest[Any]:
-        """``request`` with the OpenAI ``prompt_cache_key`` (see the class docs)."""
         key = self.prompt_cache_key
         if key is True:
             key = thread_id if thread_id and thread_id != NO_THREAD else False
@@ -201,13 +200,8 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
 def _provider_sheet(model: object) -> str | None:
     """``"anthropic"`` or ``"openai"`` for their langchain packages' chat models (bound or not)."""
-    inner = getattr(model, "bound", model)
-    module = type(inner).__module__
-    if module.startswith("langchain_anthropic."):
-        return "anthropic"
-    if module.startswith("langchain_openai."):
-        return "openai"
-    return None
+    module = type(getattr(model, "bound", model)).__module__
+    return next((p for p in ("anthropic", "openai") if module.startswith(f"langchain_{p}.")), None)
 
 
 def _is_openai(model: object) -> bool:

@@ -39,10 +39,8 @@ class OverflowRecovery:
 
     Example:
         >>> policy = OverflowRecovery(max_retries=1)
-        >>> policy.is_overflow(ValueError("This model's maximum context length is 8192 tokens"))
-        True
-        >>> policy.is_overflow(ValueError("rate limit"))
-        False
+        >>> policy.is_overflow(ValueError("maximum context length")), policy.is_overflow(ValueError())
+        (True, False)
     """
 
     def __init__(
@@ -217,8 +215,7 @@ def with_overflow_recovery(
 
     Example:
         >>> from langctx.testing import ScriptedChatModel
-        >>> wrapped = with_overflow_recovery(ScriptedChatModel(), max_retries=1)
-        >>> wrapped.policy.max_retries
+        >>> with_overflow_recovery(ScriptedChatModel(), max_retries=1).policy.max_retries
         1
     """
     return OverflowRecoveringModel(

@@ -92,8 +92,7 @@ class ArchivePlan:
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
-    """``message_to_dict(message)`` without the fields left at their default (unless they would
-    not come back exactly).
+    """``message_to_dict(message)`` without fields at their default (when it reads back exactly).
 
     Example:
         >>> from langchain_core.messages import ToolMessage

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -90,10 +90,8 @@ def open_checkpointer(
     with _reraised(uri, sqlite3.Error):
         conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("select 1")
-    try:
+    with closing(conn):
         yield SqliteSaver(conn)
-    finally:
-        conn.close()
 
 
 @asynccontextmanager

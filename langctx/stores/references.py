@@ -87,17 +87,12 @@ class BaseStoreReferenceStore:
         return (*self.namespace, namespace_label(str(thread_id)))
 
     def _put_ops(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> list[PutOp]:
-        ns = self._ns(thread_id)
-        ttl = None
-        expires = meta.get("expires_at")
-        if expires is not None and self.store.supports_ttl:
+        ns, ref, ttl = self._ns(thread_id), meta["ref_id"], None
+        if (expires := meta.get("expires_at")) is not None and self.store.supports_ttl:
             ttl = max(1.0, (float(expires) - float(meta["created_at"])) / 60.0)
-        ref = meta["ref_id"]
         chunks = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
         ops = [
-            PutOp(
-                ns, f"{ref}/{n}", {"b64": base64.b64encode(c).decode("ascii")}, index=False, ttl=ttl
-            )
+            PutOp(ns, f"{ref}/{n}", {"b64": base64.b64encode(c).decode()}, index=False, ttl=ttl)
             for n, c in enumerate(chunks)
         ]
         value = {"meta": dict(meta), "chunks": len(chunks), "chunk_bytes": CHUNK_BYTES}
