@@ -151,9 +151,7 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
     def __init__(
         self, bound: Runnable[Any, Any], settings: MemorySettings, policy: OverflowRecovery
     ) -> None:
-        self.bound = bound
-        self.settings = settings
-        self.policy = policy
+        self.bound, self.settings, self.policy = bound, settings, policy
         self.name = f"OverflowRecovering[{getattr(bound, 'name', None) or type(bound).__name__}]"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OverflowRecoveringModel:

@@ -278,7 +278,7 @@ def thread_entries(
     batches: Sequence[ArchiveBatch], channel: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
     """Every compaction, edit and priority of an archiving thread: its batches', then the channel's
-    (an entry in both: its place, the channel's fields, the batch's full ``covered_ids``)."""
+    (an entry in both keeps its batch place and the channel's fields, with full ``covered_ids``)."""
     live_comps, live_edits, live_priorities = channel_entries(channel)
     comps: dict[str, dict[str, Any]] = {}
     edits: dict[str, dict[str, Any]] = {}

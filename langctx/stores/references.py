@@ -134,31 +134,25 @@ class BaseStoreReferenceStore:
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference (chunks first, then the meta)."""
         self.store.batch(self._put_ops(thread_id, meta, data))
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference of this thread."""
         (item,) = self.store.batch([self._get(thread_id, ref_id)])
         return self._meta(item, ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes ``start:end`` of a live reference of this thread."""
         (item,) = self.store.batch([self._get(thread_id, ref_id)])
         ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         return self._join(self.store.batch(ops), ref_id, base, start, end) if ops else b""
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
         await abatch(self.store, self._put_ops(thread_id, meta, data))
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
         (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
         return self._meta(item, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
         (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
         ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         if not ops:
@@ -224,25 +218,19 @@ class GraphReferenceStore:
         return self.fallback
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference."""
         self.current().put(thread_id, meta, data)
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference."""
         return self.current().meta(thread_id, ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes ``start:end`` of a live reference."""
         return self.current().read(thread_id, ref_id, start, end)
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
         await self.current().aput(thread_id, meta, data)
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
         return await self.current().ameta(thread_id, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
         return await self.current().aread(thread_id, ref_id, start, end)
