@@ -5,12 +5,14 @@ conversation back (docs/persistence.md, "Archive mode")."""
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, overload
 
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
+from langctx.context_mode.plan import Op, adrive, drive
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.stores.archive_plan import ArchiveBatch, ArchivePlan, batch_key, plan_archive
@@ -151,12 +153,7 @@ def read_batches(
 ) -> list[ArchiveBatch]:
     """The archived batches of ``state``'s history, oldest first (arguments as :func:`full_log`)."""
     reading = _reading(store, thread_id, state)
-    try:
-        op = next(reading)
-        while True:
-            op = reading.send(store.batch([op])[0])  # type: ignore[union-attr]
-    except StopIteration as done:
-        return done.value
+    return drive(reading, lambda ops: store.batch(ops))  # type: ignore[union-attr]
 
 
 async def aread_batches(
@@ -164,12 +161,7 @@ async def aread_batches(
 ) -> list[ArchiveBatch]:
     """Async version of `read_batches`."""
     reading = _reading(store, thread_id, state)
-    try:
-        op = next(reading)
-        while True:
-            op = reading.send((await abatch(store, [op]))[0])  # type: ignore[arg-type]
-    except StopIteration as done:
-        return done.value
+    return await adrive(reading, partial(abatch, store))  # type: ignore[arg-type]
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -187,7 +179,7 @@ def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reading(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
-) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
+) -> Generator[Op, Any, list[ArchiveBatch]]:
     """Reading the archive as store operations: yields each one, is sent its result (the
     namespace listed page by page, then a batch the listing missed fetched by key)."""
     items = _state_items(state)
@@ -204,14 +196,14 @@ def _reading(
     refresh = (store.ttl_config or {}).get("refresh_on_read", True)  # as ``store.get`` reads it
     offset = 0
     while _walk(items, state, None) is not None:
-        page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)
+        (page,) = yield (SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh),)
         _collect(items, page)
         if len(page) < _PAGE:
             break
         offset += _PAGE
     missing = _walk(items, state, None)
     while missing is not None:
-        item = yield GetOp(ns, missing, refresh_ttl=refresh)
+        (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
         _collect(items, [item])
         missing = _walk(items, state, missing if item is None else None)
     return _chain(items, state)

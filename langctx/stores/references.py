@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -13,6 +14,7 @@ from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from langctx.context_mode.plan import Op, adrive, drive
 from langctx.context_mode.references import (
     ReferenceMeta,
     ReferenceStore,
@@ -130,34 +132,33 @@ class BaseStoreReferenceStore:
         data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
         return data[max(0, start) - base : max(0, end) - base]
 
-    def _meta(self, item: Any, ref_id: str) -> ReferenceMeta:
+    # meta and read as the store batches they need, run by plan.drive / adrive
+    def _meta(self, thread_id: str, ref_id: str) -> Generator[Op, Any, ReferenceMeta]:
+        (item,) = yield (self._get(thread_id, ref_id),)
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
+
+    def _read(self, thread_id: str, ref_id: str, start: int, end: int) -> Generator[Op, Any, bytes]:
+        (item,) = yield (self._get(thread_id, ref_id),)
+        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
+        return self._join((yield tuple(ops)), ref_id, base, start, end) if ops else b""
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         self.store.batch(self._put_ops(thread_id, meta, data))
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        (item,) = self.store.batch([self._get(thread_id, ref_id)])
-        return self._meta(item, ref_id)
+        return drive(self._meta(thread_id, ref_id), self.store.batch)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        (item,) = self.store.batch([self._get(thread_id, ref_id)])
-        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
-        return self._join(self.store.batch(ops), ref_id, base, start, end) if ops else b""
+        return drive(self._read(thread_id, ref_id, start, end), self.store.batch)
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         await abatch(self.store, self._put_ops(thread_id, meta, data))
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
-        return self._meta(item, ref_id)
+        return await adrive(self._meta(thread_id, ref_id), partial(abatch, self.store))
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
-        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
-        if not ops:
-            return b""
-        return self._join(await abatch(self.store, ops), ref_id, base, start, end)
+        return await adrive(self._read(thread_id, ref_id, start, end), partial(abatch, self.store))
 
 
 NO_STORE_WARNING = (
