@@ -116,10 +116,8 @@ def window_start(
     raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
 ) -> tuple[list[BaseMessage], int] | None:
     """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
-    for cut_entry in reversed(comps):
-        if cut_entry["trigger"] != "merge":
-            break
-    else:
+    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
+    if cut_entry is None:
         return [], 0
     fk = cut_entry["first_kept_id"]
     if fk is not None:
@@ -133,9 +131,7 @@ def window_start(
     if start is None:
         return None
     messages = raw._raw if isinstance(raw, WithIds) else raw  # types only: no ids needed
-    k = 0
-    while k < start and isinstance(messages[k], SystemMessage):
-        k += 1
+    k = next((i for i in range(start) if not isinstance(messages[i], SystemMessage)), start)
     head = [m for m in raw[:k] if not is_control_message(m)] if k else []
     pc_id = cut_entry.get("provider_compaction_id")
     if pc_id:

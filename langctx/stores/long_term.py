@@ -116,11 +116,9 @@ class LongTermMemory:
         texts = [str(i.value.get("text", "")) for i in items if isinstance(i.value, dict)]
         if self.semantic:
             return texts[:limit]
-        scored = [
-            (s, -n, t)
-            for n, (s, t) in enumerate(zip(keyword_scores(query, texts), texts, strict=True))
-        ]
-        return [t for s, _, t in sorted(scored, reverse=True) if s > 0][:limit]
+        scores = keyword_scores(query, texts)
+        ranked = sorted(range(len(texts)), key=lambda n: (-scores[n], n))
+        return [texts[n] for n in ranked if scores[n] > 0][:limit]
 
     def _search_kwargs(self, query: str) -> dict[str, Any]:
         if self.semantic:
