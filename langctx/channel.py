@@ -235,10 +235,8 @@ def slim_covered(ids: Sequence[str]) -> list[str]:
         >>> slim_covered(["a", "b", "c", "d"])
         ['a', '', '', 'd']
     """
-    ids = list(ids)
-    if len(ids) <= 2:
-        return ids
-    return [ids[0], *([""] * (len(ids) - 2)), ids[-1]]
+    last = len(ids) - 1
+    return [i if n in (0, last) else "" for n, i in enumerate(ids)]
 
 
 def is_slim(ids: Sequence[str]) -> bool:

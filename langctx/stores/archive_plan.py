@@ -225,13 +225,8 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
 
 def batch_key(batch: ArchiveBatch) -> str:
     """The store key of ``batch``: its seq and a digest of its content (a retry finds it)."""
-    content = [
-        batch["thread_id"],
-        batch["prev"],
-        batch["order"],
-        batch["messages"],
-        [e["id"] for e in batch["compactions"]],
-    ]
+    comps = [e["id"] for e in batch["compactions"]]
+    content = [batch["thread_id"], batch["prev"], batch["order"], batch["messages"], comps]
     digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
     return f"{batch['seq']:08d}-{digest[:12]}"
 
