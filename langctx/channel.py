@@ -1,19 +1,5 @@
-"""The ``langctx`` graph-state channel: one versioned ``TypedDict`` of plain JSON values, its
-reducer and its reading.
-
-It holds what the memory decided (compaction entries, in-place edits, the priority ledger, the
-archive record), never the messages themselves. :func:`merge_langctx` is its reducer: entries are
-appended by id, so applying an update twice changes nothing.
-
-Example:
-    >>> from langctx.entries import new_edit_entry
-    >>> e = new_edit_entry(message_id="m1", reason="placeholder", content="[elided]",
-    ...     tokens_before=900, tokens_after=12)
-    >>> state = merge_langctx({}, channel_update(edits=[e]))
-    >>> state = merge_langctx(state, channel_update(edits=[e]))  # idempotent
-    >>> len(state["edits"]), state["v"]
-    (1, 1)
-"""
+"""The ``langctx`` graph-state channel (a versioned ``TypedDict`` of JSON values), its reducer and
+its reading; it holds what the memory decided, never the messages (docs/persistence.md)."""
 
 from __future__ import annotations
 
@@ -51,8 +37,7 @@ ARCHIVE_RECORD_VERSION = 1
 """Version of the :class:`ArchiveRecord` shape."""
 
 ARCHIVE_KEY = "langctx_archive"
-"""The state key of the archive kept in the graph state (the default archive mode): a list of
-archived batches, appended after each compaction (:mod:`langctx.stores.archive`)."""
+"""The state key of the in-state archive, a list of batches (:mod:`langctx.stores.archive`)."""
 
 _LISTS = ("compactions", "edits")
 _OPS = ("reset", "drop", "slim")
@@ -60,11 +45,7 @@ _OPS = ("reset", "drop", "slim")
 
 
 class ArchiveRecord(TypedDict, total=False):
-    """Where a thread's archive ends (archive mode), kept in the channel under ``archive``.
-
-    The archived batches form a chain in the store (each names the one before it), so a
-    checkpoint's record finds exactly the batches of its own history, even after time travel.
-    """
+    """Where a thread's archive ends (archive mode), kept in the channel under ``archive``."""
 
     v: int
     last: str | None
@@ -82,17 +63,10 @@ class ArchiveRecord(TypedDict, total=False):
 class LangctxChannel(TypedDict, total=False):
     """The value of the ``langctx`` state key (version 1). All fields are JSON values.
 
-    An update may also carry ``reset: True``: the update then replaces the channel instead of
-    being appended (used to drop entries that no longer match hand-edited messages, and to clear
-    a thread's langctx state: ``{"v": 1, "reset": True}``). A reset keeps the ``archive`` record
-    unless the update brings one: the archived messages are no longer in ``messages``, so
-    forgetting where they are would lose them.
-
-    Archive mode adds two more update-only keys, applied after the new entries are appended:
-    ``drop`` (``{"compactions": [ids], "edits": [ids], "priorities": [message ids]}``: entries
-    copied to the archive store leave the channel) and ``slim`` (compaction ids whose
-    ``covered_ids`` keep their length, first and last id, with the ids in between blanked to
-    ``""``: the full lists are in the archive store).
+    Update-only keys: ``reset`` (replace the channel, keeping its ``archive`` record unless the
+    update brings one), and in archive mode ``drop`` (``{"compactions": [ids], "edits": [ids],
+    "priorities": [message ids]}``) and ``slim`` (compaction ids whose ``covered_ids`` keep only
+    their length, first and last id), applied after the new entries are appended.
     """
 
     v: int
@@ -101,11 +75,9 @@ class LangctxChannel(TypedDict, total=False):
     priorities: dict[str, int]
     archive: ArchiveRecord
     eviction_log: list[dict[str, Any]]
-    """What left the projection and why (kept by ``to_state`` and the chat-history adapter; the
-    graph channel does not store it)."""
+    """What left the projection and why (``to_state`` and the chat history; not the graph)."""
     counter: str
-    """The token counter the entries' token figures were counted with (its ``name``, e.g.
-    ``"tiktoken:o200k_base"``); ``langctx inspect`` counts with the same one."""
+    """The ``name`` of the token counter the entries were counted with (``langctx inspect``)."""
     reset: bool
     drop: dict[str, list[str]]
     slim: list[str]
@@ -130,19 +102,13 @@ def channel_update(
     counter: str | None = None,
     copy: bool = True,
 ) -> LangctxChannel:
-    """An update for the ``langctx`` channel.
+    """An update for the ``langctx`` channel (see :class:`LangctxChannel` for the keys).
 
     Args:
-        compactions: new compaction entries (appended by id).
-        edits: new edit entries (appended by id).
         priorities: ledger changes (message id -> priority).
         reset: replace the channel instead of appending (the ``archive`` record is kept).
-        archive: the new archive record (archive mode).
-        drop: ids of entries (and message ids of ledger keys) leaving the channel (archive mode).
-        slim: ids of compaction entries whose covered ids were archived (archive mode).
         counter: the name of the token counter the entries were counted with.
-        copy: copy the entries (False: the caller hands over entries nothing else holds, which
-            then keep their identity in the channel and in the caches keyed by it).
+        copy: copy the entries (False: the caller hands over entries nothing else holds).
 
     Example:
         >>> channel_update(priorities={"m1": 10})
@@ -172,14 +138,10 @@ def merge_langctx(
 ) -> LangctxChannel:
     """Reducer of the ``langctx`` channel: append new entries by id, merge the priority ledger.
 
-    Entries are validated (:func:`langctx.entries.validate_entry`): older versions are migrated,
-    unknown ones raise. Keys this version does not know are kept (last writer wins), so later
-    features can add their own. Archive-mode updates (``drop``, ``slim``) apply after the new
-    entries are appended; see :class:`LangctxChannel`.
+    Entries are validated (older versions migrated); unknown keys are kept, last writer wins.
 
     Raises:
-        StateVersionError: an update or the stored channel has an unknown version, or a part
-            that is not what it must be (priorities, an entry, ``drop``, ``slim``).
+        StateVersionError: an unknown version, or a part that is not what it must be.
     """
     base = check_version(left or {}, "stored")
     if not right:
@@ -201,12 +163,7 @@ def merge_langctx(
 
 
 def _ops(update: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]]:
-    """An update's archive-mode ``drop`` and ``slim``, checked.
-
-    Raises:
-        StateVersionError: ``drop`` is no mapping of channel keys to lists of ids, or ``slim``
-            no list of ids.
-    """
+    """An update's ``drop`` and ``slim``, checked."""
     drop, slim = update.get("drop") or {}, update.get("slim") or []
     if not isinstance(drop, Mapping) or not all(_ids(v or ()) for v in drop.values()):
         msg = f"a langctx update's drop must map channel keys to lists of ids, got {drop!r:.80}."
@@ -220,8 +177,7 @@ def _ops(update: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]]:
 def shed(
     channel: dict[str, Any], drop: Mapping[str, Any] | None, slim: Iterable[str] | None
 ) -> dict[str, Any]:
-    """``channel`` (changed in place) without the entries and ledger keys ``drop`` names, and
-    with the compactions ``slim`` names slimmed (archive mode)."""
+    """``channel`` (changed in place) without what ``drop`` names, the ``slim`` ones slimmed."""
     drop, slim = drop or {}, set(slim or ())
     for key in _LISTS:
         gone = set(drop.get(key) or ())
@@ -264,8 +220,7 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
             raise StateVersionError(msg)
     seen = {_entry_id(e, key) for e in current}
     for raw in updates:
-        # an update owns its entries (channel_update copies those a caller keeps; a migration
-        # copies): a current one enters the channel as it is
+        # an update owns its entries (channel_update copies those a caller keeps): no copy here
         entry = validate_entry(raw if isinstance(raw, dict) else dict(raw))
         if entry["id"] not in seen:
             seen.add(entry["id"])
@@ -276,17 +231,12 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
 def slim_covered(ids: Sequence[str]) -> list[str]:
     """``ids`` with every id but the first and the last blanked to ``""`` (same length).
 
-    The length, the first and the last id are all the projection and entry ids use, so a slimmed
-    entry projects exactly like the full one.
-
     Example:
         >>> slim_covered(["a", "b", "c", "d"])
         ['a', '', '', 'd']
     """
-    ids = list(ids)
-    if len(ids) <= 2:
-        return ids
-    return [ids[0], *([""] * (len(ids) - 2)), ids[-1]]
+    last = len(ids) - 1
+    return [i if n in (0, last) else "" for n, i in enumerate(ids)]
 
 
 def is_slim(ids: Sequence[str]) -> bool:
@@ -306,11 +256,7 @@ def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
-    """``value`` when it is a channel-shaped dict of this version (a migrated older one passes).
-
-    Raises:
-        StateVersionError: it is not a dict, or its version is unknown.
-    """
+    """``value`` when it is a channel-shaped dict of this version (or an older, migrated one)."""
     if not isinstance(value, Mapping):
         msg = f"the langctx channel must be a dict, got {type(value).__name__}."
         raise StateVersionError(msg)
@@ -328,11 +274,7 @@ def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
 def channel_entries(
     channel: Mapping[str, Any] | None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """The validated (migrated) compactions, edits and priorities stored in a channel value.
-
-    Raises:
-        StateVersionError: the channel or one of its entries has an unknown version.
-    """
+    """The validated (migrated) compactions, edits and priorities stored in a channel value."""
     if not channel:
         return [], [], {}
     base = check_version(channel, "stored")
@@ -346,11 +288,8 @@ def channel_entries(
 def current_entries(entries: Any, what: str = "compactions", *, trust: bool = True) -> list[Any]:
     """Stored entries, older versions migrated and unknown ones refused.
 
-    The reducer validates every entry on a write, so a list whose first and last entries are
-    current is trusted as it is (``trust=False``: every entry is validated anyway).
-
-    Raises:
-        StateVersionError: ``entries`` is no list of entry dicts, or one has an unknown version.
+    A list whose first and last entries are current is trusted as it is (the reducer validated
+    it), unless ``trust=False``.
     """
     if not isinstance(entries, list):
         if entries is None:
@@ -376,23 +315,14 @@ def _is_current(entry: Any) -> bool:
 
 
 def check_channel(channel: Any) -> None:
-    """Validate every entry of a stored channel, field by field: when reading a channel fails
-    (the read path trusts what the reducer wrote), this names what is wrong in it.
-
-    Raises:
-        StateVersionError: an entry is no dict, or one of its fields is not what it must be.
-    """
+    """Validate every entry of a stored channel (names what is wrong when reading it failed)."""
     for what in _LISTS if isinstance(channel, Mapping) else ():
         if isinstance(entries := channel.get(what), list):
             current_entries(entries, what, trust=False)
 
 
 def stored_priorities(value: Any) -> dict[str, int]:
-    """The channel's priority ledger (message id -> priority).
-
-    Raises:
-        StateVersionError: it is no mapping of ids to integers.
-    """
+    """The channel's priority ledger (message id -> priority), checked."""
     if not value:
         return {}
     if isinstance(value, Mapping) and all(

@@ -1,19 +1,11 @@
-"""State schemas whose checkpoints store what changed, not the whole state (LangGraph ``DeltaChannel``).
-
-``messages`` and ``langctx`` become ``DeltaChannel``\\ s: a checkpoint keeps the step's writes (and
-a full snapshot every ``snapshot_frequency`` updates). :class:`LangctxDeltaState` is for a custom
-``StateGraph``, ``LangctxDeltaAgentState`` for ``create_agent(..., state_schema=...)``.
-``DeltaChannel`` is beta (langgraph >= 1.2); threads written with these schemas are read with them.
+"""State schemas whose ``messages`` and ``langctx`` are LangGraph ``DeltaChannel``\\ s (beta): a
+checkpoint stores the step's writes, not the whole state (docs/persistence.md).
 
 Example:
-    >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph.graph import START, StateGraph
-    >>> builder = StateGraph(LangctxDeltaState)
-    >>> _ = builder.add_node("echo", lambda s: {"messages": [("ai", s["messages"][-1].content)]})
-    >>> _ = builder.add_edge(START, "echo")
-    >>> graph = builder.compile(checkpointer=InMemorySaver())
-    >>> cfg = {"configurable": {"thread_id": "t1"}}
-    >>> [m.content for m in graph.invoke({"messages": [("user", "hi")]}, cfg)["messages"]]
+    >>> echo = lambda s: {"messages": [("ai", s["messages"][-1].content)]}
+    >>> graph = StateGraph(LangctxDeltaState).add_node("echo", echo).add_edge(START, "echo").compile()
+    >>> [m.content for m in graph.invoke({"messages": [("user", "hi")]})["messages"]]
     ['hi', 'hi']
 """
 
@@ -25,8 +17,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
 from langgraph.channels.delta import DeltaChannel
 
-# LangGraph's own batch reducer for message DeltaChannels (its documented example imports it by
-# this name); LangGraph gives every message written to it a stable id before saving the write.
+# LangGraph's own batch reducer for message DeltaChannels (its documented example imports it)
 from langgraph.graph.message import _messages_delta_reducer
 
 from langctx.channel import LangctxChannel, merge_langctx
@@ -49,8 +40,7 @@ DEFAULT_SNAPSHOT_FREQUENCY = 100
 def merge_langctx_writes(
     state: Mapping[str, Any] | None, writes: Sequence[Mapping[str, Any] | None]
 ) -> LangctxChannel:
-    """The ``langctx`` reducer in ``DeltaChannel`` form: apply a batch of updates in order
-    (batching-invariant, as ``DeltaChannel`` requires).
+    """The ``langctx`` reducer in ``DeltaChannel`` form: apply a batch of updates in order.
 
     Example:
         >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
@@ -89,12 +79,11 @@ def _delta(reducer: Any) -> DeltaChannel[Any]:
 
 
 LangctxDeltaChannel = Annotated[LangctxChannel, _delta(merge_langctx_writes)]
-"""The type of the ``langctx`` state key as a ``DeltaChannel``. A schema of your own may declare
-``Annotated[LangctxChannel, merge_langctx]`` instead (the whole value in every checkpoint)."""
+"""The type of the ``langctx`` state key as a ``DeltaChannel`` (or declare
+``Annotated[LangctxChannel, merge_langctx]``: the whole value in every checkpoint)."""
 
 ArchivedBatches = Annotated[list[Mapping[str, Any]], _delta(append_batches)]
-"""The type of the ``langctx_archive`` state key (:data:`~langctx.channel.ARCHIVE_KEY`), a
-``DeltaChannel`` of archived batches."""
+"""The type of the ``langctx_archive`` state key, a ``DeltaChannel`` of archived batches."""
 
 
 class LangctxDeltaState(TypedDict):
@@ -110,8 +99,7 @@ def _agent_state() -> type:
     from langchain.agents.middleware import AgentState
 
     class LangctxDeltaAgentState(AgentState[Any]):
-        """The ``create_agent`` state with delta-stored ``messages`` and ``langctx`` (pass it as
-        ``create_agent(..., state_schema=...)``: it wins over the middleware's schema)."""
+        """``AgentState`` with delta-stored ``messages`` and ``langctx`` (``state_schema=``)."""
 
         messages: Required[Annotated[list[AnyMessage], _delta(_messages_delta_reducer)]]
         langctx: NotRequired[LangctxDeltaChannel]

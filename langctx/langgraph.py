@@ -1,24 +1,5 @@
-"""LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool.
-
-For ``create_agent`` use :class:`~langctx.middleware.LangctxMiddleware`. Wrap the model with
-:func:`with_overflow_recovery` and route with :func:`route_after_memory`.
-
-Example:
-    >>> from langgraph.graph import END, START, StateGraph
-    >>> from langctx import LangctxNode, LangctxState, with_overflow_recovery
-    >>> from langctx.testing import ScriptedChatModel
-    >>> memory = LangctxNode(max_tokens=4000)
-    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["Hello!"]), memory.settings)
-    >>> builder = StateGraph(LangctxState)
-    >>> _ = builder.add_node("memory", memory)
-    >>> _ = builder.add_node("model", lambda s: {"messages": [model.invoke(s["llm_input_messages"])]})
-    >>> _ = builder.add_edge(START, "memory")
-    >>> _ = builder.add_conditional_edges("memory", route_after_memory("model"), ["model", END])
-    >>> _ = builder.add_edge("model", END)
-    >>> graph = builder.compile()
-    >>> graph.invoke({"messages": [("user", "Hi")]})["messages"][-1].content
-    'Hello!'
-"""
+"""LangGraph: the memory node for ``StateGraph``, the ``pre_model_hook``, the compact tool, the
+router (docs/langgraph-node.md; for ``create_agent`` use :mod:`langctx.middleware`)."""
 
 from __future__ import annotations
 
@@ -37,23 +18,13 @@ from langgraph.prebuilt import InjectedState
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from langctx.commands import (
-    ACK_REQUEST,
-    compact_notice,
-    is_notice,
-)
+from langctx.commands import ACK_REQUEST, compact_notice, is_notice
 from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
 from langctx.entries import CompactionEntry
 from langctx.events import deferred_callbacks, emitting
 from langctx.markers import ACK_ID_PREFIX
 from langctx.memory_step import MemoryStep
-from langctx.state_memory import (
-    MemoryOptions,
-    MemorySettings,
-    ThreadView,
-    thread_id_of,
-    view_state,
-)
+from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, thread_id_of, view_state
 from langctx.stores.archive import Archive, ArchiveOption
 
 __all__ = [
@@ -69,11 +40,8 @@ DEFAULT_OUTPUT_KEY = "llm_input_messages"
 
 
 class LangctxState(MessagesState):
-    """``MessagesState`` plus the ``langctx`` channel and the model's input.
-
-    ``llm_input_messages``, the projection :class:`LangctxNode` writes, is ephemeral: it lives
-    for the step after the memory node only.
-    """
+    """``MessagesState`` plus the ``langctx`` channel, the archive and the model's input (the
+    projection :class:`LangctxNode` writes, ephemeral)."""
 
     langctx: NotRequired[LangctxDeltaChannel]
     langctx_archive: NotRequired[ArchivedBatches]
@@ -89,21 +57,14 @@ class LangctxAgentState(LangctxState):
 class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
     """The memory node: compact when due, project for the model (from the state it is given).
 
-    Returns a state update with ``langctx`` (new entries, when any), ``output_key`` (the
-    projection) and, after a ``/compact`` command, ``messages`` (the command removed, a notice
-    added).
+    Its update has ``langctx`` (new entries), ``output_key`` (the projection) and, after a
+    ``/compact``, ``messages`` (the command removed, a notice added). Give its ``settings`` to
+    :func:`with_overflow_recovery` and :func:`make_compact_tool` so they compact the same way.
 
     Args:
         output_key: state key for the projection; None to not write it.
-        name: the node's run name.
-        archive: where compacted messages go (:mod:`langctx.stores.archive`): the state's
-            ``langctx_archive`` key (``"state"``, the default, when the state has that key), a
-            LangGraph store (a store, or True for the graph's), or nowhere (None).
+        archive: where compacted messages go (:data:`~langctx.stores.archive.ArchiveOption`).
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`).
-
-    Attributes:
-        settings: the resolved options; give them to :func:`with_overflow_recovery` and
-            :func:`make_compact_tool` so that they compact the same way.
     """
 
     def __init__(
@@ -159,7 +120,6 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
 
 
 def _graph_store() -> BaseStore | None:
-    """The running graph's store, if it has one."""
     try:
         return get_store()
     except RuntimeError:  # not inside a graph run
@@ -169,15 +129,11 @@ def _graph_store() -> BaseStore | None:
 def make_pre_model_hook(
     *, archive: ArchiveOption = "state", **options: Unpack[MemoryOptions]
 ) -> LangctxNode:
-    """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
-
-    Use :class:`LangctxAgentState` as the agent's ``state_schema``. After a ``/compact`` the
-    agent cannot skip its model call, so the model gets a one-line request to acknowledge
-    instead of the command. ``archive``: see :class:`LangctxNode`.
+    """A ``pre_model_hook`` for ``create_react_agent`` (``state_schema=LangctxAgentState``); after
+    a ``/compact`` the model gets a one-line request to acknowledge it.
 
     Example:
-        >>> hook = make_pre_model_hook(max_tokens=8000)
-        >>> hook.output_key
+        >>> make_pre_model_hook(max_tokens=8000).output_key
         'llm_input_messages'
     """
     return LangctxNode(name="pre_model_hook", archive=archive, **options)
@@ -187,8 +143,7 @@ def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]]
     """A router for the edge after :class:`LangctxNode`: END after a handled ``/compact``.
 
     Example:
-        >>> route = route_after_memory("agent")
-        >>> route({"messages": [("user", "hi")]})
+        >>> route_after_memory("agent")({"messages": [("user", "hi")]})
         'agent'
     """
 
@@ -203,10 +158,8 @@ def route_after_memory(next_node: str = "model") -> Callable[[Mapping[str, Any]]
 def make_compact_tool(
     settings: MemorySettings | None = None, *, name: str = "compact_conversation"
 ) -> BaseTool:
-    """A tool the model may call to compact the conversation (optionally with focus instructions).
-
-    The graph state must have the ``langctx`` channel. Give it the ``settings`` of the node or
-    middleware that projects the thread.
+    """A tool the model may call to compact the conversation (optionally with focus instructions);
+    give it the ``settings`` of the node or middleware that projects the thread.
 
     Example:
         >>> make_compact_tool(LangctxNode(max_tokens=8000).settings).name
@@ -250,7 +203,7 @@ def make_compact_tool(
 def _tool_result(
     view: ThreadView, entry: CompactionEntry | None, before: int, instructions: str, call_id: str
 ) -> Command[Any]:
-    """The compact tool's notice for ``entry`` (None: nothing was compacted) and the new entries."""
+    """The compact tool's notice for ``entry`` (None: nothing compacted) and the new entries."""
     notice = compact_notice(
         entry, tokens=before, tokens_after=view.context_tokens(), instructions=instructions
     )

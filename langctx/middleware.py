@@ -1,21 +1,5 @@
-"""``LangctxMiddleware``: layered, compacting memory for ``langchain.agents.create_agent``.
-
-On each model call, from the state it is given: compact when due or on ``/compact`` (answered with
-a notice, no model call), archive, send the projection instead of ``request.messages``, and on
-"prompt too long" compact and retry. The response carries the step's state update.
-
-Example:
-    >>> from langchain.agents import create_agent
-    >>> from langctx.testing import ScriptedChatModel
-    >>> agent = create_agent(
-    ...     ScriptedChatModel(responses=["Done."]),
-    ...     tools=[],
-    ...     system_prompt="You are a coding agent.",
-    ...     middleware=[LangctxMiddleware(max_tokens=8000)],
-    ... )
-    >>> agent.invoke({"messages": [("user", "Fix the parser.")]})["messages"][-1].content
-    'Done.'
-"""
+"""``LangctxMiddleware``: layered, compacting memory for ``langchain.agents.create_agent``
+(docs/agents.md); the response carries the step's state update."""
 
 from __future__ import annotations
 
@@ -40,11 +24,7 @@ from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
 from langctx.events import deferred_callbacks, emitting
 from langctx.langgraph import make_compact_tool
 from langctx.memory_step import MemoryStep
-from langctx.recovery import (
-    DEFAULT_MAX_OVERFLOW_RETRIES,
-    Matcher,
-    OverflowRecovery,
-)
+from langctx.recovery import DEFAULT_MAX_OVERFLOW_RETRIES, Matcher, OverflowRecovery
 from langctx.state_memory import NO_THREAD, MemoryOptions, MemorySettings, thread_id_of
 from langctx.stores.archive import Archive, ArchiveOption
 from langctx.summarize.prefix import MainRequest, main_request
@@ -56,7 +36,7 @@ ToolOutputProcessor = Callable[[ToolMessage, ToolCallRequest], ToolMessage | Awa
 
 
 class LangctxMiddlewareState(AgentState[Any]):
-    """The agent state with the ``langctx`` channel (compaction entries as plain dicts)."""
+    """The agent state with the ``langctx`` channel and the archive."""
 
     langctx: NotRequired[LangctxDeltaChannel]
     langctx_archive: NotRequired[ArchivedBatches]
@@ -66,27 +46,15 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     """Compaction and archiving in the model call, overflow recovery around it, a tool hook point.
 
     Args:
-        overflow_matcher: recognises "request too long" errors (default
-            :class:`~langctx.overflow.OverflowMatcher`; extend it with ``extra_patterns``).
-        max_overflow_retries: compact-and-retry rounds before
-            :class:`~langctx.ContextOverflowError`.
-        tool_output_processor: called with each tool's ``ToolMessage`` and the request; returns
-            the message to keep. Sync or async. None (default): results pass through unchanged.
+        overflow_matcher: recognises "request too long" errors (default: ``OverflowMatcher``).
+        max_overflow_retries: compact-and-retry rounds before ``ContextOverflowError``.
+        tool_output_processor: sync or async, given each tool's ``ToolMessage`` and the request;
+            returns the message to keep.
         compact_tool: also give the model the ``compact_conversation`` tool.
-        archive: where compacted messages go (:mod:`langctx.stores.archive`): the state's
-            ``langctx_archive`` key (``"state"``, the default), a LangGraph store (a store, or
-            True for ``create_agent(store=...)``), or nowhere (None: they stay in ``messages``).
-            :func:`~langctx.full_log` gives the whole log back.
-        prompt_cache_key: for OpenAI chat models, the ``prompt_cache_key`` of each request: True
-            (default) for the thread id, a string for that key, False for none. A key set in the
-            model's own settings wins. (For Anthropic, add ``AnthropicPromptCachingMiddleware``.)
-        **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`:
-            ``max_tokens``, ``summarizer``, ``token_counter``, any ``MemoryConfig`` field).
-            ``cache_prices`` unset (and no ``config``): the price sheet of the model's provider
-            when it is langchain-anthropic's or langchain-openai's (``"anthropic"``,
-            ``"openai"``), else none; ``cache_prices=None`` compacts at the high mark only.
-
-    ``max_tokens`` budgets the conversation; the system prompt and the tool schemas come on top.
+        archive: where compacted messages go (:data:`~langctx.stores.archive.ArchiveOption`).
+        prompt_cache_key: OpenAI's ``prompt_cache_key``: True for the thread id, a string, or False.
+        **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`); with
+            ``cache_prices`` unset, the price sheet of the model's provider (docs/caching.md).
     """
 
     state_schema = LangctxMiddlewareState
@@ -113,12 +81,8 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         self.tool_output_processor = tool_output_processor
         self.tools = [make_compact_tool(self.settings)] if compact_tool else []
 
-    # ------------------------------------------------------------------ around the model
-
     def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         step, keyed = self._step(request)
@@ -150,7 +114,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
     def _main_model(self, request: ModelRequest[Any]) -> AbstractContextManager[None]:
         """For a :class:`~langctx.summarize.PrefixSummarizer`: this step's model, bound as
-        ``create_agent`` binds it (tools, tool choice, settings), and its system prompt."""
+        ``create_agent`` binds it, and its system prompt."""
         if not getattr(self.settings.summarizer, "wants_context", False):
             return nullcontext()
 
@@ -165,7 +129,6 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         return main_request(MainRequest(bind, request.system_message))
 
     def _cache_keyed(self, request: ModelRequest[Any], thread_id: str | None) -> ModelRequest[Any]:
-        """``request`` with the OpenAI ``prompt_cache_key`` (see the class docs)."""
         key = self.prompt_cache_key
         if key is True:
             key = thread_id if thread_id and thread_id != NO_THREAD else False
@@ -174,8 +137,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
 
     def settings_for(self, model: object) -> MemorySettings:
-        """The settings a call to ``model`` uses: with the cache prices of its provider when
-        ``cache_prices`` was left unset (see the class docs).
+        """The settings a call to ``model`` uses (its provider's cache prices when unset).
 
         Example:
             >>> from langctx.testing import ScriptedChatModel
@@ -201,8 +163,6 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             store=lambda: request.runtime.store,
         )
         return step, self._cache_keyed(request, step.thread_id)
-
-    # ------------------------------------------------------------------ around tools
 
     def wrap_tool_call(
         self,
@@ -239,15 +199,9 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
 
 
 def _provider_sheet(model: object) -> str | None:
-    """The built-in price sheet of ``model``'s provider (:data:`~langctx.pricing.PRICE_SHEETS`):
-    ``"anthropic"`` or ``"openai"`` for their langchain packages' chat models (bound or not)."""
-    inner = getattr(model, "bound", model)
-    module = type(inner).__module__
-    if module.startswith("langchain_anthropic."):
-        return "anthropic"
-    if module.startswith("langchain_openai."):
-        return "openai"
-    return None
+    """``"anthropic"`` or ``"openai"`` for their langchain packages' chat models (bound or not)."""
+    module = type(getattr(model, "bound", model)).__module__
+    return next((p for p in ("anthropic", "openai") if module.startswith(f"langchain_{p}.")), None)
 
 
 def _is_openai(model: object) -> bool:
@@ -263,7 +217,7 @@ def _projected(request: ModelRequest[Any], step: MemoryStep) -> ModelRequest[Any
 def _with_update(
     response: ModelResponse[Any] | AIMessage, step: MemoryStep
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-    """The response plus this step's state update (new entries, archive removals, the command)."""
+    """The response plus this step's state update."""
     update: dict[str, Any] = {}
     if step.handled is not None:
         update["messages"] = [step.handled[0]]

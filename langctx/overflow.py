@@ -1,15 +1,10 @@
-"""Recognising "the request is too long" errors from any provider (pure, core).
-
-Providers say it differently; the matcher is a list of patterns over the exception's type name,
-code and message, and users can add their own.
+"""Recognising "the request is too long" errors from any provider: patterns over the exception's
+type name, code and message (pure, core).
 
 Example:
     >>> is_context_overflow(ValueError("This model's maximum context length is 8192 tokens"))
     True
-    >>> is_context_overflow(ValueError("rate limit exceeded"))
-    False
-    >>> is_context_overflow(ValueError(
-    ...     "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 41000."))
+    >>> is_context_overflow(ValueError("Request too large for gpt-4o on tokens per min (TPM)"))
     False
     >>> matcher = OverflowMatcher(extra_patterns=[r"payload too big"])
     >>> matcher(RuntimeError("Payload too big for model"))
@@ -75,11 +70,8 @@ class OverflowMatcher:
         self._rate = _compile(self.rate_limit_patterns) if self.rate_limit_patterns else None
 
     def __call__(self, exc: BaseException) -> bool:
-        """True when ``exc`` (or an exception it was raised from) is a context overflow.
-
-        A rate limit (HTTP 429, TPM / RPM, quota, overload) anywhere in the chain is never an
-        overflow, even when its message also says "request too large".
-        """
+        """True when ``exc`` (or an exception it was raised from) is a context overflow and no
+        exception of the chain is a rate limit."""
         if self.is_rate_limit(exc):
             return False
         return any(self._regex.search(_describe(e)) for e in _chain(exc))

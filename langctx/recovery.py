@@ -1,15 +1,5 @@
-"""Overflow recovery: the provider said "too long", so compact and retry the same request.
-
-Each retry keeps half the recent tokens of the one before; after ``max_retries`` rounds
-:class:`~langctx.ContextOverflowError` is raised. Other errors are re-raised at once.
-
-Example:
-    >>> from langchain_core.messages import HumanMessage
-    >>> from langctx.testing import ScriptedChatModel
-    >>> model = with_overflow_recovery(ScriptedChatModel(responses=["hi"]))
-    >>> model.invoke([HumanMessage("hello")]).content
-    'hi'
-"""
+"""Overflow recovery: the provider said "too long", so compact and retry the same request
+(each retry keeps half the recent tokens of the one before; docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -44,16 +34,13 @@ class OverflowRecovery:
     """The retry policy: which errors to retry, how many times, and how hard to compact.
 
     Args:
-        matcher: decides whether an exception means "the request is too long"; default
-            :class:`~langctx.overflow.OverflowMatcher` (extend it with ``extra_patterns``).
+        matcher: whether an exception means "too long" (default ``OverflowMatcher()``).
         max_retries: compact-and-retry rounds before :class:`~langctx.ContextOverflowError`.
 
     Example:
         >>> policy = OverflowRecovery(max_retries=1)
-        >>> policy.is_overflow(ValueError("This model's maximum context length is 8192 tokens"))
-        True
-        >>> policy.is_overflow(ValueError("rate limit"))
-        False
+        >>> policy.is_overflow(ValueError("maximum context length")), policy.is_overflow(ValueError())
+        (True, False)
     """
 
     def __init__(
@@ -73,24 +60,16 @@ class OverflowRecovery:
         return not isinstance(exc, ContextOverflowError) and self.matcher(exc)
 
     def keep_levels(self, view: ThreadView, attempt: int) -> list[int | None]:
-        """Recent tokens to keep on retry ``attempt`` (1-based), gentlest first.
-
-        The first retry starts with the configured low mark, each later one with half the
-        previous; within a retry, smaller marks are tried until a compaction frees something.
-        """
+        """Recent tokens to keep on retry ``attempt`` (1-based), gentlest first: the low mark, then
+        halved (within a retry, smaller marks are tried until a compaction frees something)."""
         keep = view.memory.config.keep_recent_tokens_resolved
         levels: list[int | None] = [None] if attempt <= 1 else []
         levels += [max(1, keep >> k) for k in range(max(1, attempt - 1), _MAX_HALVINGS + 1)]
         return levels
 
     def run(self, view: ThreadView, call: Callable[[], T], *, failed: Exception | None = None) -> T:
-        """Call ``call()``; on overflow compact ``view`` and call again (``call`` re-reads it).
-
-        Args:
-            view: the thread's memory, in line with the request.
-            call: makes the request from the view's current projection.
-            failed: the overflow error of a first attempt already made outside.
-        """
+        """Call ``call()`` (it reads the view's projection); on overflow compact ``view``, retry
+        (``failed``: the overflow error of a first attempt already made outside)."""
         rounds, error = _Rounds(self, view), failed
         while True:
             if error is None:
@@ -103,11 +82,7 @@ class OverflowRecovery:
             error = None
 
     async def arun(
-        self,
-        view: ThreadView,
-        call: Callable[[], Awaitable[T]],
-        *,
-        failed: Exception | None = None,
+        self, view: ThreadView, call: Callable[[], Awaitable[T]], *, failed: Exception | None = None
     ) -> T:
         """Async version of `run`."""
         rounds, error = _Rounds(self, view), failed
@@ -124,18 +99,15 @@ class OverflowRecovery:
 
 
 class _Rounds:
-    """The compact-and-retry rounds of one request: the attempt count and the token figures."""
+    """The compact-and-retry rounds of one request."""
 
     def __init__(self, policy: OverflowRecovery, view: ThreadView) -> None:
         self.policy, self.view = policy, view
         self.attempt, self.figures = 0, (view.context_tokens(),) * 2
 
     def after(self, error: Exception) -> Iterator[int | None]:
-        """After a failed call: the recent tokens to keep, gentlest first, one per compaction.
-
-        Raises the error when it is not an overflow, and :class:`~langctx.ContextOverflowError`
-        when the retries are spent or the compactions freed nothing.
-        """
+        """After a failed call: the recent tokens to keep, one per compaction (raises the error
+        unless an overflow; ``ContextOverflowError`` when spent or nothing was freed)."""
         # checked here, not in the generator: a StopIteration must stay one
         if not self.policy.is_overflow(error):
             raise error
@@ -173,18 +145,13 @@ class _Rounds:
 
 
 class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
-    """A chat model (or any Runnable over messages) with overflow recovery around each call.
-
-    On overflow, a memory is built from the call's own input, compacted, and the call retried with
-    the compacted input; nothing is persisted. Use :func:`with_overflow_recovery`.
-    """
+    """A chat model with overflow recovery: a memory of the call's own input is compacted and the
+    call retried (nothing persisted). Use :func:`with_overflow_recovery`."""
 
     def __init__(
         self, bound: Runnable[Any, Any], settings: MemorySettings, policy: OverflowRecovery
     ) -> None:
-        self.bound = bound
-        self.settings = settings
-        self.policy = policy
+        self.bound, self.settings, self.policy = bound, settings, policy
         self.name = f"OverflowRecovering[{getattr(bound, 'name', None) or type(bound).__name__}]"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OverflowRecoveringModel:
@@ -200,7 +167,7 @@ class OverflowRecoveringModel(Runnable[LanguageModelInput, BaseMessage]):
     def invoke(
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> BaseMessage:
-        """Call the model; on overflow compact the input and retry (see the module docs)."""
+        """Call the model; on overflow compact the input and retry."""
         config, messages = ensure_config(config), _as_messages(input)
         try:
             return self.bound.invoke(messages, config, **kwargs)
@@ -241,15 +208,12 @@ def with_overflow_recovery(
 
     Args:
         model: the chat model (tools may be bound before or after wrapping).
-        settings: the memory settings of the thread's node (``LangctxNode(...).settings``);
-            default: the default options.
-        matcher: recognises overflow errors (default :class:`~langctx.overflow.OverflowMatcher`).
-        max_retries: compact-and-retry rounds before :class:`~langctx.ContextOverflowError`.
+        settings: the memory settings of the thread's node (``LangctxNode(...).settings``).
+        matcher, max_retries: as :class:`OverflowRecovery`.
 
     Example:
         >>> from langctx.testing import ScriptedChatModel
-        >>> wrapped = with_overflow_recovery(ScriptedChatModel(), max_retries=1)
-        >>> wrapped.policy.max_retries
+        >>> with_overflow_recovery(ScriptedChatModel(), max_retries=1).policy.max_retries
         1
     """
     return OverflowRecoveringModel(

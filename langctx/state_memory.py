@@ -1,10 +1,5 @@
-"""A thread's memory computed from its graph state on every call (the integrations' engine).
-
-Nothing is kept between calls but message token counts (:mod:`langctx.count_cache`): the state's
-``messages`` and ``langctx`` channel are read, a :class:`~langctx.LayeredChatMemory` is rebuilt
-over the part the projection can reach (the pinned head and the log from the latest cut on), its
-triggers are checked, and what it decided goes back as a channel update. Two workers, two
-concurrent runs or a fork given the same state compute the same thing.
+"""A thread's memory computed from its graph state on every call (the integrations' engine):
+nothing is kept between calls but token counts, so the same state always gives the same memory.
 
 Example:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -69,8 +64,8 @@ def thread_id_of(config: Mapping[str, Any] | None) -> str:
 
 
 class MemoryOptions(ConfigOptions, total=False):
-    """Every option of a langctx memory as keywords: the :class:`~langctx.MemoryConfig` fields
-    (or ``config`` itself) and the memory's collaborators."""
+    """Every option of a langctx memory: the :class:`~langctx.MemoryConfig` fields (or ``config``)
+    and the memory's collaborators."""
 
     config: MemoryConfig
     summarizer: object
@@ -84,10 +79,7 @@ class MemoryOptions(ConfigOptions, total=False):
 
 @dataclass(frozen=True, slots=True)
 class MemorySettings:
-    """Everything a thread's memory is built from, resolved once (frozen).
-
-    Build it with :meth:`of`, which takes the :class:`~langctx.MemoryConfig` fields as keywords.
-    """
+    """Everything a thread's memory is built from, resolved once (build it with :meth:`of`)."""
 
     config: MemoryConfig
     summarizer: Summarizer
@@ -137,11 +129,8 @@ class MemorySettings:
 
 
 class ThreadView:
-    """One call's memory of a thread: rebuilt from a state, compacted when due.
-
-    Attributes:
-        thread_id: the thread, or :data:`NO_THREAD`.
-    """
+    """One call's memory of a thread (``thread_id``, or :data:`NO_THREAD`): rebuilt from a state,
+    compacted when due."""
 
     def __init__(
         self,
@@ -239,23 +228,15 @@ class ThreadView:
 
 
 def view_state(
-    state: Mapping[str, Any],
-    settings: MemorySettings,
-    *,
-    thread_id: str = NO_THREAD,
+    state: Mapping[str, Any], settings: MemorySettings, *, thread_id: str = NO_THREAD
 ) -> ThreadView:
     """The memory of ``state`` (``messages`` + the ``langctx`` channel); no compaction runs.
 
-    Work is proportional to the window the projection can reach, and the token counter and the
-    message checks only see what is new since the latest response (plus messages this process has
-    never counted). A channel whose latest cut is not in ``messages`` (messages removed by hand,
-    time travel) is rebuilt from the whole state, and the update then resets the channel to the
-    entries that still fit. Message-likes in ``messages`` (dicts, ``(role, text)`` pairs, strings)
-    are converted as :meth:`~langctx.LayeredChatMemory.add_messages` converts them.
+    Only the window the projection can reach is read. A channel whose latest cut is not in
+    ``messages`` (hand edits, time travel) is rebuilt from the whole state and then reset.
 
     Raises:
-        InvalidMessageError: an item of ``messages`` is no message and converts to none, or a
-            message no request may carry (a lone surrogate, a ``RemoveMessage``).
+        InvalidMessageError: an item of ``messages`` is no message, or one no request may carry.
     """
     messages = state.get("messages") or []
     if not isinstance(messages, list):  # one message-like (a (role, text) pair too), or several
@@ -304,8 +285,7 @@ def _view_state(
 
 
 class _Before:
-    """The messages before the window by id, from ``messages`` and the state's archive (indexed
-    on first use: only a background summary of a span the window no longer holds reads them)."""
+    """The messages before the window by id, from ``messages`` and the archive (indexed lazily)."""
 
     __slots__ = ("_archived", "_by_id", "_raw", "_stop")
 

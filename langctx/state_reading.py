@@ -1,12 +1,5 @@
-"""Reading a graph state's messages: message-likes converted, ids derived where missing, where
-the window after the latest cut starts, which stored entries still fit, a saved log (checked).
-
-Example:
-    >>> from langchain_core.messages import HumanMessage, SystemMessage
-    >>> raw = WithIds([SystemMessage("Be brief.", id="s"), HumanMessage("Hi")])
-    >>> raw[1].id.startswith("langctx-anon-"), window_start(raw, [], None)
-    (True, ([], 0))
-"""
+"""Reading a graph state's messages: conversion, derived ids, where the window starts, which
+stored entries still fit, a saved log (checked)."""
 
 from __future__ import annotations
 
@@ -39,9 +32,8 @@ __all__ = [
 
 
 class WithIds(Sequence[BaseMessage]):
-    """The state's messages, each with an id: one derived from its position and content when it
-    has none (LangGraph's reducer gives every message an id; a state built by hand may not), so
-    the same state always gives the same ids. Only the messages read are looked at."""
+    """The state's messages, each with an id (derived from its position and content when it has
+    none, so the same state always gives the same ids); only the messages read are looked at."""
 
     def __init__(self, raw: list[BaseMessage]) -> None:
         self._raw = raw
@@ -68,11 +60,8 @@ class WithIds(Sequence[BaseMessage]):
 
 
 def as_messages(raw: Sequence[Any]) -> list[BaseMessage]:
-    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted to a
-    message, as LangGraph's reducer and :meth:`~langctx.LayeredChatMemory.add_messages` do.
-
-    Raises:
-        InvalidMessageError: an item converts to no message.
+    """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted
+    (``InvalidMessageError`` for an item that converts to none).
 
     Example:
         >>> [m.type for m in as_messages([{"role": "user", "content": "hi"}, ("ai", "hello")])]
@@ -99,12 +88,7 @@ def _digest(message: BaseMessage) -> str:
 
 
 def stored_messages(value: Any) -> list[BaseMessage]:
-    """A saved log (``messages_to_dict`` dicts, as :meth:`~langctx.LayeredChatMemory.to_state`
-    writes it); None for none.
-
-    Raises:
-        StateVersionError: it is no list of message dicts.
-    """
+    """A saved log (``messages_to_dict`` dicts as ``to_state`` writes it; None for none), checked."""
     if value is None:
         return []
     reason = type(value).__name__
@@ -118,11 +102,7 @@ def stored_messages(value: Any) -> list[BaseMessage]:
 
 
 def stored_evictions(value: Any) -> list[dict[str, Any]]:
-    """A saved eviction log (a list of dicts); None for none.
-
-    Raises:
-        StateVersionError: it is no list of dicts.
-    """
+    """A saved eviction log (a list of dicts; None for none), checked."""
     if value is None:
         return []
     if isinstance(value, list) and all(isinstance(r, Mapping) for r in value):
@@ -136,10 +116,8 @@ def window_start(
     raw: Sequence[BaseMessage], comps: Sequence[CompactionEntry], archive: Any
 ) -> tuple[list[BaseMessage], int] | None:
     """The pinned head before the latest cut, and the cut's index in ``raw`` (None: not found)."""
-    for cut_entry in reversed(comps):
-        if cut_entry["trigger"] != "merge":
-            break
-    else:
+    cut_entry = next((e for e in reversed(comps) if e["trigger"] != "merge"), None)
+    if cut_entry is None:
         return [], 0
     fk = cut_entry["first_kept_id"]
     if fk is not None:
@@ -153,9 +131,7 @@ def window_start(
     if start is None:
         return None
     messages = raw._raw if isinstance(raw, WithIds) else raw  # types only: no ids needed
-    k = 0
-    while k < start and isinstance(messages[k], SystemMessage):
-        k += 1
+    k = next((i for i in range(start) if not isinstance(messages[i], SystemMessage)), start)
     head = [m for m in raw[:k] if not is_control_message(m)] if k else []
     pc_id = cut_entry.get("provider_compaction_id")
     if pc_id:
@@ -208,22 +184,13 @@ def archived_messages(batches: Any) -> dict[str, BaseMessage]:
 
 
 def restore_entries(
-    comps: Sequence[Mapping[str, Any]],
-    present: set[str],
-    record: Mapping[str, Any] | None,
+    comps: Sequence[Mapping[str, Any]], present: set[str], record: Mapping[str, Any] | None
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """The channel's compaction entries that still fit the state, and copies to restore from.
+    """The channel's compaction entries that still fit the state, and the copies to restore.
 
-    Without an archive record, an entry fits when its cut (``first_kept_id``) is in the
-    state; a merge fits when every entry it merged is kept (or was moved to the archive store).
-    The first entry that does not fit ends the list (later ones build on it). With an archive
-    record, an entry already copied to the archive (``record["saved"]``) may have an archived cut:
-    its restore copy gets the archive's cut (``record["first_kept"]``) instead, which is never
-    earlier than its own and never later than the memory's, so the memory's cut is unchanged.
-
-    Returns:
-        The kept entries (as stored) and the entries to pass to ``restore`` (copies where a cut
-        was replaced).
+    An entry fits when its cut is in the state, a merge when what it merged is kept or archived;
+    the first misfit ends the list. An archived entry with an archived cut is restored with the
+    archive's cut (``record["first_kept"]``), which leaves the memory's cut unchanged.
     """
     in_channel = {e["id"] for e in comps}
     saved = int(record.get("saved", 0)) if record else 0

@@ -1,41 +1,21 @@
-"""Archive mode: folded messages leave ``messages`` for one append-only batch per compaction.
-
-Batches go to the state's ``langctx_archive`` key (the default) or a LangGraph store;
-:func:`full_log` gives the whole conversation back (docs/persistence.md, "Archive mode").
-
-Example:
-    >>> from langchain.agents import create_agent
-    >>> from langchain_core.tools import tool
-    >>> from langgraph.checkpoint.memory import InMemorySaver
-    >>> from langctx.middleware import LangctxMiddleware
-    >>> from langctx.testing import ScriptedChatModel, ai_tool_call
-    >>> read_file = tool("read_file", description="Read a file.")(lambda path: "x = 1\\n" * 400)
-    >>> calls = [ai_tool_call("read_file", {"path": f"f{i}.py"}) for i in range(12)]
-    >>> agent = create_agent(ScriptedChatModel(responses=[*calls, "Done."]), tools=[read_file],
-    ...     middleware=[LangctxMiddleware(max_tokens=3000)], checkpointer=InMemorySaver())
-    >>> state = agent.invoke({"messages": [("user", "Read the files.")]},
-    ...     {"configurable": {"thread_id": "t1"}})
-    >>> len(state["messages"]) < len(full_log(state)) == 26
-    True
-"""
+"""Archive mode: folded messages leave ``messages`` for one append-only batch per compaction, in
+the state's ``langctx_archive`` key or a LangGraph store; :func:`full_log` gives the whole
+conversation back (docs/persistence.md, "Archive mode")."""
 
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, overload
 
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
+from langctx.context_mode.plan import Op, adrive, drive
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
-from langctx.stores.archive_plan import (
-    ArchiveBatch,
-    ArchivePlan,
-    batch_key,
-    plan_archive,
-)
+from langctx.stores.archive_plan import ArchiveBatch, ArchivePlan, batch_key, plan_archive
 from langctx.stores.references import abatch, namespace_label
 
 __all__ = [
@@ -56,9 +36,8 @@ ARCHIVE_NAMESPACE: tuple[str, ...] = ("langctx", "archive")
 """Prefix of the per-thread archive namespaces."""
 
 ArchiveOption = BaseStore | bool | Literal["state"] | None
-"""What ``archive=`` accepts: ``"state"`` (the default: the graph state's ``langctx_archive`` key,
-when the state has it), a store, True (the graph's store), or None/False (no archive: the whole
-log stays in ``messages``)."""
+"""What ``archive=`` accepts: ``"state"`` (the default: the state's ``langctx_archive`` key), a
+store, True (the graph's store), or None/False (no archive)."""
 
 _PAGE = 500
 
@@ -85,9 +64,7 @@ class Archive:
     """Archive mode for one integration: where batches go, and the archive step itself.
 
     Args:
-        store: ``"state"`` for the graph state's ``langctx_archive`` key, a LangGraph
-            ``BaseStore`` (set it up first: ``SqliteStore.setup()``, ``PostgresStore.setup()``),
-            or True for the graph's own store.
+        store: ``"state"``, a set-up LangGraph ``BaseStore``, or True for the graph's own store.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -124,14 +101,9 @@ class Archive:
         return store
 
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
-        """The archive step for ``state`` after ``view`` synced it (None: nothing to archive).
-
-        Nothing is archived without a thread, nor in a state whose schema has no
-        ``langctx_archive`` key.
-        """
-        if view.thread_id == NO_THREAD:
-            return None
-        if self.in_state and ARCHIVE_KEY not in state:
+        """The archive step for ``state`` after ``view`` synced it (None: nothing to archive, or no
+        thread, or no ``langctx_archive`` key in the state)."""
+        if view.thread_id == NO_THREAD or (self.in_state and ARCHIVE_KEY not in state):
             return None
         plan = plan_archive(
             thread_id=view.thread_id,
@@ -162,8 +134,8 @@ class Archive:
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
-        """Add the plan's removals, channel update and (in the state) batch to a node's update
-        (its ``langctx``: the view's latest ``ThreadView.update()``), in one write."""
+        """A node's update (its ``langctx``: the view's latest) plus the plan's removals, channel
+        update and (in the state) batch."""
         if plan is None:
             return out
         update = {
@@ -176,23 +148,12 @@ class Archive:
         return update
 
 
-# ---------------------------------------------------------------------- reading
-
-
 def read_batches(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
 ) -> list[ArchiveBatch]:
-    """The archived batches of ``state``'s history, oldest first (the state's, then ``store``'s).
-
-    Arguments and errors as :func:`full_log` (``store`` None: the state's own archive only).
-    """
+    """The archived batches of ``state``'s history, oldest first (arguments as :func:`full_log`)."""
     reading = _reading(store, thread_id, state)
-    try:
-        op = next(reading)
-        while True:
-            op = reading.send(store.batch([op])[0])  # type: ignore[union-attr]
-    except StopIteration as done:
-        return done.value
+    return drive(reading, lambda ops: store.batch(ops))  # type: ignore[union-attr]
 
 
 async def aread_batches(
@@ -200,16 +161,11 @@ async def aread_batches(
 ) -> list[ArchiveBatch]:
     """Async version of `read_batches`."""
     reading = _reading(store, thread_id, state)
-    try:
-        op = next(reading)
-        while True:
-            op = reading.send((await abatch(store, [op]))[0])  # type: ignore[arg-type]
-    except StopIteration as done:
-        return done.value
+    return await adrive(reading, partial(abatch, store))  # type: ignore[arg-type]
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The batches the state holds, by key (what is no batch of this version is left out)."""
+    """The batches the state holds, by key (what is no batch of this version left out)."""
     held = state.get(ARCHIVE_KEY)
     items: dict[str, Any] = {}
     for batch in held if isinstance(held, list) else ():
@@ -223,12 +179,9 @@ def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reading(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
-) -> Generator[SearchOp | GetOp, Any, list[ArchiveBatch]]:
-    """Reading the archive as store operations: yields each one, is sent its result.
-
-    Without a store, only the state's batches. When the state does not hold the whole chain, the
-    namespace is listed page by page, then a batch the listing did not return is fetched by key.
-    """
+) -> Generator[Op, Any, list[ArchiveBatch]]:
+    """Reading the archive as store operations: yields each one, is sent its result (the
+    namespace listed page by page, then a batch the listing missed fetched by key)."""
     items = _state_items(state)
     if store is None or thread_id is None:
         if (missing := _walk(items, state, None)) is not None:
@@ -243,14 +196,14 @@ def _reading(
     refresh = (store.ttl_config or {}).get("refresh_on_read", True)  # as ``store.get`` reads it
     offset = 0
     while _walk(items, state, None) is not None:
-        page = yield SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh)
+        (page,) = yield (SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh),)
         _collect(items, page)
         if len(page) < _PAGE:
             break
         offset += _PAGE
     missing = _walk(items, state, None)
     while missing is not None:
-        item = yield GetOp(ns, missing, refresh_ttl=refresh)
+        (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
         _collect(items, [item])
         missing = _walk(items, state, missing if item is None else None)
     return _chain(items, state)
@@ -267,16 +220,10 @@ def full_log(
 
 
 def full_log(*args: Any) -> list[BaseMessage]:
-    """The thread's whole conversation: archived and live messages, in order.
+    """The thread's whole conversation (archived and live messages, in order).
 
-    It equals the ``messages`` the thread would hold without archive mode. ``full_log(state)``
-    for the default archive; ``full_log(store, thread_id, state)`` for one in a store.
-
-    Args:
-        store: the archive store, when the thread archives to one.
-        thread_id: the graph thread (with a store).
-        state: the thread's state (``graph.get_state(config).values``, or what ``invoke``
-            returned).
+    ``full_log(state)`` for the in-state archive; ``full_log(store, thread_id, state)`` for a
+    store. ``state``: ``graph.get_state(config).values``, or what ``invoke`` returned.
 
     Raises:
         ArchiveMissingError: a batch the state names is not in the state or the store.
@@ -322,32 +269,25 @@ def _log_args(args: Sequence[Any]) -> tuple[BaseStore | None, str | None, Mappin
 def thread_entries(
     batches: Sequence[ArchiveBatch], channel: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """Every compaction, edit and priority of an archiving thread: its batches', then the channel's.
-
-    An entry in both keeps its place in the batches and the channel's latest fields, with the
-    batch's full ``covered_ids`` where the channel holds them slimmed.
-
-    Raises:
-        StateVersionError: an entry has an unknown version.
-    """
-    live = channel_entries(channel)
+    """Every compaction, edit and priority of an archiving thread: its batches', then the channel's
+    (an entry in both keeps its batch place and the channel's fields, with full ``covered_ids``)."""
+    live_comps, live_edits, live_priorities = channel_entries(channel)
     comps: dict[str, dict[str, Any]] = {}
     edits: dict[str, dict[str, Any]] = {}
     priorities: dict[str, int] = {}
     for batch in batches:
-        old = channel_entries(
-            {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
-        )
-        comps.update((e["id"], e) for e in old[0])
-        edits.update((e["id"], e) for e in old[1])
+        old = {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
+        old_comps, old_edits, _ = channel_entries(old)
+        comps.update((e["id"], e) for e in old_comps)
+        edits.update((e["id"], e) for e in old_edits)
         priorities.update(batch.get("priorities") or {})
-    for entry in live[0]:
+    for entry in live_comps:
         was = comps.get(entry["id"])
         if was is not None and is_slim(entry.get("covered_ids") or []):
             entry = {**entry, "covered_ids": was["covered_ids"]}
         comps[entry["id"]] = entry
-    edits.update((e["id"], e) for e in live[1])
-    priorities.update(live[2])
+    edits.update((e["id"], e) for e in live_edits)
+    priorities.update(live_priorities)
     return list(comps.values()), list(edits.values()), priorities
 
 
@@ -366,7 +306,7 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
 
 
 def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
-    """A batch's messages by id and its order (a one-line error when this langctx cannot)."""
+    """A batch's messages by id and its order."""
     try:
         archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
         order = [str(i) for i in batch["order"]]
@@ -385,7 +325,7 @@ def _is_batch(value: Any) -> bool:
 
 
 def _last(state: Mapping[str, Any]) -> str | None:
-    """The key of the newest batch the state's archive record names (None: none)."""
+    """The key of the newest batch the state's archive record names."""
     record = archive_record(state.get("langctx"))
     return record.get("last") if record else None
 

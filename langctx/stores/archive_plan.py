@@ -1,7 +1,5 @@
-"""Archive mode, the pure part: what leaves ``messages`` and the channel after a compaction.
-
-:func:`plan_archive` decides it (every message before the cut but the pinned ones, into one
-:class:`ArchiveBatch`); :mod:`langctx.stores.archive` does the I/O.
+"""Archive mode, the pure part: what leaves ``messages`` and the channel after a compaction
+(:mod:`langctx.stores.archive` does the I/O).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -20,12 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
-from langchain_core.messages import (
-    BaseMessage,
-    RemoveMessage,
-    message_to_dict,
-    messages_from_dict,
-)
+from langchain_core.messages import BaseMessage, RemoveMessage, message_to_dict, messages_from_dict
 
 from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
@@ -91,20 +84,15 @@ class ArchivePlan:
     channel: LangctxChannel
     """The ``langctx`` update: the view's own new entries plus the archive's drop/slim/record."""
     in_state: bool = False
-    """The batch goes to the state's ``langctx_archive`` key (written with the step's update),
-    not to a store."""
+    """The batch goes to the state's ``langctx_archive`` key, not to a store."""
 
     def channel_with(self, update: Mapping[str, Any] | None) -> LangctxChannel:
-        """:attr:`channel` for a later ``ThreadView.update()`` of the same step (an overflow
-        recovery may compact again after the plan was made); the archive's ops stay as planned."""
+        """:attr:`channel` for a later ``ThreadView.update()`` of the same step (overflow)."""
         return _combined(update, self.channel)
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
-    """``message_to_dict(message)`` without the fields left at their default value.
-
-    ``messages_from_dict`` fills them back in; a message that would not come back exactly keeps
-    every field.
+    """``message_to_dict(message)`` without fields at their default (when it reads back exactly).
 
     Example:
         >>> from langchain_core.messages import ToolMessage
@@ -143,11 +131,8 @@ def _canonical(value: Any) -> str:
 def archivable(
     raw: Sequence[BaseMessage], *, first_kept_id: str | None, pinned_ids: Sequence[str]
 ) -> tuple[list[str], list[str]]:
-    """The ids before the cut (in order) and those of them that may leave the state.
-
-    Pinned messages stay; so do messages without an id (a ``RemoveMessage`` cannot name them).
-    Nothing is archivable when the cut is unknown or not in ``raw``.
-    """
+    """The ids before the cut (in order) and those of them that may leave the state (neither
+    pinned nor without an id); nothing when the cut is unknown or not in ``raw``."""
     ids = [None if m.id is None else str(m.id) for m in raw]
     if first_kept_id is None or first_kept_id not in ids:
         return [], []
@@ -165,17 +150,12 @@ def plan_archive(
     channel: Mapping[str, Any] | None,
     update: Mapping[str, Any] | None,
 ) -> ArchivePlan | None:
-    """Decide the archive step for a state whose memory has just been synced (pure).
+    """The archive step for a state whose memory was just synced (None: nothing to archive).
 
     Args:
-        thread_id: the graph thread.
         raw: the state's ``messages``.
-        first_kept_id: the memory's cut (:attr:`~langctx.LayeredChatMemory.first_kept_id`).
-        pinned_ids: the memory's pinned ids (never archived).
         channel: the state's ``langctx`` channel (before this step).
         update: what this step writes to the channel anyway (``ThreadView.update()``), or None.
-
-    Returns None when nothing is archivable.
     """
     order, gone = archivable(raw, first_kept_id=first_kept_id, pinned_ids=pinned_ids)
     if not gone:
@@ -233,11 +213,8 @@ def plan_archive(
 
 
 def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-    """Ids of the compaction entries the channel drops, and of those it keeps slim.
-
-    It keeps the active summaries and the latest cut entry with the merges that absorbed it
-    (:func:`_merge_chain`); their covered ids are slimmed (those messages are archived).
-    """
+    """Ids of the compaction entries the channel drops, and of those it keeps slim (it keeps the
+    active summaries and the latest cut entry with the merges that absorbed it)."""
     active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
     latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
     keep = active | set(_merge_chain(comps, latest))
@@ -247,34 +224,23 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
 
 
 def batch_key(batch: ArchiveBatch) -> str:
-    """The store key of ``batch``: its seq and a digest of its content, so the same batch gets
-    the same key (a retry finds it)."""
-    content = [
-        batch["thread_id"],
-        batch["prev"],
-        batch["order"],
-        batch["messages"],
-        [e["id"] for e in batch["compactions"]],
-    ]
+    """The store key of ``batch``: its seq and a digest of its content (a retry finds it)."""
+    comps = [e["id"] for e in batch["compactions"]]
+    content = [batch["thread_id"], batch["prev"], batch["order"], batch["messages"], comps]
     digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
     return f"{batch['seq']:08d}-{digest[:12]}"
 
 
 def _combined(update: Mapping[str, Any] | None, archived: Mapping[str, Any]) -> LangctxChannel:
-    """The view's update plus the archive's ops (record, drops, slims) of ``archived``, its new
-    entries already dropped and slimmed.
-
-    The reducer drops and slims after appending, so the channel ends up the same and the
-    checkpoint's write is smaller (the full entries are in the batch).
-    """
+    """The view's update plus the archive's ops of ``archived``, its new entries already dropped
+    and slimmed (the same channel, a smaller checkpoint write)."""
     ops = {k: v for k, v in archived.items() if k in ("archive", "drop", "slim")}
     out: dict[str, Any] = {**(update or channel_update()), **ops}
     return shed(out, ops.get("drop"), ops.get("slim"))  # type: ignore[return-value]
 
 
 def _merge_chain(comps: list[dict[str, Any]], entry_id: str | None) -> list[str]:
-    """``entry_id`` and the merges that absorbed it, up to an active summary: kept together, so a
-    channel that keeps a merged cut entry (for its cut) still knows it was merged."""
+    """``entry_id`` and the merges that absorbed it (kept together: the channel knows it merged)."""
     merger = {m: e["id"] for e in comps for m in e.get("merged_from") or ()}
     chain: list[str] = []
     while entry_id is not None and entry_id not in chain:

@@ -1,8 +1,5 @@
 """Open a LangGraph checkpointer from one string: a SQLite path, ``:memory:``, or PostgreSQL.
 
-Connection problems become :class:`CheckpointerConnectionError` (password hidden) on entering the
-context, before any graph step.
-
 Example:
     >>> with open_checkpointer(":memory:") as saver:
     ...     type(saver).__name__
@@ -14,7 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,11 +27,7 @@ _SQLITE_PREFIX = "sqlite:///"
 
 
 class CheckpointerConnectionError(LangctxError, ConnectionError):
-    """The checkpoint database could not be opened.
-
-    Attributes:
-        uri: the connection string, with any password replaced by ``***``.
-    """
+    """The checkpoint database could not be opened (``uri``: its string, password hidden)."""
 
     def __init__(self, message: str, *, uri: str) -> None:
         super().__init__(message)
@@ -71,13 +64,12 @@ def open_checkpointer(
     """A checkpointer for ``uri``, closed on exit.
 
     Args:
-        uri: ``":memory:"``, a SQLite file path (or ``sqlite:///path``), or a
-            ``postgresql://`` connection string.
+        uri: ``":memory:"``, a SQLite file path (or ``sqlite:///path``), or ``postgresql://...``.
         setup: create the checkpoint tables if they are missing (PostgreSQL; SQLite always does).
         connect_timeout: seconds to wait for a PostgreSQL server.
 
     Raises:
-        CheckpointerConnectionError: the database cannot be opened or reached.
+        CheckpointerConnectionError: on entering, the database cannot be opened or reached.
     """
     if uri.startswith(_PG):
         psycopg, options = _psycopg(uri, connect_timeout)
@@ -98,10 +90,8 @@ def open_checkpointer(
     with _reraised(uri, sqlite3.Error):
         conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("select 1")
-    try:
+    with closing(conn):
         yield SqliteSaver(conn)
-    finally:
-        conn.close()
 
 
 @asynccontextmanager
@@ -135,7 +125,7 @@ async def aopen_checkpointer(
 
 
 def _psycopg(uri: str, connect_timeout: int) -> tuple[ModuleType, dict[str, Any]]:
-    """psycopg and the connection options (raises when the ``postgres`` extra is missing)."""
+    """psycopg and the connection options (raises without the ``postgres`` extra)."""
     try:
         import langgraph.checkpoint.postgres  # noqa: F401  (the extra's other half)
         import psycopg

@@ -1,20 +1,5 @@
-"""Long-term memory: background knowledge in a LangGraph ``BaseStore`` namespace, found by search.
-
-Facts live in ``("langctx", "long_term", <user id>)`` (``user_id``, else ``assistant_id``, else
-``"default"``, from ``config["configurable"]``), stored by :meth:`LongTermMemory.remember` and
-found by the store's semantic search when it has an index, else by keyword (BM25, offline).
-
-Example:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> ltm = LongTermMemory(InMemoryStore())
-    >>> cfg = {"configurable": {"user_id": "ada"}}
-    >>> _ = ltm.remember("Deployments go through staging first.", config=cfg)
-    >>> _ = ltm.remember("The user prefers tabs over spaces.", config=cfg)
-    >>> ltm.search("how do we deploy to staging?", config=cfg)
-    ['Deployments go through staging first.']
-    >>> ltm.search("deploy", config={"configurable": {"user_id": "bob"}})
-    []
-"""
+"""Long-term memory: facts in a per-user LangGraph ``BaseStore`` namespace, found by the store's
+semantic search when it has an index, else by keyword (BM25, offline)."""
 
 from __future__ import annotations
 
@@ -47,13 +32,10 @@ class LongTermMemory:
     """Facts in a ``BaseStore`` namespace per user, with search and capped retrieval.
 
     Args:
-        store: the LangGraph store (InMemoryStore, SqliteStore, PostgresStore; with an ``index``
-            for semantic search).
-        namespace: prefix of the per-user namespaces.
+        store: the LangGraph store (with an ``index`` for semantic search).
         max_tokens: token cap of :meth:`context_block`.
         limit: facts returned by a search.
         scan_limit: facts read for a keyword search (the newest ones when there are more).
-        count_tokens: token counter for the cap.
     """
 
     def __init__(
@@ -85,7 +67,7 @@ class LongTermMemory:
         return getattr(self.store, "index_config", None) is not None
 
     def namespace_for(self, config: RunnableConfig | None) -> tuple[str, ...]:
-        """The namespace of the run's user.
+        """The namespace of the run's user (``user_id``, else ``assistant_id``, else "default").
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore
@@ -134,11 +116,9 @@ class LongTermMemory:
         texts = [str(i.value.get("text", "")) for i in items if isinstance(i.value, dict)]
         if self.semantic:
             return texts[:limit]
-        scored = [
-            (s, -n, t)
-            for n, (s, t) in enumerate(zip(keyword_scores(query, texts), texts, strict=True))
-        ]
-        return [t for s, _, t in sorted(scored, reverse=True) if s > 0][:limit]
+        scores = keyword_scores(query, texts)
+        ranked = sorted(range(len(texts)), key=lambda n: (-scores[n], n))
+        return [texts[n] for n in ranked if scores[n] > 0][:limit]
 
     def _search_kwargs(self, query: str) -> dict[str, Any]:
         if self.semantic:
@@ -164,7 +144,7 @@ class LongTermMemory:
         return self._rank(query, items, limit or self.limit)
 
     def context_block(self, query: str, *, config: RunnableConfig | None = None) -> str | None:
-        """The relevant facts as a short block of at most ``max_tokens`` tokens (None: none).
+        """The relevant facts as a block of at most ``max_tokens`` tokens (None: none).
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore

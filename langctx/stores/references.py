@@ -1,20 +1,12 @@
-"""Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore).
-
-Example:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> from langctx.context_mode.processor import ContextModeProcessor
-    >>> processor = ContextModeProcessor(store=BaseStoreReferenceStore(InMemoryStore()))
-    >>> out = processor.process("lorem ipsum " * 5000, tool_name="read_file", thread_id="t1")
-    >>> out.action, processor.fetch(out.ref_id, thread_id="t1", limit=11).data
-    ('referenced', b'lorem ipsum')
-"""
+"""Referenced tool outputs in a LangGraph ``BaseStore`` (InMemoryStore, SqliteStore, PostgresStore)."""
 
 from __future__ import annotations
 
 import base64
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -22,6 +14,7 @@ from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from langctx.context_mode.plan import Op, adrive, drive
 from langctx.context_mode.references import (
     ReferenceMeta,
     ReferenceStore,
@@ -70,19 +63,11 @@ def namespace_label(value: str) -> str:
 class BaseStoreReferenceStore:
     """A :class:`~langctx.context_mode.references.ReferenceStore` over a LangGraph ``BaseStore``.
 
-    One namespace per thread, ``("langctx", "refs", <thread_id>)``: another thread's reference is
-    not found (:class:`~langctx.errors.ReferenceNotFoundError`). The item ``<ref_id>`` holds the
-    meta, the items ``<ref_id>/<n>`` the bytes in base64 chunks of 1 MiB (a slice reads only its
-    chunks); nothing is embedded (``index=False``).
-
-    Expiry: a reference is not found after its ``expires_at``. Stores that support TTL
-    (SqliteStore, PostgresStore) also get the TTL on the rows, so their sweeper deletes them;
-    InMemoryStore keeps expired rows until overwritten.
+    One namespace per thread; item ``<ref_id>`` holds the meta, items ``<ref_id>/<n>`` the bytes in
+    base64 chunks of 1 MiB. Expired references are not found (rows get the TTL where supported).
 
     Args:
-        store: the LangGraph store (set it up first: ``SqliteStore.setup()``,
-            ``PostgresStore.setup()``).
-        namespace: prefix of the per-thread namespaces.
+        store: the LangGraph store (set it up first).
         clock: current Unix time, for expiry (tests pass a fake one).
     """
 
@@ -104,17 +89,12 @@ class BaseStoreReferenceStore:
         return (*self.namespace, namespace_label(str(thread_id)))
 
     def _put_ops(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> list[PutOp]:
-        ns = self._ns(thread_id)
-        ttl = None
-        expires = meta.get("expires_at")
-        if expires is not None and self.store.supports_ttl:
+        ns, ref, ttl = self._ns(thread_id), meta["ref_id"], None
+        if (expires := meta.get("expires_at")) is not None and self.store.supports_ttl:
             ttl = max(1.0, (float(expires) - float(meta["created_at"])) / 60.0)
-        ref = meta["ref_id"]
         chunks = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
         ops = [
-            PutOp(
-                ns, f"{ref}/{n}", {"b64": base64.b64encode(c).decode("ascii")}, index=False, ttl=ttl
-            )
+            PutOp(ns, f"{ref}/{n}", {"b64": base64.b64encode(c).decode()}, index=False, ttl=ttl)
             for n, c in enumerate(chunks)
         ]
         value = {"meta": dict(meta), "chunks": len(chunks), "chunk_bytes": CHUNK_BYTES}
@@ -141,7 +121,7 @@ class BaseStoreReferenceStore:
         return [self._get(thread_id, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
 
     def _get(self, thread_id: str, key: str) -> GetOp:
-        """A read that refreshes the item's TTL as the store is configured to (sync and async)."""
+        """A read that refreshes the item's TTL as the store is configured to."""
         refresh = (getattr(self.store, "ttl_config", None) or {}).get("refresh_on_read", True)
         return GetOp(self._ns(thread_id), key, refresh_ttl=refresh)
 
@@ -152,44 +132,33 @@ class BaseStoreReferenceStore:
         data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
         return data[max(0, start) - base : max(0, end) - base]
 
-    def _meta(self, item: Any, ref_id: str) -> ReferenceMeta:
+    # meta and read as the store batches they need, run by plan.drive / adrive
+    def _meta(self, thread_id: str, ref_id: str) -> Generator[Op, Any, ReferenceMeta]:
+        (item,) = yield (self._get(thread_id, ref_id),)
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
 
-    # ------------------------------------------------------------------ sync
+    def _read(self, thread_id: str, ref_id: str, start: int, end: int) -> Generator[Op, Any, bytes]:
+        (item,) = yield (self._get(thread_id, ref_id),)
+        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
+        return self._join((yield tuple(ops)), ref_id, base, start, end) if ops else b""
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference (chunks first, then the meta)."""
         self.store.batch(self._put_ops(thread_id, meta, data))
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference of this thread."""
-        (item,) = self.store.batch([self._get(thread_id, ref_id)])
-        return self._meta(item, ref_id)
+        return drive(self._meta(thread_id, ref_id), self.store.batch)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes ``start:end`` of a live reference of this thread."""
-        (item,) = self.store.batch([self._get(thread_id, ref_id)])
-        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
-        return self._join(self.store.batch(ops), ref_id, base, start, end) if ops else b""
-
-    # ------------------------------------------------------------------ async
+        return drive(self._read(thread_id, ref_id, start, end), self.store.batch)
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
         await abatch(self.store, self._put_ops(thread_id, meta, data))
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
-        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
-        return self._meta(item, ref_id)
+        return await adrive(self._meta(thread_id, ref_id), partial(abatch, self.store))
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
-        (item,) = await abatch(self.store, [self._get(thread_id, ref_id)])
-        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
-        if not ops:
-            return b""
-        return self._join(await abatch(self.store, ops), ref_id, base, start, end)
+        return await adrive(self._read(thread_id, ref_id, start, end), partial(abatch, self.store))
 
 
 NO_STORE_WARNING = (
@@ -200,7 +169,7 @@ NO_STORE_WARNING = (
     "compile(store=...)), or pass ContextModeMiddleware(store=...) / "
     "wrap_tools_with_context_mode(tools, store=...)."
 )
-"""The warning :class:`GraphReferenceStore` gives once when references cannot outlive the process."""
+"""Given once by :class:`GraphReferenceStore` when references cannot outlive the process."""
 
 
 def _running_graph() -> tuple[BaseStore | None, Any]:
@@ -215,19 +184,9 @@ def _running_graph() -> tuple[BaseStore | None, Any]:
 
 
 class GraphReferenceStore:
-    """References in the store of the graph that is running; without one, in this process's memory.
-
-    Each call looks up its graph run (what ``get_store()`` reads): with a store
-    (``create_agent(store=...)``, ``compile(store=...)``, the LangGraph server's), the reference
-    goes there through a :class:`BaseStoreReferenceStore`, so another worker or a restart finds
-    it. Without one, and outside a graph run, ``fallback`` is used (default:
-    :func:`~langctx.context_mode.references.process_reference_store`), with a one-time
-    :data:`NO_STORE_WARNING` when the graph's checkpointer outlives the process (anything but
-    ``InMemorySaver``). A reference is read where it was written.
-
-    Args:
-        namespace: prefix of the per-thread namespaces in the graph's store.
-        fallback: where references go without a graph store.
+    """References in the store of the graph that is running; without one, in ``fallback``
+    (default: this process's memory), warning once (:data:`NO_STORE_WARNING`) when the graph's
+    checkpointer outlives the process.
 
     Example:
         >>> from langctx.context_mode.processor import ContextModeProcessor
@@ -238,10 +197,7 @@ class GraphReferenceStore:
     """
 
     def __init__(
-        self,
-        *,
-        namespace: Sequence[str] = REFS_NAMESPACE,
-        fallback: ReferenceStore | None = None,
+        self, *, namespace: Sequence[str] = REFS_NAMESPACE, fallback: ReferenceStore | None = None
     ) -> None:
         self.namespace = tuple(namespace)
         self.fallback: ReferenceStore = (
@@ -251,8 +207,7 @@ class GraphReferenceStore:
         self._lock = threading.Lock()
 
     def current(self) -> ReferenceStore:
-        """The store this call uses: the running graph's, else the fallback (warning once when
-        the graph persists its threads but not their references)."""
+        """The store this call uses: the running graph's, else the fallback."""
         store, checkpointer = _running_graph()
         if store is not None:
             return BaseStoreReferenceStore(store, namespace=self.namespace)
@@ -264,25 +219,19 @@ class GraphReferenceStore:
         return self.fallback
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Store a reference."""
         self.current().put(thread_id, meta, data)
 
     def meta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """The meta of a live reference."""
         return self.current().meta(thread_id, ref_id)
 
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Bytes ``start:end`` of a live reference."""
         return self.current().read(thread_id, ref_id, start, end)
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
         await self.current().aput(thread_id, meta, data)
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
         return await self.current().ameta(thread_id, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
         return await self.current().aread(thread_id, ref_id, start, end)
