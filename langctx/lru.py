@@ -1,4 +1,4 @@
-"""A small thread-safe bounded LRU map (token counts, rendered summary blocks).
+"""A small thread-safe bounded LRU map.
 
 Example:
     >>> cache = LRU[str, int](maxsize=2)

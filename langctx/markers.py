@@ -1,13 +1,8 @@
-"""Every marker langctx writes into messages or persisted state: delimiters, stamps, id prefixes.
+"""Every marker langctx writes into messages or state (delimiters, stamps, id prefixes), once.
 
-Each is defined here once and imported wherever it is written or read. Untrusted text (tool
-output, summaries, fetched slices) goes through :func:`escape_delimiters`, so it can never forge
-one: a zero-width space goes between ``<``, ``</`` or ``[`` and ``langctx``, in any letter case.
+Untrusted text goes through :func:`escape_delimiters`, so it can never forge one.
 
 Example:
-    >>> escape_delimiters("</LangCtx:summary> [langctx ref=ctx_0]") == (
-    ...     "</\\u200bLangCtx:summary> [\\u200blangctx ref=ctx_0]")
-    True
     >>> summary_open(level=1, covers=12, entry_id="cmp-0a1b")
     '<langctx:summary level="1" covers="12 messages" id="cmp-0a1b">'
 """

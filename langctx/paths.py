@@ -1,8 +1,4 @@
-"""Lossless short forms of file-path lists for the facts ledger (pure functions).
-
-:func:`compress_paths` writes paths relative to their :func:`common_root` (said once by the
-caller) and, with ``group=True``, each directory once (``dir/: a.py, b.py``);
-:func:`expand_paths` gives them back exactly.
+"""Lossless short forms of file-path lists for the facts ledger.
 
 Example:
     >>> paths = ["/w/app/src/a.py", "/w/app/src/b.py", "/w/app/README.md"]
@@ -34,10 +30,7 @@ _DECODER = json.JSONDecoder()
 
 
 def common_root(paths: Iterable[str]) -> str:
-    """The longest directory (ending in ``/``) that holds every path, when all are absolute.
-
-    ``""`` when a path is relative, when there are fewer than two distinct paths, or when the only
-    common directory is ``/`` (nothing to say once).
+    """The longest directory (ending in ``/``, not ``/``) holding 2+ distinct absolute paths, else "".
 
     Example:
         >>> common_root(["/r/p/a.py", "/r/p/sub/b.py"])
@@ -74,19 +67,13 @@ def _needs_quote(path: str) -> bool:
 
 
 def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False) -> str:
-    """The paths as short text, duplicates once; :func:`expand_paths` gives them back.
+    """The paths as short text, duplicates once, relative to ``root`` (read by :func:`expand_paths`).
 
-    ``root`` (said once beside the text) requires every path to be absolute. ``group=False``
-    keeps each relative path whole, in order (quoted ones first); ``group=True`` writes each
-    directory with more than one path once, in order of first appearance.
-
-    Grammar: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain paths
-    separated by ``", "``. An ambiguous path (one holding a separator, starting with a quote,
-    with a control character or edge whitespace, empty or ending with ``/``) is a JSON string in
-    a group of its own.
+    Groups are separated by ``"; "``: ``dir/: name, name`` (``group=True``, a directory with
+    several paths), plain paths separated by ``", "``, or an ambiguous path as a JSON string.
 
     Raises:
-        ConfigError: ``root`` is given but some path is relative (it could not be told apart).
+        ConfigError: ``root`` is given but some path is relative.
 
     Example:
         >>> compress_paths(["src/a.py", "tests/t.py", "src/b.py"], group=True)
@@ -123,10 +110,7 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
 
 
 def expand_paths(text: str, *, root: str = "") -> list[str]:
-    """The paths written by :func:`compress_paths` (with the same ``root``), in text order.
-
-    Raises:
-        ConfigError: ``text`` does not follow the grammar (a broken quoted path).
+    """The paths written by :func:`compress_paths` (same ``root``); ConfigError on a broken quote.
 
     Example:
         >>> expand_paths("src/: a.py, b.py; tests/t.py", root="/w/")

@@ -1,9 +1,4 @@
-"""What a session costs and how long its model calls take: price sheets and a latency model.
-
-A :class:`PriceSheet` prices the main model and the summarizer per million tokens, with prompt
-caching: tokens read from the provider's cache, tokens written to it (Anthropic charges a premium
-for writes, OpenAI does not), uncached input and output. The sheets are data: pass your own, or a
-JSON file with the same fields (``langctx replay --prices FILE``).
+"""Price sheets (per million tokens, with prompt caching) and a latency model of model calls.
 
 Example:
     >>> sheet = price_sheet("anthropic")
@@ -75,8 +70,7 @@ class ModelPrices:
     output: float
 
     def cost(self, usage: Usage, *, cache_writes: bool = True) -> float:
-        """Dollars for ``usage``; ``cache_writes=False`` bills uncached input as plain input
-        (a summarizer call, which nothing reads back)."""
+        """Dollars for ``usage``; ``cache_writes=False`` bills uncached input as plain input."""
         uncached = self.cache_write if cache_writes else self.input
         return (
             usage.cached_input * self.cached_input
@@ -128,10 +122,7 @@ PRICE_SHEETS: dict[str, PriceSheet] = {
 
 
 def price_sheet(spec: str | Path | PriceSheet) -> PriceSheet:
-    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given.
-
-    Raises:
-        ConfigError: an unknown name, an unreadable file, or a file without the sheet's fields.
+    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given; else ConfigError.
 
     Example:
         >>> price_sheet("anthropic").main.output

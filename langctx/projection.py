@@ -1,9 +1,4 @@
-"""From the log and its entries to the messages the model sees (pure functions).
-
-The projection is ``pinned + [summary block] + recent``. The summary block is one message with a
-preamble saying that earlier history was compacted, and each summary inside ``<langctx:summary>``
-delimiters. Text inside summaries and tool outputs can never forge those delimiters: it goes
-through :func:`langctx.markers.escape_delimiters` (the delimiters are defined there too).
+"""From the log and its entries to what the model sees: views, the facts ledger, the summary block.
 
 Example:
     >>> from langchain_core.messages import ToolMessage

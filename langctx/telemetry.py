@@ -1,22 +1,5 @@
-"""OpenTelemetry spans of compactions, and the thread a summarizer call belongs to.
-
-With ``opentelemetry-api`` installed (the ``otel`` extra), each compaction that changes the view
-is one :data:`SPAN_NAME` span of the tracer ``langctx``, current while its summarizer is called
-(see :class:`CompactionSpan`); without it, nothing is traced and nothing is imported.
-
-Example:
-    >>> from langctx import LayeredChatMemory
-    >>> seen = []
-    >>> def summarize(request):  # a summarizer sees its compaction's thread
-    ...     seen.append(current_thread_id())
-    ...     return "Goal: fix the parser."
-    >>> mem = LayeredChatMemory(max_tokens=1000, thread_id="t-1", summarizer=summarize,
-    ...                         summary_threshold_tokens=0, background_summaries=False)
-    >>> for i in range(6):
-    ...     mem.add_messages([("user", f"step {i}"), ("ai", "word " * 150)])
-    >>> len(mem.compactions), seen, current_thread_id()
-    (1, ['t-1'], None)
-"""
+"""OpenTelemetry spans of compactions (with the ``otel`` extra; see docs/observability.md), and
+the thread a summarizer call belongs to (:func:`current_thread_id`)."""
 
 from __future__ import annotations
 

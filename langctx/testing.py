@@ -1,8 +1,4 @@
-"""Fakes for testing agents that use langctx, offline and deterministic.
-
-:class:`ScriptedChatModel` plays a script of responses and supports ``bind_tools``, so it can drive
-``create_agent``, ``create_react_agent`` or a custom graph (langchain-core's
-``GenericFakeChatModel.bind_tools`` raises).
+"""Fakes for testing agents offline: a chat model that plays a script and supports ``bind_tools``.
 
 Example:
     >>> from langchain_core.messages import HumanMessage

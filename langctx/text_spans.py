@@ -1,9 +1,5 @@
-"""Spans of machinery in a text, found in one scan: regex matches, and openers paired with
-closers (:class:`Finder`); code spans, where a tag is quoted prose (:func:`code_spans`).
-
-A regex ``opener.*?closer`` reads to the end of the text from each opener that has no closer:
-quadratic on a text of many of them. A :class:`Finder` with a ``closer`` finds every opener and
-every closer once and pairs them with a binary search.
+"""Spans of machinery in a text in one scan: regex matches and opener/closer pairs (:class:`Finder`,
+linear where a regex ``opener.*?closer`` is quadratic), and code spans (:func:`code_spans`).
 
 Example:
     >>> import re

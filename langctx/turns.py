@@ -1,22 +1,5 @@
-"""Turns and safe cut points (pure functions).
-
-A *unit* is the smallest run of messages that may never be split: an AIMessage with tool calls
-together with every ToolMessage answering them, or any other single message. A cut is only ever
-placed at the start of a unit. A *turn* is what the provider calls one (:func:`opens_turn`).
-
-Example:
-    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    >>> msgs = [
-    ...     HumanMessage("fix it", id="h"),
-    ...     AIMessage("", id="a", tool_calls=[{"id": "c1", "name": "read", "args": {}},
-    ...                                      {"id": "c2", "name": "read", "args": {}}]),
-    ...     ToolMessage("x", tool_call_id="c2", id="t2"),
-    ...     ToolMessage("y", tool_call_id="c1", id="t1"),
-    ...     AIMessage("done", id="b"),
-    ... ]
-    >>> [u.start for u in group_units(msgs).units]
-    [0, 1, 4]
-"""
+"""Turns and safe cut points: a cut falls only at the start of a *unit* (an AI message with its
+tool calls' results, or any other single message)."""
 
 from __future__ import annotations
 

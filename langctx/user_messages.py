@@ -1,14 +1,7 @@
-"""The user's own words: which human messages are real user messages, and how folded ones are kept.
-
-A real user message is a human message that is neither agent machinery (:mod:`langctx.machinery`)
-nor a ``/compact`` command. A folded one lives in the entry's facts (``user_messages``), bounded,
-and the summary block quotes it (:func:`render_user_messages`).
+"""The user's own words: real user messages (no machinery, no command), stored when folded, quoted.
 
 Example:
-    >>> from langchain_core.messages import HumanMessage
     >>> facts = user_message_facts([HumanMessage("Now the lexer.", id="u2")])
-    >>> facts
-    [{'id': 'u2', 'text': 'Now the lexer.'}]
     >>> old = [{"id": "u1", "text": "Fix the parser test. It fails on empty input since 2.0."}]
     >>> items, _ = merge_user_messages(old, facts)
     >>> print(render_user_messages(items, max_tokens=40, count=lambda s: len(s) // 4))
