@@ -36,7 +36,7 @@ def smallest_budget(config: MemoryConfig) -> int | None:
 
 def smallest_block_budget(config: MemoryConfig) -> int | None:
     """The smallest ``max_tokens`` whose head budget holds ``config``'s summary block and the
-    pinned floor (the same arithmetic as the properties, on unvalidated copies)."""
+    pinned floor (the properties' arithmetic on unvalidated copies)."""
 
     def fits(n: int) -> bool:
         trial = object.__new__(MemoryConfig)

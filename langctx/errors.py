@@ -76,13 +76,8 @@ class StateVersionError(LangctxError, ValueError):
 
 
 class ContextOverflowError(LangctxError):
-    """The provider rejected the request as too long, even after compacting and retrying.
-
-    Attributes:
-        tokens_before: context tokens before the last compaction attempt.
-        tokens_after: context tokens after it.
-        attempts: how many compact-and-retry rounds were made.
-    """
+    """The provider rejected the request as too long, even after compacting and retrying
+    (``tokens_before`` / ``tokens_after`` the last attempt, ``attempts`` rounds)."""
 
     def __init__(
         self, message: str, *, tokens_before: int = 0, tokens_after: int = 0, attempts: int = 0

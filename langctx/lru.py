@@ -21,7 +21,7 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """Keeps the ``maxsize`` most recently used entries (``maxsize=0``: keeps nothing)."""
+    """Keeps the ``maxsize`` most recently used entries (0: none)."""
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize

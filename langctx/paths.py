@@ -23,9 +23,7 @@ from langctx.errors import ConfigError
 
 __all__ = ["common_root", "compress_paths", "expand_paths", "relative_path"]
 
-_AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')
-"""What makes a path need quoting: a separator, a control character, edge space or quote, a
-trailing ``/`` (no file name)."""
+_AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')  # paths that need quoting
 _DECODER = json.JSONDecoder()
 
 

@@ -1,12 +1,9 @@
 """Price sheets (per million tokens, with prompt caching) and a latency model of model calls.
 
 Example:
-    >>> sheet = price_sheet("anthropic")
     >>> usage = Usage(cached_input=90_000, uncached_input=10_000, output=2_000)
-    >>> round(sheet.main.cost(usage), 4)
-    0.0945
-    >>> round(price_sheet("openai").main.cost(usage), 4)
-    0.0437
+    >>> round(price_sheet("anthropic").main.cost(usage), 4), round(price_sheet("openai").main.cost(usage), 4)
+    (0.0945, 0.0437)
 """
 
 from __future__ import annotations
@@ -34,9 +31,9 @@ class Usage:
     """Tokens of one or more model calls, split the way providers bill them."""
 
     cached_input: int = 0
-    """Input read from the provider's prompt cache (an unchanged prefix of an earlier request)."""
+    """Input read from the provider's prompt cache."""
     uncached_input: int = 0
-    """Input not in the cache (written to it where the provider caches the request)."""
+    """Input not in the cache (written to it where the provider caches)."""
     output: int = 0
 
     def __add__(self, other: Usage) -> Usage:
@@ -66,7 +63,7 @@ class ModelPrices:
     cached_input: float
     """Input read from the cache."""
     cache_write: float
-    """Uncached input written to the cache (equal to ``input`` where writes cost nothing extra)."""
+    """Uncached input written to the cache (``input`` where writes cost nothing extra)."""
     output: float
 
     def cost(self, usage: Usage, *, cache_writes: bool = True) -> float:

@@ -34,7 +34,7 @@ from langctx.errors import LangctxError
 __all__ = ["Response", "ScriptExhaustedError", "ScriptedChatModel", "ai_tool_call"]
 
 Response = str | AIMessage | BaseException | Callable[[list[BaseMessage]], "str | AIMessage"]
-"""A scripted step: text, a full AIMessage, an exception to raise, or a function of the input."""
+"""A scripted step: text, an AIMessage, an exception to raise, or a function of the input."""
 
 
 class ScriptExhaustedError(LangctxError, RuntimeError):
@@ -57,23 +57,19 @@ def ai_tool_call(
 
 
 class ScriptedChatModel(BaseChatModel):
-    """A chat model that answers from a script, for tests and offline demos.
-
-    Each call takes the next response. Responses may be functions of the input messages, so a test
-    can assert what the model was shown. Every call's input is kept in ``calls``.
-    """
+    """A chat model that answers each call with the next response of its script; ``calls``
+    keeps every call's input."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     responses: list[Any] = Field(default_factory=list)
-    """The script: str, AIMessage, an exception (raised), or callable(messages) -> str | AIMessage."""
+    """The script, a list of :data:`Response`."""
     cycle: bool = False
     """Start the script again when it runs out, instead of raising ScriptExhaustedError."""
     usage: bool = False
-    """Attach usage_metadata (input tokens by a chars/4 estimate) to responses that have none."""
+    """Attach usage_metadata (chars/4 estimates) to responses that have none."""
     latency: Callable[[list[BaseMessage], AIMessage], float] | float | None = None
-    """Seconds each call sleeps before answering: a number, or a function of the input messages
-    and the answer."""
+    """Seconds each call sleeps before answering, or a function of the input and the answer."""
 
     _index: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
