@@ -3,9 +3,7 @@
 The core is imported at once; the LangChain and LangGraph integrations load on first use.
 
 Example:
-    >>> from langctx import LayeredChatMemory
-    >>> mem = LayeredChatMemory(max_tokens=8000)
-    >>> mem.context_tokens()
+    >>> LayeredChatMemory(max_tokens=8000).context_tokens()
     0
 """
 

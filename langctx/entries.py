@@ -245,28 +245,29 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     if version in (0, 1, 2):
         entry = _migrated(entry, version)
     elif version != ENTRY_VERSION:
-        msg = (
-            f"langctx entry {_shown(entry.get('id'))} has version {_shown(version)}; this "
-            f"langctx reads version {ENTRY_VERSION}. Upgrade langctx, or clear the thread's "
-            "langctx state."
+        raise _invalid(
+            entry,
+            f" has version {_shown(version)}; this langctx reads version {ENTRY_VERSION}. "
+            "Upgrade langctx, or clear the thread's langctx state.",
         )
-        raise StateVersionError(msg)
     kind = entry.get("kind")
     if not isinstance(kind, str) or kind not in _REQUIRED:
-        msg = f"langctx entry {_shown(entry.get('id'))} has unknown kind {_shown(kind)}."
-        raise StateVersionError(msg)
+        raise _invalid(entry, f" has unknown kind {_shown(kind)}.")
     missing = [k for k in _REQUIRED[kind] if k not in entry]
     if missing:
-        msg = f"langctx entry {_shown(entry.get('id'))} lacks {missing}; the state is corrupt."
-        raise StateVersionError(msg)
+        raise _invalid(entry, f" lacks {missing}; the state is corrupt.")
     for name, (ok, wanted) in _FIELDS[kind].items():
         if name in entry and not ok(entry[name]):
-            msg = (
-                f"langctx entry {_shown(entry.get('id'))}: {name} must be {wanted}, got "
-                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
+            raise _invalid(
+                entry,
+                f": {name} must be {wanted}, got {_shown(entry[name])}; the state is corrupt "
+                "(clear the thread's langctx state).",
             )
-            raise StateVersionError(msg)
     return entry
+
+
+def _invalid(entry: Mapping[str, Any], problem: str) -> StateVersionError:
+    return StateVersionError(f"langctx entry {_shown(entry.get('id'))}{problem}")
 
 
 def read_entry(entry: Mapping[str, Any]) -> Any:

@@ -1,8 +1,5 @@
-"""Exceptions raised by langctx, and the whole tree of them.
-
-Every error derives from :class:`LangctxError`, so one ``except LangctxError`` catches them all.
-Where the meaning matches a builtin, the class subclasses it too (in parentheses). Classes defined
-outside this module name their module (under ``langctx.``)::
+"""Exceptions raised by langctx: every one derives from :class:`LangctxError` (and a builtin, in
+parentheses, where the meaning matches); those defined elsewhere name their module::
 
     LangctxError
     ├── ConfigError (ValueError)                       invalid configuration or arguments

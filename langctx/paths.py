@@ -2,12 +2,8 @@
 
 Example:
     >>> paths = ["/w/app/src/a.py", "/w/app/src/b.py", "/w/app/README.md"]
-    >>> root = common_root(paths)
-    >>> text = compress_paths(paths, root=root, group=True)
-    >>> root, text
-    ('/w/app/', 'src/: a.py, b.py; README.md')
-    >>> expand_paths(text, root=root) == paths
-    True
+    >>> compress_paths(paths, root="/w/app/", group=True)
+    'src/: a.py, b.py; README.md'
 """
 
 from __future__ import annotations
@@ -111,8 +107,8 @@ def expand_paths(text: str, *, root: str = "") -> list[str]:
     """The paths written by :func:`compress_paths` (same ``root``); ConfigError on a broken quote.
 
     Example:
-        >>> expand_paths("src/: a.py, b.py; tests/t.py", root="/w/")
-        ['/w/src/a.py', '/w/src/b.py', '/w/tests/t.py']
+        >>> expand_paths("src/: a.py, b.py; t.py", root="/w/")
+        ['/w/src/a.py', '/w/src/b.py', '/w/t.py']
     """
     out: list[str] = []
     i, n = 0, len(text)

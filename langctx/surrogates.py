@@ -36,8 +36,7 @@ def _has_surrogate(value: Any) -> bool:
                 except UnicodeEncodeError:
                     return True
         elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
+            stack.extend([*v, *v.values()])
         elif isinstance(v, list | tuple):
             stack.extend(v)
     return False

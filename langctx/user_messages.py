@@ -218,9 +218,7 @@ def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[st
 
 
 def _more(n: int) -> str:
-    if n <= 0:
-        return ""
-    return f"- [{n} earlier user message{'s' if n != 1 else ''} not shown]"
+    return f"- [{n} earlier user message{'s' if n != 1 else ''} not shown]" if n > 0 else ""
 
 
 def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
