@@ -76,11 +76,9 @@ class _resolved(Generic[_T]):
         if obj is None:
             return self
         memo: dict[str, _T] = obj._memo  # type: ignore[attr-defined]
-        try:
-            return memo[self.name]
-        except KeyError:
-            value = memo[self.name] = self.fn(obj)
-            return value
+        if self.name not in memo:
+            memo[self.name] = self.fn(obj)
+        return memo[self.name]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -61,8 +61,7 @@ USERS_NOTE = (
 
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
-    """The projected form of a logged message: its edit applied and delimiters escaped (the
-    message itself when nothing changes)."""
+    """A logged message as projected: its edit applied, delimiters escaped (itself if unchanged)."""
     if edit is not None:
         update: dict[str, object] = {"content": edit["content"]}
         if "tool_calls" in edit and isinstance(message, AIMessage):
@@ -230,8 +229,7 @@ def _compressed(paths: tuple[str, ...], root: str = "", *, group: bool = False) 
 
 @functools.lru_cache(maxsize=16)
 def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
-    """The modified-files line by form: ``plain``, ``root`` (under their common root) and
-    ``group`` (also grouped by directory)."""
+    """The modified-files line by form: ``plain``, ``root`` (under their common root), ``group``."""
     if not modified:
         return {"plain": ""}
     title = "Files modified so far"
@@ -336,9 +334,8 @@ def render_summary_block(
     facts: str = "",
     users: str = "",
 ) -> BaseMessage:
-    """One message holding the preamble, every active summary (oldest first), the quoted user
-    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger; its id is
-    a digest of the summaries' ids (a stable prefix for provider prompt caching)."""
+    """One message: the preamble, the active summaries (oldest first), the quoted user messages
+    and the facts ledger; its id is a digest of the summaries' ids (stable for prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
         opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])
