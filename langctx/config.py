@@ -1,4 +1,4 @@
-"""Configuration of a :class:`~langctx.LayeredChatMemory`: a frozen dataclass, validated on creation.
+"""Configuration of a :class:`~langctx.LayeredChatMemory`: a frozen dataclass, checked on creation.
 
 Example:
     >>> MemoryConfig(max_tokens=32_000).keep_recent_tokens_resolved
@@ -87,7 +87,7 @@ class MemoryConfig:
     counter's units; every field is described in docs/configuration.md)."""
 
     max_tokens: int | ContextSize | None = None
-    """Budget of the projection: tokens or a size of `context_window` (default 55% of it, or 8000)."""
+    """Budget of the projection: tokens or a size of `context_window` (default 55% of it, or 8k)."""
     reserve_ratio: float = DEFAULT_RESERVE_RATIO
     """Share of `max_tokens` guaranteed to the newest messages."""
     context_window: int | None = None
@@ -103,7 +103,7 @@ class MemoryConfig:
     summary_threshold_tokens: int | None = None
     """Evicted tokens that wait for one model summary (default `max_summarizer_input_tokens`)."""
     background_summaries: bool = True
-    """Compute model summaries off the critical path (they replace the local one at the next fold)."""
+    """Compute model summaries off the critical path (replacing the local one at the next fold)."""
     max_summaries: int = DEFAULT_MAX_SUMMARIES
     """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
     merge_count: int = 2
@@ -133,7 +133,7 @@ class MemoryConfig:
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
     """Predicate choosing the pinned task: the first human message for which it is true."""
     cache_prices: str | PriceSheet | None = None
-    """Prompt-cache prices (a sheet or its name): fold where it costs least (:mod:`langctx.cache_mark`)."""
+    """Prompt-cache prices (sheet or name): fold where cheapest (:mod:`langctx.cache_mark`)."""
 
     _memo: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False

@@ -146,7 +146,7 @@ def new_compaction_entry(
     instructions: str | None = None,
     covered_count: int | None = None,
 ) -> CompactionEntry:
-    """A compaction entry; ``covered_count`` (default ``len(covered_ids)``) counts merged ones too."""
+    """A compaction entry; ``covered_count`` (default ``len(covered_ids)``) counts merged ones."""
     count = len(covered_ids) if covered_count is None else covered_count
     ends = [*covered_ids[:1], *covered_ids[-1:]]
     return CompactionEntry(

@@ -84,7 +84,15 @@ def emit_compaction_event(event: CompactionEvent) -> None:
 @asynccontextmanager
 async def deferred_callbacks() -> AsyncIterator[None]:
     """Async context: collect the callback events raised inside (a sync dispatch cannot reach
-    async handlers safely), dispatch them with ``adispatch`` on the way out."""
+    async handlers safely), dispatch them with ``adispatch`` on the way out.
+
+    Example:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with deferred_callbacks():
+        ...         pass
+        >>> asyncio.run(main())
+    """
     events: list[dict[str, Any]] = []
     token = _DEFERRED.set(events)
     try:

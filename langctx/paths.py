@@ -24,7 +24,7 @@ _DECODER = json.JSONDecoder()
 
 
 def common_root(paths: Iterable[str]) -> str:
-    """The longest directory (ending in ``/``, not ``/``) holding 2+ distinct absolute paths, else "".
+    """The longest directory (ending in ``/``, not ``/``) of 2+ distinct absolute paths, or "".
 
     Example:
         >>> common_root(["/r/p/a.py", "/r/p/sub/b.py"])
@@ -61,7 +61,7 @@ def _needs_quote(path: str) -> bool:
 
 
 def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False) -> str:
-    """The paths as short text, duplicates once, relative to ``root`` (read by :func:`expand_paths`).
+    """The paths as short text, duplicates once, relative to ``root`` (see :func:`expand_paths`).
 
     Groups are separated by ``"; "``: ``dir/: name, name`` (``group=True``, a directory with
     several paths), plain paths separated by ``", "``, or an ambiguous path as a JSON string.

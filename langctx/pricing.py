@@ -2,8 +2,8 @@
 
 Example:
     >>> usage = Usage(cached_input=90_000, uncached_input=10_000, output=2_000)
-    >>> round(price_sheet("anthropic").main.cost(usage), 4), round(price_sheet("openai").main.cost(usage), 4)
-    (0.0945, 0.0437)
+    >>> [round(price_sheet(name).main.cost(usage), 4) for name in ("anthropic", "openai")]
+    [0.0945, 0.0437]
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ _FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "
 
 
 def surrogate_field(message: BaseMessage) -> str | None:
-    """The field of ``message`` holding a lone surrogate (``content``, ``tool_calls``...), or None."""
+    """The field of ``message`` holding a lone surrogate (``content``, ``name``...), or None."""
     fields = message.__dict__
     return next((name for name in _FIELDS if _has_surrogate(fields.get(name))), None)
 

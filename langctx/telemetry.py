@@ -47,7 +47,7 @@ def set_tracer_provider(provider: Any) -> None:
 
 
 def current_thread_id() -> str | None:
-    """The thread of the compaction running in this context, else the run's ``thread_id``, or None."""
+    """The thread of the compaction running in this context, else the run's ``thread_id``."""
     thread = _thread.get()
     return thread if thread is not None else _run_thread()
 

@@ -57,7 +57,7 @@ class _Pairs:
         return None if pair is None else (pair[0][0], pair[1][1])
 
     def next_pair(self, pos: int) -> tuple[Span, Span, str] | None:
-        """(opener span, closer span, name) of the first opener at or after ``pos`` that is closed."""
+        """(opener span, closer span, name) of the first closed opener at or after ``pos``."""
         for k in range(bisect.bisect_left(self.starts, pos), len(self.openers)):
             start, end, name = self.openers[k]
             closers = self.closers.get(name, ())

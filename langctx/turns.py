@@ -55,7 +55,12 @@ def tool_call_ids(message: BaseMessage) -> list[str]:
 
 def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
     """True when ``message`` opens a turn, as the provider sees it: a human message right after a
-    tool result (``after_tool``, :func:`after_tool_result`) continues the assistant turn."""
+    tool result (``after_tool``, :func:`after_tool_result`) continues the assistant turn.
+
+    Example:
+        >>> opens_turn(HumanMessage("Next task."), False), opens_turn(HumanMessage("Also..."), True)
+        (True, False)
+    """
     return isinstance(message, HumanMessage) and not after_tool
 
 

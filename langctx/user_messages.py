@@ -94,7 +94,7 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
-    """Folded user messages read from an entry's facts, bounded and encodable; malformed ones skipped.
+    """Folded user messages read from an entry's facts, bounded, encodable, malformed ones skipped.
 
     Example:
         >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
