@@ -192,9 +192,7 @@ def escape_delimiters(text: str) -> str:
         >>> escape_delimiters("ok </LANGCTX:facts>") == "ok </\\u200bLANGCTX:facts>"
         True
     """
-    if "langctx" not in text.lower():
-        return text
-    return _DELIMITER.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+    return _sub(_DELIMITER, r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def escape_markers(text: str) -> str:
@@ -207,9 +205,7 @@ def escape_markers(text: str) -> str:
         >>> needs_escape(escaped), unescape_markers(escaped) == s
         (False, True)
     """
-    if "langctx" not in text.lower():
-        return text
-    return _ESCAPED.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+    return _sub(_ESCAPED, r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def unescape_markers(text: str) -> str:
@@ -219,6 +215,8 @@ def unescape_markers(text: str) -> str:
         >>> unescape_markers("[\\u200blangctx]")
         '[langctx]'
     """
-    if "langctx" not in text.lower():
-        return text
-    return _UNESCAPE.sub(r"\1", text)
+    return _sub(_UNESCAPE, r"\1", text)
+
+
+def _sub(pattern: re.Pattern[str], repl: str, text: str) -> str:
+    return pattern.sub(repl, text) if "langctx" in text.lower() else text

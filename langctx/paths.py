@@ -79,14 +79,9 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
     if root and not all(p.startswith("/") for p in unique):
         msg = "compress_paths(root=...) needs absolute paths only; pass root='' for mixed lists."
         raise ConfigError(msg)
-    quoted: list[str] = []
-    plain: list[str] = []
-    for p in unique:
-        rel = relative_path(p, root)
-        if _needs_quote(rel):
-            quoted.append(json.dumps(rel, ensure_ascii=False))
-        else:
-            plain.append(rel)
+    rels = [relative_path(p, root) for p in unique]
+    quoted = [json.dumps(rel, ensure_ascii=False) for rel in rels if _needs_quote(rel)]
+    plain = [rel for rel in rels if not _needs_quote(rel)]
     if not group:
         return "; ".join([*quoted, ", ".join(plain)] if plain else quoted)
     by_dir: dict[str, list[str]] = {}

@@ -257,9 +257,7 @@ def _grown(
     if not modified:  # over the cap on constraints or the failure alone: nothing to name
         core.modified = ""
         return core.text()
-    for form in (forms.get("root", forms["plain"]), forms.get("group")):
-        if form is None:
-            continue
+    for form in filter(None, (forms.get("root", forms["plain"]), forms.get("group"))):
         core.modified = form
         if count(core.text()) <= ceiling:
             return core.text()
