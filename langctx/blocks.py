@@ -1,19 +1,9 @@
-"""Provider content blocks that langctx must not touch: thinking, reasoning, compaction items.
-
-They are valid only byte for byte and in place: Anthropic ``thinking`` / ``redacted_thinking``
-(signed), OpenAI Responses ``reasoning`` and provider ``compaction`` items. Images and unknown
-block types are carried verbatim.
+"""Provider content blocks valid only byte for byte and in place: thinking, reasoning, compaction.
 
 Example:
-    >>> from langchain_core.messages import AIMessage
-    >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s1"},
-    ...                 {"type": "text", "text": "Reading."}])
-    >>> starts_with_thinking(ai), has_thinking(ai)
-    (True, True)
-    >>> is_provider_compaction(AIMessage([{"type": "compaction", "content": "Summary..."}]))
-    True
-    >>> cut_text_blocks(ai.content, lambda text: text[:3])[1]
-    {'type': 'text', 'text': 'Rea'}
+    >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s1"}, "Reading."])
+    >>> starts_with_thinking(ai), has_thinking(ai), cut_text_blocks(ai.content, lambda t: t[:3])[1]
+    (True, True, 'Rea')
 """
 
 from __future__ import annotations
@@ -68,8 +58,7 @@ def starts_with_thinking(message: BaseMessage) -> bool:
 
 
 def has_opaque_blocks(message: BaseMessage) -> bool:
-    """True when the message holds a thinking, reasoning or compaction block (kept or folded
-    whole, never cut)."""
+    """True when the message holds a thinking, reasoning or compaction block (never cut)."""
     if isinstance(message, AIMessage) and "reasoning" in message.additional_kwargs:
         return True
     return any(_type(b) in _OPAQUE_TYPES for b in _blocks(message))
@@ -83,9 +72,8 @@ def is_provider_compaction(message: BaseMessage) -> bool:
 def cut_text_blocks(
     content: list[Any], cut: Callable[[str], str], *, any_type: bool = False
 ) -> list[Any]:
-    """The same blocks with every text block's text (or string) passed through ``cut``; every
-    other block kept byte-identical, in order. ``any_type``: every dict with a string ``text``
-    is a text block."""
+    """The blocks with each text block's text (or string) passed through ``cut``, others kept as
+    they are; ``any_type``: every dict with a string ``text`` is a text block."""
     out: list[Any] = []
     for block in content:
         if isinstance(block, str):
@@ -99,9 +87,7 @@ def cut_text_blocks(
 
 
 def strip_thinking(message: BaseMessage) -> BaseMessage:
-    """The message without its thinking / redacted_thinking blocks (the message itself if none).
-
-    A message left with no content says so in a text block, so providers accept it.
+    """The message without its thinking blocks; one left empty says so in a text block.
 
     Example:
         >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s"}, "Done."])

@@ -7,6 +7,7 @@ from dataclasses import fields
 
 from langctx.config import PINNED_FLOOR_TOKENS, MemoryConfig
 from langctx.errors import ConfigError
+from langctx.monotone import largest
 
 __all__ = ["smallest_block_budget", "smallest_budget"]
 
@@ -36,7 +37,7 @@ def smallest_budget(config: MemoryConfig) -> int | None:
 
 def smallest_block_budget(config: MemoryConfig) -> int | None:
     """The smallest ``max_tokens`` whose head budget holds ``config``'s summary block and the
-    pinned floor (the same arithmetic as the properties, on unvalidated copies)."""
+    pinned floor (the properties' arithmetic on unvalidated copies)."""
 
     def fits(n: int) -> bool:
         trial = object.__new__(MemoryConfig)
@@ -52,13 +53,4 @@ def smallest_block_budget(config: MemoryConfig) -> int | None:
 
 def _smallest(ok: Callable[[int], bool], hi: int = 10_000_000) -> int | None:
     """The smallest n in [1, hi] with ok(n), for a monotone ok (None: not even hi)."""
-    if not ok(hi):
-        return None
-    lo = 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return largest(lambda n: not ok(n), hi - 1) + 1 if ok(hi) else None

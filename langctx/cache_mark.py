@@ -1,21 +1,12 @@
 """The compaction mark that costs least per model call under a provider's prompt cache.
 
-Between two folds each request reads the previous one from the cache (at ``cached_input``
-prices) and writes only what is new; a fold writes the summary block and the kept turns anew
-(at ``cache_write`` prices). Folding late makes every call read a long context; folding early
-rewrites the kept turns more often. With context growing by ``g`` tokens a call from ``C0`` (the
-pinned messages, the block and the kept turns, ``R`` of which a fold rewrites) to the mark ``H``,
-a call costs on average ``read * (C0 + H) / 2 + g * R * write / (H - C0)``, least at
-``H = C0 + sqrt(2 * g * R * write / read)`` (the economic order quantity). The mark never passes
-the high mark and stays a tenth of the budget above ``C0``, so a fold always frees room.
+The mark is ``C0 + sqrt(2 * g * R * write / read)`` (the economic order quantity; docs/caching.md).
 
 Example:
     >>> from langctx import MemoryConfig
     >>> cfg = MemoryConfig(max_tokens=32_000, cache_prices="anthropic")
     >>> cfg.high_mark, cheapest_mark(cfg, tokens=20_000, pinned=500, block=1_000, calls=60)
     (25600, 15452)
-    >>> cheapest_mark(MemoryConfig(max_tokens=32_000), tokens=20_000, pinned=500, block=1_000, calls=60)
-    25600
 """
 
 from __future__ import annotations
@@ -33,8 +24,7 @@ MIN_CALLS = 3
 
 
 def mark_floor(config: MemoryConfig, *, pinned: int, block: int) -> int:
-    """The lowest mark :func:`cheapest_mark` can return (the high mark without cache prices):
-    below it no call needs the growth of the context."""
+    """The lowest mark :func:`cheapest_mark` can return (the high mark without cache prices)."""
     if config.cache_write_ratio is None:
         return config.high_mark
     return min(
@@ -46,10 +36,8 @@ def cheapest_mark(config: MemoryConfig, *, tokens: int, pinned: int, block: int,
     """The context size above which a compaction is due.
 
     Args:
-        config: the memory's configuration (its ``cache_prices``, marks and budget).
-        tokens: the projection's tokens.
-        pinned: the pinned messages' tokens (system prompt and task).
-        block: the summary block's tokens (0 before the first fold).
+        tokens: the projection's tokens; ``pinned``, ``block``: those of the pinned messages and
+            the summary block (0 before the first fold).
         calls: AI messages since the latest cut (in the projection).
     """
     ratio = config.cache_write_ratio

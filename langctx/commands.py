@@ -1,16 +1,8 @@
-"""The ``/compact [focus instructions]`` command and langctx's notices (control messages).
-
-The integrations compact when the last message is a ``/compact`` command and replace it with a
-:func:`compact_notice`. Commands and notices are never logged, so the model never sees them.
+"""The ``/compact [focus]`` command and langctx's notices: control messages, never logged.
 
 Example:
-    >>> from langchain_core.messages import HumanMessage
     >>> parse_compact_command(HumanMessage("/compact keep the lexer notes"))
     'keep the lexer notes'
-    >>> parse_compact_command(HumanMessage("please /compact")) is None
-    True
-    >>> compact_notice(None, tokens=1200).content
-    '[langctx] Nothing to compact yet: the conversation (1200 tokens) is all recent turns.'
 """
 
 from __future__ import annotations
@@ -54,13 +46,11 @@ ACK_REQUEST = (
     "above stands in for earlier turns). Reply with one short sentence confirming it; do not "
     "continue the task until the user asks."
 )
-"""Sent to the model, instead of the command, only where the model cannot be skipped
-(``create_react_agent``'s ``pre_model_hook``, or a memory node followed by a plain edge)."""
+"""Sent to the model instead of the command where it cannot be skipped (``pre_model_hook``)."""
 
 
 def is_notice(message: BaseMessage) -> bool:
-    """True for a notice that langctx added to the state: an AI message with a notice id, langctx's
-    mark on its metadata and its text (an id alone is not enough: a client may set any id)."""
+    """True for a notice langctx added: its id, metadata mark and text (a client may set any id)."""
     return (
         isinstance(message, AIMessage)
         and isinstance(message.id, str)

@@ -1,14 +1,8 @@
-"""Configuration of a :class:`~langctx.LayeredChatMemory`: one frozen dataclass, validated on
-construction (defaults: an 8k budget, 30% reserved for the newest messages, compaction at 80% of
-the budget, summaries of at most ~200 tokens, at most 5 + 2 + 1 of them).
+"""Configuration of a :class:`~langctx.LayeredChatMemory`: a frozen dataclass, checked on creation.
 
 Example:
-    >>> from langctx import MemoryConfig
-    >>> cfg = MemoryConfig(max_tokens=32_000)
-    >>> cfg.keep_recent_tokens_resolved
+    >>> MemoryConfig(max_tokens=32_000).keep_recent_tokens_resolved
     6400
-    >>> MemoryConfig(context_window=128_000).max_tokens_resolved
-    70400
 """
 
 from __future__ import annotations
@@ -45,26 +39,17 @@ DEFAULT_RESERVE_RATIO = 0.3
 DEFAULT_RESERVE_TOKENS = 16_000
 DEFAULT_PROACTIVE_RATIO = 0.8
 DEFAULT_MAX_SUMMARIES = 5
-DEFAULT_MERGE_COUNT = 2
-DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
-DEFAULT_SUMMARY_SHARE = 0.05
 DEFAULT_USER_MESSAGES_SHARE = 0.15
 DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_OUTPUT_SHARE = 0.125
-"""Share of the budget one kept tool output may take (and one Context-mode output inline)."""
-DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
-"""Seconds any summarizer call may take (compaction and Context-mode) before its fallback is used."""
-DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
 
-ContextSize = tuple[Literal["tokens", "fraction"], float]
-"""LangChain's size vocabulary: ``("tokens", 4000)`` or ``("fraction", 0.5)``."""
+ContextSize = tuple[Literal["tokens", "fraction"], float]  # ("tokens", 4000) or ("fraction", 0.5)
 
 SummaryRole = Literal["human", "ai", "system"]
 OversizePolicy = Literal["truncate", "error"]
 OrphanPolicy = Literal["repair", "error"]
-
 
 _CHOICES = {
     "summary_role": get_args(SummaryRole),
@@ -91,114 +76,64 @@ class _resolved(Generic[_T]):
         if obj is None:
             return self
         memo: dict[str, _T] = obj._memo  # type: ignore[attr-defined]
-        try:
-            return memo[self.name]
-        except KeyError:
-            value = memo[self.name] = self.fn(obj)
-            return value
+        if self.name not in memo:
+            memo[self.name] = self.fn(obj)
+        return memo[self.name]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryConfig:
-    """Budget, triggers and summary limits of a layered memory.
-
-    Token sizes are in the units of the memory's token counter.
-    """
+    """Budget, triggers and summary limits of a layered memory (token sizes in the memory's
+    counter's units; every field is described in docs/configuration.md)."""
 
     max_tokens: int | ContextSize | None = None
-    """Budget for the projected context: tokens, ``("tokens", n)`` or ``("fraction", f)`` of
-    `context_window`. Default: 55% of `context_window` when set, else 8000."""
-
+    """Budget of the projection: tokens or a size of `context_window` (default 55% of it, or 8k)."""
     reserve_ratio: float = DEFAULT_RESERVE_RATIO
-    """Share of `max_tokens` guaranteed to the newest messages; pinned + summaries use at most the rest."""
-
+    """Share of `max_tokens` guaranteed to the newest messages."""
     context_window: int | None = None
-    """The model's window, when known. Compaction also triggers above `context_window - reserve_tokens`."""
-
+    """The model's window: compaction also triggers above `context_window - reserve_tokens`."""
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     """Room left in `context_window` for the system prompt, tools and the response."""
-
     keep_recent_tokens: int | ContextSize | None = None
-    """Verbatim recent tokens kept after a compaction (the low mark): tokens, ``("tokens", n)`` or
-    ``("fraction", f)`` of `max_tokens`. Default: 20% of `max_tokens` (the newest turn is always
-    kept). What a fold keeps is sent again uncached, so a low mark well below the reserve makes
-    folds cheaper and rarer."""
-
+    """The low mark: recent tokens kept after a compaction (default 20% of `max_tokens`)."""
     output_share: float = DEFAULT_OUTPUT_SHARE
-    """Share of `max_tokens` one tool output may keep after a compaction by the marks (default an
-    eighth, what Context-mode inlines): a larger output in the kept turns is cut to head and tail,
-    marked (the log keeps it whole; several share the low mark). The fold resends what it keeps
-    anyway, so the cut breaks no prompt cache, while a whole output is read by every call until
-    the next fold and brings that fold sooner."""
-
+    """Share of `max_tokens` one tool output may keep after a compaction (cut to head and tail)."""
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
-    """Compact when the context passes this share of `max_tokens` (the high mark)."""
-
+    """The high mark: compact when the context passes this share of `max_tokens`."""
     summary_threshold_tokens: int | None = None
-    """Evicted tokens that wait for one model summary call: below it a fold is summarized locally
-    (quality ``"mechanical"``, absorbed by the next such fold); once the waiting history reaches
-    it, the model summarizes all of it in one call. Default: `max_summarizer_input_tokens`.
-    0: a call per fold."""
-
+    """Evicted tokens that wait for one model summary (default `max_summarizer_input_tokens`)."""
     background_summaries: bool = True
-    """Compute model summaries off the critical path: the fold is written at once with the local
-    summary, replaced by the model's at the next fold if it still stands for the same messages.
-    ``/compact`` with instructions and overflow recovery call the model on the spot."""
-
+    """Compute model summaries off the critical path (replacing the local one at the next fold)."""
     max_summaries: int = DEFAULT_MAX_SUMMARIES
     """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
-
-    merge_count: int = DEFAULT_MERGE_COUNT
+    merge_count: int = 2
     """How many summaries merge into one of the next level."""
-
-    max_level2: int = DEFAULT_MAX_LEVEL2
+    max_level2: int = 2
     """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
-
-    summary_share: float = DEFAULT_SUMMARY_SHARE
-    """Share of `max_tokens` the summaries' text may take together (default 5%, the facts ledger
-    on top): over it, the oldest merge even below `max_summaries` / `max_level2`, so summaries do
-    not crowd out the recent turns at small budgets."""
-
+    summary_share: float = 0.05
+    """Share of `max_tokens` the summaries may take together; over it the oldest merge earlier."""
     max_summary_tokens: int | None = None
-    """Hard cap per summary (enforced by truncation). Default: 200, or less on small budgets so
-    that all summaries fit beside the reserve."""
-
+    """Hard cap per summary (default 200, less on small budgets)."""
     max_facts_tokens: int | None = None
-    """Cap of the mechanical facts ledger under the summaries (constraints, modified files, latest
-    failure). Default: 1.5 * the summary cap, or up to 1/20 of the head budget (at most 1,000) on
-    large budgets. 0 turns the ledger off."""
-
+    """Cap of the mechanical facts ledger under the summaries (0: no ledger)."""
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
-    """Share of `max_tokens` for the user's folded messages quoted verbatim in the summary block
-    (default 15%), newest first (the newest cut to head and tail only when larger than the share);
-    beyond it, up to as much again of older ones by their opening words, then a count. Taken only
-    from what the head budget leaves, never a reason to exceed it (:mod:`langctx.user_messages`)."""
-
-    placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
+    """Share of `max_tokens` for the folded user messages quoted in the summary block."""
+    placeholder_min_tokens: int = 400
     """Tool outputs at least this large may become placeholders before turns are folded."""
-
     summary_role: SummaryRole = "human"
-    """Role of the projected summary message ("human" works for OpenAI and Anthropic alike)."""
-
+    """Role of the projected summary message."""
     oversize_policy: OversizePolicy = "truncate"
-    """Pinned messages larger than their share of the budget: "truncate" (head and tail kept, marked) or "error"."""
-
+    """Pinned messages over their share: "truncate" (head and tail, marked) or "error"."""
     orphan_policy: OrphanPolicy = "repair"
-    """A tool result whose call is unknown: "repair" (kept in the log, left out of the projection, logged) or "error"."""
-
+    """A tool result whose call is unknown: "repair" (not projected, logged) or "error"."""
     summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
-    """Seconds a summarizer call may take before the local fallback is used. None: no limit."""
-
-    max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS
-    """Cap on what one summarizer call is given; long tool outputs are cut to head and tail first."""
-
+    """Seconds a summarizer call may take before the local fallback is used (None: no limit)."""
+    max_summarizer_input_tokens: int = 24_000
+    """Cap on what one summarizer call is given."""
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
     """Predicate choosing the pinned task: the first human message for which it is true."""
-
     cache_prices: str | PriceSheet | None = None
-    """The provider's prompt-cache prices: ``"anthropic"``, ``"openai"`` or a
-    :class:`~langctx.pricing.PriceSheet`. When set, a compaction may come before the high mark,
-    where a fold costs least per call (:mod:`langctx.cache_mark`)."""
+    """Prompt-cache prices (sheet or name): fold where cheapest (:mod:`langctx.cache_mark`)."""
 
     _memo: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
@@ -355,8 +290,7 @@ class MemoryConfig:
 
     @_resolved
     def summary_share_tokens(self) -> int:
-        """Tokens the summaries' text may take together before the oldest merge (see
-        `summary_share`); never less than two full summaries."""
+        """Tokens the summaries may take together (`summary_share`; at least two full summaries)."""
         share = int(self.summary_share * self.max_tokens_resolved)
         return max(share, 2 * self.max_summary_tokens_resolved)
 
@@ -389,9 +323,7 @@ class MemoryConfig:
 
     @_resolved
     def user_messages_tokens(self) -> int:
-        """Tokens of the user's folded messages quoted verbatim (`user_messages_share`); their
-        openings may take as much again, within what the head budget leaves beside the pinned
-        messages and the rest of the block (:func:`~langctx.engine.layers.summary_block`)."""
+        """Tokens of the folded user messages quoted verbatim (`user_messages_share`)."""
         return int(self.user_messages_share * self.max_tokens_resolved)
 
     @_resolved
@@ -412,8 +344,7 @@ class MemoryConfig:
 
 
 class ConfigOptions(TypedDict, total=False):
-    """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``), so
-    an IDE completes them and a type checker rejects a misspelt one."""
+    """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``)."""
 
     max_tokens: int | ContextSize | None
     reserve_ratio: float
@@ -442,23 +373,17 @@ class ConfigOptions(TypedDict, total=False):
 
 
 BLOCK_PREAMBLE_TOKENS = 64
-"""Tokens of the summary block's preamble (about 60 by tiktoken and the estimator)."""
-
+"""Tokens of the summary block's preamble (about 60)."""
 SUMMARY_TAG_TOKENS = 32
 """Tokens of one summary's opening and closing tags (about 30)."""
-
 PINNED_FLOOR_TOKENS = 64
-"""What the pinned messages may take at least beside the summary block (below it, truncating the
-system prompt and task to their floor could still leave the projection over the budget)."""
+"""What the pinned messages may take at least beside the summary block."""
 
 
 def config_from(
     config: MemoryConfig | None, options: ConfigOptions | dict[str, object]
 ) -> MemoryConfig:
-    """``config``, or a :class:`MemoryConfig` built from ``options`` (never both).
-
-    Raises:
-        ConfigError: both were given, or an option is unknown or invalid.
+    """``config``, or a :class:`MemoryConfig` built from ``options`` (ConfigError when both are).
 
     Example:
         >>> config_from(None, {"max_tokens": 4000}).max_tokens

@@ -10,10 +10,7 @@ __all__ = ["check_timeout", "non_negative", "positive", "ratio", "size"]
 
 
 def check_timeout(name: str, value: object) -> None:
-    """Refuse a timeout that is not a finite number of seconds > 0 or None.
-
-    Raises:
-        ConfigError: naming the option; ``None`` is the way to say "no limit".
+    """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit).
 
     Example:
         >>> check_timeout("summary_timeout", float("inf"))

@@ -1,8 +1,4 @@
-"""The log's entry types: compaction entries and in-place edits, as versioned plain dicts.
-
-Entries are JSON values only (no custom classes), so LangGraph's serializer stores them under
-``LANGGRAPH_STRICT_MSGPACK=true`` and any checkpointer or database can persist them. Entries are
-appended, never changed; a later entry may supersede earlier ones (a merge names what it absorbed).
+"""The log's entries (compactions, in-place edits) as versioned JSON dicts, appended, never changed.
 
 Example:
     >>> e = new_compaction_entry(summary="Goal: fix the parser", level=1, covered_ids=["m1", "m2"],
@@ -48,17 +44,12 @@ MAX_LEVEL = 3
 """Summaries merge up to this level (one level-3 summary at most)."""
 
 ENTRY_VERSION = 3
-"""Version 2: ``covered_ids`` lists only the messages an entry folded itself (``covered_count``
-counts every one it stands for) and ``facts`` no longer repeats the file lists, so an entry's size
-does not grow with the history it summarizes. Version 3 renamed ``first_kept_entry_id`` to
-``first_kept_id``. Older entries are migrated on read."""
+"""Version of the entries written; older ones are migrated on read (:func:`_migrated`)."""
 
 Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
 Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
-"""How a summary was made: by the model; by the local summarizer (configured); by the local summarizer
-because the model failed; mechanically (the local summary standing in until the model summarizes
-the span: below `summary_threshold_tokens`, or while its model summary runs in the background); by
-merging summaries."""
+"""How a summary was made: by the model, the local summarizer (configured, or as the model's
+fallback), mechanically (standing in until the model summarizes the span) or by a merge."""
 
 
 class CompactionEntry(TypedDict):
@@ -74,15 +65,14 @@ class CompactionEntry(TypedDict):
     tokens_after: int
     first_kept_id: str | None
     covered_ids: list[str]
-    """The messages this entry folded from the log itself (not those of the entries it merged)."""
+    """The messages this entry folded itself (not those of the entries it merged)."""
     covered_count: int
-    """Every message this entry stands for: its own ``covered_ids`` and its merged entries'."""
+    """Every message this entry stands for, its merged entries' included."""
     merged_from: list[str]
     read_files: list[str]
     modified_files: list[str]
     facts: dict[str, Any]
-    """Mechanical facts for later summaries (commands, errors, constraints, next step); the file
-    lists are the entry's own ``read_files`` / ``modified_files`` (see :func:`entry_facts`)."""
+    """Mechanical facts for later summaries, file lists aside (see :func:`entry_facts`)."""
     trigger: str
     quality: str
     instructions: str | None
@@ -94,12 +84,10 @@ class CompactionEntry(TypedDict):
     last_id: NotRequired[str | None]
     """The last message of the log when the entry was written."""
     pending_tokens: NotRequired[int]
-    """A ``mechanical`` entry's evicted tokens that no model summary has seen yet (its own and
-    those of the mechanical entries it absorbed)."""
+    """A ``mechanical`` entry's evicted tokens that no model summary has seen yet."""
     upgrade_input: NotRequired[str]
-    """A ``mechanical`` entry whose model summary was asked off the critical path: the digest of
-    that summary's input (:func:`~langctx.summarize.request.request_digest`). The next fold, in
-    whichever process, applies the summary only if the log still gives the same digest."""
+    """Digest of the input of a ``mechanical`` entry's background model summary
+    (:func:`~langctx.summarize.request.request_digest`): applied only if the log still gives it."""
 
 
 class EditEntry(TypedDict):
@@ -131,7 +119,7 @@ class EvictionRecord(TypedDict):
 
 
 def _stable_id(prefix: str, *parts: object) -> str:
-    """An id derived from what an entry covers: the same compaction gets the same id in every run."""
+    """An id derived from what an entry covers (the same in every run)."""
     digest = hashlib.sha1("\x1f".join(map(str, parts)).encode()).hexdigest()[:12]
     return f"{prefix}-{digest}"
 
@@ -158,11 +146,7 @@ def new_compaction_entry(
     instructions: str | None = None,
     covered_count: int | None = None,
 ) -> CompactionEntry:
-    """Build a compaction entry with a fresh id and timestamp.
-
-    ``covered_ids`` are the messages the entry folds itself; ``covered_count`` (default: their
-    number) also counts the messages of the entries in ``merged_from``.
-    """
+    """A compaction entry; ``covered_count`` (default ``len(covered_ids)``) counts merged ones."""
     count = len(covered_ids) if covered_count is None else covered_count
     ends = [*covered_ids[:1], *covered_ids[-1:]]
     return CompactionEntry(
@@ -249,16 +233,10 @@ _REQUIRED = {
 
 
 def validate_entry(entry: Mapping[str, Any]) -> Any:
-    """Check a persisted entry's version and shape; migrate older shapes; return it.
-
-    Every field this version reads is checked when present (:data:`_FIELDS`); the required ones
-    must be present. An entry id is at most 128 letters, digits and ``_.:-`` (it is shown in the
-    summary delimiters). ``facts`` must be a dict; what it holds is read, not checked, where an
-    entry enters a memory (:func:`read_entry`); a summary over its cap is cut when projected.
+    """Check a persisted entry's version and fields (:data:`_FIELDS`); return it, migrated.
 
     Raises:
-        StateVersionError: the entry has an unknown version, lacks a required field or has one
-            that is not what it must be (a one-line message naming the entry and the field).
+        StateVersionError: an unknown version or kind, a missing or malformed field.
     """
     if not isinstance(entry, Mapping):
         msg = f"a langctx entry must be a dict, got {type(entry).__name__}."
@@ -267,34 +245,34 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
     if version in (0, 1, 2):
         entry = _migrated(entry, version)
     elif version != ENTRY_VERSION:
-        msg = (
-            f"langctx entry {_shown(entry.get('id'))} has version {_shown(version)}; this "
-            f"langctx reads version {ENTRY_VERSION}. Upgrade langctx, or clear the thread's "
-            "langctx state."
+        raise _invalid(
+            entry,
+            f" has version {_shown(version)}; this langctx reads version {ENTRY_VERSION}. "
+            "Upgrade langctx, or clear the thread's langctx state.",
         )
-        raise StateVersionError(msg)
     kind = entry.get("kind")
     if not isinstance(kind, str) or kind not in _REQUIRED:
-        msg = f"langctx entry {_shown(entry.get('id'))} has unknown kind {_shown(kind)}."
-        raise StateVersionError(msg)
+        raise _invalid(entry, f" has unknown kind {_shown(kind)}.")
     missing = [k for k in _REQUIRED[kind] if k not in entry]
     if missing:
-        msg = f"langctx entry {_shown(entry.get('id'))} lacks {missing}; the state is corrupt."
-        raise StateVersionError(msg)
+        raise _invalid(entry, f" lacks {missing}; the state is corrupt.")
     for name, (ok, wanted) in _FIELDS[kind].items():
         if name in entry and not ok(entry[name]):
-            msg = (
-                f"langctx entry {_shown(entry.get('id'))}: {name} must be {wanted}, got "
-                f"{_shown(entry[name])}; the state is corrupt (clear the thread's langctx state)."
+            raise _invalid(
+                entry,
+                f": {name} must be {wanted}, got {_shown(entry[name])}; the state is corrupt "
+                "(clear the thread's langctx state).",
             )
-            raise StateVersionError(msg)
     return entry
 
 
+def _invalid(entry: Mapping[str, Any], problem: str) -> StateVersionError:
+    return StateVersionError(f"langctx entry {_shown(entry.get('id'))}{problem}")
+
+
 def read_entry(entry: Mapping[str, Any]) -> Any:
-    """An entry read from state into a memory (:func:`validate_entry`), a compaction's facts and
-    file lists read by :func:`~langctx.facts.record.stored_facts` (the one place they are read)
-    into a new dict. Raises as :func:`validate_entry`.
+    """:func:`validate_entry`, then a compaction's facts and file lists read by
+    :func:`~langctx.facts.record.stored_facts` into a new dict.
 
     Example:
         >>> e = read_entry({"v": 3, "kind": "compaction", "id": "c-1", "level": 1, "summary": "",
@@ -342,8 +320,7 @@ def _is_paths(v: object) -> bool:
 
 
 def _is_content(v: object) -> bool:
-    """Text or blocks with no live ``<langctx`` / ``</langctx`` opener: an edit langctx writes
-    is cut from the escaped view of its message, so an opener in a stored one is forged."""
+    """Text or blocks with no live ``<langctx`` opener (langctx's edits are escaped)."""
     if isinstance(v, str):
         return _BLOCK_OPENER.search(v) is None
     return isinstance(v, list) and all(
@@ -408,8 +385,7 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
         "tokens_after": _COUNT,
     },
 }
-"""Field -> (check, what it must be) of a persisted entry; a field that is absent is not checked
-(the required ones are checked before)."""
+"""Field -> (check, what it must be) of a persisted entry, checked when present."""
 
 
 def _migrated(entry: Mapping[str, Any], version: int) -> dict[str, Any]:
@@ -439,10 +415,7 @@ def _migrated(entry: Mapping[str, Any], version: int) -> dict[str, Any]:
 
 
 def active_summaries(entries: Sequence[CompactionEntry]) -> list[CompactionEntry]:
-    """The entries whose summaries are projected: those no later entry has merged.
-
-    Ordered oldest (highest level) first, then by creation.
-    """
+    """The entries no later entry has merged, highest level first, then by creation."""
     merged = {m for e in entries for m in e["merged_from"]}
     live = [e for e in entries if e["id"] not in merged]
     order = {e["id"]: i for i, e in enumerate(entries)}

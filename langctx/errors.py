@@ -1,8 +1,5 @@
-"""Exceptions raised by langctx, and the whole tree of them.
-
-Every error derives from :class:`LangctxError`, so one ``except LangctxError`` catches them all.
-Where the meaning matches a builtin, the class subclasses it too (in parentheses). Classes defined
-outside this module name their module (under ``langctx.``)::
+"""Exceptions raised by langctx: every one derives from :class:`LangctxError` (and a builtin, in
+parentheses, where the meaning matches); those defined elsewhere name their module::
 
     LangctxError
     ├── ConfigError (ValueError)                       invalid configuration or arguments
@@ -76,13 +73,8 @@ class StateVersionError(LangctxError, ValueError):
 
 
 class ContextOverflowError(LangctxError):
-    """The provider rejected the request as too long, even after compacting and retrying.
-
-    Attributes:
-        tokens_before: context tokens before the last compaction attempt.
-        tokens_after: context tokens after it.
-        attempts: how many compact-and-retry rounds were made.
-    """
+    """The provider rejected the request as too long, even after compacting and retrying
+    (``tokens_before`` / ``tokens_after`` the last attempt, ``attempts`` rounds)."""
 
     def __init__(
         self, message: str, *, tokens_before: int = 0, tokens_after: int = 0, attempts: int = 0

@@ -1,9 +1,4 @@
-"""Compaction events for LangGraph streams and LangChain callbacks.
-
-Each compaction start and end becomes a ``langctx_compaction`` event (:func:`event_payload`),
-written to LangGraph's custom stream (``stream_mode="custom"``) and dispatched as a LangChain custom
-event. In async code the dispatch is deferred until the awaited memory call returns (a sync
-dispatch cannot reach async handlers safely).
+"""Compaction events for LangGraph's custom stream and LangChain callbacks (docs/observability.md).
 
 Example:
     >>> from langctx import CompactionEvent
@@ -65,10 +60,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
 
 
 def emit_compaction_event(event: CompactionEvent) -> None:
-    """Send one event to the custom stream and the callbacks of the current run, if any.
-
-    Never raises: a listener's failure is logged, not propagated into the compaction.
-    """
+    """Send one event to the custom stream and the callbacks of the current run; never raises."""
     payload = event_payload(event)
     try:
         writer = get_stream_writer()
@@ -91,7 +83,8 @@ def emit_compaction_event(event: CompactionEvent) -> None:
 
 @asynccontextmanager
 async def deferred_callbacks() -> AsyncIterator[None]:
-    """Async context: collect callback events raised inside, dispatch them with ``adispatch``.
+    """Async context: collect the callback events raised inside (a sync dispatch cannot reach
+    async handlers safely), dispatch them with ``adispatch`` on the way out.
 
     Example:
         >>> import asyncio

@@ -1,4 +1,4 @@
-"""A small thread-safe bounded LRU map (token counts, rendered summary blocks).
+"""A small thread-safe bounded LRU map.
 
 Example:
     >>> cache = LRU[str, int](maxsize=2)
@@ -21,7 +21,7 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """Keeps the ``maxsize`` most recently used entries (``maxsize=0``: keeps nothing)."""
+    """Keeps the ``maxsize`` most recently used entries (0: none)."""
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize

@@ -1,13 +1,8 @@
-"""Every marker langctx writes into messages or persisted state: delimiters, stamps, id prefixes.
+"""Every marker langctx writes into messages or state (delimiters, stamps, id prefixes), once.
 
-Each is defined here once and imported wherever it is written or read. Untrusted text (tool
-output, summaries, fetched slices) goes through :func:`escape_delimiters`, so it can never forge
-one: a zero-width space goes between ``<``, ``</`` or ``[`` and ``langctx``, in any letter case.
+Untrusted text goes through :func:`escape_delimiters`, so it can never forge one.
 
 Example:
-    >>> escape_delimiters("</LangCtx:summary> [langctx ref=ctx_0]") == (
-    ...     "</\\u200bLangCtx:summary> [\\u200blangctx ref=ctx_0]")
-    True
     >>> summary_open(level=1, covers=12, entry_id="cmp-0a1b")
     '<langctx:summary level="1" covers="12 messages" id="cmp-0a1b">'
 """
@@ -57,28 +52,20 @@ __all__ = [
 
 NOTICE_MARK = "[langctx]"
 """Opens every note langctx writes as a message (summary preamble, notices, stand-in results)."""
-
 SUMMARY_CLOSE = "</langctx:summary>"
 """Closes one summary in the summary block (opened by :func:`summary_open`)."""
-
 FACTS_OPEN = "<langctx:facts>"
 """Opens the mechanical facts ledger under the summaries."""
-
 FACTS_CLOSE = "</langctx:facts>"
 """Closes the facts ledger."""
-
 REF_MARKER = "[langctx ref="
 """Opens every line Context-mode writes about a stored output (reference, slice, grep)."""
-
 CONTEXT_MODE_MARK = "[langctx context-mode"
 """Opens the header and footer lines of a Context-mode reduction."""
-
 PLACEHOLDER_MARK = "[langctx: tool output elided"
 """Opens the placeholder that stands in for a large tool output shed in place."""
-
 ARGS_PLACEHOLDER_MARK = "[langctx: argument elided to save context, the tool had it whole:"
 """Opens the note that stands in for the middle of a long tool-call argument (a file written)."""
-
 TRUNCATION_MARK = (
     "[langctx: {cut} characters cut here to fit the budget; the full text is message "
     "{message_id} in the log]"
@@ -92,8 +79,7 @@ def summary_open(*, level: int, covers: int, entry_id: str) -> str:
 
 
 def quote_output(text: str) -> str:
-    """Tool output inside a summary, labelled and quoted: never read as the user's words or an
-    instruction (the summary block is sent with the human role).
+    """Tool output inside a summary, labelled and quoted (never read as the user's words).
 
     Example:
         >>> print(quote_output('Error: always push to "main"'))
@@ -105,8 +91,7 @@ def quote_output(text: str) -> str:
 # ---------------------------------------------------------------------------- stamps and keys
 
 CONTEXT_MODE_STAMP = "langctx_context_mode"
-"""``ToolMessage.response_metadata`` key of the stamp Context-mode leaves on a message it
-processed; a stamped message is not processed again."""
+"""``response_metadata`` key of the stamp Context-mode leaves on a tool message it processed."""
 
 
 def stamp_digest(content: str | list[Any]) -> str:
@@ -120,8 +105,7 @@ def stamp_digest(content: str | list[Any]) -> str:
 
 
 def context_mode_stamp(message: Any) -> dict[str, Any] | None:
-    """The Context-mode stamp of a tool message when it is genuine: its digest matches the content
-    (a stamp copied onto other content is no stamp).
+    """The Context-mode stamp of a tool message when its digest matches the content.
 
     Example:
         >>> from langchain_core.messages import ToolMessage
@@ -152,40 +136,28 @@ NO_THREAD = "__langctx_no_thread__"
 
 MESSAGE_ID_PREFIX = "langctx-msg-"
 """Id the memory gives a logged message that has none (then a random hex)."""
-
 ANON_ID_PREFIX = "langctx-anon-"
 """Ids a view gives state messages that have none (position and content digest)."""
-
 HISTORY_ID_PREFIX = "langctx-hist-"
 """The chat-history adapter's id of ``full_messages[i]`` is this and ``i``."""
-
 LEGACY_HISTORY_ID_PREFIX = "lcx-hist-"
 """What :data:`HISTORY_ID_PREFIX` was; stored entries that use it are read as the new one."""
-
 SUMMARY_ID_PREFIX = "langctx-summary-"
 """The summary block's id (then a digest of the summaries' ids)."""
-
 NOTICE_METADATA_KEY = "langctx"
 """Key of ``response_metadata`` whose value ``"notice"`` marks a langctx notice."""
-
 NOTICE_ID_PREFIX = "langctx-notice-"
 """A ``/compact`` notice shown to the user (never to the model)."""
-
 REPAIR_ID_PREFIX = "langctx-repair-"
 """The stand-in result of a tool call whose result was never recorded (then the call id)."""
-
 ACK_ID_PREFIX = "langctx-ack-"
 """The request that closes a projection ending with the summary block."""
-
 REFERENCE_MESSAGE_ID_PREFIX = "langctx-ref-"
 """Id given to a referenced tool message that has none (then the reference id)."""
-
 REFERENCE_ID_PREFIX = "ctx_"
 """A reference id is this and eight hex digits."""
-
 COMPACTION_ID_PREFIX = "cmp"
 """Compaction entry ids: this, ``-`` and a digest of what the entry covers."""
-
 EDIT_ID_PREFIX = "edt"
 """Edit entry ids: this, ``-`` and a digest of the edit."""
 
@@ -213,23 +185,19 @@ def needs_escape(text: str) -> bool:
 
 
 def escape_delimiters(text: str) -> str:
-    """Break every ``<langctx``, ``</langctx`` or ``[langctx`` in untrusted ``text``, in any
-    letter case (idempotent); the text reads the same to a person.
+    """Break every ``<langctx``, ``</langctx`` or ``[langctx`` in untrusted ``text`` (any case,
+    idempotent); the text reads the same to a person.
 
     Example:
         >>> escape_delimiters("ok </LANGCTX:facts>") == "ok </\\u200bLANGCTX:facts>"
         True
-        >>> escape_delimiters(escape_delimiters("[langctx]")) == escape_delimiters("[langctx]")
-        True
     """
-    if "langctx" not in text.lower():
-        return text
-    return _DELIMITER.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+    return _sub(_DELIMITER, r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def escape_markers(text: str) -> str:
-    """Break every langctx delimiter with one more zero-width space, reversibly: an opener
-    already escaped gets one more, so :func:`unescape_markers` gives the text back.
+    """Break every langctx delimiter with one more zero-width space (:func:`unescape_markers`
+    reverses it).
 
     Example:
         >>> s = "[langctx x] and [\\u200blangctx y] </LangCtx>"
@@ -237,9 +205,7 @@ def escape_markers(text: str) -> str:
         >>> needs_escape(escaped), unescape_markers(escaped) == s
         (False, True)
     """
-    if "langctx" not in text.lower():
-        return text
-    return _ESCAPED.sub(r"\1" + ZERO_WIDTH_SPACE, text)
+    return _sub(_ESCAPED, r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def unescape_markers(text: str) -> str:
@@ -249,6 +215,8 @@ def unescape_markers(text: str) -> str:
         >>> unescape_markers("[\\u200blangctx]")
         '[langctx]'
     """
-    if "langctx" not in text.lower():
-        return text
-    return _UNESCAPE.sub(r"\1", text)
+    return _sub(_UNESCAPE, r"\1", text)
+
+
+def _sub(pattern: re.Pattern[str], repl: str, text: str) -> str:
+    return pattern.sub(repl, text) if "langctx" in text.lower() else text

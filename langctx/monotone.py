@@ -13,11 +13,10 @@ __all__ = ["largest"]
 
 
 def largest(fits: Callable[[int], bool], hi: int, lo: int = 0) -> int:
-    """The largest ``n`` in ``(lo, hi]`` with ``fits(n)``, for a ``fits`` that holds up to some
-    value and fails above it; ``lo`` when none fits (``fits(lo)`` is never asked).
+    """The largest ``n`` in ``(lo, hi]`` with ``fits(n)`` for a monotone ``fits``, else ``lo``.
 
-    The probes (``mid = (lo + hi + 1) // 2``) are part of the contract: token counts are not
-    always monotone in the length of a text, and every caller must cut the same text the same way.
+    The probes are part of the contract: token counts are not always monotone in a text's length,
+    and every caller must cut the same text the same way.
     """
     while lo < hi:
         mid = (lo + hi + 1) // 2

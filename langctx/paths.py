@@ -1,17 +1,9 @@
-"""Lossless short forms of file-path lists for the facts ledger (pure functions).
-
-:func:`compress_paths` writes paths relative to their :func:`common_root` (said once by the
-caller) and, with ``group=True``, each directory once (``dir/: a.py, b.py``);
-:func:`expand_paths` gives them back exactly.
+"""Lossless short forms of file-path lists for the facts ledger.
 
 Example:
     >>> paths = ["/w/app/src/a.py", "/w/app/src/b.py", "/w/app/README.md"]
-    >>> root = common_root(paths)
-    >>> text = compress_paths(paths, root=root, group=True)
-    >>> root, text
-    ('/w/app/', 'src/: a.py, b.py; README.md')
-    >>> expand_paths(text, root=root) == paths
-    True
+    >>> compress_paths(paths, root="/w/app/", group=True)
+    'src/: a.py, b.py; README.md'
 """
 
 from __future__ import annotations
@@ -27,17 +19,12 @@ from langctx.errors import ConfigError
 
 __all__ = ["common_root", "compress_paths", "expand_paths", "relative_path"]
 
-_AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')
-"""What makes a path need quoting: a separator, a control character, edge space or quote, a
-trailing ``/`` (no file name)."""
+_AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')  # paths that need quoting
 _DECODER = json.JSONDecoder()
 
 
 def common_root(paths: Iterable[str]) -> str:
-    """The longest directory (ending in ``/``) that holds every path, when all are absolute.
-
-    ``""`` when a path is relative, when there are fewer than two distinct paths, or when the only
-    common directory is ``/`` (nothing to say once).
+    """The longest directory (ending in ``/``, not ``/``) of 2+ distinct absolute paths, or "".
 
     Example:
         >>> common_root(["/r/p/a.py", "/r/p/sub/b.py"])
@@ -74,19 +61,13 @@ def _needs_quote(path: str) -> bool:
 
 
 def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False) -> str:
-    """The paths as short text, duplicates once; :func:`expand_paths` gives them back.
+    """The paths as short text, duplicates once, relative to ``root`` (see :func:`expand_paths`).
 
-    ``root`` (said once beside the text) requires every path to be absolute. ``group=False``
-    keeps each relative path whole, in order (quoted ones first); ``group=True`` writes each
-    directory with more than one path once, in order of first appearance.
-
-    Grammar: groups separated by ``"; "``; a group is ``dir/: name, name, ...`` or plain paths
-    separated by ``", "``. An ambiguous path (one holding a separator, starting with a quote,
-    with a control character or edge whitespace, empty or ending with ``/``) is a JSON string in
-    a group of its own.
+    Groups are separated by ``"; "``: ``dir/: name, name`` (``group=True``, a directory with
+    several paths), plain paths separated by ``", "``, or an ambiguous path as a JSON string.
 
     Raises:
-        ConfigError: ``root`` is given but some path is relative (it could not be told apart).
+        ConfigError: ``root`` is given but some path is relative.
 
     Example:
         >>> compress_paths(["src/a.py", "tests/t.py", "src/b.py"], group=True)
@@ -98,14 +79,9 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
     if root and not all(p.startswith("/") for p in unique):
         msg = "compress_paths(root=...) needs absolute paths only; pass root='' for mixed lists."
         raise ConfigError(msg)
-    quoted: list[str] = []
-    plain: list[str] = []
-    for p in unique:
-        rel = relative_path(p, root)
-        if _needs_quote(rel):
-            quoted.append(json.dumps(rel, ensure_ascii=False))
-        else:
-            plain.append(rel)
+    rels = [relative_path(p, root) for p in unique]
+    quoted = [json.dumps(rel, ensure_ascii=False) for rel in rels if _needs_quote(rel)]
+    plain = [rel for rel in rels if not _needs_quote(rel)]
     if not group:
         return "; ".join([*quoted, ", ".join(plain)] if plain else quoted)
     by_dir: dict[str, list[str]] = {}
@@ -123,14 +99,11 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
 
 
 def expand_paths(text: str, *, root: str = "") -> list[str]:
-    """The paths written by :func:`compress_paths` (with the same ``root``), in text order.
-
-    Raises:
-        ConfigError: ``text`` does not follow the grammar (a broken quoted path).
+    """The paths written by :func:`compress_paths` (same ``root``); ConfigError on a broken quote.
 
     Example:
-        >>> expand_paths("src/: a.py, b.py; tests/t.py", root="/w/")
-        ['/w/src/a.py', '/w/src/b.py', '/w/tests/t.py']
+        >>> expand_paths("src/: a.py, b.py; t.py", root="/w/")
+        ['/w/src/a.py', '/w/src/b.py', '/w/t.py']
     """
     out: list[str] = []
     i, n = 0, len(text)

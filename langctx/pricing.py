@@ -1,17 +1,9 @@
-"""What a session costs and how long its model calls take: price sheets and a latency model.
-
-A :class:`PriceSheet` prices the main model and the summarizer per million tokens, with prompt
-caching: tokens read from the provider's cache, tokens written to it (Anthropic charges a premium
-for writes, OpenAI does not), uncached input and output. The sheets are data: pass your own, or a
-JSON file with the same fields (``langctx replay --prices FILE``).
+"""Price sheets (per million tokens, with prompt caching) and a latency model of model calls.
 
 Example:
-    >>> sheet = price_sheet("anthropic")
     >>> usage = Usage(cached_input=90_000, uncached_input=10_000, output=2_000)
-    >>> round(sheet.main.cost(usage), 4)
-    0.0945
-    >>> round(price_sheet("openai").main.cost(usage), 4)
-    0.0437
+    >>> [round(price_sheet(name).main.cost(usage), 4) for name in ("anthropic", "openai")]
+    [0.0945, 0.0437]
 """
 
 from __future__ import annotations
@@ -39,9 +31,9 @@ class Usage:
     """Tokens of one or more model calls, split the way providers bill them."""
 
     cached_input: int = 0
-    """Input read from the provider's prompt cache (an unchanged prefix of an earlier request)."""
+    """Input read from the provider's prompt cache."""
     uncached_input: int = 0
-    """Input not in the cache (written to it where the provider caches the request)."""
+    """Input not in the cache (written to it where the provider caches)."""
     output: int = 0
 
     def __add__(self, other: Usage) -> Usage:
@@ -71,12 +63,11 @@ class ModelPrices:
     cached_input: float
     """Input read from the cache."""
     cache_write: float
-    """Uncached input written to the cache (equal to ``input`` where writes cost nothing extra)."""
+    """Uncached input written to the cache (``input`` where writes cost nothing extra)."""
     output: float
 
     def cost(self, usage: Usage, *, cache_writes: bool = True) -> float:
-        """Dollars for ``usage``; ``cache_writes=False`` bills uncached input as plain input
-        (a summarizer call, which nothing reads back)."""
+        """Dollars for ``usage``; ``cache_writes=False`` bills uncached input as plain input."""
         uncached = self.cache_write if cache_writes else self.input
         return (
             usage.cached_input * self.cached_input
@@ -128,10 +119,7 @@ PRICE_SHEETS: dict[str, PriceSheet] = {
 
 
 def price_sheet(spec: str | Path | PriceSheet) -> PriceSheet:
-    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given.
-
-    Raises:
-        ConfigError: an unknown name, an unreadable file, or a file without the sheet's fields.
+    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given; else ConfigError.
 
     Example:
         >>> price_sheet("anthropic").main.output

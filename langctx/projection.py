@@ -1,9 +1,4 @@
-"""From the log and its entries to the messages the model sees (pure functions).
-
-The projection is ``pinned + [summary block] + recent``. The summary block is one message with a
-preamble saying that earlier history was compacted, and each summary inside ``<langctx:summary>``
-delimiters. Text inside summaries and tool outputs can never forge those delimiters: it goes
-through :func:`langctx.markers.escape_delimiters` (the delimiters are defined there too).
+"""From the log and its entries to what the model sees: views, the facts ledger, the summary block.
 
 Example:
     >>> from langchain_core.messages import ToolMessage
@@ -66,8 +61,7 @@ USERS_NOTE = (
 
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
-    """The projected form of a logged message: its edit applied and delimiters escaped (the
-    message itself when nothing changes)."""
+    """A logged message as projected: its edit applied, delimiters escaped (itself if unchanged)."""
     if edit is not None:
         update: dict[str, object] = {"content": edit["content"]}
         if "tool_calls" in edit and isinstance(message, AIMessage):
@@ -107,7 +101,7 @@ DEFAULT_MAX_READ_FILES = 12
 """Most recent files read that the ledger names (the rest are counted)."""
 
 FACTS_GROWTH = 4
-"""Default ceiling of the ledger, in multiples of its cap, when it grows to name every modified file."""
+"""Default ceiling of the ledger, in multiples of its cap, when it grows for the modified files."""
 
 _MODIFIED_TOOL_HINT = 'older: working_memory(kind="files")'
 _READ_TOOL_HINT = 'older: re-read, or working_memory(kind="files")'
@@ -121,49 +115,23 @@ def render_facts(
     ceiling_tokens: int | None = None,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
 ) -> str:
-    """The mechanical ledger shown under the summaries: what no summary may lose.
+    """The ledger under the summaries (constraints, modified files, files read, latest failure),
+    from the entries' mechanical facts, never cut at its tail.
 
-    User constraints, every modified file, the most recent files read and the latest failure,
-    taken from the compaction entries' mechanical facts (never from summary text), read as
-    :func:`~langctx.facts.record.stored_facts` reads facts from state.
-
-    The rule with ``max_tokens`` and ``count`` (a ledger over the cap is never cut at its tail):
-
-    1. The latest failure, the newest constraint and **every modified file** come first, each
-       file as a whole path: as logged, or relative to their common root said once
-       (``under /root/``), whichever first fits ``max_tokens``.
-    2. When neither fits, the ledger grows past ``max_tokens`` for them (they outrank read files
-       and older constraints, which are left out) up to ``ceiling_tokens`` (default
-       ``FACTS_GROWTH * max_tokens``); past the ceiling they are grouped by directory
-       (:func:`langctx.paths.compress_paths`), and only a session that modified more files than
-       the ceiling can name even so keeps "the K most recent of N" of them.
-    3. The room left under ``max_tokens`` takes older constraints (newest first), then the files
-       read: at most ``max_read_files``, the most recent, the rest counted and pointed to the
-       ``working_memory`` tool.
+    Within ``max_tokens`` (by ``count``): the latest failure, the newest constraint and every
+    modified file first (as logged, or under their common root); when they do not fit, the
+    ledger grows up to ``ceiling_tokens`` (default ``FACTS_GROWTH * max_tokens``), then groups
+    them by directory, then keeps "the K most recent of N". The room left takes older
+    constraints, then at most ``max_read_files`` recent files read (the rest counted).
 
     Example:
-        >>> facts = {"constraints": ["Do not edit tests."], "modified_files": ["a.py", "b.py"],
-        ...     "read_files": ["a.py", "c.py"],
-        ...     "commands": [{"command": "pytest", "exit_code": 1, "ok": False}],
-        ...     "errors": [{"lines": ["E   AssertionError"]}]}
-        >>> print(render_facts(facts))
-        User constraints so far:
-        - Do not edit tests.
-        Files modified so far: a.py, b.py
-        Files read: c.py
-        Latest failure: `pytest` exit 1, output: "E   AssertionError"
         >>> shop = {"constraints": ["Keep Python 3.9.", "Never push."],
-        ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py", "/w/shop/t/test_cart.py"],
-        ...     "read_files": ["/w/shop/README.md", "/w/shop/src/db.py"]}
-        >>> print(render_facts(shop, max_tokens=150, count=len))  # read files are left out first
-        User constraints so far:
-        - Keep Python 3.9.
-        - Never push.
-        Files modified so far: /w/shop/src/cart.py, /w/shop/src/pay.py, /w/shop/t/test_cart.py
+        ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py"],
+        ...     "read_files": ["/w/shop/README.md"]}
         >>> print(render_facts(shop, max_tokens=40, count=len))  # grows past 40 for modified files
         User constraints so far (the 1 most recent of 2):
         - Never push.
-        Files modified so far (under /w/shop/): src/cart.py, src/pay.py, t/test_cart.py
+        Files modified so far (under /w/shop/src/): cart.py, pay.py
     """
     return render_read_facts(
         stored_facts(facts),
@@ -261,8 +229,7 @@ def _compressed(paths: tuple[str, ...], root: str = "", *, group: bool = False) 
 
 @functools.lru_cache(maxsize=16)
 def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
-    """The modified-files line by form: ``plain``, ``root`` (under their common root) and
-    ``group`` (also grouped by directory)."""
+    """The modified-files line by form: ``plain``, ``root`` (under their common root), ``group``."""
     if not modified:
         return {"plain": ""}
     title = "Files modified so far"
@@ -290,9 +257,7 @@ def _grown(
     if not modified:  # over the cap on constraints or the failure alone: nothing to name
         core.modified = ""
         return core.text()
-    for form in (forms.get("root", forms["plain"]), forms.get("group")):
-        if form is None:
-            continue
+    for form in filter(None, (forms.get("root", forms["plain"]), forms.get("group"))):
         core.modified = form
         if count(core.text()) <= ceiling:
             return core.text()
@@ -367,9 +332,8 @@ def render_summary_block(
     facts: str = "",
     users: str = "",
 ) -> BaseMessage:
-    """One message holding the preamble, every active summary (oldest first), the quoted user
-    messages (:func:`langctx.user_messages.render_user_messages`) and the facts ledger; its id is
-    a digest of the summaries' ids (a stable prefix for provider prompt caching)."""
+    """One message: the preamble, the active summaries (oldest first), the quoted user messages
+    and the facts ledger; its id is a digest of the summaries' ids (stable for prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
         opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])

@@ -1,16 +1,9 @@
-"""Lone surrogates: text a provider request cannot encode.
-
-A lone surrogate (``"\\ud800"``, from ``errors="surrogateescape"``) is a valid ``str`` but not valid
-UTF-8, and the provider SDKs' JSON encoders fail on it. A message the user or the model wrote is
-refused (:class:`~langctx.InvalidMessageError`); a tool result has each one replaced by its escape
-(:func:`replace_surrogates`), and so has text read from stored state (:func:`encodable_text`).
+"""Lone surrogates (``"\\ud800"``): valid ``str`` that no provider request can encode as UTF-8.
 
 Example:
     >>> from langchain_core.messages import ToolMessage
     >>> surrogate_field(ToolMessage("ok \\ud800", tool_call_id="c1"))
     'content'
-    >>> surrogate_field(ToolMessage("ok", tool_call_id="c1")) is None
-    True
 """
 
 from __future__ import annotations
@@ -26,15 +19,13 @@ _FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "
 
 
 def surrogate_field(message: BaseMessage) -> str | None:
-    """The field of ``message`` holding a lone surrogate (``content``, ``tool_calls``, ...), or
-    None when every string in it is encodable."""
+    """The field of ``message`` holding a lone surrogate (``content``, ``name``...), or None."""
     fields = message.__dict__
     return next((name for name in _FIELDS if _has_surrogate(fields.get(name))), None)
 
 
 def _has_surrogate(value: Any) -> bool:
-    """True when a string in ``value`` (nested dicts, lists and tuples; keys too) has a lone
-    surrogate."""
+    """True when a string in ``value`` (nested, dict keys too) has a lone surrogate."""
     stack = [value]
     while stack:
         v = stack.pop()
@@ -45,8 +36,7 @@ def _has_surrogate(value: Any) -> bool:
                 except UnicodeEncodeError:
                     return True
         elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
+            stack.extend([*v, *v.values()])
         elif isinstance(v, list | tuple):
             stack.extend(v)
     return False

@@ -1,22 +1,5 @@
-"""OpenTelemetry spans of compactions, and the thread a summarizer call belongs to.
-
-With ``opentelemetry-api`` installed (the ``otel`` extra), each compaction that changes the view
-is one :data:`SPAN_NAME` span of the tracer ``langctx``, current while its summarizer is called
-(see :class:`CompactionSpan`); without it, nothing is traced and nothing is imported.
-
-Example:
-    >>> from langctx import LayeredChatMemory
-    >>> seen = []
-    >>> def summarize(request):  # a summarizer sees its compaction's thread
-    ...     seen.append(current_thread_id())
-    ...     return "Goal: fix the parser."
-    >>> mem = LayeredChatMemory(max_tokens=1000, thread_id="t-1", summarizer=summarize,
-    ...                         summary_threshold_tokens=0, background_summaries=False)
-    >>> for i in range(6):
-    ...     mem.add_messages([("user", f"step {i}"), ("ai", "word " * 150)])
-    >>> len(mem.compactions), seen, current_thread_id()
-    (1, ['t-1'], None)
-"""
+"""OpenTelemetry spans of compactions (with the ``otel`` extra; see docs/observability.md), and
+the thread a summarizer call belongs to (:func:`current_thread_id`)."""
 
 from __future__ import annotations
 
@@ -64,8 +47,7 @@ def set_tracer_provider(provider: Any) -> None:
 
 
 def current_thread_id() -> str | None:
-    """The thread of the compaction running in this context, else the LangChain run's
-    ``configurable.thread_id``, else None."""
+    """The thread of the compaction running in this context, else the run's ``thread_id``."""
     thread = _thread.get()
     return thread if thread is not None else _run_thread()
 
@@ -86,17 +68,8 @@ def _trace_api() -> ModuleType | None:
 
 
 class CompactionSpan:
-    """One compaction's span while it runs; :meth:`record` gives it the end event's figures.
-
-    Attributes of the span: ``gen_ai.conversation.id`` (the thread, when known),
-    ``gen_ai.request.model`` and ``gen_ai.provider.name`` (the summarizer's model, when known),
-    ``langctx.trigger``, ``langctx.level`` (the highest level written: 1 for a fold, 2-3 when it
-    merged summaries), ``langctx.quality``, ``langctx.entry_id``, ``langctx.tokens_before`` /
-    ``_after``, ``langctx.messages_before`` / ``_after`` (of the projection),
-    ``langctx.on_critical_path`` (False when the model's summary runs in the background: its call,
-    later and from its thread, is still the span's child), ``langctx.mode`` and ``langctx.edits``
-    (as in :class:`~langctx.CompactionEvent`).
-    """
+    """One compaction's span while it runs (attributes: docs/observability.md); :meth:`record`
+    gives it the end event's figures."""
 
     def __init__(
         self, memory: MemoryCore, plan: Plan, thread: str | None, trace: ModuleType | None
@@ -130,8 +103,8 @@ class CompactionSpan:
         return self.span
 
     def record(self, event: CompactionEvent) -> None:
-        """The figures of the compaction's end. A compaction that started without a span (its
-        plan changed nothing) gets one now if it changed the view after all."""
+        """The figures of the compaction's end (opening the span of one that changed the view
+        after all)."""
         memory = self.memory
         if self.trace is None:
             return
@@ -160,8 +133,8 @@ class CompactionSpan:
 
 @contextmanager
 def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan]:
-    """The span of one compaction, current inside (none without OpenTelemetry, or for a plan
-    that changes nothing); :func:`current_thread_id` is the memory's thread inside."""
+    """The span of one compaction, current inside (none without OpenTelemetry or for a plan that
+    changes nothing), with the memory's thread as :func:`current_thread_id`."""
     thread = memory.thread_id if memory.thread_id not in (None, NO_THREAD) else _run_thread()
     token = _thread.set(thread)
     trace = _trace_api()

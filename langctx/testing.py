@@ -1,19 +1,9 @@
-"""Fakes for testing agents that use langctx, offline and deterministic.
-
-:class:`ScriptedChatModel` plays a script of responses and supports ``bind_tools``, so it can drive
-``create_agent``, ``create_react_agent`` or a custom graph (langchain-core's
-``GenericFakeChatModel.bind_tools`` raises).
+"""Fakes for testing agents offline: a chat model that plays a script and supports ``bind_tools``.
 
 Example:
-    >>> from langchain_core.messages import HumanMessage
-    >>> model = ScriptedChatModel(responses=[
-    ...     ai_tool_call("read_file", {"path": "a.py"}), "All done."])
-    >>> model.bind_tools([]).invoke([HumanMessage("go")]).tool_calls[0]["name"]
-    'read_file'
-    >>> model.invoke([HumanMessage("go")]).content
-    'All done.'
-    >>> len(model.calls)
-    2
+    >>> model = ScriptedChatModel(responses=[ai_tool_call("read_file", {"path": "a.py"}), "Done."])
+    >>> model.bind_tools([]).invoke("go").tool_calls[0]["name"], model.invoke("go").content
+    ('read_file', 'Done.')
 """
 
 from __future__ import annotations
@@ -38,7 +28,7 @@ from langctx.errors import LangctxError
 __all__ = ["Response", "ScriptExhaustedError", "ScriptedChatModel", "ai_tool_call"]
 
 Response = str | AIMessage | BaseException | Callable[[list[BaseMessage]], "str | AIMessage"]
-"""A scripted step: text, a full AIMessage, an exception to raise, or a function of the input."""
+"""A scripted step: text, an AIMessage, an exception to raise, or a function of the input."""
 
 
 class ScriptExhaustedError(LangctxError, RuntimeError):
@@ -61,23 +51,19 @@ def ai_tool_call(
 
 
 class ScriptedChatModel(BaseChatModel):
-    """A chat model that answers from a script, for tests and offline demos.
-
-    Each call takes the next response. Responses may be functions of the input messages, so a test
-    can assert what the model was shown. Every call's input is kept in ``calls``.
-    """
+    """A chat model that answers each call with the next response of its script; ``calls``
+    keeps every call's input."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     responses: list[Any] = Field(default_factory=list)
-    """The script: str, AIMessage, an exception (raised), or callable(messages) -> str | AIMessage."""
+    """The script, a list of :data:`Response`."""
     cycle: bool = False
     """Start the script again when it runs out, instead of raising ScriptExhaustedError."""
     usage: bool = False
-    """Attach usage_metadata (input tokens by a chars/4 estimate) to responses that have none."""
+    """Attach usage_metadata (chars/4 estimates) to responses that have none."""
     latency: Callable[[list[BaseMessage], AIMessage], float] | float | None = None
-    """Seconds each call sleeps before answering: a number, or a function of the input messages
-    and the answer."""
+    """Seconds each call sleeps before answering, or a function of the input and the answer."""
 
     _index: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)

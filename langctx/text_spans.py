@@ -1,9 +1,5 @@
-"""Spans of machinery in a text, found in one scan: regex matches, and openers paired with
-closers (:class:`Finder`); code spans, where a tag is quoted prose (:func:`code_spans`).
-
-A regex ``opener.*?closer`` reads to the end of the text from each opener that has no closer:
-quadratic on a text of many of them. A :class:`Finder` with a ``closer`` finds every opener and
-every closer once and pairs them with a binary search.
+"""Spans of machinery in a text in one scan: regex matches and opener/closer pairs (:class:`Finder`,
+linear where a regex ``opener.*?closer`` is quadratic), and code spans (:func:`code_spans`).
 
 Example:
     >>> import re
@@ -29,16 +25,15 @@ Span = tuple[int, int]
 
 @dataclass(frozen=True, slots=True)
 class Finder:
-    """Finds spans in a text: the matches of ``regex``, or, with ``closer``, each match of
-    ``regex`` (an opener) to the first match of ``closer`` after it (of the same name, group 1,
-    when ``by_name``)."""
+    """Finds the matches of ``regex``, or with ``closer`` each opener to the first closer after it
+    (of the same group 1 when ``by_name``)."""
 
     regex: re.Pattern[str]
     closer: re.Pattern[str] | None = None
     by_name: bool = False
 
     def over(self, text: str) -> Callable[[int], Span | None]:
-        """The next span at or after a position in ``text``, as a function of the position."""
+        """The function giving the next span of ``text`` at or after a position."""
         if self.closer is None:
             regex = self.regex
             return lambda pos: _next_match(regex, text, pos)
@@ -62,8 +57,7 @@ class _Pairs:
         return None if pair is None else (pair[0][0], pair[1][1])
 
     def next_pair(self, pos: int) -> tuple[Span, Span, str] | None:
-        """The first opener at or after ``pos`` that has a closer after it: the opener's span,
-        the closer's span and the name."""
+        """(opener span, closer span, name) of the first closed opener at or after ``pos``."""
         for k in range(bisect.bisect_left(self.starts, pos), len(self.openers)):
             start, end, name = self.openers[k]
             closers = self.closers.get(name, ())
@@ -74,9 +68,8 @@ class _Pairs:
 
 
 def pairs(finder: Finder, text: str) -> list[tuple[Span, Span, str]]:
-    """The elements ``finder`` (with a ``closer``) finds in ``text``, leftmost first and then on
-    from each one's end, as ``finditer`` reads ``opener(.*?)closer``: ``(opener span, closer
-    span, name)``.
+    """``(opener span, closer span, name)`` of each element ``finder`` finds, as ``finditer`` reads
+    ``opener(.*?)closer``.
 
     Example:
         >>> finder = Finder(re.compile(r"<(b)>"), re.compile(r"</(b)>"), by_name=True)
@@ -128,8 +121,8 @@ def in_spans(spans: list[Span], starts: list[int], at: int) -> Span | None:
 
 
 def strip_spans(text: str, finders: tuple[Finder, ...]) -> str:
-    """``text`` with every span the ``finders`` find outside code replaced by a line break,
-    leftmost first (the longest of those starting together), then on from its end."""
+    """``text`` with each span the ``finders`` find outside code replaced by a line break (leftmost
+    and longest first)."""
     code: list[Span] | None = None  # computed once a candidate is found
     code_starts: list[int] = []
     pieces: list[str] = []

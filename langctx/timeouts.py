@@ -1,9 +1,4 @@
-"""Calls with a timeout: a daemon thread (sync) or a cancelled task (async), and their error.
-
-Example:
-    >>> call_with_timeout(lambda: 42, 1.0)
-    42
-"""
+"""Calls with a timeout: a daemon thread (sync) or a cancelled task (async), and their error."""
 
 from __future__ import annotations
 
@@ -47,10 +42,8 @@ def stragglers() -> int:
 
 
 def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
-    """Call ``fn`` and return its result, or raise :class:`GuardTimeoutError` after ``timeout`` s.
-
-    The call runs in a daemon thread with a copy of the caller's context. Once
-    :data:`MAX_STRAGGLERS` timed-out calls are still running, a new call fails at once.
+    """``fn()``, run in a daemon thread with the caller's context, or :class:`GuardTimeoutError`
+    after ``timeout`` s (at once while :data:`MAX_STRAGGLERS` timed-out calls still run).
 
     Example:
         >>> call_with_timeout(lambda: 42, 1.0)

@@ -1,22 +1,5 @@
-"""Turns and safe cut points (pure functions).
-
-A *unit* is the smallest run of messages that may never be split: an AIMessage with tool calls
-together with every ToolMessage answering them, or any other single message. A cut is only ever
-placed at the start of a unit. A *turn* is what the provider calls one (:func:`opens_turn`).
-
-Example:
-    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    >>> msgs = [
-    ...     HumanMessage("fix it", id="h"),
-    ...     AIMessage("", id="a", tool_calls=[{"id": "c1", "name": "read", "args": {}},
-    ...                                      {"id": "c2", "name": "read", "args": {}}]),
-    ...     ToolMessage("x", tool_call_id="c2", id="t2"),
-    ...     ToolMessage("y", tool_call_id="c1", id="t1"),
-    ...     AIMessage("done", id="b"),
-    ... ]
-    >>> [u.start for u in group_units(msgs).units]
-    [0, 1, 4]
-"""
+"""Turns and safe cut points: a cut falls only at the start of a *unit* (an AI message with its
+tool calls' results, or any other single message)."""
 
 from __future__ import annotations
 
@@ -60,8 +43,7 @@ class UnitGrouping:
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Ids of the tool calls an AI message makes (empty for others), with the invalid ones that
-    have an id and a name (providers send those as calls that need an answer)."""
+    """Ids of an AI message's tool calls, with the invalid ones that have an id and a name."""
     if not isinstance(message, AIMessage):
         return []
     ids = [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]
@@ -72,14 +54,10 @@ def tool_call_ids(message: BaseMessage) -> list[str]:
 
 
 def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
-    """True when ``message`` opens a turn, as the provider sees it.
-
-    ``after_tool``: the latest message before it, human and system messages aside, is a tool
-    result (:func:`after_tool_result`). A human message there continues the assistant turn:
-    langchain-anthropic merges it into the tool_result user message.
+    """True when ``message`` opens a turn, as the provider sees it: a human message right after a
+    tool result (``after_tool``, :func:`after_tool_result`) continues the assistant turn.
 
     Example:
-        >>> from langchain_core.messages import HumanMessage
         >>> opens_turn(HumanMessage("Next task."), False), opens_turn(HumanMessage("Also..."), True)
         (True, False)
     """
@@ -87,20 +65,18 @@ def opens_turn(message: BaseMessage, after_tool: bool) -> bool:
 
 
 def after_tool_result(message: BaseMessage, after_tool: bool) -> bool:
-    """``after_tool`` for the message sent after ``message`` (see :func:`opens_turn`): a tool
-    result sets it, an AI message clears it, human and system messages leave it as it was."""
+    """``after_tool`` for the message after ``message``: set by a tool result, cleared by an AI
+    message."""
     if isinstance(message, HumanMessage | SystemMessage):
         return after_tool
     return isinstance(message, ToolMessage)
 
 
 def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
-    """(tool results without an earlier call they answer first, tool calls without a result).
-
-    The check a model request must pass: both numbers are 0 in every langctx projection.
+    """(tool results that answer no earlier call, tool calls without a result): 0, 0 in every
+    projection.
 
     Example:
-        >>> from langchain_core.messages import AIMessage, ToolMessage
         >>> call = AIMessage("", tool_calls=[{"id": "c1", "name": "read", "args": {}}])
         >>> pair_errors([ToolMessage("x", tool_call_id="c0"), call])
         (1, 1)
@@ -122,14 +98,11 @@ def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
 def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     """Split messages into units that a cut may not divide.
 
-    ToolMessages answering an open AI turn join it, in any order. A ToolMessage with no open call
-    is an orphan (no unit, reported). An AI turn whose calls stay unanswered when a non-tool
-    message arrives is closed and reported in ``unanswered``; one still waiting at the end is
-    ``pending``. In an assistant turn that started with thinking, Anthropic requires the kept part
-    to start with a thinking block: a later message of the turn without one joins the unit before.
+    Tool results join their open AI turn in any order; others are ``orphans``. Calls still open
+    at the next non-tool message are ``unanswered``, at the end ``pending``. In a turn that
+    started with thinking, a message without a thinking block joins the unit before (Anthropic).
 
     Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
         >>> think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
         >>> call = {"id": "c1", "name": "read", "args": {}}
         >>> msgs = [HumanMessage("fix it", id="h"), AIMessage(think, id="a", tool_calls=[call]),

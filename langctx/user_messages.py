@@ -1,14 +1,7 @@
-"""The user's own words: which human messages are real user messages, and how folded ones are kept.
-
-A real user message is a human message that is neither agent machinery (:mod:`langctx.machinery`)
-nor a ``/compact`` command. A folded one lives in the entry's facts (``user_messages``), bounded,
-and the summary block quotes it (:func:`render_user_messages`).
+"""The user's own words: real user messages (no machinery, no command), stored when folded, quoted.
 
 Example:
-    >>> from langchain_core.messages import HumanMessage
     >>> facts = user_message_facts([HumanMessage("Now the lexer.", id="u2")])
-    >>> facts
-    [{'id': 'u2', 'text': 'Now the lexer.'}]
     >>> old = [{"id": "u1", "text": "Fix the parser test. It fails on empty input since 2.0."}]
     >>> items, _ = merge_user_messages(old, facts)
     >>> print(render_user_messages(items, max_tokens=40, count=lambda s: len(s) // 4))
@@ -47,15 +40,13 @@ MAX_STORED_CHARS = 16_000
 """Characters of one user message an entry stores (head and tail beyond it, marked)."""
 
 FULL_STORED = 8
-"""The newest user messages of an entry stored whole (up to :data:`MAX_STORED_CHARS`); older
-ones are stored by their opening words (:data:`SHORT_CHARS`)."""
+"""The newest user messages of an entry stored whole; older ones by their opening words."""
 
 MAX_STORED_MESSAGES = 256
 """User messages an entry lists at most; older ones are counted in ``user_messages_dropped``."""
 
 SHORT_CHARS = 80
-"""Characters of an older user message's opening words (whitespace collapsed; cut at a word
-after the first 64)."""
+"""Characters of an older user message's opening words (whitespace collapsed, cut at a word)."""
 
 _CUT = "[…cut…]"
 _SHORTENED = " [shortened]"
@@ -103,9 +94,7 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
-    """Folded user messages read from an entry's facts: each ``{"id", "text"}`` dict (with
-    ``short`` and ``constraints`` when set), text and constraints bounded, lone surrogates
-    escaped; malformed items are skipped.
+    """Folded user messages read from an entry's facts, bounded, encodable, malformed ones skipped.
 
     Example:
         >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
@@ -128,20 +117,15 @@ def stored_user_messages(items: object) -> list[dict[str, Any]]:
 
 
 def merge_user_messages(*parts: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The user messages of several entries' facts, oldest first, each once, and how many of the
-    oldest were left out.
-
-    The newest :data:`FULL_STORED` stay whole, older ones keep their opening words (``short``);
-    past :data:`MAX_STORED_MESSAGES` the oldest are only counted.
-    """
+    """The user messages of several entries' facts, oldest first, each once (the newest
+    :data:`FULL_STORED` whole), and how many of the oldest were only counted."""
     return merge_read_user_messages(*[stored_user_messages(part) for part in parts])
 
 
 def merge_read_user_messages(
     *parts: Sequence[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], int]:
-    """:func:`merge_user_messages` of parts already in the stored shape (not read again); the
-    inputs are not modified."""
+    """:func:`merge_user_messages` of parts already in the stored shape (left unmodified)."""
     seen: dict[str, Mapping[str, Any]] = {}
     for part in parts:
         for item in part:
@@ -178,13 +162,9 @@ def render_user_messages(
     dropped: int = 0,
     verbatim_tokens: int | None = None,
 ) -> str:
-    """The "User messages" section of a summary block, within ``max_tokens`` ("" when none).
-
-    The newest message is always shown verbatim, cut head + tail (marked) only when it alone
-    exceeds ``verbatim_tokens`` (default ``max_tokens``); then, newest first, each earlier one
-    verbatim while the section fits ``verbatim_tokens``, then by its opening words while it fits
-    ``max_tokens``; the rest are counted.
-    """
+    """The "User messages" section of a summary block, within ``max_tokens`` ("" when none):
+    the newest (cut head + tail only when over ``verbatim_tokens``), then, newest first, earlier
+    ones verbatim within ``verbatim_tokens``, then by their opening words; the rest counted."""
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
     items = [i for i in items if i.get("text")]
     if not items:
@@ -238,9 +218,7 @@ def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[st
 
 
 def _more(n: int) -> str:
-    if n <= 0:
-        return ""
-    return f"- [{n} earlier user message{'s' if n != 1 else ''} not shown]"
+    return f"- [{n} earlier user message{'s' if n != 1 else ''} not shown]" if n > 0 else ""
 
 
 def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
