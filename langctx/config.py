@@ -39,11 +39,16 @@ DEFAULT_RESERVE_RATIO = 0.3
 DEFAULT_RESERVE_TOKENS = 16_000
 DEFAULT_PROACTIVE_RATIO = 0.8
 DEFAULT_MAX_SUMMARIES = 5
+DEFAULT_MERGE_COUNT = 2
+DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
+DEFAULT_SUMMARY_SHARE = 0.05
 DEFAULT_USER_MESSAGES_SHARE = 0.15
 DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_OUTPUT_SHARE = 0.125
+DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
+DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
 
 ContextSize = tuple[Literal["tokens", "fraction"], float]  # ("tokens", 4000) or ("fraction", 0.5)
 
@@ -106,11 +111,11 @@ class MemoryConfig:
     """Compute model summaries off the critical path (replacing the local one at the next fold)."""
     max_summaries: int = DEFAULT_MAX_SUMMARIES
     """Level-1 summaries kept before the oldest `merge_count` merge into one level-2 summary."""
-    merge_count: int = 2
+    merge_count: int = DEFAULT_MERGE_COUNT
     """How many summaries merge into one of the next level."""
-    max_level2: int = 2
+    max_level2: int = DEFAULT_MAX_LEVEL2
     """Level-2 summaries kept before the oldest merge into the single level-3 summary."""
-    summary_share: float = 0.05
+    summary_share: float = DEFAULT_SUMMARY_SHARE
     """Share of `max_tokens` the summaries may take together; over it the oldest merge earlier."""
     max_summary_tokens: int | None = None
     """Hard cap per summary (default 200, less on small budgets)."""
@@ -118,7 +123,7 @@ class MemoryConfig:
     """Cap of the mechanical facts ledger under the summaries (0: no ledger)."""
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
     """Share of `max_tokens` for the folded user messages quoted in the summary block."""
-    placeholder_min_tokens: int = 400
+    placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may become placeholders before turns are folded."""
     summary_role: SummaryRole = "human"
     """Role of the projected summary message."""
@@ -128,7 +133,7 @@ class MemoryConfig:
     """A tool result whose call is unknown: "repair" (not projected, logged) or "error"."""
     summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
     """Seconds a summarizer call may take before the local fallback is used (None: no limit)."""
-    max_summarizer_input_tokens: int = 24_000
+    max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS
     """Cap on what one summarizer call is given."""
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
     """Predicate choosing the pinned task: the first human message for which it is true."""
