@@ -1,20 +1,6 @@
-"""Model summaries off the critical path, decided in the entries (so in the checkpoint).
-
-A fold whose evicted history reaches ``summary_threshold_tokens`` is written at once with the
-local summary (quality ``"mechanical"``) and records in its entry the digest of the model
-summary's input (``upgrade_input``); that summary is computed in a daemon thread. The next fold,
-in whichever process serves it, applies the model's summary (an entry of quality ``"model"``
-naming the mechanical one in ``merged_from``) while that entry is still the newest level-1
-summary and the log still gives the same digest: a job of this process computing that digest is
-waited for, otherwise the summary is computed then. A summary of messages edited or removed
-since is discarded, as is one overtaken by a ``/compact`` or an overflow recovery (they call the
-model themselves). So the entries, and what the model sees, do not depend on which worker served
-the previous call or on a process dying in between.
-
-Jobs are kept per process, keyed by the input's digest (a value), and a finished summary stays
-there for a while: a node that runs again (durable execution) finds it instead of asking again.
-At most :data:`MAX_JOBS` run at once; a summarizer that hangs holds its slot until it returns
-(no new jobs start once all slots are held).
+"""Model summaries off the critical path: a fold is written with its local summary and the model's
+replaces it at the next fold, in whichever process serves it (docs/memory.md, Background summaries).
+Jobs are kept per process by input digest; at most :data:`MAX_JOBS` run at once.
 """
 
 from __future__ import annotations
@@ -41,7 +27,7 @@ if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
 MAX_JOBS = 16
-"""Background summaries running at once in a process."""
+"""Background summaries running at once in a process (a hung summarizer holds its slot)."""
 
 _jobs: LRU[str, tuple[Future[str], float]] = LRU(maxsize=4 * MAX_JOBS)
 _slots = threading.BoundedSemaphore(MAX_JOBS)
@@ -56,8 +42,8 @@ def in_background() -> bool:
 
 
 def start_job(key: str, fn: Callable[[], object]) -> bool:
-    """Run ``fn`` (a summarizer call) in a daemon thread as the job of input digest ``key``;
-    False when all slots are taken or a job for it exists."""
+    """Run the summarizer call ``fn`` in a daemon thread as the job of ``key`` (False: no slot, or
+    a job for it exists)."""
     if _jobs.get(key) is not None or not _slots.acquire(blocking=False):
         return False
     future: Future[str] = Future()
@@ -78,9 +64,8 @@ def start_job(key: str, fn: Callable[[], object]) -> bool:
 
 
 def take(key: str, timeout: float | None) -> tuple[str | None, str]:
-    """``(summary, "")`` for the job of input digest ``key`` (waiting up to what is left of
-    ``timeout`` since it started), or ``(None, why not)``: no job, failed, not done in time. A
-    summary stays known (a retry finds it); a failed job is forgotten."""
+    """``(summary, "")`` of the job of ``key`` (waiting what is left of ``timeout``), or ``(None, why
+    not)``; a failed job is forgotten, a summary stays known."""
     job = _jobs.get(key)
     if job is None:
         return None, "no background summary in this process"
@@ -97,8 +82,7 @@ def take(key: str, timeout: float | None) -> tuple[str | None, str]:
 
 
 async def wait_async(key: str, timeout: float | None) -> None:
-    """Wait without blocking the event loop until the job of ``key`` is done or what is left of
-    ``timeout`` has passed (then :func:`take` returns at once)."""
+    """Wait without blocking the loop until the job of ``key`` is done or ``timeout`` is spent."""
     job = _jobs.get(key)
     if job is None:
         return
@@ -136,21 +120,18 @@ def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
 
 
 def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
-    """The newest level-1 entry when its model summary is pending, with that summary's request
-    as the log gives it now (None: the log no longer gives the recorded input)."""
+    """The newest level-1 entry when its model summary is pending, and that summary's request
+    (None: the log no longer gives the recorded input)."""
     newest = next((e for e in reversed(mem._active) if e["level"] == 1), None)
-    key = newest.get("upgrade_input") if newest is not None else None
-    if newest is None or newest["quality"] != "mechanical" or key is None:
+    if newest is None or newest["quality"] != "mechanical" or newest.get("upgrade_input") is None:
         return None
     request = planning.upgrade_request(mem, newest)
-    if request is None or request_digest(request) != key:
-        return newest, None
-    return newest, request
+    same = request is not None and request_digest(request) == newest["upgrade_input"]
+    return newest, request if same else None
 
 
 async def await_upgrade(mem: MemoryCore) -> None:
-    """Let the pending background summary finish without blocking the loop (started here when
-    no job of this process computes it)."""
+    """Let the pending background summary finish without blocking the loop (starting it if need be)."""
     newest, request = _pending(mem) or (None, None)
     if newest is None or request is None:
         return
@@ -162,12 +143,8 @@ async def await_upgrade(mem: MemoryCore) -> None:
 
 
 def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
-    """Apply the pending model summary of the newest mechanical entry.
-
-    ``wait``: a fold waits for it (within ``summary_timeout``; computing it when no job of this
-    process does), as the alternative is to throw it away; a ``/compact`` or overflow recovery
-    does not (it calls the model itself, and the pending summary is discarded).
-    """
+    """Apply the pending model summary of the newest mechanical entry, waiting up to
+    ``summary_timeout``; without ``wait`` (a ``/compact``, an overflow) it is discarded."""
     pending = _pending(mem)
     if pending is None:
         return None
@@ -186,11 +163,10 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
     if text is None:
         writing.record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
-    summary = summarizer_calls.cap(mem, text)
     files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
     entry = writing.write_entry(
         mem,
-        summary,
+        summarizer_calls.cap(mem, text),
         {**newest["facts"], **files},
         level=1,
         covered_ids=[],  # the mechanical entry folded the messages; this one replaces its text

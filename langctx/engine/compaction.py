@@ -1,5 +1,4 @@
-"""One compaction from plan to entry, sync and async (the twins differ at the summarizer call);
-the caller holds the memory's lock."""
+"""One compaction from plan to entry, sync and async; the caller holds the memory's lock."""
 
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ def compact(
         entry = writing.commit(mem, plan, summary, quality)
         later = _upgrade_later(mem, plan, entry)
         writing.merge_levels(mem)
-        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
+        span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
 
 
@@ -60,7 +59,7 @@ async def acompact(
             entry = writing.commit(mem, plan, summary, quality)
             later = _upgrade_later(mem, plan, entry)
         await writing.amerge_levels(mem)
-        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
+        span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
 
 
@@ -82,20 +81,17 @@ def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -
     return background.launch_upgrade(mem, entry, plan.upgrade)
 
 
-def _mode(mem: MemoryCore, calls_before: int, background: bool) -> str:
-    if mem._blocking_calls > calls_before or mem._waited_s > 0.05:
-        return "blocking"
-    return "background" if background else "none"
-
-
 def _finish(
     mem: MemoryCore,
     plan: Plan,
     entry: CompactionEntry | None,
     started: float,
-    mode: str = "none",
+    calls: int,
+    later: bool,
 ) -> CompactionEvent:
-    """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
+    """Keep the budget, then tell the listener the compaction ended (the event is returned);
+    ``calls``: the blocking summarizer calls before it, ``later``: a background summary started."""
+    blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
     writing.enforce_budget(mem, plan.trigger, plan.keep)
     if entry is not None:
         entry["tokens_after"] = mem.context_tokens()
@@ -107,7 +103,7 @@ def _finish(
         duration_s=time.perf_counter() - started,
         entry=entry,
         edits=len(plan.placeholders),
-        mode=mode,  # type: ignore[arg-type]
+        mode="blocking" if blocking else "background" if later else "none",
     )
     if mem._on_compaction is not None:
         mem._on_compaction(event)

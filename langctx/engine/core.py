@@ -1,10 +1,5 @@
-"""MemoryCore: a memory's settings, its record, what is derived from it, and the projection.
-
-The record is what :meth:`~langctx.LayeredChatMemory.to_state` returns (the log, the compaction
-entries, the edits, the priority ledger, the eviction log); every other field is derived from the
-record by appending and restoring (positions, token counts, the pinned indices, the cut, the
-summary block), so a memory restored from a snapshot projects what the live one projects. The
-functions that write the record are :mod:`langctx.engine`'s; the methods here only read it.
+"""MemoryCore: a memory's settings, its record (what ``to_state`` returns), what is derived from it
+on append and restore, and the projection; the functions that write the record are the engine's.
 """
 
 from __future__ import annotations
@@ -42,8 +37,7 @@ DEFAULT_PRIORITIES: Mapping[str, int] = {
 
 
 class MemoryCore:
-    """The settings and record of one memory, what is derived from it, and the projection; the
-    base of :class:`~langctx.LayeredChatMemory`, which adds the functions that write the record."""
+    """The settings, record and projection of one memory; the base of :class:`~langctx.LayeredChatMemory`."""
 
     def __init__(
         self,
@@ -166,23 +160,17 @@ class MemoryCore:
             return self._priority[message_id]
         i = self._pos.get(message_id)
         if i is None:
-            msg = f"no message with id {message_id!r} in this memory."
-            raise KeyError(msg)
-        if i in self._system_idx:
-            return DEFAULT_PRIORITIES["system"]
-        if i == self._task_idx:
-            return DEFAULT_PRIORITIES["first_human"]
+            raise KeyError(f"no message with id {message_id!r} in this memory.")
         m = self._log[i]
+        if i in self._system_idx or isinstance(m, SystemMessage):
+            return DEFAULT_PRIORITIES["system"]
+        if i == self._task_idx:  # always a human message
+            return DEFAULT_PRIORITIES["first_human"]
         if isinstance(m, ToolMessage):
             stamp = context_mode_stamp(m)
-            if stamp is not None and stamp.get("action") == "referenced":
-                return DEFAULT_PRIORITIES["context_ref"]
-            return DEFAULT_PRIORITIES["tool_result"]
-        if isinstance(m, HumanMessage):
-            return DEFAULT_PRIORITIES["recent_human"]
-        if isinstance(m, SystemMessage):
-            return DEFAULT_PRIORITIES["system"]
-        return DEFAULT_PRIORITIES["recent_ai"]
+            referenced = stamp is not None and stamp.get("action") == "referenced"
+            return DEFAULT_PRIORITIES["context_ref" if referenced else "tool_result"]
+        return DEFAULT_PRIORITIES["recent_human" if isinstance(m, HumanMessage) else "recent_ai"]
 
     def build_context(self) -> list[BaseMessage]:
         """The messages the model should see now: pinned, summaries, recent (deterministic)."""
@@ -229,10 +217,7 @@ class MemoryCore:
         return None if self._before is None else self._before(message_id)
 
     def _recent_start(self) -> int:
-        """First index of the recent layer: the cut, moved past pinned messages that sit on it.
-
-        Pinned messages at the cut belong to the head, so the summary block never precedes them.
-        """
+        """First index of the recent layer: the cut, past the pinned messages on it (they are head)."""
         start = self._first_kept
         if start == 0:
             return 0
@@ -253,11 +238,7 @@ class MemoryCore:
         return self._pc_memo[1]
 
     def _lifted_task(self) -> int | None:
-        """The task's index when it sits in the recent layer behind summaries.
-
-        That happens when compactions ran before the task arrived (a session opening with slash
-        commands and their output); the task is then lifted into the head, ahead of the summaries.
-        """
+        """The task's index when it arrived after compactions: it is lifted ahead of the summaries."""
         t = self._task_idx
         if t is not None and self._block is not None and t >= self._recent_start():
             return t
@@ -284,22 +265,12 @@ class MemoryCore:
         return self._vtok.get(i, self._tok[i])
 
     def _live_start(self) -> int:
-        """First index of the live run: the turn in progress after the human message that opened it.
-
-        A human message right after a tool result continues the turn
-        (:func:`~langctx.turns.opens_turn`): the thinking of the turn's AI messages before it is live.
-        """
+        """First index of the live run: the turn in progress (:func:`~langctx.turns.opens_turn`)."""
         return max(self._last_human + 1, self._first_kept)
 
     def _thinking_dropped(self, i: int) -> bool:
-        """True when message ``i`` is sent without its thinking blocks.
-
-        Once summaries stand in for earlier history, the thinking blocks of completed turns in
-        the recent layer no longer match the prefix they were written for (Anthropic's prefix
-        check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
-        live run keeps its thinking: a compaction never changes what precedes it (see
-        :func:`~langctx.engine.planning.plan`).
-        """
+        """True when message ``i`` is sent without its thinking blocks: a completed turn's behind
+        summaries no longer matches its prefix (Anthropic rejects it); the live run keeps its own."""
         return (
             bool(self._thinking)
             and self._block is not None
