@@ -242,11 +242,8 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         if names[k] is not None:
             before = names[k]
             continue
-        args = inner[k]
-        if not args:
-            continue
-        name = before if before is not None else (after[k] or "")
-        if name in rules.local_commands:
+        args, name = inner[k], before if before is not None else (after[k] or "")
+        if not args or name in rules.local_commands:
             continue
         pieces += [text[pos:start], _MARK.format(len(requests))]
         requests.append(f"/{name} {args}" if name else args)

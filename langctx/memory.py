@@ -44,17 +44,15 @@ class LayeredChatMemory(MemoryCore):
     """Layered, compacting chat memory over langchain-core messages: pinned, summaries, recent.
 
     Args:
-        max_tokens: budget of the projected context (shortcut for ``MemoryConfig(max_tokens=...)``).
-        config: a full :class:`MemoryConfig`; cannot be combined with other config keywords.
+        config: a full :class:`MemoryConfig`; cannot be combined with config keywords.
         summarizer: None/"local" (offline), a chat model or Runnable, an object with
             ``summarize(request)``, or a callable taking a :class:`SummaryRequest`.
         token_counter: "approximate", "tiktoken", an encoding name, a chat model, a callable over
             messages, or a :class:`TokenCounter`.
         file_tools: tool name -> :class:`FileToolSpec`, for mechanical file extraction.
-        command_tools: names of tools that run shell commands.
         on_compaction: called with a :class:`CompactionEvent` at each compaction's start and end.
         thread_id: the conversation, for tracing and run metadata; None: the LangChain run's.
-        **options: any other :class:`MemoryConfig` field (:class:`~langctx.config.ConfigOptions`).
+        **options: any :class:`MemoryConfig` field (``max_tokens``, ...; ``ConfigOptions``).
     """
 
     def __init__(
@@ -82,8 +80,6 @@ class LayeredChatMemory(MemoryCore):
             on_compaction,
             thread_id,
         )
-
-    # ------------------------------------------------------------------ public views
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -121,8 +117,6 @@ class LayeredChatMemory(MemoryCore):
             raise KeyError(f"no message with id {message_id!r} in this memory.")
         self._priority[message_id] = int(priority)
 
-    # ------------------------------------------------------------------ adding
-
     def add_message(self, message: BaseMessage) -> None:
         """Add one message (see :meth:`add_messages`)."""
         self.add_messages([message])
@@ -149,8 +143,6 @@ class LayeredChatMemory(MemoryCore):
         """Async version of `add_message`."""
         await self.aadd_messages([message])
 
-    # ------------------------------------------------------------------ projection
-
     def needs_compaction(self) -> bool:
         """True when the context is above the compaction mark."""
         return planning.due(self, False) is not None
@@ -176,8 +168,6 @@ class LayeredChatMemory(MemoryCore):
             "first_kept_id": self.first_kept_id,
             "entry_version": ENTRY_VERSION,
         }
-
-    # ------------------------------------------------------------------ compaction (twins)
 
     def compact(
         self,
@@ -213,19 +203,17 @@ class LayeredChatMemory(MemoryCore):
             self._alock = asyncio.Lock()
         return self._alock
 
-    # ------------------------------------------------------------------ persistence
-
     def to_state(self) -> MemorySnapshot:
         """A JSON-safe snapshot in the channel's shape, plus the log and the eviction log."""
         with self._lock:
-            snapshot = MemorySnapshot(
-                **channel_update(
-                    compactions=self._entries, edits=self._edits, priorities=self._priority
-                )
+            update = channel_update(
+                compactions=self._entries, edits=self._edits, priorities=self._priority
             )
-            snapshot["messages"] = messages_to_dict(self._log)
-            snapshot["eviction_log"] = [dict(r) for r in self._evictions]
-            return snapshot
+            return MemorySnapshot(
+                **update,
+                messages=messages_to_dict(self._log),
+                eviction_log=[dict(r) for r in self._evictions],
+            )
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:

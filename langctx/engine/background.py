@@ -100,11 +100,13 @@ def clear() -> None:
     _jobs.clear()
 
 
-# ---------------------------------------------------------------- bound on LayeredChatMemory
-
-
-def launch_upgrade(mem: MemoryCore, entry: CompactionEntry, asked: SummaryRequest) -> bool:
-    """Record in the mechanical ``entry`` the model summary that will replace it, and start it."""
+def launch_upgrade(
+    mem: MemoryCore, entry: CompactionEntry | None, asked: SummaryRequest | None
+) -> bool:
+    """Record in the mechanical ``entry`` of a fold the model summary ``asked`` to replace it, and
+    start it (False: none asked)."""
+    if entry is None or asked is None:
+        return False
     request = planning.upgrade_request(mem, entry)
     if request is None:
         return False

@@ -34,7 +34,7 @@ def compact(
         calls = mem._blocking_calls
         summary, quality = summarizer_calls.run(mem, plan)
         entry = writing.commit(mem, plan, summary, quality)
-        later = _upgrade_later(mem, plan, entry)
+        later = background.launch_upgrade(mem, entry, plan.upgrade)
         writing.merge_levels(mem)
         span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
@@ -57,7 +57,7 @@ async def acompact(
         summary, quality = await summarizer_calls.arun(mem, plan)
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
-            later = _upgrade_later(mem, plan, entry)
+            later = background.launch_upgrade(mem, entry, plan.upgrade)
         await writing.amerge_levels(mem)
         span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
@@ -72,13 +72,6 @@ def _planned(
     sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
     background.settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
     return planning.plan(mem, trigger, instructions, keep, sent=sent)
-
-
-def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -> bool:
-    """Start the background model summary of a fold written with its local summary."""
-    if plan.upgrade is None or entry is None:
-        return False
-    return background.launch_upgrade(mem, entry, plan.upgrade)
 
 
 def _finish(

@@ -57,7 +57,8 @@ class MemoryCore:
         self._file_tools = file_tools
         self._command_tools = command_tools
         self._on_compaction = on_compaction
-        self._thread_id = thread_id
+        self.thread_id = thread_id
+        """The conversation this memory holds, for tracing; None: the LangChain run's."""
         self._lock = threading.RLock()
         self._alock: asyncio.Lock | None = None
         self._reset()
@@ -134,17 +135,6 @@ class MemoryCore:
         return self._command_tools
 
     @property
-    def thread_id(self) -> str | None:
-        """The conversation this memory holds, for tracing; None: the LangChain run's."""
-        return self._thread_id
-
-    @thread_id.setter
-    def thread_id(self, value: str | None) -> None:
-        self._thread_id = value
-
-    # ------------------------------------------------------------------ reading the layers
-
-    @property
     def pinned_ids(self) -> list[str]:
         """Ids of the pinned messages (system messages and the task)."""
         return [self._id(i) for i in sorted(self._pinned())]
@@ -212,10 +202,6 @@ class MemoryCore:
     def _id(self, i: int) -> str:
         return str(self._log[i].id)
 
-    def _earlier(self, message_id: str) -> BaseMessage | None:
-        """A message of the log before a restored window, by id (None: not known)."""
-        return None if self._before is None else self._before(message_id)
-
     def _recent_start(self) -> int:
         """First index of the recent layer: the cut, past the pinned messages on it (they are head)."""
         start = self._first_kept
@@ -271,17 +257,11 @@ class MemoryCore:
     def _thinking_dropped(self, i: int) -> bool:
         """True when message ``i`` is sent without its thinking blocks: a completed turn's behind
         summaries no longer matches its prefix (Anthropic rejects it); the live run keeps its own."""
-        return (
-            bool(self._thinking)
-            and self._block is not None
-            and i < self._live_start()
-            and i in self._thinking_set()
-        )
-
-    def _thinking_set(self) -> frozenset[int]:
+        if not (self._thinking and self._block is not None and i < self._live_start()):
+            return False
         if len(self._thinking_memo[0]) != len(self._thinking):
             self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
-        return self._thinking_memo[1]
+        return i in self._thinking_memo[1]
 
     def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
         if i not in self._stripped:

@@ -1,8 +1,4 @@
-"""What restoring a memory from persisted state reads: stored edits (checked), entries, messages.
-
-The restore itself is :meth:`~langctx.LayeredChatMemory.restore` (the whole log) and
-:meth:`~langctx.LayeredChatMemory.restore_window` (a window of it).
-"""
+"""What restoring a memory from persisted state reads: stored edits (checked), entries, messages."""
 
 from __future__ import annotations
 
@@ -13,11 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
 from langctx.blocks import has_opaque_blocks
 from langctx.count_cache import describe_edited
-from langctx.entries import (
-    CompactionEntry,
-    EditEntry,
-    active_summaries,
-)
+from langctx.entries import CompactionEntry, EditEntry, active_summaries
 from langctx.errors import StateVersionError
 
 if TYPE_CHECKING:
@@ -25,12 +17,11 @@ if TYPE_CHECKING:
 
 
 def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
-    """Apply a stored edit to its logged message (an edit cuts arguments only: the tool calls
-    keep their ids and names).
+    """Apply a stored edit to its logged message.
 
     Raises:
-        StateVersionError: the edit's tool calls are not the message's (by id and name, in
-            order), or the message has signed or encrypted blocks (thinking, reasoning).
+        StateVersionError: the edit changes the tool calls' ids or names, or the message has
+            signed or encrypted blocks.
     """
     i = mem._pos[edit["message_id"]]
     message = mem._log[i]
@@ -48,11 +39,8 @@ def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
 
 
 def restored_cut(mem: MemoryCore) -> int:
-    """The cut of a restored log: the latest its entries name, or the provider's compaction item.
-
-    Raises:
-        StateVersionError: an entry keeps from a message that is not in the log.
-    """
+    """The cut of a restored log: the latest its entries name, or the provider's compaction item;
+    :class:`StateVersionError` when an entry keeps from a message not in the log."""
     cut = 0
     for e in mem._entries:
         fk = e["first_kept_id"]

@@ -1,10 +1,4 @@
-"""The summarizer calls of a compaction: the fallback to the local summary, and the cap.
-
-The deadline and the answer check are :mod:`langctx.summarize.calls` (one rule for compaction and
-Context-mode); here a failed call (timeout, error, no text) becomes the local summary, recorded as
-``summarizer_fallback`` in the eviction log and warned once per kind of failure; an answer that is
-not text at all raises (the summarizer can never work).
-"""
+"""The summarizer calls of a compaction: the fallback to the local summary, and the cap."""
 
 from __future__ import annotations
 
@@ -64,14 +58,12 @@ def _deadline(mem: MemoryCore) -> float | None:
 
 
 def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str, str]:
-    quality = "merged" if request.kind == "merge" else "model"
-    return cap(mem, text), quality
+    return cap(mem, text), "merged" if request.kind == "merge" else "model"
 
 
 def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
-    """The local summary in place of a failed call (network error, timeout, no text), warned
-    once per kind of failure; a summarizer that can never work (its answer is not text) raises
-    its :class:`~langctx.errors.ConfigError` instead."""
+    """The local summary in place of a failed call, warned once per kind of failure and recorded;
+    a :class:`~langctx.errors.ConfigError` (the summarizer can never work) is raised."""
     if isinstance(exc, ConfigError):
         raise exc
     warn_failure(exc, "the local summary")
