@@ -294,9 +294,8 @@ def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
 
 
 def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> str:
-    """The text blocks of a message once machinery is stripped (none when flagged).
-
-    A slash command with arguments reads as ``/name args``; one without, or a local one, is machinery.
+    """The text blocks of a message once machinery is stripped (none when flagged); a slash command
+    with arguments reads as ``/name args``, one without (or a local one) is machinery.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -304,8 +303,6 @@ def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY)
         ...     "<command-message>review-pr is running…</command-message>\\n"
         ...     "<command-name>/review-pr</command-name>\\n<command-args>123, focus on auth</command-args>"))
         '/review-pr 123, focus on auth'
-        >>> substantive_text(HumanMessage("<command-name>/model</command-name><command-args>opus</command-args>"))
-        ''
     """
     return _substance(message, rules)[0]
 
@@ -318,8 +315,6 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
         >>> from langchain_core.messages import HumanMessage
         >>> is_machinery(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
         True
-        >>> is_machinery(HumanMessage("Fix the parser"))
-        False
     """
     if not isinstance(message, HumanMessage):
         return False

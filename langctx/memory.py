@@ -50,7 +50,6 @@ class LayeredChatMemory(MemoryCore):
         token_counter: "approximate", "tiktoken", an encoding name, a chat model, a callable over
             messages, or a :class:`TokenCounter`.
         file_tools: tool name -> :class:`FileToolSpec`, for mechanical file extraction.
-        on_compaction: called with a :class:`CompactionEvent` at each compaction's start and end.
         thread_id: the conversation, for tracing and run metadata; None: the LangChain run's.
         **options: any :class:`MemoryConfig` field (``max_tokens``, ...; ``ConfigOptions``).
     """
@@ -122,8 +121,8 @@ class LayeredChatMemory(MemoryCore):
         self.add_messages([message])
 
     def add_messages(self, messages: Sequence[Any]) -> None:
-        """Append messages to the log (an id logged with the same content is skipped, with other
-        content :class:`InvalidHistoryError`), then compact if a trigger fires."""
+        """Append messages to the log (a logged id is skipped; with other content,
+        :class:`InvalidHistoryError`), then compact if a trigger fires."""
         with self._lock:
             last_ai = log.append_all(self, messages)
             trigger = planning.due(self, last_ai)
@@ -179,10 +178,8 @@ class LayeredChatMemory(MemoryCore):
         """Compact now; the new entry, or None when there is nothing to compact.
 
         Args:
-            instructions: focus instructions that steer the summary (e.g. from ``/compact ...``).
-            trigger: recorded on the entry.
-            keep_recent_tokens: recent tokens to keep this time (default: the low mark); 0 keeps
-                only the newest turn.
+            instructions: focus instructions that steer the summary (``/compact ...``).
+            keep_recent_tokens: recent tokens to keep this time (default: the low mark).
         """
         with self._lock:
             return compaction.compact(self, trigger, instructions, keep_recent_tokens)
@@ -217,11 +214,8 @@ class LayeredChatMemory(MemoryCore):
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
-        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor).
-
-        Raises:
-            StateVersionError: an unknown version, or a corrupt part (named).
-        """
+        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor); a corrupt
+        ``state`` raises :class:`StateVersionError` naming the part."""
         compactions, edits, priorities = channel_entries(check_version(state, "saved"))
         mem = cls(**kwargs)
         mem.restore(
@@ -243,8 +237,6 @@ class LayeredChatMemory(MemoryCore):
         eviction_log: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
-
-        A compaction cut at the pinned task, and a priority of a message not logged, are ignored.
 
         Raises:
             StateVersionError: an entry is corrupt or does not fit the log.
@@ -288,15 +280,13 @@ class LayeredChatMemory(MemoryCore):
         validate_from: int = 0,
         before: Callable[[str], BaseMessage | None] | None = None,
     ) -> None:
-        """Rebuild from a window of a longer log (no compaction runs); edits and priorities of
-        messages outside it are ignored.
+        """Rebuild from a window of a longer log (no compaction runs).
 
         Args:
             head: the messages before the cut that stay projected (system, task, provider item).
             window: the log from the latest compaction's cut on.
-            compactions: taken as stored; the projected ones are read again.
             validate_from: only ``window[validate_from:]`` is validated (the rest was sent before).
-            before: a message of the log before the window, by id (for a pending background summary).
+            before: a message of the log before the window, by id.
         """
         with self._lock:
             self._reset()

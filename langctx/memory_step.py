@@ -1,5 +1,4 @@
-"""One memory step before a model call (compact, answer ``/compact``, plan the archive batch),
-shared by the LangGraph node and the middleware."""
+"""One memory step before a model call, shared by the LangGraph node and the middleware."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Model summaries off the critical path: a fold is written with its local summary and the model's
-replaces it at the next fold, in whichever process serves it (docs/memory.md, Background summaries).
-Jobs are kept per process by input digest; at most :data:`MAX_JOBS` run at once.
+"""Model summaries off the critical path, decided in the entries: a fold is written with its local
+summary and the model's replaces it at the next fold, in any process (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ def in_background() -> bool:
 
 
 def start_job(key: str, fn: Callable[[], object]) -> bool:
-    """Run the summarizer call ``fn`` in a daemon thread as the job of ``key`` (False: no slot, or
-    a job for it exists)."""
+    """Run the summarizer call ``fn`` in a daemon thread as the job of ``key`` (False: not started)."""
     if _jobs.get(key) is not None or not _slots.acquire(blocking=False):
         return False
     future: Future[str] = Future()
@@ -64,8 +62,7 @@ def start_job(key: str, fn: Callable[[], object]) -> bool:
 
 
 def take(key: str, timeout: float | None) -> tuple[str | None, str]:
-    """``(summary, "")`` of the job of ``key`` (waiting what is left of ``timeout``), or ``(None, why
-    not)``; a failed job is forgotten, a summary stays known."""
+    """``(summary, "")`` of the job of ``key`` within ``timeout``, or ``(None, why not)``."""
     job = _jobs.get(key)
     if job is None:
         return None, "no background summary in this process"
@@ -103,8 +100,7 @@ def clear() -> None:
 def launch_upgrade(
     mem: MemoryCore, entry: CompactionEntry | None, asked: SummaryRequest | None
 ) -> bool:
-    """Record in the mechanical ``entry`` of a fold the model summary ``asked`` to replace it, and
-    start it (False: none asked)."""
+    """Record in ``entry`` the model summary ``asked`` to replace it, and start it (False: none)."""
     if entry is None or asked is None:
         return False
     request = planning.upgrade_request(mem, entry)
@@ -122,8 +118,7 @@ def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
 
 
 def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
-    """The newest level-1 entry when its model summary is pending, and that summary's request
-    (None: the log no longer gives the recorded input)."""
+    """The newest level-1 entry when its model summary is pending, and that summary's current request."""
     newest = next((e for e in reversed(mem._active) if e["level"] == 1), None)
     if newest is None or newest["quality"] != "mechanical" or newest.get("upgrade_input") is None:
         return None
@@ -145,8 +140,7 @@ async def await_upgrade(mem: MemoryCore) -> None:
 
 
 def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
-    """Apply the pending model summary of the newest mechanical entry, waiting up to
-    ``summary_timeout``; without ``wait`` (a ``/compact``, an overflow) it is discarded."""
+    """Apply the pending model summary (waiting within ``summary_timeout``), or discard it."""
     pending = _pending(mem)
     if pending is None:
         return None

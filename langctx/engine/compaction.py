@@ -82,8 +82,7 @@ def _finish(
     calls: int,
     later: bool,
 ) -> CompactionEvent:
-    """Keep the budget, then tell the listener the compaction ended (the event is returned);
-    ``calls``: the blocking summarizer calls before it, ``later``: a background summary started."""
+    """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
     blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
     writing.enforce_budget(mem, plan.trigger, plan.keep)
     if entry is not None:

@@ -1,5 +1,5 @@
-"""MemoryCore: a memory's settings, its record (what ``to_state`` returns), what is derived from it
-on append and restore, and the projection; the functions that write the record are the engine's.
+"""MemoryCore: a memory's settings, its record (what ``to_state`` returns), what is derived from it,
+and the projection; the functions that write the record are the engine's.
 """
 
 from __future__ import annotations
@@ -255,8 +255,7 @@ class MemoryCore:
         return max(self._last_human + 1, self._first_kept)
 
     def _thinking_dropped(self, i: int) -> bool:
-        """True when message ``i`` is sent without its thinking blocks: a completed turn's behind
-        summaries no longer matches its prefix (Anthropic rejects it); the live run keeps its own."""
+        """True when message ``i`` is sent without thinking (a completed turn's behind summaries)."""
         if not (self._thinking and self._block is not None and i < self._live_start()):
             return False
         if len(self._thinking_memo[0]) != len(self._thinking):

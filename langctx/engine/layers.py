@@ -23,8 +23,7 @@ def summary_block(
     *,
     pinned_tokens: int = 0,
 ) -> tuple[BaseMessage | None, int]:
-    """The summary block of the ``active`` summaries and its tokens ((None, 0) when none),
-    rendered once per content process-wide (keyed by :func:`entry_digest`, not by ids)."""
+    """The summary block of ``active`` and its tokens ((None, 0): none), cached by content."""
     if not active:
         return None, 0
     key = counter_key(counter)

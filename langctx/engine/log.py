@@ -147,8 +147,7 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
 
 
 def _repeats(old: BaseMessage | None, new: BaseMessage) -> bool:
-    """True when ``new`` repeats ``old``, the logged message of its id (None: none); raises
-    :class:`InvalidHistoryError` when it differs."""
+    """True when ``new`` repeats ``old``, the logged message of its id; InvalidHistoryError if it differs."""
     if old is None:
         return False
     if (
@@ -174,14 +173,20 @@ def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
 
 
 def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
-    """A tool result at ``i``: it answers an open call of the turn, or it is an orphan."""
-    if mem._open_ai is None or message.tool_call_id not in mem._open_calls:
-        _orphan(mem, message, i, tokens)  # not sent: the turn stays as it was
+    """A tool result at ``i``: it answers an open call of the turn, or it is an orphan (not sent:
+    the turn stays as it was)."""
+    if mem._open_ai is not None and message.tool_call_id in mem._open_calls:
+        mem._open_calls.remove(message.tool_call_id)
+        if not mem._open_calls:
+            mem._open_ai = None
+        mem._after_tool = True
         return
-    mem._open_calls.remove(message.tool_call_id)
-    if not mem._open_calls:
-        mem._open_ai = None
-    mem._after_tool = True
+    _check_orphan(mem, message)
+    mem._skip.add(i)
+    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
+    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
+    if i >= mem._new_from:
+        logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
 
 def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
@@ -200,8 +205,7 @@ def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
 
 
 def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
-    """The indices of message ``i`` (system, task, thinking, provider items); live, also the
-    recent tokens, the pinned check, refreshes and calibration (a restore does those once)."""
+    """Index message ``i`` (system, task, thinking, provider item); live, also count and check it."""
     live = not mem._restoring
     if live and i not in mem._skip:
         mem._recent_tokens += mem._view_tokens(i)
@@ -238,8 +242,7 @@ def _is_task(mem: MemoryCore, message: BaseMessage, d: Described) -> bool:
 
 
 def _provider_compacted(mem: MemoryCore, i: int) -> None:
-    """The provider compacted everything before message ``i``: project from it on (system messages
-    stay; earlier summaries and the task are the provider's item now; calibration restarts)."""
+    """The provider compacted everything before message ``i``: project from it on."""
     mem._pc = i
     mem._first_kept = max(mem._first_kept, i)
     if mem._task_idx is not None and mem._task_idx < i:
@@ -261,15 +264,6 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
         return entry["provider_compaction_id"] == mem._id(mem._pc)
     fk = entry["first_kept_id"]
     return fk is None or mem._pos.get(fk, -1) > mem._pc
-
-
-def _orphan(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
-    _check_orphan(mem, message)
-    mem._skip.add(i)
-    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
-    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
-    if i >= mem._new_from:
-        logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
 
 def _close_open_turn(mem: MemoryCore, i: int) -> None:

@@ -68,8 +68,7 @@ def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list
 
 
 def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry]:
-    """Placeholder edits for what a fold keeps, the newest half of ``keep`` aside (it is sent anew
-    after the summary anyway: no cache breaks)."""
+    """Placeholder edits for what a fold keeps (sent anew anyway), the newest half of ``keep`` aside."""
     n = len(memory._log)
     protect, acc = n, 0
     while protect > cut and acc + memory._view_tokens(protect - 1) <= keep // 2:
@@ -93,8 +92,7 @@ def _editable(memory: MemoryCore, i: int) -> bool:
 
 
 def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
-    """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
-    string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
+    """The edit replacing message ``i`` in place: a tool output by a note, long call arguments elided."""
     m, view = memory._log[i], memory._view(i)
     update: dict[str, Any]
     if isinstance(m, ToolMessage):
@@ -116,8 +114,7 @@ def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
 
 
 def elided_call(memory: MemoryCore, call: ToolCall) -> ToolCall:
-    """``call`` with its long string arguments elided; whole for a shell command (the record of what
-    it changed) or when a file it names would go unnamed."""
+    """``call`` with long string arguments elided; whole for a shell command or a file left unnamed."""
     if is_command_tool(call["name"], memory.command_tools):
         return call
     args = elide_args(call["args"])
@@ -166,8 +163,7 @@ def placeholder_text(memory: MemoryCore, i: int) -> str:
 
 
 def edit_floor(memory: MemoryCore) -> int:
-    """Index of the latest projected thinking message (-1: none): nothing at or before it is edited
-    (Anthropic checks the content before a thinking block is what the model saw)."""
+    """Index of the latest projected thinking message (-1: none); nothing at or before it is edited."""
     if not memory._thinking:
         return -1
     last = memory._thinking[-1]
@@ -181,8 +177,7 @@ ELIDED_HEAD, ELIDED_TAIL = 160, 80
 
 
 def elide_args(value: Any) -> Any:
-    """Tool-call arguments with every string over :data:`ELIDED_ARG_CHARS` cut to its head and tail
-    around a note of what was cut (same shape)."""
+    """Tool-call arguments with every string over :data:`ELIDED_ARG_CHARS` cut to head and tail."""
     return map_strings(value, _elided)
 
 
@@ -205,8 +200,7 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
 
 
 def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
-    """``content`` whose blocks (``tool_use``, ``function_call``, ``tool_call``) carry the new
-    ``args`` of their call (by call id)."""
+    """``content`` whose tool-call blocks carry the new ``args`` of their call (by call id)."""
     if isinstance(content, str):
         return content
     return [_elided_block(b, args) for b in content]

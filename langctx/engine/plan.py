@@ -50,4 +50,4 @@ class CompactionEvent:
     edits: int = 0
     mode: Literal["blocking", "background", "none"] = "none"
     """``blocking``: a summarizer call ran on the caller's path; ``background``: the model's summary
-    runs off it, replacing the local one at the next fold; ``none``: no model involved."""
+    runs off it; ``none``: no model involved."""

@@ -1,5 +1,4 @@
-"""Compaction planning (pure: nothing is written): triggers, where to cut, what to replace in
-place, what to merge."""
+"""Compaction planning (pure: nothing is written): triggers, cuts, in-place edits, merges."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def plan(
     *,
     sent: Sequence[BaseMessage] = (),
 ) -> Plan | None:
-    """The next compaction of ``memory`` (None: nothing to fold yet): the cut, or in-place edits
-    when they are enough, and the summary request; ``sent``: what the model was sent last."""
+    """The next compaction (None: nothing to fold yet); ``sent``: what the model was sent last."""
     tokens_before = memory.context_tokens()
     lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
     grouping = group_units(memory._log[lo:])
@@ -174,8 +172,7 @@ def pending_tokens(entry: CompactionEntry) -> int:
 def _chain_request(
     memory: MemoryCore, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
-    """``request`` with the messages of the mechanical summaries it absorbs (their local summaries
-    where the log no longer holds them)."""
+    """``request`` with the messages of the mechanical summaries it absorbs, where the log has them."""
     by_id = {e["id"]: e for e in memory._entries}
     messages: list[BaseMessage] = []
     missing: list[str] = []
@@ -188,8 +185,7 @@ def _chain_request(
 
 
 def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryRequest | None:
-    """The model summary that replaces the mechanical ``entry``, rebuilt from the log (None: not a
-    single message of it is left)."""
+    """The model summary replacing the mechanical ``entry``, rebuilt from the log (None: all gone)."""
     by_id = {e["id"]: e for e in memory._entries}
     own = _folded(memory, entry)
     absorbed = [by_id[i] for i in entry["merged_from"] if i in by_id]
@@ -219,8 +215,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
 
 
 def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
-    """The messages ``entry`` folded, from the log (None: not all of them are in it); a slim entry's
-    (first and last id) are those between, pinned messages and orphans aside."""
+    """The messages ``entry`` folded, from the log (None: not all of them are in it)."""
     ids = entry["covered_ids"]
     if not ids:
         return []
@@ -253,8 +248,7 @@ def _task_text(memory: MemoryCore) -> str | None:
 
 
 def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
-    """The next summaries to merge, oldest first, or None: over a level's cap (or the summaries'
-    share) its oldest ``merge_count``, level-2 ones merged *into* the level-3 summary."""
+    """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None."""
     config = memory.config
     by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
     top, count = by_level[MAX_LEVEL], config.merge_count

@@ -17,21 +17,15 @@ if TYPE_CHECKING:
 
 
 def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
-    """Apply a stored edit to its logged message.
-
-    Raises:
-        StateVersionError: the edit changes the tool calls' ids or names, or the message has
-            signed or encrypted blocks.
-    """
+    """Apply a stored edit to its logged message (:class:`StateVersionError` when it does not fit)."""
     i = mem._pos[edit["message_id"]]
     message = mem._log[i]
     calls = edit.get("tool_calls")
     if has_opaque_blocks(message):
         _corrupt(edit, "edits a message with signed or encrypted blocks, which langctx never edits")
     if calls is not None and isinstance(message, AIMessage):
-        if [(tc["id"], tc["name"]) for tc in calls] != [
-            (tc["id"], tc["name"]) for tc in message.tool_calls
-        ]:
+        shape = [(tc["id"], tc["name"]) for tc in message.tool_calls]
+        if [(tc["id"], tc["name"]) for tc in calls] != shape:
             _corrupt(edit, "changes the tool calls of message " + repr(edit["message_id"]))
     mem._edits.append(edit)
     mem._edit_of[edit["message_id"]] = edit
@@ -39,8 +33,7 @@ def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
 
 
 def restored_cut(mem: MemoryCore) -> int:
-    """The cut of a restored log: the latest its entries name, or the provider's compaction item;
-    :class:`StateVersionError` when an entry keeps from a message not in the log."""
+    """The cut of a restored log: the latest its entries name, or the provider's compaction item."""
     cut = 0
     for e in mem._entries:
         fk = e["first_kept_id"]
@@ -70,8 +63,7 @@ def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry
     """Message id -> its edits, in order."""
     grouped: dict[str, tuple[EditEntry, ...]] = {}
     for e in edits:
-        mid = e["message_id"]
-        grouped[mid] = (*grouped.get(mid, ()), e)
+        grouped[e["message_id"]] = (*grouped.get(e["message_id"], ()), e)
     return grouped
 
 

@@ -62,8 +62,7 @@ def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str,
 
 
 def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
-    """The local summary in place of a failed call, warned once per kind of failure and recorded;
-    a :class:`~langctx.errors.ConfigError` (the summarizer can never work) is raised."""
+    """The local summary in place of a failed call (warned, recorded); a ConfigError is raised."""
     if isinstance(exc, ConfigError):
         raise exc
     warn_failure(exc, "the local summary")

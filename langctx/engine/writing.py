@@ -199,11 +199,8 @@ def _record_edits(
 
 
 def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
-    """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
-
-    With ``keep`` (a compaction by the marks), kept tool outputs over ``output_share`` share the
-    low mark; then a newest turn still over the mark is cut to one shared size a little below it.
-    """
+    """Cut the largest kept messages (head and tail kept, marked) when folding left too much: kept
+    tool outputs over ``output_share`` (given ``keep``), then a newest turn still over the mark."""
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
     pinned = mem._pinned()  # their own policy: `check_pinned`
