@@ -51,8 +51,7 @@ MACHINERY_TAGS: tuple[str, ...] = (
     # Cline, Roo Code, Kilo Code: the editor's state appended to every user message
     "environment_details",
 )
-"""Tag names whose complete ``<name ...>…</name>`` elements are machinery (case-sensitive); names a
-user may write (``task``, ``instructions``) are left out, only Codex's upper-case ``INSTRUCTIONS``."""
+"""Tag names whose complete ``<name ...>…</name>`` elements are machinery (case-sensitive)."""
 
 MACHINERY_PATTERNS: tuple[str, ...] = (
     # Claude Code's caveat before local-command output (older versions send it bare).
@@ -67,8 +66,7 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
     r"\A\s*(?:Base directory for this skill:|# claudeMd\b|Codebase and user instructions are "
     r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \(|(?:Subagent)?Stop hook feedback:).*\Z",
 )
-"""Regular expressions (DOTALL, MULTILINE) of untagged machinery; one that reads to a far
-terminator belongs in :data:`MACHINERY_BLOCKS` (a pattern is searched from every possible start)."""
+"""Regular expressions (DOTALL, MULTILINE) of untagged machinery, searched from every start."""
 
 MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
     # Codex IDE context: from its heading to its request marker.
@@ -85,12 +83,10 @@ MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
         r"--- END OF DEMONSTRATION ---",
     ),
 )
-"""``(opener, closer)`` regular expressions (DOTALL, MULTILINE) of untagged blocks, each removed
-from its opener to the first closer after it (linear in the text)."""
+"""``(opener, closer)`` regular expressions of untagged blocks, removed opener to first closer."""
 
 MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output", "is_meta")
-"""``additional_kwargs`` keys marking a whole human message as machinery when truthy (SWE-agent's
-demonstration, aider's command output, Claude Code's ``isMeta`` from its session log)."""
+"""``additional_kwargs`` keys marking a whole human message as machinery when truthy."""
 
 CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
     "add-dir agents bashes bug clear compact config context cost doctor exit export "
@@ -99,8 +95,7 @@ CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
     "resume rewind sandbox settings stats status statusline tasks terminal-setup theme "
     "todos upgrade usage vim".split()
 )
-"""Claude Code's terminal commands, whose ``<command-args>`` are settings (``/model opus``), not a
-request; prompt commands (``/review``, custom commands, skills) are not listed."""
+"""Claude Code's terminal commands: their ``<command-args>`` are settings, not a request."""
 
 MACHINERY_SOURCES: tuple[str, ...] = ("aider_console", "user_bash_execution", "environment_error")
 """``additional_kwargs["source"]`` values of messages the user did not type."""
@@ -201,10 +196,8 @@ def _normalise(text: str) -> str:
 
 
 def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
-    """``text`` without machinery elements, patterns and blocks outside code, and ANSI codes.
-
-    A tag merely named (no closing tag) or quoted in code is kept; blank runs collapse to one line
-    and the result is stripped (idempotent).
+    """``text`` without machinery (outside code: a tag only named or quoted is kept) and ANSI codes,
+    blank runs collapsed and stripped (idempotent).
 
     Example:
         >>> strip_machinery("Why does Codex send `<environment_context>x</environment_context>`?")

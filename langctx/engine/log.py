@@ -308,6 +308,5 @@ def calibrate_window(mem: MemoryCore) -> None:
     for i in range(len(mem._log) - 1, max(after, mem._recent_start() - 1), -1):
         m = mem._log[i]
         if isinstance(m, AIMessage) and m.usage_metadata:
-            estimated = mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1)
-            _calibrate(mem, m, estimated)
+            _calibrate(mem, m, mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1))
             return

@@ -28,9 +28,8 @@ async def arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
 
 def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
     """The summary of a plan that asks no summarizer (nothing to fold, or a local-only plan)."""
-    if plan.request is None:
-        return "", plan.quality
-    return mem._local.summarize(plan.request), plan.quality
+    text = "" if plan.request is None else mem._local.summarize(plan.request)
+    return text, plan.quality
 
 
 def summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:

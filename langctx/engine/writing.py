@@ -45,11 +45,10 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
-    facts = plan.request.facts if plan.request is not None else {}
     entry = write_entry(
         mem,
         summary,
-        facts,
+        plan.request.facts if plan.request is not None else {},
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
@@ -124,11 +123,8 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
     locally from the facts, so no merge blocks the agent; None: ask the model."""
     if mem.summarizer is mem._local:
         return None
-    text = merge_sections(
-        [e["summary"] for e in group],
-        max_tokens=mem.config.max_summary_tokens_resolved,
-        count=mem.counter.count_text,
-    )
+    cap, count = mem.config.max_summary_tokens_resolved, mem.counter.count_text
+    text = merge_sections([e["summary"] for e in group], max_tokens=cap, count=count)
     if text is not None:
         return text, "merged"
     if mem.config.background_summaries:
