@@ -1,6 +1,5 @@
 """Model summaries off the critical path, decided in the entries: a fold is written with its local
-summary and the model's replaces it at the next fold, in any process (docs/memory.md).
-"""
+summary and the model's replaces it at the next fold, in any process (docs/memory.md)."""
 
 from __future__ import annotations
 
@@ -30,9 +29,7 @@ MAX_JOBS = 16
 
 _jobs: LRU[str, tuple[Future[str], float]] = LRU(maxsize=4 * MAX_JOBS)
 _slots = threading.BoundedSemaphore(MAX_JOBS)
-_in_background: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "langctx_background_summary", default=False
-)
+_in_background = contextvars.ContextVar("langctx_background_summary", default=False)
 
 
 def in_background() -> bool:
@@ -69,11 +66,10 @@ def take(key: str, timeout: float | None) -> tuple[str | None, str]:
     future, started = job
     try:
         return future.result(timeout=_left(started, timeout)), ""
-    except ConfigError:
-        _jobs.pop(key)
-        raise  # the summarizer can never work (its answer is not text): say so, do not fall back
     except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
         _jobs.pop(key)
+        if isinstance(exc, ConfigError):
+            raise  # the summarizer can never work (its answer is not text): do not fall back
         warn_failure(exc, "the local summary (the background summary failed)")
         return None, failure_reason(exc)
 

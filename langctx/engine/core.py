@@ -1,6 +1,5 @@
 """MemoryCore: a memory's settings, its record (what ``to_state`` returns), what is derived from it,
-and the projection; the functions that write the record are the engine's.
-"""
+and the projection; the functions that write the record are the engine's."""
 
 from __future__ import annotations
 
@@ -233,10 +232,9 @@ class MemoryCore:
     def _head_pinned(self) -> list[int]:
         start = self._recent_start()
         idx = [i for i in self._system_idx if i < start]
-        if self._task_idx is not None and (
-            self._task_idx < start or self._lifted_task() is not None
-        ):
-            idx.append(self._task_idx)
+        t = self._task_idx
+        if t is not None and (t < start or self._lifted_task() is not None):
+            idx.append(t)
         idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
         return sorted(idx)
 

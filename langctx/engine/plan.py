@@ -27,14 +27,10 @@ class Plan:
     absorbed: list[CompactionEntry] = field(default_factory=list)  # mechanical summaries replaced
     request: SummaryRequest | None = None  # None: no summarizer call (mechanical or local)
     quality: str = "none"
-    placeholders: list[EditEntry] = field(
-        default_factory=list
-    )  # in-place edits, with the fold or alone
+    placeholders: list[EditEntry] = field(default_factory=list)  # in-place edits (fold or alone)
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
-    keep: int | None = (
-        None  # recent tokens a compaction by the marks keeps (None: manual, overflow)
-    )
+    keep: int | None = None  # recent tokens a fold by the marks keeps (None: manual, overflow)
 
 
 @dataclass(frozen=True, slots=True)

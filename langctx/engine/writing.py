@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.core import DEFAULT_PRIORITIES
+from langctx.engine.placeholders import map_strings
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -253,16 +254,11 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     ratio = max(keep_tokens - 40, 0) / before
     for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
         shorten = partial(_cut_text, ratio=ratio, message_id=mid)
-        content = view.content
-        content = (
-            shorten(content) if isinstance(content, str) else cut_text_blocks(content, shorten)
-        )
+        text = view.content
+        content = shorten(text) if isinstance(text, str) else cut_text_blocks(text, shorten)
         update: dict[str, Any] = {"content": content}
         if calls:  # provider blocks that repeat the arguments are cut alike
-            cut = [
-                {**tc, "args": placeholders.map_strings(tc.get("args", {}), shorten)}
-                for tc in calls
-            ]
+            cut = [{**tc, "args": map_strings(tc.get("args", {}), shorten)} for tc in calls]
             update["tool_calls"] = cut
             update["content"] = placeholders.with_call_args(
                 update["content"], {str(tc["id"]): tc["args"] for tc in cut}
