@@ -125,8 +125,7 @@ class LayeredChatMemory(MemoryCore):
         :class:`InvalidHistoryError`), then compact if a trigger fires."""
         with self._lock:
             last_ai = log.append_all(self, messages)
-            trigger = planning.due(self, last_ai)
-            if trigger:
+            if trigger := planning.due(self, last_ai):
                 compaction.compact(self, trigger, None)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
@@ -134,8 +133,7 @@ class LayeredChatMemory(MemoryCore):
         with self._lock:
             last_ai = log.append_all(self, messages)
         async with self._async_lock():
-            trigger = planning.due(self, last_ai)
-            if trigger:
+            if trigger := planning.due(self, last_ai):
                 await compaction.acompact(self, trigger, None)
 
     async def aadd_message(self, message: BaseMessage) -> None:
