@@ -111,7 +111,7 @@ class LayeredChatMemory(MemoryCore):
         return dict(self._priority)
 
     def set_priority(self, message_id: str, priority: int) -> None:
-        """Override a message's priority in the memory's own ledger (e.g. a fetched reference -> 10)."""
+        """Override a message's priority in the memory's own ledger (e.g. fetched reference -> 10)."""
         if message_id not in self._pos:
             raise KeyError(f"no message with id {message_id!r} in this memory.")
         self._priority[message_id] = int(priority)

@@ -114,7 +114,7 @@ def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
 
 
 def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
-    """The newest level-1 entry when its model summary is pending, and that summary's current request."""
+    """The newest level-1 entry when its model summary is pending, and its request as of now."""
     newest = next((e for e in reversed(mem._active) if e["level"] == 1), None)
     if newest is None or newest["quality"] != "mechanical" or newest.get("upgrade_input") is None:
         return None

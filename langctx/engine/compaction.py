@@ -67,7 +67,7 @@ def _planned(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None
 ) -> Plan | None:
     """Settle a finished background summary, then plan over the memory as it is."""
-    # what the model was sent last, before an upgrade changes the block (for a cache-reading summarizer)
+    # what the model was sent last, before an upgrade changes the block (for a cache reader)
     sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
     background.settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
     return planning.plan(mem, trigger, instructions, keep, sent=sent)

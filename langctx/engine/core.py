@@ -36,7 +36,7 @@ DEFAULT_PRIORITIES: Mapping[str, int] = {
 
 
 class MemoryCore:
-    """The settings, record and projection of one memory; the base of :class:`~langctx.LayeredChatMemory`."""
+    """The settings, record and projection of one memory (base of :class:`~langctx.LayeredChatMemory`)."""
 
     def __init__(
         self,

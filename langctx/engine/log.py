@@ -147,7 +147,7 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
 
 
 def _repeats(old: BaseMessage | None, new: BaseMessage) -> bool:
-    """True when ``new`` repeats ``old``, the logged message of its id; InvalidHistoryError if it differs."""
+    """True when ``new`` repeats ``old``, the message logged with its id (InvalidHistoryError: differs)."""
     if old is None:
         return False
     if (

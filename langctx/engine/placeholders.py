@@ -68,7 +68,7 @@ def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list
 
 
 def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry]:
-    """Placeholder edits for what a fold keeps (sent anew anyway), the newest half of ``keep`` aside."""
+    """Placeholder edits for what a fold keeps (sent anew anyway) but the newest half of ``keep``."""
     n = len(memory._log)
     protect, acc = n, 0
     while protect > cut and acc + memory._view_tokens(protect - 1) <= keep // 2:
@@ -92,7 +92,7 @@ def _editable(memory: MemoryCore, i: int) -> bool:
 
 
 def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
-    """The edit replacing message ``i`` in place: a tool output by a note, long call arguments elided."""
+    """The edit replacing message ``i``: a tool output by a note, long call arguments elided."""
     m, view = memory._log[i], memory._view(i)
     update: dict[str, Any]
     if isinstance(m, ToolMessage):
