@@ -88,6 +88,18 @@ def _left(started: float, timeout: float | None) -> float | None:
     return None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
 
 
+def wait_idle(timeout: float | None = None) -> bool:
+    """Wait until no job runs (each holds a slot); False if one still runs after ``timeout`` s."""
+    held = 0
+    try:
+        while held < MAX_JOBS and _slots.acquire(timeout=timeout):
+            held += 1
+        return held == MAX_JOBS
+    finally:
+        for _ in range(held):
+            _slots.release()
+
+
 def clear() -> None:
     """Forget every job (running ones finish and are dropped); for tests and benchmarks."""
     _jobs.clear()
