@@ -12,6 +12,7 @@ from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
+    from langctx.engine.summarizer_calls import Steps
 
 
 def _start(mem: MemoryCore, plan: Plan | None) -> None:
@@ -26,18 +27,7 @@ def compact(
 ) -> CompactionEntry | None:
     started = time.perf_counter()
     mem._waited_s = 0.0
-    plan = _planned(mem, trigger, instructions, keep)
-    _start(mem, plan)
-    if plan is None:
-        return None
-    with compaction_span(mem, plan) as span:  # the summarizer calls are its children
-        calls = mem._blocking_calls
-        summary, quality = summarizer_calls.run(mem, plan)
-        entry = writing.commit(mem, plan, summary, quality)
-        later = background.launch_upgrade(mem, entry, plan.upgrade)
-        writing.merge_levels(mem)
-        span.record(_finish(mem, plan, entry, started, calls, later))
-    return entry
+    return summarizer_calls.drive(mem, _steps(mem, trigger, instructions, keep, started))
 
 
 async def acompact(
@@ -47,18 +37,29 @@ async def acompact(
     mem._waited_s = 0.0
     if trigger in ("threshold", "proactive") and not instructions:
         await background.await_upgrade(mem)
+    return await summarizer_calls.adrive(mem, _steps(mem, trigger, instructions, keep, started))
+
+
+def _steps(
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None, started: float
+) -> Steps[CompactionEntry | None]:
+    """Plan, summarize, write and merge; the lock is held while the memory is read or written."""
     with mem._lock:
         plan = _planned(mem, trigger, instructions, keep)
     _start(mem, plan)
     if plan is None:
         return None
-    with compaction_span(mem, plan) as span:
+    with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
-        summary, quality = await summarizer_calls.arun(mem, plan)
+        if plan.request is None or plan.quality in ("local", "mechanical"):  # no call asked
+            summary = "" if plan.request is None else mem._local.summarize(plan.request)
+            quality = plan.quality
+        else:
+            summary, quality = yield from summarizer_calls.summarizing(mem, plan.request)
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
-        await writing.amerge_levels(mem)
+        yield from writing.merging(mem)
         span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
 

@@ -33,6 +33,7 @@ from langctx.summarize.text import merge_read_summary_facts
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
+    from langctx.engine.summarizer_calls import Steps
 
 logger = logging.getLogger("langctx")
 
@@ -110,13 +111,17 @@ def write_entry(
     return entry
 
 
-def merge_levels(mem: MemoryCore) -> None:
+def merging(mem: MemoryCore) -> Steps[None]:
+    """Merge the summaries over their caps, asking the model where it must."""
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
-        text, quality = done or summarizer_calls.summarize(mem, planning.merge_request(mem, group))
-        merged.append(_commit_merge(mem, group, text, quality))
-    _merged_refresh(mem, merged)
+        if done is None:
+            done = yield from summarizer_calls.summarizing(mem, planning.merge_request(mem, group))
+        with mem._lock:
+            merged.append(_commit_merge(mem, group, *done))
+    with mem._lock:
+        _merged_refresh(mem, merged)
 
 
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
@@ -131,19 +136,6 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
     if mem.config.background_summaries:
         return mem._local.summarize(planning.merge_request(mem, group)), "merged"
     return None
-
-
-async def amerge_levels(mem: MemoryCore) -> None:
-    merged: list[CompactionEntry] = []
-    while (group := planning.merge_group(mem)) is not None:
-        done = _merge_without_model(mem, group)
-        text, quality = done or await summarizer_calls.asummarize(
-            mem, planning.merge_request(mem, group)
-        )
-        with mem._lock:
-            merged.append(_commit_merge(mem, group, text, quality))
-    with mem._lock:
-        _merged_refresh(mem, merged)
 
 
 def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
