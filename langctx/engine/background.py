@@ -8,7 +8,6 @@ import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -37,27 +36,6 @@ def in_background() -> bool:
     return _in_background.get()
 
 
-def start_job(key: str, fn: Callable[[], object]) -> bool:
-    """Run the summarizer call ``fn`` in a daemon thread as the job of ``key`` (False: not started)."""
-    if _jobs.get(key) is not None or not _slots.acquire(blocking=False):
-        return False
-    future: Future[str] = Future()
-    ctx = contextvars.copy_context()  # callbacks and the run's config travel with the call
-    ctx.run(_in_background.set, True)
-
-    def target() -> None:
-        try:
-            future.set_result(summary_text(ctx.run(fn)))
-        except BaseException as exc:
-            future.set_exception(exc)
-        finally:
-            _slots.release()
-
-    _jobs.put(key, (future, time.monotonic()))
-    threading.Thread(target=target, name=f"langctx-summary-{key[:12]}", daemon=True).start()
-    return True
-
-
 def take(key: str, timeout: float | None) -> tuple[str | None, str]:
     """``(summary, "")`` of the job of ``key`` within ``timeout``, or ``(None, why not)``."""
     job = _jobs.get(key)
@@ -72,16 +50,6 @@ def take(key: str, timeout: float | None) -> tuple[str | None, str]:
             raise  # the summarizer can never work (its answer is not text): do not fall back
         warn_failure(exc, "the local summary (the background summary failed)")
         return None, failure_reason(exc)
-
-
-async def wait_async(key: str, timeout: float | None) -> None:
-    """Wait without blocking the loop until the job of ``key`` is done or ``timeout`` is spent."""
-    job = _jobs.get(key)
-    if job is None:
-        return
-    future, started = job
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), _left(started, timeout))
 
 
 def _left(started: float, timeout: float | None) -> float | None:
@@ -121,8 +89,27 @@ def launch_upgrade(
 
 
 def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> bool:
+    """Summarize ``request`` in a daemon thread as the job of ``key`` (False: no slot is free)."""
+    if _jobs.get(key) is not None:
+        return True
+    if not _slots.acquire(blocking=False):
+        return False
+    future: Future[str] = Future()
+    ctx = contextvars.copy_context()  # callbacks and the run's config travel with the call
+    ctx.run(_in_background.set, True)
     summarizer = mem.summarizer
-    return _jobs.get(key) is not None or start_job(key, lambda: summarizer.summarize(request))
+
+    def target() -> None:
+        try:
+            future.set_result(summary_text(ctx.run(summarizer.summarize, request)))
+        except BaseException as exc:
+            future.set_exception(exc)
+        finally:
+            _slots.release()
+
+    _jobs.put(key, (future, time.monotonic()))
+    threading.Thread(target=target, name=f"langctx-summary-{key[:12]}", daemon=True).start()
+    return True
 
 
 def _pending(mem: MemoryCore) -> tuple[CompactionEntry, SummaryRequest | None] | None:
@@ -141,9 +128,11 @@ async def await_upgrade(mem: MemoryCore) -> None:
     if newest is None or request is None:
         return
     key = newest["upgrade_input"]
-    if _start(mem, key, request):
+    if _start(mem, key, request) and (job := _jobs.get(key)) is not None:
         started = time.perf_counter()
-        await wait_async(key, mem.config.summary_timeout)
+        done = asyncio.shield(asyncio.wrap_future(job[0]))
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(done, _left(job[1], mem.config.summary_timeout))
         mem._waited_s += time.perf_counter() - started
 
 

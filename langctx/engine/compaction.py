@@ -15,13 +15,6 @@ if TYPE_CHECKING:
     from langctx.engine.summarizer_calls import Steps
 
 
-def _start(mem: MemoryCore, plan: Plan | None) -> None:
-    if plan is not None and mem._on_compaction is not None:
-        mem._on_compaction(
-            CompactionEvent(phase="start", trigger=plan.trigger, tokens_before=plan.tokens_before)
-        )
-
-
 def compact(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None = None
 ) -> CompactionEntry | None:
@@ -43,12 +36,18 @@ async def acompact(
 def _steps(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None, started: float
 ) -> Steps[CompactionEntry | None]:
-    """Plan, summarize, write and merge; the lock is held while the memory is read or written."""
+    """Settle a finished background summary, plan, summarize, write and merge (the lock held while
+    the memory is read or written)."""
     with mem._lock:
-        plan = _planned(mem, trigger, instructions, keep)
-    _start(mem, plan)
+        # what the model was sent last, before an upgrade changes the block (for a cache reader)
+        sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
+        wait = trigger in ("threshold", "proactive") and not instructions
+        background.settle_upgrade(mem, wait=wait)
+        plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
     if plan is None:
         return None
+    if mem._on_compaction is not None:
+        mem._on_compaction(CompactionEvent("start", plan.trigger, plan.tokens_before))
     with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
         if plan.request is None or plan.quality in ("local", "mechanical"):  # no call asked
@@ -62,16 +61,6 @@ def _steps(
         yield from writing.merging(mem)
         span.record(_finish(mem, plan, entry, started, calls, later))
     return entry
-
-
-def _planned(
-    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None
-) -> Plan | None:
-    """Settle a finished background summary, then plan over the memory as it is."""
-    # what the model was sent last, before an upgrade changes the block (for a cache reader)
-    sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
-    background.settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
-    return planning.plan(mem, trigger, instructions, keep, sent=sent)
 
 
 def _finish(

@@ -55,23 +55,18 @@ def summarizing(mem: MemoryCore, request: SummaryRequest) -> Steps[tuple[str, st
     mem._blocking_calls += 1
     try:
         text = yield request
-    except Exception as exc:
-        return _fallback(mem, request, exc)
+    except Exception as exc:  # the local summary instead (warned, recorded); a ConfigError raised
+        if isinstance(exc, ConfigError):
+            raise
+        warn_failure(exc, "the local summary")
+        writing.record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
+        return mem._local.summarize(request), "fallback"
     return cap(mem, text), "merged" if request.kind == "merge" else "model"
 
 
 def _deadline(mem: MemoryCore) -> float | None:
     """The summarizer's deadline; the local one runs in the caller's thread, unbounded."""
     return None if mem.summarizer is mem._local else mem.config.summary_timeout
-
-
-def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
-    """The local summary in place of a failed call (warned, recorded); a ConfigError is raised."""
-    if isinstance(exc, ConfigError):
-        raise exc
-    warn_failure(exc, "the local summary")
-    writing.record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
-    return mem._local.summarize(request), "fallback"
 
 
 def cap(mem: MemoryCore, text: str) -> str:

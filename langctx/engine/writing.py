@@ -120,8 +120,11 @@ def merging(mem: MemoryCore) -> Steps[None]:
             done = yield from summarizer_calls.summarizing(mem, planning.merge_request(mem, group))
         with mem._lock:
             merged.append(_commit_merge(mem, group, *done))
-    with mem._lock:
-        _merged_refresh(mem, merged)
+    if merged:  # the summary block re-rendered once after a cascade of merges
+        with mem._lock:
+            mem._refresh()
+            for entry in merged:
+                entry["tokens_after"] = mem.context_tokens()
 
 
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
@@ -136,15 +139,6 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
     if mem.config.background_summaries:
         return mem._local.summarize(planning.merge_request(mem, group)), "merged"
     return None
-
-
-def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
-    """Re-render the summary block once after a cascade of merges."""
-    if not merged:
-        return
-    mem._refresh()
-    for entry in merged:
-        entry["tokens_after"] = mem.context_tokens()
 
 
 def _commit_merge(
