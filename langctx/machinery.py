@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -224,18 +225,15 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         inner[k].lstrip("/") if name == "command-name" else None
         for k, (*_, name) in enumerate(parts)
     ]
-    after: list[str | None] = [None] * len(parts)  # the first command name after each part
-    for k in range(len(parts) - 2, -1, -1):
-        after[k] = names[k + 1] if names[k + 1] is not None else after[k + 1]
+    named = [k for k, name in enumerate(names) if name is not None]
     requests: list[str] = []
     pieces: list[str] = []
     pos = 0
-    before: str | None = None  # the latest command name before the part
     for k, ((start, _), (_, end), _) in enumerate(parts):
         if names[k] is not None:
-            before = names[k]
             continue
-        args, name = inner[k], before if before is not None else (after[k] or "")
+        j = bisect.bisect(named, k)  # the latest command name before the part, else the first after
+        args, name = inner[k], (names[named[max(j - 1, 0)]] or "") if named else ""
         if not args or name in rules.local_commands:
             continue
         pieces += [text[pos:start], _MARK.format(len(requests))]

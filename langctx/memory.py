@@ -301,11 +301,7 @@ class LayeredChatMemory(MemoryCore):
             finally:
                 self._restoring = False
             pos, by_message = self._pos, restoring.edits_by_message(edits)
-            if len(by_message) < len(pos):
-                edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
-            else:  # a long thread: the window is the smaller side
-                edited = [mid for mid in pos if mid in by_message]  # pos is in log order
-            for mid in edited:
+            for mid in sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__):
                 for e in by_message[mid]:
                     restoring.apply_edit(self, e)
             self._entries = list(compactions)

@@ -82,13 +82,9 @@ def plan(
     marks_keep = keep if by_marks else None
     if not batch:
         return Plan(trigger, tokens_before, memory._first_kept, keep=marks_keep)
-    out = _fold(memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, quality=""))
-    if out.request is not None:
-        out.request = replace(out.request, context=list(sent))
-    if out.upgrade is not None:
-        out.upgrade = replace(out.upgrade, context=list(sent))
+    out = Plan(trigger, tokens_before, cut, batch, quality="", keep=marks_keep)
+    _fold(memory, instructions, out, context=list(sent))
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
-    out.keep = marks_keep
     return out
 
 
@@ -130,8 +126,10 @@ def _in_place(
     return Plan(trigger, tokens_before, memory._first_kept, placeholders=edits)
 
 
-def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan) -> Plan:
-    """``out`` with the summary request, the mechanical summaries it absorbs, and its quality."""
+def _fold(
+    memory: MemoryCore, instructions: str | None, out: Plan, context: list[BaseMessage]
+) -> None:
+    """Give ``out`` its summary request, the mechanical summaries it absorbs, and its quality."""
     msgs = [memory._log[i] for i in out.batch]
     absorbed = [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
     out.absorbed = absorbed
@@ -146,21 +144,21 @@ def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan)
         task=_task_text(memory),
         instructions=instructions,
         max_tokens=memory.config.max_summary_tokens_resolved,
+        context=context,
     )
     if memory.summarizer is memory._local:
         out.quality = "local"
-        return out
+        return
     out.pending = sum(memory._tok[i] for i in out.batch) + sum(map(pending_tokens, absorbed))
-    asked = bool(instructions) or trigger in ("manual", "overflow")
+    asked = bool(instructions) or out.trigger in ("manual", "overflow")
     if not asked and out.pending < memory.config.summary_threshold_resolved:
         out.quality = "mechanical"
-        return out
+        return
     chained = _chain_request(memory, request, absorbed) if absorbed else request
     if memory.config.background_summaries and not asked:  # folded now, summarized off the path
         out.quality, out.upgrade = "mechanical", chained
     else:
         out.quality, out.request = "model", chained
-    return out
 
 
 def pending_tokens(entry: CompactionEntry) -> int:
