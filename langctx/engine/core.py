@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -167,19 +167,8 @@ class MemoryCore:
             out = [self._view(i) for i in self._head_pinned()]
             if self._block is not None:
                 out.append(self._block)
-            lifted = self._lifted_task()
-            skip, repairs, view = self._skip, self._repair_after, self._view
-            if not (self._thinking and self._block is not None):  # no thinking is dropped
-                views, log = self._views, self._log
-
-                def view(i: int) -> BaseMessage:
-                    return views.get(i, log[i])
-
-            for i in range(self._recent_start(), len(self._log)):
-                if i not in skip and i != lifted:
-                    out.append(view(i))
-                if i in repairs:
-                    out.extend(repairs[i])
+            sent = self._sent(self._recent_start(), len(self._log))
+            out += (self._view(m) if isinstance(m, int) else m for m in sent)
             return out
 
     async def abuild_context(self) -> list[BaseMessage]:
@@ -274,24 +263,20 @@ class MemoryCore:
     def _head_tokens(self) -> int:
         return sum(self._view_tokens(i) for i in self._head_pinned()) + self._block_tokens
 
-    def _span_tokens(self, lo: int, hi: int) -> int:
-        total = 0
-        lifted = self._lifted_task()
-        skip, repairs = self._skip, self._repair_after
-        if self._thinking and self._block is not None:
-            tokens = self._view_tokens
-        else:  # no thinking is dropped: a message's tokens are its view's
-            vtok, tok = self._vtok, self._tok
-
-            def tokens(i: int) -> int:
-                return vtok.get(i, tok[i])
-
+    def _sent(self, lo: int, hi: int) -> Iterator[int | ToolMessage]:
+        """The indices of [lo, hi) that are sent, each followed by the repairs after it."""
+        lifted, skip, repairs = self._lifted_task(), self._skip, self._repair_after
         for i in range(lo, hi):
             if i not in skip and i != lifted:
-                total += tokens(i)
+                yield i
             if i in repairs:
-                total += sum(self._counter.count_message(r) for r in repairs[i])
-        return total
+                yield from repairs[i]
+
+    def _span_tokens(self, lo: int, hi: int) -> int:
+        count = self._counter.count_message
+        return sum(
+            self._view_tokens(m) if isinstance(m, int) else count(m) for m in self._sent(lo, hi)
+        )
 
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
