@@ -33,7 +33,7 @@ __all__ = [
     "kept_placeholders",
     "placeholder",
     "plan_placeholders",
-    "with_call_args",
+    "with_calls",
 ]
 
 
@@ -98,9 +98,7 @@ def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
     if isinstance(m, ToolMessage):
         update = {"content": placeholder_text(memory, i)}
     elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
-        calls = [elided_call(memory, tc) for tc in view.tool_calls]
-        by_id = {str(tc["id"]): tc["args"] for tc in calls}
-        update = {"content": with_call_args(view.content, by_id), "tool_calls": calls}
+        update = with_calls(view.content, [elided_call(memory, tc) for tc in view.tool_calls])
     else:
         return None
     before = memory._view_tokens(i)
@@ -199,11 +197,12 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     return value
 
 
-def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
-    """``content`` whose tool-call blocks carry the new ``args`` of their call (by call id)."""
-    if isinstance(content, str):
-        return content
-    return [_elided_block(b, args) for b in content]
+def with_calls(content: str | list[Any], calls: Sequence[Any]) -> dict[str, Any]:
+    """The update giving a message ``calls``; its tool-call blocks carry their new args alike."""
+    args = {str(tc["id"]): tc["args"] for tc in calls}
+    if not isinstance(content, str):
+        content = [_elided_block(b, args) for b in content]
+    return {"content": content, "tool_calls": calls}
 
 
 def _elided_block(block: Any, args: dict[str, Any]) -> Any:

@@ -245,10 +245,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
         update: dict[str, Any] = {"content": content}
         if calls:  # provider blocks that repeat the arguments are cut alike
             cut = [{**tc, "args": map_strings(tc.get("args", {}), shorten)} for tc in calls]
-            update["tool_calls"] = cut
-            update["content"] = placeholders.with_call_args(
-                update["content"], {str(tc["id"]): tc["args"] for tc in cut}
-            )
+            update = placeholders.with_calls(content, cut)
         after = mem.counter.count_message(m.model_copy(update=update))
         if after <= keep_tokens or ratio <= 0:
             break
