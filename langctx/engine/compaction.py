@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from langctx.engine import background, planning, summarizer_calls, writing
-from langctx.engine.plan import CompactionEvent, Plan
+from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry
 from langctx.telemetry import compaction_span
 
@@ -36,8 +36,8 @@ async def acompact(
 def _steps(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None, started: float
 ) -> Steps[CompactionEntry | None]:
-    """Settle a finished background summary, plan, summarize, write and merge (the lock held while
-    the memory is read or written)."""
+    """Settle a finished background summary, plan, summarize, write, merge, keep the budget and tell
+    the listener (the lock held while the memory is read or written)."""
     with mem._lock:
         # what the model was sent last, before an upgrade changes the block (for a cache reader)
         sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
@@ -59,33 +59,21 @@ def _steps(
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
         yield from writing.merging(mem)
-        span.record(_finish(mem, plan, entry, started, calls, later))
+        blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
+        writing.enforce_budget(mem, plan.trigger, plan.keep)
+        if entry is not None:
+            entry["tokens_after"] = mem.context_tokens()
+        event = CompactionEvent(
+            phase="end",
+            trigger=plan.trigger,
+            tokens_before=plan.tokens_before,
+            tokens_after=mem.context_tokens(),
+            duration_s=time.perf_counter() - started,
+            entry=entry,
+            edits=len(plan.placeholders),
+            mode="blocking" if blocking else "background" if later else "none",
+        )
+        if mem._on_compaction is not None:
+            mem._on_compaction(event)
+        span.record(event)
     return entry
-
-
-def _finish(
-    mem: MemoryCore,
-    plan: Plan,
-    entry: CompactionEntry | None,
-    started: float,
-    calls: int,
-    later: bool,
-) -> CompactionEvent:
-    """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
-    blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
-    writing.enforce_budget(mem, plan.trigger, plan.keep)
-    if entry is not None:
-        entry["tokens_after"] = mem.context_tokens()
-    event = CompactionEvent(
-        phase="end",
-        trigger=plan.trigger,
-        tokens_before=plan.tokens_before,
-        tokens_after=mem.context_tokens(),
-        duration_s=time.perf_counter() - started,
-        entry=entry,
-        edits=len(plan.placeholders),
-        mode="blocking" if blocking else "background" if later else "none",
-    )
-    if mem._on_compaction is not None:
-        mem._on_compaction(event)
-    return event
