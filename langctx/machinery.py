@@ -213,8 +213,7 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
 
 
 def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
-    """``text`` stripped, each non-blank ``<command-args>`` outside code (local commands aside) kept
-    as ``/name args`` (the name before it, else after), and the number kept."""
+    """``text`` stripped, each ``<command-args>`` request kept as ``/name args``; and how many."""
     if "command-args" not in rules.tags or "<command-args" not in text:
         return strip_machinery(text, rules), 0
     code = code_spans(text)

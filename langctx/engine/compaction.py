@@ -36,8 +36,7 @@ async def acompact(
 def _steps(
     mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None, started: float
 ) -> Steps[CompactionEntry | None]:
-    """Settle a finished background summary, plan, summarize, write, merge, keep the budget and tell
-    the listener (the lock held while the memory is read or written)."""
+    """Plan, summarize, write, merge, keep the budget, tell the listener (locked on each access)."""
     with mem._lock:
         # what the model was sent last, before an upgrade changes the block (for a cache reader)
         sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []

@@ -173,8 +173,7 @@ def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
 
 
 def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
-    """A tool result at ``i``: it answers an open call of the turn, or it is an orphan (not sent:
-    the turn stays as it was)."""
+    """A tool result at ``i``: the answer to an open call, or an orphan (logged, not sent)."""
     if mem._open_ai is not None and message.tool_call_id in mem._open_calls:
         mem._open_calls.remove(message.tool_call_id)
         if not mem._open_calls:

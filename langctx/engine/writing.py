@@ -84,8 +84,7 @@ def write_entry(
     pending_tokens: int | None = None,
     **fields: Any,
 ) -> CompactionEntry:
-    """A new entry of ``summary``, added to the active summaries (``tokens_after`` is set later),
-    stamped with what a window restore needs: the task and last message, the provider item."""
+    """A new active entry of ``summary``, stamped for a window restore (``tokens_after`` later)."""
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
@@ -128,8 +127,7 @@ def merging(mem: MemoryCore) -> Steps[None]:
 
 
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
-    """``group`` merged section by section when it fits the cap, else (``background_summaries``)
-    locally from the facts, so no merge blocks the agent; None: ask the model."""
+    """``group`` merged by sections, else locally (``background_summaries``); None: ask the model."""
     if mem.summarizer is mem._local:
         return None
     cap, count = mem.config.max_summary_tokens_resolved, mem.counter.count_text
@@ -182,8 +180,7 @@ def _record_edits(
 
 
 def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
-    """Cut the largest kept messages (head and tail kept, marked) when folding left too much: kept
-    tool outputs over ``output_share`` (given ``keep``), then a newest turn still over the mark."""
+    """Cut kept tool outputs over their share of ``keep``, then the newest turn if still too big."""
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
     pinned = mem._pinned()  # their own policy: `check_pinned`
