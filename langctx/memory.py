@@ -31,7 +31,6 @@ from langctx.entries import (
     read_entry,
     validate_entry,
 )
-from langctx.errors import StateVersionError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, resolve_summarizer
@@ -247,11 +246,7 @@ class LayeredChatMemory(MemoryCore):
             finally:
                 self._restoring = False
             for raw in edits:
-                e = validate_entry(raw)
-                if (mid := e["message_id"]) not in self._pos:
-                    msg = f"edit {e['id']} names message {mid!r}, which is not in the log."
-                    raise StateVersionError(msg)
-                restoring.apply_edit(self, e)
+                restoring.apply_edit(self, validate_entry(raw))
             task = self._id(self._task_idx) if self._task_idx is not None else None
             for raw in compactions:
                 e = read_entry(raw)

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
     """Apply a stored edit to its logged message (:class:`StateVersionError` when it does not fit)."""
-    i = mem._pos[edit["message_id"]]
+    if (mid := edit["message_id"]) not in mem._pos:
+        msg = f"edit {edit['id']} names message {mid!r}, which is not in the log."
+        raise StateVersionError(msg)
+    i = mem._pos[mid]
     message = mem._log[i]
     calls = edit.get("tool_calls")
     if has_opaque_blocks(message):
@@ -26,9 +29,9 @@ def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
     if calls is not None and isinstance(message, AIMessage):
         shape = [(tc["id"], tc["name"]) for tc in message.tool_calls]
         if [(tc["id"], tc["name"]) for tc in calls] != shape:
-            _corrupt(edit, "changes the tool calls of message " + repr(edit["message_id"]))
+            _corrupt(edit, "changes the tool calls of message " + repr(mid))
     mem._edits.append(edit)
-    mem._edit_of[edit["message_id"]] = edit
+    mem._edit_of[mid] = edit
     mem._views[i], mem._vtok[i] = describe_edited(mem.counter, message, edit)
 
 
