@@ -1,10 +1,5 @@
-"""Agent machinery in human messages: recognise it, strip it, tell the task (pure functions).
-
-Coding agents send more than the user's words as user messages: Codex's ``<environment_context>``
-and AGENTS.md blocks, Claude Code's slash-command tags, command output, ``<system-reminder>``
-blocks and hook output, SWE-agent's demonstration. The task, the summaries' goal and the user's
-constraints are read from what is left once that machinery is stripped; a slash command's
-``<command-args>`` are what the user asked (``/review-pr 123``) and are kept.
+"""Agent machinery in human messages (preamble tags, hook output, injected files): recognise it,
+strip it, tell the task; a slash command's ``<command-args>`` are kept as the request.
 
 Example:
     >>> strip_machinery("<system-reminder>Use TodoWrite.</system-reminder>\\nFix the parser")
@@ -13,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -56,10 +52,7 @@ MACHINERY_TAGS: tuple[str, ...] = (
     # Cline, Roo Code, Kilo Code: the editor's state appended to every user message
     "environment_details",
 )
-"""Tag names whose complete ``<name ...>…</name>`` elements are machinery (case-sensitive).
-
-Generic names a user may write in a prompt (``task``, ``context``, ``instructions``) are left out
-on purpose; only the upper-case ``INSTRUCTIONS`` that Codex wraps AGENTS.md in is listed."""
+"""Tag names whose complete ``<name ...>…</name>`` elements are machinery (case-sensitive)."""
 
 MACHINERY_PATTERNS: tuple[str, ...] = (
     # Claude Code's caveat before local-command output (older versions send it bare).
@@ -74,10 +67,7 @@ MACHINERY_PATTERNS: tuple[str, ...] = (
     r"\A\s*(?:Base directory for this skill:|# claudeMd\b|Codebase and user instructions are "
     r"shown below\.|Contents of [^\n]*?(?:CLAUDE|AGENTS)\.md \(|(?:Subagent)?Stop hook feedback:).*\Z",
 )
-"""Regular expressions (DOTALL, MULTILINE) of untagged machinery: caveat and interrupt lines,
-Codex's AGENTS.md heading, and text blocks that open as an injected CLAUDE.md / skill body or as
-Claude Code's Stop-hook feedback (removed whole). A pattern is searched from every place a match
-may start: one that reads to a far terminator belongs in :data:`MACHINERY_BLOCKS`."""
+"""Regular expressions (DOTALL, MULTILINE) of untagged machinery, searched from every start."""
 
 MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
     # Codex IDE context: from its heading to its request marker.
@@ -94,14 +84,10 @@ MACHINERY_BLOCKS: tuple[tuple[str, str], ...] = (
         r"--- END OF DEMONSTRATION ---",
     ),
 )
-"""``(opener, closer)`` regular expressions (DOTALL, MULTILINE) of untagged machinery blocks,
-each removed from its opener to the first closer after it, as a tag's element is (openers and
-closers are found once each: linear in the text)."""
+"""``(opener, closer)`` regular expressions of untagged blocks, removed opener to first closer."""
 
 MACHINERY_FLAGS: tuple[str, ...] = ("is_demo", "command_output", "is_meta")
-"""``additional_kwargs`` keys that, when truthy, mark a whole human message as machinery:
-SWE-agent's demonstration, aider's command output and the text Claude Code injects as a user
-message (its session log's ``isMeta``, set by :func:`~langctx.cli.replay.read_session`)."""
+"""``additional_kwargs`` keys marking a whole human message as machinery when truthy."""
 
 CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
     "add-dir agents bashes bug clear compact config context cost doctor exit export "
@@ -110,13 +96,10 @@ CLAUDE_LOCAL_COMMANDS: tuple[str, ...] = tuple(
     "resume rewind sandbox settings stats status statusline tasks terminal-setup theme "
     "todos upgrade usage vim".split()
 )
-"""Claude Code's built-in commands that run in the terminal, not in the model: their
-``<command-args>`` are settings (``/model opus``), not a request. Prompt commands (``/review``,
-custom commands, skills) are not listed: their arguments are."""
+"""Claude Code's terminal commands: their ``<command-args>`` are settings, not a request."""
 
 MACHINERY_SOURCES: tuple[str, ...] = ("aider_console", "user_bash_execution", "environment_error")
-"""``additional_kwargs["source"]`` values of messages the user did not type: aider's console
-output, a shell command the user ran through the agent (its output), an environment error."""
+"""``additional_kwargs["source"]`` values of messages the user did not type."""
 
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
@@ -137,7 +120,7 @@ _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Machinery:
-    """What counts as agent machinery; the defaults cover Codex, Claude Code, aider, SWE-agent, Cline.
+    """What counts as agent machinery (defaults: Codex, Claude Code, aider, SWE-agent, Cline).
 
     Example:
         >>> rules = DEFAULT_MACHINERY.extend(tags=("my-agent-note",))
@@ -214,16 +197,10 @@ def _normalise(text: str) -> str:
 
 
 def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
-    """What is left of ``text`` once agent machinery and ANSI escape codes are removed.
-
-    Removed: complete elements of the machinery tags, patterns and blocks outside code. Kept: a
-    tag merely mentioned (no closing tag) or quoted in code. Each removed span leaves a line
-    break; trailing spaces are dropped, runs of blank lines collapse to one and the result is
-    stripped (stripping twice gives the same text).
+    """``text`` without machinery (outside code: a tag only named or quoted is kept) and ANSI codes,
+    blank runs collapsed and stripped (idempotent).
 
     Example:
-        >>> strip_machinery("<command-name>/clear</command-name>\\n<command-args></command-args>")
-        ''
         >>> strip_machinery("Why does Codex send `<environment_context>x</environment_context>`?")
         'Why does Codex send `<environment_context>x</environment_context>`?'
     """
@@ -236,13 +213,7 @@ def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
 
 
 def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
-    """``text`` stripped of machinery with each slash command's request kept, and their number.
-
-    A request is a non-blank ``<command-args>`` element outside code of a command not in
-    ``rules.local_commands``; it becomes ``/name args`` (the name from the ``<command-name>``
-    element before it, else the one after). Nothing is kept when ``command-args`` is not a
-    machinery tag of ``rules``.
-    """
+    """``text`` stripped, each ``<command-args>`` request kept as ``/name args``; and how many."""
     if "command-args" not in rules.tags or "<command-args" not in text:
         return strip_machinery(text, rules), 0
     code = code_spans(text)
@@ -253,22 +224,16 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
         inner[k].lstrip("/") if name == "command-name" else None
         for k, (*_, name) in enumerate(parts)
     ]
-    after: list[str | None] = [None] * len(parts)  # the first command name after each part
-    for k in range(len(parts) - 2, -1, -1):
-        after[k] = names[k + 1] if names[k + 1] is not None else after[k + 1]
+    named = [k for k, name in enumerate(names) if name is not None]
     requests: list[str] = []
     pieces: list[str] = []
     pos = 0
-    before: str | None = None  # the latest command name before the part
     for k, ((start, _), (_, end), _) in enumerate(parts):
         if names[k] is not None:
-            before = names[k]
             continue
-        args = inner[k]
-        if not args:
-            continue
-        name = before if before is not None else (after[k] or "")
-        if name in rules.local_commands:
+        j = bisect.bisect(named, k)  # the latest command name before the part, else the first after
+        args, name = inner[k], (names[named[max(j - 1, 0)]] or "") if named else ""
+        if not args or name in rules.local_commands:
             continue
         pieces += [text[pos:start], _MARK.format(len(requests))]
         requests.append(f"/{name} {args}" if name else args)
@@ -319,40 +284,27 @@ def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
 
 
 def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> str:
-    """The text of a message once machinery is stripped, text block by text block.
-
-    A message flagged as machinery in ``additional_kwargs`` has none; non-text blocks contribute
-    none. A slash command with arguments reads as ``/name args``; one without (``/clear``), or
-    one of ``rules.local_commands`` (``/model opus``), is machinery.
+    """The text blocks of a message once machinery is stripped (none when flagged); a slash command
+    with arguments reads as ``/name args``, one without (or a local one) is machinery.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
-        >>> substantive_text(HumanMessage(content=[
-        ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
-        ...     {"type": "text", "text": "Fix the flaky test"}]))
-        'Fix the flaky test'
         >>> substantive_text(HumanMessage(
         ...     "<command-message>review-pr is running…</command-message>\\n"
         ...     "<command-name>/review-pr</command-name>\\n<command-args>123, focus on auth</command-args>"))
         '/review-pr 123, focus on auth'
-        >>> substantive_text(HumanMessage("<command-name>/model</command-name><command-args>opus</command-args>"))
-        ''
     """
     return _substance(message, rules)[0]
 
 
 def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> bool:
-    """True for a human message that is agent machinery and nothing else.
-
-    That is: flagged in ``additional_kwargs``, or every text block is machinery (at least one not
-    blank) and there is no non-text block. Other message types are never machinery.
+    """True for a human message that is flagged, or whose text blocks (one not blank, no other
+    block) are all machinery.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> is_machinery(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
         True
-        >>> is_machinery(HumanMessage("Fix the parser"))
-        False
     """
     if not isinstance(message, HumanMessage):
         return False
@@ -365,35 +317,16 @@ def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> 
 
 
 def is_substantive_task(message: BaseMessage, *, rules: Machinery = DEFAULT_MACHINERY) -> bool:
-    """Default task predicate: a human message with substantive text once machinery is stripped.
-
-    What :func:`substantive_text` leaves is the task unless it is empty or starts with ``/``: a
-    slash command (``/mode``) or an echoed command line (``/usr/bin/aider file.py``). A slash
-    command with ``<command-args>`` is a task (``/fix-issue 123``) unless it is a local command
-    (:data:`CLAUDE_LOCAL_COMMANDS`). An image alone is not a task (no text to pin the goal on).
-    Pass your own ``is_task`` when your users' tasks may start with ``/``.
-
-    The task is the FIRST message for which this holds, pinned for the life of the memory; a
-    later "new task: ..." is a user message like any other (:mod:`langctx.user_messages`).
+    """Default task predicate: :func:`substantive_text` is not empty and does not start with ``/``
+    (a slash command, an echoed command line), unless it is a command's request (``/fix-issue 123``).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
-        >>> is_substantive_task(HumanMessage("/mode"))
-        False
         >>> is_substantive_task(HumanMessage("/usr/bin/aider repo.py\\nAider v0.47"))
         False
-        >>> is_substantive_task(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
-        False
-        >>> is_substantive_task(HumanMessage(content=[
-        ...     {"type": "text", "text": "<system-reminder>Today is Monday.</system-reminder>"},
-        ...     {"type": "text", "text": "Fix the failing parser test"}]))
-        True
         >>> is_substantive_task(HumanMessage(
         ...     "<command-name>/fix-issue</command-name><command-args>123</command-args>"))
         True
-        >>> is_substantive_task(HumanMessage(
-        ...     "<command-name>/clear</command-name><command-args></command-args>"))
-        False
     """
     text, requests = _substance(message, rules)
     return bool(text) and (requests > 0 or not text.startswith("/"))

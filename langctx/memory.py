@@ -1,25 +1,11 @@
 """LayeredChatMemory: the standalone memory (an append-only log, its entries, the projection).
 
-Compaction writes entries (summaries and in-place edits) that the projection applies; it never
-deletes. The record and the projection read from it are :class:`~langctx.engine.core.MemoryCore`;
-the functions that write the record live in :mod:`langctx.engine`.
-
 Example:
-    >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    >>> from langchain_core.messages import HumanMessage, SystemMessage
     >>> mem = LayeredChatMemory(max_tokens=2000)
     >>> mem.add_messages([SystemMessage("You are a coding agent."), HumanMessage("Fix the parser.")])
-    >>> for i in range(12):
-    ...     mem.add_messages([
-    ...         AIMessage("", tool_calls=[{"id": f"c{i}", "name": "read_file", "args": {"path": f"f{i}.py"}}]),
-    ...         ToolMessage("x = 1\\n" * 60, tool_call_id=f"c{i}"),
-    ...     ])
-    >>> len(mem.compactions) > 0, mem.context_tokens() <= 2000
-    (True, True)
-    >>> ctx = mem.build_context()
-    >>> ctx[1].content
+    >>> mem.build_context()[1].content
     'Fix the parser.'
-    >>> len(mem.messages)
-    26
 """
 
 from __future__ import annotations
@@ -45,7 +31,6 @@ from langctx.entries import (
     read_entry,
     validate_entry,
 )
-from langctx.errors import StateVersionError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, resolve_summarizer
@@ -55,25 +40,17 @@ __all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
 
 
 class LayeredChatMemory(MemoryCore):
-    """Layered, compacting chat memory over langchain-core messages.
-
-    Layers of the projection: pinned (system messages and the first substantive human message,
-    verbatim), summaries (bounded, merged level by level), recent (verbatim, newest first under the
-    budget). See ``DESIGN.md`` for the invariants this class keeps.
+    """Layered, compacting chat memory over langchain-core messages: pinned, summaries, recent.
 
     Args:
-        max_tokens: budget of the projected context (shortcut for ``MemoryConfig(max_tokens=...)``).
-        config: a full :class:`MemoryConfig`; cannot be combined with other config keywords.
-        summarizer: ``None``/"local" (offline, deterministic), a chat model or Runnable, an object
-            with ``summarize(request)``, or a callable taking a :class:`SummaryRequest`.
+        config: a full :class:`MemoryConfig`; cannot be combined with config keywords.
+        summarizer: None/"local" (offline), a chat model or Runnable, an object with
+            ``summarize(request)``, or a callable taking a :class:`SummaryRequest`.
         token_counter: "approximate", "tiktoken", an encoding name, a chat model, a callable over
             messages, or a :class:`TokenCounter`.
         file_tools: tool name -> :class:`FileToolSpec`, for mechanical file extraction.
-        command_tools: names of tools that run shell commands.
-        on_compaction: called with a :class:`CompactionEvent` at the start and end of each compaction.
-        thread_id: the conversation this memory holds, for tracing (:mod:`langctx.telemetry`)
-            and the summarizer's run metadata; None: the LangChain run's ``thread_id``, if any.
-        **options: any other :class:`MemoryConfig` field (:class:`~langctx.config.ConfigOptions`).
+        thread_id: the conversation, for tracing and run metadata; None: the LangChain run's.
+        **options: any :class:`MemoryConfig` field (``max_tokens``, ...; ``ConfigOptions``).
     """
 
     def __init__(
@@ -101,8 +78,6 @@ class LayeredChatMemory(MemoryCore):
             on_compaction,
             thread_id,
         )
-
-    # ------------------------------------------------------------------ public views
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -135,32 +110,21 @@ class LayeredChatMemory(MemoryCore):
         return dict(self._priority)
 
     def set_priority(self, message_id: str, priority: int) -> None:
-        """Override a message's priority in the ledger (e.g. a fetched context reference -> 10).
-
-        The ledger is the memory's own; nothing is written into fields sent to a provider.
-        """
+        """Override a message's priority in the memory's own ledger (e.g. fetched reference -> 10)."""
         if message_id not in self._pos:
-            msg = f"no message with id {message_id!r} in this memory."
-            raise KeyError(msg)
+            raise KeyError(f"no message with id {message_id!r} in this memory.")
         self._priority[message_id] = int(priority)
-
-    # ------------------------------------------------------------------ adding
 
     def add_message(self, message: BaseMessage) -> None:
         """Add one message (see :meth:`add_messages`)."""
         self.add_messages([message])
 
     def add_messages(self, messages: Sequence[Any]) -> None:
-        """Append messages to the log, then compact if a trigger fires.
-
-        A message whose id is already logged with the same content is skipped (so the same history
-        can be synced twice); the same id with different content raises
-        :class:`InvalidHistoryError`. Messages without an id get one.
-        """
+        """Append messages to the log (a logged id is skipped; with other content,
+        :class:`InvalidHistoryError`), then compact if a trigger fires."""
         with self._lock:
             last_ai = log.append_all(self, messages)
-            trigger = planning.due(self, last_ai)
-            if trigger:
+            if trigger := planning.due(self, last_ai):
                 compaction.compact(self, trigger, None)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
@@ -168,15 +132,12 @@ class LayeredChatMemory(MemoryCore):
         with self._lock:
             last_ai = log.append_all(self, messages)
         async with self._async_lock():
-            trigger = planning.due(self, last_ai)
-            if trigger:
+            if trigger := planning.due(self, last_ai):
                 await compaction.acompact(self, trigger, None)
 
     async def aadd_message(self, message: BaseMessage) -> None:
         """Async version of `add_message`."""
         await self.aadd_messages([message])
-
-    # ------------------------------------------------------------------ projection
 
     def needs_compaction(self) -> bool:
         """True when the context is above the compaction mark."""
@@ -204,8 +165,6 @@ class LayeredChatMemory(MemoryCore):
             "entry_version": ENTRY_VERSION,
         }
 
-    # ------------------------------------------------------------------ compaction (twins)
-
     def compact(
         self,
         instructions: str | None = None,
@@ -213,13 +172,11 @@ class LayeredChatMemory(MemoryCore):
         trigger: Trigger = "manual",
         keep_recent_tokens: int | None = None,
     ) -> CompactionEntry | None:
-        """Compact now. Returns the new entry, or None when there is nothing to compact.
+        """Compact now; the new entry, or None when there is nothing to compact.
 
         Args:
-            instructions: focus instructions that steer the summary (e.g. from ``/compact ...``).
-            trigger: recorded on the entry; "manual" unless an integration says otherwise.
-            keep_recent_tokens: verbatim recent tokens to keep this time (default: the configured
-                low mark); 0 keeps only the newest turn. Overflow recovery lowers it per retry.
+            instructions: focus instructions that steer the summary (``/compact ...``).
+            keep_recent_tokens: recent tokens to keep this time (default: the low mark).
         """
         with self._lock:
             return compaction.compact(self, trigger, instructions, keep_recent_tokens)
@@ -240,33 +197,22 @@ class LayeredChatMemory(MemoryCore):
             self._alock = asyncio.Lock()
         return self._alock
 
-    # ------------------------------------------------------------------ persistence
-
     def to_state(self) -> MemorySnapshot:
-        """A JSON-safe snapshot in the channel's shape, plus the log and the eviction log.
-
-        ``LayeredChatMemory.from_state(mem.to_state())`` builds exactly the same projection.
-        """
+        """A JSON-safe snapshot in the channel's shape, plus the log and the eviction log."""
         with self._lock:
-            snapshot = MemorySnapshot(
-                **channel_update(
-                    compactions=self._entries, edits=self._edits, priorities=self._priority
-                )
+            update = channel_update(
+                compactions=self._entries, edits=self._edits, priorities=self._priority
             )
-            snapshot["messages"] = messages_to_dict(self._log)
-            snapshot["eviction_log"] = [dict(r) for r in self._evictions]
-            return snapshot
+            return MemorySnapshot(
+                **update,
+                messages=messages_to_dict(self._log),
+                eviction_log=[dict(r) for r in self._evictions],
+            )
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], **kwargs: Any) -> LayeredChatMemory:
-        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor).
-
-        The state is read as a stored channel is (:func:`langctx.channel.channel_entries`).
-
-        Raises:
-            StateVersionError: it has an unknown version, or a part of it is corrupt (one line
-                naming the part).
-        """
+        """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor); a corrupt
+        ``state`` raises :class:`StateVersionError` naming the part."""
         compactions, edits, priorities = channel_entries(check_version(state, "saved"))
         mem = cls(**kwargs)
         mem.restore(
@@ -289,12 +235,6 @@ class LayeredChatMemory(MemoryCore):
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
-        Used by the integrations to rebuild the memory from graph state or a database. Entries
-        are read (:func:`~langctx.entries.read_entry`); an edit must name a logged message and
-        keep its tool calls' ids and names, a cut must be in the log. Two repairs: a compaction
-        whose cut is the pinned task is ignored (no fold cuts there: it folds past the task), and
-        so is a priority of a message that is not in the log.
-
         Raises:
             StateVersionError: an entry is corrupt or does not fit the log.
         """
@@ -306,11 +246,7 @@ class LayeredChatMemory(MemoryCore):
             finally:
                 self._restoring = False
             for raw in edits:
-                e = validate_entry(raw)
-                if (mid := e["message_id"]) not in self._pos:
-                    msg = f"edit {e['id']} names message {mid!r}, which is not in the log."
-                    raise StateVersionError(msg)
-                restoring.apply_edit(self, e)
+                restoring.apply_edit(self, validate_entry(raw))
             task = self._id(self._task_idx) if self._task_idx is not None else None
             for raw in compactions:
                 e = read_entry(raw)
@@ -322,8 +258,7 @@ class LayeredChatMemory(MemoryCore):
             if self._pc is not None:
                 self._active = [e for e in self._active if log.after_pc(self, e)]
             self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
-            evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
-            self._evictions = evictions
+            self._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
             self._refresh()
             writing.check_pinned(self)
 
@@ -340,15 +275,11 @@ class LayeredChatMemory(MemoryCore):
     ) -> None:
         """Rebuild from a window of a longer log (no compaction runs).
 
-        ``window`` is the log from the latest compaction's cut on; ``head`` the messages before
-        the cut that stay projected (leading system messages, the task, the latest provider
-        compaction item and its results). ``compactions`` are taken as stored (the channel's
-        reducer validated them), but those projected are read (:func:`~langctx.entries.read_entry`:
-        checked again, for a state written without the reducer, and their facts read); only
-        ``window[validate_from:]`` is validated, the rest was the input of an earlier model call.
-        Edits and priorities of messages outside the window are ignored. ``before`` finds a message
-        of the log before the window by id (for a pending background summary of a span the window
-        no longer holds).
+        Args:
+            head: the messages before the cut that stay projected (system, task, provider item).
+            window: the log from the latest compaction's cut on.
+            validate_from: only ``window[validate_from:]`` is validated (the rest was sent before).
+            before: a message of the log before the window, by id.
         """
         with self._lock:
             self._reset()
@@ -365,11 +296,7 @@ class LayeredChatMemory(MemoryCore):
             finally:
                 self._restoring = False
             pos, by_message = self._pos, restoring.edits_by_message(edits)
-            if len(by_message) < len(pos):
-                edited = sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__)
-            else:  # a long thread: the window is the smaller side
-                edited = [mid for mid in pos if mid in by_message]  # pos is in log order
-            for mid in edited:
+            for mid in sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__):
                 for e in by_message[mid]:
                     restoring.apply_edit(self, e)
             self._entries = list(compactions)

@@ -1,9 +1,4 @@
-"""One memory step before a model call, shared by the LangGraph node and the middleware.
-
-:class:`MemoryStep` reads the state it is given (the thread's view, a pending ``/compact``),
-compacts (the only call with an async twin), answers the command and plans the archive batch;
-the integration writes that batch to its store and builds its own state update.
-"""
+"""One memory step before a model call, shared by the LangGraph node and the middleware."""
 
 from __future__ import annotations
 
@@ -27,9 +22,6 @@ ArchiveWrite = tuple[BaseStore, ArchivePlan]
 
 class MemoryStep:
     """The thread's memory for one model call, and what the step decided.
-
-    Args:
-        store: the graph's store (called only when a batch is to be written).
 
     Attributes:
         command: the pending ``/compact`` message and its instructions, if any.
@@ -59,9 +51,8 @@ class MemoryStep:
     def compact(self) -> ArchiveWrite | None:
         """Compact on ``/compact``, or when due; returns the archive batch to write, if any."""
         view, command = self.view, self.command
-        return self._compacted(
-            view.compact(command[1] or None) if command else view.compact_if_due()
-        )
+        entry = view.compact(command[1] or None) if command else view.compact_if_due()
+        return self._compacted(entry)
 
     async def acompact(self) -> ArchiveWrite | None:
         """Async version of `compact`."""
@@ -71,9 +62,8 @@ class MemoryStep:
 
     def _compacted(self, entry: CompactionEntry | None) -> ArchiveWrite | None:
         if self.command is not None:
-            tokens_after = self.view.context_tokens()
             self.handled = handled_command(
-                self.command, entry, tokens=self._before, tokens_after=tokens_after
+                self.command, entry, tokens=self._before, tokens_after=self.view.context_tokens()
             )
         if self.archive is None:
             return None

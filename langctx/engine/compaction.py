@@ -1,5 +1,4 @@
-"""One compaction from plan to entry, sync and async (the twins differ at the summarizer call);
-the caller holds the memory's lock."""
+"""One compaction from plan to entry, sync and async; the caller holds the memory's lock."""
 
 from __future__ import annotations
 
@@ -7,19 +6,13 @@ import time
 from typing import TYPE_CHECKING
 
 from langctx.engine import background, planning, summarizer_calls, writing
-from langctx.engine.plan import CompactionEvent, Plan
+from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry
 from langctx.telemetry import compaction_span
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
-
-
-def _start(mem: MemoryCore, plan: Plan | None) -> None:
-    if plan is not None and mem._on_compaction is not None:
-        mem._on_compaction(
-            CompactionEvent(phase="start", trigger=plan.trigger, tokens_before=plan.tokens_before)
-        )
+    from langctx.engine.summarizer_calls import Steps
 
 
 def compact(
@@ -27,18 +20,7 @@ def compact(
 ) -> CompactionEntry | None:
     started = time.perf_counter()
     mem._waited_s = 0.0
-    plan = _planned(mem, trigger, instructions, keep)
-    _start(mem, plan)
-    if plan is None:
-        return None
-    with compaction_span(mem, plan) as span:  # the summarizer calls are its children
-        calls = mem._blocking_calls
-        summary, quality = summarizer_calls.run(mem, plan)
-        entry = writing.commit(mem, plan, summary, quality)
-        later = _upgrade_later(mem, plan, entry)
-        writing.merge_levels(mem)
-        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
-    return entry
+    return summarizer_calls.drive(mem, _steps(mem, trigger, instructions, keep, started))
 
 
 async def acompact(
@@ -48,67 +30,49 @@ async def acompact(
     mem._waited_s = 0.0
     if trigger in ("threshold", "proactive") and not instructions:
         await background.await_upgrade(mem)
+    return await summarizer_calls.adrive(mem, _steps(mem, trigger, instructions, keep, started))
+
+
+def _steps(
+    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None, started: float
+) -> Steps[CompactionEntry | None]:
+    """Plan, summarize, write, merge, keep the budget, tell the listener (locked on each access)."""
     with mem._lock:
-        plan = _planned(mem, trigger, instructions, keep)
-    _start(mem, plan)
+        # what the model was sent last, before an upgrade changes the block (for a cache reader)
+        sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
+        wait = trigger in ("threshold", "proactive") and not instructions
+        background.settle_upgrade(mem, wait=wait)
+        plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
     if plan is None:
         return None
-    with compaction_span(mem, plan) as span:
+    if mem._on_compaction is not None:
+        mem._on_compaction(CompactionEvent("start", plan.trigger, plan.tokens_before))
+    with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
-        summary, quality = await summarizer_calls.arun(mem, plan)
+        if plan.request is None or plan.quality in ("local", "mechanical"):  # no call asked
+            summary = "" if plan.request is None else mem._local.summarize(plan.request)
+            quality = plan.quality
+        else:
+            summary, quality = yield from summarizer_calls.summarizing(mem, plan.request)
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
-            later = _upgrade_later(mem, plan, entry)
-        await writing.amerge_levels(mem)
-        span.record(_finish(mem, plan, entry, started, _mode(mem, calls, later)))
+            later = background.launch_upgrade(mem, entry, plan.upgrade)
+        yield from writing.merging(mem)
+        blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
+        writing.enforce_budget(mem, plan.trigger, plan.keep)
+        if entry is not None:
+            entry["tokens_after"] = mem.context_tokens()
+        event = CompactionEvent(
+            phase="end",
+            trigger=plan.trigger,
+            tokens_before=plan.tokens_before,
+            tokens_after=mem.context_tokens(),
+            duration_s=time.perf_counter() - started,
+            entry=entry,
+            edits=len(plan.placeholders),
+            mode="blocking" if blocking else "background" if later else "none",
+        )
+        if mem._on_compaction is not None:
+            mem._on_compaction(event)
+        span.record(event)
     return entry
-
-
-def _planned(
-    mem: MemoryCore, trigger: str, instructions: str | None, keep: int | None
-) -> Plan | None:
-    """Settle a finished background summary, then plan over the memory as it is."""
-    # what the model was sent last (before a finished upgrade changes the block), for a
-    # summarizer that reads the span from the provider's cache
-    sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
-    background.settle_upgrade(mem, wait=trigger in ("threshold", "proactive") and not instructions)
-    return planning.plan(mem, trigger, instructions, keep, sent=sent)
-
-
-def _upgrade_later(mem: MemoryCore, plan: Plan, entry: CompactionEntry | None) -> bool:
-    """Start the background model summary of a fold written with its local summary."""
-    if plan.upgrade is None or entry is None:
-        return False
-    return background.launch_upgrade(mem, entry, plan.upgrade)
-
-
-def _mode(mem: MemoryCore, calls_before: int, background: bool) -> str:
-    if mem._blocking_calls > calls_before or mem._waited_s > 0.05:
-        return "blocking"
-    return "background" if background else "none"
-
-
-def _finish(
-    mem: MemoryCore,
-    plan: Plan,
-    entry: CompactionEntry | None,
-    started: float,
-    mode: str = "none",
-) -> CompactionEvent:
-    """Keep the budget, then tell the listener the compaction ended (the event is returned)."""
-    writing.enforce_budget(mem, plan.trigger, plan.keep)
-    if entry is not None:
-        entry["tokens_after"] = mem.context_tokens()
-    event = CompactionEvent(
-        phase="end",
-        trigger=plan.trigger,
-        tokens_before=plan.tokens_before,
-        tokens_after=mem.context_tokens(),
-        duration_s=time.perf_counter() - started,
-        entry=entry,
-        edits=len(plan.placeholders),
-        mode=mode,  # type: ignore[arg-type]
-    )
-    if mem._on_compaction is not None:
-        mem._on_compaction(event)
-    return event

@@ -1,17 +1,11 @@
-"""MemoryCore: a memory's settings, its record, what is derived from it, and the projection.
-
-The record is what :meth:`~langctx.LayeredChatMemory.to_state` returns (the log, the compaction
-entries, the edits, the priority ledger, the eviction log); every other field is derived from the
-record by appending and restoring (positions, token counts, the pinned indices, the cut, the
-summary block), so a memory restored from a snapshot projects what the live one projects. The
-functions that write the record are :mod:`langctx.engine`'s; the methods here only read it.
-"""
+"""MemoryCore: a memory's settings, its record (what ``to_state`` returns), what is derived from it,
+and the projection; the functions that write the record are the engine's."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -42,8 +36,7 @@ DEFAULT_PRIORITIES: Mapping[str, int] = {
 
 
 class MemoryCore:
-    """The settings and record of one memory, what is derived from it, and the projection; the
-    base of :class:`~langctx.LayeredChatMemory`, which adds the functions that write the record."""
+    """The settings, record and projection of one memory (base of :class:`~langctx.LayeredChatMemory`)."""
 
     def __init__(
         self,
@@ -63,7 +56,8 @@ class MemoryCore:
         self._file_tools = file_tools
         self._command_tools = command_tools
         self._on_compaction = on_compaction
-        self._thread_id = thread_id
+        self.thread_id = thread_id
+        """The conversation this memory holds, for tracing; None: the LangChain run's."""
         self._lock = threading.RLock()
         self._alock: asyncio.Lock | None = None
         self._reset()
@@ -140,17 +134,6 @@ class MemoryCore:
         return self._command_tools
 
     @property
-    def thread_id(self) -> str | None:
-        """The conversation this memory holds, for tracing; None: the LangChain run's."""
-        return self._thread_id
-
-    @thread_id.setter
-    def thread_id(self, value: str | None) -> None:
-        self._thread_id = value
-
-    # ------------------------------------------------------------------ reading the layers
-
-    @property
     def pinned_ids(self) -> list[str]:
         """Ids of the pinned messages (system messages and the task)."""
         return [self._id(i) for i in sorted(self._pinned())]
@@ -166,23 +149,17 @@ class MemoryCore:
             return self._priority[message_id]
         i = self._pos.get(message_id)
         if i is None:
-            msg = f"no message with id {message_id!r} in this memory."
-            raise KeyError(msg)
-        if i in self._system_idx:
-            return DEFAULT_PRIORITIES["system"]
-        if i == self._task_idx:
-            return DEFAULT_PRIORITIES["first_human"]
+            raise KeyError(f"no message with id {message_id!r} in this memory.")
         m = self._log[i]
+        if i in self._system_idx or isinstance(m, SystemMessage):
+            return DEFAULT_PRIORITIES["system"]
+        if i == self._task_idx:  # always a human message
+            return DEFAULT_PRIORITIES["first_human"]
         if isinstance(m, ToolMessage):
             stamp = context_mode_stamp(m)
-            if stamp is not None and stamp.get("action") == "referenced":
-                return DEFAULT_PRIORITIES["context_ref"]
-            return DEFAULT_PRIORITIES["tool_result"]
-        if isinstance(m, HumanMessage):
-            return DEFAULT_PRIORITIES["recent_human"]
-        if isinstance(m, SystemMessage):
-            return DEFAULT_PRIORITIES["system"]
-        return DEFAULT_PRIORITIES["recent_ai"]
+            referenced = stamp is not None and stamp.get("action") == "referenced"
+            return DEFAULT_PRIORITIES["context_ref" if referenced else "tool_result"]
+        return DEFAULT_PRIORITIES["recent_human" if isinstance(m, HumanMessage) else "recent_ai"]
 
     def build_context(self) -> list[BaseMessage]:
         """The messages the model should see now: pinned, summaries, recent (deterministic)."""
@@ -190,19 +167,8 @@ class MemoryCore:
             out = [self._view(i) for i in self._head_pinned()]
             if self._block is not None:
                 out.append(self._block)
-            lifted = self._lifted_task()
-            skip, repairs, view = self._skip, self._repair_after, self._view
-            if not (self._thinking and self._block is not None):  # no thinking is dropped
-                views, log = self._views, self._log
-
-                def view(i: int) -> BaseMessage:
-                    return views.get(i, log[i])
-
-            for i in range(self._recent_start(), len(self._log)):
-                if i not in skip and i != lifted:
-                    out.append(view(i))
-                if i in repairs:
-                    out.extend(repairs[i])
+            sent = self._sent(self._recent_start(), len(self._log))
+            out += (self._view(m) if isinstance(m, int) else m for m in sent)
             return out
 
     async def abuild_context(self) -> list[BaseMessage]:
@@ -224,15 +190,8 @@ class MemoryCore:
     def _id(self, i: int) -> str:
         return str(self._log[i].id)
 
-    def _earlier(self, message_id: str) -> BaseMessage | None:
-        """A message of the log before a restored window, by id (None: not known)."""
-        return None if self._before is None else self._before(message_id)
-
     def _recent_start(self) -> int:
-        """First index of the recent layer: the cut, moved past pinned messages that sit on it.
-
-        Pinned messages at the cut belong to the head, so the summary block never precedes them.
-        """
+        """First index of the recent layer: the cut, past the pinned messages on it (they are head)."""
         start = self._first_kept
         if start == 0:
             return 0
@@ -253,11 +212,7 @@ class MemoryCore:
         return self._pc_memo[1]
 
     def _lifted_task(self) -> int | None:
-        """The task's index when it sits in the recent layer behind summaries.
-
-        That happens when compactions ran before the task arrived (a session opening with slash
-        commands and their output); the task is then lifted into the head, ahead of the summaries.
-        """
+        """The task's index when it arrived after compactions: it is lifted ahead of the summaries."""
         t = self._task_idx
         if t is not None and self._block is not None and t >= self._recent_start():
             return t
@@ -266,10 +221,9 @@ class MemoryCore:
     def _head_pinned(self) -> list[int]:
         start = self._recent_start()
         idx = [i for i in self._system_idx if i < start]
-        if self._task_idx is not None and (
-            self._task_idx < start or self._lifted_task() is not None
-        ):
-            idx.append(self._task_idx)
+        t = self._task_idx
+        if t is not None and (t < start or self._lifted_task() is not None):
+            idx.append(t)
         idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
         return sorted(idx)
 
@@ -284,33 +238,16 @@ class MemoryCore:
         return self._vtok.get(i, self._tok[i])
 
     def _live_start(self) -> int:
-        """First index of the live run: the turn in progress after the human message that opened it.
-
-        A human message right after a tool result continues the turn
-        (:func:`~langctx.turns.opens_turn`): the thinking of the turn's AI messages before it is live.
-        """
+        """First index of the live run: the turn in progress (:func:`~langctx.turns.opens_turn`)."""
         return max(self._last_human + 1, self._first_kept)
 
     def _thinking_dropped(self, i: int) -> bool:
-        """True when message ``i`` is sent without its thinking blocks.
-
-        Once summaries stand in for earlier history, the thinking blocks of completed turns in
-        the recent layer no longer match the prefix they were written for (Anthropic's prefix
-        check rejects them); Anthropic's advice is to remove the thinking of kept turns. The
-        live run keeps its thinking: a compaction never changes what precedes it (see
-        :func:`~langctx.engine.planning.plan`).
-        """
-        return (
-            bool(self._thinking)
-            and self._block is not None
-            and i < self._live_start()
-            and i in self._thinking_set()
-        )
-
-    def _thinking_set(self) -> frozenset[int]:
+        """True when message ``i`` is sent without thinking (a completed turn's behind summaries)."""
+        if not (self._thinking and self._block is not None and i < self._live_start()):
+            return False
         if len(self._thinking_memo[0]) != len(self._thinking):
             self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
-        return self._thinking_memo[1]
+        return i in self._thinking_memo[1]
 
     def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
         if i not in self._stripped:
@@ -326,24 +263,20 @@ class MemoryCore:
     def _head_tokens(self) -> int:
         return sum(self._view_tokens(i) for i in self._head_pinned()) + self._block_tokens
 
-    def _span_tokens(self, lo: int, hi: int) -> int:
-        total = 0
-        lifted = self._lifted_task()
-        skip, repairs = self._skip, self._repair_after
-        if self._thinking and self._block is not None:
-            tokens = self._view_tokens
-        else:  # no thinking is dropped: a message's tokens are its view's
-            vtok, tok = self._vtok, self._tok
-
-            def tokens(i: int) -> int:
-                return vtok.get(i, tok[i])
-
+    def _sent(self, lo: int, hi: int) -> Iterator[int | ToolMessage]:
+        """The indices of [lo, hi) that are sent, each followed by the repairs after it."""
+        lifted, skip, repairs = self._lifted_task(), self._skip, self._repair_after
         for i in range(lo, hi):
             if i not in skip and i != lifted:
-                total += tokens(i)
+                yield i
             if i in repairs:
-                total += sum(self._counter.count_message(r) for r in repairs[i])
-        return total
+                yield from repairs[i]
+
+    def _span_tokens(self, lo: int, hi: int) -> int:
+        count = self._counter.count_message
+        return sum(
+            self._view_tokens(m) if isinstance(m, int) else count(m) for m in self._sent(lo, hi)
+        )
 
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""

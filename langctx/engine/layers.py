@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from langchain_core.messages import BaseMessage
 
@@ -22,25 +23,22 @@ def summary_block(
     *,
     pinned_tokens: int = 0,
 ) -> tuple[BaseMessage | None, int]:
-    """The summary block of the ``active`` summaries and its tokens ((None, 0) when none);
-    rendered once per content, process-wide: looked up by what the entries hold
-    (:func:`entry_digest`), so a copy of the same entries (a checkpoint read back) finds the
-    block, and two threads whose entries share ids but not text never share one.
-    """
+    """The summary block of ``active`` and its tokens ((None, 0): none), cached by content."""
     if not active:
         return None, 0
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
         return _render_block(active, config, counter, pinned_tokens)
-    tail = (
+    blocks = shared_blocks()
+    by_content = (
+        "block-content",
+        tuple(entry_digest(e) for e in active),
         config.summary_role,
         config.max_facts_tokens_resolved,
         config.user_messages_tokens,
         config.head_budget - pinned_tokens,
         key,
     )
-    blocks = shared_blocks()
-    by_content = ("block-content", tuple(entry_digest(e) for e in active), *tail)
     block = blocks.get(by_content)
     if block is None:
         block = _render_block(active, config, counter, pinned_tokens)
@@ -54,12 +52,12 @@ def _render_block(
     counter: TokenCounter,
     pinned_tokens: int,
 ) -> tuple[BaseMessage, int]:
-    """The block: summaries (each within its cap), the user's messages in the room the head
-    budget leaves beside the pinned messages and the rest of the block, the facts ledger."""
+    """Summaries (each within its cap), the user's messages in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
     role, count = config.summary_role, counter.count_text
-    ledger = render_read_facts(facts, max_tokens=config.max_facts_tokens_resolved, count=count)
+    ledger_of = partial(render_read_facts, max_tokens=config.max_facts_tokens_resolved, count=count)
+    ledger = ledger_of(facts)
     rest = counter.count_message(render_summary_block(shown, role=role, facts=ledger))
     room = config.head_budget - pinned_tokens - rest - USERS_OVERHEAD_TOKENS
     share = config.user_messages_tokens
@@ -74,11 +72,7 @@ def _render_block(
     constraints = facts.get("constraints") or []
     kept = [c for c in constraints if " ".join(c.split()) not in quoted]
     if len(kept) < len(constraints):
-        ledger = render_read_facts(
-            {**facts, "constraints": kept},
-            max_tokens=config.max_facts_tokens_resolved,
-            count=count,
-        )
+        ledger = ledger_of({**facts, "constraints": kept})
     message = render_summary_block(shown, role=role, facts=ledger, users=users)
     return message, counter.count_message(message)
 
@@ -87,13 +81,11 @@ USERS_OVERHEAD_TOKENS = 48
 """The note before the quoted user messages and its separators, in tokens (generous)."""
 
 MIN_USERS_TOKENS = 48
-"""The quoted user messages' floor: the newest request's opening words and a count of the rest
-stay in view even when the pinned messages fill the head budget."""
+"""The quoted user messages' floor, even when the pinned messages fill the head budget."""
 
 
 def _within_cap(entry: CompactionEntry, cap: int, counter: TokenCounter) -> CompactionEntry:
-    """``entry`` with its summary cut to ``cap`` tokens when it is longer: a stored summary's
-    size is measured, never believed (``summary_tokens`` may lie, the text may be huge)."""
+    """``entry`` with its summary cut to ``cap`` tokens (measured: ``summary_tokens`` may lie)."""
     text = entry["summary"]
     if len(text) <= cap or counter.count_text(text) <= cap:  # no token is shorter than a char
         return entry

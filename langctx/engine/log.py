@@ -49,8 +49,7 @@ def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
 
 
 def _encodable(message: BaseMessage) -> BaseMessage:
-    """A tool result holding text no provider can encode, with that text escaped (said once per
-    process and tool); other messages as they are (a lone surrogate in them is refused)."""
+    """A tool result with its unencodable text (lone surrogates) escaped, warned once per tool."""
     if not isinstance(message, ToolMessage) or surrogate_field(message) is None:
         return message
     name = message.name or "tool"
@@ -73,25 +72,21 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
     open_calls = list(mem._open_calls) if mem._open_ai is not None else []
     for m in map(_encodable, batch):
         if isinstance(m, RemoveMessage):
-            msg = (
+            raise InvalidMessageError(
                 f"RemoveMessage({m.id!r}) cannot be added: the log is append-only. Remove "
                 "messages from the graph state (its reducer applies RemoveMessage), not the memory."
             )
-            raise InvalidMessageError(msg)
         if (deep := _too_deep(m)) is not None:
-            msg = (
+            raise InvalidMessageError(
                 f"message {m.id!r} nests its {deep} more than {MAX_NESTING} levels deep, past "
                 "what langctx (and a provider request's JSON) reads; flatten it first."
             )
-            raise InvalidMessageError(msg)
-        where = surrogate_field(m)
-        if where is not None:
-            msg = (
+        if (where := surrogate_field(m)) is not None:
+            raise InvalidMessageError(
                 f"message {m.id!r} holds a lone surrogate in its {where} (text decoded with "
                 "errors='surrogateescape'), which no provider request can encode; decode it "
                 "with errors='replace' first."
             )
-            raise InvalidMessageError(msg)
         if m.id is not None:
             if _repeats(mem._log[mem._pos[m.id]] if m.id in mem._pos else seen.get(m.id), m):
                 continue
@@ -106,13 +101,11 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
 
 
 MAX_NESTING = 100
-"""Levels of nested lists and dicts a message's content, tool calls or extra fields may hold
-(real ones hold a few; Python reads about 500 before its recursion limit)."""
+"""Levels of nested lists and dicts a message's content, tool calls or extra fields may hold."""
 
 
 def _too_deep(message: BaseMessage) -> str | None:
-    """Which part of ``message`` nests lists and dicts more than :data:`MAX_NESTING` levels deep
-    (read without recursion), or ``None``."""
+    """The part of ``message`` nested deeper than :data:`MAX_NESTING` (read without recursion)."""
     parts = {
         "content": message.content,
         "tool calls": getattr(message, "tool_calls", None),
@@ -154,46 +147,49 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
 
 
 def _repeats(old: BaseMessage | None, new: BaseMessage) -> bool:
-    """True when ``new`` repeats the logged message ``old`` of its id (None: no such message).
-
-    Raises:
-        InvalidHistoryError: the id is logged with different content.
-    """
-    if old is None or _same(old, new):
-        return old is not None
-    msg = (
+    """True when ``new`` repeats ``old``, the message logged with its id (InvalidHistoryError: differs)."""
+    if old is None:
+        return False
+    if (
+        old.type == new.type
+        and old.content == new.content
+        and getattr(old, "tool_calls", None) == getattr(new, "tool_calls", None)
+    ):
+        return True
+    raise InvalidHistoryError(
         f"message id {new.id!r} is already in the log with different content; "
         "the log is append-only. Give the new message a new id."
     )
-    raise InvalidHistoryError(msg)
 
 
 def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
     """Raise when ``message`` answers no open call and orphans are errors."""
     if mem.config.orphan_policy == "error":
-        msg = (
+        raise InvalidHistoryError(
             f"tool result {message.id!r} answers tool call {message.tool_call_id!r}, which is not "
             "an open call of the preceding AI message. Add the AI message first, or use "
             "orphan_policy='repair'."
         )
-        raise InvalidHistoryError(msg)
 
 
 def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
-    """A tool result at ``i`` (of ``tokens``): it answers an open call of the turn, or it is an
-    orphan."""
-    if mem._open_ai is None or message.tool_call_id not in mem._open_calls:
-        _orphan(mem, message, i, tokens)  # not sent: the turn stays as it was
+    """A tool result at ``i``: the answer to an open call, or an orphan (logged, not sent)."""
+    if mem._open_ai is not None and message.tool_call_id in mem._open_calls:
+        mem._open_calls.remove(message.tool_call_id)
+        if not mem._open_calls:
+            mem._open_ai = None
+        mem._after_tool = True
         return
-    mem._open_calls.remove(message.tool_call_id)
-    if not mem._open_calls:
-        mem._open_ai = None
-    mem._after_tool = True
+    _check_orphan(mem, message)
+    mem._skip.add(i)
+    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
+    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
+    if i >= mem._new_from:
+        logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
 
 def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
-    """Any other message at ``i``: it closes the open turn, may open a human turn, and opens
-    the tool calls it makes."""
+    """Any other message at ``i``: it closes the open turn and opens its own (human or tool calls)."""
     if mem._open_ai is not None:
         mem._after_tool = mem._after_tool or bool(mem._open_calls)  # repairs answer them
         _close_open_turn(mem, i)
@@ -208,9 +204,7 @@ def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
 
 
 def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
-    """The indices of message ``i``: system prompts, the task, thinking, provider compaction
-    items; added live, also the recent tokens, the pinned check, the refreshes it calls for and
-    the calibration (a restore sums the layers and checks the pinned messages once, after)."""
+    """Index message ``i`` (system, task, thinking, provider item); live, also count and check it."""
     live = not mem._restoring
     if live and i not in mem._skip:
         mem._recent_tokens += mem._view_tokens(i)
@@ -229,17 +223,13 @@ def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
         writing.check_pinned(mem)
     if d.thinking:
         mem._thinking.append(i)
-    if live and mem._last_human == i and _thinking_sent(mem):
+    sent = mem._block is not None and mem._thinking and mem._thinking[-1] >= mem._first_kept
+    if live and mem._last_human == i and sent:
         mem._refresh_recent()  # the turn before it completed: its thinking is not sent
     if d.provider_compaction:
         _provider_compacted(mem, i)
     elif live and isinstance(message, AIMessage) and message.usage_metadata:
         _calibrate(mem, message, mem.context_tokens())
-
-
-def _thinking_sent(mem: MemoryCore) -> bool:
-    """True when summaries are projected and the latest thinking message is after the cut."""
-    return mem._block is not None and bool(mem._thinking) and mem._thinking[-1] >= mem._first_kept
 
 
 def _is_task(mem: MemoryCore, message: BaseMessage, d: Described) -> bool:
@@ -251,13 +241,7 @@ def _is_task(mem: MemoryCore, message: BaseMessage, d: Described) -> bool:
 
 
 def _provider_compacted(mem: MemoryCore, i: int) -> None:
-    """The provider compacted everything before message ``i``: project from it on.
-
-    What lies before it is neither sent nor summarized again; langctx summaries written
-    before it stop being projected (the provider's item replaces them), and so does the
-    task (the provider's summary carries it). System messages stay. The item's tokens come
-    from the next response's usage (calibration restarts here).
-    """
+    """The provider compacted everything before message ``i``: project from it on."""
     mem._pc = i
     mem._first_kept = max(mem._first_kept, i)
     if mem._task_idx is not None and mem._task_idx < i:
@@ -279,15 +263,6 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
         return entry["provider_compaction_id"] == mem._id(mem._pc)
     fk = entry["first_kept_id"]
     return fk is None or mem._pos.get(fk, -1) > mem._pc
-
-
-def _orphan(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
-    _check_orphan(mem, message)
-    mem._skip.add(i)
-    detail = f"tool result for unknown call {message.tool_call_id!r} kept in the log only"
-    writing.record(mem, "drop_orphan", "add", [str(message.id)], tokens, detail)
-    if i >= mem._new_from:
-        logger.warning("langctx: orphan tool result %s left out of the projection", message.id)
 
 
 def _close_open_turn(mem: MemoryCore, i: int) -> None:
@@ -315,8 +290,7 @@ def _close_open_turn(mem: MemoryCore, i: int) -> None:
 
 
 def _calibrate(mem: MemoryCore, message: AIMessage, estimated: int) -> None:
-    """Correct the ``estimated`` tokens up to ``message`` by its real usage: the real count of
-    everything up to this response plus the estimate of what comes after it."""
+    """Correct the ``estimated`` tokens up to ``message`` by its real usage."""
     usage = message.usage_metadata
     real = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)) if usage else 0
     if real > 0:
@@ -333,14 +307,5 @@ def calibrate_window(mem: MemoryCore) -> None:
     for i in range(len(mem._log) - 1, max(after, mem._recent_start() - 1), -1):
         m = mem._log[i]
         if isinstance(m, AIMessage) and m.usage_metadata:
-            estimated = mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1)
-            _calibrate(mem, m, estimated)
+            _calibrate(mem, m, mem._head_tokens() + mem._span_tokens(mem._recent_start(), i + 1))
             return
-
-
-def _same(a: BaseMessage, b: BaseMessage) -> bool:
-    return (
-        a.type == b.type
-        and a.content == b.content
-        and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None)
-    )

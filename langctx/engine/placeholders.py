@@ -1,10 +1,5 @@
-"""In-place edits a compaction plans: large tool outputs replaced by a short note, long
-tool-call arguments elided; never at or before a live thinking block.
-
-Pure decisions, like :mod:`langctx.engine.planning`, which calls them. A placeholder edit of an
-AI message keeps each call's shape (every key, short values, paths) and replaces the middle of
-each long string by a note of its size; the provider blocks that repeat the arguments get the
-same values.
+"""In-place edits a compaction plans (pure decisions): large tool outputs replaced by a short note,
+long tool-call arguments elided in the same shape; never at or before a live thinking block.
 
 Example:
     >>> out = elide_args({"path": "a.py", "content": "x" * 1000})
@@ -15,7 +10,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -38,7 +33,7 @@ __all__ = [
     "kept_placeholders",
     "placeholder",
     "plan_placeholders",
-    "with_call_args",
+    "with_calls",
 ]
 
 
@@ -51,14 +46,11 @@ def extract(memory: MemoryCore, messages: Sequence[BaseMessage]) -> Any:
 
 def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list[EditEntry]:
     """Large low-priority tool outputs in [lo, hi) replaced by a short note, lowest priority first."""
-    floor = edit_floor(memory)
+    start = max(lo, edit_floor(memory) + 1)
     cands = [
         i
-        for i in range(max(lo, floor + 1), hi)
-        if isinstance(memory._log[i], ToolMessage)
-        and i not in memory._skip
-        and memory._id(i) not in memory._edit_of
-        and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
+        for i in range(start, hi)
+        if isinstance(memory._log[i], ToolMessage) and _editable(memory, i)
     ]
     if sum(memory._view_tokens(i) for i in cands) < excess:
         return []  # replacing every one of them by nothing would not save enough: a fold it is
@@ -76,62 +68,51 @@ def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list
 
 
 def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry]:
-    """Placeholder edits for the older part of what a fold keeps: the request is written anew
-    after the summary anyway, so an edit there breaks no cache (the newest half of ``keep`` stays
-    verbatim)."""
+    """Placeholder edits for what a fold keeps (sent anew anyway) but the newest half of ``keep``."""
     n = len(memory._log)
     protect, acc = n, 0
     while protect > cut and acc + memory._view_tokens(protect - 1) <= keep // 2:
         protect -= 1
         acc += memory._view_tokens(protect)
-    floor = edit_floor(memory)
-    out = []
-    for i in range(max(cut, floor + 1), protect):
-        if (
-            isinstance(memory._log[i], AIMessage)
-            and i not in memory._skip
-            and memory._id(i) not in memory._edit_of
-            and i not in memory._system_idx
-            and i != memory._task_idx
-            and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
-        ):
-            edit = placeholder(memory, i)
-            if edit is not None:
-                out.append(edit)
-    return out
+    pinned = memory._pinned()
+    return [
+        edit
+        for i in range(max(cut, edit_floor(memory) + 1), protect)
+        if isinstance(memory._log[i], AIMessage) and i not in pinned and _editable(memory, i)
+        if (edit := placeholder(memory, i)) is not None
+    ]
+
+
+def _editable(memory: MemoryCore, i: int) -> bool:
+    return (
+        i not in memory._skip
+        and memory._id(i) not in memory._edit_of
+        and memory._view_tokens(i) >= memory.config.placeholder_min_tokens
+    )
 
 
 def placeholder(memory: MemoryCore, i: int) -> EditEntry | None:
-    """The edit replacing message ``i`` in place: a tool output by a note, a tool call's long
-    string arguments (a file written, an edit's text) by their size (None: nothing to save)."""
+    """The edit replacing message ``i``: a tool output by a note, long call arguments elided."""
     m, view = memory._log[i], memory._view(i)
     update: dict[str, Any]
     if isinstance(m, ToolMessage):
         update = {"content": placeholder_text(memory, i)}
     elif isinstance(view, AIMessage) and view.tool_calls and not has_opaque_blocks(m):
-        calls = [elided_call(memory, tc) for tc in view.tool_calls]
-        by_id = {str(tc["id"]): tc["args"] for tc in calls}
-        update = {"content": with_call_args(view.content, by_id), "tool_calls": calls}
+        update = with_calls(view.content, [elided_call(memory, tc) for tc in view.tool_calls])
     else:
         return None
     before = memory._view_tokens(i)
     after = memory.counter.count_message(view.model_copy(update=update))
     if after >= before:
         return None
+    mid = memory._id(i)
     return new_edit_entry(
-        message_id=memory._id(i),
-        reason="placeholder",
-        content=update["content"],
-        tool_calls=update.get("tool_calls"),
-        tokens_before=before,
-        tokens_after=after,
+        message_id=mid, reason="placeholder", tokens_before=before, tokens_after=after, **update
     )
 
 
 def elided_call(memory: MemoryCore, call: ToolCall) -> ToolCall:
-    """``call`` with its long string arguments elided, or whole when it is a shell command (the
-    command is the record of what it changed) or when a file it names would go unnamed (a
-    patch's later files)."""
+    """``call`` with long string arguments elided; whole for a shell command or a file left unnamed."""
     if is_command_tool(call["name"], memory.command_tools):
         return call
     args = elide_args(call["args"])
@@ -180,11 +161,7 @@ def placeholder_text(memory: MemoryCore, i: int) -> str:
 
 
 def edit_floor(memory: MemoryCore) -> int:
-    """Index of the latest projected thinking message (-1: none).
-
-    Nothing at or before a live thinking block is edited in place: Anthropic checks that the
-    content before a thinking block is what the model saw when it wrote the block.
-    """
+    """Index of the latest projected thinking message (-1: none); nothing at or before it is edited."""
     if not memory._thinking:
         return -1
     last = memory._thinking[-1]
@@ -198,29 +175,34 @@ ELIDED_HEAD, ELIDED_TAIL = 160, 80
 
 
 def elide_args(value: Any) -> Any:
-    """Tool-call arguments with every string longer than :data:`ELIDED_ARG_CHARS` cut to its
-    head and tail around a note of what was cut (same shape: paths and short values stay)."""
+    """Tool-call arguments with every string over :data:`ELIDED_ARG_CHARS` cut to head and tail."""
+    return map_strings(value, _elided)
+
+
+def _elided(text: str) -> str:
+    if len(text) <= ELIDED_ARG_CHARS:
+        return text
+    cut = len(text) - ELIDED_HEAD - ELIDED_TAIL
+    return f"{text[:ELIDED_HEAD]}\n{ARGS_PLACEHOLDER_MARK} {cut} chars]\n{text[-ELIDED_TAIL:]}"
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` with ``fn`` applied to every string in it (nested dicts and lists kept)."""
     if isinstance(value, str):
-        if len(value) <= ELIDED_ARG_CHARS:
-            return value
-        cut = len(value) - ELIDED_HEAD - ELIDED_TAIL
-        return (
-            f"{value[:ELIDED_HEAD]}\n{ARGS_PLACEHOLDER_MARK} {cut} chars]\n{value[-ELIDED_TAIL:]}"
-        )
+        return fn(value)
     if isinstance(value, dict):
-        return {k: elide_args(v) for k, v in value.items()}
+        return {k: map_strings(v, fn) for k, v in value.items()}
     if isinstance(value, list):
-        return [elide_args(v) for v in value]
+        return [map_strings(v, fn) for v in value]
     return value
 
 
-def with_call_args(content: str | list[Any], args: dict[str, Any]) -> str | list[Any]:
-    """``content`` whose blocks carry the new ``args`` of their call (by call id): Anthropic
-    ``tool_use`` inputs, OpenAI Responses ``function_call`` arguments, LangChain ``tool_call``
-    blocks."""
-    if isinstance(content, str):
-        return content
-    return [_elided_block(b, args) for b in content]
+def with_calls(content: str | list[Any], calls: Sequence[Any]) -> dict[str, Any]:
+    """The update giving a message ``calls``; its tool-call blocks carry their new args alike."""
+    args = {str(tc["id"]): tc["args"] for tc in calls}
+    if not isinstance(content, str):
+        content = [_elided_block(b, args) for b in content]
+    return {"content": content, "tool_calls": calls}
 
 
 def _elided_block(block: Any, args: dict[str, Any]) -> Any:

@@ -27,13 +27,10 @@ class Plan:
     absorbed: list[CompactionEntry] = field(default_factory=list)  # mechanical summaries replaced
     request: SummaryRequest | None = None  # None: no summarizer call (mechanical or local)
     quality: str = "none"
-    placeholders: list[EditEntry] = field(default_factory=list)
-    """In-place edits, applied by the commit (with the fold, or alone when no fold is needed)."""
+    placeholders: list[EditEntry] = field(default_factory=list)  # in-place edits (fold or alone)
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
-    keep: int | None = None
-    """The recent tokens a compaction by the marks keeps (the low mark): the kept tool outputs
-    over ``output_share`` of the budget are cut, sharing it. None: manual or overflow."""
+    keep: int | None = None  # recent tokens a fold by the marks keeps (None: manual, overflow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +45,5 @@ class CompactionEvent:
     entry: CompactionEntry | None = None
     edits: int = 0
     mode: Literal["blocking", "background", "none"] = "none"
-    """``blocking``: a summarizer call ran on the caller's path; ``background``: the model's
-    summary of this fold runs off the path and replaces its local summary at the next fold;
-    ``none``: no model involved (local or mechanical summary, in-place edits)."""
+    """``blocking``: a summarizer call ran on the caller's path; ``background``: the model's summary
+    runs off it; ``none``: no model involved."""

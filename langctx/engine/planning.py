@@ -1,9 +1,4 @@
-"""Compaction planning: triggers, where to cut, what to replace in place, what to merge.
-
-Pure decisions over a :class:`~langctx.LayeredChatMemory` (its log, entries, counts and
-settings): each function returns a value and writes nothing; the memory applies a plan
-(:mod:`langctx.engine.writing`) around the summarizer call (:mod:`langctx.engine.compaction`).
-"""
+"""Compaction planning (pure: nothing is written): triggers, cuts, in-place edits, merges."""
 
 from __future__ import annotations
 
@@ -31,13 +26,10 @@ def due(memory: MemoryCore, after_ai_with_usage: bool) -> Trigger | None:
     """The trigger that fires now ("threshold" right after a response with usage), if any."""
     if not memory._log:
         return None
-    last = memory._log[-1]
-    tokens = memory.calibrated_tokens()
-    if (
-        tokens <= _mark(memory, tokens)
-        and memory.context_tokens() <= memory.config.max_tokens_resolved
-    ):
+    tokens, budget = memory.calibrated_tokens(), memory.config.max_tokens_resolved
+    if tokens <= _mark(memory, tokens) and memory.context_tokens() <= budget:
         return None
+    last = memory._log[-1]
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
         return "threshold"
     return "proactive"
@@ -66,14 +58,7 @@ def plan(
     *,
     sent: Sequence[BaseMessage] = (),
 ) -> Plan | None:
-    """The next compaction of ``memory`` (None: nothing to fold yet).
-
-    Where to cut (keeping ``keep_override`` or the keep target of recent tokens, never leaving
-    the task behind a summary, never splitting a turn or the live run's thinking), whether large
-    tool outputs replaced in place are enough (then the plan folds nothing), and the summary
-    request with the mechanical summaries it absorbs. ``sent``: what the model was sent last (for
-    a summarizer that reads the span from the provider's cache).
-    """
+    """The next compaction (None: nothing to fold yet); ``sent``: what the model was sent last."""
     tokens_before = memory.context_tokens()
     lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
     grouping = group_units(memory._log[lo:])
@@ -83,8 +68,7 @@ def plan(
     keep = _keep_target(memory) if keep_override is None else max(0, keep_override)
     cut = _cut(memory, lo, starts, keep)
     if cut > lo and memory._live_thinking():
-        # A fold changes what precedes the live run's thinking blocks, which Anthropic then
-        # rejects: fold the live run with it, or wait for the results of calls still open.
+        # Anthropic rejects thinking whose prefix changed: fold the live run too, or wait for it
         if grouping.units[-1].pending:
             return None
         cut = _after_live_run(memory, lo)
@@ -93,27 +77,19 @@ def plan(
         in_place = _in_place(memory, trigger, tokens_before, lo, cut, keep)
         if in_place is not None:
             return in_place
-    batch = [
-        i
-        for i in range(lo, cut)
-        if i not in memory._skip and i not in memory._system_idx and i != memory._task_idx
-    ]
+    pinned = memory._pinned()
+    batch = [i for i in range(lo, cut) if i not in memory._skip and i not in pinned]
     marks_keep = keep if by_marks else None
     if not batch:
         return Plan(trigger, tokens_before, memory._first_kept, keep=marks_keep)
-    out = _fold(memory, trigger, instructions, Plan(trigger, tokens_before, cut, batch, quality=""))
-    if out.request is not None:
-        out.request = replace(out.request, context=list(sent))
-    if out.upgrade is not None:
-        out.upgrade = replace(out.upgrade, context=list(sent))
+    out = Plan(trigger, tokens_before, cut, batch, quality="", keep=marks_keep)
+    _fold(memory, instructions, out, context=list(sent))
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
-    out.keep = marks_keep
     return out
 
 
 def _cut(memory: MemoryCore, lo: int, starts: Sequence[int], keep: int) -> int:
-    """The first kept unit: walk back from the end while ``keep`` tokens allow, never leaving
-    the task behind a summary."""
+    """The first kept unit: back from the end while ``keep`` tokens allow, the task never behind."""
     n = len(memory._log)
     cut = starts[-1]
     acc = memory._span_tokens(cut, n)
@@ -125,20 +101,15 @@ def _cut(memory: MemoryCore, lo: int, starts: Sequence[int], keep: int) -> int:
         cut = s
     t = memory._task_idx
     if t is not None and lo <= t and cut <= t:
-        # Never leave the task behind a summary: fold everything before it as well.
         cut = next((s for s in starts if s > t), n)
     return cut
 
 
 def _after_live_run(memory: MemoryCore, lo: int) -> int:
-    """The cut that folds the live run whole. The user's messages after its last tool results
-    (steering) stay: the request ends with a real user message, and the model opens a new turn
-    (with thinking) for it."""
-    t = memory._task_idx
-    cut = len(memory._log)
-    while cut - 1 > max(lo, -1 if t is None else t) and isinstance(
-        memory._log[cut - 1], HumanMessage
-    ):
+    """The cut that folds the live run whole, the user's messages after its last results kept."""
+    t, cut = memory._task_idx, len(memory._log)
+    stop = max(lo, -1 if t is None else t)
+    while cut - 1 > stop and isinstance(memory._log[cut - 1], HumanMessage):
         cut -= 1
     return cut
 
@@ -155,12 +126,13 @@ def _in_place(
     return Plan(trigger, tokens_before, memory._first_kept, placeholders=edits)
 
 
-def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan) -> Plan:
-    """``out`` (its cut and batch set) with the summary request, the mechanical summaries it
-    absorbs, and its quality: local, model (on the caller's path or in the background), or
-    mechanical while too little waits for a model summary."""
+def _fold(
+    memory: MemoryCore, instructions: str | None, out: Plan, context: list[BaseMessage]
+) -> None:
+    """Give ``out`` its summary request, the mechanical summaries it absorbs, and its quality."""
     msgs = [memory._log[i] for i in out.batch]
-    out.absorbed = absorbed = _mechanical(memory)
+    absorbed = [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
+    out.absorbed = absorbed
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     if absorbed:
         facts = merge_read_summary_facts(*[entry_facts(e) for e in absorbed], facts)
@@ -172,26 +144,21 @@ def _fold(memory: MemoryCore, trigger: str, instructions: str | None, out: Plan)
         task=_task_text(memory),
         instructions=instructions,
         max_tokens=memory.config.max_summary_tokens_resolved,
+        context=context,
     )
     if memory.summarizer is memory._local:
         out.quality = "local"
-        return out
+        return
     out.pending = sum(memory._tok[i] for i in out.batch) + sum(map(pending_tokens, absorbed))
-    asked = bool(instructions) or trigger in ("manual", "overflow")
+    asked = bool(instructions) or out.trigger in ("manual", "overflow")
     if not asked and out.pending < memory.config.summary_threshold_resolved:
         out.quality = "mechanical"
-        return out
+        return
     chained = _chain_request(memory, request, absorbed) if absorbed else request
     if memory.config.background_summaries and not asked:  # folded now, summarized off the path
         out.quality, out.upgrade = "mechanical", chained
     else:
         out.quality, out.request = "model", chained
-    return out
-
-
-def _mechanical(memory: MemoryCore) -> list[CompactionEntry]:
-    """Active level-1 summaries written without the model, oldest first."""
-    return [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
 
 
 def pending_tokens(entry: CompactionEntry) -> int:
@@ -203,8 +170,7 @@ def pending_tokens(entry: CompactionEntry) -> int:
 def _chain_request(
     memory: MemoryCore, request: SummaryRequest, absorbed: Sequence[CompactionEntry]
 ) -> SummaryRequest:
-    """``request`` with the messages of the mechanical summaries it absorbs, where the log still
-    holds them (their local summaries stand in for what it does not)."""
+    """``request`` with the messages of the mechanical summaries it absorbs, where the log has them."""
     by_id = {e["id"]: e for e in memory._entries}
     messages: list[BaseMessage] = []
     missing: list[str] = []
@@ -217,9 +183,7 @@ def _chain_request(
 
 
 def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryRequest | None:
-    """The model summary that replaces the mechanical ``entry``, rebuilt from the log: the
-    messages it and the mechanical entries it absorbed folded (their local summaries where the
-    log no longer holds them). None: not a single message of it is left."""
+    """The model summary replacing the mechanical ``entry``, rebuilt from the log (None: all gone)."""
     by_id = {e["id"]: e for e in memory._entries}
     own = _folded(memory, entry)
     absorbed = [by_id[i] for i in entry["merged_from"] if i in by_id]
@@ -249,18 +213,15 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
 
 
 def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
-    """The messages ``entry`` folded, from the log (None: not all of them are in it).
-
-    A persisted entry may list only its first and last id (``langctx.channel.slim_covered``);
-    its messages are then the log between them, pinned messages and repaired orphans aside.
-    """
+    """The messages ``entry`` folded, from the log (None: not all of them are in it)."""
     ids = entry["covered_ids"]
     if not ids:
         return []
     if all(i in memory._pos for i in ids):
         return [memory._log[memory._pos[i]] for i in ids]
-    earlier = [memory._earlier(i) for i in ids]  # a window's memory: the state before it
-    if all(m is not None for m in earlier):
+    before = memory._before  # a window's memory: the log before the window, by id
+    earlier = [before(i) for i in ids] if before is not None else []
+    if earlier and all(m is not None for m in earlier):
         return cast(list[BaseMessage], earlier)
     if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
@@ -272,12 +233,11 @@ def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | N
 
 def _keep_target(memory: MemoryCore) -> int:
     """Recent tokens to keep: the low mark, lowered if the head would leave no hysteresis."""
-    head_after = (
-        memory._head_tokens() + memory.config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
-    )
-    room = memory.config.high_mark - head_after - memory.config.max_tokens_resolved // 10
+    config = memory.config
+    head_after = memory._head_tokens() + config.max_summary_tokens_resolved + SUMMARY_OVERHEAD
+    room = config.high_mark - head_after - config.max_tokens_resolved // 10
     room -= max(0, memory._calibration)  # what the provider counts beyond our messages (tools, ...)
-    return max(0, min(memory.config.keep_recent_tokens_resolved, room))
+    return max(0, min(config.keep_recent_tokens_resolved, room))
 
 
 def _task_text(memory: MemoryCore) -> str | None:
@@ -286,12 +246,7 @@ def _task_text(memory: MemoryCore) -> str | None:
 
 
 def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
-    """The next summaries to merge, oldest first, or None.
-
-    Over ``max_summaries`` level-1 summaries, the oldest ``merge_count`` become one level 2;
-    over ``max_level2`` level-2 summaries, the oldest ``merge_count`` merge *into* the level-3
-    summary (one call, not a level 3 that a second merge would fold at once).
-    """
+    """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None."""
     config = memory.config
     by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
     top, count = by_level[MAX_LEVEL], config.merge_count

@@ -1,8 +1,4 @@
-"""What restoring a memory from persisted state reads: stored edits (checked), entries, messages.
-
-The restore itself is :meth:`~langctx.LayeredChatMemory.restore` (the whole log) and
-:meth:`~langctx.LayeredChatMemory.restore_window` (a window of it).
-"""
+"""What restoring a memory from persisted state reads: stored edits (checked), entries, messages."""
 
 from __future__ import annotations
 
@@ -13,11 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
 from langctx.blocks import has_opaque_blocks
 from langctx.count_cache import describe_edited
-from langctx.entries import (
-    CompactionEntry,
-    EditEntry,
-    active_summaries,
-)
+from langctx.entries import CompactionEntry, EditEntry, active_summaries
 from langctx.errors import StateVersionError
 
 if TYPE_CHECKING:
@@ -25,34 +17,26 @@ if TYPE_CHECKING:
 
 
 def apply_edit(mem: MemoryCore, edit: EditEntry) -> None:
-    """Apply a stored edit to its logged message (an edit cuts arguments only: the tool calls
-    keep their ids and names).
-
-    Raises:
-        StateVersionError: the edit's tool calls are not the message's (by id and name, in
-            order), or the message has signed or encrypted blocks (thinking, reasoning).
-    """
-    i = mem._pos[edit["message_id"]]
+    """Apply a stored edit to its logged message (:class:`StateVersionError` when it does not fit)."""
+    if (mid := edit["message_id"]) not in mem._pos:
+        msg = f"edit {edit['id']} names message {mid!r}, which is not in the log."
+        raise StateVersionError(msg)
+    i = mem._pos[mid]
     message = mem._log[i]
     calls = edit.get("tool_calls")
     if has_opaque_blocks(message):
         _corrupt(edit, "edits a message with signed or encrypted blocks, which langctx never edits")
     if calls is not None and isinstance(message, AIMessage):
-        if [(tc["id"], tc["name"]) for tc in calls] != [
-            (tc["id"], tc["name"]) for tc in message.tool_calls
-        ]:
-            _corrupt(edit, "changes the tool calls of message " + repr(edit["message_id"]))
+        shape = [(tc["id"], tc["name"]) for tc in message.tool_calls]
+        if [(tc["id"], tc["name"]) for tc in calls] != shape:
+            _corrupt(edit, "changes the tool calls of message " + repr(mid))
     mem._edits.append(edit)
-    mem._edit_of[edit["message_id"]] = edit
+    mem._edit_of[mid] = edit
     mem._views[i], mem._vtok[i] = describe_edited(mem.counter, message, edit)
 
 
 def restored_cut(mem: MemoryCore) -> int:
-    """The cut of a restored log: the latest its entries name, or the provider's compaction item.
-
-    Raises:
-        StateVersionError: an entry keeps from a message that is not in the log.
-    """
+    """The cut of a restored log: the latest its entries name, or the provider's compaction item."""
     cut = 0
     for e in mem._entries:
         fk = e["first_kept_id"]
@@ -82,8 +66,7 @@ def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry
     """Message id -> its edits, in order."""
     grouped: dict[str, tuple[EditEntry, ...]] = {}
     for e in edits:
-        mid = e["message_id"]
-        grouped[mid] = (*grouped.get(mid, ()), e)
+        grouped[e["message_id"]] = (*grouped.get(e["message_id"], ()), e)
     return grouped
 
 

@@ -1,17 +1,12 @@
-"""The summarizer calls of a compaction: the fallback to the local summary, and the cap.
-
-The deadline and the answer check are :mod:`langctx.summarize.calls` (one rule for compaction and
-Context-mode); here a failed call (timeout, error, no text) becomes the local summary, recorded as
-``summarizer_fallback`` in the eviction log and warned once per kind of failure; an answer that is
-not text at all raises (the summarizer can never work).
-"""
+"""The summarizer calls of a compaction, written once as steps that yield each call: the fallback to
+the local summary, the cap, and the sync and async drivers that make the calls."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langctx.engine import writing
-from langctx.engine.plan import Plan
 from langctx.errors import ConfigError
 from langctx.summarize import SummaryRequest, acall_summarizer, call_summarizer, truncate_to_tokens
 from langctx.summarize.calls import failure_reason, warn_failure
@@ -19,64 +14,59 @@ from langctx.summarize.calls import failure_reason, warn_failure
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
-
-def run(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
-    if plan.request is None or plan.quality in ("local", "mechanical"):
-        return _unasked(mem, plan)
-    return summarize(mem, plan.request)
+T = TypeVar("T")
+Steps = Generator[SummaryRequest, str, T]
+"""Steps that yield each summarizer request and are sent its text (a failure is thrown in)."""
 
 
-async def arun(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
-    if plan.request is None or plan.quality in ("local", "mechanical"):
-        return _unasked(mem, plan)
-    return await asummarize(mem, plan.request)
+def drive(mem: MemoryCore, steps: Steps[T]) -> T:
+    """Run ``steps``, making each summarizer call they ask for."""
+    answer: Any = None
+    failed: BaseException | None = None
+    while True:
+        try:
+            request = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, failed = call_summarizer(mem.summarizer, request, timeout=_deadline(mem)), None
+        except BaseException as exc:
+            failed = exc
 
 
-def _unasked(mem: MemoryCore, plan: Plan) -> tuple[str, str]:
-    """The summary of a plan that asks no summarizer (nothing to fold, or a local-only plan)."""
-    if plan.request is None:
-        return "", plan.quality
-    return mem._local.summarize(plan.request), plan.quality
+async def adrive(mem: MemoryCore, steps: Steps[T]) -> T:
+    """Async version of `drive`."""
+    answer: Any = None
+    failed: BaseException | None = None
+    while True:
+        try:
+            request = steps.send(answer) if failed is None else steps.throw(failed)
+        except StopIteration as done:
+            return done.value
+        try:
+            timeout = _deadline(mem)
+            answer, failed = await acall_summarizer(mem.summarizer, request, timeout=timeout), None
+        except BaseException as exc:
+            failed = exc
 
 
-def summarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
+def summarizing(mem: MemoryCore, request: SummaryRequest) -> Steps[tuple[str, str]]:
     """The summary text and its quality ("model", "merged", or "fallback" after a failure)."""
     mem._blocking_calls += 1
     try:
-        text = call_summarizer(mem.summarizer, request, timeout=_deadline(mem))
-    except Exception as exc:
-        return _fallback(mem, request, exc)
-    return _accepted(mem, request, text)
-
-
-async def asummarize(mem: MemoryCore, request: SummaryRequest) -> tuple[str, str]:
-    mem._blocking_calls += 1
-    try:
-        text = await acall_summarizer(mem.summarizer, request, timeout=_deadline(mem))
-    except Exception as exc:
-        return _fallback(mem, request, exc)
-    return _accepted(mem, request, text)
+        text = yield request
+    except Exception as exc:  # the local summary instead (warned, recorded); a ConfigError raised
+        if isinstance(exc, ConfigError):
+            raise
+        warn_failure(exc, "the local summary")
+        writing.record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
+        return mem._local.summarize(request), "fallback"
+    return cap(mem, text), "merged" if request.kind == "merge" else "model"
 
 
 def _deadline(mem: MemoryCore) -> float | None:
     """The summarizer's deadline; the local one runs in the caller's thread, unbounded."""
     return None if mem.summarizer is mem._local else mem.config.summary_timeout
-
-
-def _accepted(mem: MemoryCore, request: SummaryRequest, text: str) -> tuple[str, str]:
-    quality = "merged" if request.kind == "merge" else "model"
-    return cap(mem, text), quality
-
-
-def _fallback(mem: MemoryCore, request: SummaryRequest, exc: BaseException) -> tuple[str, str]:
-    """The local summary in place of a failed call (network error, timeout, no text), warned
-    once per kind of failure; a summarizer that can never work (its answer is not text) raises
-    its :class:`~langctx.errors.ConfigError` instead."""
-    if isinstance(exc, ConfigError):
-        raise exc
-    warn_failure(exc, "the local summary")
-    writing.record(mem, "summarizer_fallback", request.kind, [], 0, failure_reason(exc))
-    return mem._local.summarize(request), "fallback"
 
 
 def cap(mem: MemoryCore, text: str) -> str:

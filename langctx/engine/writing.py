@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage
@@ -12,6 +13,7 @@ from langchain_core.messages import AIMessage
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.engine import placeholders, planning, summarizer_calls
 from langctx.engine.core import DEFAULT_PRIORITIES
+from langctx.engine.placeholders import map_strings
 from langctx.engine.plan import MAX_LEVEL, Plan
 from langctx.entries import (
     CompactionEntry,
@@ -31,6 +33,7 @@ from langctx.summarize.text import merge_read_summary_facts
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
+    from langctx.engine.summarizer_calls import Steps
 
 logger = logging.getLogger("langctx")
 
@@ -44,11 +47,10 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
-    facts = plan.request.facts if plan.request is not None else {}
     entry = write_entry(
         mem,
         summary,
-        facts,
+        plan.request.facts if plan.request is not None else {},
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
@@ -82,14 +84,7 @@ def write_entry(
     pending_tokens: int | None = None,
     **fields: Any,
 ) -> CompactionEntry:
-    """A new entry of ``summary``, stamped and added to the active summaries (``tokens_before``
-    defaults to the context's tokens now; ``tokens_after`` is set once the layers are refreshed).
-
-    The stamp is what a window restore needs without the log before the cut (see
-    ``restore_window``): a cut (not a merge) names the task and the log's last message; any entry
-    written after a provider compaction item names it. Nothing else is written, to keep entries
-    small.
-    """
+    """A new active entry of ``summary``, stamped for a window restore (``tokens_after`` later)."""
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
@@ -107,8 +102,7 @@ def write_entry(
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
-    # the active summaries stay ordered by level, then by creation, without rescanning entries:
-    # ``_active`` is in that order and the new entry is the newest (the sort is stable)
+    # ``_active`` stays ordered by level, then creation: the sort is stable, the entry the newest
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
     live = [e for e in mem._active if e["id"] not in gone]
@@ -116,59 +110,33 @@ def write_entry(
     return entry
 
 
-def merge_levels(mem: MemoryCore) -> None:
+def merging(mem: MemoryCore) -> Steps[None]:
+    """Merge the summaries over their caps, asking the model where it must."""
     merged: list[CompactionEntry] = []
     while (group := planning.merge_group(mem)) is not None:
         done = _merge_without_model(mem, group)
-        text, quality = done or summarizer_calls.summarize(mem, planning.merge_request(mem, group))
-        merged.append(_commit_merge(mem, group, text, quality))
-    _merged_refresh(mem, merged)
+        if done is None:
+            done = yield from summarizer_calls.summarizing(mem, planning.merge_request(mem, group))
+        with mem._lock:
+            merged.append(_commit_merge(mem, group, *done))
+    if merged:  # the summary block re-rendered once after a cascade of merges
+        with mem._lock:
+            mem._refresh()
+            for entry in merged:
+                entry["tokens_after"] = mem.context_tokens()
 
 
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
-    """``group`` merged without a model call, or None (ask the model).
-
-    The section-by-section merge when it fits the cap; otherwise, with ``background_summaries``,
-    the local summary of the merged facts (so no merge blocks the agent). The local summarizer
-    merges from the facts anyway, so this is for model summarizers only.
-    """
+    """``group`` merged by sections, else locally (``background_summaries``); None: ask the model."""
     if mem.summarizer is mem._local:
         return None
-    text = merge_sections(
-        [e["summary"] for e in group],
-        max_tokens=mem.config.max_summary_tokens_resolved,
-        count=mem.counter.count_text,
-    )
+    cap, count = mem.config.max_summary_tokens_resolved, mem.counter.count_text
+    text = merge_sections([e["summary"] for e in group], max_tokens=cap, count=count)
     if text is not None:
         return text, "merged"
     if mem.config.background_summaries:
-        # Old summaries that no longer fit side by side are rewritten from their facts, never
-        # on the agent's path: what the probes need (constraints, files, the latest failure and
-        # next step) is in the facts; the newest spans keep the model's words.
         return mem._local.summarize(planning.merge_request(mem, group)), "merged"
     return None
-
-
-async def amerge_levels(mem: MemoryCore) -> None:
-    merged: list[CompactionEntry] = []
-    while (group := planning.merge_group(mem)) is not None:
-        done = _merge_without_model(mem, group)
-        text, quality = done or await summarizer_calls.asummarize(
-            mem, planning.merge_request(mem, group)
-        )
-        with mem._lock:
-            merged.append(_commit_merge(mem, group, text, quality))
-    with mem._lock:
-        _merged_refresh(mem, merged)
-
-
-def _merged_refresh(mem: MemoryCore, merged: list[CompactionEntry]) -> None:
-    """Re-render the summary block once after a cascade of merges."""
-    if not merged:
-        return
-    mem._refresh()
-    for entry in merged:
-        entry["tokens_after"] = mem.context_tokens()
 
 
 def _commit_merge(
@@ -212,17 +180,7 @@ def _record_edits(
 
 
 def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> None:
-    """Cut the largest kept messages (head and tail kept, marked) when folding left too much.
-
-    After a compaction by the marks (``keep``: the recent tokens it keeps, the low mark), the
-    kept tool outputs over `~langctx.MemoryConfig.output_share` of the budget are cut to it
-    (several of them share the low mark): the fold sends what it keeps anew anyway, so this
-    breaks no cache, while an output kept whole is read by every call until the next fold and
-    brings that fold sooner. Then, if the newest turn alone is still over the compaction mark,
-    its largest messages are cut to one shared size a little below the mark (so the next turn
-    does not compact again at once). Never silently: the marker names the message, whose full
-    text stays in the log.
-    """
+    """Cut kept tool outputs over their share of ``keep``, then the newest turn if still too big."""
     budget = mem.config.max_tokens_resolved
     floor = placeholders.edit_floor(mem)
     pinned = mem._pinned()  # their own policy: `check_pinned`
@@ -262,13 +220,7 @@ TRUNCATED_FLOOR_TOKENS = 16
 
 
 def _shared_cap(sizes: Sequence[int], room: int) -> int:
-    """The largest size ``cap`` with ``sum(min(s, cap)) <= room`` (water-filling): the messages
-    over it are cut to it, the others stay whole; never below the floor.
-
-    Example:
-        >>> _shared_cap([3000, 2000, 50], 1650), _shared_cap([3000, 50], 1650)
-        (800, 1600)
-    """
+    """The largest ``cap`` with ``sum(min(s, cap)) <= room`` (water-filling), never below the floor."""
     hi = max(sizes, default=TRUNCATED_FLOOR_TOKENS)
     return largest(lambda cap: sum(min(s, cap) for s in sizes) <= room, hi, TRUNCATED_FLOOR_TOKENS)
 
@@ -284,13 +236,13 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     mid = str(m.id)
     ratio = max(keep_tokens - 40, 0) / before
     for _ in range(12):  # shrink until it fits: cutting changes the mix of the text
-        update: dict[str, Any] = {"content": _cut_content(view.content, ratio, mid)}
+        shorten = partial(_cut_text, ratio=ratio, message_id=mid)
+        text = view.content
+        content = shorten(text) if isinstance(text, str) else cut_text_blocks(text, shorten)
+        update: dict[str, Any] = {"content": content}
         if calls:  # provider blocks that repeat the arguments are cut alike
-            cut = [{**tc, "args": _cut_args(tc.get("args", {}), ratio, mid)} for tc in calls]
-            update["tool_calls"] = cut
-            update["content"] = placeholders.with_call_args(
-                update["content"], {str(tc["id"]): tc["args"] for tc in cut}
-            )
+            cut = [{**tc, "args": map_strings(tc.get("args", {}), shorten)} for tc in calls]
+            update = placeholders.with_calls(content, cut)
         after = mem.counter.count_message(m.model_copy(update=update))
         if after <= keep_tokens or ratio <= 0:
             break
@@ -298,12 +250,7 @@ def _truncation(mem: MemoryCore, i: int, keep_tokens: int) -> EditEntry | None:
     if after >= before:
         return None
     return new_edit_entry(
-        message_id=mid,
-        reason="truncate",
-        content=update["content"],
-        tool_calls=update.get("tool_calls"),
-        tokens_before=before,
-        tokens_after=after,
+        message_id=mid, reason="truncate", tokens_before=before, tokens_after=after, **update
     )
 
 
@@ -314,12 +261,11 @@ def check_pinned(mem: MemoryCore) -> None:
     if total <= allowed:
         return
     if mem.config.oversize_policy == "error":
-        msg = (
+        raise BudgetError(
             f"pinned messages (system + task) take {total} tokens but only {allowed} fit beside "
             "the summaries and the reserve; raise max_tokens, shorten the task, or use "
             "oversize_policy='truncate'."
         )
-        raise BudgetError(msg)
     over = total - allowed
     edits: list[EditEntry] = []
     for i in sorted(pinned, key=lambda i: -mem._view_tokens(i)):
@@ -352,24 +298,6 @@ def record(
             detail=detail,
         )
     )
-
-
-def _cut_args(value: Any, ratio: float, message_id: str) -> Any:
-    """Tool-call arguments with every long string cut to its head and tail (same shape)."""
-    if isinstance(value, str):
-        return _cut_text(value, ratio, message_id)
-    if isinstance(value, dict):
-        return {k: _cut_args(v, ratio, message_id) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut_args(v, ratio, message_id) for v in value]
-    return value
-
-
-def _cut_content(content: str | list[Any], ratio: float, message_id: str) -> str | list[Any]:
-    """Content cut to about ``ratio`` of its text; a list stays blocks (only text blocks cut)."""
-    if isinstance(content, str):
-        return _cut_text(content, ratio, message_id)
-    return cut_text_blocks(content, lambda text: _cut_text(text, ratio, message_id))
 
 
 def _cut_text(text: str, ratio: float, message_id: str) -> str:

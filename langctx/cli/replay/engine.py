@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langctx.cli.replay.formats import EmptySessionError, ParsedSession
 from langctx.cli.replay.truth import PROBES, Truth, UserMessage, probe_request, session_roots
 from langctx.cli.replay.users import position_of, read_user_messages
-from langctx.engine.background import in_background
+from langctx.engine.background import in_background, wait_idle
 from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.memory import CompactionEvent, LayeredChatMemory
@@ -933,6 +933,7 @@ def replay_session(
                 on_progress(len(replay.calls), total)
         batch.append(m)
     replay.turn(batch, None)
+    wait_idle(mem.config.summary_timeout)  # a summary still running is counted once it returns
 
     drops = [r for r in mem.eviction_log if r["action"] == "drop_orphan"]
     unanswered = _unanswered_calls(messages)
