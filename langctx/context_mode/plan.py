@@ -1,11 +1,11 @@
 """The steps of Context-mode, written once for sync and async: generators that yield each store or
-summarizer call they need (an :data:`Op`) and are sent the answer; :func:`drive` runs them."""
+summarizer call they need (an :data:`Op`), run by :func:`langctx.steps.drive` / ``adrive``."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -36,8 +36,6 @@ __all__ = [
     "Action",
     "Op",
     "ProcessedOutput",
-    "adrive",
-    "drive",
     "fetching",
     "is_free",
     "processing",
@@ -82,36 +80,6 @@ class ProcessedOutput:
         """
         keys = "action kind ref_id original_tokens original_bytes tokens exit_code".split()
         return {"v": 1, **{key: getattr(self, key) for key in keys}}
-
-
-def drive(steps: Generator[Op, Any, T], call: Callable[[Op], Any]) -> T:
-    """Run ``steps``, making each call with ``call``: the answer is sent back, an exception thrown in."""
-    answer: Any = None
-    failed: Exception | None = None
-    while True:
-        try:
-            op = steps.send(answer) if failed is None else steps.throw(failed)
-        except StopIteration as done:
-            return done.value
-        try:
-            answer, failed = call(op), None
-        except Exception as exc:
-            failed = exc
-
-
-async def adrive(steps: Generator[Op, Any, T], call: Callable[[Op], Awaitable[Any]]) -> T:
-    """Async version of `drive`."""
-    answer: Any = None
-    failed: Exception | None = None
-    while True:
-        try:
-            op = steps.send(answer) if failed is None else steps.throw(failed)
-        except StopIteration as done:
-            return done.value
-        try:
-            answer, failed = await call(op), None
-        except Exception as exc:
-            failed = exc
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:

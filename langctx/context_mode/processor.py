@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from langctx.context_mode.config import INLINE_SHARE, ContextModeConfig
-from langctx.context_mode.plan import Op, ProcessedOutput, adrive, drive, fetching, processing
+from langctx.context_mode.plan import Op, ProcessedOutput, fetching, processing
 from langctx.context_mode.reduce import MIN_INLINE_TOKENS
 from langctx.context_mode.references import (
     FetchResult,
@@ -35,6 +35,7 @@ from langctx.context_mode.references import (
 )
 from langctx.errors import ConfigError
 from langctx.markers import CONTEXT_MODE_STAMP, NO_THREAD, context_mode_stamp, stamp_digest
+from langctx.steps import adrive, drive
 from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, call_summarizer
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 

@@ -4,10 +4,12 @@ the local summary, the cap, and the sync and async drivers that make the calls."
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from langctx.engine import writing
 from langctx.errors import ConfigError
+from langctx.steps import adrive as steps_adrive
+from langctx.steps import drive as steps_drive
 from langctx.summarize import SummaryRequest, acall_summarizer, call_summarizer, truncate_to_tokens
 from langctx.summarize.calls import failure_reason, warn_failure
 
@@ -21,33 +23,14 @@ Steps = Generator[SummaryRequest, str, T]
 
 def drive(mem: MemoryCore, steps: Steps[T]) -> T:
     """Run ``steps``, making each summarizer call they ask for."""
-    answer: Any = None
-    failed: BaseException | None = None
-    while True:
-        try:
-            request = steps.send(answer) if failed is None else steps.throw(failed)
-        except StopIteration as done:
-            return done.value
-        try:
-            answer, failed = call_summarizer(mem.summarizer, request, timeout=_deadline(mem)), None
-        except BaseException as exc:
-            failed = exc
+    return steps_drive(steps, lambda r: call_summarizer(mem.summarizer, r, timeout=_deadline(mem)))
 
 
 async def adrive(mem: MemoryCore, steps: Steps[T]) -> T:
     """Async version of `drive`."""
-    answer: Any = None
-    failed: BaseException | None = None
-    while True:
-        try:
-            request = steps.send(answer) if failed is None else steps.throw(failed)
-        except StopIteration as done:
-            return done.value
-        try:
-            timeout = _deadline(mem)
-            answer, failed = await acall_summarizer(mem.summarizer, request, timeout=timeout), None
-        except BaseException as exc:
-            failed = exc
+    return await steps_adrive(
+        steps, lambda r: acall_summarizer(mem.summarizer, r, timeout=_deadline(mem))
+    )
 
 
 def summarizing(mem: MemoryCore, request: SummaryRequest) -> Steps[tuple[str, str]]:

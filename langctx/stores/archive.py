@@ -12,9 +12,10 @@ from langchain_core.messages import BaseMessage, convert_to_messages, messages_f
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
-from langctx.context_mode.plan import Op, adrive, drive
+from langctx.context_mode.plan import Op
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
+from langctx.steps import adrive, drive
 from langctx.stores.archive_plan import ArchiveBatch, ArchivePlan, batch_key, plan_archive
 from langctx.stores.references import abatch, namespace_label
 

@@ -14,7 +14,7 @@ from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from langctx.context_mode.plan import Op, adrive, drive
+from langctx.context_mode.plan import Op
 from langctx.context_mode.references import (
     ReferenceMeta,
     ReferenceStore,
@@ -23,6 +23,7 @@ from langctx.context_mode.references import (
     process_reference_store,
 )
 from langctx.errors import ConfigError, LangctxWarning
+from langctx.steps import adrive, drive
 
 __all__ = [
     "CHUNK_BYTES",
@@ -132,7 +133,7 @@ class BaseStoreReferenceStore:
         data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
         return data[max(0, start) - base : max(0, end) - base]
 
-    # meta and read as the store batches they need, run by plan.drive / adrive
+    # meta and read as the store batches they need, run by steps.drive / adrive
     def _meta(self, thread_id: str, ref_id: str) -> Generator[Op, Any, ReferenceMeta]:
         (item,) = yield (self._get(thread_id, ref_id),)
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
