@@ -122,7 +122,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
 def _graph_store() -> BaseStore | None:
     try:
         return get_store()
-    except RuntimeError:  # not inside a graph run
+    except (RuntimeError, KeyError):  # not inside a graph run (maybe inside a plain Runnable)
         return None
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 
 from langctx.channel import merge_langctx
 from langctx.commands import ACK_REQUEST, is_notice
+from langctx.errors import ConfigError
 from langctx.langgraph import LangctxNode, make_compact_tool, route_after_memory
 from langctx.markers import ACK_ID_PREFIX, SUMMARY_ID_PREFIX
 from tests._helpers import exchanges, ids_of
@@ -122,3 +123,19 @@ def test_compact_tool_with_nothing_to_compact_writes_no_entry() -> None:
     assert isinstance(result, Command) and isinstance(result.update, dict)
     assert set(result.update) == {"messages"}
     assert result.update["messages"][0].text.startswith("[langctx] Nothing to compact yet")
+
+
+def test_archive_true_inside_a_plain_runnable_names_the_missing_store() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    node = LangctxNode(archive=True, max_tokens=2000)
+    msgs: list[BaseMessage] = [HumanMessage("Fix the parser.", id="h0")]
+    for i in range(60):
+        msgs += [
+            AIMessage(f"step {i} " + "word " * 60, id=f"a{i}"),
+            HumanMessage("go on", id=f"u{i}"),
+        ]
+    msgs.append(AIMessage("done", id="end"))
+    outer = RunnableLambda(lambda state, config: node.invoke(state, config))
+    with pytest.raises(ConfigError, match="needs the graph's store"):
+        outer.invoke({"messages": msgs}, {"configurable": {"thread_id": "t"}})
