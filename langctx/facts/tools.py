@@ -155,10 +155,11 @@ def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
     """SWE-agent ``search_file <term> [<file>]``: the file, when one is named."""
     command = args.get("command")
     if isinstance(command, str):
+        first = command.strip().split("\n", 1)[0]
         try:
-            words = shlex.split(command.strip().split("\n", 1)[0])
-        except ValueError:
-            words = command.split()
+            words = shlex.split(first)
+        except ValueError:  # an unclosed quote: the first line's words as they stand
+            words = first.split()
         if len(words) >= 3:
             return words[2:3]
     for key in ("file", "file_name", "path"):

@@ -228,6 +228,8 @@ def test_every_default_path_key_is_read(key: str) -> None:
         ("Grep", {"pattern": "x", "path": "src/*.py"}, [], []),
         ("search_file", {"command": "search_file foo src/app.py"}, ["src/app.py"], []),
         ("search_file", {"command": "search_file foo"}, [], []),
+        # an unclosed quote: the first line's words, never a word of a later line
+        ("search_file", {"command": "search_file 'foo\nsecond x.py"}, [], []),
         ("Glob", {"pattern": "src/app.py"}, [], []),
         ("unknown_tool", {"path": "a.py"}, [], []),
     ],
