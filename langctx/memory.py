@@ -112,7 +112,8 @@ class LayeredChatMemory(MemoryCore):
     def set_priority(self, message_id: str, priority: int) -> None:
         """Override a message's priority in the memory's own ledger (e.g. fetched reference -> 10)."""
         if message_id not in self._pos:
-            raise KeyError(f"no message with id {message_id!r} in this memory.")
+            msg = f"no message with id {message_id!r} in this memory."
+            raise KeyError(msg)
         self._priority[message_id] = int(priority)
 
     def add_message(self, message: BaseMessage) -> None:

@@ -149,7 +149,8 @@ class MemoryCore:
             return self._priority[message_id]
         i = self._pos.get(message_id)
         if i is None:
-            raise KeyError(f"no message with id {message_id!r} in this memory.")
+            msg = f"no message with id {message_id!r} in this memory."
+            raise KeyError(msg)
         m = self._log[i]
         if i in self._system_idx or isinstance(m, SystemMessage):
             return DEFAULT_PRIORITIES["system"]
