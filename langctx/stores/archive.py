@@ -12,7 +12,6 @@ from langchain_core.messages import BaseMessage, convert_to_messages, messages_f
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
-from langctx.context_mode.plan import Op
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.steps import adrive, drive
@@ -180,7 +179,7 @@ def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reading(
     store: BaseStore | None, thread_id: str | None, state: Mapping[str, Any]
-) -> Generator[Op, Any, list[ArchiveBatch]]:
+) -> Generator[tuple[SearchOp | GetOp, ...], Any, list[ArchiveBatch]]:
     """Reading the archive as store operations: yields each one, is sent its result (the
     namespace listed page by page, then a batch the listing missed fetched by key)."""
     items = _state_items(state)

@@ -14,7 +14,6 @@ from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from langctx.context_mode.plan import Op
 from langctx.context_mode.references import (
     ReferenceMeta,
     ReferenceStore,
@@ -134,11 +133,15 @@ class BaseStoreReferenceStore:
         return data[max(0, start) - base : max(0, end) - base]
 
     # meta and read as the store batches they need, run by steps.drive / adrive
-    def _meta(self, thread_id: str, ref_id: str) -> Generator[Op, Any, ReferenceMeta]:
+    def _meta(
+        self, thread_id: str, ref_id: str
+    ) -> Generator[tuple[GetOp, ...], Any, ReferenceMeta]:
         (item,) = yield (self._get(thread_id, ref_id),)
         return ReferenceMeta(**self._value(item, ref_id)["meta"])  # type: ignore[typeddict-item]
 
-    def _read(self, thread_id: str, ref_id: str, start: int, end: int) -> Generator[Op, Any, bytes]:
+    def _read(
+        self, thread_id: str, ref_id: str, start: int, end: int
+    ) -> Generator[tuple[GetOp, ...], Any, bytes]:
         (item,) = yield (self._get(thread_id, ref_id),)
         ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
         return self._join((yield tuple(ops)), ref_id, base, start, end) if ops else b""

@@ -393,10 +393,7 @@ def test_active_summaries_found_from_the_previous_call_match_a_full_pass() -> No
         assert got == [e["id"] for e in active_summaries(entries[:k])], k
 
 
-def test_edits_grouped_from_the_previous_call_match_a_full_pass() -> None:
-    """``edits_by_message`` extends the grouping of a shorter edit list with the same first and
-    last-known entries; a fork of the same prefix (another branch's edits) gets its own."""
-    from langctx.count_cache import shared_blocks
+def test_edits_grouped_by_message_keep_their_order() -> None:
     from langctx.engine.restoring import edits_by_message
     from langctx.entries import new_edit_entry
 
@@ -409,25 +406,11 @@ def test_edits_grouped_from_the_previous_call_match_a_full_pass() -> None:
             tokens_after=3,
         )
 
-    def full(edits: list[Any]) -> dict[str, tuple[Any, ...]]:
-        out: dict[str, list[Any]] = {}
-        for e in edits:
-            out.setdefault(e["message_id"], []).append(e)
-        return {k: tuple(v) for k, v in out.items()}
-
-    shared_blocks().clear()
-    base = [edit(f"m{i % 7}", i) for i in range(30)]
-    for k in range(1, len(base) + 1, 4):
-        assert edits_by_message(base[:k]) == full(base[:k]), k
-    shared_blocks().clear()
-    prefix = base[:20]
-    assert edits_by_message(prefix) == full(prefix)
-    fork_a = [*prefix, edit("m1", 100), edit("x", 101)]
-    fork_b = [*prefix, edit("m2", 200)]
-    assert edits_by_message(fork_a) == full(fork_a)  # extended from the prefix's grouping
-    assert edits_by_message(prefix) == full(prefix)  # which the extension left as it was
-    assert edits_by_message(fork_b) == full(fork_b)
-    assert edits_by_message(fork_a) == full(fork_a)
+    edits = [edit(f"m{i % 7}", i) for i in range(30)]
+    grouped = edits_by_message(edits)
+    assert list(grouped) == [f"m{i}" for i in range(7)]
+    for mid, group in grouped.items():
+        assert list(group) == [e for e in edits if e["message_id"] == mid]
 
 
 def test_entry_digests_name_what_a_summary_block_shows() -> None:
