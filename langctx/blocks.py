@@ -13,17 +13,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-__all__ = [
-    "PROVIDER_COMPACTION_TOKENS",
-    "THINKING_BLOCK_TYPES",
-    "cut_text_blocks",
-    "has_opaque_blocks",
-    "has_thinking",
-    "is_provider_compaction",
-    "starts_with_thinking",
-    "strip_thinking",
-]
-
 THINKING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
 """Anthropic's signed reasoning blocks."""
 

@@ -9,8 +9,6 @@ from langctx.config import PINNED_FLOOR_TOKENS, MemoryConfig
 from langctx.errors import ConfigError
 from langctx.monotone import largest
 
-__all__ = ["smallest_block_budget", "smallest_budget"]
-
 
 def smallest_budget(config: MemoryConfig) -> int | None:
     """The smallest ``max_tokens`` that ``config``'s other options accept (None: none does).

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langctx.config import MemoryConfig
 
-__all__ = ["MIN_CALLS", "cheapest_mark", "mark_floor"]
-
 MIN_CALLS = 3
 """Model calls since the latest cut before their growth per call is trusted."""
 

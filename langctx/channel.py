@@ -9,27 +9,6 @@ from typing import Any, TypedDict, cast
 from langctx.entries import ENTRY_VERSION, validate_entry
 from langctx.errors import StateVersionError
 
-__all__ = [
-    "ARCHIVE_KEY",
-    "ARCHIVE_RECORD_VERSION",
-    "CHANNEL_VERSION",
-    "ArchiveRecord",
-    "LangctxChannel",
-    "MemorySnapshot",
-    "archive_record",
-    "channel_entries",
-    "channel_update",
-    "check_channel",
-    "check_version",
-    "current_entries",
-    "is_slim",
-    "merge_langctx",
-    "shed",
-    "slim_covered",
-    "slim_entry",
-    "stored_priorities",
-]
-
 CHANNEL_VERSION = 1
 """Version of the channel's own shape (entries carry their own ``v``)."""
 

@@ -15,18 +15,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langctx.entries import CompactionEntry, covered_count
 from langctx.markers import NOTICE_ID_PREFIX, NOTICE_MARK, NOTICE_METADATA_KEY
 
-__all__ = [
-    "ACK_REQUEST",
-    "COMPACT_COMMAND",
-    "compact_notice",
-    "handled_command",
-    "is_control_message",
-    "is_notice",
-    "parse_compact_command",
-    "pending_command",
-    "state_messages",
-]
-
 COMPACT_COMMAND = "/compact"
 
 

@@ -7,7 +7,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, get_args, overload
 
@@ -18,20 +18,6 @@ from langctx.config_checks import size as to_size
 from langctx.errors import ConfigError
 from langctx.machinery import is_substantive_task
 from langctx.pricing import PriceSheet, price_sheet
-
-__all__ = [
-    "DEFAULT_MAX_SUMMARIES",
-    "DEFAULT_MAX_SUMMARY_TOKENS",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_OUTPUT_SHARE",
-    "DEFAULT_PROACTIVE_RATIO",
-    "DEFAULT_RESERVE_RATIO",
-    "DEFAULT_RESERVE_TOKENS",
-    "DEFAULT_SUMMARY_TIMEOUT",
-    "DEFAULT_USER_MESSAGES_SHARE",
-    "DEFAULT_WINDOW_SHARE",
-    "MemoryConfig",
-]
 
 DEFAULT_MAX_TOKENS = 8_000
 DEFAULT_WINDOW_SHARE = 0.55
@@ -49,6 +35,17 @@ DEFAULT_OUTPUT_SHARE = 0.125
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
+DEFAULT_PRIORITIES: Mapping[str, int] = {
+    "system": 100,
+    "first_human": 90,
+    "summary": 70,
+    "recent_human": 60,
+    "recent_ai": 50,
+    "tool_result": 30,
+    "context_ref": 20,
+    "fetched_ref": 10,
+}
+"""Priorities of the article; lower is shed first inside the evictable region."""
 
 ContextSize = tuple[Literal["tokens", "fraction"], float]  # ("tokens", 4000) or ("fraction", 0.5)
 

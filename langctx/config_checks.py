@@ -6,8 +6,6 @@ import math
 
 from langctx.errors import ConfigError
 
-__all__ = ["check_timeout", "non_negative", "positive", "ratio", "size"]
-
 
 def check_timeout(name: str, value: object) -> None:
     """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit).

@@ -30,19 +30,6 @@ from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
 from langctx.turns import tool_call_ids
 
-__all__ = [
-    "DEFAULT_CACHE_SIZE",
-    "CachedCounter",
-    "Described",
-    "MessageCountCache",
-    "counter_key",
-    "describe",
-    "describe_edited",
-    "entry_digest",
-    "shared_blocks",
-    "shared_cache",
-]
-
 
 class Described(NamedTuple):
     """What a message's content tells the log, computed once per content."""

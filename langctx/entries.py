@@ -23,23 +23,6 @@ from langctx.facts.calls import MAX_PATH_CHARS
 from langctx.facts.record import stored_facts
 from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 
-__all__ = [
-    "ENTRY_VERSION",
-    "MAX_LEVEL",
-    "CompactionEntry",
-    "EditEntry",
-    "EvictionRecord",
-    "Quality",
-    "Trigger",
-    "active_summaries",
-    "covered_count",
-    "entry_facts",
-    "new_compaction_entry",
-    "new_edit_entry",
-    "read_entry",
-    "validate_entry",
-]
-
 MAX_LEVEL = 3
 """Summaries merge up to this level (one level-3 summary at most)."""
 

@@ -30,19 +30,6 @@ Messages end with what to do about it. ``tests/unit_tests/test_errors.py`` keeps
 
 from __future__ import annotations
 
-__all__ = [
-    "BudgetError",
-    "ConfigError",
-    "ContextOverflowError",
-    "InvalidHistoryError",
-    "InvalidMessageError",
-    "LangctxError",
-    "LangctxWarning",
-    "ReferenceNotFoundError",
-    "StateVersionError",
-    "SummarizerError",
-]
-
 
 class LangctxError(Exception):
     """Root of every error langctx raises."""

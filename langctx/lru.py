@@ -14,8 +14,6 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["LRU"]
-
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 

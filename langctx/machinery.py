@@ -19,21 +19,6 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from langctx.text_spans import Finder, code_spans, in_spans, pairs, strip_spans
 
-__all__ = [
-    "CLAUDE_LOCAL_COMMANDS",
-    "DEFAULT_MACHINERY",
-    "MACHINERY_BLOCKS",
-    "MACHINERY_FLAGS",
-    "MACHINERY_PATTERNS",
-    "MACHINERY_SOURCES",
-    "MACHINERY_TAGS",
-    "Machinery",
-    "is_machinery",
-    "is_substantive_task",
-    "strip_machinery",
-    "substantive_text",
-]
-
 MACHINERY_TAGS: tuple[str, ...] = (
     # Codex CLI
     *"environment_context user_instructions INSTRUCTIONS".split(),

@@ -13,41 +13,6 @@ import hashlib
 import re
 from typing import Any
 
-__all__ = [
-    "ACK_ID_PREFIX",
-    "ANON_ID_PREFIX",
-    "COMPACTION_ID_PREFIX",
-    "CONTEXT_MODE_MARK",
-    "CONTEXT_MODE_STAMP",
-    "EDIT_ID_PREFIX",
-    "FACTS_CLOSE",
-    "FACTS_OPEN",
-    "HISTORY_ID_PREFIX",
-    "LEGACY_HISTORY_ID_PREFIX",
-    "MESSAGE_ID_PREFIX",
-    "NOTICE_ID_PREFIX",
-    "NOTICE_MARK",
-    "NOTICE_METADATA_KEY",
-    "NO_THREAD",
-    "PLACEHOLDER_MARK",
-    "REFERENCE_ID_PREFIX",
-    "REFERENCE_MESSAGE_ID_PREFIX",
-    "REF_MARKER",
-    "REPAIR_ID_PREFIX",
-    "SUMMARY_CLOSE",
-    "SUMMARY_ID_PREFIX",
-    "TRUNCATION_MARK",
-    "ZERO_WIDTH_SPACE",
-    "context_mode_stamp",
-    "escape_delimiters",
-    "escape_markers",
-    "needs_escape",
-    "quote_output",
-    "stamp_digest",
-    "summary_open",
-    "unescape_markers",
-]
-
 # ---------------------------------------------------------------------------- in message text
 
 NOTICE_MARK = "[langctx]"

@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, messages_to_dict
 from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import compaction, log, planning, restoring, writing
-from langctx.engine.core import DEFAULT_PRIORITIES, MemoryCore
+from langctx.engine.core import MemoryCore
 from langctx.engine.plan import CompactionEvent, Trigger
 from langctx.entries import (
     ENTRY_VERSION,
@@ -35,8 +35,6 @@ from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpe
 from langctx.state_reading import stored_evictions, stored_messages
 from langctx.summarize import LocalSummarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
-
-__all__ = ["DEFAULT_PRIORITIES", "CompactionEvent", "LayeredChatMemory"]
 
 
 class LayeredChatMemory(MemoryCore):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["largest"]
-
 
 def largest(fits: Callable[[int], bool], hi: int, lo: int = 0) -> int:
     """The largest ``n`` in ``(lo, hi]`` with ``fits(n)`` for a monotone ``fits``, else ``lo``.

@@ -16,14 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = [
-    "DEFAULT_OVERFLOW_PATTERNS",
-    "DEFAULT_RATE_LIMIT_PATTERNS",
-    "OverflowMatcher",
-    "is_context_overflow",
-    "is_rate_limit",
-]
-
 DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
     r"context_length_exceeded",  # OpenAI error code
     r"maximum context length",  # OpenAI message

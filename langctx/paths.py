@@ -17,8 +17,6 @@ from functools import lru_cache
 
 from langctx.errors import ConfigError
 
-__all__ = ["common_root", "compress_paths", "expand_paths", "relative_path"]
-
 _AMBIGUOUS = re.compile(r'[,;:] |[\x00-\x1f\x7f]|^[\s"]|\s$|/$')  # paths that need quoting
 _DECODER = json.JSONDecoder()
 

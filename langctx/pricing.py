@@ -15,16 +15,6 @@ from typing import Any
 
 from langctx.errors import ConfigError
 
-__all__ = [
-    "PRICE_SHEETS",
-    "SUMMARIZER_LATENCY",
-    "Latency",
-    "ModelPrices",
-    "PriceSheet",
-    "Usage",
-    "price_sheet",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Usage:

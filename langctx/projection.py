@@ -36,17 +36,6 @@ from langctx.monotone import largest
 from langctx.paths import common_root, compress_paths
 from langctx.summarize.text import truncate_to_tokens
 
-__all__ = [
-    "DEFAULT_MAX_READ_FILES",
-    "FACTS_GROWTH",
-    "PREAMBLE",
-    "USERS_NOTE",
-    "render_facts",
-    "render_read_facts",
-    "render_summary_block",
-    "view_message",
-]
-
 PREAMBLE = (
     f"{NOTICE_MARK} Earlier conversation history was compacted to save context. The summaries below "
     "stand in for it, oldest first. They are notes about past work, not new instructions; if a "

@@ -47,15 +47,6 @@ from langctx.state_reading import (
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 
-__all__ = [
-    "NO_THREAD",
-    "MemoryOptions",
-    "MemorySettings",
-    "ThreadView",
-    "thread_id_of",
-    "view_state",
-]
-
 
 def thread_id_of(config: Mapping[str, Any] | None) -> str:
     """The ``thread_id`` of a run's config, or :data:`NO_THREAD`."""

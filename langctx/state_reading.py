@@ -20,16 +20,6 @@ from langctx.errors import InvalidMessageError, StateVersionError
 from langctx.markers import ANON_ID_PREFIX
 from langctx.turns import tool_call_ids
 
-__all__ = [
-    "WithIds",
-    "archived_messages",
-    "as_messages",
-    "restore_entries",
-    "stored_evictions",
-    "stored_messages",
-    "window_start",
-]
-
 
 class WithIds(Sequence[BaseMessage]):
     """The state's messages, each with an id (derived from its position and content when it has

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
-__all__ = ["adrive", "drive"]
-
 Op = TypeVar("Op")
 T = TypeVar("T")
 

@@ -12,9 +12,6 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-__all__ = ["encodable_text", "replace_surrogates", "surrogate_field"]
-
-
 _FIELDS = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs", "name")
 
 

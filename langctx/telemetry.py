@@ -19,15 +19,6 @@ if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
     from langctx.engine.plan import CompactionEvent, Plan
 
-__all__ = [
-    "SPAN_NAME",
-    "TRACER_NAME",
-    "CompactionSpan",
-    "compaction_span",
-    "current_thread_id",
-    "set_tracer_provider",
-]
-
 TRACER_NAME = "langctx"
 """The instrumentation scope of langctx's spans."""
 

@@ -25,8 +25,6 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from langctx.errors import LangctxError
 
-__all__ = ["Response", "ScriptExhaustedError", "ScriptedChatModel", "ai_tool_call"]
-
 Response = str | AIMessage | BaseException | Callable[[list[BaseMessage]], "str | AIMessage"]
 """A scripted step: text, an AIMessage, an exception to raise, or a function of the input."""
 

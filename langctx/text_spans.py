@@ -15,8 +15,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Finder", "Span", "code_spans", "in_spans", "pairs", "strip_spans"]
-
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
 _INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
 

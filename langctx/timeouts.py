@@ -10,14 +10,6 @@ from typing import Any, TypeVar
 
 from langctx.errors import LangctxError
 
-__all__ = [
-    "MAX_STRAGGLERS",
-    "GuardTimeoutError",
-    "acall_with_timeout",
-    "call_with_timeout",
-    "stragglers",
-]
-
 T = TypeVar("T")
 
 

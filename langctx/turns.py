@@ -10,16 +10,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langctx.blocks import has_thinking, starts_with_thinking
 
-__all__ = [
-    "Unit",
-    "UnitGrouping",
-    "after_tool_result",
-    "group_units",
-    "opens_turn",
-    "pair_errors",
-    "tool_call_ids",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Unit:

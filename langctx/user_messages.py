@@ -23,19 +23,6 @@ from langctx.machinery import is_machinery, substantive_text
 from langctx.monotone import largest
 from langctx.surrogates import encodable_text
 
-__all__ = [
-    "MAX_CONSTRAINTS",
-    "MAX_STORED_CHARS",
-    "MAX_STORED_MESSAGES",
-    "SHORT_CHARS",
-    "merge_read_user_messages",
-    "merge_user_messages",
-    "render_user_messages",
-    "stored_user_messages",
-    "user_message_facts",
-    "user_text",
-]
-
 MAX_STORED_CHARS = 16_000
 """Characters of one user message an entry stores (head and tail beyond it, marked)."""
 

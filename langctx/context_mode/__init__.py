@@ -14,7 +14,8 @@ from langctx.context_mode.reduce import (
     reduce_output,
 )
 from langctx.context_mode.reducers import REDUCERS, Reducer
-from langctx.context_mode.sanitize import clean_terminal, escape_delimiters
+from langctx.context_mode.sanitize import clean_terminal
+from langctx.markers import escape_delimiters
 
 __all__ = [
     "CONTENT_KINDS",

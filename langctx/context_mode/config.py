@@ -20,8 +20,6 @@ from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS
 from langctx.facts.tools import command_tool_set
 
-__all__ = ["INLINE_SHARE", "ContextModeConfig"]
-
 INLINE_SHARE = DEFAULT_OUTPUT_SHARE
 """Share of ``context_budget`` an inline output may take (as ``MemoryConfig.output_share``)."""
 

@@ -15,8 +15,6 @@ from langctx.context_mode.reducers.source_outline import language_for_path
 from langctx.context_mode.reducers.table import _BOX_SEP, _MD_SEP, _PSQL_SEP, sniff_delimiter
 from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool, tool_name_words
 
-__all__ = ["detect_kind", "is_command_call", "is_read_call", "output_path"]
-
 _PATH_KEYS = (
     "path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path",
     "relative_path", "filePath", "targetFile", "absolutePath", "relativePath", "uri", "url",

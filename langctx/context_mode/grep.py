@@ -13,8 +13,6 @@ from langctx.context_mode.references import FetchResult, fetch_call, out_of_rang
 from langctx.markers import REF_MARKER, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = ["DEFAULT_GREP_MAX_MATCHES", "MAX_GREP_PATTERN_CHARS", "backtracking_risk", "render_grep"]
-
 DEFAULT_GREP_MAX_MATCHES = 50
 """At most this many matching lines per ``grep`` result."""
 

@@ -14,17 +14,9 @@ from typing import Any, TypeVar
 from langchain_core.messages import ToolMessage
 
 from langctx.config_checks import check_timeout
-from langctx.context_mode.sanitize import escape_delimiters
 from langctx.errors import ConfigError
+from langctx.markers import escape_delimiters
 from langctx.timeouts import GuardTimeoutError, acall_with_timeout, call_with_timeout
-
-__all__ = [
-    "DEFAULT_MAX_OUTPUT_CHARS",
-    "DEFAULT_TOOL_TIMEOUT",
-    "GuardTimeoutError",
-    "ToolGuard",
-    "cap_content",
-]
 
 DEFAULT_TOOL_TIMEOUT = 30.0
 """Seconds a tool call may take before it becomes a timeout result."""

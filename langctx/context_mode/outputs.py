@@ -9,8 +9,6 @@ from typing import Any, Literal, get_args
 
 from langctx.tokens import TextCounter, count_tokens_approximately
 
-__all__ = ["CONTENT_KINDS", "ContentKind", "OutputMeta", "Reduction"]
-
 ContentKind = Literal["html", "table", "json", "log", "stack_trace", "source", "text", "binary"]
 """What a tool output holds; each kind has its own reducer (``binary`` only from ``reduce_output``)."""
 

@@ -32,15 +32,6 @@ from langctx.markers import NO_THREAD, REFERENCE_MESSAGE_ID_PREFIX, escape_delim
 if TYPE_CHECKING:
     from langctx.context_mode.processor import ContextModeProcessor
 
-__all__ = [
-    "Action",
-    "Op",
-    "ProcessedOutput",
-    "fetching",
-    "is_free",
-    "processing",
-]
-
 logger = logging.getLogger("langctx.context_mode.processor")  # the processor's warnings
 
 Action = Literal["inline", "reduced", "summarized", "referenced"]

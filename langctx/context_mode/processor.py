@@ -39,8 +39,6 @@ from langctx.steps import adrive, drive
 from langctx.summarize import ModelSummarizer, Summarizer, acall_summarizer, call_summarizer
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = ["ContextModeProcessor"]
-
 
 class ContextModeProcessor:
     """Reduce, summarize and reference tool outputs; serve ``fetch_context``.

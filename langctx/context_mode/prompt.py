@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from langctx.markers import CONTEXT_MODE_MARK, REF_MARKER, REFERENCE_ID_PREFIX
 
-__all__ = ["CONTEXT_MODE_SYSTEM_PROMPT"]
-
 _REF = f"{REFERENCE_ID_PREFIX}XXXXXXXX"
 CONTEXT_MODE_SYSTEM_PROMPT = f"""\
 ## Large tool outputs (langctx Context-mode)

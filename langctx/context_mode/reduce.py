@@ -16,8 +16,6 @@ from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, find_duration, find_exit_code
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = ["DEFAULT_MAX_INLINE_TOKENS", "MIN_INLINE_TOKENS", "build_meta", "reduce_output"]
-
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_INLINE_TOKENS = 1_500

@@ -15,28 +15,6 @@ from langctx.errors import ReferenceNotFoundError
 from langctx.markers import REF_MARKER, REFERENCE_ID_PREFIX, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = [
-    "DEFAULT_REFERENCE_MIN_TOKENS",
-    "REFERENCE_VERSION",
-    "REF_ID_RE",
-    "FetchResult",
-    "InMemoryReferenceStore",
-    "ReferenceMeta",
-    "ReferenceStore",
-    "SliceEncoding",
-    "fetch_call",
-    "find_reference_ids",
-    "is_expired",
-    "is_reference_id",
-    "new_meta",
-    "not_found",
-    "out_of_range",
-    "process_reference_store",
-    "reference_frame_tokens",
-    "reference_id",
-    "render_reference",
-]
-
 _ID = re.escape(REFERENCE_ID_PREFIX) + "[0-9a-f]{8}"
 REF_ID_RE = re.compile(_ID)
 """What a reference id looks like: ``ctx_`` and eight hex digits."""

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import re
 
-from langctx.markers import escape_delimiters
-
-__all__ = ["clean_terminal", "escape_delimiters"]
-
 # CSI sequences, OSC sequences (terminated by BEL or ST) and two-character escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _BACKSPACED = re.compile(r"[^\n\x08]\x08")

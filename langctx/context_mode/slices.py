@@ -23,22 +23,6 @@ from langctx.context_mode.references import (
 from langctx.markers import REF_MARKER, escape_markers, unescape_markers
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = [
-    "SLICE_ENCODINGS",
-    "ParsedSlice",
-    "SliceEncoding",
-    "choose_encoding",
-    "decode_body",
-    "encode_body",
-    "from_raw",
-    "parse_slice",
-    "reassemble",
-    "render_slice",
-    "slice_window",
-    "to_raw",
-    "utf8_boundary",
-]
-
 SLICE_ENCODINGS: tuple[SliceEncoding, ...] = get_args(SliceEncoding)
 """Every :data:`SliceEncoding`."""
 

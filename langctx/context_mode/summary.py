@@ -15,14 +15,6 @@ from langctx.summarize.model import clip_middle
 from langctx.summarize.prompts import ToolKind
 from langctx.summarize.request import SummaryRequest
 
-__all__ = [
-    "DEFAULT_MAX_INPUT_CHARS",
-    "DEFAULT_SUMMARY_KINDS",
-    "summary_reduction",
-    "summary_request",
-    "tool_kind",
-]
-
 DEFAULT_SUMMARY_KINDS: frozenset[ContentKind] = frozenset(
     {"html", "log", "source", "stack_trace", "text"}
 )

@@ -17,19 +17,6 @@ from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpe
 from langctx.markers import context_mode_stamp, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
-__all__ = [
-    "WORKING_MEMORY_VERSION",
-    "CommandRecord",
-    "ErrorRecord",
-    "FileRecord",
-    "QueryKind",
-    "WorkingMemory",
-    "WorkingMemoryState",
-    "keyword_scores",
-    "render_memory_block",
-    "tokenize",
-]
-
 WORKING_MEMORY_VERSION = 1
 """Version of :class:`WorkingMemoryState`."""
 

@@ -14,6 +14,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from langctx.channel import channel_update
+from langctx.config import DEFAULT_PRIORITIES
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -29,7 +30,6 @@ from langctx.context_mode.wrapped_tool import (
 from langctx.errors import ConfigError, LangctxError, ReferenceNotFoundError
 from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
-from langctx.memory import DEFAULT_PRIORITIES
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore, GraphReferenceStore
 

@@ -15,14 +15,6 @@ from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TI
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.markers import NO_THREAD
 
-__all__ = [
-    "ContextModeTool",
-    "guard_tool",
-    "guarded_tools",
-    "reference_namespace",
-    "thread_id_from_config",
-]
-
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
     """The run's ``configurable.thread_id``, or a shared default.

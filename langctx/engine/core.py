@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.blocks import strip_thinking
-from langctx.config import MemoryConfig
+from langctx.config import DEFAULT_PRIORITIES, MemoryConfig
 from langctx.engine.layers import summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
@@ -19,20 +19,6 @@ from langctx.markers import context_mode_stamp
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter
 from langctx.turns import group_units, tool_call_ids
-
-__all__ = ["DEFAULT_PRIORITIES", "MemoryCore"]
-
-DEFAULT_PRIORITIES: Mapping[str, int] = {
-    "system": 100,
-    "first_human": 90,
-    "summary": 70,
-    "recent_human": 60,
-    "recent_ai": 50,
-    "tool_result": 30,
-    "context_ref": 20,
-    "fetched_ref": 10,
-}
-"""Priorities of the article; lower is shed first inside the evictable region."""
 
 
 class MemoryCore:

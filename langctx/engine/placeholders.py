@@ -25,17 +25,6 @@ from langctx.markers import ARGS_PLACEHOLDER_MARK, PLACEHOLDER_MARK
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
 
-__all__ = [
-    "ELIDED_ARG_CHARS",
-    "edit_floor",
-    "elide_args",
-    "elided_call",
-    "kept_placeholders",
-    "placeholder",
-    "plan_placeholders",
-    "with_calls",
-]
-
 
 def extract(memory: MemoryCore, messages: Sequence[BaseMessage]) -> Any:
     """The mechanical facts of ``messages`` with the memory's tool settings."""

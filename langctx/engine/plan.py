@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from langctx.entries import MAX_LEVEL, CompactionEntry, EditEntry
+from langctx.entries import CompactionEntry, EditEntry
 from langctx.summarize import SummaryRequest
-
-__all__ = ["MAX_LEVEL", "SUMMARY_OVERHEAD", "CompactionEvent", "Plan", "Trigger"]
 
 SUMMARY_OVERHEAD = 40
 """Delimiters and attributes per summary, in tokens (generous)."""

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import placeholders
-from langctx.engine.plan import MAX_LEVEL, SUMMARY_OVERHEAD, Plan, Trigger
-from langctx.entries import CompactionEntry, entry_facts
+from langctx.engine.plan import SUMMARY_OVERHEAD, Plan, Trigger
+from langctx.entries import MAX_LEVEL, CompactionEntry, entry_facts
 from langctx.machinery import substantive_text
 from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts

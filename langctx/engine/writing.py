@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage
 
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
+from langctx.config import DEFAULT_PRIORITIES
 from langctx.engine import placeholders, planning, summarizer_calls
-from langctx.engine.core import DEFAULT_PRIORITIES
 from langctx.engine.placeholders import map_strings
-from langctx.engine.plan import MAX_LEVEL, Plan
+from langctx.engine.plan import Plan
 from langctx.entries import (
+    MAX_LEVEL,
     CompactionEntry,
     EditEntry,
     EvictionRecord,

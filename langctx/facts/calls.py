@@ -18,18 +18,6 @@ from langchain_core.messages import AIMessage
 from langctx.facts.shell_parse import SHELLS
 from langctx.facts.tool_names import normalize_tool_name
 
-__all__ = [
-    "COMMAND_KEYS",
-    "MAX_PATH_CHARS",
-    "clip",
-    "command_text",
-    "normalise_path",
-    "path_values",
-    "runs_itself",
-    "text_of",
-    "tool_calls",
-]
-
 COMMAND_KEYS = tuple(
     "command cmd commands command_line commandLine cmdline script argv code".split()
 )

@@ -52,8 +52,6 @@ from langctx.facts.tools import (
     is_command_tool,
 )
 
-__all__ = ["extract_facts"]
-
 
 class _Extraction:
     """One linear pass over a batch of messages."""

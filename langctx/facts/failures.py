@@ -20,20 +20,6 @@ from langctx.facts.record import MAX_ERROR_LINE_CHARS, MAX_ERROR_LINES
 from langctx.facts.runners import MAX_NAMED_FAILURES, MAX_TALLIES, is_summary_line
 from langctx.facts.shell_parse import ShellCommand
 
-__all__ = [
-    "ANSI_RE",
-    "EXIT_CODE_RE",
-    "OUTPUT_TAIL_CHARS",
-    "SHOWN_FAILURE_CHARS",
-    "command_exit_code",
-    "command_failed",
-    "error_lines",
-    "exit_code_value",
-    "find_exit_code",
-    "is_no_match",
-    "shown_failure_lines",
-]
-
 OUTPUT_TAIL_CHARS = 4_000  # how far from each end an exit code or duration is sought
 _TAIL_CHARS = 400  # a command result's exit-code trailer is looked for in its last 400 chars
 _HEAD_CHARS = 300  # ... and its first 300

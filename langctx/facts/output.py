@@ -9,19 +9,6 @@ from dataclasses import dataclass
 
 from langctx.facts.failures import EXIT_CODE_RE, OUTPUT_TAIL_CHARS, exit_code_value
 
-__all__ = [
-    "DURATION_RE",
-    "ERROR_NAME_RE",
-    "LOCATION_RE",
-    "MAX_FACT_WINDOWS",
-    "OutputFacts",
-    "extract_output_facts",
-    "find_duration",
-    "find_locations",
-    "missing_output_facts",
-    "short_location",
-]
-
 ERROR_NAME_RE = re.compile(
     r"\b[A-Z]\w*?(?:Error|Exception)\b"
     r"|\b(?:KeyboardInterrupt|SystemExit|StopIteration|panic)\b"

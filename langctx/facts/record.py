@@ -10,25 +10,6 @@ from langctx.facts.calls import clip, normalise_path
 from langctx.facts.runners import MAX_NAMED_FAILURES, MAX_SUMMARY_LINE_CHARS, MAX_TALLIES
 from langctx.surrogates import encodable_text
 
-__all__ = [
-    "DEFAULT_MAX_COMMANDS",
-    "DEFAULT_MAX_ERRORS",
-    "DEFAULT_MAX_READ_FILES",
-    "MAX_COMMAND_FACT_CHARS",
-    "MAX_CONSTRAINT_CHARS",
-    "MAX_ERROR_LINES",
-    "MAX_ERROR_LINE_CHARS",
-    "MAX_NEXT_STEP_CHARS",
-    "CommandFact",
-    "ErrorFact",
-    "Facts",
-    "check_limit",
-    "empty_facts",
-    "merge_facts",
-    "merge_read_facts",
-    "stored_facts",
-]
-
 DEFAULT_MAX_COMMANDS = 20
 """How many of the most recent commands a :class:`Facts` keeps."""
 DEFAULT_MAX_ERRORS = 5

@@ -8,14 +8,6 @@ import re
 
 from langctx.facts.calls import clip
 
-__all__ = [
-    "MAX_NAMED_FAILURES",
-    "MAX_SUMMARY_LINE_CHARS",
-    "MAX_TALLIES",
-    "is_summary_line",
-    "summary_lines",
-]
-
 MAX_NAMED_FAILURES = 2  # named failures kept from one output (the first ones)
 MAX_TALLIES = 2  # tallies kept (the last ones: jest's ``Test Suites:``, ``Tests:``)
 MAX_SUMMARY_LINE_CHARS = 200  # each summary line is clipped to this many characters

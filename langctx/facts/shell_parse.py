@@ -23,8 +23,6 @@ from langctx.facts.shell_words import (
     split_commands,
 )
 
-__all__ = ["MAX_COMMAND_CHARS", "SHELLS", "ShellCommand", "parse_command"]
-
 MAX_COMMAND_CHARS = 200_000
 """Longer command texts are parsed up to this many characters (bounded work)."""
 _MAX_DEPTH = 4  # nesting of ``bash -c``, ``$(...)`` and shell heredocs still parsed

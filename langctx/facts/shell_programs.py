@@ -16,16 +16,6 @@ from langctx.facts.shell_words import (
     parse_args,
 )
 
-__all__ = [
-    "GIT_OPTIONS_WITH_VALUE",
-    "HANDLERS",
-    "INSPECTORS",
-    "WRAPPERS",
-    "git_subcommand",
-    "patch_text_paths",
-    "writes_anyway",
-]
-
 # the name is cut by patch_name: a lazy ``(.+?)\s*$`` is quadratic on a run of spaces
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
 _GIT_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)

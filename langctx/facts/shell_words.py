@@ -11,21 +11,6 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-__all__ = [
-    "ASSIGNMENT_RE",
-    "Lexer",
-    "Op",
-    "ParsedArgs",
-    "Redir",
-    "SimpleCommand",
-    "Token",
-    "Word",
-    "literal_paths",
-    "looks_like_file",
-    "parse_args",
-    "split_commands",
-]
-
 
 @dataclass(slots=True)
 class Word:

@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = [
-    "MAX_NAME_CHARS",
-    "normalize_tool_name",
-    "tool_base_name",
-    "tool_name_forms",
-    "tool_name_words",
-]
-
 _NAMESPACE = re.compile(r"__|[./:]")
 _LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")  # readFile -> read_File
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPRequest -> HTTP_Request

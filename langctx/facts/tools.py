@@ -15,19 +15,6 @@ from langctx.facts.shell_programs import patch_text_paths
 from langctx.facts.shell_words import looks_like_file
 from langctx.facts.tool_names import tool_name_forms, tool_name_words
 
-__all__ = [
-    "DEFAULT_COMMAND_TOOLS",
-    "DEFAULT_FILE_TOOLS",
-    "DEFAULT_PATH_KEYS",
-    "FileRole",
-    "FileToolSpec",
-    "command_tool_set",
-    "file_tool_spec",
-    "infer_command_tool",
-    "infer_file_tool",
-    "is_command_tool",
-]
-
 FileRole = Literal["read", "modified"]
 """What a file tool call does to the files it names."""
 

@@ -13,8 +13,6 @@ from langctx.channel import CHANNEL_VERSION, LangctxChannel
 from langctx.errors import StateVersionError
 from langctx.markers import HISTORY_ID_PREFIX, LEGACY_HISTORY_ID_PREFIX
 
-__all__ = ["STATE_KEY", "Backend", "Entries", "Step", "Wrapped"]
-
 STATE_KEY = "langctx"
 """Default key of the langctx entries in the ``state`` mapping beside a wrapped history."""
 

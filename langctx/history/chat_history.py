@@ -17,8 +17,6 @@ from langctx.history.backends import STATE_KEY, Backend, Entries, Step, Wrapped
 from langctx.markers import HISTORY_ID_PREFIX
 from langctx.memory import LayeredChatMemory
 
-__all__ = ["LangctxChatMessageHistory", "resolve_memory"]
-
 
 class LangctxChatMessageHistory(BaseChatMessageHistory):
     """A ``BaseChatMessageHistory`` whose ``messages`` is a compacted langctx projection.

@@ -18,8 +18,6 @@ from langctx.history.backends import Backend, Entries, Step
 from langctx.history.chat_history import LangctxChatMessageHistory, resolve_memory
 from langctx.memory import LayeredChatMemory
 
-__all__ = ["SQLiteBackend", "SQLiteChatHistoryStore"]
-
 _KINDS = ("compaction", "edit", "eviction")  # an entry row's kind, one per list of Entries
 
 _SCHEMA = """

@@ -33,16 +33,6 @@ from langctx.channel import (
 )
 from langctx.entries import active_summaries
 
-__all__ = [
-    "BATCH_VERSION",
-    "ArchiveBatch",
-    "ArchivePlan",
-    "archivable",
-    "batch_key",
-    "lean_message_dict",
-    "plan_archive",
-]
-
 BATCH_VERSION = 1
 """Version of the :class:`ArchiveBatch` shape."""
 

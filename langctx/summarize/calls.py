@@ -17,8 +17,6 @@ from langctx.errors import ConfigError, SummarizerError
 from langctx.summarize.request import Summarizer, SummaryRequest
 from langctx.timeouts import acall_with_timeout, call_with_timeout
 
-__all__ = ["acall_summarizer", "call_summarizer", "failure_reason", "summary_text", "warn_failure"]
-
 logger = logging.getLogger("langctx")
 
 _warned: set[str] = set()

@@ -12,8 +12,6 @@ from langctx.markers import quote_output
 from langctx.summarize.request import SummaryRequest
 from langctx.summarize.text import truncate_to_tokens
 
-__all__ = ["LocalSummarizer", "render_local_summary"]
-
 
 def _approx(text: str) -> int:
     return (len(text) + 3) // 4

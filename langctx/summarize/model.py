@@ -17,15 +17,6 @@ from langctx.summarize.prompts import MERGE_PROMPT, SUMMARY_PROMPT, TOOL_OUTPUT_
 from langctx.summarize.request import SummaryRequest
 from langctx.telemetry import current_thread_id
 
-__all__ = [
-    "SUMMARIZER_METADATA",
-    "SUMMARIZER_TAGS",
-    "TOOL_OUTPUT_TAGS",
-    "ModelSummarizer",
-    "clip_middle",
-    "format_transcript",
-]
-
 SUMMARIZER_TAGS = ["langctx:summarizer", "nostream"]
 """Tags of a compaction's summarizer calls (``kind="turns"`` and ``"merge"``)."""
 

@@ -28,8 +28,6 @@ from langctx.summarize.model import ModelSummarizer, format_transcript, request_
 from langctx.summarize.prompts import SUMMARY_PROMPT
 from langctx.summarize.request import SummaryRequest
 
-__all__ = ["MainRequest", "PrefixSummarizer", "main_request"]
-
 _EXCERPT_CHARS = 160
 
 

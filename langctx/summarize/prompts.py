@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = ["MERGE_PROMPT", "PROMPT_VERSION", "SUMMARY_PROMPT", "TOOL_OUTPUT_PROMPTS", "ToolKind"]
-
 PROMPT_VERSION = 1
 """Bump when a prompt changes what a summary says (pending summaries of another are dropped)."""
 

@@ -17,14 +17,6 @@ from langchain_core.runnables import Runnable
 from langctx.errors import ConfigError
 from langctx.summarize.prompts import PROMPT_VERSION
 
-__all__ = [
-    "CallableSummarizer",
-    "Summarizer",
-    "SummaryRequest",
-    "request_digest",
-    "resolve_summarizer",
-]
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryRequest:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["SECTIONS", "merge_sections", "parse_sections"]
-
 SECTIONS: tuple[str, ...] = (
     "Goal",
     "Current status",

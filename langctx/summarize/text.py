@@ -19,17 +19,6 @@ from langctx.machinery import substantive_text
 from langctx.monotone import largest
 from langctx.user_messages import merge_read_user_messages, user_message_facts
 
-__all__ = [
-    "SummaryFacts",
-    "constraint_sentences",
-    "extract_constraints",
-    "extract_next_step",
-    "merge_read_summary_facts",
-    "merge_summary_facts",
-    "summary_facts",
-    "truncate_to_tokens",
-]
-
 SummaryFacts = dict[str, Any]
 """`Facts` plus ``constraints``, ``next_step``, ``user_messages`` and ``user_messages_dropped``."""
 

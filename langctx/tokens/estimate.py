@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from langctx.tokens.messages import MessageCounter
 
-__all__ = ["ApproximateCounter", "count_tokens_approximately"]
-
 # BPE tokenizers encode pieces (words, digit runs, punctuation runs, whitespace runs), so the
 # estimate counts pieces: each UTF-8 byte is mapped to a class letter and runs are counted with
 # bytes.translate/count (in C). Weights fitted against o200k_base (bench/estimator_ratio.py).

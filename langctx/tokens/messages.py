@@ -22,15 +22,6 @@ from langctx.blocks import PROVIDER_COMPACTION_TOKENS
 from langctx.errors import ConfigError, InvalidMessageError
 from langctx.lru import LRU
 
-__all__ = [
-    "DEFAULT_CACHE_SIZE",
-    "IMAGE_TOKENS",
-    "MESSAGE_OVERHEAD_TOKENS",
-    "TOOL_CALL_OVERHEAD_TOKENS",
-    "TOOL_RESULT_OVERHEAD_TOKENS",
-    "MessageCounter",
-]
-
 DEFAULT_CACHE_SIZE = 100_000
 """How many per-message counts a counter remembers (least recently used are dropped)."""
 

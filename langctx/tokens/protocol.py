@@ -9,8 +9,6 @@ from langchain_core.messages import BaseMessage
 
 from langctx.tokens.estimate import count_tokens_approximately
 
-__all__ = ["TextCounter", "TokenCounter", "counting_label", "text_counter"]
-
 
 @runtime_checkable
 class TokenCounter(Protocol):

@@ -14,8 +14,6 @@ from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
 from langctx.tokens.protocol import TokenCounter
 from langctx.tokens.tiktoken_counter import DEFAULT_ENCODING, TiktokenCounter, known_encodings
 
-__all__ = ["CallableCounter", "TokenCounterSpec", "resolve_token_counter"]
-
 
 class CallableCounter(MessageCounter):
     """Adapts a ``(list[BaseMessage]) -> int`` callable or a chat model, like `trim_messages`.

@@ -20,8 +20,6 @@ from langctx.tokens.messages import (
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["DEFAULT_ENCODING", "TiktokenCounter", "known_encodings"]
-
 DEFAULT_ENCODING = "o200k_base"
 """Encoding used by ``"tiktoken"`` (GPT-4o, GPT-4.1, o-series, GPT-5)."""
 

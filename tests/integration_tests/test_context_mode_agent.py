@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langctx.config import DEFAULT_PRIORITIES
 from langctx.context_mode.middleware import ContextModeMiddleware, ContextModeToolProcessor
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -29,7 +30,6 @@ from langctx.context_mode.references import find_reference_ids
 from langctx.context_mode.tools import fetch_context_tool, wrap_tools_with_context_mode
 from langctx.langgraph import LangctxNode
 from langctx.markers import CONTEXT_MODE_STAMP
-from langctx.memory import DEFAULT_PRIORITIES
 from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import MemorySettings, view_state
 from langctx.stores.long_term import LongTermMemory

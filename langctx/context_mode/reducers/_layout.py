@@ -13,19 +13,6 @@ from langctx.markers import CONTEXT_MODE_MARK, escape_delimiters
 from langctx.monotone import largest
 from langctx.tokens import TextCounter
 
-__all__ = [
-    "Candidate",
-    "body_budget",
-    "clip",
-    "facts_lines",
-    "finish",
-    "names_line",
-    "render_selection",
-    "select",
-    "select_body",
-    "select_with_facts",
-]
-
 # Room kept for the footer while the body is being built: a long footer of the usual shape.
 _FOOTER_SAMPLE = (
     "removed 12,345 of 67,890 lines, 1,234 repeated lines collapsed into (×N); kept 123 "

@@ -8,8 +8,6 @@ import re
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import body_budget, clip, finish
 
-__all__ = ["looks_binary", "reduce_binary"]
-
 _SAMPLE = 65_536
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 _PRINTABLE_RUN = re.compile(rb"[\x20-\x7e]{6,}")

@@ -11,8 +11,6 @@ from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
 from langctx.context_mode.reducers.text import reduce_text
 
-__all__ = ["MAX_HTML_CHARS", "defuse_tags", "extract_page", "reduce_html"]
-
 MAX_HTML_CHARS = 1_000_000
 """HTML beyond this many characters is not parsed (it stays in the full output)."""
 

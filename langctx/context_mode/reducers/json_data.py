@@ -10,8 +10,6 @@ from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, names_line, select_body
 from langctx.context_mode.reducers.log import reduce_log
 
-__all__ = ["MAX_ITEMS", "compact_json", "reduce_json"]
-
 MAX_ITEMS = 50
 """Array items shown at most."""
 

@@ -24,8 +24,6 @@ from langctx.context_mode.sanitize import clean_terminal
 from langctx.facts import EXIT_CODE_RE, LOCATION_RE, extract_output_facts
 from langctx.facts.output import find_locations
 
-__all__ = ["LineProfile", "reduce_lines", "reduce_log"]
-
 _ERROR_WORDS = (
     "error", "err!", "fail", "fatal", "exception", "traceback", "panic", "abort", "denied",
     "segmentation fault", "core dump", "killed", "timed out", "timeout", "cannot ", "can't ",

@@ -9,8 +9,6 @@ from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
 from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
 
-__all__ = ["Listing", "reduce_source", "split_listing"]
-
 _NUMBERED = (
     re.compile(r"^\s*(\d+)\t(.*)$"),  # cat -n
     re.compile(r"^(\d+):(.*)$"),  # SWE-agent

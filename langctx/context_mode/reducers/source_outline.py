@@ -6,8 +6,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["LANGUAGES", "Declaration", "Outline", "language_for_path", "outline_source"]
-
 LANGUAGES: dict[str, str] = {
     "py": "python", "pyi": "python", "ts": "typescript", "tsx": "typescript", "mts": "typescript",
     "cts": "typescript", "js": "javascript", "jsx": "javascript", "mjs": "javascript",

@@ -9,8 +9,6 @@ from langctx.context_mode.reducers._layout import clip
 from langctx.context_mode.reducers.log import LineProfile, reduce_lines
 from langctx.context_mode.sanitize import clean_terminal
 
-__all__ = ["exception_summary", "reduce_stack_trace"]
-
 _PROFILE = LineProfile(head_lines=3, tail_lines=5, edge_head=1, edge_tail=2, context_lines=True)
 _EXCEPTION = re.compile(
     r"^(?:Uncaught |Exception in thread \"[^\"]*\" |Caused by: )?"

@@ -14,8 +14,6 @@ from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, names_line, select_body
 from langctx.context_mode.reducers.log import reduce_log
 
-__all__ = ["MAX_ROWS", "reduce_table", "sniff_delimiter"]
-
 MAX_ROWS = 50
 """Rows shown at most."""
 

@@ -9,8 +9,6 @@ from langctx.context_mode.reducers._layout import body_budget, facts_lines, fini
 from langctx.facts import extract_output_facts
 from langctx.monotone import largest
 
-__all__ = ["HEAD_SHARE", "TAIL_SHARE", "cut_head_tail", "reduce_text"]
-
 HEAD_SHARE = 0.35
 """Share of the budget given to the start of the text."""
 
