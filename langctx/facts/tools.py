@@ -82,16 +82,21 @@ def _editor_role(args: dict[str, Any]) -> FileRole | None:
     return _EDITOR_ROLES.get(command) if isinstance(command, str) else None
 
 
-def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
-    """The first argument of a text action held in ``command`` (``open src/app.py 120``)."""
+def _action_words(args: dict[str, Any]) -> list[str]:
+    """The words of the first line of a text action held in ``command`` (``open src/app.py 120``)."""
     command = args.get("command")
     if not isinstance(command, str):
-        return ()
+        return []
     first_line = command.strip().split("\n", 1)[0]
     try:
-        return shlex.split(first_line)[1:2]
-    except ValueError:
-        return first_line.split()[1:2]
+        return shlex.split(first_line)
+    except ValueError:  # an unclosed quote: the first line's words as they stand
+        return first_line.split()
+
+
+def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
+    """The first argument of a text action (``open src/app.py 120``)."""
+    return _action_words(args)[1:2]
 
 
 def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
@@ -140,15 +145,9 @@ def _searched_file(args: dict[str, Any]) -> Iterable[str]:
 
 def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
     """SWE-agent ``search_file <term> [<file>]``: the file, when one is named."""
-    command = args.get("command")
-    if isinstance(command, str):
-        first = command.strip().split("\n", 1)[0]
-        try:
-            words = shlex.split(first)
-        except ValueError:  # an unclosed quote: the first line's words as they stand
-            words = first.split()
-        if len(words) >= 3:
-            return words[2:3]
+    words = _action_words(args)
+    if len(words) >= 3:
+        return words[2:3]
     for key in ("file", "file_name", "path"):
         value = args.get(key)
         if isinstance(value, str) and looks_like_file(value):
