@@ -85,23 +85,19 @@ def writes_anyway(name: str, args: Sequence[Word]) -> bool:
     for value in (w.value for w in args):
         if value == "--":
             return False
-        if value.startswith("--in-place") or (
-            value.startswith("-") and not value.startswith("--") and "i" in value[1:2]
-        ):
+        if value.startswith(("--in-place", "-i")):
             return True
     return False
 
 
 def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    cleaned: list[Word] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        cleaned.append(word)
-        i += 1
-        # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word
-        if word.value == "-i" and i + 1 < len(args) and _SED_SUFFIX_RE.fullmatch(args[i].value):
-            i += 1
+    # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word (dropped unless it is last)
+    suffixes = {
+        i + 1
+        for i, word in enumerate(args[:-2])
+        if word.value == "-i" and _SED_SUFFIX_RE.fullmatch(args[i + 1].value)
+    }
+    cleaned = [word for i, word in enumerate(args) if i not in suffixes]
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
     paths = literal_paths(_after_script(parsed, "ef", ("expression", "file")))
     return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])

@@ -30,7 +30,7 @@ Token = Word | Redir | str  # a str is an operator (``&&``, ``|``, ``(``, a newl
 
 _META = frozenset(" \t\r\n;&|()<>")
 _PLAIN_RE = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
-_REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)")
+_REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)[ \t]*")  # with the blanks after
 _OPS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _PARAM_RE = re.compile(r"\$[\w{@*#?$!-]")
 
@@ -83,8 +83,6 @@ class Lexer:
         if fd == "&" and op not in (">", ">>"):
             return False  # `&<` is not a redirection; let `&` be an operator
         self.pos = m.end()
-        while self.pos < len(self.text) and self.text[self.pos] in " \t":
-            self.pos += 1
         if self.pos >= len(self.text) or self.text[self.pos] in "\n;&|()<>":
             target = Word("", literal=False)
         else:

@@ -76,7 +76,7 @@ _EDITOR_ROLES: Mapping[str, FileRole] = {
 }  # write: Goose's text_editor
 
 
-def _editor_role(args: dict[str, Any]) -> FileRole | None:
+def _editor_role(args: Mapping[str, Any]) -> FileRole | None:
     """Role of a text editor call (Anthropic, OpenHands), chosen by its ``command``."""
     command = args.get("command")
     return _EDITOR_ROLES.get(command) if isinstance(command, str) else None
@@ -99,7 +99,7 @@ def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
     return _action_words(args)[1:2]
 
 
-def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
+def _patch_paths(args: Mapping[str, Any]) -> Iterable[str]:
     """Files named by patch text in any argument (Codex ``*** Update File: x``, unified diffs)."""
     found: list[str] = []
     for value in args.values():
@@ -260,11 +260,11 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
     if not words or words & _NOT_FILE_WORDS:
         return None
     writes = words & _WRITE_VERBS
-    if writes and words & _PATCH_VERBS and _patch_paths(dict(args)):
+    if writes and words & _PATCH_VERBS and _patch_paths(args):
         return _PATCH
     if not _names_path(args, _ANY_PATH_KEYS):
         return None
-    if words & _EDITOR_WORDS and _editor_role(dict(args)) is not None:
+    if words & _EDITOR_WORDS and _editor_role(args) is not None:
         return _EDITOR
     if words & {"move", "rename"}:
         return _MOVE_ANY
