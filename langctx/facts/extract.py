@@ -63,7 +63,7 @@ class _Extraction:
         self._infer_files = DEFAULT_FILE_TOOLS.keys() <= file_tools.keys()
         self._infer_commands = command_tools >= DEFAULT_COMMAND_TOOLS
         self._open_file: str | None = None
-        self._pending: dict[str, tuple[str, CommandFact | None, ShellCommand | None]] = {}
+        self._pending: dict[str, tuple[CommandFact | None, ShellCommand | None]] = {}
         self.read_files: dict[str, None] = {}  # in order of the latest read
         self.modified_files: dict[str, None] = {}  # in order of the first modification
         self.commands: list[CommandFact] = []
@@ -96,7 +96,7 @@ class _Extraction:
                 self._add("read", shell.read)
                 self._add("modified", shell.modified)
             if call_id is not None:
-                self._pending[call_id] = (name, fact, shell)
+                self._pending[call_id] = (fact, shell)
 
     def _files(self, name: str, spec: FileToolSpec, args: dict[str, Any]) -> None:
         role = spec.role(args) if callable(spec.role) else spec.role
@@ -129,9 +129,9 @@ class _Extraction:
 
     def on_tool(self, message: ToolMessage) -> None:
         pending = self._pending.get(message.tool_call_id)
-        name, fact, shell = pending if pending is not None else (message.name, None, None)
+        fact, shell = pending if pending is not None else (None, None)
         is_command = fact is not None or (
-            pending is None and is_command_tool(name, self._command_tools)
+            pending is None and is_command_tool(message.name, self._command_tools)
         )
         is_error = message.status == "error"
         if fact is not None:

@@ -155,7 +155,7 @@ def find_exit_code(
     return None if match is None else exit_code_value(match)
 
 
-def _candidate_lines(lines: list[str]) -> list[int]:
+def _candidate_lines(lines: list[str]) -> set[int]:
     """Indices of the lines that may match ``_ANY_LINE_RE`` (a superset, by fast substring search)."""
     low = "\n".join(lines).lower()  # lower() may change lengths but never adds or drops a newline
     starts = [0, *(m.end() for m in re.finditer("\n", low))]
@@ -171,7 +171,7 @@ def _candidate_lines(lines: list[str]) -> list[int]:
     hits.update(bisect.bisect_right(starts, m.start()) - 1 for m in _POSITION_RE.finditer(low))
     if low.startswith(("e: ", "e   ")):
         hits.add(0)
-    return sorted(hits)
+    return hits
 
 
 @functools.lru_cache(maxsize=512)  # a failing output is read again when its turn is folded
@@ -198,15 +198,10 @@ def _picked_lines(lines: list[str]) -> list[str]:
     verdict: str | None = None  # the last weak line after the last strong one
     last_frame: str | None = None
     in_traceback = False
-    index = 0
-    while index < len(lines):
-        if not in_traceback and label_tier is None:  # jump to the next candidate line
-            next_candidate = bisect.bisect_left(candidates, index)
-            if next_candidate == len(candidates):
-                break
-            index = candidates[next_candidate]
-        line = lines[index].rstrip()
-        index += 1
+    for index, raw in enumerate(lines):
+        if not in_traceback and label_tier is None and index not in candidates:
+            continue
+        line = raw.rstrip()
         stripped = line.strip()
         if not stripped:
             continue

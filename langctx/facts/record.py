@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NotRequired, TypedDict
 
 from langctx.errors import ConfigError
@@ -78,12 +78,6 @@ def empty_facts() -> Facts:
     return Facts(read_files=[], modified_files=[], commands=[], errors=[])
 
 
-def _latest(lists: Iterable[Iterable[str]]) -> list[str]:
-    """Unique items in order of their last appearance."""
-    items = [item for items in lists for item in items]
-    return list(reversed(dict.fromkeys(reversed(items))))
-
-
 def merge_facts(
     *facts: Mapping[str, Any],
     max_commands: int = DEFAULT_MAX_COMMANDS,
@@ -127,7 +121,8 @@ def merge_read_facts(
         errors=errors[-max_errors:] if max_errors else [],
     )
     # the most recent reads within the limit and the character cap (the newest always fits)
-    reads = _latest(f.get("read_files", ()) for f in facts)
+    reads = [path for f in facts for path in f.get("read_files", ())]
+    reads = list(reversed(dict.fromkeys(reversed(reads))))  # unique, in order of the last read
     keep = chars = 0
     for path in reversed(reads):
         if keep >= max_read_files or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):

@@ -57,15 +57,12 @@ def _tally(line: str) -> bool:
     failing = [m for m in matches if _FAIL_RE.match(m.group("w") or m.group("w2") or m.group("w3"))]
     if len(matches) >= 2:
         return bool(failing) or _VERDICT_RE.search(line) is not None
-    if not failing or int(_number(failing[0])) < 1:
+    count = matches[0]  # the one count: a failure count alone in a short line, or no tally
+    if not failing or int(count.group("n") or count.group("n2") or count.group("n3")) < 1:
         return False
-    before = line[: failing[0].start()].strip(_DECORATION).split()
-    after = line[failing[0].end() :].strip(_DECORATION)
+    before = line[: count.start()].strip(_DECORATION).split()
+    after = line[count.end() :].strip(_DECORATION)
     return len(before) <= 2 and (not after or _TALLY_TAIL_RE.fullmatch(after) is not None)
-
-
-def _number(match: re.Match[str]) -> str:
-    return match.group("n") or match.group("n2") or match.group("n3")
 
 
 def is_summary_line(line: str) -> bool:

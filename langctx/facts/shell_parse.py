@@ -100,7 +100,8 @@ class _Walk:
             return None, cwd, False
         name = _program_name(words[0])
         args = words[1:]
-        label = _label(name, args)
+        sub, _, git_dirs = git_subcommand(args) if name == "git" else (None, [], [])
+        label = f"git {sub}" if sub else name  # git is listed as ``git <subcommand>``
         self.programs.append(label)
         if name in ("cd", "pushd"):
             return label, _cd(args, cwd), False
@@ -108,7 +109,7 @@ class _Walk:
             return label, _UNKNOWN, False
         if name in SHELLS:
             return self._shell(label, args, bodies, cwd, depth)
-        for directory in git_subcommand(args)[2] if name == "git" else ():
+        for directory in git_dirs:
             cwd = _cd([directory], cwd)
         handler = HANDLERS.get(name)
         read, modified = handler(args, bodies, self.resolve) if handler is not None else ([], [])
@@ -164,14 +165,6 @@ def _program_name(first: Word) -> str:
     if first.literal:
         return posixpath.basename(first.value)
     return first.value if first.value in ("[", "[[") else "?"
-
-
-def _label(name: str, args: Sequence[Word]) -> str:
-    """How a program is listed: ``git`` as ``git <subcommand>``."""
-    if name != "git":
-        return name
-    sub = git_subcommand(args)[0]
-    return f"git {sub}" if sub else "git"
 
 
 def _unwrap(words: list[Word]) -> list[Word]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,8 +42,7 @@ def patch_text_paths(text: str) -> Iterator[str]:
         yield from (path for match in _GIT_DIFF_RE.finditer(text) for path in match.groups())
     if "+++ " in text:
         # a '--- x' line directly followed by '+++ y' is a file header (not a removed '-- x')
-        before = ""
-        for line in text.splitlines():
+        for before, line in itertools.pairwise(text.splitlines()):
             if before.startswith("--- ") and line.startswith("+++ "):
                 for header in (before, line):
                     path = header[4:].split("\t", 1)[0].strip()
@@ -51,7 +51,6 @@ def patch_text_paths(text: str) -> Iterator[str]:
                     path = path[2:] if path.startswith(("a/", "b/")) else path
                     if path:
                         yield path
-            before = line
 
 
 _Found = tuple[list[str], list[str]]
@@ -86,23 +85,19 @@ def writes_anyway(name: str, args: Sequence[Word]) -> bool:
     for value in (w.value for w in args):
         if value == "--":
             return False
-        if value.startswith("--in-place") or (
-            value.startswith("-") and not value.startswith("--") and "i" in value[1:2]
-        ):
+        if value.startswith(("--in-place", "-i")):
             return True
     return False
 
 
 def _sed(args: list[Word], bodies: list[str], resolve: bool) -> _Found:
-    cleaned: list[Word] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        cleaned.append(word)
-        i += 1
-        # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word
-        if word.value == "-i" and i + 1 < len(args) and _SED_SUFFIX_RE.fullmatch(args[i].value):
-            i += 1
+    # BSD sed: `-i ''` or `-i .bak` -- the suffix is a separate word (dropped unless it is last)
+    suffixes = {
+        i + 1
+        for i, word in enumerate(args[:-2])
+        if word.value == "-i" and _SED_SUFFIX_RE.fullmatch(args[i + 1].value)
+    }
+    cleaned = [word for i, word in enumerate(args) if i not in suffixes]
     parsed = parse_args(cleaned, "ef", ("expression", "file"))
     paths = literal_paths(_after_script(parsed, "ef", ("expression", "file")))
     return ([], paths) if parsed.flags & {"i", "in-place"} else (paths, [])
@@ -185,10 +180,10 @@ def _move_or_copy(args: list[Word], bodies: list[str], resolve: bool, *, copy: b
     if into and not resolve:
         return ([], [*sources, dest]) if not copy else (sources, [dest])
     destinations = [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
-    destinations = destinations if into else [dest]
+    destinations = destinations if into else [dest]  # not into: the one source becomes dest
     # a directory moved or copied whole is not a file: keep the pairs that name files
-    pairs = [(s, d) for s, d in zip(sources, destinations, strict=False) if looks_like_file(s)]
-    if len(destinations) == 1 and len(sources) == 1 and not pairs and looks_like_file(dest):
+    pairs = [(s, d) for s, d in zip(sources, destinations, strict=True) if looks_like_file(s)]
+    if len(sources) == 1 and not pairs and looks_like_file(dest):
         pairs = [(sources[0], dest)]
     if copy:
         return [s for s, _ in pairs], [d for _, d in pairs]

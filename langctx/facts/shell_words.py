@@ -26,16 +26,11 @@ class Redir:
     body: str | None = None  # heredoc text
 
 
-@dataclass(slots=True)
-class Op:
-    op: str
-
-
-Token = Word | Redir | Op
+Token = Word | Redir | str  # a str is an operator (``&&``, ``|``, ``(``, a newline, ...)
 
 _META = frozenset(" \t\r\n;&|()<>")
 _PLAIN_RE = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
-_REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)")
+_REDIR_RE = re.compile(r"(\d*|&)(>>|>\||>&|>|<<<|<<-|<<|<>|<&|<)[ \t]*")  # with the blanks after
 _OPS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _PARAM_RE = re.compile(r"\$[\w{@*#?$!-]")
 
@@ -55,7 +50,7 @@ class Lexer:
         while self.pos < n:
             c = text[self.pos]
             if c == "\n":
-                self.tokens.append(Op("\n"))
+                self.tokens.append("\n")
                 self.pos += 1
                 self._read_heredocs()
             elif c in " \t\r":
@@ -72,7 +67,7 @@ class Lexer:
             elif (m := _REDIR_RE.match(text, self.pos)) is not None and self._redir(m):
                 pass
             elif (op := next((o for o in _OPS if text.startswith(o, self.pos)), None)) is not None:
-                self.tokens.append(Op(op))
+                self.tokens.append(op)
                 self.pos += len(op)
             else:
                 start = self.pos
@@ -88,8 +83,6 @@ class Lexer:
         if fd == "&" and op not in (">", ">>"):
             return False  # `&<` is not a redirection; let `&` be an operator
         self.pos = m.end()
-        while self.pos < len(self.text) and self.text[self.pos] in " \t":
-            self.pos += 1
         if self.pos >= len(self.text) or self.text[self.pos] in "\n;&|()<>":
             target = Word("", literal=False)
         else:
@@ -226,13 +219,13 @@ def split_commands(tokens: Sequence[Token]) -> Iterator[tuple[SimpleCommand, str
     """Yield (simple command, the operator that ends it); ``(`` opens a subshell on its own."""
     current = SimpleCommand()
     for token in tokens:
-        if isinstance(token, Op):
-            if token.op == "(":
+        if isinstance(token, str):
+            if token == "(":
                 if current.words or current.redirs:
                     yield current, ";"
                 yield SimpleCommand(), "("
             else:
-                yield current, token.op
+                yield current, token
             current = SimpleCommand()
         elif isinstance(token, Redir):
             current.redirs.append(token)
@@ -254,22 +247,19 @@ def parse_args(
     """Split arguments into flags, option values and operands (``--`` ends the options)."""
     long_set = frozenset(long_values)
     out = ParsedArgs(operands=[], flags=set(), values={})
-    i = 0
-    while i < len(args):
-        word = args[i]
+    words = iter(args)
+    for word in words:
         value = word.value
-        i += 1
         if value == "--":
-            out.operands.extend(args[i:])
+            out.operands.extend(words)
             break
         if value.startswith("--") and len(value) > 2:
             name, eq, attached = value[2:].partition("=")
             out.flags.add(name)
             if eq:
                 out.values.setdefault(name, []).append(attached)
-            elif name in long_set and i < len(args):
-                out.values.setdefault(name, []).append(args[i].value)
-                i += 1
+            elif name in long_set and (given := next(words, None)) is not None:
+                out.values.setdefault(name, []).append(given.value)
             continue
         if value.startswith("-") and len(value) > 1 and not value[1].isdigit():
             for j, ch in enumerate(value[1:], start=1):
@@ -278,9 +268,8 @@ def parse_args(
                     rest = value[j + 1 :]
                     if rest:
                         out.values.setdefault(ch, []).append(rest)
-                    elif i < len(args):
-                        out.values.setdefault(ch, []).append(args[i].value)
-                        i += 1
+                    elif (given := next(words, None)) is not None:
+                        out.values.setdefault(ch, []).append(given.value)
                     break
             continue
         if value.startswith("-") and value[1:].isdigit():  # head -20

@@ -76,25 +76,30 @@ _EDITOR_ROLES: Mapping[str, FileRole] = {
 }  # write: Goose's text_editor
 
 
-def _editor_role(args: dict[str, Any]) -> FileRole | None:
+def _editor_role(args: Mapping[str, Any]) -> FileRole | None:
     """Role of a text editor call (Anthropic, OpenHands), chosen by its ``command``."""
     command = args.get("command")
     return _EDITOR_ROLES.get(command) if isinstance(command, str) else None
 
 
-def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
-    """The first argument of a text action held in ``command`` (``open src/app.py 120``)."""
+def _action_words(args: dict[str, Any]) -> list[str]:
+    """The words of the first line of a text action held in ``command`` (``open src/app.py 120``)."""
     command = args.get("command")
     if not isinstance(command, str):
-        return ()
+        return []
     first_line = command.strip().split("\n", 1)[0]
     try:
-        return shlex.split(first_line)[1:2]
-    except ValueError:
-        return first_line.split()[1:2]
+        return shlex.split(first_line)
+    except ValueError:  # an unclosed quote: the first line's words as they stand
+        return first_line.split()
 
 
-def _patch_paths(args: dict[str, Any]) -> Iterable[str]:
+def _text_action_path(args: dict[str, Any]) -> Iterable[str]:
+    """The first argument of a text action (``open src/app.py 120``)."""
+    return _action_words(args)[1:2]
+
+
+def _patch_paths(args: Mapping[str, Any]) -> Iterable[str]:
     """Files named by patch text in any argument (Codex ``*** Update File: x``, unified diffs)."""
     found: list[str] = []
     for value in args.values():
@@ -140,15 +145,9 @@ def _searched_file(args: dict[str, Any]) -> Iterable[str]:
 
 def _search_file_action(args: dict[str, Any]) -> Iterable[str]:
     """SWE-agent ``search_file <term> [<file>]``: the file, when one is named."""
-    command = args.get("command")
-    if isinstance(command, str):
-        first = command.strip().split("\n", 1)[0]
-        try:
-            words = shlex.split(first)
-        except ValueError:  # an unclosed quote: the first line's words as they stand
-            words = first.split()
-        if len(words) >= 3:
-            return words[2:3]
+    words = _action_words(args)
+    if len(words) >= 3:
+        return words[2:3]
     for key in ("file", "file_name", "path"):
         value = args.get(key)
         if isinstance(value, str) and looks_like_file(value):
@@ -261,11 +260,11 @@ def infer_file_tool(name: str | None, args: Mapping[str, Any]) -> FileToolSpec |
     if not words or words & _NOT_FILE_WORDS:
         return None
     writes = words & _WRITE_VERBS
-    if writes and words & _PATCH_VERBS and _patch_paths(dict(args)):
+    if writes and words & _PATCH_VERBS and _patch_paths(args):
         return _PATCH
     if not _names_path(args, _ANY_PATH_KEYS):
         return None
-    if words & _EDITOR_WORDS and _editor_role(dict(args)) is not None:
+    if words & _EDITOR_WORDS and _editor_role(args) is not None:
         return _EDITOR
     if words & {"move", "rename"}:
         return _MOVE_ANY
