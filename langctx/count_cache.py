@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langctx.blocks import has_thinking, is_provider_compaction
 from langctx.entries import EditEntry, covered_count
@@ -25,7 +25,6 @@ from langctx.lru import LRU
 from langctx.machinery import is_substantive_task
 from langctx.markers import CONTEXT_MODE_STAMP, needs_escape
 from langctx.projection import view_message
-from langctx.surrogates import surrogate_field
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
 from langctx.turns import tool_call_ids
@@ -45,8 +44,6 @@ class Described(NamedTuple):
     """Ids of the tool calls it makes."""
     substantive: bool
     """A human message that :func:`~langctx.machinery.is_substantive_task` takes for a task."""
-    refused: bool
-    """The log refuses it: a lone surrogate (:mod:`langctx.surrogates`) or a ``RemoveMessage``."""
 
 
 def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Described:
@@ -66,7 +63,6 @@ def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Desc
         compaction,
         tuple(tool_call_ids(message)) if isinstance(message, AIMessage) else (),
         isinstance(message, HumanMessage) and is_substantive_task(message),
-        isinstance(message, RemoveMessage) or surrogate_field(message) is not None,
     )
 
 
@@ -84,44 +80,37 @@ def describe_edited(
     if not isinstance(counter, CachedCounter) or message.id is None or counter._edited_slot is None:
         view = view_message(message, edit)
         return view, counter.count_message(view)
-    slot, key = counter._edited_slot, f"{message.id}\x00{edit['id']}"
     fingerprint = hash((_fingerprint(message), _edit_digest(edit)))  # an edit id is no content
-    found = counter.cache.get(slot, key, fingerprint)
+    key = (counter._edited_slot, f"{message.id}\x00{edit['id']}", fingerprint)
+    found = counter.cache.get(key)
     if found is None:
         view = view_message(message, edit)
         found = (view, counter.count_message(view))
-        counter.cache.put(slot, key, fingerprint, found)
+        counter.cache.put(key, found)
     return found
 
 
-class MessageCountCache:
+class MessageCountCache(LRU[tuple[int, str, int], Any]):
     """A bounded LRU: (counter slot, message id, content fingerprint) -> tokens or the message's
     :class:`Described`, with hit counts (a message's edited views are entries of their own)."""
 
     def __init__(self, maxsize: int = DEFAULT_CACHE_SIZE) -> None:
-        self.maxsize = maxsize
-        self._lru = LRU[tuple[int, str, int], Any](maxsize)
+        super().__init__(maxsize)
         self.hits = self.misses = 0
 
-    def get(self, slot: int, message_id: str, fingerprint: int) -> Any:
+    def get(self, key: tuple[int, str, int]) -> Any:
         """The value stored for the key (a count or a :class:`Described`), counted."""
-        found = self._lru.get((slot, message_id, fingerprint))
+        found = super().get(key)
         if found is None:
             self.misses += 1
         else:
             self.hits += 1
         return found
 
-    def put(self, slot: int, message_id: str, fingerprint: int, value: object) -> None:
-        self._lru.put((slot, message_id, fingerprint), value)
-
     def clear(self) -> None:
         """Forget every count (a cold worker, for benchmarks)."""
-        self._lru.clear()
+        super().clear()
         self.hits = self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._lru)
 
 
 _SHARED = MessageCountCache()
@@ -207,11 +196,11 @@ class CachedCounter:
     def count_message(self, message: BaseMessage) -> int:
         if message.id is None or self._slot is None:
             return self.inner.count_message(message)
-        fingerprint = _fingerprint(message)
-        found = self.cache.get(self._slot, message.id, fingerprint)
+        key = (self._slot, message.id, _fingerprint(message))
+        found = self.cache.get(key)
         if found is None:
             found = self._count_new(message)
-            self.cache.put(self._slot, message.id, fingerprint, found)
+            self.cache.put(key, found)
         return found.tokens if isinstance(found, Described) else cast(int, found)
 
     def count_messages(self, messages: Sequence[BaseMessage]) -> int:
@@ -219,15 +208,14 @@ class CachedCounter:
 
     def describe(self, message: BaseMessage) -> Described:
         """See :func:`describe`; messages without an id are described every time."""
-        mid = message.id
-        if mid is None or self._slot is None:
+        if message.id is None or self._slot is None:
             return _described(self, message, self.inner.count_message(message))
-        fingerprint = _fingerprint(message)
-        found = self.cache.get(self._slot, mid, fingerprint)  # a count, or its description
+        key = (self._slot, message.id, _fingerprint(message))
+        found = self.cache.get(key)  # a count, or its description
         if not isinstance(found, Described):
             tokens = self._count_new(message) if found is None else cast(int, found)
             found = _described(self, message, tokens)
-            self.cache.put(self._slot, mid, fingerprint, found)
+            self.cache.put(key, found)
         return found
 
 

@@ -190,11 +190,9 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         if not (batch := _as_messages(messages)):
             return
         encoded = self._backend.encode(batch)  # before any lock
-        with self._lock:
-            with self._rolled_back(batch, encoded) as step:
-                self._memory.add_messages(step.tagged)
-                self._backend.write(self._written(step))
-            self._commit(step)
+        with self._lock, self._writing(batch, encoded) as step:
+            self._memory.add_messages(step.tagged)
+            self._backend.write(self._written(step))
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async version of `add_messages`."""
@@ -202,30 +200,24 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             return
         encoded = self._backend.encode(batch)
         async with self._alock:
-            with self._rolled_back(batch, encoded) as step:
+            with self._writing(batch, encoded) as step:
                 await self._memory.aadd_messages(step.tagged)
                 await self._backend.awrite(self._written(step))
-            with self._lock:
-                self._commit(step)
 
     def compact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Compact now and persist the entries; returns the new entry (None: nothing to compact)."""
-        with self._lock:
-            with self._rolled_back([], []) as step:
-                entry = self._memory.compact(instructions)
-                self._backend.write(self._written(step))
-            self._commit(step)
-            return entry
+        with self._lock, self._writing([], []) as step:
+            entry = self._memory.compact(instructions)
+            self._backend.write(self._written(step))
+        return entry
 
     async def acompact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Async version of `compact`."""
         async with self._alock:
-            with self._rolled_back([], []) as step:
+            with self._writing([], []) as step:
                 entry = await self._memory.acompact(instructions)
                 await self._backend.awrite(self._written(step))
-            with self._lock:
-                self._commit(step)
-            return entry
+        return entry
 
     def clear(self) -> None:
         """Forget everything: the log, the entries, and the stored rows of this session."""
@@ -245,16 +237,20 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         return message.model_copy(update={"id": f"{HISTORY_ID_PREFIX}{index}"})
 
     @contextmanager
-    def _rolled_back(self, batch: list[BaseMessage], encoded: list[str]) -> Iterator[Step]:
-        """A write of ``batch``: on any error inside, the memory is rebuilt from the committed log."""
+    def _writing(self, batch: list[BaseMessage], encoded: list[str]) -> Iterator[Step]:
+        """A write of ``batch``, committed when the block succeeds; on any error inside, the memory
+        is rebuilt from the committed log."""
         with self._lock:
             start = len(self._log)
             tagged = [self._tag(m, start + k) for k, m in enumerate(batch)]
+        step = Step(start, batch, encoded, tagged)
         try:
-            yield Step(start, batch, encoded, tagged)
+            yield step
         except BaseException:
             self._restore_memory()
             raise
+        with self._lock:
+            self._commit(step)
 
     def _written(self, step: Step) -> Step:
         """``step`` with the entries the memory made since the last commit (for the backend)."""

@@ -34,8 +34,6 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
     """The latest failing command and its error lines (quoted tool output)."""
     errors = facts.get("errors", [])
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
-    if not errors and not failing:
-        return None
     head = ""
     if failing:
         c = failing[-1]

@@ -60,14 +60,8 @@ def request_digest(request: SummaryRequest) -> str:
         [m.type, m.id, m.content, getattr(m, "tool_calls", None), getattr(m, "tool_call_id", None)]
         for m in request.messages
     ]
-    parts: list[Any] = [
-        PROMPT_VERSION,
-        request.kind,
-        messages,
-        list(request.summaries),
-        request.facts,
-    ]
-    parts += [request.task, request.instructions, request.max_tokens, request.level]
+    parts: list[Any] = [PROMPT_VERSION, request.kind, messages, list(request.summaries)]
+    parts += [request.facts, request.task, request.instructions, request.max_tokens, request.level]
     parts += [request.output, request.tool_kind]
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
