@@ -83,22 +83,16 @@ class ContextModeProcessor:
         self.summarizer: Summarizer | None = summarizer
         self.count_tokens: TextCounter = text_counter(count_tokens)
         self._frame = reference_frame_tokens(self.count_tokens)
-        smallest = MIN_INLINE_TOKENS + self._frame
-        if self.config.references and self.config.max_inline_tokens < smallest:
+        smallest, inline = MIN_INLINE_TOKENS + self._frame, self.config.max_inline_tokens
+        if self.config.references and inline < smallest:
             budget = self.config.context_budget
+            no_room = f"leaves no room for a reference (its frame takes {self._frame} tokens)"
             if budget is not None and budget * INLINE_SHARE < smallest:
-                msg = (
-                    f"context_budget={budget} caps max_inline_tokens at "
-                    f"{self.config.max_inline_tokens}, which leaves no room for a reference (its "
-                    f"frame takes {self._frame} tokens); use context_budget of at least "
-                    f"{math.ceil(smallest / INLINE_SHARE)}, or references=False."
-                )
+                need = f"context_budget of at least {math.ceil(smallest / INLINE_SHARE)}"
+                msg = f"context_budget={budget} caps max_inline_tokens at {inline}, which {no_room}"
             else:
-                msg = (
-                    f"max_inline_tokens={self.config.max_inline_tokens} leaves no room for a "
-                    f"reference (its frame takes {self._frame} tokens); use at least {smallest}, "
-                    "or references=False."
-                )
+                need, msg = f"at least {smallest}", f"max_inline_tokens={inline} {no_room}"
+            msg = f"{msg}; use {need}, or references=False."
             raise ConfigError(msg)
 
     @property
