@@ -133,7 +133,7 @@ def processing(
 
     def reduce(budget: int) -> Reduction:
         out = reduce_output(
-            output if isinstance(output, bytes) else text,
+            output,
             max_inline_tokens=budget,
             count_tokens=count_tokens,
             command_tools=config.command_tools,
