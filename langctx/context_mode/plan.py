@@ -187,9 +187,8 @@ def processing(
             sha256=sha256,
         )
 
-    stored = None
-    if reference:
-        stored = yield from _storing(tid, map(candidate, range(_MAX_ATTEMPTS)), raw)
+    candidates = map(candidate, range(_MAX_ATTEMPTS))
+    stored = (yield from _storing(tid, candidates, raw)) if reference else None
     text_out = sanitize(description.text)
     if stored is not None:
         action = "referenced"

@@ -124,8 +124,8 @@ class WorkingMemory:
                 self._on_result(asked, m, turn)
 
     def _on_result(self, call: Mapping[str, Any], result: ToolMessage, turn: int) -> None:
-        asked = AIMessage("", tool_calls=[{**call, "type": "tool_call"}]) if call else None
-        batch: list[BaseMessage] = [asked, result] if asked else [result]
+        asked = [AIMessage("", tool_calls=[{**call, "type": "tool_call"}])] if call else []
+        batch: list[BaseMessage] = [*asked, result]
         facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
         stamp = context_mode_stamp(result) or {}
         size = stamp.get("original_bytes")
@@ -172,7 +172,7 @@ class WorkingMemory:
             del self.state["errors"][: -self.max_errors]
         elif result.status != "error":
             for record in self.state["errors"]:
-                if record["open"] and record["source"] == source:
+                if record["source"] == source:
                     record["open"] = False
 
     def _file(self, path: str) -> FileRecord:
