@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langctx.config_checks import positive
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+from langctx.facts.calls import clip
 from langctx.markers import context_mode_stamp, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
@@ -237,8 +238,7 @@ class WorkingMemory:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_LINE else text[: _MAX_LINE - 1] + "…"
+    return clip(" ".join(text.split()), _MAX_LINE)
 
 
 def _exit(c: CommandRecord) -> str:
