@@ -163,14 +163,12 @@ class ContextModeProcessor:
         content = message.content
         if context_mode_stamp(message) is not None:
             return message  # processed already: running twice changes nothing
-        if isinstance(content, str):
-            text = content
-        elif isinstance(content, list) and all(
-            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+        blocks = [content] if isinstance(content, str) else content
+        if not all(
+            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in blocks
         ):
-            text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-        else:
             return message  # images or other blocks: left as they are
+        text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in blocks)
         result = yield from processing(
             self, text, message.name, args, thread_id, message.tool_call_id, message.id
         )
