@@ -30,19 +30,6 @@ _HEAD_SHARE = 0.6
 T = TypeVar("T")
 
 
-def _cap_text(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    cut = len(text) - max_chars
-    marker = (
-        f"\n[… {cut:,} chars cut by the tool guard: the output had {len(text):,} chars and the "
-        f"cap is {max_chars:,} …]\n"
-    )
-    head = int(max_chars * _HEAD_SHARE)
-    tail = max_chars - head
-    return text[:head] + marker + text[len(text) - tail :]
-
-
 def cap_content(content: Any, max_chars: int | None) -> Any:
     """Cut ``str`` content, or the text blocks of a list (sharing the cap), to head and tail.
 
@@ -52,21 +39,28 @@ def cap_content(content: Any, max_chars: int | None) -> Any:
     """
     if max_chars is None or not isinstance(content, str | list):
         return content
-    if isinstance(content, str):
-        return _cap_text(content, max_chars)
-    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    total = sum(len(t) for t in texts if isinstance(t, str))
-    if total <= max_chars:
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        total = sum(len(t) for t in texts if isinstance(t, str))
+        if total <= max_chars:
+            return content
+
+        def cap(block: Any) -> Any:  # blocks share the cap in proportion to their length
+            text = block.get("text") if isinstance(block, dict) else block
+            if not isinstance(text, str):
+                return block
+            capped = cap_content(text, max(1, max_chars * len(text) // total))
+            return {**block, "text": capped} if isinstance(block, dict) else capped
+
+        return [cap(b) for b in content]
+    if len(content) <= max_chars:
         return content
-
-    def cap(block: Any) -> Any:  # blocks share the cap in proportion to their length
-        text = block.get("text") if isinstance(block, dict) else block
-        if not isinstance(text, str):
-            return block
-        capped = _cap_text(text, max(1, max_chars * len(text) // total))
-        return {**block, "text": capped} if isinstance(block, dict) else capped
-
-    return [cap(b) for b in content]
+    marker = (
+        f"\n[… {len(content) - max_chars:,} chars cut by the tool guard: the output had "
+        f"{len(content):,} chars and the cap is {max_chars:,} …]\n"
+    )
+    head = int(max_chars * _HEAD_SHARE)
+    return content[:head] + marker + content[len(content) - (max_chars - head) :]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,8 +117,6 @@ class ToolGuard:
 
     def cap(self, out: T) -> T:
         """Cap the text of a result (a ``ToolMessage``, ``str`` or content blocks)."""
-        if self.max_output_chars is None:
-            return out
         if isinstance(out, ToolMessage):
             capped = cap_content(out.content, self.max_output_chars)
             return out if capped is out.content else out.model_copy(update={"content": capped})

@@ -133,7 +133,7 @@ def processing(
 
     def reduce(budget: int) -> Reduction:
         out = reduce_output(
-            output if isinstance(output, bytes) else text,
+            output,
             max_inline_tokens=budget,
             count_tokens=count_tokens,
             command_tools=config.command_tools,
@@ -187,9 +187,8 @@ def processing(
             sha256=sha256,
         )
 
-    stored = None
-    if reference:
-        stored = yield from _storing(tid, map(candidate, range(_MAX_ATTEMPTS)), raw)
+    candidates = map(candidate, range(_MAX_ATTEMPTS))
+    stored = (yield from _storing(tid, candidates, raw)) if reference else None
     text_out = sanitize(description.text)
     if stored is not None:
         action = "referenced"

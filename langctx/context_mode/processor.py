@@ -83,22 +83,16 @@ class ContextModeProcessor:
         self.summarizer: Summarizer | None = summarizer
         self.count_tokens: TextCounter = text_counter(count_tokens)
         self._frame = reference_frame_tokens(self.count_tokens)
-        smallest = MIN_INLINE_TOKENS + self._frame
-        if self.config.references and self.config.max_inline_tokens < smallest:
+        smallest, inline = MIN_INLINE_TOKENS + self._frame, self.config.max_inline_tokens
+        if self.config.references and inline < smallest:
             budget = self.config.context_budget
+            no_room = f"leaves no room for a reference (its frame takes {self._frame} tokens)"
             if budget is not None and budget * INLINE_SHARE < smallest:
-                msg = (
-                    f"context_budget={budget} caps max_inline_tokens at "
-                    f"{self.config.max_inline_tokens}, which leaves no room for a reference (its "
-                    f"frame takes {self._frame} tokens); use context_budget of at least "
-                    f"{math.ceil(smallest / INLINE_SHARE)}, or references=False."
-                )
+                need = f"context_budget of at least {math.ceil(smallest / INLINE_SHARE)}"
+                msg = f"context_budget={budget} caps max_inline_tokens at {inline}, which {no_room}"
             else:
-                msg = (
-                    f"max_inline_tokens={self.config.max_inline_tokens} leaves no room for a "
-                    f"reference (its frame takes {self._frame} tokens); use at least {smallest}, "
-                    "or references=False."
-                )
+                need, msg = f"at least {smallest}", f"max_inline_tokens={inline} {no_room}"
+            msg = f"{msg}; use {need}, or references=False."
             raise ConfigError(msg)
 
     @property
@@ -169,14 +163,12 @@ class ContextModeProcessor:
         content = message.content
         if context_mode_stamp(message) is not None:
             return message  # processed already: running twice changes nothing
-        if isinstance(content, str):
-            text = content
-        elif isinstance(content, list) and all(
-            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+        blocks = [content] if isinstance(content, str) else content
+        if not all(
+            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in blocks
         ):
-            text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-        else:
             return message  # images or other blocks: left as they are
+        text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in blocks)
         result = yield from processing(
             self, text, message.name, args, thread_id, message.tool_call_id, message.id
         )

@@ -266,7 +266,7 @@ def not_found(ref_id: str) -> ReferenceNotFoundError:
 
 @runtime_checkable
 class ReferenceStore(Protocol):
-    """Keeps referenced outputs per thread (the async methods may call the sync ones)."""
+    """Keeps referenced outputs per thread; a subclass inherits async methods calling the sync ones."""
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         """Store ``data`` under ``meta["ref_id"]`` in ``thread_id`` (replacing any previous)."""
@@ -278,16 +278,19 @@ class ReferenceStore(Protocol):
         """Bytes ``start:end`` of a live reference; raise ReferenceNotFoundError otherwise."""
 
     async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
+        """Async version of `put` (by default: `put`)."""
+        self.put(thread_id, meta, data)
 
     async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
+        """Async version of `meta` (by default: `meta`)."""
+        return self.meta(thread_id, ref_id)
 
     async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
+        """Async version of `read` (by default: `read`)."""
+        return self.read(thread_id, ref_id, start, end)
 
 
-class InMemoryReferenceStore:
+class InMemoryReferenceStore(ReferenceStore):
     """A process-local :class:`ReferenceStore` with optional expiry.
 
     Args:
@@ -337,21 +340,8 @@ class InMemoryReferenceStore:
     def read(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
         return self._entry(thread_id, ref_id)[1][max(0, start) : max(0, end)]
 
-    async def aput(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
-        """Async version of `put`."""
-        self.put(thread_id, meta, data)
 
-    async def ameta(self, thread_id: str, ref_id: str) -> ReferenceMeta:
-        """Async version of `meta`."""
-        return self.meta(thread_id, ref_id)
-
-    async def aread(self, thread_id: str, ref_id: str, start: int, end: int) -> bytes:
-        """Async version of `read`."""
-        return self.read(thread_id, ref_id, start, end)
-
-
-_PROCESS_STORE: InMemoryReferenceStore | None = None
-_PROCESS_LOCK = threading.Lock()
+_PROCESS_STORE = InMemoryReferenceStore()
 
 
 def process_reference_store() -> InMemoryReferenceStore:
@@ -361,8 +351,4 @@ def process_reference_store() -> InMemoryReferenceStore:
         >>> process_reference_store() is process_reference_store()
         True
     """
-    global _PROCESS_STORE
-    with _PROCESS_LOCK:
-        if _PROCESS_STORE is None:
-            _PROCESS_STORE = InMemoryReferenceStore()
-        return _PROCESS_STORE
+    return _PROCESS_STORE

@@ -27,22 +27,11 @@ def clean_terminal(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     if "\r" in text:
-        text = _apply_carriage_returns(text)
+        text = "\n".join(_shown(line) if "\r" in line else line for line in text.split("\n"))
     return text
 
 
-def _apply_carriage_returns(text: str) -> str:
-    """Rewrite only the lines that hold a carriage return (found with ``str.find``)."""
-    pieces: list[str] = []
-    done = 0
-    pos = text.find("\r")
-    while pos != -1:
-        start = text.rfind("\n", done, pos) + 1 or done
-        end = text.find("\n", pos)
-        end = len(text) if end == -1 else end
-        shown = [segment for segment in text[start:end].split("\r") if segment]
-        pieces.extend([text[done:start], shown[-1] if shown else ""])  # a terminal shows the last
-        done = end
-        pos = text.find("\r", end)
-    pieces.append(text[done:])
-    return "".join(pieces)
+def _shown(line: str) -> str:
+    """What a terminal shows of a line with carriage returns: its last non-empty segment."""
+    segments = [segment for segment in line.split("\r") if segment]
+    return segments[-1] if segments else ""

@@ -74,8 +74,7 @@ def summary_request(
         f"Tool: {tool_name or 'unknown'}",
         f"Arguments: {clip_middle(arg_text, _MAX_ARGS_CHARS)}",
     ]
-    path = output_path(tool_name, args)
-    if path:
+    if path := output_path(tool_name, args):
         parts.append(f"Path: {path}")
     if facts:
         found = [*facts.exit_codes, *facts.errors, *(f"at {x}" for x in facts.locations[:40])]
@@ -108,10 +107,8 @@ def summary_reduction(
         >>> "A KeyError." in r.text, "a.py:3" in r.text, r.reduced_tokens <= 300
         (True, True, True)
     """
-    facts = extract_output_facts(text)
-    lost = missing_output_facts(facts, summary)
     body = summary
-    if lost:
+    if lost := missing_output_facts(extract_output_facts(text), summary):
         room = max(20, body_budget(kind, meta, budget_tokens) // 3)
         lines, _ = facts_lines(
             lost,

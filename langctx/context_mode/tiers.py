@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langctx.config_checks import positive
 from langctx.errors import ConfigError
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec, extract_facts
+from langctx.facts.calls import clip
 from langctx.markers import context_mode_stamp, escape_delimiters
 from langctx.tokens import TextCounter, TokenCounter, text_counter
 
@@ -124,8 +125,8 @@ class WorkingMemory:
                 self._on_result(asked, m, turn)
 
     def _on_result(self, call: Mapping[str, Any], result: ToolMessage, turn: int) -> None:
-        asked = AIMessage("", tool_calls=[{**call, "type": "tool_call"}]) if call else None
-        batch: list[BaseMessage] = [asked, result] if asked else [result]
+        asked = [AIMessage("", tool_calls=[{**call, "type": "tool_call"}])] if call else []
+        batch: list[BaseMessage] = [*asked, result]
         facts = extract_facts(batch, file_tools=self.file_tools, command_tools=self.command_tools)
         stamp = context_mode_stamp(result) or {}
         size = stamp.get("original_bytes")
@@ -172,7 +173,7 @@ class WorkingMemory:
             del self.state["errors"][: -self.max_errors]
         elif result.status != "error":
             for record in self.state["errors"]:
-                if record["open"] and record["source"] == source:
+                if record["source"] == source:
                     record["open"] = False
 
     def _file(self, path: str) -> FileRecord:
@@ -237,8 +238,7 @@ class WorkingMemory:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_LINE else text[: _MAX_LINE - 1] + "…"
+    return clip(" ".join(text.split()), _MAX_LINE)
 
 
 def _exit(c: CommandRecord) -> str:
