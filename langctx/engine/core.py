@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Unpack
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.blocks import strip_thinking
-from langctx.config import DEFAULT_PRIORITIES, MemoryConfig
+from langctx.config import DEFAULT_PRIORITIES, ConfigOptions, MemoryConfig, config_from
 from langctx.engine.layers import summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
-from langctx.facts import FileToolSpec
+from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.markers import context_mode_stamp
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
-from langctx.tokens import TokenCounter
+from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
 
 
@@ -26,21 +27,23 @@ class MemoryCore:
 
     def __init__(
         self,
-        config: MemoryConfig,
-        counter: TokenCounter,
-        summarizer: Summarizer,
-        local: LocalSummarizer,
-        file_tools: dict[str, FileToolSpec],
-        command_tools: frozenset[str],
-        on_compaction: Callable[[CompactionEvent], None] | None,
-        thread_id: str | None,
+        *,
+        config: MemoryConfig | None = None,
+        summarizer: object = None,
+        token_counter: object = "approximate",
+        file_tools: Mapping[str, FileToolSpec] | None = None,
+        command_tools: Iterable[str] | None = None,
+        on_compaction: Callable[[CompactionEvent], None] | None = None,
+        thread_id: str | None = None,
+        **options: Unpack[ConfigOptions],
     ) -> None:
-        self._config = config
-        self._counter = counter
-        self._summarizer = summarizer
-        self._local = local
-        self._file_tools = file_tools
-        self._command_tools = command_tools
+        self._counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
+        self._local = LocalSummarizer(count=self._counter.count_text)
+        self.summarizer = summarizer
+        self._config = config_from(config, options)
+        self._file_tools = dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools)
+        tools = DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
+        self._command_tools = frozenset(tools)
         self._on_compaction = on_compaction
         self.thread_id = thread_id
         """The conversation this memory holds, for tracing; None: the LangChain run's."""
