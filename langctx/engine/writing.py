@@ -42,9 +42,10 @@ logger = logging.getLogger("langctx")
 def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
-            n = len(plan.placeholders)
             _apply_edits(mem, plan.placeholders)
-            detail = f"{n} large tool outputs replaced in place; no fold needed"
+            detail = (
+                f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed"
+            )
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
