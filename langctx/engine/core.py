@@ -4,6 +4,7 @@ and the projection; the functions that write the record are the engine's."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Unpack
@@ -70,11 +71,10 @@ class MemoryCore:
         self._task_closed = False  # a provider compaction stands in for the task from now on
         self._pc: int | None = None  # latest message holding a provider compaction item
         self._pc_memo: tuple[tuple[int, int], range] | None = None
-        self._thinking: list[int] = []  # indices of AI messages with thinking blocks
+        self._thinking: list[int] = []  # indices of AI messages with thinking blocks, ascending
         self._last_human = -1  # index of the latest human message that opens a turn
         self._after_tool = False  # the latest message sent, human/system aside, is a tool result
         self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
-        self._thinking_memo: tuple[list[int], frozenset[int]] = ([], frozenset())
         self._seen_non_system = False
         self._skip: set[int] = set()
         self._call_owner: dict[str, int] = {}
@@ -235,9 +235,8 @@ class MemoryCore:
         """True when message ``i`` is sent without thinking (a completed turn's behind summaries)."""
         if not (self._thinking and self._block is not None and i < self._live_start()):
             return False
-        if len(self._thinking_memo[0]) != len(self._thinking):
-            self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
-        return i in self._thinking_memo[1]
+        k = bisect.bisect_left(self._thinking, i)
+        return k < len(self._thinking) and self._thinking[k] == i
 
     def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
         if i not in self._stripped:
