@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_to_dict
 
 from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
-from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.engine import compaction, log, planning, restoring, writing
 from langctx.engine.core import MemoryCore
-from langctx.engine.plan import CompactionEvent, Trigger
+from langctx.engine.plan import CompactionEvent as CompactionEvent  # re-exported: its old home
+from langctx.engine.plan import Trigger
 from langctx.entries import (
     ENTRY_VERSION,
     CompactionEntry,
@@ -31,10 +31,7 @@ from langctx.entries import (
     read_entry,
     validate_entry,
 )
-from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.state_reading import stored_evictions, stored_messages
-from langctx.summarize import LocalSummarizer, resolve_summarizer
-from langctx.tokens import TokenCounter, resolve_token_counter
 
 
 class LayeredChatMemory(MemoryCore):
@@ -50,32 +47,6 @@ class LayeredChatMemory(MemoryCore):
         thread_id: the conversation, for tracing and run metadata; None: the LangChain run's.
         **options: any :class:`MemoryConfig` field (``max_tokens``, ...; ``ConfigOptions``).
     """
-
-    def __init__(
-        self,
-        *,
-        config: MemoryConfig | None = None,
-        summarizer: object = None,
-        token_counter: object = "approximate",
-        file_tools: Mapping[str, FileToolSpec] | None = None,
-        command_tools: Iterable[str] | None = None,
-        on_compaction: Callable[[CompactionEvent], None] | None = None,
-        thread_id: str | None = None,
-        **options: Unpack[ConfigOptions],
-    ) -> None:
-        counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
-        local = LocalSummarizer(count=counter.count_text)
-        resolved = resolve_summarizer(summarizer)
-        super().__init__(
-            config_from(config, options),
-            counter,
-            local if isinstance(resolved, LocalSummarizer) else resolved,
-            local,
-            dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools),
-            frozenset(DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools),
-            on_compaction,
-            thread_id,
-        )
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -247,15 +218,13 @@ class LayeredChatMemory(MemoryCore):
             for raw in edits:
                 restoring.apply_edit(self, validate_entry(raw))
             task = self._id(self._task_idx) if self._task_idx is not None else None
-            for raw in compactions:
-                e = read_entry(raw)
-                if e["trigger"] != "merge" and task is not None and e["first_kept_id"] == task:
-                    continue  # a cut no fold makes (it folds past the task): ignored
-                self._entries.append(e)
-            self._active = active_summaries(self._entries)
+            self._entries = [  # a cut no fold makes (it folds past the task) is ignored
+                e
+                for e in map(read_entry, compactions)
+                if e["trigger"] == "merge" or task is None or e["first_kept_id"] != task
+            ]
+            self._active = [e for e in active_summaries(self._entries) if log.after_pc(self, e)]
             self._first_kept = restoring.restored_cut(self)
-            if self._pc is not None:
-                self._active = [e for e in self._active if log.after_pc(self, e)]
             self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
             self._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
             self._refresh()

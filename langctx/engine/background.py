@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from langctx.engine import planning, summarizer_calls, writing
-from langctx.entries import CompactionEntry, covered_count
+from langctx.entries import CompactionEntry
 from langctx.errors import ConfigError
 from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
@@ -157,18 +157,8 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
         writing.record(mem, "summarizer_fallback", "background", [newest["id"]], 0, reason[:300])
         return None
     files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
-    entry = writing.write_entry(
-        mem,
-        summarizer_calls.cap(mem, text),
-        {**newest["facts"], **files},
-        level=1,
-        covered_ids=[],  # the mechanical entry folded the messages; this one replaces its text
-        covered_count=covered_count(newest),
-        first_kept_id=newest["first_kept_id"],
-        trigger="merge",
-        quality="model",
-        merged_from=[newest["id"]],
-    )
+    text = summarizer_calls.cap(mem, text)  # the new entry replaces the mechanical one's text
+    entry = writing.write_merge(mem, [newest], text, "model", 1, {**newest["facts"], **files})
     mem._refresh()
     entry["tokens_after"] = mem.context_tokens()
     detail = f"background model summary {entry['id']} replaces {newest['id']}"

@@ -4,20 +4,22 @@ and the projection; the functions that write the record are the engine's."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Unpack
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx.blocks import strip_thinking
-from langctx.config import DEFAULT_PRIORITIES, MemoryConfig
+from langctx.config import DEFAULT_PRIORITIES, ConfigOptions, MemoryConfig, config_from
 from langctx.engine.layers import summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
-from langctx.facts import FileToolSpec
+from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.markers import context_mode_stamp
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
-from langctx.tokens import TokenCounter
+from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
 
 
@@ -26,21 +28,23 @@ class MemoryCore:
 
     def __init__(
         self,
-        config: MemoryConfig,
-        counter: TokenCounter,
-        summarizer: Summarizer,
-        local: LocalSummarizer,
-        file_tools: dict[str, FileToolSpec],
-        command_tools: frozenset[str],
-        on_compaction: Callable[[CompactionEvent], None] | None,
-        thread_id: str | None,
+        *,
+        config: MemoryConfig | None = None,
+        summarizer: object = None,
+        token_counter: object = "approximate",
+        file_tools: Mapping[str, FileToolSpec] | None = None,
+        command_tools: Iterable[str] | None = None,
+        on_compaction: Callable[[CompactionEvent], None] | None = None,
+        thread_id: str | None = None,
+        **options: Unpack[ConfigOptions],
     ) -> None:
-        self._config = config
-        self._counter = counter
-        self._summarizer = summarizer
-        self._local = local
-        self._file_tools = file_tools
-        self._command_tools = command_tools
+        self._counter: TokenCounter = resolve_token_counter(token_counter)  # type: ignore[arg-type]
+        self._local = LocalSummarizer(count=self._counter.count_text)
+        self.summarizer = summarizer
+        self._config = config_from(config, options)
+        self._file_tools = dict(DEFAULT_FILE_TOOLS if file_tools is None else file_tools)
+        tools = DEFAULT_COMMAND_TOOLS if command_tools is None else command_tools
+        self._command_tools = frozenset(tools)
         self._on_compaction = on_compaction
         self.thread_id = thread_id
         """The conversation this memory holds, for tracing; None: the LangChain run's."""
@@ -67,11 +71,10 @@ class MemoryCore:
         self._task_closed = False  # a provider compaction stands in for the task from now on
         self._pc: int | None = None  # latest message holding a provider compaction item
         self._pc_memo: tuple[tuple[int, int], range] | None = None
-        self._thinking: list[int] = []  # indices of AI messages with thinking blocks
+        self._thinking: list[int] = []  # indices of AI messages with thinking blocks, ascending
         self._last_human = -1  # index of the latest human message that opens a turn
         self._after_tool = False  # the latest message sent, human/system aside, is a tool result
         self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
-        self._thinking_memo: tuple[list[int], frozenset[int]] = ([], frozenset())
         self._seen_non_system = False
         self._skip: set[int] = set()
         self._call_owner: dict[str, int] = {}
@@ -232,9 +235,8 @@ class MemoryCore:
         """True when message ``i`` is sent without thinking (a completed turn's behind summaries)."""
         if not (self._thinking and self._block is not None and i < self._live_start()):
             return False
-        if len(self._thinking_memo[0]) != len(self._thinking):
-            self._thinking_memo = (list(self._thinking), frozenset(self._thinking))
-        return i in self._thinking_memo[1]
+        k = bisect.bisect_left(self._thinking, i)
+        return k < len(self._thinking) and self._thinking[k] == i
 
     def _stripped_view(self, i: int) -> tuple[BaseMessage, int]:
         if i not in self._stripped:

@@ -69,7 +69,7 @@ _WARNED: set[str] = set()
 def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
     """Raise before anything is appended, so a rejected batch leaves the memory unchanged."""
     seen: dict[str, BaseMessage] = {}
-    open_calls = list(mem._open_calls) if mem._open_ai is not None else []
+    open_calls = list(mem._open_calls)
     for m in map(_encodable, batch):
         if isinstance(m, RemoveMessage):
             raise InvalidMessageError(
@@ -174,7 +174,7 @@ def _check_orphan(mem: MemoryCore, message: ToolMessage) -> None:
 
 def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> None:
     """A tool result at ``i``: the answer to an open call, or an orphan (logged, not sent)."""
-    if mem._open_ai is not None and message.tool_call_id in mem._open_calls:
+    if message.tool_call_id in mem._open_calls:  # none when no AI message is open
         mem._open_calls.remove(message.tool_call_id)
         if not mem._open_calls:
             mem._open_ai = None
@@ -190,8 +190,8 @@ def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> 
 
 def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     """Any other message at ``i``: it closes the open turn and opens its own (human or tool calls)."""
-    if mem._open_ai is not None:
-        mem._after_tool = mem._after_tool or bool(mem._open_calls)  # repairs answer them
+    if mem._open_calls:
+        mem._after_tool = True  # repairs answer them
         _close_open_turn(mem, i)
     if opens_turn(message, mem._after_tool):
         mem._last_human = i
@@ -266,9 +266,8 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
 
 
 def _close_open_turn(mem: MemoryCore, i: int) -> None:
-    if mem._open_ai is None or not mem._open_calls:
-        mem._open_ai = None
-        return
+    """Answer the open calls of the AI message before ``i`` with stand-in results (repairs)."""
+    assert mem._open_ai is not None
     ai = mem._log[mem._open_ai]
     names = {tc.get("id"): tc.get("name") for tc in getattr(ai, "tool_calls", [])}
     repairs = [

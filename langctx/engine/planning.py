@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -136,14 +136,13 @@ def _fold(
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     if absorbed:
         facts = merge_read_summary_facts(*[entry_facts(e) for e in absorbed], facts)
-    out.request = request = SummaryRequest(
+    out.request = request = _request(
+        memory,
         kind="turns",
         messages=msgs,
         summaries=[e["summary"] for e in absorbed],
         facts=facts,
-        task=_task_text(memory),
         instructions=instructions,
-        max_tokens=memory.config.max_summary_tokens_resolved,
         context=context,
     )
     if memory.summarizer is memory._local:
@@ -189,13 +188,12 @@ def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryReques
     absorbed = [by_id[i] for i in entry["merged_from"] if i in by_id]
     if own is None and not absorbed:
         return None
-    request = SummaryRequest(
+    request = _request(
+        memory,
         kind="turns",
         messages=own or [],
         summaries=[] if own is not None else [entry["summary"]],
         facts=entry_facts(entry),
-        task=_task_text(memory),
-        max_tokens=memory.config.max_summary_tokens_resolved,
     )
     chained = _chain_request(memory, request, absorbed) if absorbed else request
     return replace(chained, summaries=[*request.summaries, *chained.summaries])
@@ -240,39 +238,38 @@ def _keep_target(memory: MemoryCore) -> int:
     return max(0, min(config.keep_recent_tokens_resolved, room))
 
 
-def _task_text(memory: MemoryCore) -> str | None:
+def _request(memory: MemoryCore, **fields: Any) -> SummaryRequest:
+    """A summary request of ``fields`` with the memory's task and summary cap."""
     task = None if memory._task_idx is None else memory._log[memory._task_idx]
-    return None if task is None else substantive_text(task) or task.text
+    text = None if task is None else substantive_text(task) or task.text
+    return SummaryRequest(task=text, max_tokens=memory.config.max_summary_tokens_resolved, **fields)
 
 
 def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None."""
     config = memory.config
     by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
-    top, count = by_level[MAX_LEVEL], config.merge_count
+    top = by_level[MAX_LEVEL]
+    oldest = {  # what merges at each level: level 2 into the level-3 summary
+        1: by_level[1][: config.merge_count],
+        2: [*top, *by_level[2][: config.merge_count]],
+        MAX_LEVEL: top,
+    }
     caps = {1: config.max_summaries, 2: config.max_level2, MAX_LEVEL: 1}
-    for level, live in by_level.items():
-        if len(live) > caps[level]:
-            if level == MAX_LEVEL:
-                return live
-            return [*top, *live[:count]] if level == MAX_LEVEL - 1 else live[:count]
+    over_cap = (oldest[n] for n, live in by_level.items() if len(live) > caps[n])
+    if (group := next(over_cap, None)) is not None:
+        return group
     if sum(e["summary_tokens"] for e in memory._active) > config.summary_share_tokens:
         # over their share of the budget: merge the oldest below the caps too
-        for level in (1, 2):
-            live = by_level[level]
-            if level == MAX_LEVEL - 1 and (top or len(live) >= 2) and live:
-                return [*top, *live[:count]]
-            if len(live) >= 2:
-                return live[:count]
+        return next((oldest[n] for n in (1, 2) if len(oldest[n]) >= 2), None)
     return None
 
 
 def merge_request(memory: MemoryCore, group: list[CompactionEntry]) -> SummaryRequest:
-    return SummaryRequest(
+    return _request(
+        memory,
         kind="merge",
         summaries=[e["summary"] for e in group],
         facts=merge_read_summary_facts(*[entry_facts(e) for e in group]),
-        task=_task_text(memory),
-        max_tokens=memory.config.max_summary_tokens_resolved,
         level=min(group[0]["level"] + 1, MAX_LEVEL),
     )

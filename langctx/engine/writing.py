@@ -42,9 +42,10 @@ logger = logging.getLogger("langctx")
 def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> CompactionEntry | None:
     if not plan.batch:
         if plan.placeholders:  # replaced in place, no fold needed
-            n = len(plan.placeholders)
             _apply_edits(mem, plan.placeholders)
-            detail = f"{n} large tool outputs replaced in place; no fold needed"
+            detail = (
+                f"{len(plan.placeholders)} large tool outputs replaced in place; no fold needed"
+            )
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
@@ -143,22 +144,35 @@ def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple
 def _commit_merge(
     mem: MemoryCore, group: list[CompactionEntry], text: str, quality: str
 ) -> CompactionEntry:
-    entry = write_entry(
+    facts = merge_read_summary_facts(*[entry_facts(e) for e in group])
+    entry = write_merge(mem, group, text, quality, min(group[0]["level"] + 1, MAX_LEVEL), facts)
+    ids, tokens = [e["id"] for e in group], sum(e["summary_tokens"] for e in group)
+    detail = f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}"
+    record(mem, "merge", "merge", ids, tokens, detail)
+    return entry
+
+
+def write_merge(
+    mem: MemoryCore,
+    group: Sequence[CompactionEntry],
+    text: str,
+    quality: str,
+    level: int,
+    facts: Mapping[str, Any],
+) -> CompactionEntry:
+    """A new entry of ``text`` standing for ``group`` (it folds no message itself: they did)."""
+    return write_entry(
         mem,
         text,
-        merge_read_summary_facts(*[entry_facts(e) for e in group]),
-        level=min(group[0]["level"] + 1, MAX_LEVEL),
-        covered_ids=[],  # a merge folds no message itself: its entries did
+        facts,
+        level=level,
+        covered_ids=[],
         covered_count=sum(covered_count(e) for e in group),
         first_kept_id=group[-1]["first_kept_id"],
         trigger="merge",
         quality=quality,
         merged_from=[e["id"] for e in group],
     )
-    ids, tokens = [e["id"] for e in group], sum(e["summary_tokens"] for e in group)
-    detail = f"merged {len(group)} level-{group[0]['level']} summaries into {entry['id']}"
-    record(mem, "merge", "merge", ids, tokens, detail)
-    return entry
 
 
 def _apply_edits(mem: MemoryCore, edits: Sequence[EditEntry]) -> None:

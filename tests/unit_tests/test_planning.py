@@ -12,7 +12,7 @@ from langctx.engine import placeholders, planning, writing
 from langctx.engine.plan import Plan
 from langctx.testing import ScriptedChatModel
 
-MEMOS = frozenset({"_lock", "_alock", "_stripped", "_thinking_memo", "_pc_memo"})
+MEMOS = frozenset({"_lock", "_alock", "_stripped", "_pc_memo"})
 """Caches a read may fill (derived from the log, not state a plan could change)."""
 
 
