@@ -293,21 +293,20 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         >>> r.text.splitlines()[2:6]
         ['# Login', 'Email', '[input name=email label="Email"]', 'Terms apply. (×300)']
     """
-    stripped = text.lstrip()
-    if stripped.startswith("<"):
+    is_page = text.lstrip().startswith("<")
+    if is_page:
         try:
             lines, elements = _extract(text)
         except (AssertionError, ValueError, IndexError):  # HTMLParser on badly broken markup
             lines, elements = [], 0
         # Headings, buttons and form controls first; text and links in page order after them.
         weighted = [(0 if control else 1, line) for control, line in lines]
-        what = "HTML page"
     else:
         weighted, elements = _a11y_lines(text)
-        what = "accessibility snapshot"
     if not weighted:
         return reduce_text(text, meta=meta, budget_tokens=budget_tokens, kind="html")
     weighted = _collapse_repeats(weighted)
+    what = "HTML page" if is_page else "accessibility snapshot"
     summary = f"{what}: {len(weighted):,} text lines, {elements:,} interactive elements"
     candidates = [
         Candidate(i, clip(line, 400), priority, i) for i, (priority, line) in enumerate(weighted)
@@ -323,11 +322,11 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         label="Also on the page",
     )
     body = [summary, *(c.text for c in kept)]
-    removed = "markup, scripts and styles" if what == "HTML page" else "unnamed container nodes"
+    removed = "markup, scripts and styles" if is_page else "unnamed container nodes"
     if cut := len(candidates) - len(kept):
         body.append(f"(+{cut:,} more text lines not shown)")
         removed += f", {cut:,} of {len(candidates):,} text lines"
     body.extend(note)
-    if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
+    if is_page and len(text) > MAX_HTML_CHARS:
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
     return finish("html", meta, budget_tokens, body, removed, unlisted)
