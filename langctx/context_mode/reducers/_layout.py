@@ -128,7 +128,6 @@ def select_with_facts(
     ``total_lines``: the number of original lines, for gap markers (None: no markers).
     """
     reserve = 0
-    kept: list[Candidate] = []
     for _ in range(6):
         kept = select(
             candidates,
@@ -322,9 +321,8 @@ def _cut_middle(body: str, keep_chars: int) -> str:
     if keep_chars >= len(body):
         return body
     head = keep_chars * 2 // 5
-    tail = keep_chars - head
-    cut = len(body) - head - tail
-    return f"{body[:head]}\n[… {cut:,} chars not shown …]\n{body[len(body) - tail :]}"
+    tail_start = len(body) - (keep_chars - head)
+    return f"{body[:head]}\n[… {len(body) - keep_chars:,} chars not shown …]\n{body[tail_start:]}"
 
 
 def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:
