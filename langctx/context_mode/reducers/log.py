@@ -97,13 +97,6 @@ def _traceback_lines(lines: list[str], first: int) -> list[int]:
     return list(range(first, next(ends, stop - 1) + 1))  # the exception line ends the block
 
 
-def _cap(indices: list[int]) -> tuple[list[int], int]:
-    if len(indices) <= MAX_FACT_LINES:
-        return indices, 0
-    half = MAX_FACT_LINES // 2
-    return indices[:half] + indices[-half:], len(indices) - MAX_FACT_LINES
-
-
 def reduce_lines(
     text: str,
     *,
@@ -128,7 +121,10 @@ def reduce_lines(
     output = _Lines.of(clean)
     n = len(output.lines)
     error_idx, warn_idx = _fact_indices(clean, output.lines)
-    fact_idx, skipped = _cap(sorted(error_idx | warn_idx))
+    fact_idx = sorted(error_idx | warn_idx)
+    if skipped := max(0, len(fact_idx) - MAX_FACT_LINES):
+        half = MAX_FACT_LINES // 2  # the first and last halves are analysed
+        fact_idx = fact_idx[:half] + fact_idx[-half:]
     context_idx = _context_indices(output.lines, fact_idx, error_idx, profile)
     _pin_location_headers(output, fact_idx)
     candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
