@@ -91,9 +91,8 @@ def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | 
         except ValueError:
             words = first_line.split()
         if words and words[0] in _READ_COMMANDS:
-            for word in words[1:]:
-                if not word.startswith("-") and ("." in word or "/" in word):
-                    return word
+            paths = (w for w in words[1:] if not w.startswith("-") and ("." in w or "/" in w))
+            return next(paths, None)
     return None
 
 
@@ -162,16 +161,12 @@ def _looks_json(text: str, head: str) -> bool:
     return True
 
 
-def _is_json_object(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line), dict)
-    except (ValueError, RecursionError):
-        return False
-
-
 def _looks_json_lines(text: str) -> bool:
     lines = _nonblank_lines(text)[:50]
-    return len(lines) >= 2 and all(map(_is_json_object, lines))
+    try:
+        return len(lines) >= 2 and all(isinstance(json.loads(line), dict) for line in lines)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _looks_stack_trace(lines: list[str]) -> bool:

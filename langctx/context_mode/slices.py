@@ -27,6 +27,7 @@ SLICE_ENCODINGS: tuple[SliceEncoding, ...] = get_args(SliceEncoding)
 """Every :data:`SliceEncoding`."""
 
 _MAX_ESCAPED_SHARE = 0.10  # above this share of raw bytes, base64 is shorter and no less readable
+_RAW_BYTE = re.compile(r"[\x00\udc80-\udcff]")  # NUL, or a byte not valid UTF-8 (surrogateescape)
 _NEEDS_X = re.compile(r"[\\\x00\udc80-\udcff]")
 _X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
 
@@ -78,14 +79,9 @@ def choose_encoding(data: bytes) -> SliceEncoding:
         >>> choose_encoding(b"plain"), choose_encoding(b"caf\\xe9 au lait"), choose_encoding(bytes(range(256)))
         ('utf-8', 'utf-8+x', 'base64')
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "surrogateescape")
-    else:
-        if "\x00" not in text:
-            return "utf-8"
-    raw = sum(1 for ch in text if ch == "\x00" or "\udc80" <= ch <= "\udcff")
+    raw = len(_RAW_BYTE.findall(data.decode("utf-8", "surrogateescape")))
+    if not raw:
+        return "utf-8"
     return "utf-8+x" if raw <= _MAX_ESCAPED_SHARE * max(1, len(data)) else "base64"
 
 

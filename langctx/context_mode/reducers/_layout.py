@@ -128,7 +128,6 @@ def select_with_facts(
     ``total_lines``: the number of original lines, for gap markers (None: no markers).
     """
     reserve = 0
-    kept: list[Candidate] = []
     for _ in range(6):
         kept = select(
             candidates,
@@ -322,17 +321,8 @@ def _cut_middle(body: str, keep_chars: int) -> str:
     if keep_chars >= len(body):
         return body
     head = keep_chars * 2 // 5
-    tail = keep_chars - head
-    cut = len(body) - head - tail
-    return f"{body[:head]}\n[… {cut:,} chars not shown …]\n{body[len(body) - tail :]}"
-
-
-def _last_fitting(
-    make: Callable[[int], str], hi: int, budget: int, count: TextCounter
-) -> tuple[str, int] | None:
-    """``(make(n), its tokens)`` for the largest ``n`` in ``[0, hi]`` within ``budget``."""
-    n = largest(lambda n: count(make(n)) <= budget, hi, lo=-1)
-    return None if n < 0 else (make(n), count(make(n)))
+    tail_start = len(body) - (keep_chars - head)
+    return f"{body[:head]}\n[… {len(body) - keep_chars:,} chars not shown …]\n{body[tail_start:]}"
 
 
 def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -> tuple[str, int]:
@@ -340,8 +330,9 @@ def _fit(header: str, body: str, footer: str, budget: int, count: TextCounter) -
         kept = _cut_middle(body, keep)
         return f"{header}\n{kept}\n{footer}" if kept else f"{header}\n{footer}"
 
-    best = _last_fitting(assemble, min(len(body), budget * 16), budget, count)
-    if best is None:  # even header + footer are too big for this budget: keep the start of them
-        bare = f"{header}\n{footer}"
-        best = _last_fitting(lambda n: bare[:n], len(bare), budget, count) or ("", 0)
-    return best
+    n = largest(lambda n: count(assemble(n)) <= budget, min(len(body), budget * 16), lo=-1)
+    if n >= 0:
+        return assemble(n), count(assemble(n))
+    bare = f"{header}\n{footer}"  # even header + footer are too big: keep the start of them
+    n = largest(lambda n: count(bare[:n]) <= budget, len(bare), lo=-1)
+    return (bare[:n], count(bare[:n])) if n >= 0 else ("", 0)

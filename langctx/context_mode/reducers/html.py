@@ -149,7 +149,10 @@ class _Page(HTMLParser):
     def _element(self, tag: str, attrs: dict[str, str | None], words: list[str]) -> str | _Field:
         """What a closed a, button, select or textarea shows; ``words``: its text or options."""
         if tag == "a":
-            return _MARK + _link(_squash(words), _attr(attrs, "href")) + _MARK
+            text, href = clip(_squash(words), 100) or "link", _attr(attrs, "href")
+            if not href or href.startswith(("javascript:", "#")):
+                return f"{_MARK}[link: {text}]{_MARK}"
+            return f"{_MARK}[{text}]({clip(href, _LINK_CHARS)}){_MARK}"
         if tag == "button":
             label = _attr(attrs, "value", "aria-label", "title")
             text = _SPACES.sub(" ", " ".join(w for w in (label, *words) if w)).strip()
@@ -174,8 +177,9 @@ class _Page(HTMLParser):
         after = (f'placeholder="{clip(placeholder, 80)}"' if placeholder else "", extra)
         return _Field(tuple(before), label, attrs.get("id"), after)
 
-    def render(self) -> list[tuple[bool, str]]:
-        """The page as ``(is a control or heading, line)``, ``<label for=...>`` labels filled in."""
+    def render(self) -> list[tuple[int, str]]:
+        """The page as ``(priority, line)``, ``<label for=...>`` labels filled in: headings, buttons
+        and form controls first (0), text and links in page order after them (1)."""
         pieces = [
             part if isinstance(part, str) else f"\n{_CONTROL}{part.render(self.labels)}\n"
             for part in self.parts
@@ -184,7 +188,7 @@ class _Page(HTMLParser):
         for raw in "".join(pieces).split("\n"):
             line = _SPACES.sub(" ", raw.replace(_MARK, " ").replace(_CONTROL, " ")).strip()
             if line and line != "#":
-                lines.append((_CONTROL in raw or line.startswith("#"), line))
+                lines.append((0 if _CONTROL in raw or line.startswith("#") else 1, line))
         return lines
 
 
@@ -201,13 +205,6 @@ class _Field:
         label = self.label or (labels.get(self.element_id) if self.element_id else None)
         shown = f'label="{clip(label, 80)}"' if label else ""
         return "[" + " ".join(bit for bit in (*self.before, shown, *self.after) if bit) + "]"
-
-
-def _link(text: str, href: str | None) -> str:
-    text = clip(text, 100) or "link"
-    if not href or href.startswith(("javascript:", "#")):
-        return f"[link: {text}]"
-    return f"[{text}]({clip(href, _LINK_CHARS)})"
 
 
 def extract_page(html: str) -> tuple[list[str], int]:
@@ -240,7 +237,7 @@ def defuse_tags(html: str) -> str:
     return _UNTERMINATED_TAG.sub(lambda m: "&lt;" + m.group(0)[1:], html)
 
 
-def _extract(html: str) -> tuple[list[tuple[bool, str]], int]:
+def _extract(html: str) -> tuple[list[tuple[int, str]], int]:
     page = _Page()
     page.feed(defuse_tags(html[:MAX_HTML_CHARS]))
     page.close()
@@ -293,21 +290,18 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         >>> r.text.splitlines()[2:6]
         ['# Login', 'Email', '[input name=email label="Email"]', 'Terms apply. (×300)']
     """
-    stripped = text.lstrip()
-    if stripped.startswith("<"):
+    is_page = text.lstrip().startswith("<")
+    if is_page:
         try:
-            lines, elements = _extract(text)
+            weighted, elements = _extract(text)
         except (AssertionError, ValueError, IndexError):  # HTMLParser on badly broken markup
-            lines, elements = [], 0
-        # Headings, buttons and form controls first; text and links in page order after them.
-        weighted = [(0 if control else 1, line) for control, line in lines]
-        what = "HTML page"
+            weighted, elements = [], 0
     else:
         weighted, elements = _a11y_lines(text)
-        what = "accessibility snapshot"
     if not weighted:
         return reduce_text(text, meta=meta, budget_tokens=budget_tokens, kind="html")
     weighted = _collapse_repeats(weighted)
+    what = "HTML page" if is_page else "accessibility snapshot"
     summary = f"{what}: {len(weighted):,} text lines, {elements:,} interactive elements"
     candidates = [
         Candidate(i, clip(line, 400), priority, i) for i, (priority, line) in enumerate(weighted)
@@ -323,11 +317,11 @@ def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         label="Also on the page",
     )
     body = [summary, *(c.text for c in kept)]
-    removed = "markup, scripts and styles" if what == "HTML page" else "unnamed container nodes"
+    removed = "markup, scripts and styles" if is_page else "unnamed container nodes"
     if cut := len(candidates) - len(kept):
         body.append(f"(+{cut:,} more text lines not shown)")
         removed += f", {cut:,} of {len(candidates):,} text lines"
     body.extend(note)
-    if len(text) > MAX_HTML_CHARS and stripped.startswith("<"):
+    if is_page and len(text) > MAX_HTML_CHARS:
         removed += f"; HTML past {MAX_HTML_CHARS:,} chars not parsed"
     return finish("html", meta, budget_tokens, body, removed, unlisted)

@@ -56,26 +56,14 @@ _TRACEBACK_MAX_LINES = 400
 class LineProfile:
     """How a line-based reducer weighs lines."""
 
-    head_lines: int = 10
-    """Non-empty lines kept from the start."""
-
-    tail_lines: int = 20
-    """Non-empty lines kept from the end."""
-
-    edge_head: int = 3
-    """Of the head lines, how many are kept as surely as lines with facts."""
-
-    edge_tail: int = 5
-    """Of the tail lines, how many are kept as surely as lines with facts."""
-
+    head_lines: int = 10  # non-empty lines kept from the start
+    tail_lines: int = 20  # non-empty lines kept from the end
+    edge_head: int = 3  # of the head lines, how many are kept as surely as lines with facts
+    edge_tail: int = 5  # of the tail lines, how many are kept as surely as lines with facts
+    # Also keep (at lower priority) the line after a Python frame, the line before other facts:
     context_lines: bool = False
-    """Also keep (at lower priority) the line after a Python frame, the line before other facts."""
-
-    important_chars: int = 400
-    """Lines with facts are clipped to this many characters."""
-
-    other_chars: int = 240
-    """Other kept lines are clipped to this many characters."""
+    important_chars: int = 400  # lines with facts are clipped to this many characters
+    other_chars: int = 240  # other kept lines are clipped to this many characters
 
 
 LOG_PROFILE = LineProfile()
@@ -109,13 +97,6 @@ def _traceback_lines(lines: list[str], first: int) -> list[int]:
     return list(range(first, next(ends, stop - 1) + 1))  # the exception line ends the block
 
 
-def _cap(indices: list[int]) -> tuple[list[int], int]:
-    if len(indices) <= MAX_FACT_LINES:
-        return indices, 0
-    half = MAX_FACT_LINES // 2
-    return indices[:half] + indices[-half:], len(indices) - MAX_FACT_LINES
-
-
 def reduce_lines(
     text: str,
     *,
@@ -140,9 +121,12 @@ def reduce_lines(
     output = _Lines.of(clean)
     n = len(output.lines)
     error_idx, warn_idx = _fact_indices(clean, output.lines)
-    fact_idx, skipped = _cap(sorted(error_idx | warn_idx))
+    fact_idx = sorted(error_idx | warn_idx)
+    if skipped := max(0, len(fact_idx) - MAX_FACT_LINES):
+        half = MAX_FACT_LINES // 2  # the first and last halves are analysed
+        fact_idx = fact_idx[:half] + fact_idx[-half:]
     context_idx = _context_indices(output.lines, fact_idx, error_idx, profile)
-    _pin_location_headers(output.lines, output.keys, output.counts, fact_idx)
+    _pin_location_headers(output, fact_idx)
     candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
     group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
     candidates += _edge_candidates(output, shown_keys, context_idx, profile)
@@ -283,22 +267,20 @@ def _removed_note(
     return removed
 
 
-def _pin_location_headers(
-    lines: list[str], keys: list[str], counts: Counter[str], fact_idx: list[int]
-) -> None:
+def _pin_location_headers(output: _Lines, fact_idx: list[int]) -> None:
     """Give lines that are little more than a location (``a.ts:205:2 parse ━━━``) exact keys,
     so that they stay apart: each heads the diagnostic below it."""
     exact: Counter[str] | None = None
     for i in fact_idx:
-        line = lines[i]
+        line = output.lines[i]
         if not _HAS_LOCATION.search(line):
             continue
         if len(_WORD.findall(LOCATION_RE.sub(" ", line))) >= _MESSAGE_WORDS:
             continue
         if exact is None:
-            exact = Counter(f"={line.strip()}" for line in lines)
-        keys[i] = f"={line.strip()}"
-        counts[keys[i]] = exact[keys[i]]
+            exact = Counter(f"={line.strip()}" for line in output.lines)
+        key = output.keys[i] = f"={line.strip()}"
+        output.counts[key] = exact[key]
 
 
 def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:

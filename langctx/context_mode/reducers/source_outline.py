@@ -178,7 +178,7 @@ class _Scan:
             indent = _indent(line)
             while self.member_indents and indent <= self.member_indents[-1][0]:
                 self.member_indents.pop()
-            if self._is_declaration(i, line, indent):
+            if _FAMILY_RULES.get(self.family, _GENERIC_RULE)(self, i, line, indent):
                 self._declare(i, number, line, indent)
 
     def took_import(self, pattern: re.Pattern[str] | None, line: str) -> bool:
@@ -193,9 +193,6 @@ class _Scan:
             if (part := part.strip()) and part not in self.seen:
                 self.seen.add(part)
                 self.outline.imports.append(part)
-
-    def _is_declaration(self, i: int, line: str, indent: int) -> bool:
-        return _FAMILY_RULES.get(self.family, _GENERIC_RULE)(self, i, line, indent)
 
     def _declare(self, i: int, number: int, line: str, indent: int) -> None:
         while self.enclosing and self.enclosing[-1] >= indent:

@@ -139,16 +139,11 @@ def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reductio
     kept, note, unlisted = select_body(
         "table", meta, budget_tokens, summary, candidates, facts_of=text, label="Also in the table"
     )
-    rows_kept = sum(1 for c in kept if 1 <= c.line < base and c.line - 1 >= n_header)
+    rows_kept = sum(1 for c in kept if c.priority == 1)
     more = total - rows_kept
     removed = f"{more:,} of {total:,} rows (kept the columns and the first {rows_kept:,})"
-    body = [summary]
-    for c in kept:
-        if c.line == base and more > 0 and trailer:
-            body.append(f"… {more:,} more rows not shown")
-            more = 0
-        body.append(c.text)
-    if more > 0:
-        body.append(f"… {more:,} more rows not shown")
-    body.extend(note)
-    return finish("table", meta, budget_tokens, body, removed, unlisted)
+    texts = [c.text for c in kept]
+    if more > 0:  # before the trailer's first line (a psql row count), else at the end
+        at = next((k for k, c in enumerate(kept) if c.line == base), len(kept))
+        texts.insert(at, f"… {more:,} more rows not shown")
+    return finish("table", meta, budget_tokens, [summary, *texts, *note], removed, unlisted)

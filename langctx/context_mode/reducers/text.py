@@ -69,10 +69,8 @@ def reduce_text(
         count_tokens=count,
     )
     first, cut_lines = head.count("\n") + 1, middle.count("\n")
-    middle_note = f"[… {len(middle):,} chars not shown …]" if middle else ""
-    if cut_lines > 1:
-        lines = f"lines {first + 1:,}–{first + cut_lines:,}"
-        middle_note = f"[… {len(middle):,} chars not shown ({lines}) …]"
+    lines = f" (lines {first + 1:,}–{first + cut_lines:,})" if cut_lines > 1 else ""
+    middle_note = f"[… {len(middle):,} chars not shown{lines} …]" if middle else ""
     head, tail = head.rstrip("\n"), tail.lstrip("\n")
     note, unlisted = facts_lines(
         extract_output_facts(middle),
