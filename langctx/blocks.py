@@ -76,13 +76,7 @@ def cut_text_blocks(
 
 
 def strip_thinking(message: BaseMessage) -> BaseMessage:
-    """The message without its thinking blocks; one left empty says so in a text block.
-
-    Example:
-        >>> ai = AIMessage([{"type": "thinking", "thinking": "hm", "signature": "s"}, "Done."])
-        >>> strip_thinking(ai).content
-        ['Done.']
-    """
+    """The message without its thinking blocks; one left empty says so in a text block."""
     if not has_thinking(message):
         return message
     kept = [b for b in _blocks(message) if _type(b) not in THINKING_BLOCK_TYPES]

@@ -208,12 +208,7 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
 
 
 def slim_covered(ids: Sequence[str]) -> list[str]:
-    """``ids`` with every id but the first and the last blanked to ``""`` (same length).
-
-    Example:
-        >>> slim_covered(["a", "b", "c", "d"])
-        ['a', '', '', 'd']
-    """
+    """``ids`` with every id but the first and the last blanked to ``""`` (same length)."""
     last = len(ids) - 1
     return [i if n in (0, last) else "" for n, i in enumerate(ids)]
 

@@ -385,12 +385,7 @@ PINNED_FLOOR_TOKENS = 64
 def config_from(
     config: MemoryConfig | None, options: ConfigOptions | dict[str, object]
 ) -> MemoryConfig:
-    """``config``, or a :class:`MemoryConfig` built from ``options`` (ConfigError when both are).
-
-    Example:
-        >>> config_from(None, {"max_tokens": 4000}).max_tokens
-        4000
-    """
+    """``config``, or a :class:`MemoryConfig` built from ``options`` (ConfigError when both are)."""
     if config is not None:
         if options:
             msg = f"pass either config=MemoryConfig(...) or its options, not both (got {sorted(options)})."

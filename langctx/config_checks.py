@@ -8,14 +8,7 @@ from langctx.errors import ConfigError
 
 
 def check_timeout(name: str, value: object) -> None:
-    """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit).
-
-    Example:
-        >>> check_timeout("summary_timeout", float("inf"))
-        Traceback (most recent call last):
-        ...
-        langctx.errors.ConfigError: summary_timeout must be a finite number of seconds > 0, or None for no limit; got inf.
-    """
+    """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit)."""
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:

@@ -196,12 +196,7 @@ def covered_count(entry: Mapping[str, Any]) -> int:
 
 
 def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """An entry's mechanical facts with its file lists (which the entry keeps once, at top level).
-
-    Example:
-        >>> entry_facts({"facts": {"commands": []}, "read_files": ["a.py"], "modified_files": []})
-        {'commands': [], 'read_files': ['a.py'], 'modified_files': []}
-    """
+    """An entry's mechanical facts with its file lists (which the entry keeps once, at top level)."""
     facts = entry.get("facts")
     out = dict(facts) if isinstance(facts, Mapping) else {}
     for key in _FILE_FACTS:
@@ -256,13 +251,6 @@ def _invalid(entry: Mapping[str, Any], problem: str) -> StateVersionError:
 def read_entry(entry: Mapping[str, Any]) -> Any:
     """:func:`validate_entry`, then a compaction's facts and file lists read by
     :func:`~langctx.facts.record.stored_facts` into a new dict.
-
-    Example:
-        >>> e = read_entry({"v": 3, "kind": "compaction", "id": "c-1", "level": 1, "summary": "",
-        ...     "covered_ids": [], "first_kept_id": None, "merged_from": [], "trigger": "manual",
-        ...     "read_files": ["./a.py", ""], "facts": {"commands": "ls", "next_step": "Go."}})
-        >>> e["read_files"], e["facts"]
-        (['a.py'], {'next_step': 'Go.'})
     """
     entry = validate_entry(entry)
     if entry["kind"] != "compaction":

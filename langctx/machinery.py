@@ -105,13 +105,7 @@ _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Machinery:
-    """What counts as agent machinery (defaults: Codex, Claude Code, aider, SWE-agent, Cline).
-
-    Example:
-        >>> rules = DEFAULT_MACHINERY.extend(tags=("my-agent-note",))
-        >>> strip_machinery("<my-agent-note>cwd=/x</my-agent-note>Add a CLI", rules)
-        'Add a CLI'
-    """
+    """What counts as agent machinery (defaults: Codex, Claude Code, aider, SWE-agent, Cline)."""
 
     tags: tuple[str, ...] = MACHINERY_TAGS
     """Tag names of machinery elements (``<name>…</name>``, attributes allowed)."""
@@ -184,10 +178,6 @@ def _normalise(text: str) -> str:
 def strip_machinery(text: str, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """``text`` without machinery (outside code: a tag only named or quoted is kept) and ANSI codes,
     blank runs collapsed and stripped (idempotent).
-
-    Example:
-        >>> strip_machinery("Why does Codex send `<environment_context>x</environment_context>`?")
-        'Why does Codex send `<environment_context>x</environment_context>`?'
     """
     out = _normalise(_ANSI.sub("", text))
     while True:  # a removal can join two halves into new machinery: strip to a fixed point
@@ -271,13 +261,6 @@ def _substance(message: BaseMessage, rules: Machinery) -> tuple[str, int]:
 def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> str:
     """The text blocks of a message once machinery is stripped (none when flagged); a slash command
     with arguments reads as ``/name args``, one without (or a local one) is machinery.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> substantive_text(HumanMessage(
-        ...     "<command-message>review-pr is running…</command-message>\\n"
-        ...     "<command-name>/review-pr</command-name>\\n<command-args>123, focus on auth</command-args>"))
-        '/review-pr 123, focus on auth'
     """
     return _substance(message, rules)[0]
 
@@ -285,11 +268,6 @@ def substantive_text(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY)
 def is_machinery(message: BaseMessage, rules: Machinery = DEFAULT_MACHINERY) -> bool:
     """True for a human message that is flagged, or whose text blocks (one not blank, no other
     block) are all machinery.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> is_machinery(HumanMessage("<environment_context>\\n  <cwd>/repo</cwd>\\n</environment_context>"))
-        True
     """
     if not isinstance(message, HumanMessage):
         return False

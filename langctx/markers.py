@@ -44,12 +44,7 @@ def summary_open(*, level: int, covers: int, entry_id: str) -> str:
 
 
 def quote_output(text: str) -> str:
-    """Tool output inside a summary, labelled and quoted (never read as the user's words).
-
-    Example:
-        >>> print(quote_output('Error: always push to "main"'))
-        output: "Error: always push to 'main'"
-    """
+    """Tool output inside a summary, labelled and quoted (never read as the user's words)."""
     return 'output: "' + text.replace('"', "'") + '"'
 
 
@@ -60,25 +55,12 @@ CONTEXT_MODE_STAMP = "langctx_context_mode"
 
 
 def stamp_digest(content: str | list[Any]) -> str:
-    """The digest a Context-mode stamp carries of the content it was put on.
-
-    Example:
-        >>> stamp_digest("x") == stamp_digest([{"type": "text", "text": "x"}])
-        True
-    """
+    """The digest a Context-mode stamp carries of the content it was put on."""
     return hashlib.sha256(_text_of(content).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def context_mode_stamp(message: Any) -> dict[str, Any] | None:
-    """The Context-mode stamp of a tool message when its digest matches the content.
-
-    Example:
-        >>> from langchain_core.messages import ToolMessage
-        >>> stamp = {"v": 1, "action": "inline", "digest": stamp_digest("ok")}
-        >>> m = ToolMessage("ok", tool_call_id="c1", response_metadata={CONTEXT_MODE_STAMP: stamp})
-        >>> context_mode_stamp(m) == stamp, context_mode_stamp(m.model_copy(update={"content": "no"}))
-        (True, None)
-    """
+    """The Context-mode stamp of a tool message when its digest matches the content."""
     stamp = (getattr(message, "response_metadata", None) or {}).get(CONTEXT_MODE_STAMP)
     if not isinstance(stamp, dict) or stamp.get("digest") != stamp_digest(message.content):
         return None
@@ -140,12 +122,7 @@ _UNESCAPE = re.compile(_OPENER + r"\u200b(?=\u200b*langctx)", re.IGNORECASE)
 
 
 def needs_escape(text: str) -> bool:
-    """True when ``text`` holds something that reads as a langctx delimiter, in any case.
-
-    Example:
-        >>> needs_escape("a [LangCtx ref=x]"), needs_escape("[\\u200blangctx ref=x]")
-        (True, False)
-    """
+    """True when ``text`` holds something that reads as a langctx delimiter, in any case."""
     return "langctx" in text.lower() and _DELIMITER.search(text) is not None
 
 
@@ -163,23 +140,12 @@ def escape_delimiters(text: str) -> str:
 def escape_markers(text: str) -> str:
     """Break every langctx delimiter with one more zero-width space (:func:`unescape_markers`
     reverses it).
-
-    Example:
-        >>> s = "[langctx x] and [\\u200blangctx y] </LangCtx>"
-        >>> escaped = escape_markers(s)
-        >>> needs_escape(escaped), unescape_markers(escaped) == s
-        (False, True)
     """
     return _sub(_ESCAPED, r"\1" + ZERO_WIDTH_SPACE, text)
 
 
 def unescape_markers(text: str) -> str:
-    """Inverse of :func:`escape_markers`.
-
-    Example:
-        >>> unescape_markers("[\\u200blangctx]")
-        '[langctx]'
-    """
+    """Inverse of :func:`escape_markers`."""
     return _sub(_UNESCAPE, r"\1", text)
 
 

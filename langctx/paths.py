@@ -22,14 +22,7 @@ _DECODER = json.JSONDecoder()
 
 
 def common_root(paths: Iterable[str]) -> str:
-    """The longest directory (ending in ``/``, not ``/``) of 2+ distinct absolute paths, or "".
-
-    Example:
-        >>> common_root(["/r/p/a.py", "/r/p/sub/b.py"])
-        '/r/p/'
-        >>> common_root(["/r/a.py", "/s/b.py"]), common_root(["/r/a.py", "b.py"])
-        ('', '')
-    """
+    """The longest directory (ending in ``/``, not ``/``) of 2+ distinct absolute paths, or ""."""
     unique = list(dict.fromkeys(paths))
     if len(unique) < 2 or not all(p.startswith("/") for p in unique):
         return ""
@@ -40,12 +33,7 @@ def common_root(paths: Iterable[str]) -> str:
 
 
 def relative_path(path: str, root: str) -> str:
-    """``path`` relative to ``root``; unchanged when it is not under it or would read as absolute.
-
-    Example:
-        >>> relative_path("/r/p/a.py", "/r/p/"), relative_path("/x/a.py", "/r/p/")
-        ('a.py', '/x/a.py')
-    """
+    """``path`` relative to ``root``; unchanged when it is not under it or would read as absolute."""
     if root and path.startswith(root):
         rest = path[len(root) :]
         if rest and rest[0] != "/":
@@ -66,12 +54,6 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
 
     Raises:
         ConfigError: ``root`` is given but some path is relative.
-
-    Example:
-        >>> compress_paths(["src/a.py", "tests/t.py", "src/b.py"], group=True)
-        'src/: a.py, b.py; tests/t.py'
-        >>> compress_paths(["odd, name.py", "ok.py"])
-        '"odd, name.py"; ok.py'
     """
     unique = list(dict.fromkeys(paths))
     if root and not all(p.startswith("/") for p in unique):
@@ -97,12 +79,7 @@ def compress_paths(paths: Sequence[str], *, root: str = "", group: bool = False)
 
 
 def expand_paths(text: str, *, root: str = "") -> list[str]:
-    """The paths written by :func:`compress_paths` (same ``root``); ConfigError on a broken quote.
-
-    Example:
-        >>> expand_paths("src/: a.py, b.py; t.py", root="/w/")
-        ['/w/src/a.py', '/w/src/b.py', '/w/t.py']
-    """
+    """The paths written by :func:`compress_paths` (same ``root``); ConfigError on a broken quote."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:

@@ -109,12 +109,7 @@ PRICE_SHEETS: dict[str, PriceSheet] = {
 
 
 def price_sheet(spec: str | Path | PriceSheet) -> PriceSheet:
-    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given; else ConfigError.
-
-    Example:
-        >>> price_sheet("anthropic").main.output
-        15.0
-    """
+    """A sheet by name (``anthropic``, ``openai``), from a JSON file, or as given; else ConfigError."""
     if isinstance(spec, PriceSheet):
         return spec
     key = str(spec)
@@ -156,12 +151,7 @@ def _prices(raw: Any) -> ModelPrices:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Latency:
-    """Seconds one model call takes: a fixed time plus input and output at a provider's speed.
-
-    Example:
-        >>> Latency(fixed_s=0.4, input_per_s=8_000, output_per_s=80).seconds(8_000, 160)
-        3.4
-    """
+    """Seconds one model call takes: a fixed time plus input and output at a provider's speed."""
 
     fixed_s: float
     input_per_s: float

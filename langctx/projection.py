@@ -112,15 +112,6 @@ def render_facts(
     ledger grows up to ``ceiling_tokens`` (default ``FACTS_GROWTH * max_tokens``), then groups
     them by directory, then keeps "the K most recent of N". The room left takes older
     constraints, then at most ``max_read_files`` recent files read (the rest counted).
-
-    Example:
-        >>> shop = {"constraints": ["Keep Python 3.9.", "Never push."],
-        ...     "modified_files": ["/w/shop/src/cart.py", "/w/shop/src/pay.py"],
-        ...     "read_files": ["/w/shop/README.md"]}
-        >>> print(render_facts(shop, max_tokens=40, count=len))  # grows past 40 for modified files
-        User constraints so far (the 1 most recent of 2):
-        - Never push.
-        Files modified so far (under /w/shop/src/): cart.py, pay.py
     """
     return render_read_facts(
         stored_facts(facts),

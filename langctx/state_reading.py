@@ -52,10 +52,6 @@ class WithIds(Sequence[BaseMessage]):
 def as_messages(raw: Sequence[Any]) -> list[BaseMessage]:
     """``raw`` with each message-like (a dict, a ``(role, text)`` pair, a string) converted
     (``InvalidMessageError`` for an item that converts to none).
-
-    Example:
-        >>> [m.type for m in as_messages([{"role": "user", "content": "hi"}, ("ai", "hello")])]
-        ['human', 'ai']
     """
     return [m if isinstance(m, BaseMessage) else _converted(m, i) for i, m in enumerate(raw)]
 

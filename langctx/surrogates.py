@@ -40,25 +40,14 @@ def _has_surrogate(value: Any) -> bool:
 
 
 def replace_surrogates(message: BaseMessage) -> BaseMessage:
-    """A copy of ``message`` with every lone surrogate in its fields written as its escape.
-
-    Example:
-        >>> from langchain_core.messages import ToolMessage
-        >>> replace_surrogates(ToolMessage("ok \\udc80 done", tool_call_id="c1")).content
-        'ok \\\\udc80 done'
-    """
+    """A copy of ``message`` with every lone surrogate in its fields written as its escape."""
     fields = message.__dict__
     update = {name: _replaced(fields[name]) for name in _FIELDS if fields.get(name)}
     return message.model_copy(update=update)
 
 
 def encodable_text(text: str) -> str:
-    """``text`` with each lone surrogate written as its escape (``text`` itself when it has none).
-
-    Example:
-        >>> encodable_text("ok \\ud800"), encodable_text("naïve")
-        ('ok \\\\ud800', 'naïve')
-    """
+    """``text`` with each lone surrogate written as its escape (``text`` itself when it has none)."""
     if text.isascii():
         return text
     return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -68,11 +68,6 @@ class _Pairs:
 def pairs(finder: Finder, text: str) -> list[tuple[Span, Span, str]]:
     """``(opener span, closer span, name)`` of each element ``finder`` finds, as ``finditer`` reads
     ``opener(.*?)closer``.
-
-    Example:
-        >>> finder = Finder(re.compile(r"<(b)>"), re.compile(r"</(b)>"), by_name=True)
-        >>> pairs(finder, "<b><b>x</b> <b>")
-        [((0, 3), (7, 11), 'b')]
     """
     found = _Pairs(finder, text)
     out: list[tuple[Span, Span, str]] = []

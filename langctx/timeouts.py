@@ -36,10 +36,6 @@ def stragglers() -> int:
 def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
     """``fn()``, run in a daemon thread with the caller's context, or :class:`GuardTimeoutError`
     after ``timeout`` s (at once while :data:`MAX_STRAGGLERS` timed-out calls still run).
-
-    Example:
-        >>> call_with_timeout(lambda: 42, 1.0)
-        42
     """
     global _stragglers
     if timeout is None:

@@ -65,11 +65,6 @@ def after_tool_result(message: BaseMessage, after_tool: bool) -> bool:
 def pair_errors(messages: Sequence[BaseMessage]) -> tuple[int, int]:
     """(tool results that answer no earlier call, tool calls without a result): 0, 0 in every
     projection.
-
-    Example:
-        >>> call = AIMessage("", tool_calls=[{"id": "c1", "name": "read", "args": {}}])
-        >>> pair_errors([ToolMessage("x", tool_call_id="c0"), call])
-        (1, 1)
     """
     calls: set[str] = set()
     answered: set[str] = set()
@@ -91,14 +86,6 @@ def group_units(messages: Sequence[BaseMessage]) -> UnitGrouping:
     Tool results join their open AI turn in any order; others are ``orphans``. Calls still open
     at the next non-tool message are ``unanswered``, at the end ``pending``. In a turn that
     started with thinking, a message without a thinking block joins the unit before (Anthropic).
-
-    Example:
-        >>> think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
-        >>> call = {"id": "c1", "name": "read", "args": {}}
-        >>> msgs = [HumanMessage("fix it", id="h"), AIMessage(think, id="a", tool_calls=[call]),
-        ...         ToolMessage("x", tool_call_id="c1", id="t1"), AIMessage("done", id="b")]
-        >>> [u.start for u in group_units(msgs).units]  # "done" has no thinking: no unit of its own
-        [0, 1]
     """
     units: list[Unit] = []
     orphans: list[int] = []

@@ -41,14 +41,7 @@ _TITLE = "User messages (the user's own words, oldest first; the last is the lat
 
 
 def user_text(message: BaseMessage) -> str:
-    """The words of a real user message ("" for anything else).
-
-    Example:
-        >>> user_text(HumanMessage("<system-reminder>x</system-reminder>Also keep 3.9 support"))
-        'Also keep 3.9 support'
-        >>> user_text(HumanMessage("/compact"))
-        ''
-    """
+    """The words of a real user message ("" for anything else)."""
     if not isinstance(message, HumanMessage) or is_machinery(message):
         return ""
     return "" if is_control_message(message) else substantive_text(message)
@@ -81,12 +74,7 @@ def user_message_facts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def stored_user_messages(items: object) -> list[dict[str, Any]]:
-    """Folded user messages read from an entry's facts, bounded, encodable, malformed ones skipped.
-
-    Example:
-        >>> stored_user_messages([{"id": "u1", "text": "Fix it.", "short": 1}, {"id": 2}, "hi"])
-        [{'id': 'u1', 'text': 'Fix it.', 'short': True}]
-    """
+    """Folded user messages read from an entry's facts, bounded, encodable, malformed ones skipped."""
     if not isinstance(items, list | tuple):
         return []
     return [

@@ -72,12 +72,7 @@ def _command(args: Mapping[str, Any] | None) -> str | None:
 
 
 def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | None:
-    """The path of the file a tool call reads or shows (an argument, or ``cat x.py``), or ``None``.
-
-    Example:
-        >>> output_path("bash", {"command": "cat -n src/app.py"})
-        'src/app.py'
-    """
+    """The path of the file a tool call reads or shows (an argument, or ``cat x.py``), or ``None``."""
     if args:
         for key in _PATH_KEYS:
             value = args.get(key)
@@ -97,14 +92,7 @@ def output_path(tool_name: str | None, args: Mapping[str, Any] | None) -> str | 
 
 
 def is_read_call(tool_name: str | None, args: Mapping[str, Any] | None) -> bool:
-    """Whether the tool call reads or views a file, by the words of its name however spelled.
-
-    Example:
-        >>> is_read_call("functions.ReadFile", None), is_read_call("fsWrite", None)
-        (True, False)
-        >>> is_read_call("str_replace_editor", {"command": "view", "path": "a.c"})
-        True
-    """
+    """Whether the tool call reads or views a file, by the words of its name however spelled."""
     words = set(tool_name_words(tool_name or ""))
     if words & _READ_WORDS and not words & {"write", "edit", "create", "delete", "run", "exec"}:
         return True
@@ -118,12 +106,7 @@ def is_command_call(
     *,
     command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
 ) -> bool:
-    """Whether the tool call runs a command: one of ``command_tools``, or any with a command arg.
-
-    Example:
-        >>> is_command_call("execute_bash", {"command": "pytest -q"}), is_command_call("Bash", None)
-        (True, True)
-    """
+    """Whether the tool call runs a command: one of ``command_tools``, or any with a command arg."""
     return is_command_tool(tool_name, command_tools) or _command(args) is not None
 
 

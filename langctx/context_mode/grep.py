@@ -27,10 +27,6 @@ def backtracking_risk(pattern: str) -> str | None:
     """Why ``pattern`` may backtrack exponentially, or ``None``.
 
     Refused: a repeat holding a repeat or an alternation (``(a+)+``, ``(a|aa)*``), a backreference.
-
-    Example:
-        >>> backtracking_risk(r"KeyError|ValueError: .*"), backtracking_risk("(a+)+$")
-        (None, 'a repeat inside a repeat')
     """
     try:
         tree = _sre_parse.parse(pattern)
@@ -93,13 +89,6 @@ def render_grep(
     """The lines matching ``pattern`` from byte ``offset`` on, with line numbers and byte offsets.
 
     ``pattern``: a regex (literal if invalid), case-insensitive unless it has an upper-case letter.
-
-    Example:
-        >>> from langctx.context_mode.references import new_meta
-        >>> data = b"ok\\nboom: KeyError x\\nok\\nwarn\\nKeyError again\\n"
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
-        >>> render_grep(meta, data, "KeyError", max_tokens=500).text.splitlines()[1:3]
-        ['L2 @3: boom: KeyError x', 'L5 @28: KeyError again']
     """
     count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])

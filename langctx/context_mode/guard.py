@@ -31,12 +31,7 @@ T = TypeVar("T")
 
 
 def cap_content(content: Any, max_chars: int | None) -> Any:
-    """Cut ``str`` content, or the text blocks of a list (sharing the cap), to head and tail.
-
-    Example:
-        >>> cap_content("a" * 60 + "b" * 40, 10)
-        'aaaaaa\\n[… 90 chars cut by the tool guard: the output had 100 chars and the cap is 10 …]\\nbbbb'
-    """
+    """Cut ``str`` content, or the text blocks of a list (sharing the cap), to head and tail."""
     if max_chars is None or not isinstance(content, str | list):
         return content
     if isinstance(content, list):
@@ -69,10 +64,6 @@ class ToolGuard:
 
     A timeout or an exception becomes an error result (a sync call keeps running in a daemon
     thread, its result dropped; async calls are cancelled); ``GraphBubbleUp`` still propagates.
-
-    Example:
-        >>> ToolGuard(max_output_chars=5).run(lambda: "0123456789", tool_name="t", tool_call_id=None)
-        '012\\n[… 5 chars cut by the tool guard: the output had 10 chars and the cap is 5 …]\\n89'
     """
 
     timeout: float | None = DEFAULT_TOOL_TIMEOUT

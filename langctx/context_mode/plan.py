@@ -63,24 +63,13 @@ class ProcessedOutput:
     exit_code: int | None = None
 
     def stamp(self) -> dict[str, Any]:
-        """The JSON dict stored under ``CONTEXT_MODE_STAMP`` in the message's ``response_metadata``.
-
-        Example:
-            >>> ProcessedOutput(text="x", action="inline").stamp()["action"]
-            'inline'
-        """
+        """The JSON dict stored under ``CONTEXT_MODE_STAMP`` in the message's ``response_metadata``."""
         keys = "action kind ref_id original_tokens original_bytes tokens exit_code".split()
         return {"v": 1, **{key: getattr(self, key) for key in keys}}
 
 
 def is_free(meta: ReferenceMeta, existing: ReferenceMeta | None) -> bool:
-    """Whether ``meta``'s id is free, or holds these very bytes already.
-
-    Example:
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"x", source="str")
-        >>> is_free(meta, None), is_free(meta, meta), is_free(meta, {**meta, "sha256": "0"})
-        (True, True, False)
-    """
+    """Whether ``meta``'s id is free, or holds these very bytes already."""
     return existing is None or (
         existing["sha256"] == meta["sha256"] and existing["size"] == meta["size"]
     )

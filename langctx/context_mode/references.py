@@ -56,44 +56,23 @@ class FetchResult:
 
 
 def reference_id(thread_id: str, tool_call_id: str | None, sha256: str, *, attempt: int = 0) -> str:
-    """A stable reference id: the same thread, call, bytes and ``attempt`` give the same id.
-
-    Example:
-        >>> rid = reference_id("t1", "call_1", "ab" * 32)
-        >>> rid == reference_id("t1", "call_1", "ab" * 32), is_reference_id(rid)
-        (True, True)
-    """
+    """A stable reference id: the same thread, call, bytes and ``attempt`` give the same id."""
     seed = f"{thread_id}\0{tool_call_id or ''}\0{sha256}\0{attempt}".encode()
     return REFERENCE_ID_PREFIX + hashlib.sha256(seed).hexdigest()[:8]
 
 
 def is_reference_id(value: object) -> bool:
-    """Whether ``value`` has the shape of a reference id.
-
-    Example:
-        >>> is_reference_id("ctx_0123abcd"), is_reference_id("ctx_../../x")
-        (True, False)
-    """
+    """Whether ``value`` has the shape of a reference id."""
     return isinstance(value, str) and REF_ID_RE.fullmatch(value) is not None
 
 
 def find_reference_ids(text: str) -> list[str]:
-    """Reference ids in genuine langctx markers of ``text`` (in order, no duplicates).
-
-    Example:
-        >>> find_reference_ids('[langctx ref=ctx_0123abcd · ...] [\\u200blangctx ref=ctx_99999999]')
-        ['ctx_0123abcd']
-    """
+    """Reference ids in genuine langctx markers of ``text`` (in order, no duplicates)."""
     return list(dict.fromkeys(_FOUND.findall(text)))
 
 
 def fetch_call(ref_id: str, *, offset: int | None = None, grep: str | None = None) -> str:
-    """How to call ``fetch_context`` for a reference, as shown to the model.
-
-    Example:
-        >>> fetch_call("ctx_0123abcd", offset=6000)
-        'fetch_context(ref_id="ctx_0123abcd", offset=6000)'
-    """
+    """How to call ``fetch_context`` for a reference, as shown to the model."""
     parts = [f'ref_id="{ref_id}"']
     if grep is not None:
         parts.append(f"grep={escape_delimiters(json.dumps(grep, ensure_ascii=False))}")
@@ -118,12 +97,7 @@ def _reference_foot(ref_id: str, slice_tokens: int) -> str:
 
 
 def reference_frame_tokens(count_tokens: TokenCounter | TextCounter | None = None) -> int:
-    """Tokens the reference's first and last lines take.
-
-    Example:
-        >>> 40 < reference_frame_tokens() < 150
-        True
-    """
+    """Tokens the reference's first and last lines take."""
     count = text_counter(count_tokens)
     head = _reference_head("ctx_00000000", 999_999_999, 999_999_999)
     return count(head) + count(_reference_foot("ctx_00000000", 999_999)) + 4
@@ -132,26 +106,14 @@ def reference_frame_tokens(count_tokens: TokenCounter | TextCounter | None = Non
 def render_reference(
     ref_id: str, description: str, *, size: int, tokens: int, slice_tokens: int
 ) -> str:
-    """The text that replaces a referenced output: ``description`` (escaped) framed by two markers.
-
-    Example:
-        >>> text = render_reference("ctx_0123abcd", "12 tests failed", size=90_000,
-        ...                         tokens=22_000, slice_tokens=1500)
-        >>> print(text.splitlines()[0])
-        [langctx ref=ctx_0123abcd · the full output (90,000 bytes, ~22,000 tokens) is stored; below is a reduced view]
-    """
+    """The text that replaces a referenced output: ``description`` (escaped) framed by two markers."""
     return "\n".join(
         [_reference_head(ref_id, size, tokens), description, _reference_foot(ref_id, slice_tokens)]
     )
 
 
 def out_of_range(ref_id: str, *, offset: int, total: int, limit: int | None = None) -> FetchResult:
-    """The answer to a slice request for bytes the output does not have.
-
-    Example:
-        >>> print(out_of_range("ctx_0123abcd", offset=5000, total=1200).text)
-        [langctx ref=ctx_0123abcd · offset 5000 is out of range: the output has 1,200 bytes, so valid offsets are 0 to 1199]
-    """
+    """The answer to a slice request for bytes the output does not have."""
     if limit is not None and limit <= 0:
         why = f"limit {limit} is not a positive number of bytes; omit it to get as much as fits"
     elif total == 0:
@@ -215,12 +177,7 @@ def new_meta(
     now: float | None = None,
     sha256: str | None = None,
 ) -> ReferenceMeta:
-    """Build the :class:`ReferenceMeta` of ``data``.
-
-    Example:
-        >>> new_meta(ref_id="ctx_1", thread_id="t", data=b"abc", source="bytes")["size"]
-        3
-    """
+    """Build the :class:`ReferenceMeta` of ``data``."""
     created = time.time() if now is None else now
     return ReferenceMeta(
         v=REFERENCE_VERSION,
@@ -240,23 +197,13 @@ def new_meta(
 
 
 def is_expired(meta: Mapping[str, Any], now: float | None = None) -> bool:
-    """Whether a reference's ``expires_at`` has passed.
-
-    Example:
-        >>> is_expired({"expires_at": 10.0}, now=11.0), is_expired({"expires_at": None})
-        (True, False)
-    """
+    """Whether a reference's ``expires_at`` has passed."""
     expires = meta.get("expires_at")
     return expires is not None and (time.time() if now is None else now) >= float(expires)
 
 
 def not_found(ref_id: str) -> ReferenceNotFoundError:
-    """The error for an unknown, expired or foreign reference id.
-
-    Example:
-        >>> str(not_found("ctx_x")).startswith("no context reference 'ctx_x'")
-        True
-    """
+    """The error for an unknown, expired or foreign reference id."""
     msg = (
         f"no context reference {ref_id!r} in this thread (unknown, expired, or another thread's); "
         "use a ref_id shown in this conversation, or run the tool again."
@@ -296,12 +243,6 @@ class InMemoryReferenceStore(ReferenceStore):
     Args:
         max_bytes: total bytes kept; the oldest references are dropped beyond it.
         clock: returns the current Unix time.
-
-    Example:
-        >>> store = InMemoryReferenceStore()
-        >>> store.put("t", new_meta(ref_id="ctx_1", thread_id="t", data=b"hi", source="str"), b"hi")
-        >>> store.read("t", "ctx_1", 1, 2)
-        b'i'
     """
 
     def __init__(self, *, max_bytes: int = 1 << 30, clock: Callable[[], float] = time.time) -> None:
@@ -345,10 +286,5 @@ _PROCESS_STORE = InMemoryReferenceStore()
 
 
 def process_reference_store() -> InMemoryReferenceStore:
-    """The one in-memory store of this process, shared by every integration that has no other.
-
-    Example:
-        >>> process_reference_store() is process_reference_store()
-        True
-    """
+    """The one in-memory store of this process, shared by every integration that has no other."""
     return _PROCESS_STORE

@@ -33,35 +33,19 @@ _X_SEQUENCE = re.compile(r"\\(?:\\|x([0-9a-f]{2}))")
 
 
 def to_raw(output: str | bytes) -> tuple[bytes, Literal["str", "bytes"]]:
-    """The bytes to store for a tool output (a ``str`` losslessly, surrogates too), and its type.
-
-    Example:
-        >>> to_raw("café"), to_raw(b"\\xff")
-        ((b'caf\\xc3\\xa9', 'str'), (b'\\xff', 'bytes'))
-    """
+    """The bytes to store for a tool output (a ``str`` losslessly, surrogates too), and its type."""
     if isinstance(output, str):
         return output.encode("utf-8", "surrogatepass"), "str"
     return bytes(output), "bytes"
 
 
 def from_raw(data: bytes, source: str) -> str | bytes:
-    """Inverse of :func:`to_raw`.
-
-    Example:
-        >>> from_raw(*to_raw("a\\udcff b")) == "a\\udcff b"
-        True
-    """
+    """Inverse of :func:`to_raw`."""
     return data.decode("utf-8", "surrogatepass") if source == "str" else data
 
 
 def utf8_boundary(data: bytes, cut: int) -> int:
-    """Move ``cut`` back to the start of the UTF-8 character it splits (if valid UTF-8).
-
-    Example:
-        >>> data = "aé".encode()  # b"a\\xc3\\xa9"
-        >>> utf8_boundary(data, 2), utf8_boundary(data, 1), utf8_boundary(data, 3)
-        (1, 1, 3)
-    """
+    """Move ``cut`` back to the start of the UTF-8 character it splits (if valid UTF-8)."""
     if cut <= 0 or cut >= len(data) or not 0x80 <= data[cut] <= 0xBF:
         return cut
     for pos in range(cut - 1, max(0, cut - 4), -1):
@@ -73,12 +57,7 @@ def utf8_boundary(data: bytes, cut: int) -> int:
 
 
 def choose_encoding(data: bytes) -> SliceEncoding:
-    """The encoding that shows ``data`` most readably, losslessly.
-
-    Example:
-        >>> choose_encoding(b"plain"), choose_encoding(b"caf\\xe9 au lait"), choose_encoding(bytes(range(256)))
-        ('utf-8', 'utf-8+x', 'base64')
-    """
+    """The encoding that shows ``data`` most readably, losslessly."""
     raw = len(_RAW_BYTE.findall(data.decode("utf-8", "surrogateescape")))
     if not raw:
         return "utf-8"
@@ -99,12 +78,7 @@ def _x_unescape(match: re.Match[str]) -> str:
 
 
 def encode_body(data: bytes, encoding: SliceEncoding) -> str:
-    """Write ``data`` as text in ``encoding`` (markers escaped in the text encodings).
-
-    Example:
-        >>> encode_body(b"a\\\\b\\xff [langctx", "utf-8+x"), encode_body(b"\\x00\\x01", "base64")
-        ('a\\\\\\\\b\\\\xff [\\u200blangctx', 'AAE=')
-    """
+    """Write ``data`` as text in ``encoding`` (markers escaped in the text encodings)."""
     if encoding == "base64":
         return base64.b64encode(data).decode("ascii")
     if encoding == "utf-8":
@@ -118,10 +92,6 @@ def decode_body(body: str, encoding: str) -> bytes:
 
     Raises:
         ValueError: unknown ``encoding`` or a ``body`` not valid in it.
-
-    Example:
-        >>> decode_body("AAE=", "base64")
-        b'\\x00\\x01'
     """
     if encoding == "base64":
         try:
@@ -164,12 +134,7 @@ class ParsedSlice:
 
 
 def slice_window(offset: int, limit: int | None, *, size: int, max_tokens: int) -> tuple[int, int]:
-    """The byte range to read from the store for a slice request (a slice never needs more).
-
-    Example:
-        >>> slice_window(100, 50, size=1000, max_tokens=1500), slice_window(0, None, size=10, max_tokens=100)
-        ((100, 150), (0, 10))
-    """
+    """The byte range to read from the store for a slice request (a slice never needs more)."""
     cap = max_tokens * _WINDOW_BYTES_PER_TOKEN
     span = cap if limit is None else min(limit, cap)
     return offset, min(size, offset + max(0, span))
@@ -199,13 +164,6 @@ def render_slice(
 
     ``window``: the stored bytes from ``offset`` on (:func:`slice_window`); ``limit``: the most
     bytes wanted (None: as much as fits, preferably ending after a newline).
-
-    Example:
-        >>> from langctx.context_mode.references import new_meta
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"\\x00\\x01", source="bytes")
-        >>> r = render_slice(meta, b"\\x00\\x01", 0, max_tokens=200)
-        >>> r.encoding, r.data, r.next_offset
-        ('base64', b'\\x00\\x01', None)
     """
     count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
@@ -253,12 +211,6 @@ def parse_slice(text: str) -> ParsedSlice:
 
     Raises:
         ValueError: not a slice written by :func:`render_slice`.
-
-    Example:
-        >>> from langctx.context_mode.references import new_meta
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\\xff", source="bytes")
-        >>> parse_slice(render_slice(meta, b"hi\\xff", 0, max_tokens=200).text).data
-        b'hi\\xff'
     """
     head, sep, rest = text.partition("\n")
     body, sep2, _foot = rest.rpartition("\n")

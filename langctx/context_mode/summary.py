@@ -31,14 +31,7 @@ _MAX_ARGS_CHARS = 600
 def tool_kind(
     tool_name: str | None, args: Mapping[str, Any] | None, kind: ContentKind | None = None
 ) -> ToolKind:
-    """Which summary prompt fits an output.
-
-    Example:
-        >>> tool_kind("read_file", {"path": "a.py"}), tool_kind("run_sql", {"q": "select 1"}, "table")
-        ('read_file', 'query_db')
-        >>> tool_kind("browser_navigate", {"url": "https://x"}, "html"), tool_kind(None, None)
-        ('browse_page', 'default')
-    """
+    """Which summary prompt fits an output."""
     name = (tool_name or "").lower()
     if kind == "html" or any(w in name for w in _BROWSE_WORDS):
         return "browse_page"
@@ -62,12 +55,7 @@ def summary_request(
     max_tokens: int = 1000,
     reduced: str | None = None,
 ) -> SummaryRequest:
-    """The ``kind="tool_output"`` request: the call, its facts, the output clipped.
-
-    Example:
-        >>> summary_request("x" * 10, tool_name="read_file", args={"path": "a.py"}).tool_kind
-        'read_file'
-    """
+    """The ``kind="tool_output"`` request: the call, its facts, the output clipped."""
     facts = extract_output_facts(text)
     arg_text = json.dumps(dict(args or {}), ensure_ascii=False, default=str)
     parts = [
@@ -97,16 +85,7 @@ def summary_request(
 def summary_reduction(
     summary: str, text: str, *, kind: ContentKind, meta: OutputMeta, budget_tokens: int
 ) -> Reduction:
-    """Wrap a model summary like a reduction (header, summary, facts it left out), in ``budget_tokens``.
-
-    Example:
-        >>> from langctx.context_mode.reduce import build_meta
-        >>> out = "x\\n" * 3000 + 'File "a.py", line 3\\nKeyError: 1\\nexit code 1'
-        >>> r = summary_reduction("A KeyError.", out, kind="log",
-        ...                       meta=build_meta(out, tool_name="bash"), budget_tokens=300)
-        >>> "A KeyError." in r.text, "a.py:3" in r.text, r.reduced_tokens <= 300
-        (True, True, True)
-    """
+    """Wrap a model summary like a reduction (header, summary, facts it left out), in ``budget_tokens``."""
     body = summary
     if lost := missing_output_facts(extract_output_facts(text), summary):
         room = max(20, body_budget(kind, meta, budget_tokens) // 3)

@@ -265,23 +265,12 @@ _STOP = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case keywords of ``text`` (stop words dropped).
-
-    Example:
-        >>> tokenize("The API uses Python 3.11 and pytest-asyncio")
-        ['api', 'uses', 'python', '3.11', 'pytest-asyncio']
-    """
+    """Lower-case keywords of ``text`` (stop words dropped)."""
     return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP]
 
 
 def keyword_scores(query: str, documents: Sequence[str]) -> list[float]:
-    """BM25 scores of ``documents`` for ``query`` (0 for a document sharing no keyword).
-
-    Example:
-        >>> docs = ["The user prefers tabs", "Deploys go through staging first", "tabs vs spaces"]
-        >>> [round(s, 2) > 0 for s in keyword_scores("tabs", docs)]
-        [True, False, True]
-    """
+    """BM25 scores of ``documents`` for ``query`` (0 for a document sharing no keyword)."""
     terms = set(tokenize(query))
     if not terms or not documents:
         return [0.0] * len(documents)
@@ -301,16 +290,7 @@ def keyword_scores(query: str, documents: Sequence[str]) -> list[float]:
 def render_memory_block(
     facts: Iterable[str], *, max_tokens: int, count_tokens: TokenCounter | TextCounter | None = None
 ) -> str | None:
-    """A block of remembered facts within ``max_tokens`` (None when none fits).
-
-    Example:
-        >>> print(render_memory_block(["Deploy via staging.", "Use tabs."], max_tokens=100))
-        Long-term memory (retrieved for this request; may be outdated):
-        - Deploy via staging.
-        - Use tabs.
-        >>> render_memory_block([" ".join(f"fact{i}" for i in range(500))], max_tokens=30) is None
-        True
-    """
+    """A block of remembered facts within ``max_tokens`` (None when none fits)."""
     count = text_counter(count_tokens)
     lines = ["Long-term memory (retrieved for this request; may be outdated):"]
     used = count(lines[0])

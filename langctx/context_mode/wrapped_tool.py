@@ -17,12 +17,7 @@ from langctx.markers import NO_THREAD
 
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
-    """The run's ``configurable.thread_id``, or a shared default.
-
-    Example:
-        >>> thread_id_from_config({"configurable": {"thread_id": 7}})
-        '7'
-    """
+    """The run's ``configurable.thread_id``, or a shared default."""
     configurable = (config or {}).get("configurable") or {}
     tid = configurable.get("thread_id")
     return NO_THREAD if tid is None else str(tid)
@@ -31,13 +26,6 @@ def thread_id_from_config(config: RunnableConfig | None) -> str:
 def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str:
     """Where a run's references are kept: its ``thread_id``, else one named after the first message
     of its state (runs without a thread never share), else the shared no-thread namespace.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> reference_namespace({"configurable": {"thread_id": "t1"}}, None)
-        't1'
-        >>> reference_namespace({}, {"messages": [HumanMessage("hi", id="m1")]})
-        '__langctx_no_thread__:m1'
     """
     tid = thread_id_from_config(config)
     if tid != NO_THREAD:

@@ -106,12 +106,7 @@ def tool_calls(message: AIMessage) -> Iterator[tuple[str | None, str, dict[str, 
 
 
 def runs_itself(name: str, args: Mapping[str, Any]) -> bool:
-    """A tool named after the program its one ``command`` argument runs: a shell call.
-
-    Example:
-        >>> runs_itself("Python", {"command": "python solve.py"})
-        True
-    """
+    """A tool named after the program its one ``command`` argument runs: a shell call."""
     command = args.get("command", args.get("cmd"))
     words = command.split(maxsplit=1) if len(args) == 1 and isinstance(command, str) else []
     if not words:

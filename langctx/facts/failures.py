@@ -244,10 +244,6 @@ def shown_failure_lines(error: Mapping[str, Any]) -> list[str]:
 
     The last error line that is no summary line and the last summary line always show; then,
     within :data:`SHOWN_FAILURE_CHARS`, the other summary lines and two earlier error lines.
-
-    Example:
-        >>> shown_failure_lines({"lines": ["E   assert 3 == 4"], "summary_lines": ["== 1 failed =="]})
-        ['E   assert 3 == 4', '== 1 failed ==']
     """
     lines = _texts(error.get("lines"))
     if "summary_lines" in error:

@@ -214,11 +214,6 @@ def stored_facts(value: object) -> dict[str, Any]:
     """Facts read back from untrusted state, in the shape langctx writes (docs/persistence.md).
 
     What cannot be read is left out, strings are cut to the caps, unknown keys are kept as is.
-
-    Example:
-        >>> stored_facts({"read_files": ["a.py", 3, ""], "commands": [{"command": "make",
-        ...     "ok": "yes"}, "rm -rf /"], "read_files_dropped": -2, "next_step": ["?"]})
-        {'read_files': ['a.py'], 'commands': [{'command': 'make'}], 'read_files_dropped': 0}
     """
     from langctx.user_messages import stored_user_messages  # it imports this module
 

@@ -12,12 +12,7 @@ MAX_NAME_CHARS = 256  # words are read from this much of a name (the split is qu
 
 
 def tool_base_name(name: str) -> str:
-    """``name`` without its namespace: the text after the last ``__``, ``.``, ``/`` or ``:``.
-
-    Example:
-        >>> tool_base_name("mcp__shell__run_command"), tool_base_name("fs/read"), tool_base_name("Bash")
-        ('run_command', 'read', 'Bash')
-    """
+    """``name`` without its namespace: the text after the last ``__``, ``.``, ``/`` or ``:``."""
     parts = [part for part in _NAMESPACE.split(name.strip()) if part.strip()]
     return parts[-1].strip() if parts else ""
 
@@ -45,12 +40,7 @@ def normalize_tool_name(name: str) -> str:
 
 
 def tool_name_forms(name: str) -> tuple[str, ...]:
-    """The spellings of ``name`` a tool table is searched for, in order, each once.
-
-    Example:
-        >>> tool_name_forms("mcp__x__MultiEdit")
-        ('mcp__x__MultiEdit', 'mcp__x__multiedit', 'MultiEdit', 'multiedit', 'multi_edit')
-    """
+    """The spellings of ``name`` a tool table is searched for, in order, each once."""
     base = tool_base_name(name)
     forms = (name, name.lower(), base, base.lower(), normalize_tool_name(name))
     return tuple(form for form in dict.fromkeys(forms) if form)

@@ -302,12 +302,7 @@ def infer_command_tool(name: str | None, args: Mapping[str, Any]) -> bool:
 
 
 def command_tool_set(command_tools: Collection[str]) -> frozenset[str]:
-    """``command_tools`` as a frozenset of tool names, checked (one string is a mistake).
-
-    Example:
-        >>> sorted(command_tool_set(["bash", "runner"]))
-        ['bash', 'runner']
-    """
+    """``command_tools`` as a frozenset of tool names, checked (one string is a mistake)."""
     if command_tools is DEFAULT_COMMAND_TOOLS:
         return DEFAULT_COMMAND_TOOLS
     if isinstance(command_tools, str):

@@ -82,13 +82,7 @@ class ArchivePlan:
 
 
 def lean_message_dict(message: BaseMessage) -> dict[str, Any]:
-    """``message_to_dict(message)`` without fields at their default (when it reads back exactly).
-
-    Example:
-        >>> from langchain_core.messages import ToolMessage
-        >>> lean_message_dict(ToolMessage("ok", tool_call_id="c1", id="t1"))
-        {'type': 'tool', 'data': {'content': 'ok', 'id': 't1', 'tool_call_id': 'c1'}}
-    """
+    """``message_to_dict(message)`` without fields at their default (when it reads back exactly)."""
     full = message_to_dict(message)
     fields = type(message).model_fields
     data = {

@@ -76,12 +76,7 @@ async def acall_summarizer(
 
 
 def failure_reason(exc: BaseException) -> str:
-    """How a failed summarizer call is recorded: ``"timed out"`` or the error's repr, clipped.
-
-    Example:
-        >>> failure_reason(TimeoutError()), failure_reason(OSError("down"))
-        ('timed out', "OSError('down')")
-    """
+    """How a failed summarizer call is recorded: ``"timed out"`` or the error's repr, clipped."""
     return "timed out" if isinstance(exc, TimeoutError) else repr(exc)[:300]
 
 

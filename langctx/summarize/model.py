@@ -30,12 +30,7 @@ _MAX_TOOL_CHARS = 4_000
 
 
 def clip_middle(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters: its head and tail, and how much was cut.
-
-    Example:
-        >>> clip_middle("abcdefghij", 6)
-        'abcd\\n[… 4 characters cut …]\\nij'
-    """
+    """``text`` cut to about ``limit`` characters: its head and tail, and how much was cut."""
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
@@ -44,13 +39,7 @@ def clip_middle(text: str, limit: int) -> str:
 
 
 def format_transcript(messages: Sequence[BaseMessage], *, max_chars: int = 96_000) -> str:
-    """Render messages as a plain transcript; long tool outputs keep their head and tail.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> format_transcript([HumanMessage("hi")])
-        '[user] hi'
-    """
+    """Render messages as a plain transcript; long tool outputs keep their head and tail."""
     n_tools = sum(isinstance(m, ToolMessage) for m in messages) or 1
     other = sum(len(m.text) for m in messages if not isinstance(m, ToolMessage))
     per_tool = max(400, min(_MAX_TOOL_CHARS, (max_chars - min(other, max_chars // 2)) // n_tools))

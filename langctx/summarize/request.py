@@ -47,15 +47,7 @@ class SummaryRequest:
 
 
 def request_digest(request: SummaryRequest) -> str:
-    """A digest of what a summary is made from and the prompts' version (not ``context``).
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> a = SummaryRequest(kind="turns", messages=[HumanMessage("fix it", id="h1")])
-        >>> b = SummaryRequest(kind="turns", messages=[HumanMessage("fix it now", id="h1")])
-        >>> request_digest(a) == request_digest(a), request_digest(a) == request_digest(b)
-        (True, False)
-    """
+    """A digest of what a summary is made from and the prompts' version (not ``context``)."""
     messages = [
         [m.type, m.id, m.content, getattr(m, "tool_calls", None), getattr(m, "tool_call_id", None)]
         for m in request.messages

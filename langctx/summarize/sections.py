@@ -47,10 +47,6 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 def parse_sections(text: str) -> dict[str, list[str]] | None:
     """The items of each section of ``text`` (``Goal:``, ``## Goal``, ``**Goal:**`` headings), or
     None when it is not a sectioned summary (text before the first heading).
-
-    Example:
-        >>> parse_sections("Goal: fix it\\nNext step:\\n- run pytest"), parse_sections("Fixed it.")
-        ({'Goal': ['fix it'], 'Next step': ['run pytest']}, None)
     """
     out: dict[str, list[str]] = {}
     current: str | None = None

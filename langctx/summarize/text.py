@@ -78,12 +78,7 @@ def _constraint_lines(text: str) -> list[str]:
 
 
 def constraint_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` that say must / never / only / keep ... (each cut to 400 chars).
-
-    Example:
-        >>> constraint_sentences("Rename it. Keep the old name as an alias.")
-        ['Keep the old name as an alias.']
-    """
+    """The sentences of ``text`` that say must / never / only / keep ... (each cut to 400 chars)."""
     return [s[:MAX_CONSTRAINT_CHARS] for s in _sentences(text) if _CONSTRAINT.search(s)]
 
 

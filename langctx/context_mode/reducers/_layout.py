@@ -44,12 +44,7 @@ _RUN = re.compile(r"([^\w\s])\1{7,}")
 
 
 def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
-    """Shorten one line to ``max_chars``, saying how much was cut; runs of one symbol are squeezed.
-
-    Example:
-        >>> clip("x" * 50, 20), clip("check ━━━━━━━━━━━━━━━━")
-        ('xxxxxxxxxxxxxxxxxxxx…(+30 chars)', 'check ━━━…')
-    """
+    """Shorten one line to ``max_chars``, saying how much was cut; runs of one symbol are squeezed."""
     if squeeze and len(line) > 8:
         head = line[: max_chars * 4]  # bounds the work on a huge line
         line = _RUN.sub(r"\1\1\1…", head) + line[len(head) :]
@@ -59,12 +54,7 @@ def clip(line: str, max_chars: int = 300, *, squeeze: bool = True) -> str:
 
 
 def names_line(label: str, names: Sequence[str], max_listed: int = 60) -> str:
-    """``label (n): a, b, …`` listing at most ``max_listed`` names.
-
-    Example:
-        >>> names_line("Columns", ["id", "name", "age"], max_listed=2)
-        'Columns (3): id, name, +1 more'
-    """
+    """``label (n): a, b, …`` listing at most ``max_listed`` names."""
     more = f", +{len(names) - max_listed} more" if len(names) > max_listed else ""
     return f"{label} ({len(names)}): {', '.join(names[:max_listed])}{more}"
 
@@ -81,13 +71,7 @@ def select(
     count_tokens: TextCounter,
     markers: bool = True,
 ) -> list[Candidate]:
-    """The most important candidates (in line order) whose text and gap ``markers`` fit the budget.
-
-    Example:
-        >>> p = [Candidate(0, "a"), Candidate(5, "ERR", priority=-1), Candidate(9, "z", priority=1)]
-        >>> [c.text for c in select(p, budget_tokens=9, total_lines=10, count_tokens=lambda s: 1)]
-        ['a', 'ERR']
-    """
+    """The most important candidates (in line order) whose text and gap ``markers`` fit the budget."""
     marker_tokens = count_tokens(_GAP_SAMPLE) + 1 if markers else 0
     starts: list[int] = []
     kept: list[Candidate] = []
@@ -176,10 +160,6 @@ def render_selection(
     """Kept pieces in order with ``[… lines a–b not shown …]`` markers for the gaps.
 
     ``hidden(first, last)``: how many lines of a gap no kept piece stands for (0: no marker).
-
-    Example:
-        >>> render_selection([Candidate(0, "a (×9)")], total_lines=10, hidden=lambda a, b: 2)
-        ['a (×9)', '[… 2 of lines 2–10 not shown …]']
     """
     out: list[str] = []
     prev_last = -1
@@ -208,14 +188,7 @@ def facts_lines(
     count_tokens: TextCounter,
     label: str = "Not shown above",
 ) -> tuple[list[str], int]:
-    """The ``facts`` the kept text does not show, within a budget: ``(lines, how many left out)``.
-
-    Example:
-        >>> from langctx.facts import extract_output_facts
-        >>> facts = extract_output_facts("boom in a.py:3 (KeyError)")
-        >>> facts_lines(facts, "kept text", budget_tokens=99, count_tokens=len)
-        (['Not shown above: KeyError; at a.py:3'], 0)
-    """
+    """The ``facts`` the kept text does not show, within a budget: ``(lines, how many left out)``."""
     missing = missing_output_facts(facts, kept_text)
     if not missing:
         return [], 0
@@ -267,12 +240,7 @@ def _footer(removed: str) -> str:
 
 
 def body_budget(kind: ContentKind, meta: OutputMeta, budget_tokens: int) -> int:
-    """Tokens left for the body once the header and a footer are accounted for.
-
-    Example:
-        >>> body_budget("log", OutputMeta(), 1500) < 1500
-        True
-    """
+    """Tokens left for the body once the header and a footer are accounted for."""
     overhead = meta.count_tokens(_header(kind, meta)) + meta.count_tokens(_footer(_FOOTER_SAMPLE))
     # Token counts are not exactly additive (pieces counted apart vs. the joined text): keep a margin.
     margin = 2 + budget_tokens // 32
@@ -290,12 +258,6 @@ def finish(
     """Wrap ``body`` (escaped here) in the header and footer, cutting its middle to fit the budget.
 
     ``unlisted``: how many facts the body could not list, counted in the footer.
-
-    Example:
-        >>> print(finish("log", OutputMeta(tool_name="sh"), 99, "<langctx:x> ok", "the rest").text)
-        [langctx context-mode: sh output reduced (log) · original 0 chars / 0 tokens]
-        <\u200blangctx:x> ok
-        [langctx context-mode: removed the rest]
     """
     count = meta.count_tokens
     if unlisted:

@@ -18,12 +18,7 @@ _SCAN_BYTES = 1 << 20  # printable strings are looked for in the first and last 
 
 
 def looks_binary(text: str) -> bool:
-    """Whether ``text`` is binary: in its first 64 KiB a NUL, or over 10% control characters.
-
-    Example:
-        >>> looks_binary("plain text\\twith tabs\\n"), looks_binary("a\\x00b")
-        (False, True)
-    """
+    """Whether ``text`` is binary: in its first 64 KiB a NUL, or over 10% control characters."""
     sample = text[:_SAMPLE]
     if not sample:
         return False
@@ -48,12 +43,6 @@ def reduce_binary(
     """Describe binary output: its size, a hex preview and the printable strings in it.
 
     ``raw``: the original bytes, when the output came as bytes.
-
-    Example:
-        >>> blob = b"\\x7fELF\\x02\\x01" + b"\\x00" * 5000 + b"GLIBC_2.34\\x00"
-        >>> r = reduce_binary("", meta=OutputMeta(), budget_tokens=300, raw=blob)
-        >>> r.text.splitlines()[1], "'GLIBC_2.34'" in r.text
-        ('binary output, 5,017 bytes (sha256 7cb1cba4f3237a64…)', True)
     """
     data = raw if raw is not None else text.encode("utf-8", errors="surrogatepass")
     digest = hashlib.sha256(data).hexdigest()[:16]

@@ -208,12 +208,7 @@ class _Field:
 
 
 def extract_page(html: str) -> tuple[list[str], int]:
-    """Visible text (links inline) and interactive elements of HTML, and how many elements.
-
-    Example:
-        >>> extract_page("<p>Hi <a href='/a'>there</a></p><button>Go</button>")
-        (['Hi [there](/a)', '[button: Go]'], 2)
-    """
+    """Visible text (links inline) and interactive elements of HTML, and how many elements."""
     lines, elements = _extract(html)
     return [line for _, line in lines], elements
 
@@ -226,10 +221,6 @@ def defuse_tags(html: str) -> str:
     """``html`` with every tag (or comment) left open before the next ``<`` written as text.
 
     HTMLParser rescans such a tag to the end for each later ``<``: quadratic on broken markup.
-
-    Example:
-        >>> defuse_tags("<p>ok</p><a href='x<b>b</b>"), defuse_tags("<!-- a --><p>ok<!-- b")
-        ("<p>ok</p>&lt;a href='x<b>b</b>", '<!-- a --><p>ok&lt;!-- b')
     """
     last_close = html.rfind("-->")
     cut = last_close + 3 if last_close >= 0 else 0  # a comment opened after it never closes
@@ -281,15 +272,7 @@ def _collapse_repeats(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def reduce_html(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce HTML or an accessibility snapshot to text and interactive elements (else head, tail).
-
-    Example:
-        >>> page = ('<h1>Login</h1><label for="e">Email</label><input id="e" name="email">'
-        ...         '<script>var x=1;</script>' + '<p>Terms apply.</p>' * 300)
-        >>> r = reduce_html(page, meta=OutputMeta(original_tokens=2500), budget_tokens=300)
-        >>> r.text.splitlines()[2:6]
-        ['# Login', 'Email', '[input name=email label="Email"]', 'Terms apply. (×300)']
-    """
+    """Reduce HTML or an accessibility snapshot to text and interactive elements (else head, tail)."""
     is_page = text.lstrip().startswith("<")
     if is_page:
         try:

@@ -20,12 +20,7 @@ _NESTED_ITEMS = 3
 
 
 def compact_json(value: Any, *, depth: int = 2) -> Any:
-    """A copy of ``value`` with long strings clipped and containers below ``depth`` summarised.
-
-    Example:
-        >>> compact_json({"a": {"b": {"c": 1}}, "s": "x" * 200}, depth=1)["a"]
-        {'b': '{…1 key}'}
-    """
+    """A copy of ``value`` with long strings clipped and containers below ``depth`` summarised."""
     if isinstance(value, str):
         return clip(value, _STRING_CHARS)
     if isinstance(value, dict):
@@ -91,14 +86,7 @@ def _parse(text: str) -> tuple[Any, str] | None:
 
 
 def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce JSON (lines) to its keys and first items, or an outline; not JSON: the log reduction.
-
-    Example:
-        >>> data = str([{"id": i, "name": f"n{i}"} for i in range(300)]).replace("'", '"')
-        >>> r = reduce_json(data, meta=OutputMeta(), budget_tokens=1500)
-        >>> "Keys (2): id, name" in r.text, "more items not shown" in r.text
-        (True, True)
-    """
+    """Reduce JSON (lines) to its keys and first items, or an outline; not JSON: the log reduction."""
     parsed = _parse(text)
     if parsed is None:
         return reduce_log(text, meta=meta, budget_tokens=budget_tokens)

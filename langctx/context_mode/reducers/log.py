@@ -109,12 +109,6 @@ def reduce_lines(
     """Reduce line-oriented output: facts, then the first and last lines, repeats collapsed.
 
     ``preface``: lines (a summary the caller computed) put first.
-
-    Example:
-        >>> out = "building\\n" * 500 + "failed: 1 test\\n"
-        >>> r = reduce_lines(out, kind="log", meta=OutputMeta(), budget_tokens=200, preface=("Hi",))
-        >>> r.text.splitlines()[1:3]
-        ['Hi', 'building (×500)']
     """
     count = meta.count_tokens
     clean = clean_terminal(text)
@@ -300,12 +294,5 @@ def _repeat_note(total: int, lines: list[str], members: list[int]) -> str:
 
 
 def reduce_log(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce command output or a log to its errors, warnings, tracebacks, first and last lines.
-
-    Example:
-        >>> log = "compiling\\n" * 400 + "src/a.py:3: error: bad\\nexit code 1"
-        >>> r = reduce_log(log, meta=OutputMeta(), budget_tokens=300)
-        >>> "src/a.py:3: error: bad" in r.text and "(×400)" in r.text
-        True
-    """
+    """Reduce command output or a log to its errors, warnings, tracebacks, first and last lines."""
     return reduce_lines(text, kind="log", meta=meta, budget_tokens=budget_tokens)

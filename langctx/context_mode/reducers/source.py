@@ -34,13 +34,7 @@ class Listing:
 
 
 def split_listing(text: str, *, first_line: int = 1) -> Listing:
-    """Separate code from line-number prefixes and viewer notes (``first_line``: if no prefixes).
-
-    Example:
-        >>> lst = split_listing("[File: a.py (9 lines total)]\\n7:x = 1\\n8:y = 2\\n9:z = 3")
-        >>> lst.numbers, lst.code, lst.notes
-        ([7, 8, 9], ['x = 1', 'y = 2', 'z = 3'], [(0, '[File: a.py (9 lines total)]')])
-    """
+    """Separate code from line-number prefixes and viewer notes (``first_line``: if no prefixes)."""
     lines = text.split("\n")
     sample = [line for line in lines[:_SAMPLE_LINES] if line.strip()]
     hits = [sum(1 for line in sample if pattern.match(line)) for pattern in _NUMBERED]
@@ -78,14 +72,7 @@ def _path_in(notes: list[tuple[int, str]]) -> str | None:
 
 
 def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a source file (or a numbered listing of one) to its outline.
-
-    Example:
-        >>> code = "class A:\\n" + "    x = 1\\n" * 300 + "    def run(self):\\n        pass\\n"
-        >>> r = reduce_source(code, meta=OutputMeta(path="a.py"), budget_tokens=400)
-        >>> "L1 class A:" in r.text and "L302   def run(self):" in r.text
-        True
-    """
+    """Reduce a source file (or a numbered listing of one) to its outline."""
     listing = split_listing(text, first_line=_first_line(meta))
     if meta.path is None and (found := _path_in(listing.notes)):
         meta = replace(meta, path=found)

@@ -41,12 +41,7 @@ class Outline:
 
 
 def language_for_path(path: str | None) -> str | None:
-    """Language of a file from its extension, or ``None``.
-
-    Example:
-        >>> language_for_path("src/app/main.tsx")
-        'typescript'
-    """
+    """Language of a file from its extension, or ``None``."""
     if not path:
         return None
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -141,14 +136,7 @@ def _member_indent(lines: Sequence[str], start: int) -> int | None:
 def outline_source(
     lines: Sequence[str], *, language: str | None, numbers: Sequence[int] | None = None
 ) -> Outline:
-    """The imports and declarations of a file's ``lines``; ``numbers``: their line numbers.
-
-    Example:
-        >>> ts = ["import { a } from './a.js';", "export class X {", "  run(): void {", "  }", "}"]
-        >>> outline = outline_source(ts, language="typescript")
-        >>> outline.imports, [(d.line, d.depth, d.text) for d in outline.declarations]
-        (['./a.js'], [(2, 0, 'export class X'), (3, 1, 'run(): void')])
-    """
+    """The imports and declarations of a file's ``lines``; ``numbers``: their line numbers."""
     scan = _Scan(lines, language or "")
     for i, line in enumerate(lines):
         if line.strip():

@@ -19,12 +19,7 @@ _MAX_SCAN = 5_000
 
 
 def exception_summary(text: str) -> str | None:
-    """The exception line of a trace (last of a Python one, else first), unless in its first 3.
-
-    Example:
-        >>> exception_summary("Traceback (most recent call last):\\n  ...\\n  ...\\nOSError: full")
-        'OSError: full'
-    """
+    """The exception line of a trace (last of a Python one, else first), unless in its first 3."""
     lines = text.split("\n", _MAX_SCAN)[:_MAX_SCAN]
     found = [line.strip() for line in lines if _EXCEPTION.match(line.strip())]
     if not found:
@@ -35,14 +30,7 @@ def exception_summary(text: str) -> str | None:
 
 
 def reduce_stack_trace(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a stack trace to its exception line(s) and frames, repeats collapsed.
-
-    Example:
-        >>> trace = "Traceback (most recent call last):\\n" + '  File "a.py", line 1\\n' * 300
-        >>> r = reduce_stack_trace(trace + "OSError: x", meta=OutputMeta(), budget_tokens=500)
-        >>> r.text.splitlines()[1]
-        'Exception: OSError: x'
-    """
+    """Reduce a stack trace to its exception line(s) and frames, repeats collapsed."""
     summary = exception_summary(clean_terminal(text[:200_000]))
     preface = (f"Exception: {clip(summary, 300)}",) if summary else ()
     return reduce_lines(

@@ -30,10 +30,6 @@ def sniff_delimiter(lines: Sequence[str], *, header: re.Pattern[str] = _HEADER_C
     """The delimiter of CSV-like lines (``,``, tab, ``;`` or ``|``), or ``None`` if not a table.
 
     Every cell of the first row must match ``header``, and 80% of the rows have as many cells.
-
-    Example:
-        >>> sniff_delimiter(["name\\tage", "ann\\t3", "bob\\t4"])
-        '\\t'
     """
     sample = [line for line in lines[:40] if line.strip()]
     if len(sample) < 3:
@@ -111,14 +107,7 @@ def _line_table(lines: list[str]) -> _Table | None:
 
 
 def reduce_table(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
-    """Reduce a table to its column names and first rows (the log reduction if not a table).
-
-    Example:
-        >>> csv_text = "id,name\\n" + "".join(f"{i},user{i}\\n" for i in range(500))
-        >>> r = reduce_table(csv_text, meta=OutputMeta(), budget_tokens=1500)
-        >>> "Columns (2): id, name" in r.text, "450 more rows not shown" in r.text
-        (True, True)
-    """
+    """Reduce a table to its column names and first rows (the log reduction if not a table)."""
     stripped = text.strip("\n")
     lines = stripped.split("\n", 200)[:200]
     table = None

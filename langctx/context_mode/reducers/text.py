@@ -24,11 +24,6 @@ def cut_head_tail(
 ) -> tuple[str, str, str]:
     """Split ``text`` into ``(head, middle, tail)``: head and tail fit their tokens and end at a
     close line break; the cost does not grow with the text.
-
-    Example:
-        >>> cut_head_tail("a\\nb\\nc\\nd\\ne", head_tokens=1, tail_tokens=1,
-        ...               count_tokens=lambda s: len(s.replace("\\n", "")))
-        ('a\\n', 'b\\nc\\nd\\n', 'e')
     """
     hi = min(len(text), max(0, head_tokens) * _CHARS_PER_TOKEN_MAX)
     head_len = largest(lambda n: count_tokens(text[:n]) <= head_tokens, hi)
@@ -53,12 +48,6 @@ def reduce_text(
     """Keep the start and the end of ``text``, listing the facts of the cut middle after them.
 
     ``kind``: the kind to report (reducers of other kinds fall back to this one).
-
-    Example:
-        >>> text = "\\n".join(f"paragraph {i} " + "word " * 20 for i in range(300))
-        >>> r = reduce_text(text, meta=OutputMeta(), budget_tokens=400)
-        >>> r.text.count("paragraph 0 "), r.text.count("paragraph 299 "), "not shown" in r.text
-        (1, 1, True)
     """
     count = meta.count_tokens
     budget = body_budget(kind, meta, budget_tokens)
