@@ -85,6 +85,7 @@ class _Page(HTMLParser):
         elif tag == "input" and typ != "hidden":
             self._add(self._field("input", attrs))
         elif tag == "option" and "select" in self.open:
+            self._close_option()  # an <option> ends the one before (its end tag is optional)
             self.open_option = []
         elif tag == "label":
             self.open_label = []
@@ -105,6 +106,8 @@ class _Page(HTMLParser):
             return
         if self.skip:
             return
+        if tag in ("option", "select"):
+            self._close_option()
         if tag in self.open:
             index, attrs, words = self.open.pop(tag)
             self._add(self._element(tag, attrs, words), index)
@@ -112,15 +115,17 @@ class _Page(HTMLParser):
             self.in_head = False
         elif tag == "title":
             self.in_title = False
-        elif tag == "option" and self.open_option is not None and "select" in self.open:
-            self.open["select"][2].append(_squash(self.open_option))
-            self.open_option = None
         elif tag == "label" and self.open_label is not None:
             if self.label_for:
                 self.labels[self.label_for] = _squash(self.open_label)
             self.open_label = None
         if tag in _BLOCK:
             self.parts.append("\n")
+
+    def _close_option(self) -> None:
+        if self.open_option is not None and "select" in self.open:
+            self.open["select"][2].append(_squash(self.open_option))
+        self.open_option = None
 
     def handle_data(self, data: str) -> None:
         if self.skip or (self.in_head and not self.in_title):

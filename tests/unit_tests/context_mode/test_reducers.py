@@ -172,6 +172,21 @@ def test_html_keeps_visible_text_and_interactive_elements() -> None:
     assert "scripts and styles" in r.removed
 
 
+@pytest.mark.parametrize(
+    "select",
+    [
+        "<select name=s><option>A<option>B</select>",  # end tags of options are optional
+        "<select name=s><option>A</option><option>B</select>",
+        "<select name=s><option>A</option><option>B</option></select>",
+    ],
+)
+def test_html_options_without_end_tags_close_at_the_next_option_or_the_select(select: str) -> None:
+    page = f"<html><body><h1>Order</h1>{select}<p>Text after the form</p></body></html>"
+    r = reduce(page * 80, "browse_page", {"url": "https://shop.example/order"})
+    assert "[select name=s options: A | B]" in r.text
+    assert "Text after the form" in r.text
+
+
 def test_accessibility_snapshot_keeps_controls_and_urls() -> None:
     r = reduce(s.A11Y_SNAPSHOT, "browser_snapshot", {})
     assert r.kind == "html"
