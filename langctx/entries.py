@@ -185,12 +185,7 @@ _FILE_FACTS = ("read_files", "modified_files")
 
 
 def covered_count(entry: Mapping[str, Any]) -> int:
-    """How many messages a compaction entry stands for (its own and its merged entries').
-
-    Example:
-        >>> covered_count({"covered_ids": ["m1", "m2"]})  # a version-1 shape
-        2
-    """
+    """How many messages a compaction entry stands for (its own and its merged entries')."""
     count = entry.get("covered_count")
     return int(count) if isinstance(count, int) else len(entry.get("covered_ids") or ())
 

@@ -116,12 +116,7 @@ class ToolGuard:
     def failure(
         self, exc: BaseException, *, tool_name: str, tool_call_id: str | None
     ) -> ToolMessage | str:
-        """The error tool result (a string without ``tool_call_id``) for a timeout or an exception.
-
-        Example:
-            >>> ToolGuard().failure(ValueError("bad path"), tool_name="read", tool_call_id="c1").status
-            'error'
-        """
+        """The error tool result (a string without ``tool_call_id``) for a timeout or an exception."""
         if isinstance(exc, GuardTimeoutError):
             text = (
                 f"[tool {tool_name} timed out after {exc.timeout:g} s] It may still be running; "

@@ -233,13 +233,6 @@ def reassemble(slices: Iterable[str]) -> bytes:
 
     Raises:
         ValueError: a slice does not parse, the totals disagree, or bytes are missing.
-
-    Example:
-        >>> from langctx.context_mode.references import new_meta
-        >>> meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"abcdef", source="bytes")
-        >>> reassemble([render_slice(meta, b"def", 3, max_tokens=99).text,
-        ...             render_slice(meta, b"abcd", 0, max_tokens=99).text])
-        b'abcdef'
     """
     parts = sorted((parse_slice(t) for t in slices), key=lambda p: p.start)
     if not parts:

@@ -98,15 +98,7 @@ class WorkingMemory:
 
     @classmethod
     def from_messages(cls, messages: Sequence[BaseMessage], **kwargs: Any) -> WorkingMemory:
-        """Replay a conversation (each AI message is a turn).
-
-        Example:
-            >>> calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
-            >>> wm = WorkingMemory.from_messages([AIMessage("", tool_calls=calls),
-            ...     ToolMessage("FAILED t.py::x\\nexit code 1", tool_call_id="c1")])
-            >>> wm.render("commands").splitlines()[-1]
-            '- [turn 1] pytest -q -> exit 1'
-        """
+        """Replay a conversation (each AI message is a turn)."""
         memory = cls(**kwargs)
         memory.observe(messages)
         return memory
@@ -208,12 +200,7 @@ class WorkingMemory:
         ]
 
     def render(self, kind: QueryKind = "all", *, path: str | None = None, limit: int = 20) -> str:
-        """The working memory (or one part of it) as text for the model.
-
-        Example:
-            >>> WorkingMemory().render("errors")
-            'Working memory (turn 0)\\nOpen errors: none'
-        """
+        """The working memory (or one part of it) as text for the model."""
         if kind not in ("all", "files", "commands", "errors"):
             msg = f"kind must be one of all, files, commands, errors; got {kind!r}."
             raise ConfigError(msg)

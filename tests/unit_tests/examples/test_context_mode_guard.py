@@ -12,8 +12,15 @@ def test_cap_content() -> None:
     )
 
 
-def test_ToolGuard() -> None:
+def test_tool_guard() -> None:
     assert (
         ToolGuard(max_output_chars=5).run(lambda: "0123456789", tool_name="t", tool_call_id=None)
         == "012\n[… 5 chars cut by the tool guard: the output had 10 chars and the cap is 5 …]\n89"
+    )
+
+
+def test_tool_guard_failure() -> None:
+    assert (
+        ToolGuard().failure(ValueError("bad path"), tool_name="read", tool_call_id="c1").status
+        == "error"
     )

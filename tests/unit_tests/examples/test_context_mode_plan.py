@@ -15,5 +15,5 @@ def test_is_free() -> None:
     )
 
 
-def test_ProcessedOutput_stamp() -> None:
+def test_processed_output_stamp() -> None:
     assert ProcessedOutput(text="x", action="inline").stamp()["action"] == "inline"

@@ -76,7 +76,7 @@ def test_not_found() -> None:
     assert str(not_found("ctx_x")).startswith("no context reference 'ctx_x'") is True
 
 
-def test_InMemoryReferenceStore() -> None:
+def test_in_memory_reference_store() -> None:
     store = InMemoryReferenceStore()
     store.put("t", new_meta(ref_id="ctx_1", thread_id="t", data=b"hi", source="str"), b"hi")
     assert store.read("t", "ctx_1", 1, 2) == b"i"

@@ -8,6 +8,7 @@ from langctx.context_mode.slices import (
     encode_body,
     from_raw,
     parse_slice,
+    reassemble,
     render_slice,
     slice_window,
     to_raw,
@@ -68,3 +69,18 @@ def test_parse_slice() -> None:
 
     meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\xff", source="bytes")
     assert parse_slice(render_slice(meta, b"hi\xff", 0, max_tokens=200).text).data == b"hi\xff"
+
+
+def test_reassemble() -> None:
+    from langctx.context_mode.references import new_meta
+
+    meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"abcdef", source="bytes")
+    assert (
+        reassemble(
+            [
+                render_slice(meta, b"def", 3, max_tokens=99).text,
+                render_slice(meta, b"abcd", 0, max_tokens=99).text,
+            ]
+        )
+        == b"abcdef"
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from langctx.context_mode.tiers import keyword_scores, render_memory_block, tokenize
+from langchain_core.messages import AIMessage, ToolMessage
+
+from langctx.context_mode.tiers import WorkingMemory, keyword_scores, render_memory_block, tokenize
 
 
 def test_tokenize() -> None:
@@ -26,3 +28,18 @@ def test_render_memory_block() -> None:
         == "Long-term memory (retrieved for this request; may be outdated):\n- Deploy via staging.\n- Use tabs."
     )
     assert render_memory_block([" ".join(f"fact{i}" for i in range(500))], max_tokens=30) is None
+
+
+def test_working_memory_from_messages() -> None:
+    calls = [{"id": "c1", "name": "bash", "args": {"command": "pytest -q"}}]
+    wm = WorkingMemory.from_messages(
+        [
+            AIMessage("", tool_calls=calls),
+            ToolMessage("FAILED t.py::x\nexit code 1", tool_call_id="c1"),
+        ]
+    )
+    assert wm.render("commands").splitlines()[-1] == "- [turn 1] pytest -q -> exit 1"
+
+
+def test_working_memory_render() -> None:
+    assert WorkingMemory().render("errors") == "Working memory (turn 0)\nOpen errors: none"

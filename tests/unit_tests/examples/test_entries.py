@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langctx.entries import entry_facts, read_entry
+from langctx.entries import covered_count, entry_facts, read_entry
 
 
 def test_entry_facts() -> None:
@@ -28,3 +28,8 @@ def test_read_entry() -> None:
         }
     )
     assert (e["read_files"], e["facts"]) == (["a.py"], {"next_step": "Go."})
+
+
+def test_covered_count() -> None:
+    # a version-1 shape
+    assert covered_count({"covered_ids": ["m1", "m2"]}) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langctx.machinery import DEFAULT_MACHINERY, is_machinery, strip_machinery, substantive_text
 
 
-def test_Machinery() -> None:
+def test_machinery() -> None:
     rules = DEFAULT_MACHINERY.extend(tags=("my-agent-note",))
     assert strip_machinery("<my-agent-note>cwd=/x</my-agent-note>Add a CLI", rules) == "Add a CLI"
 
