@@ -188,24 +188,25 @@ def _reading(
     namespace listed page by page, then a batch the listing missed fetched by key)."""
     items = _state_items(state)
     if store is None or thread_id is None:
-        if (missing := _missing(items, state)) is not None:
+        chain, missing = _chain(items, state)
+        if missing is not None:
             msg = (
                 f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
                 "was changed or removed, or the thread archived to a store (pass it: "
                 "full_log(store, thread_id, state))."
             )
             raise ArchiveMissingError(msg, key=missing)
-        return _chain(items, state)
+        return chain
     ns = archive_namespace(thread_id)
     refresh = refresh_on_read(store)
     offset = 0
-    while _missing(items, state) is not None:
+    while _chain(items, state)[1] is not None:
         (page,) = yield (SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh),)
         _collect(items, page)
         if len(page) < _PAGE:
             break
         offset += _PAGE
-    while (missing := _missing(items, state)) is not None:
+    while (missing := _chain(items, state)[1]) is not None:
         (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
         if item is None:
             msg = (
@@ -214,7 +215,7 @@ def _reading(
             )
             raise ArchiveMissingError(msg, key=missing)
         _collect(items, [item])
-    return _chain(items, state)
+    return _chain(items, state)[0]
 
 
 @overload
@@ -332,24 +333,15 @@ def _is_batch(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
 
 
-def _last(state: Mapping[str, Any]) -> str | None:
-    """The key of the newest batch the state's archive record names."""
+def _chain(
+    items: Mapping[str, Any], state: Mapping[str, Any]
+) -> tuple[list[ArchiveBatch], str | None]:
+    """The batches of the chain the state's archive record ends, as far as ``items`` hold them
+    (oldest first), and the first key they miss (None: the chain is complete)."""
     record = archive_record(state.get("langctx"))
-    return record.get("last") if record else None
-
-
-def _missing(items: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
-    """The first key of the chain not in ``items`` (None: complete)."""
-    key = _last(state)
-    while key is not None and key in items:
-        key = items[key].get("prev")
-    return key
-
-
-def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    key = _last(state)
+    key = record.get("last") if record else None
     out: list[ArchiveBatch] = []
-    while key is not None:
+    while key is not None and key in items:
         out.append(items[key])
         key = items[key].get("prev")
-    return out[::-1]
+    return out[::-1], key
