@@ -82,15 +82,13 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
 
     def _sync(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         step = self._step(state, config)
-        if (batch := step.compact()) is not None:
-            Archive.write(*batch)
+        step.compact()
         return self._update(step)
 
     async def _async(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         step = self._step(state, config)
         async with deferred_callbacks():
-            if (batch := await step.acompact()) is not None:
-                await Archive.awrite(*batch)
+            await step.acompact()
             return self._update(step)
 
     def _step(self, state: Mapping[str, Any], config: RunnableConfig) -> MemoryStep:
@@ -114,9 +112,7 @@ class LangctxNode(RunnableLambda[LangctxState, dict[str, Any]]):
                     HumanMessage(ACK_REQUEST, id=f"{ACK_ID_PREFIX}{uuid.uuid4().hex}")
                 )
             out[self.output_key] = projection
-        if (update := step.view.update()) is not None:
-            out["langctx"] = update
-        return Archive.apply(out, step.plan)
+        return step.update(out)
 
 
 def _graph_store() -> BaseStore | None:

@@ -49,16 +49,28 @@ class MemoryStep:
         self._before = self.view.context_tokens() if self.command else 0
 
     def compact(self) -> ArchiveWrite | None:
-        """Compact on ``/compact``, or when due; returns the archive batch to write, if any."""
+        """Compact on ``/compact``, or when due; writes the archive batch to its store (returned),
+        if any."""
         view, command = self.view, self.command
         entry = view.compact(command[1] or None) if command else view.compact_if_due()
-        return self._compacted(entry)
+        if (batch := self._compacted(entry)) is not None:
+            Archive.write(*batch)
+        return batch
 
     async def acompact(self) -> ArchiveWrite | None:
         """Async version of `compact`."""
         view, command = self.view, self.command
         entry = await (view.acompact(command[1] or None) if command else view.acompact_if_due())
-        return self._compacted(entry)
+        if (batch := self._compacted(entry)) is not None:
+            await Archive.awrite(*batch)
+        return batch
+
+    def update(self, out: dict[str, Any]) -> dict[str, Any]:
+        """``out`` plus the view's channel update and the archive plan's part (the view may have
+        compacted again, on overflow: the plan goes with its latest update)."""
+        if (channel := self.view.update()) is not None:
+            out["langctx"] = channel
+        return Archive.apply(out, self.plan)
 
     def _compacted(self, entry: CompactionEntry | None) -> ArchiveWrite | None:
         if self.command is not None:

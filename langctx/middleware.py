@@ -87,8 +87,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         """Compact when due (or on ``/compact``), archive, send the projection; recover."""
         step, keyed = self._step(request)
         with self._main_model(keyed):
-            if (batch := step.compact()) is not None:
-                Archive.write(*batch)
+            step.compact()
             if step.handled is not None:
                 return _with_update(ModelResponse(result=[step.handled[1]]), step)
             response = self.recovery.run(step.view, lambda: handler(_projected(keyed, step)))
@@ -103,8 +102,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         step, keyed = self._step(request)
         async with deferred_callbacks():
             with self._main_model(keyed):
-                if (batch := await step.acompact()) is not None:
-                    await Archive.awrite(*batch)
+                await step.acompact()
                 if step.handled is not None:
                     return _with_update(ModelResponse(result=[step.handled[1]]), step)
                 response = await self.recovery.arun(
@@ -218,13 +216,7 @@ def _with_update(
     response: ModelResponse[Any] | AIMessage, step: MemoryStep
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
     """The response plus this step's state update."""
-    update: dict[str, Any] = {}
-    if step.handled is not None:
-        update["messages"] = [step.handled[0]]
-    if (channel := step.view.update()) is not None:
-        update["langctx"] = channel
-    # the view may have compacted again (overflow): the plan goes with its latest update
-    update = Archive.apply(update, step.plan)
+    update = step.update({"messages": [step.handled[0]]} if step.handled is not None else {})
     if not update:
         return response
     model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])

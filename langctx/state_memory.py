@@ -195,7 +195,7 @@ class ThreadView:
 
     def update(self) -> LangctxChannel | None:
         """What to write to the ``langctx`` channel (None: nothing new)."""
-        memory, reset = self.memory, self._reset
+        memory, reset, counter = self.memory, self._reset, self.memory.counter
         new_c, new_e, new_p = memory.compactions, memory.edits, memory.priorities
         if not reset:
             new_c, new_e = new_c[self._known :], new_e[self._known_edits :]
@@ -208,14 +208,9 @@ class ThreadView:
             edits=new_e,
             priorities=new_p,
             reset=reset,
-            counter=self._counter,
+            counter=str(getattr(counter, "inner", counter).name),
             copy=False,
         )
-
-    @property
-    def _counter(self) -> str:
-        counter = self.memory.counter
-        return str(getattr(counter, "inner", counter).name)
 
 
 def view_state(

@@ -150,10 +150,7 @@ def _unit(raw: Sequence[BaseMessage], p: int, hi: int) -> list[BaseMessage]:
 def _rfind(raw: Sequence[BaseMessage], mid: str, *, hi: int | None = None) -> int | None:
     if isinstance(raw, WithIds) and not mid.startswith(ANON_ID_PREFIX):
         raw = raw._raw  # a stated id: no derived id can equal it
-    for i in range(len(raw) - 1 if hi is None else hi - 1, -1, -1):
-        if raw[i].id == mid:
-            return i
-    return None
+    return next((i for i in range(len(raw) if hi is None else hi)[::-1] if raw[i].id == mid), None)
 
 
 def archived_messages(batches: Any) -> dict[str, BaseMessage]:

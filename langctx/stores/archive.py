@@ -16,7 +16,7 @@ from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.steps import adrive, drive
 from langctx.stores.archive_plan import ArchiveBatch, ArchivePlan, batch_key, plan_archive
-from langctx.stores.references import abatch, namespace_label
+from langctx.stores.references import abatch, namespace_label, refresh_on_read
 
 __all__ = [
     "ARCHIVE_NAMESPACE",
@@ -120,17 +120,12 @@ class Archive:
     @staticmethod
     def write(store: BaseStore, plan: ArchivePlan) -> None:
         """Write the plan's batch, unless an earlier attempt of the same step already did."""
-        ns = archive_namespace(plan.batch["thread_id"])
-        if store.get(ns, plan.key) is None:
-            store.batch([PutOp(ns, plan.key, dict(plan.batch), index=False)])
+        drive(_writing(store, plan), store.batch)
 
     @staticmethod
     async def awrite(store: BaseStore, plan: ArchivePlan) -> None:
         """Async version of `write`."""
-        ns = archive_namespace(plan.batch["thread_id"])
-        (found,) = await abatch(store, [GetOp(ns, plan.key)])
-        if found is None:
-            await abatch(store, [PutOp(ns, plan.key, dict(plan.batch), index=False)])
+        await adrive(_writing(store, plan), partial(abatch, store))
 
     @staticmethod
     def apply(out: dict[str, Any], plan: ArchivePlan | None) -> dict[str, Any]:
@@ -146,6 +141,15 @@ class Archive:
         if plan.in_state:
             update[ARCHIVE_KEY] = [plan.batch]
         return update
+
+
+def _writing(
+    store: BaseStore, plan: ArchivePlan
+) -> Generator[tuple[GetOp] | tuple[PutOp], Any, None]:
+    ns = archive_namespace(plan.batch["thread_id"])
+    (found,) = yield (GetOp(ns, plan.key, refresh_ttl=refresh_on_read(store)),)
+    if found is None:
+        yield (PutOp(ns, plan.key, dict(plan.batch), index=False),)
 
 
 def read_batches(
@@ -184,29 +188,34 @@ def _reading(
     namespace listed page by page, then a batch the listing missed fetched by key)."""
     items = _state_items(state)
     if store is None or thread_id is None:
-        if (missing := _walk(items, state, None)) is not None:
+        chain, missing = _chain(items, state)
+        if missing is not None:
             msg = (
                 f"archived batch {missing!r} is not in the state's {ARCHIVE_KEY!r}: a batch there "
                 "was changed or removed, or the thread archived to a store (pass it: "
                 "full_log(store, thread_id, state))."
             )
             raise ArchiveMissingError(msg, key=missing)
-        return _chain(items, state)
+        return chain
     ns = archive_namespace(thread_id)
-    refresh = (store.ttl_config or {}).get("refresh_on_read", True)  # as ``store.get`` reads it
+    refresh = refresh_on_read(store)
     offset = 0
-    while _walk(items, state, None) is not None:
+    while _chain(items, state)[1] is not None:
         (page,) = yield (SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh),)
         _collect(items, page)
         if len(page) < _PAGE:
             break
         offset += _PAGE
-    missing = _walk(items, state, None)
-    while missing is not None:
+    while (missing := _chain(items, state)[1]) is not None:
         (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
+        if item is None:
+            msg = (
+                f"archived batch {missing!r} is not in the store; the state's archive record "
+                "names it. Pass the store this thread archived to (archive=...)."
+            )
+            raise ArchiveMissingError(msg, key=missing)
         _collect(items, [item])
-        missing = _walk(items, state, missing if item is None else None)
-    return _chain(items, state)
+    return _chain(items, state)[0]
 
 
 @overload
@@ -324,30 +333,15 @@ def _is_batch(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
 
 
-def _last(state: Mapping[str, Any]) -> str | None:
-    """The key of the newest batch the state's archive record names."""
+def _chain(
+    items: Mapping[str, Any], state: Mapping[str, Any]
+) -> tuple[list[ArchiveBatch], str | None]:
+    """The batches of the chain the state's archive record ends, as far as ``items`` hold them
+    (oldest first), and the first key they miss (None: the chain is complete)."""
     record = archive_record(state.get("langctx"))
-    return record.get("last") if record else None
-
-
-def _walk(items: Mapping[str, Any], state: Mapping[str, Any], failed: str | None) -> str | None:
-    """The first key of the chain not in ``items`` (None: complete); raise if it was fetched."""
-    key = _last(state)
-    while key is not None and key in items:
-        key = items[key].get("prev")
-    if key is not None and key == failed:
-        msg = (
-            f"archived batch {key!r} is not in the store; the state's archive record "
-            "names it. Pass the store this thread archived to (archive=...)."
-        )
-        raise ArchiveMissingError(msg, key=key)
-    return key
-
-
-def _chain(items: Mapping[str, Any], state: Mapping[str, Any]) -> list[ArchiveBatch]:
-    key = _last(state)
+    key = record.get("last") if record else None
     out: list[ArchiveBatch] = []
-    while key is not None:
+    while key is not None and key in items:
         out.append(items[key])
         key = items[key].get("prev")
-    return out[::-1]
+    return out[::-1], key

@@ -48,6 +48,11 @@ async def abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
         return store.batch(ops)
 
 
+def refresh_on_read(store: BaseStore) -> bool:
+    """Whether a read refreshes the item's TTL, as the store is configured (as ``store.get``)."""
+    return (store.ttl_config or {}).get("refresh_on_read", True)
+
+
 def namespace_label(value: str) -> str:
     """A thread id as a namespace label (no ``.``, no NUL, never empty), injectively.
 
@@ -109,28 +114,8 @@ class BaseStoreReferenceStore:
             raise not_found(ref_id)
         return value
 
-    def _get_ops(
-        self, thread_id: str, ref_id: str, value: dict[str, Any], start: int, end: int
-    ) -> tuple[list[GetOp], int]:
-        size = int(value["meta"]["size"])
-        step = int(value.get("chunk_bytes") or CHUNK_BYTES)
-        start, end = max(0, start), min(size, end)
-        if end <= start:
-            return [], 0
-        first, last = start // step, (end - 1) // step
-        return [self._get(thread_id, f"{ref_id}/{n}") for n in range(first, last + 1)], first * step
-
     def _get(self, thread_id: str, key: str) -> GetOp:
-        """A read that refreshes the item's TTL as the store is configured to."""
-        refresh = (getattr(self.store, "ttl_config", None) or {}).get("refresh_on_read", True)
-        return GetOp(self._ns(thread_id), key, refresh_ttl=refresh)
-
-    @staticmethod
-    def _join(items: Sequence[Any], ref_id: str, base: int, start: int, end: int) -> bytes:
-        if any(item is None or not isinstance(item.value, dict) for item in items):
-            raise not_found(ref_id)
-        data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
-        return data[max(0, start) - base : max(0, end) - base]
+        return GetOp(self._ns(thread_id), key, refresh_ttl=refresh_on_read(self.store))
 
     # meta and read as the store batches they need, run by steps.drive / adrive
     def _meta(
@@ -142,9 +127,19 @@ class BaseStoreReferenceStore:
     def _read(
         self, thread_id: str, ref_id: str, start: int, end: int
     ) -> Generator[tuple[GetOp, ...], Any, bytes]:
+        """The meta, then the chunks holding ``[start, end)``."""
         (item,) = yield (self._get(thread_id, ref_id),)
-        ops, base = self._get_ops(thread_id, ref_id, self._value(item, ref_id), start, end)
-        return self._join((yield tuple(ops)), ref_id, base, start, end) if ops else b""
+        value = self._value(item, ref_id)
+        step = int(value.get("chunk_bytes") or CHUNK_BYTES)
+        start, stop = max(0, start), min(int(value["meta"]["size"]), end)
+        if stop <= start:
+            return b""
+        first, last = start // step, (stop - 1) // step
+        items = yield tuple(self._get(thread_id, f"{ref_id}/{n}") for n in range(first, last + 1))
+        if any(item is None or not isinstance(item.value, dict) for item in items):
+            raise not_found(ref_id)
+        data = b"".join(base64.b64decode(item.value["b64"]) for item in items)
+        return data[start - first * step : max(0, end) - first * step]
 
     def put(self, thread_id: str, meta: ReferenceMeta, data: bytes) -> None:
         self.store.batch(self._put_ops(thread_id, meta, data))
