@@ -208,9 +208,10 @@ def _reading(
         offset += _PAGE
     while (missing := _chain(items, state)[1]) is not None:
         (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
-        if item is None:
+        if item is None or not _is_batch(item.value):
+            what = "not in the store" if item is None else "something else in the store"
             msg = (
-                f"archived batch {missing!r} is not in the store; the state's archive record "
+                f"archived batch {missing!r} is {what}; the state's archive record "
                 "names it. Pass the store this thread archived to (archive=...)."
             )
             raise ArchiveMissingError(msg, key=missing)
@@ -342,6 +343,12 @@ def _chain(
     key = record.get("last") if record else None
     out: list[ArchiveBatch] = []
     while key is not None and key in items:
+        if len(out) == len(items):  # more batches than there are: a "prev" leads back
+            msg = (
+                f"the archived batches link in a cycle at {key!r} (the archive was edited); "
+                "restore the thread's archive batches from a backup."
+            )
+            raise StateVersionError(msg)
         out.append(items[key])
         key = items[key].get("prev")
     return out[::-1], key

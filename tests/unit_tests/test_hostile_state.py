@@ -158,6 +158,38 @@ def test_an_archived_batch_this_langctx_cannot_read_is_a_one_line_error() -> Non
             assemble(batches, state["messages"])  # as read from a store, by its key
 
 
+def _store_archive(batches: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """An InMemoryStore holding ``batches`` for thread "t", and a state whose record ends at "k2"."""
+    from langgraph.store.memory import InMemoryStore
+
+    from langctx.stores.archive import archive_namespace
+
+    store = InMemoryStore()
+    for key, value in batches.items():
+        store.put(archive_namespace("t"), key, value, index=False)
+    return store, {"messages": [], "langctx": {"v": 1, "archive": {"v": 1, "last": "k2"}}}
+
+
+def test_a_store_key_holding_no_batch_is_a_one_line_error_not_a_loop() -> None:
+    from langctx.stores.archive import ArchiveMissingError, full_log
+
+    batch = {"kind": "langctx_archive_batch", "prev": "k1"}
+    store, state = _store_archive({"k2": batch, "k1": {"kind": "notes"}})
+    with pytest.raises(ArchiveMissingError, match=r"^archived batch 'k1' is something else in"):
+        full_log(store, "t", state)
+
+
+def test_archived_batches_linked_in_a_cycle_are_a_one_line_error_not_a_loop() -> None:
+    from langctx.stores.archive import full_log
+
+    kind = "langctx_archive_batch"
+    store, state = _store_archive(
+        {"k2": {"kind": kind, "prev": "k1"}, "k1": {"kind": kind, "prev": "k2"}}
+    )
+    with pytest.raises(StateVersionError, match=r"^the archived batches link in a cycle at 'k"):
+        full_log(store, "t", state)
+
+
 @pytest.mark.parametrize("write", ["abc", 12, [1, 2]], ids=["str", "int", "list-of-int"])
 def test_the_archive_reducer_refuses_what_is_no_batch(write: Any) -> None:
     from langctx.delta_state import append_batches
