@@ -153,12 +153,11 @@ class MemoryConfig:
         """``("tokens", n)`` and ``("fraction", f)`` sizes to tokens."""
         positive("context_window", self.context_window, optional=True)
         size = to_size("max_tokens", self.max_tokens, self.context_window, "context_window")
-        object.__setattr__(self, "max_tokens", size)
+        object.__setattr__(self, "max_tokens", size)  # before max_tokens_resolved is first read
         size = to_size(
             "keep_recent_tokens", self.keep_recent_tokens, self.max_tokens_resolved, "max_tokens"
         )
         object.__setattr__(self, "keep_recent_tokens", size)
-        self._memo.clear()  # marks read while normalizing saw the raw sizes
 
     def _check_numbers(self) -> None:
         for name in ("max_tokens", "keep_recent_tokens"):  # (context_window: checked above)

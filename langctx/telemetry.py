@@ -7,7 +7,7 @@ import contextvars
 import functools
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -97,13 +97,10 @@ class CompactionSpan:
         """The figures of the compaction's end (opening the span of one that changed the view
         after all)."""
         memory = self.memory
-        if self.trace is None:
-            return
-        if self.span is None:
-            if (len(memory._entries), len(memory._edits)) == self._marks:
-                return
+        changed = (len(memory._entries), len(memory._edits)) != self._marks
+        if self.span is None and self.trace is not None and changed:
             self.open()
-        if not self.span.is_recording():
+        if self.span is None or not self.span.is_recording():  # (never opened without trace)
             return
         written = memory._entries[self._marks[0] :]
         entry = event.entry
@@ -130,17 +127,14 @@ def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan]:
     token = _thread.set(thread)
     trace = _trace_api()
     span = CompactionSpan(memory, plan, thread, trace)
+    # a plan that changes the view opens its span now, current in the block; else `record` may
+    now = trace if plan.batch or plan.placeholders else None
     try:
-        if trace is None or not (plan.batch or plan.placeholders):
-            try:
-                yield span
-            finally:
-                if span.span is not None:
-                    span.span.end()
-        else:
-            with trace.use_span(span.open(), end_on_exit=True):
-                yield span
+        with now.use_span(span.open(), end_on_exit=True) if now is not None else nullcontext():
+            yield span
     finally:
+        if now is None and span.span is not None:
+            span.span.end()
         _thread.reset(token)
 
 

@@ -52,8 +52,8 @@ class Entries:
     def from_state(cls, state: object, where: str) -> Entries:
         if state is None:
             return cls()
-        if not isinstance(state, Mapping) or state.get("v") != CHANNEL_VERSION:
-            version = state.get("v") if isinstance(state, Mapping) else type(state).__name__
+        version = state.get("v") if isinstance(state, Mapping) else type(state).__name__
+        if not isinstance(state, Mapping) or version != CHANNEL_VERSION:
             msg = (
                 f"langctx state in {where} has version {version!r}, not {CHANNEL_VERSION}; "
                 "upgrade langctx, or delete that key to rebuild the entries from the log."

@@ -117,14 +117,10 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         self._backend = backend
         self._lock = threading.RLock()
         self._alock = asyncio.Lock()  # binds to a loop only when a writer waits
-        self._cache: list[BaseMessage] | None = None
         messages, saved = backend.load()
-        self._saved = saved = saved.with_current_ids()
-        self._log: list[BaseMessage] = []  # exactly what was added
-        self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
-        self._tags: dict[str, int] = {}  # positional id -> index in the log
+        self._reset(saved.with_current_ids())
         self._commit(Step(0, messages, [], [self._tag(m, i) for i, m in enumerate(messages)]))
-        if messages or saved:
+        if messages or self._saved:
             try:
                 self._restore_memory()
             except StateVersionError as exc:
@@ -134,6 +130,14 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
                     "entries to rebuild them from the log."
                 )
                 raise StateVersionError(msg) from exc
+
+    def _reset(self, saved: Entries) -> None:
+        """Empty the log (the memory aside) and start from the entries ``saved``."""
+        self._log: list[BaseMessage] = []  # exactly what was added
+        self._memlog: list[BaseMessage] = []  # what the memory got (positional ids)
+        self._tags: dict[str, int] = {}  # positional id -> index in the log
+        self._saved = saved
+        self._cache: list[BaseMessage] | None = None
 
     @property
     def memory(self) -> LayeredChatMemory:
@@ -223,14 +227,16 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
         """Forget everything: the log, the entries, and the stored rows of this session."""
         with self._lock:
             self._backend.clear()
-            self._forget()
+            self._memory.clear()
+            self._reset(Entries())
 
     async def aclear(self) -> None:
         """Async version of `clear`."""
         async with self._alock:
             await self._backend.aclear()
             with self._lock:
-                self._forget()
+                self._memory.clear()
+                self._reset(Entries())
 
     def _tag(self, message: BaseMessage, index: int) -> BaseMessage:
         """The message as the memory gets it: under its position in the log."""
@@ -281,14 +287,6 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
                 edits=self._saved.edits,
                 eviction_log=self._saved.evictions,
             )
-
-    def _forget(self) -> None:
-        self._memory.clear()
-        self._log.clear()
-        self._memlog.clear()
-        self._tags.clear()
-        self._saved = Entries()
-        self._cache = None
 
     def __eq__(self, other: object) -> bool:
         """Equal when both the full log and the projection are equal."""

@@ -35,6 +35,12 @@ CREATE TABLE IF NOT EXISTS langctx_history_entries (
     PRIMARY KEY (session_id, seq)
 );
 """
+_INSERT_MESSAGES = (
+    "INSERT INTO langctx_history_messages (session_id, idx, message) VALUES (?, ?, ?)"
+)
+_INSERT_ENTRIES = (
+    "INSERT INTO langctx_history_entries (session_id, seq, kind, entry) VALUES (?, ?, ?, ?)"
+)
 
 
 @dataclass(eq=False)
@@ -98,27 +104,22 @@ class SQLiteBackend(Backend):
     def write(self, step: Step) -> None:
         sid = self.session_id
         rows = [(sid, step.start + k, text) for k, text in enumerate(step.encoded)]
-        tagged = [(k, e) for k, part in zip(_KINDS, step.new.lists(), strict=True) for e in part]
+        entries = [
+            (kind, json.dumps(e, ensure_ascii=False))
+            for kind, part in zip(_KINDS, step.new.lists(), strict=True)
+            for e in part
+        ]
+        if not rows and not entries:
+            return
         with self.store.lock:
             entry_rows = [
-                (sid, self.next_seq + k, kind, json.dumps(e, ensure_ascii=False))
-                for k, (kind, e) in enumerate(tagged)
+                (sid, self.next_seq + k, kind, text) for k, (kind, text) in enumerate(entries)
             ]
-            if not rows and not entry_rows:
-                return
             self.store.setup()
             try:
                 with self.store.conn:  # one transaction: all rows or none
-                    self.store.conn.executemany(
-                        "INSERT INTO langctx_history_messages (session_id, idx, message) "
-                        "VALUES (?, ?, ?)",
-                        rows,
-                    )
-                    self.store.conn.executemany(
-                        "INSERT INTO langctx_history_entries (session_id, seq, kind, entry) "
-                        "VALUES (?, ?, ?, ?)",
-                        entry_rows,
-                    )
+                    self.store.conn.executemany(_INSERT_MESSAGES, rows)
+                    self.store.conn.executemany(_INSERT_ENTRIES, entry_rows)
             except sqlite3.IntegrityError as exc:
                 msg = (
                     f"{self.describe()} was written by another history since this one was "
@@ -176,14 +177,14 @@ class SQLiteChatHistoryStore:
         if not isinstance(conn, sqlite3.Connection):
             msg = f"conn must be a sqlite3.Connection, got {type(conn).__name__}; or use from_conn_string(path)."
             raise ConfigError(msg)
-        if memory is not None and memory_kwargs:
-            msg = "pass either memory=<factory> or memory options, not both."
-            raise ConfigError(msg)
-        if memory is not None and not callable(memory):
-            msg = "memory= must be a callable returning a new LayeredChatMemory."
-            raise ConfigError(msg)
         if memory is None:
             resolve_memory(None, memory_kwargs)  # validate the options now, not at first use
+        elif memory_kwargs:
+            msg = "pass either memory=<factory> or memory options, not both."
+            raise ConfigError(msg)
+        elif not callable(memory):
+            msg = "memory= must be a callable returning a new LayeredChatMemory."
+            raise ConfigError(msg)
         self.conn = conn
         self.lock = threading.RLock()
         self.is_setup = False

@@ -141,19 +141,18 @@ class MessageCounter:
 
     def _count_uncached(self, message: BaseMessage) -> int:
         total = self.message_overhead
+        calls: list[tuple[str, str]] = []  # (name, JSON arguments) of each call, invalid ones too
         tool_call_ids: set[str] = set()
         if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                total += TOOL_CALL_OVERHEAD_TOKENS + self.count_text(call["name"])
-                total += self.count_text(_to_json(call["args"]))
-                if call.get("id"):
-                    tool_call_ids.add(str(call["id"]))
-            for invalid in message.invalid_tool_calls:
-                total += TOOL_CALL_OVERHEAD_TOKENS
-                total += self.count_text(invalid.get("name") or "")
-                total += self.count_text(invalid.get("args") or "")
+            calls = [(c["name"], _to_json(c["args"])) for c in message.tool_calls]
+            calls += [
+                (c.get("name") or "", c.get("args") or "") for c in message.invalid_tool_calls
+            ]
+            tool_call_ids = {str(c["id"]) for c in message.tool_calls if c.get("id")}
         elif isinstance(message, ToolMessage):
             total += TOOL_RESULT_OVERHEAD_TOKENS
+        for name, args in calls:
+            total += TOOL_CALL_OVERHEAD_TOKENS + self.count_text(name) + self.count_text(args)
         if message.name:
             total += 1 + self.count_text(message.name)
         if isinstance(message.content, str):
