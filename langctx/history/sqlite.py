@@ -84,7 +84,14 @@ class SQLiteBackend(Backend):
             if kind not in buckets:
                 msg = f"{where}: entry {seq} has unknown kind {kind!r}; upgrade langctx."
                 raise StateVersionError(msg)
-            buckets[kind].append(json.loads(text))
+            try:
+                entry = json.loads(text)
+            except (ValueError, TypeError) as exc:
+                entry = exc
+            if not isinstance(entry, dict):
+                msg = f"{where}: entry {seq} is not a JSON object; it was not written by langctx."
+                raise StateVersionError(msg)
+            buckets[kind].append(entry)
         self.next_seq = entry_rows[-1][0] + 1 if entry_rows else 0
         return messages, entries
 

@@ -414,6 +414,21 @@ def test_sqlite_two_instances_rebuild_the_same_projection(tmp_path: Path) -> Non
         assert other.messages == []  # sessions are separate
 
 
+@pytest.mark.parametrize("stored", ["{not json", "[1, 2]", "5"])
+def test_a_corrupt_sqlite_entry_row_is_a_one_line_error(tmp_path: Path, stored: str) -> None:
+    path = str(tmp_path / "chat.db")
+    with LangctxChatMessageHistory.from_conn_string(path, "s1", max_tokens=BUDGET) as history:
+        for i in range(30):
+            history.add_messages(turn(i))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE langctx_history_entries SET entry = ?", (stored,))
+    with (
+        pytest.raises(StateVersionError, match=r"entry \d+ is not a JSON object; it was not"),
+        LangctxChatMessageHistory.from_conn_string(path, "s1", max_tokens=BUDGET),
+    ):
+        pass
+
+
 def test_sqlite_writes_are_inserts_of_the_new_rows_only(tmp_path: Path) -> None:
     with SQLiteChatHistoryStore.from_conn_string(
         str(tmp_path / "h.db"), max_tokens=BUDGET
