@@ -124,11 +124,11 @@ def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan]:
     """The span of one compaction, current inside (none without OpenTelemetry or for a plan that
     changes nothing), with the memory's thread as :func:`current_thread_id`."""
     thread = memory.thread_id if memory.thread_id not in (None, NO_THREAD) else _run_thread()
-    token = _thread.set(thread)
     trace = _trace_api()
     span = CompactionSpan(memory, plan, thread, trace)
     # a plan that changes the view opens its span now, current in the block; else `record` may
     now = trace if plan.batch or plan.placeholders else None
+    token = _thread.set(thread)
     try:
         with now.use_span(span.open(), end_on_exit=True) if now is not None else nullcontext():
             yield span
