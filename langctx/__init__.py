@@ -58,29 +58,23 @@ if TYPE_CHECKING:
     from langctx.stores.long_term import LongTermMemory
 
 _LAZY: dict[str, str] = {
-    "LangctxMiddleware": "langctx.middleware",
-    "ContextModeMiddleware": "langctx.context_mode.middleware",
-    "ContextModeToolProcessor": "langctx.context_mode.middleware",
-    "LangctxNode": "langctx.langgraph",
-    "make_pre_model_hook": "langctx.langgraph",
-    "make_compact_tool": "langctx.langgraph",
-    "route_after_memory": "langctx.langgraph",
-    "with_overflow_recovery": "langctx.recovery",
-    "OverflowRecovery": "langctx.recovery",
-    "LangctxState": "langctx.langgraph",
-    "LangctxAgentState": "langctx.langgraph",
-    "LangctxDeltaState": "langctx.delta_state",
-    "LangctxDeltaAgentState": "langctx.delta_state",
-    "full_log": "langctx.stores.archive",
-    "afull_log": "langctx.stores.archive",
-    "open_checkpointer": "langctx.stores.checkpoints",
-    "COMPACTION_EVENT": "langctx.events",
-    "fetch_context_tool": "langctx.context_mode.tools",
-    "wrap_tools_with_context_mode": "langctx.context_mode.tools",
-    "LangctxChatMessageHistory": "langctx.history",
-    "SQLiteChatHistoryStore": "langctx.history",
-    "LongTermMemory": "langctx.stores.long_term",
-    "ContextModeProcessor": "langctx.context_mode.processor",
+    name: module
+    for module, names in (
+        ("langctx.middleware", "LangctxMiddleware"),
+        ("langctx.context_mode.middleware", "ContextModeMiddleware ContextModeToolProcessor"),
+        ("langctx.context_mode.processor", "ContextModeProcessor"),
+        ("langctx.context_mode.tools", "fetch_context_tool wrap_tools_with_context_mode"),
+        ("langctx.langgraph", "LangctxNode LangctxState LangctxAgentState make_pre_model_hook"),
+        ("langctx.langgraph", "make_compact_tool route_after_memory"),
+        ("langctx.recovery", "OverflowRecovery with_overflow_recovery"),
+        ("langctx.delta_state", "LangctxDeltaState LangctxDeltaAgentState"),
+        ("langctx.stores.archive", "full_log afull_log"),
+        ("langctx.stores.checkpoints", "open_checkpointer"),
+        ("langctx.stores.long_term", "LongTermMemory"),
+        ("langctx.events", "COMPACTION_EVENT"),
+        ("langctx.history", "LangctxChatMessageHistory SQLiteChatHistoryStore"),
+    )
+    for name in names.split()
 }
 """Names of the integrations and the module each is loaded from on first use."""
 
