@@ -119,44 +119,21 @@ def processing(
         return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
 
     hints: dict[str, Any] = {"tool_name": tool_name, "args": args}
-
-    def reduce(budget: int) -> Reduction:
-        out = reduce_output(
-            output,
-            max_inline_tokens=budget,
-            count_tokens=count_tokens,
-            command_tools=config.command_tools,
-            **hints,
-        )
-        assert out is not None  # the output is over the budget, or bytes
-        return out
-
     reference = config.references and (binary or tokens > config.reference_min_tokens)
     budget = processor.description_tokens if reference else config.max_inline_tokens
-    description = reduction = reduce(budget)
+    reduction = _reduce(processor, output, budget, hints)
     check_facts = config.references and not reference and config.reference_lost_facts
     if check_facts and missing_output_facts(extract_output_facts(text), reduction.text):
         reference, budget = True, processor.description_tokens
-        description = reduction = reduce(budget)
+        reduction = _reduce(processor, output, budget, hints)
+
     action: Action = "reduced"
-    kind = reduction.kind
-    if processor.summarizer is not None and not binary and kind in config.summary_kinds:
-        limit = max(50, budget - 120)
-        request = summary_request(
-            text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints
-        )
-        try:
-            summary = yield ("summarize", request)
-        except Exception as exc:
-            logger.warning(
-                "langctx context-mode: the summarizer failed (%r); using the reduction", exc
-            )
-        else:
-            meta = build_meta(text, original_tokens=tokens, count_tokens=count_tokens, **hints)
-            description = summary_reduction(
-                summary, text, kind=kind, meta=meta, budget_tokens=budget
-            )
-            action = "summarized"
+    description = reduction
+    if processor.summarizer is not None and not binary and reduction.kind in config.summary_kinds:
+        summary = yield from _summarizing(processor, text, reduction, budget, tokens, hints)
+        if summary is not None:
+            action, description = "summarized", summary
+
     tid = thread_id or NO_THREAD
     sha256 = hashlib.sha256(raw).hexdigest()
 
@@ -198,6 +175,42 @@ def processing(
         exit_code=find_exit_code(text),
         **sizes,
     )
+
+
+def _reduce(
+    processor: ContextModeProcessor, output: str | bytes, budget: int, hints: dict[str, Any]
+) -> Reduction:
+    """The deterministic reduction of an output that is over ``budget`` tokens, or bytes."""
+    out = reduce_output(
+        output,
+        max_inline_tokens=budget,
+        count_tokens=processor.count_tokens,
+        command_tools=processor.config.command_tools,
+        **hints,
+    )
+    assert out is not None  # the output is over the budget, or bytes
+    return out
+
+
+def _summarizing(
+    processor: ContextModeProcessor,
+    text: str,
+    reduction: Reduction,
+    budget: int,
+    tokens: int,
+    hints: dict[str, Any],
+) -> Generator[Op, Any, Reduction | None]:
+    """The summarizer's description of ``text`` in ``budget`` tokens (None: it failed)."""
+    kind, limit = reduction.kind, max(50, budget - 120)
+    request = summary_request(text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints)
+    try:
+        summary = yield ("summarize", request)
+    except Exception as exc:
+        logger.warning("langctx context-mode: the summarizer failed (%r); using the reduction", exc)
+        return None
+    count_tokens = processor.count_tokens
+    meta = build_meta(text, original_tokens=tokens, count_tokens=count_tokens, **hints)
+    return summary_reduction(summary, text, kind=kind, meta=meta, budget_tokens=budget)
 
 
 def _storing(
