@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Generator, Mapping, Sequence
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
@@ -30,6 +30,7 @@ from langctx.context_mode.wrapped_tool import (
 from langctx.errors import ConfigError, LangctxError, ReferenceNotFoundError
 from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
+from langctx.steps import adrive, drive
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore, GraphReferenceStore
 
@@ -115,6 +116,16 @@ def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str
     return [own] if own == shared else [own, shared]
 
 
+def _first_found(spaces: list[str]) -> Generator[str, FetchResult, FetchResult]:
+    """Fetch from each namespace in turn until one has the reference (the last one's error else)."""
+    for space in spaces[:-1]:
+        try:
+            return (yield space)
+        except ReferenceNotFoundError:
+            pass
+    return (yield spaces[-1])
+
+
 def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
     return ToolMessage(
         f"[{name} error: {exc}]", tool_call_id=tool_call_id, name=name, status="error"
@@ -149,14 +160,9 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        spaces = _namespaces(config, runtime)
+        steps = _first_found(_namespaces(config, runtime))
         try:
-            try:
-                result = processor.fetch(ref_id, thread_id=spaces[0], **where)
-            except ReferenceNotFoundError:
-                if len(spaces) == 1:
-                    raise
-                result = processor.fetch(ref_id, thread_id=spaces[1], **where)
+            result = drive(steps, lambda space: processor.fetch(ref_id, thread_id=space, **where))
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
@@ -168,14 +174,11 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        spaces = _namespaces(config, runtime)
+        steps = _first_found(_namespaces(config, runtime))
         try:
-            try:
-                result = await processor.afetch(ref_id, thread_id=spaces[0], **where)
-            except ReferenceNotFoundError:
-                if len(spaces) == 1:
-                    raise
-                result = await processor.afetch(ref_id, thread_id=spaces[1], **where)
+            result = await adrive(
+                steps, lambda space: processor.afetch(ref_id, thread_id=space, **where)
+            )
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
