@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Generator, Mapping, Sequence
+from contextlib import suppress
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
@@ -119,10 +120,8 @@ def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str
 def _first_found(spaces: list[str]) -> Generator[str, FetchResult, FetchResult]:
     """Fetch from each namespace in turn until one has the reference (the last one's error else)."""
     for space in spaces[:-1]:
-        try:
+        with suppress(ReferenceNotFoundError):
             return (yield space)
-        except ReferenceNotFoundError:
-            pass
     return (yield spaces[-1])
 
 
@@ -311,15 +310,13 @@ def wrap_tools_with_context_mode(
         >>> [t.name for t in tools], tools[0].invoke(call).content.startswith("[langctx ref=ctx_")
         (['run_command', 'fetch_context'], True)
     """
-    if processor is None:
-        processor = ContextModeProcessor(
-            store=GraphReferenceStore() if store is None else reference_store(store)
-        )
-    elif store is not None:
+    if processor is not None and store is not None:
         msg = "pass either processor= or store=, not both (the processor has its store)."
         raise ConfigError(msg)
+    if processor is None:
+        store = GraphReferenceStore() if store is None else reference_store(store)
+        processor = ContextModeProcessor(store=store)
     guard = guard if guard is not None else ToolGuard()
-    out: list[BaseTool] = [ContextModeTool.wrap(t, guard=guard, processor=processor) for t in tools]
-    if fetch_tool:
-        out.append(fetch_context_tool(processor, record_priority=record_priority))
-    return out
+    wrapped = [ContextModeTool.wrap(t, guard=guard, processor=processor) for t in tools]
+    fetch = [fetch_context_tool(processor, record_priority=record_priority)] if fetch_tool else []
+    return [*wrapped, *fetch]
