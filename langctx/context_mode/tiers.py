@@ -280,8 +280,7 @@ def render_memory_block(
     for fact in facts:
         line = "- " + escape_delimiters(" ".join(str(fact).split()))
         cost = count(line) + 1
-        if used + cost > max_tokens:
-            continue
-        lines.append(line)
-        used += cost
+        if used + cost <= max_tokens:
+            lines.append(line)
+            used += cost
     return "\n".join(lines) if len(lines) > 1 else None
