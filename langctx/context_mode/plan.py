@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from langctx.context_mode.grep import render_grep
 from langctx.context_mode.outputs import ContentKind, Reduction
@@ -39,8 +39,6 @@ Action = Literal["inline", "reduced", "summarized", "referenced"]
 
 Op = tuple[Any, ...]
 """A call the steps ask for: ``("summarize", request)``, or a ReferenceStore method's name and args."""
-
-T = TypeVar("T")
 
 _MAX_ATTEMPTS = 8
 
@@ -119,44 +117,19 @@ def processing(
         return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
 
     hints: dict[str, Any] = {"tool_name": tool_name, "args": args}
-
-    def reduce(budget: int) -> Reduction:
-        out = reduce_output(
-            output,
-            max_inline_tokens=budget,
-            count_tokens=count_tokens,
-            command_tools=config.command_tools,
-            **hints,
-        )
-        assert out is not None  # the output is over the budget, or bytes
-        return out
-
     reference = config.references and (binary or tokens > config.reference_min_tokens)
     budget = processor.description_tokens if reference else config.max_inline_tokens
-    description = reduction = reduce(budget)
+    reduction = _reduce(processor, output, budget, hints)
     check_facts = config.references and not reference and config.reference_lost_facts
     if check_facts and missing_output_facts(extract_output_facts(text), reduction.text):
         reference, budget = True, processor.description_tokens
-        description = reduction = reduce(budget)
+        reduction = _reduce(processor, output, budget, hints)
     action: Action = "reduced"
-    kind = reduction.kind
-    if processor.summarizer is not None and not binary and kind in config.summary_kinds:
-        limit = max(50, budget - 120)
-        request = summary_request(
-            text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints
-        )
-        try:
-            summary = yield ("summarize", request)
-        except Exception as exc:
-            logger.warning(
-                "langctx context-mode: the summarizer failed (%r); using the reduction", exc
-            )
-        else:
-            meta = build_meta(text, original_tokens=tokens, count_tokens=count_tokens, **hints)
-            description = summary_reduction(
-                summary, text, kind=kind, meta=meta, budget_tokens=budget
-            )
-            action = "summarized"
+    description = reduction
+    if processor.summarizer is not None and not binary and reduction.kind in config.summary_kinds:
+        summary = yield from _summarizing(processor, text, reduction, budget, tokens, hints)
+        if summary is not None:
+            action, description = "summarized", summary
     tid = thread_id or NO_THREAD
     sha256 = hashlib.sha256(raw).hexdigest()
 
@@ -176,8 +149,7 @@ def processing(
             sha256=sha256,
         )
 
-    candidates = map(candidate, range(_MAX_ATTEMPTS))
-    stored = (yield from _storing(tid, candidates, raw)) if reference else None
+    stored = (yield from _storing(tid, candidate, raw)) if reference else None
     text_out = sanitize(description.text)
     if stored is not None:
         action = "referenced"
@@ -200,12 +172,46 @@ def processing(
     )
 
 
-def _storing(
-    thread_id: str, candidates: Iterator[ReferenceMeta], raw: bytes
-) -> Generator[Op, Any, ReferenceMeta | None]:
-    """Store ``raw`` under the first free candidate id (None: the store failed)."""
+def _reduce(
+    processor: ContextModeProcessor, output: str | bytes, budget: int, hints: dict[str, Any]
+) -> Reduction:
+    out = reduce_output(
+        output,
+        max_inline_tokens=budget,
+        count_tokens=processor.count_tokens,
+        command_tools=processor.config.command_tools,
+        **hints,
+    )
+    assert out is not None  # the output is over the budget, or bytes
+    return out
+
+
+def _summarizing(
+    processor: ContextModeProcessor,
+    text: str,
+    reduction: Reduction,
+    budget: int,
+    tokens: int,
+    hints: dict[str, Any],
+) -> Generator[Op, Any, Reduction | None]:
+    """The summarizer's description of ``text`` in ``budget`` tokens (None: it failed)."""
+    kind, limit = reduction.kind, max(50, budget - 120)
+    request = summary_request(text, kind=kind, max_tokens=limit, reduced=reduction.text, **hints)
     try:
-        for meta in candidates:
+        summary = yield ("summarize", request)
+    except Exception as exc:
+        logger.warning("langctx context-mode: the summarizer failed (%r); using the reduction", exc)
+        return None
+    meta = build_meta(text, original_tokens=tokens, count_tokens=processor.count_tokens, **hints)
+    return summary_reduction(summary, text, kind=kind, meta=meta, budget_tokens=budget)
+
+
+def _storing(
+    thread_id: str, candidate: Callable[[int], ReferenceMeta], raw: bytes
+) -> Generator[Op, Any, ReferenceMeta | None]:
+    """Store ``raw`` under the first free id of the attempts' candidates (None: the store failed)."""
+    try:
+        for meta in map(candidate, range(_MAX_ATTEMPTS)):
             try:
                 existing = yield ("meta", thread_id, meta["ref_id"])
             except KeyError:
@@ -242,12 +248,11 @@ def fetching(
         raise ConfigError(msg)
     tid = thread_id or NO_THREAD
     meta = yield ("meta", tid, ref_id)
-    config, count_tokens = processor.config, processor.count_tokens
-    total, max_tokens = int(meta["size"]), config.max_inline_tokens
-    bounds: dict[str, Any] = {"max_tokens": max_tokens, "count_tokens": count_tokens}
+    total, max_tokens = int(meta["size"]), processor.config.max_inline_tokens
+    bounds: dict[str, Any] = {"max_tokens": max_tokens, "count_tokens": processor.count_tokens}
     if grep:
         data = yield ("read", tid, ref_id, 0, total)
-        matches = config.grep_max_matches
+        matches = processor.config.grep_max_matches
         result = render_grep(meta, data, grep, offset=offset, max_matches=matches, **bounds)
     elif offset < 0 or offset >= total or (limit is not None and limit <= 0):
         return out_of_range(str(meta["ref_id"]), offset=offset, total=total, limit=limit)
@@ -260,7 +265,7 @@ def fetching(
         result.text,
         tool_name="fetch_context",
         max_inline_tokens=max_tokens,
-        count_tokens=count_tokens,
+        count_tokens=processor.count_tokens,
     )
     if again is None:
         return result

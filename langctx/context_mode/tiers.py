@@ -132,25 +132,21 @@ class WorkingMemory:
             rec = self._file(path)
             rec["last_modified_turn"] = turn
             rec["modifications"] += 1
-        source = str(call.get("name") or result.name or "tool")
+        stamped = stamp["exit_code"] if isinstance(stamp.get("exit_code"), int) else None
         for fact in facts["commands"]:
-            exit_code = fact["exit_code"]
-            if exit_code is None and isinstance(stamp.get("exit_code"), int):
-                exit_code = stamp["exit_code"]
+            code = stamped if fact["exit_code"] is None else fact["exit_code"]
             ok = fact["ok"]
-            if ok is None and exit_code is not None:
-                ok = exit_code == 0
+            if ok is None and code is not None:
+                ok = code == 0
             self.state["commands"].append(
                 CommandRecord(
-                    command=fact["command"],
-                    exit_code=exit_code,
-                    ok=ok,
-                    turn=turn,
-                    message_id=result.id,
+                    command=fact["command"], exit_code=code, ok=ok, turn=turn, message_id=result.id
                 )
             )
-            source = fact["command"]
         del self.state["commands"][: -self.max_commands]
+        # what an error without its own command is filed under, and what a success closes
+        tool = str(call.get("name") or result.name or "tool")
+        source = facts["commands"][-1]["command"] if facts["commands"] else tool
         if facts["errors"]:
             self.state["errors"].extend(
                 ErrorRecord(
@@ -284,8 +280,7 @@ def render_memory_block(
     for fact in facts:
         line = "- " + escape_delimiters(" ".join(str(fact).split()))
         cost = count(line) + 1
-        if used + cost > max_tokens:
-            continue
-        lines.append(line)
-        used += cost
+        if used + cost <= max_tokens:
+            lines.append(line)
+            used += cost
     return "\n".join(lines) if len(lines) > 1 else None

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Generator, Mapping, Sequence
+from contextlib import suppress
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
@@ -30,6 +31,7 @@ from langctx.context_mode.wrapped_tool import (
 from langctx.errors import ConfigError, LangctxError, ReferenceNotFoundError
 from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
+from langctx.steps import adrive, drive
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore, GraphReferenceStore
 
@@ -115,6 +117,14 @@ def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str
     return [own] if own == shared else [own, shared]
 
 
+def _first_found(spaces: list[str]) -> Generator[str, FetchResult, FetchResult]:
+    """Fetch from each namespace in turn until one has the reference (the last one's error else)."""
+    for space in spaces[:-1]:
+        with suppress(ReferenceNotFoundError):
+            return (yield space)
+    return (yield spaces[-1])
+
+
 def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
     return ToolMessage(
         f"[{name} error: {exc}]", tool_call_id=tool_call_id, name=name, status="error"
@@ -149,14 +159,9 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        spaces = _namespaces(config, runtime)
+        steps = _first_found(_namespaces(config, runtime))
         try:
-            try:
-                result = processor.fetch(ref_id, thread_id=spaces[0], **where)
-            except ReferenceNotFoundError:
-                if len(spaces) == 1:
-                    raise
-                result = processor.fetch(ref_id, thread_id=spaces[1], **where)
+            result = drive(steps, lambda space: processor.fetch(ref_id, thread_id=space, **where))
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
@@ -168,14 +173,11 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        spaces = _namespaces(config, runtime)
+        steps = _first_found(_namespaces(config, runtime))
         try:
-            try:
-                result = await processor.afetch(ref_id, thread_id=spaces[0], **where)
-            except ReferenceNotFoundError:
-                if len(spaces) == 1:
-                    raise
-                result = await processor.afetch(ref_id, thread_id=spaces[1], **where)
+            result = await adrive(
+                steps, lambda space: processor.afetch(ref_id, thread_id=space, **where)
+            )
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
@@ -308,15 +310,13 @@ def wrap_tools_with_context_mode(
         >>> [t.name for t in tools], tools[0].invoke(call).content.startswith("[langctx ref=ctx_")
         (['run_command', 'fetch_context'], True)
     """
-    if processor is None:
-        processor = ContextModeProcessor(
-            store=GraphReferenceStore() if store is None else reference_store(store)
-        )
-    elif store is not None:
+    if processor is not None and store is not None:
         msg = "pass either processor= or store=, not both (the processor has its store)."
         raise ConfigError(msg)
+    if processor is None:
+        store = GraphReferenceStore() if store is None else reference_store(store)
+        processor = ContextModeProcessor(store=store)
     guard = guard if guard is not None else ToolGuard()
-    out: list[BaseTool] = [ContextModeTool.wrap(t, guard=guard, processor=processor) for t in tools]
-    if fetch_tool:
-        out.append(fetch_context_tool(processor, record_priority=record_priority))
-    return out
+    wrapped = [ContextModeTool.wrap(t, guard=guard, processor=processor) for t in tools]
+    fetch = [fetch_context_tool(processor, record_priority=record_priority)] if fetch_tool else []
+    return [*wrapped, *fetch]
