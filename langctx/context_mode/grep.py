@@ -102,7 +102,7 @@ def render_grep(
     budget = max_tokens - count(frame) - 4
     lines: list[str] = []
     used, end, next_offset = 0, min(offset, total), None
-    for start, stop, line in _matching_lines(_compile(pattern), data, offset):
+    for start, stop, line in _hit_lines(_compile(pattern), data, offset):
         cost = count(line) + 1
         if len(lines) >= max_matches or used + cost > budget:
             end = next_offset = max(start, offset)
@@ -135,9 +135,7 @@ def _pattern_problem(pattern: str) -> str | None:
     )
 
 
-def _matching_lines(
-    rx: re.Pattern[bytes], data: bytes, offset: int
-) -> Iterator[tuple[int, int, str]]:
+def _hit_lines(rx: re.Pattern[bytes], data: bytes, offset: int) -> Iterator[tuple[int, int, str]]:
     """``(start, stop, "L<number> @<start>: <line>")`` of each line with a match, from ``offset``."""
     pos, lineno = offset, 1 + data.count(b"\n", 0, offset)  # lineno: the line pos is in
     while pos <= len(data) and (m := rx.search(data, pos)) is not None:
