@@ -6,7 +6,7 @@ import json
 import re
 import re._constants as _sre
 import re._parser as _sre_parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langctx.context_mode.references import FetchResult, fetch_call, out_of_range
@@ -92,43 +92,23 @@ def render_grep(
     """
     count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
-    if len(pattern) > MAX_GREP_PATTERN_CHARS:
-        text = f"{REF_MARKER}{ref_id} · the grep pattern is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})]"
-        return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
-    if (risk := backtracking_risk(pattern)) is not None:
-        text = (
-            f"{REF_MARKER}{ref_id} · the grep pattern holds {risk}, which can take exponential "
-            "time: write it without (e.g. [\\d.]+ for (\\d+\\.)+\\d+, or two greps for a|b)]"
-        )
+    if (problem := _pattern_problem(pattern)) is not None:
+        text = f"{REF_MARKER}{ref_id} · the grep pattern {problem}]"
         return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
     if offset < 0 or (offset >= total and total > 0):
         return out_of_range(ref_id, offset=offset, total=total)
-    rx = _compile(pattern)
     shown = escape_delimiters(json.dumps(pattern, ensure_ascii=False))
     frame = _grep_head(ref_id, shown, offset, 999) + _grep_foot(ref_id, pattern, 10**12, 1)
     budget = max_tokens - count(frame) - 4
     lines: list[str] = []
-    used = 0
-    pos, lineno, counted = offset, 1 + data.count(b"\n", 0, offset), offset
-    next_offset: int | None = None
-    while pos <= len(data):
-        m = rx.search(data, pos)
-        if m is None:
-            break
-        start = data.rfind(b"\n", 0, m.start()) + 1
-        stop = data.find(b"\n", m.start())
-        stop = len(data) if stop == -1 else stop
-        lineno += data.count(b"\n", counted, start)
-        counted = max(counted, start)
-        line = f"L{lineno} @{start}: {_grep_line(data[start:stop], m.start() - start)}"
+    used, end, next_offset = 0, min(offset, total), None
+    for start, stop, line in _hit_lines(_compile(pattern), data, offset):
         cost = count(line) + 1
         if len(lines) >= max_matches or used + cost > budget:
-            next_offset = max(start, offset)
+            end = next_offset = max(start, offset)
             break
         lines.append(line)
-        used += cost
-        pos = stop + 1
-    end = min(pos, total) if next_offset is None else next_offset
+        used, end = used + cost, min(stop + 1, total)
     head = _grep_head(ref_id, shown, offset, len(lines))
     foot = _grep_foot(ref_id, pattern, next_offset, len(lines))
     return FetchResult(
@@ -141,6 +121,30 @@ def render_grep(
         next_offset=next_offset,
         matches=len(lines),
     )
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    """Why grep refuses ``pattern`` (the end of a sentence), or ``None``."""
+    if len(pattern) > MAX_GREP_PATTERN_CHARS:
+        return f"is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})"
+    if (risk := backtracking_risk(pattern)) is None:
+        return None
+    return (
+        f"holds {risk}, which can take exponential time: write it without "
+        "(e.g. [\\d.]+ for (\\d+\\.)+\\d+, or two greps for a|b)"
+    )
+
+
+def _hit_lines(rx: re.Pattern[bytes], data: bytes, offset: int) -> Iterator[tuple[int, int, str]]:
+    """``(start, stop, "L<number> @<start>: <line>")`` of each line with a match, from ``offset``."""
+    pos, lineno = offset, 1 + data.count(b"\n", 0, offset)  # lineno: the line pos is in
+    while pos <= len(data) and (m := rx.search(data, pos)) is not None:
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        stop = data.find(b"\n", m.start())
+        stop = len(data) if stop == -1 else stop
+        lineno += data.count(b"\n", pos, start)
+        yield start, stop, f"L{lineno} @{start}: {_grep_line(data[start:stop], m.start() - start)}"
+        pos, lineno = stop + 1, lineno + 1
 
 
 def _grep_head(ref_id: str, shown: str, offset: int, n: int) -> str:

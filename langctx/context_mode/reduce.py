@@ -53,6 +53,20 @@ def build_meta(
     )
 
 
+def _as_text(output: object) -> tuple[str, bytes | None]:
+    """A tool output as text, and the bytes it was decoded from (``None`` for a ``str``)."""
+    if isinstance(output, bytes | bytearray | memoryview):
+        raw = bytes(output)
+        return raw.decode("utf-8", errors="replace"), raw
+    if isinstance(output, str):
+        return output, None
+    msg = (
+        f"reduce_output takes str or bytes, got {type(output).__name__}; "
+        "join content blocks into text first."
+    )
+    raise TypeError(msg)
+
+
 def reduce_output(
     text: str | bytes,
     *,
@@ -95,17 +109,8 @@ def reduce_output(
             f"use at least {MIN_INLINE_TOKENS}."
         )
         raise ConfigError(msg)
+    text, raw = _as_text(text)
     count = text_counter(count_tokens)
-    raw: bytes | None = None
-    if isinstance(text, bytes | bytearray | memoryview):
-        raw = bytes(text)
-        text = raw.decode("utf-8", errors="replace")
-    elif not isinstance(text, str):
-        msg = (
-            f"reduce_output takes str or bytes, got {type(text).__name__}; "
-            "join content blocks into text first."
-        )
-        raise TypeError(msg)
     tokens = count(text)
     if raw is None and tokens <= max_inline_tokens:
         return None

@@ -172,38 +172,37 @@ def render_slice(
     if not window:
         return out_of_range(ref_id, offset=offset, total=total, limit=limit)
 
-    def render(cut: int) -> tuple[SliceEncoding, str]:
-        enc = choose_encoding(window[:cut])
-        body = encode_body(window[:cut], enc)
-        return enc, _slice_text(ref_id, offset, offset + cut, total, enc, body)
+    def slice_of(cut: int) -> FetchResult:
+        chunk, end = window[:cut], offset + cut
+        enc = choose_encoding(chunk)
+        return FetchResult(
+            text=_slice_text(ref_id, offset, end, total, enc, encode_body(chunk, enc)),
+            ref_id=ref_id,
+            kind="slice",
+            start=offset,
+            end=end,
+            total=total,
+            encoding=enc,
+            data=bytes(chunk),
+            next_offset=end if end < total else None,
+        )
 
     cut = len(window)
-    while True:
+    while True:  # shrink the slice until its text fits
         if offset + cut < total:
             cut = utf8_boundary(window, cut)
-        enc, text = render(cut)
-        tokens = count(text)
+        fitted = slice_of(cut)
+        tokens = count(fitted.text)
         if tokens <= max_tokens or cut <= 1:
             break
         cut = max(1, min(cut - 1, int(cut * max_tokens / tokens * 0.95)))
     if limit is None and offset + cut < total and cut < len(window):  # end after a newline
         newline = window.rfind(b"\n", 0, cut) + 1
         if newline >= max(1, cut // 2):
-            enc2, text2 = render(newline)
-            if count(text2) <= max_tokens:
-                cut, enc, text = newline, enc2, text2
-    chunk, end = window[:cut], offset + cut
-    return FetchResult(
-        text=text,
-        ref_id=ref_id,
-        kind="slice",
-        start=offset,
-        end=end,
-        total=total,
-        encoding=enc,
-        data=bytes(chunk),
-        next_offset=end if end < total else None,
-    )
+            whole_lines = slice_of(newline)
+            if count(whole_lines.text) <= max_tokens:
+                return whole_lines
+    return fitted
 
 
 def parse_slice(text: str) -> ParsedSlice:

@@ -85,22 +85,25 @@ def _parse(text: str) -> tuple[Any, str] | None:
     return (items, "JSON lines") if items else None
 
 
+_OUTLINE_REMOVED = (
+    f"long values (clipped), array items past the first {MAX_ITEMS} "
+    f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
+)
+
+
 def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce JSON (lines) to its keys and first items, or an outline; not JSON: the log reduction."""
     parsed = _parse(text)
     if parsed is None:
         return reduce_log(text, meta=meta, budget_tokens=budget_tokens)
     value, what = parsed
-    candidates: list[Candidate] = []
-    if isinstance(value, list):
+    if isinstance(value, list):  # a keys line, then the first items
         summary = f"{what} array of {len(value):,} items"
         keys = _keys_of(value)
-        if keys:
-            candidates.append(Candidate(0, names_line("Keys", keys), 0, 0))
+        candidates = [Candidate(0, names_line("Keys", keys), 0, 0)] if keys else []
         for i, item in enumerate(value[:MAX_ITEMS]):
             line = f"[{i}] {clip(_dumps(compact_json(item, depth=2)), _LINE_CHARS)}"
             candidates.append(Candidate(i + 1, line, 1, i))
-        total, unit = len(value), "items"
     else:
         kind = f"object, {len(value)} keys" if isinstance(value, dict) else type(value).__name__
         summary = f"{what} {kind if value is not None else 'null'}"
@@ -110,20 +113,16 @@ def reduce_json(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction
         candidates = [
             Candidate(i, line, min(depth, 4), i) for i, (depth, line) in enumerate(outline)
         ]
-        total, unit = len(candidates), "outline lines"
     kept, note, unlisted = select_body(
         "json", meta, budget_tokens, summary, candidates, facts_of=text, label="Also in the data"
     )
-    body = [summary, *(c.text for c in kept)]
-    shown = sum(1 for c in kept if c.priority == 1) if isinstance(value, list) else len(kept)
-    if total > shown:
-        body.append(f"… {total - shown:,} more {unit} not shown")
     if isinstance(value, list):
+        total, shown, unit = len(value), sum(1 for c in kept if c.priority == 1), "items"
         removed = f"{total - shown:,} of {total:,} items (kept the keys and the first {shown:,})"
     else:
-        removed = (
-            f"long values (clipped), array items past the first {MAX_ITEMS} "
-            f"(first {_NESTED_ITEMS} when nested), levels below {_MAX_DEPTH}"
-        )
+        total, shown, unit, removed = len(candidates), len(kept), "outline lines", _OUTLINE_REMOVED
+    body = [summary, *(c.text for c in kept)]
+    if total > shown:
+        body.append(f"… {total - shown:,} more {unit} not shown")
     body.extend(note)
     return finish("json", meta, budget_tokens, body, removed, unlisted)

@@ -122,7 +122,6 @@ def reduce_lines(
     context_idx = _context_indices(output.lines, fact_idx, error_idx, profile)
     _pin_location_headers(output, fact_idx)
     candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
-    group_lines = set(shown_keys.values())  # the line shown for each group of fact lines
     candidates += _edge_candidates(output, shown_keys, context_idx, profile)
     # Facts the kept text shows are not listed again: all fact lines stand for the cut ones.
     all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
@@ -132,7 +131,7 @@ def reduce_lines(
     )
     hidden = _hidden_lines(output, {output.keys[c.line] for c in kept})
     body = [*preface, *render_selection(kept, total_lines=n, hidden=hidden), *note]
-    removed = _removed_note(output, kept, len(fact_idx), group_lines)
+    removed = _removed_note(output, kept, len(fact_idx), set(shown_keys.values()))
     if skipped:
         removed += f"; {skipped:,} middle error/warning lines not analysed"
     return finish(kind, meta, budget_tokens, body, removed, unlisted)
@@ -162,10 +161,8 @@ def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
     positions = _positions(lowered, _ERROR_WORDS)
     for anchor in _FRAME_ANCHORS:
         positions.extend(m.start() + 1 for m in anchor.finditer(clean))
-    error_idx = _line_indices(clean, positions)
-    warn_idx = _line_indices(clean, _positions(lowered, _WARN_WORDS)) - error_idx
-    error_idx.discard(n)
-    warn_idx.discard(n)
+    error_idx = _line_indices(clean, positions) - {n}
+    warn_idx = _line_indices(clean, _positions(lowered, _WARN_WORDS)) - error_idx - {n}
     del lowered
     for i in sorted(error_idx):
         if lines[i].lstrip().startswith(_TRACEBACK_START):
@@ -177,15 +174,12 @@ def _context_indices(
     lines: list[str], fact_idx: list[int], error_idx: set[int], profile: LineProfile
 ) -> set[int]:
     """The line after a Python frame, the line before other fact lines (if the profile says so)."""
-    context_idx: set[int] = set()
     if not profile.context_lines:
-        return context_idx
-    for i in fact_idx:
-        if 'File "' in lines[i] and i + 1 < len(lines):
-            context_idx.add(i + 1)
-        elif i > 0:
-            context_idx.add(i - 1)
-    return context_idx - error_idx
+        return set()
+    frames = {i for i in fact_idx if 'File "' in lines[i]}
+    after = {i + 1 for i in frames if i + 1 < len(lines)}
+    before = {i - 1 for i in fact_idx if i not in frames and i > 0}
+    return (after | before) - error_idx
 
 
 def _fact_candidates(
@@ -249,6 +243,7 @@ def _hidden_lines(output: _Lines, shown: set[str]) -> Callable[[int, int], int]:
 def _removed_note(
     output: _Lines, kept: list[Candidate], n_facts: int, group_lines: set[int]
 ) -> str:
+    """What the kept lines leave out; ``group_lines``: the line shown for each group of facts."""
     n = len(output.lines)
     keys, counts = output.keys, output.counts
     collapsed = sum(counts[k] - 1 for k in {keys[c.line] for c in kept} if counts[k] > 1)

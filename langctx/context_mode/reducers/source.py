@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
-from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
+from langctx.context_mode.reducers.source_outline import Outline, language_for_path, outline_source
 
 _NUMBERED = (
     re.compile(r"^\s*(\d+)\t(.*)$"),  # cat -n
@@ -71,6 +71,25 @@ def _path_in(notes: list[tuple[int, str]]) -> str | None:
     return next((m.group(1) for m in found if m), None)
 
 
+def _candidates(listing: Listing, outline: Outline) -> list[Candidate]:
+    """The viewer's notes, the imports line, the declarations (none: a peek at the start)."""
+    # Pieces sit at 2*row+1 of their text row; the imports line at 2*row, just before the code.
+    at = [2 * row + 1 for row in listing.rows]
+    candidates = [
+        Candidate(2 * row + 1, clip(note, 300), 0, row) for row, note in _notes(listing.notes)
+    ]
+    if outline.imports:
+        imports = f"Imports ({len(outline.imports)}): {', '.join(outline.imports)}"
+        candidates.append(Candidate(at[0] - 1 if at else 0, clip(imports, _IMPORT_CHARS), 2, 0))
+    for order, decl in enumerate(outline.declarations):
+        line = f"L{decl.line} {'  ' * decl.depth}{clip(decl.text, _DECL_CHARS)}"
+        candidates.append(Candidate(at[decl.index], line, 1 + min(decl.depth, 2), order))
+    if not outline.declarations:
+        for i, code in enumerate(listing.code[:_PEEK_LINES]):
+            candidates.append(Candidate(at[i], f"L{listing.numbers[i]} {clip(code, 160)}", 4, i))
+    return candidates
+
+
 def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reduction:
     """Reduce a source file (or a numbered listing of one) to its outline."""
     listing = split_listing(text, first_line=_first_line(meta))
@@ -78,44 +97,22 @@ def reduce_source(text: str, *, meta: OutputMeta, budget_tokens: int) -> Reducti
         meta = replace(meta, path=found)
     language = language_for_path(meta.path)
     outline = outline_source(listing.code, language=language, numbers=listing.numbers)
-    n_code = len(listing.code)
+    n_code, n_decl = len(listing.code), len(outline.declarations)
     summary = f"{language or 'unknown-language'} source · {n_code:,} lines · {len(text):,} chars"
     if listing.numbers and (listing.numbered or listing.numbers[0] != 1):
         summary += f" · file lines {min(listing.numbers)}–{max(listing.numbers)}"
-
-    # Pieces sit at 2*row+1 of their text row; the imports line at 2*row, just before the code.
-    candidates = [
-        Candidate(2 * row + 1, clip(note, 300), 0, row) for row, note in _notes(listing.notes)
-    ]
-    if outline.imports:
-        where = 2 * listing.rows[0] if listing.rows else 0
-        line = clip(
-            f"Imports ({len(outline.imports)}): {', '.join(outline.imports)}", _IMPORT_CHARS
-        )
-        candidates.append(Candidate(where, line, 2, 0))
-    decl_positions: set[int] = set()
-    for order, decl in enumerate(outline.declarations):
-        where = 2 * listing.rows[decl.index] + 1
-        decl_positions.add(where)
-        line = f"L{decl.line} {'  ' * decl.depth}{clip(decl.text, _DECL_CHARS)}"
-        candidates.append(Candidate(where, line, 1 + min(decl.depth, 2), order))
-    if not outline.declarations:  # nothing to outline: a peek at the start
-        for i, code in enumerate(listing.code[:_PEEK_LINES]):
-            line = f"L{listing.numbers[i]} {clip(code, 160)}"
-            candidates.append(Candidate(2 * listing.rows[i] + 1, line, 4, i))
-
     kept, note, unlisted = select_body(
         "source",
         meta,
         budget_tokens,
         summary,
-        candidates,
+        _candidates(listing, outline),
         facts_of=text,
         label="Also in the file",
         reserve=2,
     )
-    n_decl = len(outline.declarations)
-    kept_decl = sum(1 for c in kept if c.line in decl_positions)
+    declared = {2 * listing.rows[decl.index] + 1 for decl in outline.declarations}
+    kept_decl = sum(1 for c in kept if c.line in declared)
     body = [summary, *(c.text for c in kept)]
     if kept_decl < n_decl:
         body.append(f"(+{n_decl - kept_decl:,} more declarations not listed)")
