@@ -56,12 +56,9 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
         if "tool_calls" in edit and isinstance(message, AIMessage):
             update["tool_calls"] = edit["tool_calls"]
             # provider-format copies of the calls would carry the uncut arguments
-            kwargs = {
-                k: v
-                for k, v in message.additional_kwargs.items()
-                if k not in ("tool_calls", "function_call")
-            }
-            update["additional_kwargs"] = kwargs
+            copies = ("tool_calls", "function_call")
+            kept = message.additional_kwargs.items()
+            update["additional_kwargs"] = {k: v for k, v in kept if k not in copies}
         return message.model_copy(update=update)
     if isinstance(message, ToolMessage) and context_mode_stamp(message) is not None:
         return message  # Context-mode already escaped the untrusted parts; its own markers stay
