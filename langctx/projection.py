@@ -56,12 +56,9 @@ def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMes
         if "tool_calls" in edit and isinstance(message, AIMessage):
             update["tool_calls"] = edit["tool_calls"]
             # provider-format copies of the calls would carry the uncut arguments
-            kwargs = {
-                k: v
-                for k, v in message.additional_kwargs.items()
-                if k not in ("tool_calls", "function_call")
-            }
-            update["additional_kwargs"] = kwargs
+            copies = ("tool_calls", "function_call")
+            kept = message.additional_kwargs.items()
+            update["additional_kwargs"] = {k: v for k, v in kept if k not in copies}
         return message.model_copy(update=update)
     if isinstance(message, ToolMessage) and context_mode_stamp(message) is not None:
         return message  # Context-mode already escaped the untrusted parts; its own markers stay
@@ -145,23 +142,20 @@ def render_read_facts(
     full = _Ledger(constraints, len(constraints), forms["plain"], recent, n_read, "plain", failure)
     if max_tokens is None or count is None or count(full.text()) <= max_tokens:
         return full.text()
-    if failure and count(failure) > max_tokens:
-        failure = truncate_to_tokens(failure, max_tokens, count)
-    core = _Ledger(constraints[-1:], len(constraints), "", [], n_read, "plain", failure)
-    for form, line in forms.items():
-        if form == "group":
-            continue  # grouping hides whole paths: only past the ceiling
-        core.modified = line
-        if count(core.text()) <= max_tokens:
-            core.read_form = form
-            break
-    else:
-        ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
-        return _grown(core, modified, forms, ceiling, count)
 
     def fits(ledger: _Ledger) -> bool:
         return count(ledger.text()) <= max_tokens
 
+    if failure and count(failure) > max_tokens:
+        failure = truncate_to_tokens(failure, max_tokens, count)
+    core = _Ledger(constraints[-1:], len(constraints), "", [], n_read, "plain", failure)
+    # the modified files as logged, else under their root (grouping hides paths: past the cap only)
+    tried = (replace(core, modified=forms[f], read_form=f) for f in ("plain", "root") if f in forms)
+    fitting = next((ledger for ledger in tried if fits(ledger)), None)
+    if fitting is None:
+        ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
+        return _grown(core, modified, forms, ceiling, count)
+    core = fitting
     older = largest(lambda k: fits(core.with_constraints(constraints, k)), len(constraints) - 1)
     core = core.with_constraints(constraints, older)
     shown = largest(lambda k: fits(core.with_read(recent, k)), len(recent))
@@ -234,13 +228,15 @@ def _grown(
     count: Callable[[str], int],
 ) -> str:
     """The ledger past its cap (step 2 of :func:`render_facts`)."""
+
+    def text(line: str) -> str:
+        return replace(core, modified=line).text()
+
     if not modified:  # over the cap on constraints or the failure alone: nothing to name
-        core.modified = ""
-        return core.text()
+        return text("")
     for form in filter(None, (forms.get("root", forms["plain"]), forms.get("group"))):
-        core.modified = form
-        if count(core.text()) <= ceiling:
-            return core.text()
+        if count(text(form)) <= ceiling:
+            return text(form)
     root = common_root(modified)
 
     def subset(k: int) -> str:
@@ -251,15 +247,11 @@ def _grown(
             notes.append("by directory")
         return _paths_head("Files modified so far", notes) + grouped
 
-    def ok(k: int) -> bool:
-        core.modified = subset(k)
-        return count(core.text()) <= ceiling
-
-    core.modified = subset(max(1, largest(ok, len(modified))))
-    return core.text()
+    most = largest(lambda k: count(text(subset(k))) <= ceiling, len(modified))
+    return text(subset(max(1, most)))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Ledger:
     """The parts of a ledger, rendered by ``text()``."""
 

@@ -47,8 +47,9 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
         )
         raise GuardTimeoutError(timeout, msg)
     ctx = contextvars.copy_context()
-    box: dict[str, Any] = {}
+    box: dict[str, Any] = {}  # the call's "value" or its "error"
     done = threading.Event()
+    abandoned = False  # set under the lock once the caller stops waiting: a straggler
 
     def target() -> None:
         global _stragglers
@@ -59,17 +60,16 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
         finally:
             with _straggler_lock:
                 done.set()
-                if box.get("abandoned"):
+                if abandoned:
                     _stragglers -= 1
 
     threading.Thread(target=target, daemon=True, name="langctx-guarded-call").start()
     if not done.wait(timeout):
         with _straggler_lock:
             if not done.is_set():
-                box["abandoned"] = True
+                abandoned = True
                 _stragglers += 1
-        if box.get("abandoned"):
-            raise GuardTimeoutError(timeout)
+                raise GuardTimeoutError(timeout)
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -149,36 +149,38 @@ def render_user_messages(
     if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
         newest = _fit_head_tail(newest, verbatim - title - 4, count)
     shown = [_quoted(newest)]
-    left = len(items) - 1
-    short_only = False
+    short_only = False  # once an earlier message is shortened, the older ones are too
     used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
     for item in reversed(items[:-1]):
-        text = str(item["text"])
-        opening = _opening(text)
-        short = _quoted(opening) + (_SHORTENED if opening != text else "")
-        candidates = [(short, max_tokens)]
-        rules = [c for c in _constraints_of(item).get("constraints", []) if c not in opening]
-        if rules:  # the user's constraints stay verbatim when their message is shortened
-            said = "; ".join(f'"{c}"' for c in rules)
-            candidates.insert(0, (f"{short}, saying: {said}", max_tokens))
-        if not (short_only or item.get("short")):
-            candidates.insert(0, (_quoted(text), verbatim))
-        more = _more(left - 1 + dropped)
+        full = not (short_only or item.get("short"))
+        more = _more(len(items) - len(shown) - 1 + dropped)
         rest = title + count(more) + 1 + used  # each line with its newline: an upper bound
-
-        def fits(line: str, n: int, cap: int, more: str = more, rest: int = rest) -> bool:
-            if rest + n <= cap:
-                return True
-            return count("\n".join([_TITLE, more, line, *shown])) <= cap  # near the cap: exact
-
-        fitted = next(((c, n) for c, cap in candidates if fits(c, n := count(c) + 1, cap)), None)
-        if fitted is None:
+        lines = _candidates(item, verbatim if full else None, max_tokens)
+        for index, (line, cap) in enumerate(lines):
+            n = count(line) + 1
+            if rest + n <= cap or count("\n".join([_TITLE, more, line, *shown])) <= cap:
+                short_only = short_only or (full and index > 0)  # (near the cap: exact count)
+                break
+        else:
             break
-        short_only = short_only or (not item.get("short") and fitted[0] is not candidates[0][0])
-        shown.insert(0, fitted[0])
-        used += fitted[1]
-        left -= 1
-    return _section(shown, left + dropped, max_tokens, count)
+        shown.insert(0, line)
+        used += n
+    return _section(shown, len(items) - len(shown) + dropped, max_tokens, count)
+
+
+def _candidates(
+    item: Mapping[str, Any], verbatim: int | None, max_tokens: int
+) -> list[tuple[str, int]]:
+    """An earlier message's lines, best first, each with its cap: verbatim (unless ``None``),
+    by its opening words with the user's constraints verbatim, by its opening words."""
+    text = str(item["text"])
+    opening = _opening(text)
+    short = _quoted(opening) + (_SHORTENED if opening != text else "")
+    rules = [c for c in _constraints_of(item).get("constraints", []) if c not in opening]
+    said = "; ".join(f'"{c}"' for c in rules)
+    lines = [(_quoted(text), verbatim)] if verbatim is not None else []
+    lines += [(f"{short}, saying: {said}", max_tokens)] if rules else []
+    return [*lines, (short, max_tokens)]
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import Any, NotRequired, TypedDict
 
 from langctx.errors import ConfigError
@@ -114,23 +115,19 @@ def merge_read_facts(
     max_read_files = check_limit("max_read_files", max_read_files)
     commands = [c for f in facts for c in f.get("commands", ())]
     errors = [e for f in facts for e in f.get("errors", ())]
+    reads = [path for f in facts for path in f.get("read_files", ())]
+    latest = list(dict.fromkeys(reversed(reads)))  # each path once, by its last read, newest first
+    # the most recent reads within the limit and the character cap (the newest always fits)
+    newest = latest[:max_read_files]
+    within = sum(1 for chars in accumulate(map(len, newest)) if chars <= _MAX_READ_FILES_CHARS)
+    keep = max(within, min(1, len(newest)))
     merged = Facts(
-        read_files=[],
+        read_files=newest[:keep][::-1],
         modified_files=list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ()))),
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
-    # the most recent reads within the limit and the character cap (the newest always fits)
-    reads = [path for f in facts for path in f.get("read_files", ())]
-    reads = list(reversed(dict.fromkeys(reversed(reads))))  # unique, in order of the last read
-    keep = chars = 0
-    for path in reversed(reads):
-        if keep >= max_read_files or (keep and chars + len(path) > _MAX_READ_FILES_CHARS):
-            break
-        keep += 1
-        chars += len(path)
-    merged["read_files"] = reads[len(reads) - keep :]
-    if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(reads) - keep:
+    if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(latest) - keep:
         merged["read_files_dropped"] = dropped
     return merged
 

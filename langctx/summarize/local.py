@@ -50,6 +50,17 @@ def _last_failure(facts: dict[str, Any], error_lines: int, width: int) -> str | 
     return f"{head}, {quoted}" if head else quoted
 
 
+def _status(request: SummaryRequest, facts: dict[str, Any], error_lines: int, width: int) -> str:
+    """The last command (failing: with its error lines), else what was compacted."""
+    if failure := _last_failure(facts, error_lines, width + 60):
+        return f"- Last command: {failure}"
+    if commands := facts.get("commands"):
+        return f"- Last command: `{_clip(commands[-1].get('command') or '?', width)}` ok"
+    if request.kind == "merge":
+        return f"- {len(request.summaries)} earlier summaries merged"
+    return f"- {len(request.messages)} earlier messages compacted"
+
+
 def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int] = _approx) -> str:
     """The fixed-structure summary of a request from its facts, within its ``max_tokens``.
 
@@ -71,8 +82,6 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         - Fix the lexer.
     """
     facts = stored_facts(request.facts)
-    constraints = facts.get("constraints", [])
-    commands = facts.get("commands", [])
     goal = "see the first user message"
     if request.task or facts.get("user_messages"):  # both are quoted verbatim, never restated
         goal = "the task and the user's messages, verbatim in the context"
@@ -89,16 +98,8 @@ def render_local_summary(request: SummaryRequest, *, count: Callable[[str], int]
         lines = ["Goal:", f"- {_clip(goal, width)}"]
         if request.instructions:
             lines.append(f"- Focus: {_clip(request.instructions, width)}")
-        lines.append("Current status:")
-        if failure := _last_failure(facts, err_lines, width + 60):
-            lines.append(f"- Last command: {failure}")
-        elif commands:
-            lines.append(f"- Last command: `{_clip(commands[-1].get('command') or '?', width)}` ok")
-        elif request.kind == "merge":
-            lines.append(f"- {len(request.summaries)} earlier summaries merged")
-        else:
-            lines.append(f"- {len(request.messages)} earlier messages compacted")
-        if constraints:
+        lines += ["Current status:", _status(request, facts, err_lines, width)]
+        if constraints := facts.get("constraints"):
             lines.append("Important constraints:")
             lines.extend(f"- {_clip(c, width)}" for c in constraints[-n_constraints:])
         lines += ["Files observed:", _files(facts.get("read_files", []), read_limit)]

@@ -142,16 +142,15 @@ def resolve_summarizer(spec: object) -> Summarizer:
     if callable(spec):
         _check_takes_a_request(spec, getattr(spec, "__name__", type(spec).__name__))
         return CallableSummarizer(spec)
+    msg = (
+        f"summarizer must be None, 'local', a chat model / Runnable, an object with "
+        f"summarize(request), or a callable; got {type(spec).__name__}."
+    )
     if isinstance(spec, str):
         msg = (
             f"summarizer={spec!r} is not a summarizer; pass a chat model, e.g. "
             f"summarizer=init_chat_model({spec!r}), or 'local'."
         )
-        raise ConfigError(msg)
-    msg = (
-        f"summarizer must be None, 'local', a chat model / Runnable, an object with "
-        f"summarize(request), or a callable; got {type(spec).__name__}."
-    )
     raise ConfigError(msg)
 
 
