@@ -48,6 +48,19 @@ def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
     return last_ai
 
 
+def replay(mem: MemoryCore, sent: Sequence[BaseMessage], new: list[Any]) -> None:
+    """Restore the log: ``sent`` as it is (an earlier call checked it), then ``new``, checked; the
+    restore counts and checks the whole, not each message."""
+    mem._restoring = True
+    try:
+        for m in sent:
+            append(mem, m)
+        mem._new_from = len(mem._log)
+        append_all(mem, new)
+    finally:
+        mem._restoring = False
+
+
 def _encodable(message: BaseMessage) -> BaseMessage:
     """A tool result with its unencodable text (lone surrogates) escaped, warned once per tool."""
     if not isinstance(message, ToolMessage) or surrogate_field(message) is None:
