@@ -209,7 +209,7 @@ class MemoryCore:
         start = self._recent_start()
         idx = [i for i in self._system_idx if i < start]
         t = self._task_idx
-        if t is not None and (t < start or self._lifted_task() is not None):
+        if t is not None and (t < start or self._block is not None):  # behind the cut, or lifted
             idx.append(t)
         idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
         return sorted(idx)

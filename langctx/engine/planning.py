@@ -211,9 +211,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
 def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it)."""
     ids = entry["covered_ids"]
-    if not ids:
-        return []
-    if all(i in memory._pos for i in ids):
+    if all(i in memory._pos for i in ids):  # an entry that folded none too
         return [memory._log[memory._pos[i]] for i in ids]
     before = memory._before  # a window's memory: the log before the window, by id
     earlier = [before(i) for i in ids] if before is not None else []
