@@ -234,12 +234,13 @@ def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
 
 
 def _pinned(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> bool:
-    """Index message ``i`` as a system message (before any other) or the task; True if either."""
+    """Index message ``i`` as a system message (before any other) or the task (never once a
+    provider compaction item stands in for it); True if either."""
     if isinstance(message, SystemMessage) and len(mem._system_idx) == i:
         mem._system_idx.append(i)
         return True
     if mem._task_idx is None and mem._pc is None and _is_task(mem, message, d):
-        mem._task_idx = i  # none once a provider compaction stands in for it
+        mem._task_idx = i
         return True
     return False
 
