@@ -8,7 +8,6 @@ Example:
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -195,26 +194,19 @@ def _with_requests(text: str, rules: Machinery) -> tuple[str, int]:
     starts = [a for a, _ in code]
     parts = [p for p in pairs(_COMMAND_PART, text) if in_spans(code, starts, p[0][0]) is None]
     inner = [_normalise(_ANSI.sub("", text[opener[1] : closer[0]])) for opener, closer, _ in parts]
-    names = [
-        inner[k].lstrip("/") if name == "command-name" else None
-        for k, (*_, name) in enumerate(parts)
-    ]
-    named = [k for k, name in enumerate(names) if name is not None]
+    # a request's command: the latest name before it, else the first after
+    names = (n for n, (*_, tag) in zip(inner, parts, strict=True) if tag == "command-name")
+    name = next(names, "").lstrip("/")
     requests: list[str] = []
     pieces: list[str] = []
     pos = 0
-    for k, ((start, _), (_, end), _) in enumerate(parts):
-        if names[k] is not None:
-            continue
-        j = bisect.bisect(named, k)  # the latest command name before the part, else the first after
-        args, name = inner[k], (names[named[max(j - 1, 0)]] or "") if named else ""
-        if not args or name in rules.local_commands:
-            continue
-        pieces += [text[pos:start], _MARK.format(len(requests))]
-        requests.append(f"/{name} {args}" if name else args)
-        pos = end
-    if not requests:
-        return strip_machinery(text, rules), 0
+    for args, ((start, _), (_, end), tag) in zip(inner, parts, strict=True):
+        if tag == "command-name":
+            name = args.lstrip("/")
+        elif args and name not in rules.local_commands:
+            pieces += [text[pos:start], _MARK.format(len(requests))]
+            requests.append(f"/{name} {args}" if name else args)
+            pos = end
     kept = strip_machinery("".join([*pieces, text[pos:]]), rules)
     found = {int(x) for x in _MARK_RE.findall(kept) if int(x) < len(requests)}
     back = _MARK_RE.sub(

@@ -210,14 +210,10 @@ class LayeredChatMemory(MemoryCore):
         """
         with self._lock:
             self._reset()
-            self._restoring = True
-            try:
-                log.append_all(self, list(messages))
-            finally:
-                self._restoring = False
+            log.replay(self, (), list(messages))
             for raw in edits:
                 restoring.apply_edit(self, validate_entry(raw))
-            task = self._id(self._task_idx) if self._task_idx is not None else None
+            task = None if self._task_idx is None else self._id(self._task_idx)
             self._entries = [  # a cut no fold makes (it folds past the task) is ignored
                 e
                 for e in map(read_entry, compactions)
@@ -252,28 +248,19 @@ class LayeredChatMemory(MemoryCore):
         with self._lock:
             self._reset()
             self._before = before
-            self._restoring = True
             head, window = restoring.as_messages(head), restoring.as_messages(window)
-            try:
-                for m in [*head, *window[:validate_from]]:
-                    log.append(self, m)
-                self._new_from = len(self._log)
-                log.validate_batch(self, window[validate_from:])
-                for m in window[validate_from:]:
-                    log.append(self, m)
-            finally:
-                self._restoring = False
+            log.replay(self, [*head, *window[:validate_from]], window[validate_from:])
             pos, by_message = self._pos, restoring.edits_by_message(edits)
             for mid in sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__):
                 for e in by_message[mid]:
                     restoring.apply_edit(self, e)
-            self._entries = list(compactions)
-            order = restoring.active_positions(self._entries)
-            projected = [n for n in order if log.after_pc(self, self._entries[n - 1])]
-            for n in projected:  # read, their facts too: a state written without the reducer
-                self._entries[n - 1] = read_entry(self._entries[n - 1])
-            self._active = [self._entries[n - 1] for n in projected]
-            self._first_kept = max(len(head) if self._entries else 0, self._first_kept)
+            self._entries = entries = list(compactions)
+            active = restoring.active_positions(entries)
+            projected = [n - 1 for n in active if log.after_pc(self, entries[n - 1])]
+            for k in projected:  # read, their facts too: a state written without the reducer
+                entries[k] = read_entry(entries[k])
+            self._active = [entries[k] for k in projected]
+            self._first_kept = max(len(head) if entries else 0, self._first_kept)
             self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
             self._refresh()
             log.calibrate_window(self)

@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from langctx.engine import background, planning, summarizer_calls, writing
-from langctx.engine.plan import CompactionEvent
+from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import CompactionEntry
 from langctx.telemetry import compaction_span
 
@@ -49,11 +49,7 @@ def _steps(
         mem._on_compaction(CompactionEvent("start", plan.trigger, plan.tokens_before))
     with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
-        if plan.request is None or plan.quality in ("local", "mechanical"):  # no call asked
-            summary = "" if plan.request is None else mem._local.summarize(plan.request)
-            quality = plan.quality
-        else:
-            summary, quality = yield from summarizer_calls.summarizing(mem, plan.request)
+        summary, quality = yield from _summary(mem, plan)
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
@@ -76,3 +72,11 @@ def _steps(
             mem._on_compaction(event)
         span.record(event)
     return entry
+
+
+def _summary(mem: MemoryCore, plan: Plan) -> Steps[tuple[str, str]]:
+    """The plan's summary and its quality; only a plan for a model summary calls the summarizer."""
+    if plan.request is None or plan.quality in ("local", "mechanical"):
+        local = "" if plan.request is None else mem._local.summarize(plan.request)
+        return local, plan.quality
+    return (yield from summarizer_calls.summarizing(mem, plan.request))

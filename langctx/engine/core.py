@@ -59,33 +59,33 @@ class MemoryCore:
         self._edits: list[EditEntry] = []
         self._evictions: list[EvictionRecord] = []
         self._priority: dict[str, int] = {}
-        # derived from the record on append and restore
+        # derived from the record on append and restore: each message's index, tokens and view
         self._pos: dict[str, int] = {}
         self._tok: list[int] = []
         self._views: dict[int, BaseMessage] = {}
         self._vtok: dict[int, int] = {}
         self._edit_of: dict[str, EditEntry] = {}
-        self._first_kept = 0
+        self._skip: set[int] = set()
+        # ... the messages that are pinned or shape turns
         self._system_idx: list[int] = []
         self._task_idx: int | None = None
-        self._task_closed = False  # a provider compaction stands in for the task from now on
         self._pc: int | None = None  # latest message holding a provider compaction item
-        self._pc_memo: tuple[tuple[int, int], range] | None = None
         self._thinking: list[int] = []  # indices of AI messages with thinking blocks, ascending
         self._last_human = -1  # index of the latest human message that opens a turn
         self._after_tool = False  # the latest message sent, human/system aside, is a tool result
-        self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
-        self._seen_non_system = False
-        self._skip: set[int] = set()
         self._call_owner: dict[str, int] = {}
         self._open_calls: list[str] = []
-        self._open_ai: int | None = None
         self._repair_after: dict[int, list[ToolMessage]] = {}
-        self._recent_tokens = 0
+        # ... the projection: the cut, the active summaries, the layers' tokens, caches of reads
+        self._first_kept = 0
+        self._active: list[CompactionEntry] = []
         self._block: BaseMessage | None = None
         self._block_tokens = 0
+        self._recent_tokens = 0
         self._calibration = 0
-        self._active: list[CompactionEntry] = []
+        self._pc_memo: tuple[tuple[int, int], range] | None = None
+        self._stripped: dict[int, tuple[BaseMessage, int]] = {}  # completed thinking turns
+        # the operation under way
         self._restoring = False
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
         self._blocking_calls = 0  # summarizer calls made on the caller's path
@@ -212,7 +212,7 @@ class MemoryCore:
         start = self._recent_start()
         idx = [i for i in self._system_idx if i < start]
         t = self._task_idx
-        if t is not None and (t < start or self._lifted_task() is not None):
+        if t is not None and (t < start or self._block is not None):  # behind the cut, or lifted
             idx.append(t)
         idx.extend(i for i in self._pc_unit() if i < start and i not in self._skip)
         return sorted(idx)

@@ -48,6 +48,19 @@ def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
     return last_ai
 
 
+def replay(mem: MemoryCore, sent: Sequence[BaseMessage], new: list[Any]) -> None:
+    """Restore the log: ``sent`` as it is (an earlier call checked it), then ``new``, checked; the
+    restore counts and checks the whole, not each message."""
+    mem._restoring = True
+    try:
+        for m in sent:
+            append(mem, m)
+        mem._new_from = len(mem._log)
+        append_all(mem, new)
+    finally:
+        mem._restoring = False
+
+
 def _encodable(message: BaseMessage) -> BaseMessage:
     """A tool result with its unencodable text (lone surrogates) escaped, warned once per tool."""
     if not isinstance(message, ToolMessage) or surrogate_field(message) is None:
@@ -176,8 +189,6 @@ def _answer_call(mem: MemoryCore, message: ToolMessage, i: int, tokens: int) -> 
     """A tool result at ``i``: the answer to an open call, or an orphan (logged, not sent)."""
     if message.tool_call_id in mem._open_calls:  # none when no AI message is open
         mem._open_calls.remove(message.tool_call_id)
-        if not mem._open_calls:
-            mem._open_ai = None
         mem._after_tool = True
         return
     _check_orphan(mem, message)
@@ -197,7 +208,6 @@ def _track_turn(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> 
         mem._last_human = i
     mem._after_tool = after_tool_result(message, mem._after_tool)
     if d.call_ids:
-        mem._open_ai = i
         mem._open_calls = list(d.call_ids)
         for cid in d.call_ids:
             mem._call_owner[cid] = i
@@ -208,18 +218,9 @@ def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     live = not mem._restoring
     if live and i not in mem._skip:
         mem._recent_tokens += mem._view_tokens(i)
-    pinned = False
-    if isinstance(message, SystemMessage) and not mem._seen_non_system:
-        mem._system_idx.append(i)
-        pinned = True
-    else:
-        mem._seen_non_system = True
-        if mem._task_idx is None and not mem._task_closed and _is_task(mem, message, d):
-            mem._task_idx = i
-            pinned = True
-            if live and mem._block is not None:  # arrives behind summaries: lifted into the head
-                mem._refresh_recent()
-    if live and pinned:
+    if _pinned(mem, message, d, i) and live:
+        if i == mem._task_idx and mem._block is not None:  # behind summaries: lifted into the head
+            mem._refresh_recent()
         writing.check_pinned(mem)
     if d.thinking:
         mem._thinking.append(i)
@@ -230,6 +231,18 @@ def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
         _provider_compacted(mem, i)
     elif live and isinstance(message, AIMessage) and message.usage_metadata:
         _calibrate(mem, message, mem.context_tokens())
+
+
+def _pinned(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> bool:
+    """Index message ``i`` as a system message (before any other) or the task (never once a
+    provider compaction item stands in for it); True if either."""
+    if isinstance(message, SystemMessage) and len(mem._system_idx) == i:
+        mem._system_idx.append(i)
+        return True
+    if mem._task_idx is None and mem._pc is None and _is_task(mem, message, d):
+        mem._task_idx = i
+        return True
+    return False
 
 
 def _is_task(mem: MemoryCore, message: BaseMessage, d: Described) -> bool:
@@ -246,7 +259,6 @@ def _provider_compacted(mem: MemoryCore, i: int) -> None:
     mem._first_kept = max(mem._first_kept, i)
     if mem._task_idx is not None and mem._task_idx < i:
         mem._task_idx = None
-    mem._task_closed = True
     mem._active = [e for e in mem._active if after_pc(mem, e)]
     if not mem._restoring:
         mem._refresh()
@@ -267,8 +279,7 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
 
 def _close_open_turn(mem: MemoryCore, i: int) -> None:
     """Answer the open calls of the AI message before ``i`` with stand-in results (repairs)."""
-    assert mem._open_ai is not None
-    ai = mem._log[mem._open_ai]
+    ai = mem._log[mem._call_owner[mem._open_calls[0]]]  # the AI message whose calls are open
     names = {tc.get("id"): tc.get("name") for tc in getattr(ai, "tool_calls", [])}
     repairs = [
         ToolMessage(
@@ -284,7 +295,6 @@ def _close_open_turn(mem: MemoryCore, i: int) -> None:
     mem._recent_tokens += sum(mem.counter.count_message(r) for r in repairs)
     detail = f"unanswered tool calls {mem._open_calls} answered with placeholders"
     writing.record(mem, "repair", "add", [str(ai.id)], 0, detail)
-    mem._open_ai = None
     mem._open_calls = []
 
 

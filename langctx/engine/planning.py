@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -136,9 +136,8 @@ def _fold(
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     if absorbed:
         facts = merge_read_summary_facts(*[entry_facts(e) for e in absorbed], facts)
-    out.request = request = _request(
-        memory,
-        kind="turns",
+    out.request = request = replace(
+        _request(memory, "turns"),
         messages=msgs,
         summaries=[e["summary"] for e in absorbed],
         facts=facts,
@@ -188,9 +187,8 @@ def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryReques
     absorbed = [by_id[i] for i in entry["merged_from"] if i in by_id]
     if own is None and not absorbed:
         return None
-    request = _request(
-        memory,
-        kind="turns",
+    request = replace(
+        _request(memory, "turns"),
         messages=own or [],
         summaries=[] if own is not None else [entry["summary"]],
         facts=entry_facts(entry),
@@ -213,9 +211,7 @@ def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[Co
 def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | None:
     """The messages ``entry`` folded, from the log (None: not all of them are in it)."""
     ids = entry["covered_ids"]
-    if not ids:
-        return []
-    if all(i in memory._pos for i in ids):
+    if all(i in memory._pos for i in ids):  # an entry that folded none too
         return [memory._log[memory._pos[i]] for i in ids]
     before = memory._before  # a window's memory: the log before the window, by id
     earlier = [before(i) for i in ids] if before is not None else []
@@ -238,11 +234,12 @@ def _keep_target(memory: MemoryCore) -> int:
     return max(0, min(config.keep_recent_tokens_resolved, room))
 
 
-def _request(memory: MemoryCore, **fields: Any) -> SummaryRequest:
-    """A summary request of ``fields`` with the memory's task and summary cap."""
+def _request(memory: MemoryCore, kind: Literal["turns", "merge"]) -> SummaryRequest:
+    """An empty summary request of ``kind`` with the memory's task and summary cap."""
     task = None if memory._task_idx is None else memory._log[memory._task_idx]
     text = None if task is None else substantive_text(task) or task.text
-    return SummaryRequest(task=text, max_tokens=memory.config.max_summary_tokens_resolved, **fields)
+    cap = memory.config.max_summary_tokens_resolved
+    return SummaryRequest(kind=kind, task=text, max_tokens=cap)
 
 
 def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
@@ -266,9 +263,8 @@ def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
 
 
 def merge_request(memory: MemoryCore, group: list[CompactionEntry]) -> SummaryRequest:
-    return _request(
-        memory,
-        kind="merge",
+    return replace(
+        _request(memory, "merge"),
         summaries=[e["summary"] for e in group],
         facts=merge_read_summary_facts(*[entry_facts(e) for e in group]),
         level=min(group[0]["level"] + 1, MAX_LEVEL),

@@ -40,14 +40,16 @@ def restored_cut(mem: MemoryCore) -> int:
     cut = 0
     for e in mem._entries:
         fk = e["first_kept_id"]
-        if e["trigger"] != "merge" and fk is not None:
-            if fk not in mem._pos:
-                msg = f"compaction {e['id']} keeps from {fk!r}, which is not in the log."
-                raise StateVersionError(msg)
-            cut = max(cut, mem._pos[fk])
-        elif e["trigger"] != "merge" and fk is None:  # folded to the log's end then
+        if e["trigger"] == "merge":
+            continue
+        if fk is None:  # folded to the log's end then
             last = e["covered_ids"][-1] if e["covered_ids"] else None
             cut = mem._pos[last] + 1 if last in mem._pos else len(mem._log)
+        elif fk in mem._pos:
+            cut = max(cut, mem._pos[fk])
+        else:
+            msg = f"compaction {e['id']} keeps from {fk!r}, which is not in the log."
+            raise StateVersionError(msg)
     return cut if mem._pc is None else max(cut, mem._pc)
 
 
