@@ -174,11 +174,10 @@ def new_meta(
     kind: str | None = None,
     tokens: int = 0,
     ttl_seconds: float | None = None,
-    now: float | None = None,
     sha256: str | None = None,
 ) -> ReferenceMeta:
     """Build the :class:`ReferenceMeta` of ``data``."""
-    created = time.time() if now is None else now
+    created = time.time()
     return ReferenceMeta(
         v=REFERENCE_VERSION,
         ref_id=ref_id,

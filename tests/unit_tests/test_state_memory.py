@@ -372,9 +372,9 @@ def test_edits_of_window_messages_apply_however_many_edits_the_channel_holds(oth
     assert view.update() is None
 
 
-def test_active_summaries_found_from_the_previous_call_match_a_full_pass() -> None:
-    """``active_positions`` extends what it found for a shorter channel (the channel only
-    appends); at every length it equals the entries no later one merged, in projection order."""
+def test_active_positions_match_the_active_summaries_at_every_length() -> None:
+    """At every length of the channel, ``active_positions`` names the entries no later one
+    merged, in projection order."""
     from langctx.cli.demo.session import iter_turns
     from langctx.count_cache import shared_blocks
     from langctx.engine.restoring import active_positions
