@@ -250,10 +250,10 @@ class LayeredChatMemory(MemoryCore):
             self._before = before
             head, window = restoring.as_messages(head), restoring.as_messages(window)
             log.replay(self, [*head, *window[:validate_from]], window[validate_from:])
-            pos, by_message = self._pos, restoring.edits_by_message(edits)
-            for mid in sorted((mid for mid in by_message if mid in pos), key=pos.__getitem__):
-                for e in by_message[mid]:
-                    restoring.apply_edit(self, e)
+            pos = self._pos
+            logged = [e for e in edits if e["message_id"] in pos]
+            for e in sorted(logged, key=lambda e: pos[e["message_id"]]):  # stable: in edit order
+                restoring.apply_edit(self, e)
             self._entries = entries = list(compactions)
             active = restoring.active_positions(entries)
             projected = [n - 1 for n in active if log.after_pc(self, entries[n - 1])]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
@@ -62,14 +62,6 @@ def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:
     """1-based positions of the active summaries, in projection order."""
     order = {e["id"]: n for n, e in enumerate(entries, 1)}
     return tuple(order[e["id"]] for e in active_summaries(entries))
-
-
-def edits_by_message(edits: Sequence[EditEntry]) -> Mapping[str, tuple[EditEntry, ...]]:
-    """Message id -> its edits, in order."""
-    grouped: dict[str, tuple[EditEntry, ...]] = {}
-    for e in edits:
-        grouped[e["message_id"]] = (*grouped.get(e["message_id"], ()), e)
-    return grouped
 
 
 def as_messages(messages: Sequence[Any]) -> list[BaseMessage]:

@@ -7,7 +7,7 @@ import gc
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import (
     ConfigError,
@@ -393,8 +393,7 @@ def test_active_positions_match_the_active_summaries_at_every_length() -> None:
         assert got == [e["id"] for e in active_summaries(entries[:k])], k
 
 
-def test_edits_grouped_by_message_keep_their_order() -> None:
-    from langctx.engine.restoring import edits_by_message
+def test_restore_window_applies_each_message_s_edits_in_order_in_any_interleaving() -> None:
     from langctx.entries import new_edit_entry
 
     def edit(mid: str, n: int) -> Any:
@@ -406,11 +405,22 @@ def test_edits_grouped_by_message_keep_their_order() -> None:
             tokens_after=3,
         )
 
+    window = [HumanMessage("Fix the parser.", id="h")]
+    for i in range(7):
+        call = {"id": f"c{i}", "name": "read_file", "args": {"path": f"f{i}.py"}}
+        window += [AIMessage("", tool_calls=[call], id=f"a{i}")]
+        window += [ToolMessage("x = 1\n" * 50, tool_call_id=f"c{i}", id=f"m{i}")]
     edits = [edit(f"m{i % 7}", i) for i in range(30)]
-    grouped = edits_by_message(edits)
-    assert list(grouped) == [f"m{i}" for i in range(7)]
-    for mid, group in grouped.items():
-        assert list(group) == [e for e in edits if e["message_id"] == mid]
+    projections = []
+    for order in (edits, sorted(edits, key=lambda e: -int(e["message_id"][1:]))):  # stable sort
+        memory = LayeredChatMemory(max_tokens=8000)
+        memory.restore_window([], window, edits=order)
+        projections.append(memory.build_context())
+    shown = {m.id: m.content for m in projections[0]}
+    assert [shown[f"m{i}"] for i in range(7)] == [
+        f"[m{i} elided {i + 28 - 7 * (i > 1)}]" for i in range(7)
+    ]
+    assert projections[0] == projections[1]
 
 
 def test_entry_digests_name_what_a_summary_block_shows() -> None:
