@@ -195,8 +195,8 @@ class SQLiteChatHistoryStore:
         self.conn = conn
         self.lock = threading.RLock()
         self.is_setup = False
-        self._factory: Callable[[], LayeredChatMemory] = memory or (
-            lambda: LayeredChatMemory(**memory_kwargs)
+        self._factory: Callable[[], LayeredChatMemory] = (
+            memory if memory is not None else lambda: LayeredChatMemory(**memory_kwargs)
         )
         self._histories: dict[str, LangctxChatMessageHistory] = {}
 

@@ -429,6 +429,18 @@ def test_a_corrupt_sqlite_entry_row_is_a_one_line_error(tmp_path: Path, stored: 
         pass
 
 
+def test_a_memory_factory_that_is_falsy_is_still_used(tmp_path: Path) -> None:
+    class Factory:  # callable, and false in a boolean context (as an empty container is)
+        def __len__(self) -> int:
+            return 0
+
+        def __call__(self) -> LayeredChatMemory:
+            return LayeredChatMemory(max_tokens=4321)
+
+    with SQLiteChatHistoryStore.from_conn_string(str(tmp_path / "h.db"), memory=Factory()) as store:
+        assert store.get_history("s").memory.config.max_tokens == 4321
+
+
 def test_sqlite_writes_are_inserts_of_the_new_rows_only(tmp_path: Path) -> None:
     with SQLiteChatHistoryStore.from_conn_string(
         str(tmp_path / "h.db"), max_tokens=BUDGET
