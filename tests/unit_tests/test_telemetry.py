@@ -254,3 +254,21 @@ def test_without_opentelemetry_langctx_imports_and_compacts() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_a_span_that_fails_to_build_leaves_no_thread_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langctx import telemetry
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("no span")
+
+    memory = LayeredChatMemory(max_tokens=3000)
+    memory.thread_id = "t-1"
+    for turn in iter_turns(40, seed=1):
+        memory.add_messages(turn)
+    monkeypatch.setattr(telemetry, "CompactionSpan", broken)
+    with pytest.raises(RuntimeError, match="no span"):
+        memory.compact()
+    assert current_thread_id() is None
