@@ -86,8 +86,8 @@ class SQLiteBackend(Backend):
                 raise StateVersionError(msg)
             try:
                 entry = json.loads(text)
-            except (ValueError, TypeError) as exc:
-                entry = exc
+            except (ValueError, TypeError):
+                entry = None
             if not isinstance(entry, dict):
                 msg = f"{where}: entry {seq} is not a JSON object; it was not written by langctx."
                 raise StateVersionError(msg)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langctx.context_mode.grep import backtracking_risk, render_grep
+from langctx.context_mode.references import new_meta
 
 
 def test_backtracking_risk() -> None:
@@ -13,8 +14,6 @@ def test_backtracking_risk() -> None:
 
 
 def test_render_grep() -> None:
-    from langctx.context_mode.references import new_meta
-
     data = b"ok\nboom: KeyError x\nok\nwarn\nKeyError again\n"
     meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=data, source="str")
     assert render_grep(meta, data, "KeyError", max_tokens=500).text.splitlines()[1:3] == [

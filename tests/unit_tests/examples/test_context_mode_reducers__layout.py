@@ -13,6 +13,7 @@ from langctx.context_mode.reducers._layout import (
     render_selection,
     select,
 )
+from langctx.facts import extract_output_facts
 
 
 def test_clip() -> None:
@@ -44,8 +45,6 @@ def test_render_selection() -> None:
 
 
 def test_facts_lines() -> None:
-    from langctx.facts import extract_output_facts
-
     facts = extract_output_facts("boom in a.py:3 (KeyError)")
     assert facts_lines(facts, "kept text", budget_tokens=99, count_tokens=len) == (
         ["Not shown above: KeyError; at a.py:3"],

@@ -73,7 +73,7 @@ def test_is_expired() -> None:
 
 
 def test_not_found() -> None:
-    assert str(not_found("ctx_x")).startswith("no context reference 'ctx_x'") is True
+    assert str(not_found("ctx_x")).startswith("no context reference 'ctx_x'")
 
 
 def test_in_memory_reference_store() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from langctx.context_mode.references import new_meta
 from langctx.context_mode.slices import (
     choose_encoding,
     decode_body,
@@ -25,7 +26,7 @@ def test_from_raw() -> None:
 
 
 def test_utf8_boundary() -> None:
-    # b"a\xc3\xa9"
+    # data is b"a\xc3\xa9": a cut inside "é" moves back to its first byte
     data = "aé".encode()
     assert (utf8_boundary(data, 2), utf8_boundary(data, 1), utf8_boundary(data, 3)) == (1, 1, 3)
 
@@ -57,23 +58,17 @@ def test_slice_window() -> None:
 
 
 def test_render_slice() -> None:
-    from langctx.context_mode.references import new_meta
-
     meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"\x00\x01", source="bytes")
     r = render_slice(meta, b"\x00\x01", 0, max_tokens=200)
     assert (r.encoding, r.data, r.next_offset) == ("base64", b"\x00\x01", None)
 
 
 def test_parse_slice() -> None:
-    from langctx.context_mode.references import new_meta
-
     meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"hi\xff", source="bytes")
     assert parse_slice(render_slice(meta, b"hi\xff", 0, max_tokens=200).text).data == b"hi\xff"
 
 
 def test_reassemble() -> None:
-    from langctx.context_mode.references import new_meta
-
     meta = new_meta(ref_id="ctx_0123abcd", thread_id="t", data=b"abcdef", source="bytes")
     assert (
         reassemble(

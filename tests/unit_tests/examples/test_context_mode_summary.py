@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from langctx.context_mode.reduce import build_meta
 from langctx.context_mode.summary import summary_reduction, summary_request, tool_kind
 
 
@@ -24,8 +25,6 @@ def test_summary_request() -> None:
 
 
 def test_summary_reduction() -> None:
-    from langctx.context_mode.reduce import build_meta
-
     out = "x\n" * 3000 + 'File "a.py", line 3\nKeyError: 1\nexit code 1'
     r = summary_reduction(
         "A KeyError.", out, kind="log", meta=build_meta(out, tool_name="bash"), budget_tokens=300

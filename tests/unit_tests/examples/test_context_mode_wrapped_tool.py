@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import HumanMessage
+
 from langctx.context_mode.wrapped_tool import reference_namespace, thread_id_from_config
 
 
@@ -10,8 +12,6 @@ def test_thread_id_from_config() -> None:
 
 
 def test_reference_namespace() -> None:
-    from langchain_core.messages import HumanMessage
-
     assert reference_namespace({"configurable": {"thread_id": "t1"}}, None) == "t1"
     assert (
         reference_namespace({}, {"messages": [HumanMessage("hi", id="m1")]})

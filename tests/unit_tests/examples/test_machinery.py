@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import HumanMessage
+
 from langctx.machinery import DEFAULT_MACHINERY, is_machinery, strip_machinery, substantive_text
 
 
@@ -18,8 +20,6 @@ def test_strip_machinery() -> None:
 
 
 def test_substantive_text() -> None:
-    from langchain_core.messages import HumanMessage
-
     assert (
         substantive_text(
             HumanMessage(
@@ -32,8 +32,6 @@ def test_substantive_text() -> None:
 
 
 def test_is_machinery() -> None:
-    from langchain_core.messages import HumanMessage
-
     assert (
         is_machinery(
             HumanMessage("<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>")

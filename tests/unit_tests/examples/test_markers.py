@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import ToolMessage
+
 from langctx.markers import (
     CONTEXT_MODE_STAMP,
     context_mode_stamp,
@@ -25,8 +27,6 @@ def test_stamp_digest() -> None:
 
 
 def test_context_mode_stamp() -> None:
-    from langchain_core.messages import ToolMessage
-
     stamp = {"v": 1, "action": "inline", "digest": stamp_digest("ok")}
     m = ToolMessage("ok", tool_call_id="c1", response_metadata={CONTEXT_MODE_STAMP: stamp})
     assert (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import ToolMessage
+
 from langctx.stores.archive_plan import lean_message_dict
 
 
 def test_lean_message_dict() -> None:
-    from langchain_core.messages import ToolMessage
-
     assert lean_message_dict(ToolMessage("ok", tool_call_id="c1", id="t1")) == {
         "type": "tool",
         "data": {"content": "ok", "id": "t1", "tool_call_id": "c1"},

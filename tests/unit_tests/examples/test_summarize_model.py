@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import HumanMessage
+
 from langctx.summarize.model import clip_middle, format_transcript
 
 
@@ -10,6 +12,4 @@ def test_clip_middle() -> None:
 
 
 def test_format_transcript() -> None:
-    from langchain_core.messages import HumanMessage
-
     assert format_transcript([HumanMessage("hi")]) == "[user] hi"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from langchain_core.messages import ToolMessage
+
 from langctx.surrogates import encodable_text, replace_surrogates
 
 
 def test_replace_surrogates() -> None:
-    from langchain_core.messages import ToolMessage
-
     assert (
         replace_surrogates(ToolMessage("ok \udc80 done", tool_call_id="c1")).content
         == "ok \\udc80 done"
