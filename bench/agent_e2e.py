@@ -12,13 +12,20 @@ also measured on ``PostgresSaver``.
 A scripted model and a ``read_file`` tool returning ~3 KB (the session of
 ``bench/checkpoint_storage.py``: the agent answers and the user says "Go on" every 25 tool turns),
 the same script and tool for every approach, each at its own defaults, in one process, one after
-the other:
+the other. Every approach that summarizes with a model gets the same scripted summarizer (the same
+text, ``--summary-latency`` seconds per call, 0.2 by default), and the main model carries
+``profile={"max_input_tokens": 9412}`` (8,000 is 85% of it):
 
 - ``plain``: ``create_agent``, no middleware (the log kept, nothing projected);
-- ``langctx``: ``create_agent`` with ``LangctxMiddleware(max_tokens=8000)``;
+- ``langctx``: ``create_agent`` with ``LangctxMiddleware(max_tokens=8000, summarizer=...)`` (its
+  defaults otherwise: archive in the state, summaries in the background);
+- ``langctx-local``: the same without ``summarizer=`` (langctx's local summarizer, no model call);
 - ``summarization``: ``create_agent`` with LangChain's ``SummarizationMiddleware(model=...,
-  trigger=("tokens", 6400), keep=("tokens", 2400))``, a scripted summarizer model and its default
-  token counter;
+  trigger=("tokens", 6400), keep=("tokens", 2400))`` and its default token counter;
+- ``deepagents``: ``create_deep_agent(model=..., tools=[read_file], system_prompt=...)`` at its
+  defaults (its summarization triggers at 85% of the profile's window, keeps 10%, offloads the
+  evicted history to its state backend, and summarizes with the agent's own model: the scripted
+  model hands that prompt to the shared summarizer; the user's ``read_file`` replaces its own);
 - ``langmem``: LangMem's ``SummarizationNode(model=..., max_tokens=8000,
   output_messages_key="llm_input_messages")`` (its other defaults: ``max_summary_tokens=256``,
   ``count_tokens_approximately``) as the ``pre_model_hook`` of LangGraph's ``create_react_agent``
@@ -88,6 +95,7 @@ from typing import Any
 
 import _common
 from checkpoint_storage import CHUNK, read_file_tool, script
+from deepagents import create_deep_agent
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -106,7 +114,7 @@ from langctx.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_MD = ROOT / "bench" / "results" / "agent_e2e.md"
-VARIANTS = ("plain", "langctx", "summarization", "langmem", "trim")
+VARIANTS = ("plain", "langctx", "langctx-local", "summarization", "deepagents", "langmem", "trim")
 EXTRA = ("langctx-delta", "react")
 """Run only when named in ``--only``: langctx with delta-stored ``messages``; and
 ``create_react_agent`` without a hook, the baseline of ``langmem`` and ``trim``."""
@@ -115,6 +123,10 @@ WHOLE_LOG = ("plain", "langmem", "trim", "react")
 EDGE = 100
 BUDGET = 8000
 SUMMARY = "Goal: fix the parser. Read the modules; nested lists still flatten."
+SUMMARY_LATENCY_S = 0.2
+"""How long every approach's scripted summarizer takes per call (``--summary-latency``)."""
+WINDOW = round(BUDGET / 0.85)
+"""The main model's ``profile["max_input_tokens"]``: deepagents summarizes at 85% of it (8,000)."""
 PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
@@ -131,6 +143,8 @@ class Run:
     content_bytes: int = 0
     load_s: float = 0.0
     """CPU the checkpointer spent rebuilding delta channels at run starts (``InMemorySaver``)."""
+    summarizer_calls: int = 0
+    wall_s: float = 0.0
     first_update_ms: list[float] = field(default_factory=list)
     """Wall time from each user message to the model's first response (what a user waits
     for: loading the thread, the hooks before the model, the scripted model's call)."""
@@ -149,8 +163,26 @@ class LangMemState(ReactAgentState):
     context: dict[str, Any]
 
 
-def _summarizer() -> ScriptedChatModel:
-    return ScriptedChatModel(responses=[SUMMARY], cycle=True)
+def _summarizer(latency: float) -> ScriptedChatModel:
+    """The scripted summarizer every approach gets: the same text, the same latency."""
+    return ScriptedChatModel(responses=[SUMMARY], cycle=True, latency=latency)
+
+
+def _is_summary_prompt(messages: Sequence[BaseMessage]) -> bool:
+    """deepagents summarizes with the agent's own model: its prompt is LangChain's."""
+    return bool(messages) and "Context Extraction Assistant" in messages[-1].text
+
+
+def _main_model(responses: list[Any], summarizer: ScriptedChatModel) -> ScriptedChatModel:
+    """The agent's model: plays ``responses``; a summary prompt goes to ``summarizer``."""
+    steps = iter(responses)
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        if _is_summary_prompt(messages):
+            return summarizer.invoke(messages)
+        return next(steps)
+
+    return ScriptedChatModel(responses=[respond], cycle=True, profile={"max_input_tokens": WINDOW})
 
 
 def _trim_hook(state: dict[str, Any]) -> dict[str, Any]:
@@ -166,12 +198,18 @@ def _trim_hook(state: dict[str, Any]) -> dict[str, Any]:
     return {"llm_input_messages": trimmed}
 
 
-def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any) -> Any:
+def _agent(
+    variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any, summarizer: Any
+) -> Any:
+    if variant == "deepagents":
+        return create_deep_agent(
+            model=model, tools=tools, system_prompt=SYSTEM_PROMPT, checkpointer=saver
+        )
     if variant in ("langmem", "trim", "react"):
         hook: Any = _trim_hook if variant == "trim" else None
         if variant == "langmem":
             hook = SummarizationNode(
-                model=_summarizer(), max_tokens=BUDGET, output_messages_key="llm_input_messages"
+                model=summarizer, max_tokens=BUDGET, output_messages_key="llm_input_messages"
             )
         with warnings.catch_warnings():  # create_react_agent is deprecated since LangGraph 1.0
             warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
@@ -185,13 +223,14 @@ def _agent(variant: str, model: ScriptedChatModel, tools: list[Any], saver: Any)
             )
     middleware: list[Any] = []
     schema: Any = None
-    if variant in ("langctx", "langctx-delta"):
-        middleware = [LangctxMiddleware(max_tokens=BUDGET)]
+    if variant.startswith("langctx"):
+        model_summarizer = {} if variant == "langctx-local" else {"summarizer": summarizer}
+        middleware = [LangctxMiddleware(max_tokens=BUDGET, **model_summarizer)]
         schema = LangctxDeltaAgentState if variant == "langctx-delta" else None
     elif variant == "summarization":
         middleware = [
             SummarizationMiddleware(
-                model=_summarizer(), trigger=("tokens", 6400), keep=("tokens", 2400)
+                model=summarizer, trigger=("tokens", 6400), keep=("tokens", 2400)
             )
         ]
     return create_agent(
@@ -298,9 +337,11 @@ def run(
     workdir: Path,
     pg_uri: str | None = None,
     keep_checkpoints: bool = False,
+    summary_latency: float = SUMMARY_LATENCY_S,
 ) -> Run:
     responses, by_call, runs = script(turns)
-    model = ScriptedChatModel(responses=responses)
+    summarizer = _summarizer(summary_latency)
+    model = _main_model(responses, summarizer)
     result = Run(variant, turns, saver_kind)
     cfg: Any = {"configurable": {"thread_id": variant}, "recursion_limit": 10 * CHUNK + 20}
     db = workdir / f"{variant}-{turns}.sqlite"
@@ -313,7 +354,8 @@ def run(
             saver = stack.enter_context(_postgres(str(pg_uri), schema))
         else:
             saver = _LatestInMemorySaver()
-        agent = _agent(variant, model, [read_file_tool(by_call)], saver)
+        agent = _agent(variant, model, [read_file_tool(by_call)], saver, summarizer)
+        wall_started = time.perf_counter()
         for n in range(runs):
             message = HumanMessage(TASK if n == 0 else f"Go on ({n}).", id=f"user-{n}")
             started = last = time.process_time()
@@ -330,6 +372,8 @@ def run(
             if isinstance(saver, _LatestInMemorySaver) and not keep_checkpoints:
                 if variant in WHOLE_LOG:  # their checkpoints hold the whole log
                     saver.prune(variant)  # not measured
+        result.wall_s = time.perf_counter() - wall_started
+        result.summarizer_calls = len(summarizer.calls)
         if saver_kind == "postgres":
             result.db_bytes = _pg_bytes(saver)
         if isinstance(saver, _LatestInMemorySaver):
@@ -342,7 +386,7 @@ def run(
         msg = f"{variant}: {len(result.step_cpu_ms)} tool steps, not {turns}"
         raise AssertionError(msg)
     if saver_kind == "memory":
-        result.input_tokens = _input_tokens(model.calls)
+        result.input_tokens = _input_tokens([c for c in model.calls if not _is_summary_prompt(c)])
     texts = [TASK, *(f"Go on ({n})." for n in range(1, runs))]
     texts += [str(m.content) for m in responses] + list(by_call.values())
     result.content_bytes = sum(len(t.encode()) for t in texts)  # what the thread produced
@@ -362,6 +406,14 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB" if n >= 1e7 else f"{n / 1e6:.2f} MB"
 
 
+def _ratio(value: float, base: Run | None, attr: str) -> str:
+    """``value`` against the same figure of ``base`` (the ``summarization`` run)."""
+    if base is None:
+        return "-"
+    denominator = sum(base.input_tokens) if attr == "input_total" else getattr(base, attr)
+    return f"{value / denominator:.2f}x" if denominator else "-"
+
+
 def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
     if not cpu:
         return []
@@ -375,21 +427,24 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
     lines = [
         f"CPU on InMemorySaver, {pruned}.",
         "",
-        "| variant | turns | CPU s | vs summarization | of it, delta channels loaded at run starts "
+        "| variant | turns | wall s | vs summarization | summarizer calls | CPU s "
+        "| vs summarization | of it, delta channels loaded at run starts "
         "| step ms first-100 / last-100 (median) | last / first "
-        "| model input ~tokens (median / max) |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| model input ~tokens (median / max) | model input ~tokens in all, vs summarization |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    anchor = {r.turns: r.cpu_s for r in cpu if r.variant == "summarization"}
+    by_turns = {r.turns: r for r in cpu if r.variant == "summarization"}
     for r in cpu:
         first, last = r.edge(False), r.edge(True)
-        ratio = f"{r.cpu_s / anchor[r.turns]:.2f}x" if anchor.get(r.turns) else "-"
+        base = by_turns.get(r.turns)
         tokens = r.input_tokens or [0]
         lines.append(
-            f"| {r.variant} | {r.turns:,} | {r.cpu_s:.1f} | {ratio} | {r.load_s:.1f} s "
-            f"| {first:.1f} / {last:.1f} "
+            f"| {r.variant} | {r.turns:,} | {r.wall_s:.1f} | {_ratio(r.wall_s, base, 'wall_s')} "
+            f"| {r.summarizer_calls} | {r.cpu_s:.1f} | {_ratio(r.cpu_s, base, 'cpu_s')} "
+            f"| {r.load_s:.1f} s | {first:.1f} / {last:.1f} "
             f"| {last / first if first else float('nan'):.2f} "
-            f"| {statistics.median(tokens):,.0f} / {max(tokens):,} |"
+            f"| {statistics.median(tokens):,.0f} / {max(tokens):,} "
+            f"| {sum(tokens):,} ({_ratio(sum(tokens), base, 'input_total')}) |"
         )
     return [*lines, ""]
 
@@ -458,6 +513,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="InMemorySaver keeps every checkpoint (its default; tens of GB at 2,000 turns)",
     )
+    parser.add_argument(
+        "--summary-latency",
+        type=float,
+        default=SUMMARY_LATENCY_S,
+        help="seconds each scripted summarizer call takes (the same for every approach)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print, do not write results")
     args = parser.parse_args(argv)
     pg_uri = os.environ.get("LANGCTX_PG_URI") or None
@@ -471,6 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "langgraph-checkpoint-sqlite",
             "langgraph-checkpoint-postgres",
             "langmem",
+            "deepagents",
         )
     )
     variants = [v for v in VARIANTS + EXTRA if v in args.only]
@@ -479,12 +541,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for turns in args.turns:
             for variant in variants:
-                cpu.append(run(variant, turns, "memory", Path(tmp), None, args.keep_checkpoints))
+                cpu.append(
+                    run(
+                        variant,
+                        turns,
+                        "memory",
+                        Path(tmp),
+                        None,
+                        args.keep_checkpoints,
+                        args.summary_latency,
+                    )
+                )
                 print(f"{variant} {turns}: {cpu[-1].cpu_s:.1f} s CPU", flush=True)
         for turns in args.bytes_turns:
             for variant in variants:
                 for kind in ("sqlite", "postgres") if pg_uri else ("sqlite",):
-                    size.append(run(variant, turns, kind, Path(tmp), pg_uri))
+                    size.append(
+                        run(variant, turns, kind, Path(tmp), pg_uri, False, args.summary_latency)
+                    )
                     print(f"{variant} {turns} {kind}: {_mb(size[-1].db_bytes)}", flush=True)
     given = sys.argv[1:] if argv is None else list(argv)
     shown = "".join(f" {a}" for a in given if a != "--no-write")
