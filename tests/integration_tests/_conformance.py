@@ -9,7 +9,10 @@ and returns what every main-model request looked like; :func:`check` asserts the
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
+import json
+import re
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
@@ -166,7 +169,13 @@ def _kind_tools() -> dict[str, list[BaseTool]]:
 
 
 def _calls(kind: str, k: int) -> AIMessage:
-    """The ``k``-th tool call of an agent of ``kind``."""
+    """The ``k``-th tool call of an agent of ``kind`` (its id fixed, so runs compare)."""
+    message = _call(kind, k)
+    message.tool_calls[0]["id"] = f"call-{kind}-{k}"
+    return message
+
+
+def _call(kind: str, k: int) -> AIMessage:
     if kind == "coding":
         if k % 3 == 2:
             return ai_tool_call(
@@ -528,6 +537,21 @@ def _budgeted(request: list[BaseMessage], system_outside: bool) -> list[BaseMess
     if system_outside and request and isinstance(request[0], SystemMessage):
         return request[1:]
     return request
+
+
+_RANDOM_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|cmp-[0-9a-f]{12}"
+)
+
+
+def digest(out: Outcome) -> str:
+    """A digest of every main-model request of a run (what two processes must agree on). The
+    ids ``ToolNode`` gives tool messages are random (uuid4), and so are the entry ids derived from
+    them: each is replaced by the order of its first appearance."""
+    text = json.dumps([[[m.type, _text(m)] for m in r] for r in out.requests])
+    seen: dict[str, str] = {}
+    text = _RANDOM_ID.sub(lambda m: seen.setdefault(m.group(), f"<id{len(seen)}>"), text)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # --- the invariants --------------------------------------------------------------------------
