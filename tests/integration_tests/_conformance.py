@@ -649,3 +649,65 @@ def full_cells() -> list[Cell]:
         sync = stream != "events" and n % 2 == 0
         cells.append(Cell(face, archive, summarizer, saver, sync, stream, next(kinds)))
     return cells
+
+
+# --- the chat-history face: RunnableWithMessageHistory, as docs/chat-history.md wires it ---------
+
+
+@dataclass
+class HistoryOutcome:
+    requests: list[list[BaseMessage]]
+    summaries: list[str]
+    folds: int
+    full: list[BaseMessage]
+    questions: list[str]
+    tokens: list[int]
+
+
+def run_history(summarizer: str, sync: bool, budget: int = 1500, turns: int = 30) -> HistoryOutcome:
+    """``RunnableWithMessageHistory`` over ``SQLiteChatHistoryStore``: ``turns`` questions."""
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    from langctx import SQLiteChatHistoryStore
+
+    log = SummaryLog()
+    model = ScriptedChatModel(responses=[lambda m: f"reply {len(m)}: " + "ok " * 60], cycle=True)
+    summ, extra = _summarizer(Cell(summarizer=summarizer), log)
+    options: dict[str, Any] = {"max_tokens": budget, **extra}
+    if summ is not None:
+        options["summarizer"] = summ
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", SYSTEM), MessagesPlaceholder("history"), ("human", "{question}")]
+    )
+    questions = [f"question {i}: " + "details " * 40 for i in range(turns)]
+    with SQLiteChatHistoryStore.from_conn_string(":memory:", **options) as store:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            chat = RunnableWithMessageHistory(
+                prompt | model,
+                store.get_history,
+                input_messages_key="question",
+                history_messages_key="history",
+            )
+        cfg = {"configurable": {"session_id": "s"}}
+        if sync:
+            for q in questions:
+                chat.invoke({"question": q}, cfg)
+        else:
+
+            async def play() -> None:
+                for q in questions:
+                    await chat.ainvoke({"question": q}, cfg)
+
+            asyncio.run(play())
+        history = store.get_history("s")
+        counter = history.memory.counter
+        return HistoryOutcome(
+            requests=[list(c) for c in model.calls],
+            summaries=list(log.texts),
+            folds=len(history.memory.compactions),
+            full=list(history.full_messages),
+            questions=questions,
+            tokens=[counter.count_messages(c[1:-1]) for c in model.calls],
+        )

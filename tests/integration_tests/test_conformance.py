@@ -14,6 +14,7 @@ from tests.integration_tests._conformance import (
     fast_cells,
     full_cells,
     run_cell,
+    run_history,
 )
 
 
@@ -43,3 +44,19 @@ def test_two_processes_send_the_same_requests() -> None:
     second, _ = run_worker("tests.integration_tests._conformance_worker", TWO_PROCESS_CELLS)
     here = [digest(run_cell(Cell(**spec))) for spec in TWO_PROCESS_CELLS]
     assert first == second == here
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+@pytest.mark.parametrize("summarizer", ["local", "model", "model_blocking", "failing"])
+def test_chat_history_face(summarizer: str, sync: bool) -> None:
+    """``RunnableWithMessageHistory`` (docs/chat-history.md): the history it is given stays within
+    the budget, every question reaches the log, and model summaries reach the model."""
+    out = run_history(summarizer, sync)
+    assert max(out.tokens) <= 1500
+    assert [m.content for m in out.full if m.type == "human"] == out.questions
+    assert out.folds > 0
+    if summarizer.startswith("model"):
+        assert len(out.summaries) <= out.folds
+        shown = "\n".join(str(m.content) for req in out.requests for m in req)
+        lost = [t for t in out.summaries[:-2] if t not in shown]
+        assert out.summaries and not lost, (len(out.summaries), lost)
