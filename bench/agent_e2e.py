@@ -98,7 +98,7 @@ from checkpoint_storage import CHUNK, read_file_tool, script
 from deepagents import create_deep_agent
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately, trim_messages
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -144,6 +144,10 @@ class Run:
     load_s: float = 0.0
     """CPU the checkpointer spent rebuilding delta channels at run starts (``InMemorySaver``)."""
     summarizer_calls: int = 0
+    orphans: int = 0
+    """Tool results sent without the AI message that called them (the provider rejects them)."""
+    without_task: int = 0
+    """Model calls whose input does not hold the task (the first user message) verbatim."""
     wall_s: float = 0.0
     first_update_ms: list[float] = field(default_factory=list)
     """Wall time from each user message to the model's first response (what a user waits
@@ -315,6 +319,18 @@ def _pg_bytes(saver: Any) -> int:
 # ---------------------------------------------------------------------- one measured run
 
 
+def _orphans(messages: Sequence[BaseMessage]) -> int:
+    """Tool results in ``messages`` whose call no earlier AI message of it makes."""
+    called: set[str] = set()
+    n = 0
+    for m in messages:
+        if isinstance(m, AIMessage):
+            called.update(str(tc["id"]) for tc in m.tool_calls)
+        elif isinstance(m, ToolMessage):
+            n += m.tool_call_id not in called
+    return n
+
+
 def _input_tokens(calls: Sequence[Sequence[BaseMessage]]) -> list[int]:
     """Approximate tokens of each model call's input (each message object counted once)."""
     seen: dict[int, int] = {}
@@ -386,7 +402,10 @@ def run(
         msg = f"{variant}: {len(result.step_cpu_ms)} tool steps, not {turns}"
         raise AssertionError(msg)
     if saver_kind == "memory":
-        result.input_tokens = _input_tokens([c for c in model.calls if not _is_summary_prompt(c)])
+        calls = [c for c in model.calls if not _is_summary_prompt(c)]
+        result.input_tokens = _input_tokens(calls)
+        result.orphans = sum(_orphans(c) for c in calls)
+        result.without_task = sum(not any(TASK in m.text for m in c) for c in calls)
     texts = [TASK, *(f"Go on ({n})." for n in range(1, runs))]
     texts += [str(m.content) for m in responses] + list(by_call.values())
     result.content_bytes = sum(len(t.encode()) for t in texts)  # what the thread produced
@@ -430,8 +449,9 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
         "| variant | turns | wall s | vs summarization | summarizer calls | CPU s "
         "| vs summarization | of it, delta channels loaded at run starts "
         "| step ms first-100 / last-100 (median) | last / first "
-        "| model input ~tokens (median / max) | model input ~tokens in all, vs summarization |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| model input ~tokens (median / max) | model input ~tokens in all, vs summarization "
+        f"| calls over the window ({WINDOW:,}) | calls without the task | orphan tool results |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     by_turns = {r.turns: r for r in cpu if r.variant == "summarization"}
     for r in cpu:
@@ -444,7 +464,8 @@ def _cpu_table(cpu: Sequence[Run], keep_checkpoints: bool) -> list[str]:
             f"| {r.load_s:.1f} s | {first:.1f} / {last:.1f} "
             f"| {last / first if first else float('nan'):.2f} "
             f"| {statistics.median(tokens):,.0f} / {max(tokens):,} "
-            f"| {sum(tokens):,} ({_ratio(sum(tokens), base, 'input_total')}) |"
+            f"| {sum(tokens):,} ({_ratio(sum(tokens), base, 'input_total')}) "
+            f"| {sum(t > WINDOW for t in tokens)} | {r.without_task} | {r.orphans} |"
         )
     return [*lines, ""]
 
