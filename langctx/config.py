@@ -262,11 +262,11 @@ class MemoryConfig:
 
         smallest = smallest_block_budget(self)
         msg = (
-            f"max_tokens={self.max_tokens_resolved} leaves {self.head_budget} tokens after the "
+            f"a budget of {self.max_tokens_resolved} leaves {self.head_budget} tokens after the "
             f"reserve, but the summary block may take {self.block_cap_tokens} "
             f"((max_summaries + max_level2 + 1) summaries of {self.max_summary_tokens_resolved}, "
             f"the facts ledger, preamble and tags) and the pinned system prompt and task need "
-            f"{PINNED_FLOOR_TOKENS} beside it; raise max_tokens"
+            f"{PINNED_FLOOR_TOKENS} beside it; raise max_context_tokens"
             + (f" to at least {smallest}" if smallest else "")
             + " or lower max_summary_tokens / max_summaries / max_level2."
         )
