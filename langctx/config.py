@@ -1,14 +1,22 @@
 """Configuration of a :class:`~langctx.LayeredChatMemory`: a frozen dataclass, checked on creation.
 
+The budget: ``max_context_tokens`` (or its older name ``max_tokens``) when given; else
+55% of the model's window capped at 32,000 tokens when the window is known (``context_window``,
+or the chat model's ``profile["max_input_tokens"]`` in ``LangctxMiddleware``); else 8,000.
+
 Example:
-    >>> MemoryConfig(max_tokens=32_000).keep_recent_tokens_resolved
+    >>> MemoryConfig(max_context_tokens=32_000).keep_recent_tokens_resolved
     6400
+    >>> MemoryConfig(context_window=12_000).max_tokens_resolved
+    6600
+    >>> MemoryConfig(context_window=200_000).max_tokens_resolved
+    32000
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, get_args, overload
 
 from langchain_core.messages import BaseMessage
@@ -21,6 +29,10 @@ from langctx.pricing import PriceSheet, price_sheet
 
 DEFAULT_MAX_TOKENS = 8_000
 DEFAULT_WINDOW_SHARE = 0.55
+DEFAULT_WINDOW_BUDGET_CAP = 32_000
+"""With a known window and no budget given: ``min(cap, share * window)`` (every call pays for
+what the budget lets through; 32k keeps 96-99% of the probes in ``bench/frontier.py``)."""
+DEFAULT_RESERVE_SHARE = 0.25
 DEFAULT_RESERVE_RATIO = 0.3
 DEFAULT_RESERVE_TOKENS = 16_000
 DEFAULT_PROACTIVE_RATIO = 0.8
@@ -89,13 +101,16 @@ class MemoryConfig:
     counter's units; every field is described in docs/configuration.md)."""
 
     max_tokens: int | ContextSize | None = None
-    """Budget of the projection: tokens or a size of `context_window` (default 55% of it, or 8k)."""
+    """Budget of the projection (messages sent, not the model's output limit): tokens or a size of
+    `context_window` (default 55% of it, at most 32k; 8k without a window). Also
+    `max_context_tokens=`."""
     reserve_ratio: float = DEFAULT_RESERVE_RATIO
     """Share of `max_tokens` guaranteed to the newest messages."""
     context_window: int | None = None
     """The model's window: compaction also triggers above `context_window - reserve_tokens`."""
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
-    """Room left in `context_window` for the system prompt, tools and the response."""
+    reserve_tokens: int | None = None
+    """Room left in `context_window` for the system prompt, tools and the response (default
+    16k, at most a quarter of the window)."""
     keep_recent_tokens: int | ContextSize | None = None
     """The low mark: recent tokens kept after a compaction (default 20% of `max_tokens`)."""
     output_share: float = DEFAULT_OUTPUT_SHARE
@@ -137,11 +152,22 @@ class MemoryConfig:
     cache_prices: str | PriceSheet | None = None
     """Prompt-cache prices (sheet or name): fold where cheapest (:mod:`langctx.cache_mark`)."""
 
+    max_context_tokens: InitVar[int | ContextSize | None] = None
+    """The clearer name of `max_tokens` (give one of them)."""
+
     _memo: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, max_context_tokens: int | ContextSize | None) -> None:
+        if max_context_tokens is not None:
+            if self.max_tokens is not None:
+                msg = (
+                    "max_context_tokens and max_tokens name the same budget; give one of them "
+                    f"(got {max_context_tokens!r} and {self.max_tokens!r})."
+                )
+                raise ConfigError(msg)
+            object.__setattr__(self, "max_tokens", max_context_tokens)
         self._normalize_sizes()
         self._check_numbers()
         self._check_merge_count()
@@ -169,8 +195,9 @@ class MemoryConfig:
             non_negative("summary_threshold_tokens", self.summary_threshold_tokens, "an int >= 0")
         if self.max_facts_tokens is not None:  # False would read as 0: say what 0 does
             non_negative("max_facts_tokens", self.max_facts_tokens, "an int >= 0 (0: no ledger)")
-        for name in ("placeholder_min_tokens", "reserve_tokens"):
-            non_negative(name, getattr(self, name), "an int >= 0")
+        non_negative("placeholder_min_tokens", self.placeholder_min_tokens, "an int >= 0")
+        if self.reserve_tokens is not None:
+            non_negative("reserve_tokens", self.reserve_tokens, "an int >= 0")
         for name in ("max_summaries", "max_level2"):
             positive(name, getattr(self, name))
         positive("max_summary_tokens", self.max_summary_tokens, optional=True)
@@ -207,7 +234,7 @@ class MemoryConfig:
 
     def _check_budget(self) -> None:
         """The reserve fits the window; the low mark fits the budget, below the high mark."""
-        if self.context_window is not None and self.reserve_tokens >= self.context_window:
+        if self.context_window is not None and self.reserve_tokens_resolved >= self.context_window:
             msg = (
                 f"reserve_tokens ({self.reserve_tokens}) must be smaller than context_window "
                 f"({self.context_window}); lower reserve_tokens."
@@ -235,11 +262,11 @@ class MemoryConfig:
 
         smallest = smallest_block_budget(self)
         msg = (
-            f"max_tokens={self.max_tokens_resolved} leaves {self.head_budget} tokens after the "
+            f"a budget of {self.max_tokens_resolved} leaves {self.head_budget} tokens after the "
             f"reserve, but the summary block may take {self.block_cap_tokens} "
             f"((max_summaries + max_level2 + 1) summaries of {self.max_summary_tokens_resolved}, "
             f"the facts ledger, preamble and tags) and the pinned system prompt and task need "
-            f"{PINNED_FLOOR_TOKENS} beside it; raise max_tokens"
+            f"{PINNED_FLOOR_TOKENS} beside it; raise max_context_tokens"
             + (f" to at least {smallest}" if smallest else "")
             + " or lower max_summary_tokens / max_summaries / max_level2."
         )
@@ -251,8 +278,17 @@ class MemoryConfig:
         if isinstance(self.max_tokens, int):
             return self.max_tokens
         if self.context_window is not None:
-            return int(self.context_window * DEFAULT_WINDOW_SHARE)
+            return min(DEFAULT_WINDOW_BUDGET_CAP, int(self.context_window * DEFAULT_WINDOW_SHARE))
         return DEFAULT_MAX_TOKENS
+
+    @_resolved
+    def reserve_tokens_resolved(self) -> int:
+        """Room left in `context_window` beside the context (see `reserve_tokens`)."""
+        if self.reserve_tokens is not None:
+            return self.reserve_tokens
+        if self.context_window is None:
+            return DEFAULT_RESERVE_TOKENS
+        return min(DEFAULT_RESERVE_TOKENS, int(self.context_window * DEFAULT_RESERVE_SHARE))
 
     @_resolved
     def keep_recent_tokens_resolved(self) -> int:
@@ -271,7 +307,7 @@ class MemoryConfig:
         """Context tokens above which a compaction triggers."""
         mark = int(self.proactive_ratio * self.max_tokens_resolved)
         if self.context_window is not None:
-            mark = min(mark, self.context_window - self.reserve_tokens)
+            mark = min(mark, self.context_window - self.reserve_tokens_resolved)
         return mark
 
     @_resolved
@@ -348,9 +384,10 @@ class ConfigOptions(TypedDict, total=False):
     """The fields of :class:`MemoryConfig` as keywords (``**options: Unpack[ConfigOptions]``)."""
 
     max_tokens: int | ContextSize | None
+    max_context_tokens: int | ContextSize | None
     reserve_ratio: float
     context_window: int | None
-    reserve_tokens: int
+    reserve_tokens: int | None
     keep_recent_tokens: int | ContextSize | None
     output_share: float
     proactive_ratio: float

@@ -8,7 +8,7 @@ parentheses, where the meaning matches); those defined elsewhere name their modu
     ├── BudgetError (ValueError)                       pinned messages exceed the budget
     ├── SummarizerError                                the summarizer failed, no fallback allowed
     ├── StateVersionError (ValueError)                 persisted state of an unknown version
-    ├── ContextOverflowError                           the provider rejects it even after retries
+    ├── ContextOverflowError                           still too long after retries (langchain-core's too)
     ├── ReferenceNotFoundError (KeyError)              unknown, expired or foreign reference
     ├── GuardTimeoutError (TimeoutError)               timeouts: a summarizer or tool call timed out
     ├── ScriptExhaustedError (RuntimeError)            testing: the scripted model ran out
@@ -29,6 +29,13 @@ Messages end with what to do about it. ``tests/unit_tests/test_errors.py`` keeps
 """
 
 from __future__ import annotations
+
+try:
+    from langchain_core.exceptions import ContextOverflowError as ProviderContextOverflowError
+except ImportError:  # a langchain-core older than its typed overflow error: nothing raises this
+
+    class ProviderContextOverflowError(Exception):  # type: ignore[no-redef]
+        """Stands in for ``langchain_core.exceptions.ContextOverflowError``."""
 
 
 class LangctxError(Exception):
@@ -59,9 +66,10 @@ class StateVersionError(LangctxError, ValueError):
     """Persisted state was written by an unknown version of langctx."""
 
 
-class ContextOverflowError(LangctxError):
+class ContextOverflowError(LangctxError, ProviderContextOverflowError):
     """The provider rejected the request as too long, even after compacting and retrying
-    (``tokens_before`` / ``tokens_after`` the last attempt, ``attempts`` rounds)."""
+    (``tokens_before`` / ``tokens_after`` the last attempt, ``attempts`` rounds); also a
+    ``langchain_core.exceptions.ContextOverflowError``, so handlers of that type catch it."""
 
     def __init__(
         self, message: str, *, tokens_before: int = 0, tokens_after: int = 0, attempts: int = 0

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NotRequired, Unpack, cast
 
@@ -21,6 +21,7 @@ from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
 from langctx.delta_state import ArchivedBatches, LangctxDeltaChannel
+from langctx.errors import ConfigError
 from langctx.events import deferred_callbacks, emitting
 from langctx.langgraph import make_compact_tool
 from langctx.memory_step import MemoryStep
@@ -54,7 +55,9 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         archive: where compacted messages go (:data:`~langctx.stores.archive.ArchiveOption`).
         prompt_cache_key: OpenAI's ``prompt_cache_key``: True for the thread id, a string, or False.
         **options: the memory's options (:class:`~langctx.state_memory.MemoryOptions`); with
-            ``cache_prices`` unset, the price sheet of the model's provider (docs/caching.md).
+            ``cache_prices`` unset, the price sheet of the model's provider (docs/caching.md);
+            with ``context_window`` unset, the model's ``profile["max_input_tokens"]``, which
+            sizes the default budget and ``("fraction", f)`` sizes (docs/configuration.md).
     """
 
     state_schema = LangctxMiddlewareState
@@ -72,10 +75,12 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
     ) -> None:
         super().__init__()
         self.prompt_cache_key = prompt_cache_key
-        self.settings = emitting(**options)
-        self._by_provider: dict[str | None, MemorySettings] | None = None
-        if "cache_prices" not in options and "config" not in options:
-            self._by_provider = {None: self.settings}
+        self._sizes = _window_sizes(options)
+        self.settings = emitting(**_without(options, self._sizes))
+        """The settings of a call to a model of no known provider or window."""
+        self._by_provider = "cache_prices" not in options and "config" not in options
+        self._by_window = self.settings.config.context_window is None
+        self._memo: dict[tuple[str | None, int | None], MemorySettings] = {}
         self.archive = Archive.from_option(archive)
         self.recovery = OverflowRecovery(matcher=overflow_matcher, max_retries=max_overflow_retries)
         self.tool_output_processor = tool_output_processor
@@ -135,21 +140,40 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
 
     def settings_for(self, model: object) -> MemorySettings:
-        """The settings a call to ``model`` uses (its provider's cache prices when unset).
+        """The settings a call to ``model`` uses: its provider's cache prices and its profile's
+        window, where the options leave them unset (memoised by their values).
+
+        Raises:
+            ConfigError: a ``("fraction", f)`` budget, no ``context_window`` and no profile.
 
         Example:
             >>> from langctx.testing import ScriptedChatModel
-            >>> mw = LangctxMiddleware(max_tokens=8000)
-            >>> mw.settings_for(ScriptedChatModel(responses=[])).config.cache_prices is None
-            True
+            >>> mw = LangctxMiddleware()
+            >>> model = ScriptedChatModel(responses=[], profile={"max_input_tokens": 12_000})
+            >>> config = mw.settings_for(model).config
+            >>> config.cache_prices, config.context_window, config.max_tokens_resolved
+            (None, 12000, 6600)
         """
-        memo = self._by_provider
-        if memo is None:
-            return self.settings
-        provider = _provider_sheet(model)
-        if provider not in memo:
-            memo[provider] = self.settings.with_cache_prices(provider)
-        return memo[provider]
+        provider = _provider_sheet(model) if self._by_provider else None
+        window = profile_window(model) if self._by_window else None
+        key = provider, window
+        if key not in self._memo:
+            self._memo[key] = self._settings(provider, window, model)
+        return self._memo[key]
+
+    def _settings(self, provider: str | None, window: int | None, model: object) -> MemorySettings:
+        settings = self.settings
+        if provider is not None:
+            settings = settings.with_cache_prices(provider)
+        if window is None and _is_fraction(self._sizes.get("max_tokens")):
+            name = type(getattr(model, "bound", model)).__name__
+            msg = (
+                f"a ('fraction', f) budget is a fraction of the model's window, and {name} has "
+                "no profile['max_input_tokens']; pass context_window=..., a budget in tokens, "
+                'or the model\'s profile (ChatModel(..., profile={"max_input_tokens": n})).'
+            )
+            raise ConfigError(msg)
+        return settings if window is None else settings.with_window(window, self._sizes)
 
     def _step(self, request: ModelRequest[Any]) -> tuple[MemoryStep, ModelRequest[Any]]:
         """The call's memory step, and ``request`` with its ``prompt_cache_key``."""
@@ -194,6 +218,45 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             out = await out
         assert isinstance(out, ToolMessage)
         return out
+
+
+def profile_window(model: object) -> int | None:
+    """``model.profile["max_input_tokens"]`` (of a bound model's inner model too), if an int > 0.
+
+    Example:
+        >>> from langctx.testing import ScriptedChatModel
+        >>> profile_window(ScriptedChatModel(responses=[], profile={"max_input_tokens": 200_000}))
+        200000
+    """
+    profile = getattr(getattr(model, "bound", model), "profile", None)
+    window = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    ok = isinstance(window, int) and not isinstance(window, bool) and window > 0
+    return window if ok else None
+
+
+def _window_sizes(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The sizes given (the budget as ``max_tokens``), to resolve again against a model's window,
+    if the options leave the window to the model."""
+    if "context_window" in options or "config" in options:
+        return {}
+    given = {k: options[k] for k in _SIZES if options.get(k) is not None}
+    if "max_context_tokens" in given and "max_tokens" not in given:
+        given["max_tokens"] = given.pop("max_context_tokens")
+    return given if "max_context_tokens" not in given else {}  # both: the config refuses them
+
+
+def _is_fraction(size: object) -> bool:
+    return isinstance(size, tuple) and len(size) == 2 and size[0] == "fraction"
+
+
+def _without(options: Mapping[str, Any], sizes: Mapping[str, Any]) -> Any:
+    """``options`` without a ``("fraction", f)`` budget (resolved per model, in ``sizes``)."""
+    if not _is_fraction(sizes.get("max_tokens")):
+        return options
+    return {k: v for k, v in options.items() if k not in ("max_tokens", "max_context_tokens")}
+
+
+_SIZES = ("max_tokens", "max_context_tokens", "keep_recent_tokens")
 
 
 def _provider_sheet(model: object) -> str | None:

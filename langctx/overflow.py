@@ -1,7 +1,11 @@
-"""Recognising "the request is too long" errors from any provider: patterns over the exception's
-type name, code and message (pure, core).
+"""Recognising "the request is too long" errors from any provider: langchain-core's typed
+``ContextOverflowError`` first, then patterns over the exception's type name, code and message,
+through its ``__cause__`` / ``__context__`` chain (pure, core).
 
 Example:
+    >>> from langchain_core.exceptions import ContextOverflowError
+    >>> is_context_overflow(ContextOverflowError("request exceeds limit"))
+    True
     >>> is_context_overflow(ValueError("This model's maximum context length is 8192 tokens"))
     True
     >>> is_context_overflow(ValueError("Request too large for gpt-4o on tokens per min (TPM)"))
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from langctx.errors import ProviderContextOverflowError
 
 DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
     r"context_length_exceeded",  # OpenAI error code
@@ -62,11 +68,15 @@ class OverflowMatcher:
         self._rate = _compile(self.rate_limit_patterns) if self.rate_limit_patterns else None
 
     def __call__(self, exc: BaseException) -> bool:
-        """True when ``exc`` (or an exception it was raised from) is a context overflow and no
-        exception of the chain is a rate limit."""
+        """True when ``exc`` (or an exception it was raised from) is langchain-core's
+        ``ContextOverflowError``, or says so in words and no exception of the chain is a rate
+        limit."""
+        chain = _chain(exc)
+        if any(isinstance(e, ProviderContextOverflowError) for e in chain):
+            return True
         if self.is_rate_limit(exc):
             return False
-        return any(self._regex.search(_describe(e)) for e in _chain(exc))
+        return any(self._regex.search(_describe(e)) for e in chain)
 
     def is_rate_limit(self, exc: BaseException) -> bool:
         """True when ``exc`` (or an exception it was raised from) is a rate limit or overload."""

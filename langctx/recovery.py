@@ -116,7 +116,7 @@ class _Rounds:
             msg = (
                 f"the model still rejects the request as too long after {self.attempt} "
                 f"compact-and-retry round(s) (context {before} -> {after} tokens by langctx's "
-                "count). Lower max_tokens (or set context_window) so the budget fits the model, "
+                "count). Lower max_context_tokens (or set context_window) so the budget fits the model, "
                 "or shorten the system prompt and tool schemas."
             )
             raise ContextOverflowError(
@@ -135,7 +135,7 @@ class _Rounds:
             msg = (
                 f"the model rejects the request as too long and there is nothing left to compact "
                 f"(context {before} tokens: pinned messages, summaries and the newest turn). "
-                "Lower max_tokens, shorten the task or the system prompt, or use a model with a "
+                "Lower max_context_tokens, shorten the task or the system prompt, or use a model with a "
                 "larger window."
             )
             raise ContextOverflowError(

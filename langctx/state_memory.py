@@ -103,6 +103,11 @@ class MemorySettings:
         """These settings with ``cache_prices`` set to ``prices`` (see :class:`MemoryConfig`)."""
         return replace(self, config=replace(self.config, cache_prices=prices))
 
+    def with_window(self, window: int, sizes: Mapping[str, Any]) -> MemorySettings:
+        """These settings for a model of ``window`` input tokens: ``context_window`` set and the
+        ``sizes`` given (``max_tokens``, ``keep_recent_tokens``, fractions too) resolved again."""
+        return replace(self, config=replace(self.config, context_window=window, **sizes))
+
     def with_listener(self, listener: Callable[[CompactionEvent], None]) -> MemorySettings:
         """These settings with ``listener`` as ``on_compaction`` (it should call the old one)."""
         return replace(self, on_compaction=listener)
@@ -267,7 +272,11 @@ def _view_state(
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
     )
-    return ThreadView(memory, thread_id=thread_id, known=len(comps))
+    # a truncation of the pinned task made while restoring is new: the channel records it, so
+    # the next call restores it instead of cutting (and warning) again
+    stored = {e["id"] for e in edits}
+    known_edits = sum(e["id"] in stored for e in memory.edits)
+    return ThreadView(memory, thread_id=thread_id, known=len(comps), known_edits=known_edits)
 
 
 class _Before:

@@ -278,7 +278,7 @@ def check_pinned(mem: MemoryCore) -> None:
     if mem.config.oversize_policy == "error":
         raise BudgetError(
             f"pinned messages (system + task) take {total} tokens but only {allowed} fit beside "
-            "the summaries and the reserve; raise max_tokens, shorten the task, or use "
+            "the summaries and the reserve; raise max_context_tokens, shorten the task, or use "
             "oversize_policy='truncate'."
         )
     over = total - allowed

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx import ContextOverflowError
@@ -221,3 +221,48 @@ async def test_create_react_agent_hook_and_wrapper_recover_async() -> None:
     _check_wrapper_retry(model.calls, len(script.responses), hook.settings.counter, out["langctx"])
     report = check_calls(model.calls, hook.settings.counter, BUDGET, skip_system_prompt=False)
     assert report.orphans == report.unanswered == report.violations == report.missing_task == 0
+
+
+def _long_thread(turns: int = 12) -> list[BaseMessage]:
+    """A task and ``turns`` tool turns of about 400 tokens each: below the default high mark."""
+    messages: list[BaseMessage] = [HumanMessage("Fix the failing parser test.", id="task")]
+    for k in range(turns):
+        call = {"id": f"c{k}", "name": "read_file", "args": {"path": f"src/m{k}.py"}}
+        messages += [
+            AIMessage("", tool_calls=[call], id=f"a{k}"),
+            ToolMessage(
+                f"# src/m{k}.py\n" + "def f(x):\n    return x\n" * 30, tool_call_id=f"c{k}"
+            ),
+        ]
+    return [*messages, HumanMessage("Where are we?", id="ask")]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_langchain_cores_typed_overflow_error_is_compacted_and_retried(mode: str) -> None:
+    """The wording says nothing the patterns know; the type says it all."""
+    from langchain.agents import create_agent
+    from langchain_core.exceptions import ContextOverflowError as CoreOverflow
+
+    model = ScriptedChatModel(responses=[CoreOverflow("request exceeds limit"), "Recovered."])
+    middleware = LangctxMiddleware()
+    agent = create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+    request = {"messages": _long_thread()}
+    if mode == "sync":
+        out = agent.invoke(request, config())
+    else:
+        out = await agent.ainvoke(request, config())
+
+    assert out["messages"][-1].content == "Recovered."
+    failed, retried = model.calls
+    counter = middleware.settings.counter
+    assert counter.count_messages(retried) < counter.count_messages(failed)
+    assert [e["trigger"] for e in out["langctx"]["compactions"]] == ["overflow"]
+
+
+def test_langctx_overflow_error_is_langchain_cores() -> None:
+    from langchain_core.exceptions import ContextOverflowError as CoreOverflow
+
+    from langctx.errors import LangctxError
+
+    assert issubclass(ContextOverflowError, CoreOverflow)
+    assert issubclass(ContextOverflowError, LangctxError)

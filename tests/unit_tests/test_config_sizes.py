@@ -49,3 +49,19 @@ def test_derived_marks_follow_the_fields_of_each_copy() -> None:
     assert config == MemoryConfig(max_tokens=8000)  # the memo is not compared or hashed
     assert hash(config) == hash(MemoryConfig(max_tokens=8000))
     assert "_memo" not in repr(config)
+
+
+def test_max_context_tokens_names_the_budget_everywhere() -> None:
+    from langctx.langgraph import LangctxNode
+
+    assert MemoryConfig(max_context_tokens=6000) == MemoryConfig(max_tokens=6000)
+    assert LayeredChatMemory(max_context_tokens=("tokens", 3000)).config.max_tokens == 3000
+    assert LangctxNode(max_context_tokens=5000).settings.config.max_tokens == 5000
+    middleware = LangctxMiddleware(max_context_tokens=("fraction", 0.25), context_window=64_000)
+    assert middleware.settings.config.max_tokens_resolved == 16_000
+
+
+@pytest.mark.parametrize("make", [MemoryConfig, LayeredChatMemory, LangctxMiddleware])
+def test_giving_both_budget_names_is_a_config_error(make: object) -> None:
+    with pytest.raises(ConfigError, match="name the same budget"):
+        make(max_tokens=4000, max_context_tokens=4000)  # type: ignore[operator]

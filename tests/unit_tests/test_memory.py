@@ -614,8 +614,11 @@ def test_config_and_keywords_conflict() -> None:
 
 def test_context_window_profile() -> None:
     cfg = MemoryConfig(context_window=200_000)
-    assert cfg.max_tokens_resolved == 110_000
-    assert cfg.high_mark == 88_000
+    assert cfg.max_tokens_resolved == 32_000  # 55% of the window, at most 32k
+    assert cfg.high_mark == 25_600
+    assert MemoryConfig(context_window=40_000).max_tokens_resolved == 22_000
+    small = MemoryConfig(context_window=12_000)  # the reserve shrinks to a quarter of the window
+    assert (small.max_tokens_resolved, small.reserve_tokens_resolved) == (6_600, 3_000)
     cfg2 = MemoryConfig(
         context_window=200_000, max_tokens=190_000, keep_recent_tokens=20_000, proactive_ratio=0.99
     )

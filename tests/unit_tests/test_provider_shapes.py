@@ -268,6 +268,19 @@ def test_rate_limits_are_never_overflows() -> None:
     assert is_context_overflow(ctx)
 
 
+def test_langchain_cores_typed_overflow_is_an_overflow_before_any_wording() -> None:
+    from langchain_core.exceptions import ContextOverflowError as CoreOverflow
+
+    from langctx.overflow import OverflowMatcher
+
+    typed = CoreOverflow("request exceeds limit")  # no wording the patterns know
+    assert is_context_overflow(typed) and OverflowMatcher(patterns=())(typed)
+    wrapped = RuntimeError("the gateway failed")
+    wrapped.__cause__ = typed
+    assert is_context_overflow(wrapped)
+    assert not is_context_overflow(RuntimeError("request exceeds limit"))
+
+
 def test_unknown_block_types_travel_verbatim_with_their_message() -> None:
     odd = {"type": "server_tool_use_v9", "payload": {"k": [1, 2]}}
     mem = LayeredChatMemory(max_tokens=3000)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import inspect
 from typing import Any
 
 import pytest
@@ -308,7 +309,7 @@ def test_memory_settings_of_rejects_invalid_values() -> None:
 
 
 def test_typed_options_match_memory_config() -> None:
-    fields = {f.name for f in dataclasses.fields(MemoryConfig) if f.init}
+    fields = set(inspect.signature(MemoryConfig).parameters)  # max_context_tokens too (InitVar)
     config_keys = set(ConfigOptions.__optional_keys__) | set(ConfigOptions.__required_keys__)
     memory_keys = set(MemoryOptions.__optional_keys__) | set(MemoryOptions.__required_keys__)
     assert config_keys == fields
