@@ -200,8 +200,9 @@ def _inspect_cards(report: ThreadReport) -> str:
             f"{num(f.get('placeholders'))} placeholders · {num(f.get('truncations'))} truncations",
         )
         + card(
-            "messages",
+            "messages in state",
             num(f.get("messages_in_state")),
+            f"{num(f.get('messages_archived'))} archived · "
             f"{num(f.get('messages_in_context'))} in the context · {num(f.get('pinned'))} pinned",
         )
         + "</div>"
