@@ -435,6 +435,12 @@ def _layers(report: ThreadReport, memory: LayeredChatMemory) -> None:
     }
 
 
+def _who(message: BaseMessage) -> str:
+    """A message's role, with its tool's name for a tool result."""
+    name = getattr(message, "name", None) if message.type == "tool" else None
+    return f"{message.type} {name}" if name else message.type
+
+
 def _timeline_row(
     e: CompactionEntry, active: bool, by_id: Mapping[str, BaseMessage]
 ) -> dict[str, Any]:
@@ -459,7 +465,7 @@ def _timeline_row(
         "active": active,
         "summary": e["summary"],
         "facts": dict(e["facts"]),
-        "folded": [f"{by_id[i].type}: {_preview(by_id[i])}" if i in by_id else i for i in covered],
+        "folded": [f"{_who(by_id[i])}: {_preview(by_id[i])}" if i in by_id else i for i in covered],
     }
 
 
