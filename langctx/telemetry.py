@@ -1,15 +1,20 @@
-"""OpenTelemetry spans of compactions (with the ``otel`` extra; see docs/observability.md), and
-the thread a summarizer call belongs to (:func:`current_thread_id`)."""
+"""OpenTelemetry spans of compactions and of their summarizer calls (with the ``otel`` extra; see
+docs/observability.md), and the thread a summarizer call belongs to (:func:`current_thread_id`).
+
+Telemetry never fails the agent: an exception raised while a span is built, made current or
+ended is logged and the span left out.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from langchain_core.runnables.config import var_child_runnable_config
 
@@ -24,6 +29,16 @@ TRACER_NAME = "langctx"
 
 SPAN_NAME = "langctx.compaction"
 """The name of a compaction's span."""
+
+COMPACTION_OPERATION = "compaction"
+"""The compaction span's ``gen_ai.operation.name`` (as the summarizer run's ``ls_agent_type``)."""
+
+CHAT_OPERATION = "chat"
+"""The ``gen_ai.operation.name`` of a summarizer's model call (its span: ``chat {model}``)."""
+
+_log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _provider: Any = None
 _thread: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -49,6 +64,20 @@ def _run_thread() -> str | None:
     return None if tid is None or tid == NO_THREAD else str(tid)
 
 
+def _quiet(fn: Callable[_P, _R]) -> Callable[_P, _R | None]:
+    """``fn``, logging what it raises and returning None instead (telemetry never fails a run)."""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R | None:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            _log.warning("langctx telemetry: %s failed, its span is left out: %r", fn.__name__, exc)
+            return None
+
+    return call
+
+
 @functools.cache
 def _trace_api() -> ModuleType | None:
     try:
@@ -60,7 +89,8 @@ def _trace_api() -> ModuleType | None:
 
 class CompactionSpan:
     """One compaction's span while it runs (attributes: docs/observability.md); :meth:`record`
-    gives it the end event's figures."""
+    gives it the end event's figures. Every method logs what OpenTelemetry raises instead of
+    raising it."""
 
     def __init__(
         self, memory: MemoryCore, plan: Plan, thread: str | None, trace: ModuleType | None
@@ -73,6 +103,7 @@ class CompactionSpan:
         self._first: dict[str, Any] = {}
         if trace is not None:
             self._first = {
+                "gen_ai.operation.name": COMPACTION_OPERATION,
                 "gen_ai.conversation.id": thread,
                 "langctx.trigger": plan.trigger,
                 "langctx.tokens_before": plan.tokens_before,
@@ -82,17 +113,20 @@ class CompactionSpan:
             if not (plan.batch or plan.placeholders):  # a span only if the view changes after all
                 self._first["langctx.messages_before"] = len(memory.build_context())
 
-    def open(self) -> Any:
+    @_quiet
+    def open(self) -> None:
         """Start the span (with the figures of the view before the compaction)."""
-        assert self.trace is not None
+        if self.trace is None:
+            return
         tracer = self.trace.get_tracer(TRACER_NAME, tracer_provider=_provider)
-        self.span = tracer.start_span(SPAN_NAME, start_time=self._start_ns)
-        if self.span.is_recording():
+        span = tracer.start_span(SPAN_NAME, start_time=self._start_ns)
+        self.span = span
+        if span.is_recording():
             if self._first["langctx.messages_before"] is None:
                 self._first["langctx.messages_before"] = len(self.memory.build_context())
-            _set(self.span, self._first)
-        return self.span
+            _set(span, self._first)
 
+    @_quiet
     def record(self, event: CompactionEvent) -> None:
         """The figures of the compaction's end (opening the span of one that changed the view
         after all)."""
@@ -119,23 +153,124 @@ class CompactionSpan:
         )
 
 
+class NoSpan:
+    """What :func:`compaction_span` gives when its span could not be built."""
+
+    span: Any = None
+
+    def open(self) -> None:
+        """Nothing to start."""
+
+    def record(self, event: CompactionEvent) -> None:
+        """Nothing to record."""
+
+
 @contextmanager
-def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan]:
+def compaction_span(memory: MemoryCore, plan: Plan) -> Iterator[CompactionSpan | NoSpan]:
     """The span of one compaction, current inside (none without OpenTelemetry or for a plan that
     changes nothing), with the memory's thread as :func:`current_thread_id`."""
     thread = memory.thread_id if memory.thread_id not in (None, NO_THREAD) else _run_thread()
     trace = _trace_api()
-    span = CompactionSpan(memory, plan, thread, trace)
-    # a plan that changes the view opens its span now, current in the block; else `record` may
-    now = trace if plan.batch or plan.placeholders else None
+    span = _quiet(CompactionSpan)(memory, plan, thread, trace) or NoSpan()
     token = _thread.set(thread)
     try:
-        with now.use_span(span.open(), end_on_exit=True) if now is not None else nullcontext():
+        # a plan that changes the view opens its span now, current in the block; else `record` may
+        if plan.batch or plan.placeholders:
+            span.open()
+        with _current(trace, span.span):
             yield span
     finally:
-        if now is None and span.span is not None:
-            span.span.end()
         _thread.reset(token)
+        _end(span.span)
+
+
+class ChatSpan:
+    """The span of one summarizer model call (``chat {model}``, a client span); :meth:`record`
+    gives it the answer's token usage."""
+
+    def __init__(self, model: object) -> None:
+        self.span: Any = None
+        trace = _trace_api()
+        if trace is None:
+            return
+        names = _model_attributes(model)
+        name = " ".join(x for x in (CHAT_OPERATION, names.get("gen_ai.request.model")) if x)
+        tracer = trace.get_tracer(TRACER_NAME, tracer_provider=_provider)
+        self.span = tracer.start_span(name, kind=trace.SpanKind.CLIENT)
+        if self.span.is_recording():
+            _set(self.span, {"gen_ai.operation.name": CHAT_OPERATION, **names})
+
+    @_quiet
+    def record(self, answer: object) -> None:
+        """The answer's usage (``usage_metadata``) and response model, when it reports them."""
+        if self.span is None or not self.span.is_recording():
+            return
+        usage = getattr(answer, "usage_metadata", None) or {}
+        meta = getattr(answer, "response_metadata", None) or {}
+        _set(
+            self.span,
+            {
+                "gen_ai.usage.input_tokens": usage.get("input_tokens"),
+                "gen_ai.usage.output_tokens": usage.get("output_tokens"),
+                "gen_ai.response.model": meta.get("model_name") or meta.get("model"),
+                "gen_ai.response.id": getattr(answer, "id", None),
+            },
+        )
+
+
+@contextmanager
+def chat_span(model: object) -> Iterator[ChatSpan | None]:
+    """The span of a summarizer call to ``model``, current inside (None when it cannot be built:
+    no OpenTelemetry, or it raised)."""
+    span = _quiet(ChatSpan)(model)
+    try:
+        with _current(_trace_api(), span.span if span is not None else None):
+            yield span
+    finally:
+        _end(span.span if span is not None else None)
+
+
+@contextmanager
+def _current(trace: ModuleType | None, span: Any) -> Iterator[None]:
+    """``span`` current inside; an exception from inside is recorded on it (``error.type``)."""
+    token = _quiet(_attach)(trace, span) if span is not None else None
+    try:
+        yield
+    except Exception as exc:
+        _quiet(_failed)(span, exc)
+        raise
+    finally:
+        if token is not None:
+            _quiet(_detach)(token)
+
+
+def _attach(trace: ModuleType | None, span: Any) -> object:
+    from opentelemetry import context
+
+    assert trace is not None
+    return context.attach(trace.set_span_in_context(span))
+
+
+def _detach(token: Any) -> None:
+    from opentelemetry import context
+
+    context.detach(token)
+
+
+def _failed(span: Any, exc: BaseException) -> None:
+    if span is None or not span.is_recording():
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    span.record_exception(exc)
+    span.set_attribute("error.type", type(exc).__qualname__)
+    span.set_status(Status(StatusCode.ERROR, str(exc)))
+
+
+@_quiet
+def _end(span: Any) -> None:
+    if span is not None:
+        span.end()
 
 
 def _set(span: Any, attributes: dict[str, Any]) -> None:
@@ -143,8 +278,9 @@ def _set(span: Any, attributes: dict[str, Any]) -> None:
 
 
 def _model_attributes(summarizer: object) -> dict[str, Any]:
-    """``gen_ai.request.model`` and ``gen_ai.provider.name`` of a model summarizer, when known."""
-    model = getattr(summarizer, "model", None)
+    """``gen_ai.request.model`` and ``gen_ai.provider.name`` of a model summarizer (or of a chat
+    model), when known."""
+    model = getattr(summarizer, "model", summarizer)
     inner = getattr(model, "bound", model)
     params = getattr(inner, "_get_ls_params", None)
     if params is None:

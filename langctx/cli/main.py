@@ -99,6 +99,7 @@ input formats (detected from the content, or forced with --format):
   pi           a pi coding-agent session (~/.pi/agent/sessions/*/*.jsonl)
 
 examples:
+  langctx replay                    # the sample session shipped with langctx
   langctx replay session.jsonl
   langctx replay session.jsonl --budget 8k --plot context.png --json report.json
   langctx replay session.jsonl --budget 8k --html report.html
@@ -146,7 +147,17 @@ def _add_replay(sub: Any) -> None:
         epilog=_REPLAY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    replay.add_argument("session", metavar="SESSION", help="the session file to replay")
+    replay.add_argument(
+        "session",
+        metavar="SESSION",
+        nargs="?",
+        help="the session file to replay (default: the sample session shipped with langctx)",
+    )
+    replay.add_argument(
+        "--sample",
+        action="store_true",
+        help="replay the sample session shipped with langctx (a coding agent, ~80k tokens)",
+    )
     replay.add_argument(
         "--budget",
         type=_token_count,
@@ -232,8 +243,24 @@ def _summarizer(spec: str) -> object:
     )
 
 
+def _session(args: argparse.Namespace) -> Any:
+    """The session to replay: SESSION, else the sample shipped with langctx."""
+    from langctx.cli.replay import read_session
+    from langctx.cli.samples import sample_session
+
+    fmt = None if args.format == "auto" else args.format
+    if args.session is not None and args.sample:
+        msg = "give a SESSION file or --sample, not both."
+        raise ConfigError(msg)
+    if args.session is not None:
+        return read_session(args.session, format=fmt)
+    with sample_session() as path:
+        print(f"replaying the sample session shipped with langctx ({path.name})", file=sys.stderr)
+        return read_session(str(path), format=fmt)
+
+
 def _replay(args: argparse.Namespace) -> int:
-    from langctx.cli.replay import read_session, replay_session
+    from langctx.cli.replay import replay_session
     from langctx.cli.replay.render import PROGRESS_DELAY, print_report, progress
     from langctx.pricing import price_sheet
 
@@ -249,7 +276,7 @@ def _replay(args: argparse.Namespace) -> int:
     summarizer = _summarizer(args.summarizer)
     prices = price_sheet(args.prices)  # a bad sheet fails before the replay runs
     budget = args.budget if args.budget is not None or args.window is not None else 32_000
-    session = read_session(args.session, format=None if args.format == "auto" else args.format)
+    session = _session(args)
     show = not args.quiet and sys.stderr.isatty()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LangctxWarning)

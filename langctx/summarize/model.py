@@ -15,7 +15,7 @@ from langctx.machinery import strip_machinery
 from langctx.summarize.calls import summary_text
 from langctx.summarize.prompts import MERGE_PROMPT, SUMMARY_PROMPT, TOOL_OUTPUT_PROMPTS
 from langctx.summarize.request import SummaryRequest
-from langctx.telemetry import current_thread_id
+from langctx.telemetry import chat_span, current_thread_id
 
 SUMMARIZER_TAGS = ["langctx:summarizer", "nostream"]
 """Tags of a compaction's summarizer calls (``kind="turns"`` and ``"merge"``)."""
@@ -171,11 +171,20 @@ class ModelSummarizer:
         return self.model
 
     def summarize(self, request: SummaryRequest) -> str:
-        """Call the model; its answer is read by :func:`~langctx.summarize.summary_text`."""
+        """Call the model (in a ``chat {model}`` span, see :func:`~langctx.telemetry.chat_span`);
+        its answer is read by :func:`~langctx.summarize.summary_text`."""
         model, messages = self._model(request), self.build_messages(request)
-        return summary_text(model.invoke(messages, config=self._config(request)))
+        with chat_span(model) as span:
+            answer = model.invoke(messages, config=self._config(request))
+            if span is not None:
+                span.record(answer)
+        return summary_text(answer)
 
     async def asummarize(self, request: SummaryRequest) -> str:
         """Async version of `summarize`."""
         model, messages = self._model(request), self.build_messages(request)
-        return summary_text(await model.ainvoke(messages, config=self._config(request)))
+        with chat_span(model) as span:
+            answer = await model.ainvoke(messages, config=self._config(request))
+            if span is not None:
+                span.record(answer)
+        return summary_text(answer)

@@ -34,7 +34,7 @@ from langctx.langgraph import LangctxNode
 from langctx.memory import LayeredChatMemory
 from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import MemorySettings, view_state
-from langctx.stores.archive import read_batches, thread_entries
+from langctx.stores.archive import full_log, read_batches, thread_entries
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
@@ -309,6 +309,25 @@ def test_middleware_thread_pins_the_task_only(
     assert data["figures"]["compactions"] >= 1
 
 
+def test_archive_mode_message_counts_say_what_they_count(
+    sqlite_db: Written, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The middleware's default archives folded messages into the state: the counts add up."""
+    state = sqlite_db.states[MIDDLEWARE]
+    archived = state["langctx"]["archive"]["messages"]
+    assert archived > 0  # the default archive ran: the window in 'messages' is the tail
+    f = _json(capsys, "--db", sqlite_db.uri, "--thread", MIDDLEWARE)["figures"]
+    assert f["messages_in_state"] == len(state["messages"])
+    assert f["control_messages"] == 0 and f["messages_archived"] == archived
+    assert f["messages_logged"] == len(full_log(state))
+    assert f["messages_in_state"] + f["messages_archived"] == f["messages_logged"]
+    code, out, _ = _run(capsys, "--db", sqlite_db.uri, "--thread", MIDDLEWARE, "--plain")
+    line = next(x for x in out.splitlines() if x.strip().startswith("messages "))
+    assert code == 0 and not re.search(r"-\d", line), line
+    assert f"{len(state['messages'])} in state, {archived} archived, " in line
+    assert f"{f['messages_logged']} in the full history; " in line
+
+
 def test_thread_without_langctx_channel(
     sqlite_db: Written, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -334,6 +353,8 @@ def test_archive_mode_thread(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     data = _json(capsys, "--db", str(path), "--thread", "archived")
     assert data["figures"]["messages_in_state"] == len(state["messages"])
     assert any(n.startswith("archive mode:") for n in data["notes"])
+    assert data["figures"]["messages_archived"] == state["langctx"]["archive"]["messages"]
+    assert data["figures"]["archive_read"] is False  # the store was not passed
     assert not any("no longer in 'messages'" in n for n in data["notes"])
     last_call = model.calls[-1][1:]  # what the model saw last, without create_agent's prompt
     block = next(m for m in last_call if str(m.id).startswith("langctx-summary-"))

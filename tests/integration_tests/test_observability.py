@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from opentelemetry.trace import SpanKind
 
 from langctx.engine import background
 from langctx.engine.plan import CompactionEvent
 from langctx.events import COMPACTION_EVENT
 from langctx.middleware import LangctxMiddleware
 from langctx.summarize import ModelSummarizer
-from langctx.telemetry import set_tracer_provider
+from langctx.telemetry import COMPACTION_OPERATION, set_tracer_provider
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,
@@ -25,7 +26,15 @@ from tests.integration_tests._agents import (
     session_script,
     session_tools,
 )
-from tests.unit_tests.test_telemetry import MODEL, SUMMARY, NamedModel, Recorder, Traced
+from tests.unit_tests.test_telemetry import (
+    MODEL,
+    SUMMARY,
+    BrokenProvider,
+    NamedModel,
+    Recorder,
+    Traced,
+    usage,
+)
 
 BUDGET = 5000
 TURNS = 30
@@ -61,8 +70,8 @@ def _changed(events: list[CompactionEvent]) -> list[CompactionEvent]:
 
 def test_an_agents_compactions_are_spans_of_its_thread(traced: Traced) -> None:
     events: list[CompactionEvent] = []
-    summarizer = ModelSummarizer(NamedModel(responses=[traced.answer], cycle=True))
-    agent = _agent(summarizer, events, seed=21, background_summaries=False)
+    model = NamedModel(responses=[traced.answer], cycle=True)  # answers carry usage_metadata
+    agent = _agent(ModelSummarizer(model), events, seed=21, background_summaries=False)
     cfg = config()
     agent.invoke(first_input(with_system=False), cfg)
     spans = traced.spans()
@@ -79,9 +88,36 @@ def test_an_agents_compactions_are_spans_of_its_thread(traced: Traced) -> None:
         assert a["langctx.messages_after"] < a["langctx.messages_before"]
         assert a["langctx.on_critical_path"] is True and a["langctx.level"] >= 1
         assert a["langctx.quality"] in ("model", "merged")
+        assert a["gen_ai.operation.name"] == COMPACTION_OPERATION
     ids = {s.context.span_id for s in spans}
     calls = traced.spans(f"chat {MODEL}")
     assert calls and all(c.parent is not None and c.parent.span_id in ids for c in calls)
+    assert len(calls) == len(model.calls)  # one span per summarizer call, in call order
+    for call, sent in zip(calls, model.calls, strict=True):
+        a = dict(call.attributes)
+        assert call.kind is SpanKind.CLIENT
+        assert (a["gen_ai.operation.name"], a["gen_ai.request.model"]) == ("chat", MODEL)
+        assert a["gen_ai.provider.name"] == model._get_ls_params()["ls_provider"]
+        assert a["gen_ai.usage.input_tokens"] == usage(sent)["input_tokens"]
+        assert a["gen_ai.usage.output_tokens"] == usage(sent)["output_tokens"]
+
+
+@pytest.mark.parametrize("where", ["start", "later"])
+def test_failing_telemetry_never_fails_the_agent(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    events: list[CompactionEvent] = []
+    model = NamedModel(responses=[SUMMARY], cycle=True)
+    agent = _agent(ModelSummarizer(model), events, seed=25, background_summaries=False)
+    set_tracer_provider(BrokenProvider(where))
+    try:
+        with caplog.at_level("WARNING", logger="langctx.telemetry"):
+            state = agent.invoke(first_input(with_system=False), config())
+    finally:
+        set_tracer_provider(None)
+    assert model.calls and any(e.entry is not None for e in _changed(events))
+    assert state["messages"][-1].type == "ai"
+    assert any("langctx telemetry" in r.getMessage() for r in caplog.records)
 
 
 def test_the_summarizers_run_is_a_child_of_the_agents_run_with_compaction_metadata() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+import langctx.cli.samples
 from langctx import LangctxError, LangctxWarning
 from langctx.cli import build_parser, main
 from langctx.cli.replay import (
@@ -25,6 +26,7 @@ from langctx.cli.replay import (
     replay_session,
 )
 from langctx.cli.replay.render import format_report, print_report, report_rows
+from langctx.cli.samples import SAMPLE_SESSION, sample_session
 from langctx.errors import ConfigError
 from langctx.testing import ScriptedChatModel
 from tests._helpers import assert_pairs_intact
@@ -451,6 +453,25 @@ def test_cli_json_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 0
     d = json.loads(capsys.readouterr().out)
     assert d["format"] == "claude-code" and d["totals"]["calls"] == 4
+
+
+def test_cli_without_a_session_replays_the_shipped_sample_and_it_compacts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", "--json", "-"]) == 0  # the default budget, 32k
+    out, err = capsys.readouterr()
+    d = json.loads(out)
+    assert "sample session" in err and SAMPLE_SESSION in err
+    assert d["settings"]["max_tokens"] == 32_000 and d["format"] == "langchain"
+    totals = d["totals"]
+    assert totals["compactions"] >= 2 and totals["input_tokens"] < totals["input_tokens_full"] / 2
+    assert totals["max_full_tokens"] > 2 * 32_000 and totals["over_budget_calls"] == 0
+    assert main(["replay", "--sample", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"] == totals
+    with sample_session() as path:  # package data: a file of the installed package
+        assert path.is_file() and path.parent == Path(langctx.cli.samples.__file__).parent
+    assert main(["replay", str(FIXTURES / "claude_code.jsonl"), "--sample"]) == 2
+    assert "not both" in capsys.readouterr().err
 
 
 def test_cli_bad_input_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,9 @@ nothing that points outside the page. The browser test renders them
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from langctx.cli.inspect import open_store
 from langctx.cli.inspect.history import thread_history
 from langctx.cli.replay import ReplayReport, read_session, render, replay_session
 from langctx.cli.report_html import inspect_html, replay_fragment, replay_html
+from langctx.cli.report_html.parts import DROPPED_SHOWN
 from langctx.errors import ConfigError
 from tests._report_pages import (
     BUDGET,
@@ -90,9 +93,34 @@ def test_every_compaction_shows_its_summary_facts_and_what_it_dropped(
         1 for c in pi_report.compactions if c.summary
     )
     assert len(parsed.having("details", "lcx-facts")) >= len(folds)
-    assert len(parsed.having("details", "lcx-dropped")) >= len(folds)
+    assert len(parsed.having("div", "lcx-dropped")) >= len(folds)
     d = pi_report.to_dict()["compactions"][1]
     assert d["summary"] and d["facts"] and d["dropped"][0][0] == "folded"
+
+
+def test_rule_labels_stand_beside_the_plot_apart(pi_report: ReplayReport) -> None:
+    """The budget and compaction-mark labels never cover a line: they are right of the plot."""
+    page = replay_html(pi_report)
+    for svg in re.findall(r'<svg class="lcx-chart".*?</svg>', page, re.S):
+        right = float(re.search(r'data-right="([\d.]+)"', svg).group(1))  # type: ignore[union-attr]
+        labels = re.findall(
+            r'<g class="lcx-rule" data-rule="(\w+)">.*?<text x="([\d.]+)" y="([\d.]+)"', svg
+        )
+        assert {k for k, _, _ in labels} == {"budget", "mark"}
+        assert all(float(x) > right for _, x, _ in labels)
+        ys = sorted(float(y) for _, _, y in labels)
+        assert all(b - a >= 12 for a, b in itertools.pairwise(ys))
+
+
+def test_dropped_messages_read_as_role_and_first_words(pi_report: ReplayReport) -> None:
+    page = replay_html(pi_report)
+    lists = re.findall(r'<div class="lcx-dropped">(.*?)</div><ul>(.*?)</ul>', page, re.S)
+    dropped = [c.dropped for c in pi_report.compactions if c.kind != "merge" and c.dropped]
+    assert len(lists) == len(dropped)
+    for (_, shown), items in zip(lists, dropped, strict=True):
+        whos = re.findall(r'<span class="lcx-who">([^<]*)</span>', shown)
+        assert whos == [text.split(": ", 1)[0] for _, text in items[:DROPPED_SHOWN]]
+        assert all(w.split()[0] in ("human", "ai", "tool", "system") for w in whos)
 
 
 def test_session_text_is_escaped() -> None:
@@ -164,6 +192,12 @@ def test_cli_inspect_writes_the_page(thread_db: Path, tmp_path: Path, capsys: An
     assert int(line["data-count"] or 0) == checkpoints
     assert "&lt;script&gt;document.title" in page and "<script>document" not in page
     assert all(r["summary"] and "folded" in r for r in report["timeline"])
+    titles = re.findall(r'<div class="lcx-dropped-title">([^<]*)</div>', page)
+    folds = [r for r in report["timeline"] if r["trigger"] != "merge"]
+    assert len(titles) == len(folds)
+    for title, r in zip(titles, folds, strict=True):  # no id ranges: the messages themselves
+        assert r["first_covered_id"] not in title and title.endswith("messages folded")
+    assert page.count('<span class="lcx-who">') >= len(folds)
 
 
 def test_cli_inspect_html_needs_a_thread(

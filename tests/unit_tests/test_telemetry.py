@@ -12,13 +12,19 @@ from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 
 from langctx import LayeredChatMemory, ModelSummarizer, SummaryRequest
 from langctx.cli.demo.session import iter_turns
 from langctx.engine import background
 from langctx.engine.plan import CompactionEvent
-from langctx.telemetry import SPAN_NAME, current_thread_id, set_tracer_provider
+from langctx.telemetry import (
+    COMPACTION_OPERATION,
+    SPAN_NAME,
+    current_thread_id,
+    set_tracer_provider,
+)
 from langctx.testing import ScriptedChatModel
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
@@ -26,7 +32,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
-from opentelemetry.trace import SpanKind  # noqa: E402
+from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
 MODEL = "summarizer-mini"
 SUMMARY = "Goal:\n- fix the parser\nCurrent status:\n- summarized"
@@ -69,13 +75,16 @@ class Traced:
     def spans(self, name: str = SPAN_NAME) -> list[Any]:
         return [s for s in self.exporter.get_finished_spans() if s.name == name]
 
-    def answer(self, messages: list[BaseMessage]) -> str:
-        """The summarizer model's answer, given inside a span of its own (as an instrumentation
-        of the model call would record it)."""
-        with self.provider.get_tracer("test-instrumentation").start_as_current_span(
-            f"chat {MODEL}", kind=SpanKind.CLIENT
-        ):
-            return SUMMARY
+    @staticmethod
+    def answer(messages: list[BaseMessage]) -> AIMessage:
+        """The summarizer model's answer, with the usage a provider reports."""
+        return AIMessage(SUMMARY, usage_metadata=usage(messages))
+
+
+def usage(messages: list[BaseMessage]) -> UsageMetadata:
+    """Token usage of an answer to ``messages`` (a function of the input, so a test can check it)."""
+    n_in = sum(len(m.text) for m in messages)
+    return {"input_tokens": n_in, "output_tokens": 7, "total_tokens": n_in + 7}
 
 
 @pytest.fixture
@@ -133,11 +142,19 @@ def test_one_span_per_compaction_with_its_figures_and_the_summarizer_call_as_its
         assert a["langctx.entry_id"] == end.entry["id"]
         assert a["langctx.level"] >= 1
         assert span.instrumentation_scope.name == "langctx"
+        assert a["gen_ai.operation.name"] == COMPACTION_OPERATION
     calls = traced.spans(f"chat {MODEL}")
     assert len(calls) == len(model.calls) >= len(spans)
     ids = {s.context.span_id for s in spans}
     assert all(c.parent is not None and c.parent.span_id in ids for c in calls)
     assert all(s.parent is None for s in spans)  # nothing was current around the memory
+    for call, sent in zip(calls, model.calls, strict=True):  # GenAI semantic conventions
+        a = dict(call.attributes)
+        assert call.kind is SpanKind.CLIENT and a["gen_ai.operation.name"] == "chat"
+        assert a["gen_ai.request.model"] == MODEL
+        assert a["gen_ai.provider.name"] == model._get_ls_params()["ls_provider"]
+        assert a["gen_ai.usage.input_tokens"] == usage(sent)["input_tokens"]
+        assert a["gen_ai.usage.output_tokens"] == 7
 
 
 async def test_async_compactions_have_their_spans_too(traced: Traced) -> None:
@@ -256,8 +273,64 @@ def test_without_opentelemetry_langctx_imports_and_compacts() -> None:
     assert out.stdout.strip() == "True"
 
 
+class _BrokenTracer:
+    """A tracer whose spans raise on everything (a faulty exporter or SDK)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def start_span(self, *args: Any, **kwargs: Any) -> Any:
+        if self.where == "start":
+            raise RuntimeError("no span")
+        return _BrokenSpan()
+
+
+class _BrokenSpan:
+    def is_recording(self) -> bool:
+        return True
+
+    def set_attributes(self, attributes: Any) -> None:
+        raise RuntimeError("no attributes")
+
+    def end(self) -> None:
+        raise RuntimeError("no end")
+
+
+class BrokenProvider:
+    """A tracer provider whose spans fail at ``where`` ("start" or every later call)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> _BrokenTracer:
+        return _BrokenTracer(self.where)
+
+
+@pytest.mark.parametrize("where", ["start", "later"])
+def test_a_failing_span_never_fails_the_compaction(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    set_tracer_provider(BrokenProvider(where))
+    try:
+        memory = LayeredChatMemory(
+            max_tokens=3000,
+            summarizer=ModelSummarizer(NamedModel(responses=[SUMMARY], cycle=True)),
+            summary_threshold_tokens=0,
+            background_summaries=False,
+            thread_id="t-1",
+        )
+        with caplog.at_level("WARNING", logger="langctx.telemetry"):
+            for turn in iter_turns(40, seed=1):
+                memory.add_messages(turn)
+    finally:
+        set_tracer_provider(None)
+    assert next(e["quality"] for e in memory.compactions if e["level"] == 1) == "model"
+    assert any("langctx telemetry" in r.getMessage() for r in caplog.records)
+    assert current_thread_id() is None
+
+
 def test_a_span_that_fails_to_build_leaves_no_thread_behind(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from langctx import telemetry
 
@@ -269,6 +342,17 @@ def test_a_span_that_fails_to_build_leaves_no_thread_behind(
     for turn in iter_turns(40, seed=1):
         memory.add_messages(turn)
     monkeypatch.setattr(telemetry, "CompactionSpan", broken)
-    with pytest.raises(RuntimeError, match="no span"):
+    with caplog.at_level("WARNING", logger="langctx.telemetry"):
         memory.compact()
+    assert any("no span" in r.getMessage() for r in caplog.records)
     assert current_thread_id() is None
+
+
+def test_a_failed_summarizer_call_is_an_error_span_and_still_raises(traced: Traced) -> None:
+    model = NamedModel(responses=[TimeoutError("provider timed out")])
+    with pytest.raises(TimeoutError):
+        ModelSummarizer(model).summarize(SummaryRequest(kind="merge", summaries=["a", "b"]))
+    (call,) = traced.spans(f"chat {MODEL}")
+    assert call.status.status_code is StatusCode.ERROR
+    assert call.attributes["error.type"] == "TimeoutError"
+    assert "gen_ai.usage.input_tokens" not in call.attributes

@@ -140,11 +140,7 @@ def figure_rows(report: ThreadReport) -> list[tuple[str, str]]:
         f"L{k} {v}" for k, v in sorted(f["summaries_by_level"].items(), reverse=True)
     )
     return [
-        (
-            "messages",
-            f"{_n(f['messages_in_state'])} in state ({_n(f['control_messages'])} control), "
-            f"{_n(f['messages_in_context'])} in the context",
-        ),
+        ("messages", _message_counts(f)),
         (
             "context tokens",
             f"{_n(f['context_tokens'])} (counted {f.get('counted_with', f['token_counter'])}); {budget}; "
@@ -158,6 +154,24 @@ def figure_rows(report: ThreadReport) -> list[tuple[str, str]]:
             + f", {_n(f['placeholders'])} placeholders, {_n(f['truncations'])} truncations",
         ),
     ]
+
+
+def _message_counts(f: dict[str, Any]) -> str:
+    """Where the messages are: the window in state, the archive, the log, the context."""
+    parts = [f"{_n(f['messages_in_state'])} in state"]
+    if f.get("control_messages"):
+        parts[0] += f" ({_n(f['control_messages'])} of them /compact commands and notices)"
+    archived = f.get("messages_archived")
+    if archived and not f.get("archive_read", True):
+        parts.append(f"{_n(archived)} archived in a store (not read: pass --archive)")
+    else:
+        if archived:
+            parts.append(f"{_n(archived)} archived")
+        parts.append(f"{_n(f['messages_logged'])} in the full history")
+    context = f"{_n(f['messages_in_context'])} in the context"
+    if f.get("summaries"):
+        context += " (the summaries as one message)"
+    return ", ".join(parts) + "; " + context
 
 
 def _pinned_rows(report: ThreadReport) -> list[list[str]]:

@@ -324,9 +324,7 @@ def build_report(
     report.timeline = [_timeline_row(e, e["id"] in active, by_id) for e in memory.compactions]
     report.edits = [_edit_row(e, by_id.get(e["message_id"])) for e in memory.edits]
     report.eviction_log = _eviction_log(memory)
-    report.figures = _figures(
-        memory, raw, conversation, report, budget, token_counter, full_history
-    )
+    report.figures = _figures(memory, raw, channel, report, budget, token_counter, full_history)
     if budget is None and conversation:
         notes.append(
             "the budget is not stored in the checkpoint; pass the agent's max_tokens (--budget) "
@@ -437,6 +435,12 @@ def _layers(report: ThreadReport, memory: LayeredChatMemory) -> None:
     }
 
 
+def _who(message: BaseMessage) -> str:
+    """A message's role, with its tool's name for a tool result."""
+    name = getattr(message, "name", None) if message.type == "tool" else None
+    return f"{message.type} {name}" if name else message.type
+
+
 def _timeline_row(
     e: CompactionEntry, active: bool, by_id: Mapping[str, BaseMessage]
 ) -> dict[str, Any]:
@@ -461,7 +465,7 @@ def _timeline_row(
         "active": active,
         "summary": e["summary"],
         "facts": dict(e["facts"]),
-        "folded": [f"{by_id[i].type}: {_preview(by_id[i])}" if i in by_id else i for i in covered],
+        "folded": [f"{_who(by_id[i])}: {_preview(by_id[i])}" if i in by_id else i for i in covered],
     }
 
 
@@ -537,10 +541,22 @@ def _eviction_log(memory: LayeredChatMemory) -> list[dict[str, Any]]:
     return rows
 
 
+def _archived_count(
+    raw: Sequence[BaseMessage], full_history: Sequence[BaseMessage] | None, channel: Any
+) -> int:
+    """Messages of the log that left ``messages`` for the archive (the channel's count when the
+    archive was not read)."""
+    if full_history is not None:
+        in_state = {str(m.id) for m in raw}
+        return sum(1 for m in state_messages(full_history) if str(m.id) not in in_state)
+    count = (archive_record(channel) or {}).get("messages")
+    return count if isinstance(count, int) and count > 0 else 0
+
+
 def _figures(
     memory: LayeredChatMemory,
     raw: Sequence[BaseMessage],
-    conversation: Sequence[BaseMessage],
+    channel: Any,
     report: ThreadReport,
     budget: int | None,
     token_counter: object,
@@ -554,7 +570,9 @@ def _figures(
     counter = token_counter if isinstance(token_counter, str) else type(token_counter).__name__
     return {
         "messages_in_state": len(raw),
-        "control_messages": len(raw) - len(conversation),
+        "control_messages": len(raw) - len(state_messages(raw)),
+        "messages_archived": _archived_count(raw, full_history, channel),
+        "archive_read": full_history is not None,
         "messages_logged": len(memory.messages),
         "messages_in_context": len(memory.build_context()),
         "context_tokens": context,

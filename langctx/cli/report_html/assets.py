@@ -65,7 +65,12 @@ white-space:nowrap;position:sticky;top:0}
 .lcx td.lcx-more-cell{width:50%;min-width:360px}
 .lcx .lcx-more{display:flex;flex-wrap:wrap;gap:2px 18px;align-items:flex-start}
 .lcx .lcx-more-item{flex:0 1 auto;max-width:100%;overflow-wrap:anywhere}
-.lcx .lcx-more-item:has(details[open]){flex-basis:100%}
+.lcx .lcx-more-item:has(details[open]),.lcx .lcx-more-item:has(.lcx-dropped){flex-basis:100%}
+.lcx .lcx-dropped ul{margin:2px 0 0;padding-left:18px;list-style:none}
+.lcx .lcx-dropped li{margin:2px 0;overflow-wrap:anywhere;font-size:12.5px;text-indent:-18px;
+padding-left:18px}
+.lcx .lcx-dropped-title{font-size:12.5px;color:var(--muted)}
+.lcx .lcx-who{font-weight:600}
 .lcx .lcx-fact{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 .lcx table.lcx-cost{width:auto;min-width:640px}
 .lcx table.lcx-cost tbody th{font-weight:500;color:var(--ink)}

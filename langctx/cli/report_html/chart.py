@@ -8,6 +8,7 @@ linear twin the page's switch shows.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -60,7 +61,7 @@ class Mark:
 
 
 _W, _H = 960, 420
-_LEFT, _RIGHT, _BOTTOM = 70, 28, 52
+_LEFT, _RIGHT, _BOTTOM = 70, 84, 52  # the rules' labels stand right of the plot
 _CHAR = 6.9  # average width of a 12.5px legend character
 
 
@@ -118,6 +119,15 @@ def _legend(items: Sequence[tuple[str, str, str]]) -> tuple[str, int]:
         )
         x += width
     return '<g class="lcx-legend">' + "".join(parts) + "</g>", y + 16
+
+
+def _label_ys(ys: Sequence[float], gap: float = 14) -> list[float]:
+    """The rules' label heights beside the plot: at their lines, pushed apart to ``gap``."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for prev, cur in itertools.pairwise(order):
+        out[cur] = max(out[cur], out[prev] + gap)
+    return out
 
 
 def _chart(
@@ -226,14 +236,14 @@ def _chart(
             out.append(
                 f'<circle cx="{pts[0][0]:.1f}" cy="{pts[0][1]:.1f}" r="3" fill="{s.color}"/>'
             )
-    for i, r in enumerate(rules):
+    for r, y_text in zip(rules, _label_ys([y_of(r.value) for r in rules]), strict=True):
         y = y_of(r.value)
-        above = i % 2 == 0
         out.append(
             f'<g class="lcx-rule" data-rule="{r.key}"><line x1="{left}" y1="{y:.1f}" '
             f'x2="{right}" y2="{y:.1f}" stroke="{r.color}" stroke-width="1.5" '
-            f'stroke-dasharray="{r.dash}"/><text x="{right - 6}" y="{y + (-6 if above else 14):.1f}" '
-            f'text-anchor="end" fill="{r.color}">{esc(r.label)}</text></g>'
+            f'stroke-dasharray="{r.dash}"/><text x="{right + 6}" y="{y_text + 4:.1f}" '
+            f'text-anchor="start" fill="{r.color}"><title>{esc(r.label)}</title>'
+            f"{esc(r.key)} {_short(r.value)}</text></g>"
         )
     out.append(
         f'<line class="lcx-cross" x1="0" y1="{top}" x2="0" y2="{bottom}" stroke="#0f172a" '

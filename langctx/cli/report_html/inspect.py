@@ -95,8 +95,6 @@ def _timeline_row(i: int, r: Mapping[str, Any]) -> str:
         title = f"merged {len(r.get('merged_from') or [])} summaries ({r['messages_covered']:,} messages)"
     else:
         title = f"{r.get('messages_covered', 0):,} messages folded"
-        if r.get("first_covered_id"):
-            title += f" ({esc(r['first_covered_id'])} … {esc(r.get('last_covered_id'))})"
     facts = dict(r.get("facts") or {})
     facts.setdefault("modified_files", r.get("modified_files") or [])
     facts.setdefault("read_files", r.get("read_files") or [])
@@ -200,8 +198,9 @@ def _inspect_cards(report: ThreadReport) -> str:
             f"{num(f.get('placeholders'))} placeholders · {num(f.get('truncations'))} truncations",
         )
         + card(
-            "messages",
+            "messages in state",
             num(f.get("messages_in_state")),
+            f"{num(f.get('messages_archived'))} archived · "
             f"{num(f.get('messages_in_context'))} in the context · {num(f.get('pinned'))} pinned",
         )
         + "</div>"

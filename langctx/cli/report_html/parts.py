@@ -151,14 +151,42 @@ def summary_text(text: str) -> str:
     )
 
 
+DROPPED_SHOWN = 4
+"""Dropped messages listed openly under a compaction; the rest behind "N more"."""
+_FIRST_WORDS = 90
+
+
+def _dropped_item(action: str, text: str, *, short: bool) -> str:
+    """One dropped message: what happened to it, its role (and tool), its first words."""
+    who, sep, rest = text.partition(": ")
+    if not sep:  # a message the report could not name: its id
+        who, rest = "message", text
+    if short and len(rest) > _FIRST_WORDS:
+        rest = rest[: _FIRST_WORDS - 1].rsplit(" ", 1)[0] + " …"
+    return (
+        f'<li><span class="lcx-tag lcx-tag-{esc(action)}">{esc(action)}</span> '
+        f'<span class="lcx-who">{esc(who)}</span> {esc(rest)}</li>'
+    )
+
+
 def dropped_list(items: Sequence[tuple[str, str]], title: str) -> str:
+    """What left the request: the first :data:`DROPPED_SHOWN` messages as role + first words,
+    the rest behind a toggle."""
     if not items:
         return f'<span class="lcx-muted">{title}</span>' if title else ""
-    lis = "".join(
-        f'<li><span class="lcx-tag lcx-tag-{esc(action)}">{esc(action)}</span> {esc(text)}</li>'
-        for action, text in items
+    shown = "".join(_dropped_item(a, t, short=True) for a, t in items[:DROPPED_SHOWN])
+    rest = items[DROPPED_SHOWN:]
+    more = (
+        f'<details class="lcx-dropped-more"><summary>{len(rest):,} more</summary><ul>'
+        + "".join(_dropped_item(a, t, short=False) for a, t in rest)
+        + "</ul></details>"
+        if rest
+        else ""
     )
-    return f'<details class="lcx-dropped"><summary>{title}</summary><ul>{lis}</ul></details>'
+    return (
+        f'<div class="lcx-dropped"><div class="lcx-dropped-title">{title}</div>'
+        f"<ul>{shown}</ul>{more}</div>"
+    )
 
 
 def more_cell(dropped: str, facts: str, summary: str) -> str:
