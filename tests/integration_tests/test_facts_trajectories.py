@@ -61,6 +61,8 @@ from langctx.facts import (
     Facts,
     extract_facts,
 )
+from langctx.facts.shell_parse import parse_command
+from langctx.projection import render_facts
 from tests._trajectories import DATA_DIR, Session, iter_sessions, require_data_dir
 
 pytestmark = pytest.mark.trajectories
@@ -368,3 +370,25 @@ def test_all_sessions_are_fast() -> None:
     total = sum(len(m) for m in loaded)
     # ~0.1 s on a laptop for ~3,000 messages and ~3.7 MB of text; the bound only catches blowups
     assert elapsed < 5.0, f"{elapsed:.2f}s for {total} messages"
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_known_exit_codes_decide_failure(session: Session | None) -> None:
+    """A command's known exit code decides whether it failed (its output is read only when the
+    code is another program's, ``x | tail``), and the ledger's latest failure is the latest
+    command that exited non-zero whenever one did."""
+    session, _ = facts_of(session)
+    facts = extract_facts(session.messages(), max_commands=10**6, max_errors=10**6)
+    known = [c for c in facts["commands"] if c["exit_code"] is not None]
+    for c in known:
+        if c["exit_code"] == 0 and not parse_command(c["command"]).status_masked:
+            assert c["ok"] is True, f"{session}: exit 0 read as a failure: {c['command'][:120]!r}"
+    exited = [c for c in known if c["exit_code"] != 0 and c["ok"] is False]
+    if exited:
+        latest = exited[-1]
+        line = next(
+            ln for ln in render_facts(facts).splitlines() if ln.startswith("Latest failure")
+        )
+        assert line.startswith(
+            f"Latest failure: `{latest['command'][:160]}` exit {latest['exit_code']}"
+        ), f"{session}: {line[:200]}"

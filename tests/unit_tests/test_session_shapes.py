@@ -1,0 +1,124 @@
+"""Shapes seen in held-out agent sessions, rebuilt as small scripted sessions (issue 40, item 9).
+
+Each test drives ``create_agent`` + ``LangctxMiddleware`` at its defaults (or the function the
+defect sits in) with realistic tool calls and outputs, and checks what the model is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+
+from langctx.facts import extract_facts
+from langctx.middleware import LangctxMiddleware
+from langctx.projection import render_facts
+from langctx.testing import ScriptedChatModel, ai_tool_call
+
+SOURCE = "\n".join(f"    def method_{i}(self, value):  # keeps the value {i}" for i in range(60))
+"""A file's text the agent reads between the steps that matter (it fills the context)."""
+
+
+Output = str | tuple[str, int]
+"""A tool's output, or its output and exit code (the tool then reports them like a harness that
+marks a result with anything on stderr as an error)."""
+
+
+def _agent_requests(steps: list[tuple[str, Output]], *, reads: int = 24) -> list[BaseMessage]:
+    """Run an agent that reads ``reads`` files and then runs ``steps`` (command, output) with a
+    ``bash`` tool, then answers; return the messages of its last model request."""
+    outputs: dict[str, Output] = {}
+    responses: list[AIMessage | str] = []
+    for i in range(reads):
+        responses.append(ai_tool_call("bash", {"command": f"cat src/mod_{i}.py"}, call_id=f"r{i}"))
+        outputs[f"r{i}"] = f"class Mod{i}:\n{SOURCE}"
+    for i, (command, output) in enumerate(steps):
+        responses.append(ai_tool_call("bash", {"command": command}, call_id=f"s{i}"))
+        outputs[f"s{i}"] = output
+    for i in range(4):  # the failing steps fold into a compaction behind a few more reads
+        responses.append(ai_tool_call("bash", {"command": f"cat docs/p{i}.md"}, call_id=f"t{i}"))
+        outputs[f"t{i}"] = f"# Page {i}\n{SOURCE}"
+    responses.append("Done.")
+
+    @tool
+    def bash(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str | ToolMessage:
+        """Run a shell command in the repository."""
+        out = outputs[tool_call_id]
+        if isinstance(out, str):
+            return out
+        text, code = out
+        status = "error" if code or "cannot" in text else "success"  # stderr seen
+        return ToolMessage(
+            text, tool_call_id=tool_call_id, status=status, artifact={"exit_code": code}
+        )
+
+    model = ScriptedChatModel(responses=responses)
+    agent = create_agent(model, tools=[bash], middleware=[LangctxMiddleware()])
+    agent.invoke({"messages": [("user", "Stage the changelog and commit the fix.")]})
+    return model.calls[-1]
+
+
+def _ledger(messages: list[BaseMessage]) -> str:
+    text = "\n".join(str(m.content) for m in messages)
+    assert "<langctx:facts>" in text, "no compaction happened"
+    return text.split("<langctx:facts>", 1)[1].split("</langctx:facts>", 1)[0]
+
+
+# ------------------------------------------------ 1. a known exit code decides failure
+
+
+GIT_ADD = "git add CHANGELOG.md docs/changes.md"
+GIT_FATAL = "fatal: pathspec 'docs/changes.md' did not match any files"
+LS_CANNOT = (
+    "ls: cannot access 'docs/changes.md': No such file or directory\nCHANGELOG.md\nREADME.md\nsrc\n"
+)
+
+
+def test_a_command_that_exits_0_is_no_failure_and_the_exit_128_stays_the_latest() -> None:
+    """``ls`` printing "cannot access" but exiting 0 was named the latest failure and the real
+    one (git's exit 128) was dropped from the request."""
+    steps: list[tuple[str, Output]] = [
+        (GIT_ADD, (GIT_FATAL, 128)),
+        ("ls docs/changes.md; ls", (LS_CANNOT, 0)),
+    ]
+    ledger = _ledger(_agent_requests(steps))
+    assert f"Latest failure: `{GIT_ADD}` exit 128" in ledger, ledger
+    assert GIT_FATAL in ledger
+    assert "cannot access" not in ledger
+
+
+def test_a_known_exit_code_decides_over_the_error_status() -> None:
+    messages = [
+        ai_tool_call("bash", {"command": "ls docs/changes.md; ls"}, call_id="c1"),
+        ToolMessage(f"{LS_CANNOT}exit code 0", tool_call_id="c1", status="error"),
+    ]
+    facts = extract_facts(messages)
+    assert facts["commands"][0]["ok"] is True and facts["errors"] == []
+
+
+def test_an_exit_code_beats_a_later_failure_read_from_wording_only() -> None:
+    """A later failure guessed from its output (no exit code known) does not hide a command
+    that exited non-zero; both are named, the exit code first."""
+    messages = [
+        ai_tool_call("bash", {"command": GIT_ADD}, call_id="c1"),
+        ToolMessage(f"{GIT_FATAL}\nexit code 128", tool_call_id="c1"),
+        ai_tool_call("bash", {"command": "ls docs/changes.md"}, call_id="c2"),
+        ToolMessage(LS_CANNOT, tool_call_id="c2"),  # no exit code: read from its wording
+    ]
+    text = render_facts(extract_facts(messages))
+    first, later = text.split("\n")[-2:]
+    assert first.startswith(f"Latest failure: `{GIT_ADD}` exit 128") and GIT_FATAL in first
+    assert later.startswith("Later, judged by its output only: `ls docs/changes.md` failed")
+
+
+def test_a_masked_exit_0_still_reads_the_test_failure() -> None:
+    """``pytest | tail`` exits with tail's 0: the output still decides."""
+    out = "FAILED tests/test_a.py::test_x - assert 1\n1 failed in 0.1s\nexit code 0"
+    for command, ok in (("pytest -q 2>&1 | tail -5", False), ("pytest -q", True)):
+        messages = [
+            ai_tool_call("bash", {"command": command}, call_id="c1"),
+            ToolMessage(out, tool_call_id="c1"),
+        ]
+        assert extract_facts(messages)["commands"][0]["ok"] is ok, command
