@@ -61,7 +61,9 @@ from langctx.facts import (
     Facts,
     extract_facts,
 )
+from langctx.facts.failures import shown_failure_lines
 from langctx.facts.shell_parse import parse_command
+from langctx.markers import QUOTED_OUTPUT_RE
 from langctx.projection import render_facts
 from tests._trajectories import DATA_DIR, Session, iter_sessions, require_data_dir
 
@@ -392,3 +394,22 @@ def test_known_exit_codes_decide_failure(session: Session | None) -> None:
         assert line.startswith(
             f"Latest failure: `{latest['command'][:160]}` exit {latest['exit_code']}"
         ), f"{session}: {line[:200]}"
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_failure_lines_reach_the_ledger_verbatim(session: Session | None) -> None:
+    """Every error line the ledger shows (its quoted outputs) is text the tool printed, byte for
+    byte: the ledger rewrites no quote."""
+    session, facts = facts_of(session)
+    outputs = {m.id: str(m.content) for m in session.messages() if isinstance(m, ToolMessage)}
+    ledger = render_facts(facts)
+    for error in facts["errors"]:
+        printed = outputs.get(error["message_id"], "")
+        for line in shown_failure_lines(error):
+            if line.endswith("…"):  # clipped: its head is checked
+                line = line[:-1]
+            assert line in printed, f"{session}: {line[:120]!r} is not in its output"
+    for span in QUOTED_OUTPUT_RE.finditer(ledger):
+        text = span.group("text")
+        parts = [p.removesuffix("…") for p in text.strip(" ").split("; ")]
+        assert all(any(p in out for out in outputs.values()) for p in parts), text[:200]

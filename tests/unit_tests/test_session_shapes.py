@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 
 from langctx.facts import extract_facts
+from langctx.markers import QUOTED_OUTPUT_RE
 from langctx.middleware import LangctxMiddleware
 from langctx.projection import render_facts
 from langctx.testing import ScriptedChatModel, ai_tool_call
@@ -122,3 +123,18 @@ def test_a_masked_exit_0_still_reads_the_test_failure() -> None:
             ToolMessage(out, tool_call_id="c1"),
         ]
         assert extract_facts(messages)["commands"][0]["ok"] is ok, command
+
+
+# ------------------------------------------------ 2. failure lines stay verbatim
+
+GO_ERROR = 'cmd/server/main.go:7:2: package "github.com/acme/kit/v2/log" is not in std'
+
+
+def test_a_failure_line_with_double_quotes_reaches_the_model_verbatim() -> None:
+    """The ledger rewrote ``"`` as ``'`` inside a failure line, so the error line the model saw
+    was not the one the tool printed."""
+    steps: list[tuple[str, Output]] = [("go build ./...", (f"{GO_ERROR}\n", 1))]
+    ledger = _ledger(_agent_requests(steps))
+    assert GO_ERROR in ledger, ledger
+    (span,) = QUOTED_OUTPUT_RE.finditer(ledger)
+    assert span.group("text").strip(" ") == GO_ERROR  # quoted, the quote cannot be closed early
