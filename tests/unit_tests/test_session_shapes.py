@@ -12,6 +12,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 
+from langctx.context_mode.processor import ContextModeProcessor
 from langctx.facts import extract_facts
 from langctx.markers import QUOTED_OUTPUT_RE
 from langctx.middleware import LangctxMiddleware
@@ -138,3 +139,57 @@ def test_a_failure_line_with_double_quotes_reaches_the_model_verbatim() -> None:
     assert GO_ERROR in ledger, ledger
     (span,) = QUOTED_OUTPUT_RE.finditer(ledger)
     assert span.group("text").strip(" ") == GO_ERROR  # quoted, the quote cannot be closed early
+
+
+# ------------------------------------------------ 3. a traceback keeps its exception line
+
+_HOOKS = ("pluggy/_hooks", "pluggy/_manager", "pluggy/_callers", "_pytest/runner", "_pytest/main")
+_CALLS = (
+    "return self._hookexec(self.name, self._hookimpls.copy(), kwargs, firstresult)",
+    "res = hook_impl.function(*args)",
+    "reports = runtestprotocol(item, nextitem=nextitem, log=log)",
+    "teardown.throw(exception)",
+)
+
+
+def _internal_error(attribute: str, line: int) -> list[str]:
+    """A pytest ``INTERNALERROR`` traceback of 90 distinct frames, raised in a conftest hook."""
+    out = ["INTERNALERROR> Traceback (most recent call last):"]
+    for i in range(90):
+        name = f"{_HOOKS[i % 5]}.py"
+        where = f"hook_{chr(97 + i % 26)}{chr(97 + i // 26)}"
+        out += [
+            f'INTERNALERROR>   File "/opt/venv/lib/python3.11/site-packages/{name}", '
+            f"line {50 + 37 * i}, in {where}",
+            f"INTERNALERROR>     {_CALLS[i % 4]}  # {where}",
+        ]
+    return [
+        *out,
+        f'INTERNALERROR>   File "/workspace/app/tests/conftest.py", line {line}, in pytest_runtest_makereport',
+        f"INTERNALERROR>     report.extra = item.funcargs['page'].{attribute}",
+        f"INTERNALERROR> AttributeError: 'NoneType' object has no attribute '{attribute}'",
+    ]
+
+
+def test_each_internalerror_traceback_keeps_its_exception_line() -> None:
+    """Context-mode's log reducer cut the final ``AttributeError`` line of a pytest
+    ``INTERNALERROR`` traceback: the prefix hid where the traceback ended."""
+    head = [
+        "============================= test session starts ==============================",
+        "platform linux -- Python 3.11.9, pytest-8.3.2, pluggy-1.5.0",
+        "rootdir: /workspace/app",
+        "collected 212 items",
+        *(
+            f"tests/test_mod_{i}.py ........................................  [{i * 4:3d}%]"
+            for i in range(25)
+        ),
+    ]
+    first = _internal_error("screenshot_path", 41)
+    second = _internal_error("trace_path", 44)  # a second xdist worker crashed the same way
+    worker = ["[gw1] node down: Not properly terminated", "replacing crashed worker gw1"]
+    output = "\n".join([*head, *first, *worker, *second]) + "\n"
+    processed = ContextModeProcessor().process(
+        output, tool_name="bash", args={"command": "pytest -n 2"}
+    )
+    assert processed.action != "inline"
+    assert first[-1] in processed.text and second[-1] in processed.text
