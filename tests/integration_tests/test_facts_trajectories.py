@@ -65,6 +65,7 @@ from langctx.facts.failures import shown_failure_lines
 from langctx.facts.shell_parse import parse_command
 from langctx.markers import QUOTED_OUTPUT_RE
 from langctx.projection import render_facts
+from langctx.user_messages import render_user_messages, user_message_facts
 from tests._trajectories import DATA_DIR, Session, iter_sessions, require_data_dir
 
 pytestmark = pytest.mark.trajectories
@@ -413,3 +414,14 @@ def test_failure_lines_reach_the_ledger_verbatim(session: Session | None) -> Non
         text = span.group("text")
         parts = [p.removesuffix("…") for p in text.strip(" ").split("; ")]
         assert all(any(p in out for out in outputs.values()) for p in parts), text[:200]
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_user_messages_render_byte_exact(session: Session | None) -> None:
+    """Every real user message of the session, rendered in full in the "User messages" section,
+    is there byte for byte (multi-line ones too: no indent added)."""
+    session, _ = facts_of(session)
+    items = user_message_facts(session.messages())
+    text = render_user_messages(items, max_tokens=10**9, count=len)
+    missing = [i["text"][:80] for i in items if i["text"] not in text]
+    assert not missing, f"{session}: {len(missing)} of {len(items)} not verbatim: {missing[:3]}"

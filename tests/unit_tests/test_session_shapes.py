@@ -193,3 +193,48 @@ def test_each_internalerror_traceback_keeps_its_exception_line() -> None:
     )
     assert processed.action != "inline"
     assert first[-1] in processed.text and second[-1] in processed.text
+
+
+# ------------------------------------------------ 4. folded user messages come back byte-exact
+
+REQUEST = (
+    "The release script breaks on these lines:\n"
+    "\n"
+    "    VERSION=$(git describe --tags)\n"
+    "\tcp build/*.whl dist/\n"
+    "\n"
+    "```bash\n"
+    'if [ -z "$VERSION" ]; then\n'
+    '  echo "no tag"\n'
+    "fi\n"
+    "```\n"
+    "\n"
+    "  Keep the two-space indent in the echo."
+)
+
+
+def test_a_folded_multi_line_user_message_comes_back_byte_exact() -> None:
+    """A folded multi-line user message came back re-indented by two spaces."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    reads = [f"cat src/mod_{i}.py" for i in range(30)]
+    script: list[AIMessage | str] = []
+    for turn in range(3):  # the task, then the request, then "Go on.": ten reads each
+        script += [ai_tool_call("bash", {"command": c}) for c in reads[turn * 10 : turn * 10 + 10]]
+        script.append(f"Read ten files ({turn}).")
+
+    @tool
+    def bash(command: str) -> str:
+        """Run a shell command in the repository."""
+        return f"# {command}\n{SOURCE}"
+
+    model = ScriptedChatModel(responses=script)
+    agent = create_agent(
+        model, tools=[bash], middleware=[LangctxMiddleware()], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    for text in ("Fix the release script.", REQUEST, "Go on."):
+        agent.invoke({"messages": [("user", text)]}, config)
+    sent = "\n".join(str(m.content) for m in model.calls[-1])
+    assert "User messages (" in sent, "the request was not folded"
+    assert REQUEST in sent
