@@ -43,9 +43,22 @@ def summary_open(*, level: int, covers: int, entry_id: str) -> str:
     return f'<langctx:summary level="{level}" covers="{covers} messages" id="{entry_id}">'
 
 
+_QUOTE_RUN_RE = re.compile(r'"+')
+QUOTED_OUTPUT_RE = re.compile(r'output: (?P<fence>"+)(?P<text>.*?)(?P=fence)(?!")', re.S)
+"""One :func:`quote_output` span; its ``text`` group is the output (one padding space at each
+end when it starts or ends with a quote)."""
+
+
 def quote_output(text: str) -> str:
-    """Tool output inside a summary, labelled and quoted (never read as the user's words)."""
-    return 'output: "' + text.replace('"', "'") + '"'
+    """Tool output inside a summary, labelled and quoted (never read as the user's words).
+
+    The output stays verbatim: when it holds quotes, the fence is a longer run of them
+    (``\"\"\"``, at least three), padded with a space where the output starts or ends with one.
+    """
+    longest = max((len(m.group()) for m in _QUOTE_RUN_RE.finditer(text)), default=0)
+    fence = '"' if not longest else '"' * max(3, longest + 1)
+    pad = " " if longest and (text.startswith('"') or text.endswith('"')) else ""
+    return f"output: {fence}{pad}{text}{pad}{fence}"
 
 
 # ---------------------------------------------------------------------------- stamps and keys

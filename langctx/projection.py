@@ -165,25 +165,42 @@ def render_read_facts(
 
 def _failure_line(facts: Mapping[str, Any]) -> str | None:
     """The latest failing command with its own error lines, and on a line of its own the latest
-    tool error when it came from another call (an edit that did not apply)."""
+    tool error when it came from another call (an edit that did not apply).
+
+    A command that exited non-zero beats a later one judged failing by its output alone (no
+    exit code, or exit 0 from a later program); that one follows on a line of its own.
+    """
     failing = [c for c in facts.get("commands", ()) if c.get("ok") is False]
     errors = facts.get("errors", [])
     if not (failing or errors):
         return None
     if not failing:
         return "Latest failure: " + _error_text(errors[-1])
-    command = failing[-1]
+    exited = [i for i, c in enumerate(failing) if _exit_code(c) not in (None, 0)]
+    chosen = exited[-1] if exited else len(failing) - 1
+    text = "Latest failure: " + _command_failure(failing[chosen], errors)
+    if chosen < len(failing) - 1:
+        text += "\nLater, judged by its output only: " + _command_failure(failing[-1], errors)
+    if errors and not errors[-1].get("command") and "command" in errors[-1]:
+        text += "\nLatest tool error: " + _error_text(errors[-1])
+    return text
+
+
+def _exit_code(command: Mapping[str, Any]) -> int | None:
+    code = command.get("exit_code")
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _command_failure(command: Mapping[str, Any], errors: Sequence[Mapping[str, Any]]) -> str:
+    """One failing command, its exit code and its own error lines."""
     own = next((e for e in reversed(errors) if e.get("command") == command.get("command")), None)
     if own is None and errors and "command" not in errors[-1]:
         own = errors[-1]  # facts written before errors named their command
-    code = command.get("exit_code")
+    code = _exit_code(command)
     head = f"`{str(command.get('command') or '?')[:160]}`" + (
         f" exit {code}" if code is not None else " failed"
     )
-    text = "Latest failure: " + head + (f", {_error_text(own)}" if own else "")
-    if errors and errors[-1] is not own and not errors[-1].get("command"):
-        text += "\nLatest tool error: " + _error_text(errors[-1])
-    return text
+    return head + (f", {_error_text(own)}" if own else "")
 
 
 def _error_text(error: Mapping[str, Any]) -> str:

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -126,7 +127,13 @@ MAX_CONSTRAINTS = 8
 
 
 def _quoted(text: str) -> str:
-    return '- "' + text.replace("\n", "\n  ") + '"'
+    """One message as a list item, its text byte-exact: ``- "text"`` on one line; several lines
+    between two fence lines of quotes (longer than any run of quotes in the text), unindented."""
+    if "\n" not in text:
+        return f'- "{text}"'
+    longest = max((len(run) for run in re.findall(r'"+', text)), default=0)
+    fence = '"' * max(3, longest + 1)
+    return f"- {fence}\n{text}\n{fence}"
 
 
 def render_user_messages(

@@ -145,7 +145,8 @@ class _Extraction:
         exit_code = command_exit_code(message, text) if is_command else None
         # an error status that only mirrors a search's exit 1 (pi marks every non-zero exit)
         no_match = is_command and is_no_match(exit_code, shell)
-        failed = (is_error and not no_match) or (
+        # a command's known exit code decides over the error status its tool may set
+        failed = (is_error and not no_match and exit_code is None) or (
             is_command and command_failed(exit_code, text, shell)
         )
         if fact is not None:

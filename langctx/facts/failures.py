@@ -79,10 +79,13 @@ def is_no_match(exit_code: int | None, shell: ShellCommand | None) -> bool:
 
 
 def command_failed(exit_code: int | None, text: str, shell: ShellCommand | None) -> bool:
-    """Whether a shell command failed: a failing test run or build whatever the exit code (a pipe
-    to ``tail`` returns 0); other error lines only when the exit code is unknown or masked."""
+    """Whether a shell command failed. A known exit code decides; its wording is read only when
+    the exit code is unknown or another program's (``pytest | tail``, ``make; echo done``): a
+    failing test run or build, else (not for a command that only reads) other error lines."""
     if exit_code is not None and exit_code != 0:
         return not is_no_match(exit_code, shell)
+    if exit_code is not None and not (shell is not None and shell.status_masked):
+        return False  # exit 0 from the program that ran last: `ls` printing "cannot access"
     if shell is not None and shell.inspects_only:
         return exit_code is None and _READ_ERROR_RE.search(text) is not None
     if _TEST_FAILURE_RE.search(text) is not None:

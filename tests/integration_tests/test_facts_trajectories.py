@@ -61,6 +61,11 @@ from langctx.facts import (
     Facts,
     extract_facts,
 )
+from langctx.facts.failures import shown_failure_lines
+from langctx.facts.shell_parse import parse_command
+from langctx.markers import QUOTED_OUTPUT_RE
+from langctx.projection import render_facts
+from langctx.user_messages import render_user_messages, user_message_facts
 from tests._trajectories import DATA_DIR, Session, iter_sessions, require_data_dir
 
 pytestmark = pytest.mark.trajectories
@@ -368,3 +373,55 @@ def test_all_sessions_are_fast() -> None:
     total = sum(len(m) for m in loaded)
     # ~0.1 s on a laptop for ~3,000 messages and ~3.7 MB of text; the bound only catches blowups
     assert elapsed < 5.0, f"{elapsed:.2f}s for {total} messages"
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_known_exit_codes_decide_failure(session: Session | None) -> None:
+    """A command's known exit code decides whether it failed (its output is read only when the
+    code is another program's, ``x | tail``), and the ledger's latest failure is the latest
+    command that exited non-zero whenever one did."""
+    session, _ = facts_of(session)
+    facts = extract_facts(session.messages(), max_commands=10**6, max_errors=10**6)
+    known = [c for c in facts["commands"] if c["exit_code"] is not None]
+    for c in known:
+        if c["exit_code"] == 0 and not parse_command(c["command"]).status_masked:
+            assert c["ok"] is True, f"{session}: exit 0 read as a failure: {c['command'][:120]!r}"
+    exited = [c for c in known if c["exit_code"] != 0 and c["ok"] is False]
+    if exited:
+        latest = exited[-1]
+        line = next(
+            ln for ln in render_facts(facts).splitlines() if ln.startswith("Latest failure")
+        )
+        assert line.startswith(
+            f"Latest failure: `{latest['command'][:160]}` exit {latest['exit_code']}"
+        ), f"{session}: {line[:200]}"
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_failure_lines_reach_the_ledger_verbatim(session: Session | None) -> None:
+    """Every error line the ledger shows (its quoted outputs) is text the tool printed, byte for
+    byte: the ledger rewrites no quote."""
+    session, facts = facts_of(session)
+    outputs = {m.id: str(m.content) for m in session.messages() if isinstance(m, ToolMessage)}
+    ledger = render_facts(facts)
+    for error in facts["errors"]:
+        printed = outputs.get(error["message_id"], "")
+        for line in shown_failure_lines(error):
+            if line.endswith("…"):  # clipped: its head is checked
+                line = line[:-1]
+            assert line in printed, f"{session}: {line[:120]!r} is not in its output"
+    for span in QUOTED_OUTPUT_RE.finditer(ledger):
+        text = span.group("text")
+        parts = [p.removesuffix("…") for p in text.strip(" ").split("; ")]
+        assert all(any(p in out for out in outputs.values()) for p in parts), text[:200]
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_user_messages_render_byte_exact(session: Session | None) -> None:
+    """Every real user message of the session, rendered in full in the "User messages" section,
+    is there byte for byte (multi-line ones too: no indent added)."""
+    session, _ = facts_of(session)
+    items = user_message_facts(session.messages())
+    text = render_user_messages(items, max_tokens=10**9, count=len)
+    missing = [i["text"][:80] for i in items if i["text"] not in text]
+    assert not missing, f"{session}: {len(missing)} of {len(items)} not verbatim: {missing[:3]}"

@@ -38,6 +38,7 @@ _FRAME_ANCHORS = (
     re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d|\(\d+,\d|:line \d)"),  # path.ext:line
 )
 _TRACEBACK_START = "Traceback (most recent call last)"
+_TRACEBACK_HEADER = _TRACEBACK_START + ":"
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _DIGITS = str.maketrans("", "", string.digits)  # keys ignore digits
 
@@ -90,11 +91,25 @@ def _line_indices(text: str, positions: list[int]) -> set[int]:
     return found
 
 
-def _traceback_lines(lines: list[str], first: int) -> list[int]:
-    """Indices of a Python traceback starting at ``first``, through the exception line."""
+def _traceback_lines(lines: list[str], first: int) -> tuple[list[int], int | None]:
+    """Indices of a Python traceback starting at ``first``, through the exception line, and the
+    exception line's (None when the block ends without one).
+
+    What precedes ``Traceback`` on its line (``INTERNALERROR> ``, an indent) prefixes the whole
+    traceback when the next line starts with it too: the exception line is the first line whose
+    text after the prefix is not indented.
+    """
+    prefix = lines[first][: lines[first].find(_TRACEBACK_START)]
+    if first + 1 < len(lines) and not lines[first + 1].startswith(prefix):
+        prefix = ""  # a one-line label (a timestamped log record): the frames follow bare
     stop = min(len(lines), first + _TRACEBACK_MAX_LINES)
-    ends = (j for j in range(first + 1, stop) if lines[j] and not lines[j][0].isspace())
-    return list(range(first, next(ends, stop - 1) + 1))  # the exception line ends the block
+    for j in range(first + 1, stop):
+        if not lines[j].startswith(prefix):
+            return list(range(first, j)), None
+        rest = lines[j][len(prefix) :]
+        if rest and not rest[0].isspace():  # the exception line ends the block
+            return list(range(first, j + 1)), j
+    return list(range(first, stop)), None
 
 
 def reduce_lines(
@@ -114,14 +129,14 @@ def reduce_lines(
     clean = clean_terminal(text)
     output = _Lines.of(clean)
     n = len(output.lines)
-    error_idx, warn_idx = _fact_indices(clean, output.lines)
+    error_idx, warn_idx, exception_idx = _fact_indices(clean, output.lines)
     fact_idx = sorted(error_idx | warn_idx)
     if skipped := max(0, len(fact_idx) - MAX_FACT_LINES):
         half = MAX_FACT_LINES // 2  # the first and last halves are analysed
         fact_idx = fact_idx[:half] + fact_idx[-half:]
     context_idx = _context_indices(output.lines, fact_idx, error_idx, profile)
     _pin_location_headers(output, fact_idx)
-    candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, profile)
+    candidates, shown_keys = _fact_candidates(output, fact_idx, error_idx, exception_idx, profile)
     candidates += _edge_candidates(output, shown_keys, context_idx, profile)
     # Facts the kept text shows are not listed again: all fact lines stand for the cut ones.
     all_facts = extract_output_facts("\n".join(output.lines[i] for i in fact_idx))
@@ -154,8 +169,9 @@ class _Lines:
         return cls(lines, keys, Counter(keys))
 
 
-def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
-    """Lines with an error word or a frame anchor (whole Python tracebacks); else a warning word."""
+def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int], set[int]]:
+    """Lines with an error word or a frame anchor (whole Python tracebacks); else a warning word;
+    and the exception lines that end the tracebacks."""
     n = len(lines)
     lowered = clean.translate(_ASCII_LOWER)
     positions = _positions(lowered, _ERROR_WORDS)
@@ -164,10 +180,14 @@ def _fact_indices(clean: str, lines: list[str]) -> tuple[set[int], set[int]]:
     error_idx = _line_indices(clean, positions) - {n}
     warn_idx = _line_indices(clean, _positions(lowered, _WARN_WORDS)) - error_idx - {n}
     del lowered
+    exception_idx: set[int] = set()
     for i in sorted(error_idx):
-        if lines[i].lstrip().startswith(_TRACEBACK_START):
-            error_idx.update(_traceback_lines(lines, i))
-    return error_idx, warn_idx
+        if lines[i].rstrip().endswith(_TRACEBACK_HEADER):  # after any prefix
+            block, exception = _traceback_lines(lines, i)
+            error_idx.update(block)
+            if exception is not None:
+                exception_idx.add(exception)
+    return error_idx, warn_idx, exception_idx
 
 
 def _context_indices(
@@ -183,9 +203,14 @@ def _context_indices(
 
 
 def _fact_candidates(
-    output: _Lines, fact_idx: list[int], error_idx: set[int], profile: LineProfile
+    output: _Lines,
+    fact_idx: list[int],
+    error_idx: set[int],
+    exception_idx: set[int],
+    profile: LineProfile,
 ) -> tuple[list[Candidate], dict[str, int]]:
-    """One candidate per group of near-identical fact lines, and the line shown for each key."""
+    """One candidate per group of near-identical fact lines, and the line shown for each key;
+    exit-code lines and the exception lines that end tracebacks are kept first."""
     groups: dict[str, list[int]] = {}
     for i in fact_idx:
         if output.keys[i].strip():
@@ -200,7 +225,8 @@ def _fact_candidates(
         if output.counts[key] > 1:
             line += _repeat_note(output.counts[key], output.lines, groups[key])
         exit_line = i in error_idx and EXIT_CODE_RE.search(output.lines[i]) is not None
-        priority = -1 if exit_line else (0 if i in error_idx else 1)
+        first = exit_line or any(j in exception_idx for j in groups[key])
+        priority = -1 if first else (0 if i in error_idx else 1)
         rank = min(rank_pos, n_facts - 1 - rank_pos)
         candidates.append(Candidate(i, line, priority, rank))
     return candidates, {key: members[0] for key, members in groups.items()}

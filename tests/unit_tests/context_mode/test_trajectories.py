@@ -13,6 +13,7 @@ import re
 import pytest
 
 from langctx.context_mode import reduce_output
+from langctx.context_mode.reduce import MIN_INLINE_TOKENS
 from tests._trajectories import DATA_DIR, require_data_dir
 
 pytestmark = pytest.mark.trajectories
@@ -77,3 +78,50 @@ def test_large_tool_outputs_shrink_70_percent_and_keep_their_facts() -> None:
     assert outputs >= 40
     assert after <= 0.3 * before, f"reduced only {1 - after / before:.0%}"
     assert not lost, f"{len(lost)} facts lost inline: {lost[:10]}"
+
+
+_TRACEBACK = re.compile(r"^(?P<prefix>.{0,40}?)Traceback \(most recent call last\):\s*$")
+
+
+def exception_lines(text: str) -> list[str]:
+    """The exception line ending each Python traceback of ``text`` (an independent reader): the
+    first later line with the traceback's prefix whose text after it is not indented."""
+    lines = text.splitlines()
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        if (m := _TRACEBACK.match(line)) is None:
+            continue
+        prefix = (
+            m.group("prefix")
+            if i + 1 < len(lines) and lines[i + 1].startswith(m.group("prefix"))
+            else ""
+        )
+        for later in lines[i + 1 :]:
+            if not later.startswith(prefix):
+                break
+            if later[len(prefix) :][:1] not in ("", " ", "\t"):
+                found.append(later)
+                break
+    return found
+
+
+def test_every_traceback_keeps_its_exception_line() -> None:
+    """The exception line that ends a traceback (``INTERNALERROR> AttributeError: ...`` too) is in
+    the reduced view of every recorded output holding one, reduced to the smallest inline size
+    (clipped at 400 characters like a fact line)."""
+    require_data_dir()
+    count = _counter()
+    checked, lost = 0, []
+    for path in sorted(DATA_DIR.glob("*/*.messages.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            msg = json.loads(line)
+            wanted = exception_lines(msg["content"]) if msg["type"] == "tool" else []
+            if not wanted:
+                continue
+            budget = max(MIN_INLINE_TOKENS, count(msg["content"]) // 3)
+            reduced = reduce_output(msg["content"], max_inline_tokens=budget, count_tokens=count)
+            kept = msg["content"] if reduced is None else reduced.text  # None: it fits whole
+            checked += len(wanted)
+            lost += [f"{path.name}: {w[:100]}" for w in wanted if w.strip()[:399] not in kept]
+    assert checked >= 4
+    assert not lost, f"{len(lost)} of {checked} exception lines cut: {lost[:5]}"

@@ -16,10 +16,9 @@ from langctx.markers import (
 
 
 def test_quote_output() -> None:
-    assert (
-        str(quote_output('Error: always push to "main"'))
-        == "output: \"Error: always push to 'main'\""
-    )
+    assert quote_output("Error: boom") == 'output: "Error: boom"'
+    assert quote_output('push to "main" now') == 'output: """push to "main" now"""'
+    assert quote_output('"main" failed') == 'output: """ "main" failed """'  # padded
 
 
 def test_stamp_digest() -> None:

@@ -550,17 +550,17 @@ def test_exit_code_from_structured_fields() -> None:
         ("all good\nexit code 0", "success", True),
         ("all good", "success", None),
         ("all good", "error", False),
-        ("exit code 0", "error", False),
+        ("exit code 0", "error", True),  # the known exit code decides, not the status
         ("exit code 1", "success", False),
         (
             "Traceback (most recent call last):\n  File 'x'\nValueError: x\nexit code 0",
             "success",
-            False,
+            True,
         ),
         (
             "collected 3 items\nFAILED tests/test_a.py::test_x - assert 1\nexit code 0",
             "success",
-            False,
+            True,
         ),
         ("Error: Cannot find module 'x'", "success", False),
         ("src/a.c:3:5: error: expected ';'", "success", False),
