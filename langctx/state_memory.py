@@ -266,8 +266,16 @@ def _view_state(
         priorities=stored_priorities(channel.get("priorities")),
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
+        archived_to=_archived_to(channel),
     )
     return ThreadView(memory, thread_id=thread_id, known=len(comps))
+
+
+def _archived_to(channel: Mapping[str, Any]) -> str | None:
+    """The id of the first message after the thread's archived messages (None: none archived)."""
+    record = archive_record(channel)
+    first = None if record is None else record.get("first_kept")
+    return first if isinstance(first, str) and first else None
 
 
 class _Before:

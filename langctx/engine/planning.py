@@ -197,6 +197,15 @@ def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryReques
     return replace(chained, summaries=[*request.summaries, *chained.summaries])
 
 
+def archived(memory: MemoryCore, entry: CompactionEntry) -> bool:
+    """True when what ``entry`` folded left the state for the append-only archive (unchangeable)."""
+    stop, cut = memory._archived_to, entry["first_kept_id"]
+    if stop is None or cut is None:
+        return False
+    pos = memory._pos
+    return cut == stop or (cut in pos and stop in pos and pos[cut] <= pos[stop])
+
+
 def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[CompactionEntry]:
     """A mechanical entry and the mechanical entries it absorbed, oldest first."""
     out: list[CompactionEntry] = []
