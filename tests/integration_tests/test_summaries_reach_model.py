@@ -45,10 +45,12 @@ def _summarizer() -> tuple[ScriptedChatModel, list[str]]:
     return ScriptedChatModel(responses=[answer], cycle=True), written
 
 
-def _agent(budget: int, archive: str) -> tuple[Any, ScriptedChatModel, list[str]]:
+def _agent(
+    budget: int, archive: str, turns: int = TURNS
+) -> tuple[Any, ScriptedChatModel, list[str]]:
     summarizer, written = _summarizer()
     script: list[Any] = [
-        ai_tool_call("read_file", {"path": f"src/mod_{i}.py"}) for i in range(TURNS)
+        ai_tool_call("read_file", {"path": f"src/mod_{i}.py"}) for i in range(turns)
     ]
     model = ScriptedChatModel(responses=[*script, "Read them all."])
     store = InMemoryStore() if archive == "store" else None
@@ -90,20 +92,31 @@ def test_every_summary_reaches_a_later_model_request(budget: int, mode: str, arc
     assert all(text in written[-2:] for text in unseen), "an early summary never reached the model"
     # calls <= folds: each fold's entry (its cut) is in the archive's copy or the channel
     state = graph.get_state(cfg).values
-    folds = len(
-        {e["id"] for e in _entries(graph, cfg, state) if e["trigger"] in ("proactive", "threshold")}
-    )
-    assert len(written) <= folds, f"{len(written)} summarizer calls for {folds} folds"
+    folds = _folds(graph, cfg)
+    assert len(written) <= len(folds), f"{len(written)} summarizer calls for {len(folds)} folds"
+    assert folds[0].get("upgrade_input"), "the first fold asked no model summary"
     # nothing lost: the whole conversation is still there
     store = graph.store if archive == "store" else None
     log = full_log(store, "t-summaries", state) if store is not None else full_log(state)
     assert sum(1 for m in log if m.type == "tool") == TURNS
 
 
-def _entries(graph: Any, cfg: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every compaction entry the thread ever wrote (the channel drops archived ones)."""
+@pytest.mark.parametrize("budget", [3000, 8000])
+def test_a_summarizer_summarizes_from_the_first_fold(budget: int) -> None:
+    background.clear()
+    graph, _, written = _agent(budget, "state", turns=10 if budget == 3000 else 20)
+    cfg = _run(graph, "sync")
+    folds = _folds(graph, cfg)
+    assert folds and written, "no fold, or the summarizer was never called"
+    assert all(f.get("upgrade_input") for f in folds)  # each fold asked for one model summary
+    assert len(written) <= len(folds)
+
+
+def _folds(graph: Any, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every fold's entry the thread ever wrote, oldest first (the channel drops archived ones)."""
     seen: dict[str, dict[str, Any]] = {}
-    for snapshot in graph.get_state_history(cfg):
+    for snapshot in reversed(list(graph.get_state_history(cfg))):
         for e in (snapshot.values.get("langctx") or {}).get("compactions") or []:
-            seen.setdefault(e["id"], e)
+            if e["trigger"] in ("proactive", "threshold"):
+                seen.setdefault(e["id"], e)
     return list(seen.values())
