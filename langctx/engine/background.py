@@ -184,6 +184,7 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
         text = summarizer_calls.checked(mem, text)
     except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
         if isinstance(exc, ConfigError):
+            _jobs.pop(pending.key)
             raise  # the summarizer can never work (its answer is not text): do not fall back
         return _drop(mem, pending, failure_reason(exc), exc)
     finally:
