@@ -166,29 +166,15 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
     pending = _pending(mem)
     if pending is None:
         return None
-    job = _jobs.get(pending.key)
-    if job is not None and job.dropped:
-        return None  # said already
-    if pending.changed:
-        return _drop(mem, pending, "its messages changed since it was asked")
-    if not wait and (job is None or not job.future.done()):
-        # a blocking compaction summarizes the span anew: a job still running is not waited for
-        return None if job is None else _drop(mem, pending, "a blocking compaction summarizes anew")
     started = time.perf_counter()
-    job = _job(mem, pending)
-    if job is None:
-        why = "every background slot is held" if pending.request is not None else None
-        return _drop(mem, pending, why or "its messages are archived and no job here holds them")
     try:
-        text = job.future.result(timeout=_left(job.started, mem.config.summary_timeout))
-        text = summarizer_calls.checked(mem, text)
-    except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
-        if isinstance(exc, ConfigError):
-            _jobs.pop(pending.key)
-            raise  # the summarizer can never work (its answer is not text): do not fall back
-        return _drop(mem, pending, failure_reason(exc), exc)
+        text, why, exc = _answer(mem, pending, wait)
     finally:
         mem._waited_s += time.perf_counter() - started
+    if text is None:
+        if why:
+            _drop(mem, pending, why, exc)
+        return None
     newest = pending.entry
     files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
     entry = writing.write_merge(mem, [newest], text, "model", 1, {**newest["facts"], **files})
@@ -197,6 +183,33 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
     detail = f"background model summary {entry['id']} replaces {newest['id']}"
     writing.record(mem, "upgrade", "background", [newest["id"]], newest["summary_tokens"], detail)
     return entry
+
+
+def _answer(
+    mem: MemoryCore, pending: _Pending, wait: bool
+) -> tuple[str | None, str, BaseException | None]:
+    """The summary of ``pending``'s job, capped, or None and why not ("": nothing to say)."""
+    job = _jobs.get(pending.key)
+    if job is not None and job.dropped:
+        return None, "", None  # said already
+    if pending.changed:
+        return None, "its messages changed since it was asked", None
+    if not wait and (job is None or not job.future.done()):
+        # a blocking compaction summarizes the span anew: a job still running is not waited for
+        return None, "" if job is None else "a blocking compaction summarizes anew", None
+    job = _job(mem, pending)
+    if job is None:
+        if pending.request is not None:
+            return None, "every background slot is held", None
+        return None, "its messages are archived and no job here holds them", None
+    try:
+        text = job.future.result(timeout=_left(job.started, mem.config.summary_timeout))
+        return summarizer_calls.checked(mem, text), "", None
+    except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
+        if isinstance(exc, ConfigError):
+            _jobs.pop(pending.key)
+            raise  # the summarizer can never work (its answer is not text): do not fall back
+        return None, failure_reason(exc), exc
 
 
 def _drop(mem: MemoryCore, pending: _Pending, why: str, exc: BaseException | None = None) -> None:
