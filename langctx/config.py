@@ -47,6 +47,8 @@ DEFAULT_OUTPUT_SHARE = 0.125
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
+DEFAULT_SUMMARY_THRESHOLD_TOKENS = 0
+"""Evicted tokens that wait for a model summary: 0, every fold of a configured summarizer's."""
 DEFAULT_PRIORITIES: Mapping[str, int] = {
     "system": 100,
     "first_human": 90,
@@ -118,7 +120,7 @@ class MemoryConfig:
     proactive_ratio: float = DEFAULT_PROACTIVE_RATIO
     """The high mark: compact when the context passes this share of `max_tokens`."""
     summary_threshold_tokens: int | None = None
-    """Evicted tokens that wait for one model summary (default `max_summarizer_input_tokens`)."""
+    """Evicted tokens that wait for one model summary (None: 0, every fold is summarized)."""
     background_summaries: bool = True
     """Compute model summaries off the critical path (replacing the local one at the next fold)."""
     max_summaries: int = DEFAULT_MAX_SUMMARIES
@@ -323,7 +325,7 @@ class MemoryConfig:
         """Evicted tokens that wait for one model summary call (see `summary_threshold_tokens`)."""
         if self.summary_threshold_tokens is not None:
             return self.summary_threshold_tokens
-        return self.max_summarizer_input_tokens
+        return DEFAULT_SUMMARY_THRESHOLD_TOKENS
 
     @_resolved
     def summary_share_tokens(self) -> int:

@@ -56,6 +56,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
         "covered": covered_count(entry) if entry is not None else 0,
         "edits": event.edits,
         "mode": event.mode,
+        "detail": event.detail,
     }
 
 

@@ -236,6 +236,7 @@ class LayeredChatMemory(MemoryCore):
         priorities: Mapping[str, int] | None = None,
         validate_from: int = 0,
         before: Callable[[str], BaseMessage | None] | None = None,
+        archived_to: str | None = None,
     ) -> None:
         """Rebuild from a window of a longer log (no compaction runs).
 
@@ -244,10 +245,12 @@ class LayeredChatMemory(MemoryCore):
             window: the log from the latest compaction's cut on.
             validate_from: only ``window[validate_from:]`` is validated (the rest was sent before).
             before: a message of the log before the window, by id.
+            archived_to: archive mode: the id of the first message after the archived part of
+                the log (what the entries fold before it is in the append-only archive).
         """
         with self._lock:
             self._reset()
-            self._before = before
+            self._before, self._archived_to = before, archived_to
             head, window = restoring.as_messages(head), restoring.as_messages(window)
             log.replay(self, [*head, *window[:validate_from]], window[validate_from:])
             pos = self._pos

@@ -271,12 +271,20 @@ def _view_state(
         priorities=stored_priorities(channel.get("priorities")),
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
+        archived_to=_archived_to(channel),
     )
     # a truncation of the pinned task made while restoring is new: the channel records it, so
     # the next call restores it instead of cutting (and warning) again
     stored = {e["id"] for e in edits}
     known_edits = sum(e["id"] in stored for e in memory.edits)
     return ThreadView(memory, thread_id=thread_id, known=len(comps), known_edits=known_edits)
+
+
+def _archived_to(channel: Mapping[str, Any]) -> str | None:
+    """The id of the first message after the thread's archived messages (None: none archived)."""
+    record = archive_record(channel)
+    first = None if record is None else record.get("first_kept")
+    return first if isinstance(first, str) and first else None
 
 
 class _Before:

@@ -41,7 +41,7 @@ def _steps(
         # what the model was sent last, before an upgrade changes the block (for a cache reader)
         sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
         wait = trigger in ("threshold", "proactive") and not instructions
-        background.settle_upgrade(mem, wait=wait)
+        upgraded = background.settle_upgrade(mem, wait=wait)
         plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
     if plan is None:
         return None
@@ -53,7 +53,8 @@ def _steps(
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
-        yield from writing.merging(mem)
+        # a model summary applied now is sent before it merges (unless a count cap forces it)
+        yield from writing.merging(mem, [] if upgraded is None else [upgraded["id"]])
         blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
         writing.enforce_budget(mem, plan.trigger, plan.keep)
         if entry is not None:

@@ -91,6 +91,7 @@ class MemoryCore:
         self._blocking_calls = 0  # summarizer calls made on the caller's path
         self._waited_s = 0.0  # waiting for a background summary in the current compaction
         self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
+        self._archived_to: str | None = None  # see restore_window
 
     @property
     def config(self) -> MemoryConfig:

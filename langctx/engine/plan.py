@@ -33,9 +33,10 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class CompactionEvent:
-    """What a listener is told when a compaction starts (``entry`` None) and ends."""
+    """What a listener is told when a compaction starts (``entry`` None) and ends, and when a
+    background model summary is dropped (``"dropped"``: ``entry`` keeps its local summary)."""
 
-    phase: Literal["start", "end"]
+    phase: Literal["start", "end", "dropped"]
     trigger: str
     tokens_before: int
     tokens_after: int | None = None
@@ -45,3 +46,5 @@ class CompactionEvent:
     mode: Literal["blocking", "background", "none"] = "none"
     """``blocking``: a summarizer call ran on the caller's path; ``background``: the model's summary
     runs off it; ``none``: no model involved."""
+    detail: str = ""
+    """For ``"dropped"``: why the model summary was not used."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Literal, cast
@@ -197,6 +197,15 @@ def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryReques
     return replace(chained, summaries=[*request.summaries, *chained.summaries])
 
 
+def archived(memory: MemoryCore, entry: CompactionEntry) -> bool:
+    """True when what ``entry`` folded left the state for the append-only archive (unchangeable)."""
+    stop, cut = memory._archived_to, entry["first_kept_id"]
+    if stop is None or cut is None:
+        return False
+    pos = memory._pos
+    return cut == stop or (cut in pos and stop in pos and pos[cut] <= pos[stop])
+
+
 def _chain(entry: CompactionEntry, by_id: dict[str, CompactionEntry]) -> list[CompactionEntry]:
     """A mechanical entry and the mechanical entries it absorbed, oldest first."""
     out: list[CompactionEntry] = []
@@ -242,8 +251,9 @@ def _request(memory: MemoryCore, kind: Literal["turns", "merge"]) -> SummaryRequ
     return SummaryRequest(kind=kind, task=text, max_tokens=cap)
 
 
-def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
-    """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None."""
+def merge_group(memory: MemoryCore, unseen: Collection[str] = ()) -> list[CompactionEntry] | None:
+    """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None;
+    the ids ``unseen`` (model summaries not sent yet) merge only to keep the count caps."""
     config = memory.config
     by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
     top = by_level[MAX_LEVEL]
@@ -258,7 +268,8 @@ def merge_group(memory: MemoryCore) -> list[CompactionEntry] | None:
         return group
     if sum(e["summary_tokens"] for e in memory._active) > config.summary_share_tokens:
         # over their share of the budget: merge the oldest below the caps too
-        return next((oldest[n] for n in (1, 2) if len(oldest[n]) >= 2), None)
+        shown = (oldest[n] for n in (1, 2) if not {e["id"] for e in oldest[n]} & set(unseen))
+        return next((group for group in shown if len(group) >= 2), None)
     return None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -112,10 +112,11 @@ def write_entry(
     return entry
 
 
-def merging(mem: MemoryCore) -> Steps[None]:
-    """Merge the summaries over their caps, asking the model where it must."""
+def merging(mem: MemoryCore, unseen: Collection[str] = ()) -> Steps[None]:
+    """Merge the summaries over their caps, asking the model where it must (``unseen``: see
+    :func:`~langctx.engine.planning.merge_group`)."""
     merged: list[CompactionEntry] = []
-    while (group := planning.merge_group(mem)) is not None:
+    while (group := planning.merge_group(mem, unseen)) is not None:
         done = _merge_without_model(mem, group)
         if done is None:
             done = yield from summarizer_calls.summarizing(mem, planning.merge_request(mem, group))
