@@ -208,6 +208,12 @@ REQUESTS = (
 CALLS_PER_REQUEST = (13, 13, 14)
 
 
+def requests_of(cell: Cell) -> tuple[str, ...]:
+    """The user's requests, the task naming the cell: a process shares a background summary
+    between memories whose folds are byte-identical, and each cell must pay for its own."""
+    return (f"{REQUESTS[0]} (case {cell.id})", *REQUESTS[1:])
+
+
 def _script(kind: str) -> list[Any]:
     out: list[Any] = []
     k = 0
@@ -487,7 +493,8 @@ def run_cell(cell: Cell) -> Outcome:
         cfg = {"configurable": {"thread_id": f"conf-{cell.id}"}, "recursion_limit": 500}
         seen: list[Any] = []
         inputs = [
-            {"messages": [HumanMessage(text, id=f"user-{i}")]} for i, text in enumerate(REQUESTS)
+            {"messages": [HumanMessage(text, id=f"user-{i}")]}
+            for i, text in enumerate(requests_of(cell))
         ]
         if not built.system_in_request:
             inputs[0]["messages"].insert(0, SystemMessage(SYSTEM, id="system"))
@@ -570,10 +577,10 @@ def check(out: Outcome) -> None:
     assert not over, f"requests over the {cell.budget}-token budget: {over}"
     for n, req in enumerate(requests):
         body = "\n".join(_text(m) for m in req)
-        assert REQUESTS[0] in body, f"request {n}: the task is missing"
+        assert requests_of(cell)[0] in body, f"request {n}: the task is missing"
         asked = [
             t
-            for t in REQUESTS
+            for t in requests_of(cell)
             if t in "\n".join(_text(m) for m in itertools.chain(*out.requests[: n + 1]))
         ]
         for text in asked:  # every user message the model has seen stays in sight
@@ -680,7 +687,7 @@ def run_history(summarizer: str, sync: bool, budget: int = 1500, turns: int = 30
     prompt = ChatPromptTemplate.from_messages(
         [("system", SYSTEM), MessagesPlaceholder("history"), ("human", "{question}")]
     )
-    questions = [f"question {i}: " + "details " * 40 for i in range(turns)]
+    questions = [f"question {i} ({summarizer}, {sync}): " + "details " * 40 for i in range(turns)]
     with SQLiteChatHistoryStore.from_conn_string(":memory:", **options) as store:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
