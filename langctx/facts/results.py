@@ -6,7 +6,7 @@ Example:
     >>> result_line("\\nSearch results:\\n1. Checkout latency spikes - https://ex.com/a\\n2. More")
     '1. Checkout latency spikes - https://ex.com/a / 2. More'
     >>> result_line('ERROR:  column "revenue" does not exist\\nLINE 1: SELECT revenue', failed=None)
-    'error: ERROR:  column "revenue" does not exist'
+    'error: ERROR: column "revenue" does not exist'
 """
 
 from __future__ import annotations
