@@ -116,12 +116,12 @@ def merge_sections(
         text = _render(merged)
         if count(text) <= max_tokens:
             return text
-        items = next(
+        shed: list[str] | None = next(
             (items for items in sheddable if len(items) > (items is not sheddable[0])), None
         )
-        if items is None:
+        if shed is None:
             return None
-        items.pop(0)
+        shed.pop(0)
 
 
 def _norm(item: str) -> str:

@@ -134,3 +134,19 @@ def test_merged_summaries_keep_the_work_bounded(name: str) -> None:
     names = {c.name for c in kind.calls}
     assert all(f"{n}(" in last for n in names)
     assert any(r.text[:CONCLUSION_HEAD] in last for r in responses[:-1] if not r.tool_calls)
+
+
+def test_a_fold_with_nothing_to_say_shows_no_summary() -> None:
+    """A chat whose agent only says "OK." folds into no summary (the user's words stay quoted)."""
+    model = ScriptedChatModel(responses=["OK."] * 12)
+    agent = create_agent(model, tools=[], middleware=[LangctxMiddleware(max_tokens=3000)])
+    messages: list[BaseMessage] = []
+    for i in range(12):
+        note = f"Note {i}: the quarterly numbers for region {i} arrive on day {i}. " * 25
+        messages = agent.invoke({"messages": [*messages, HumanMessage(note)]})["messages"]
+    texts = [request_text(call) for call in model.calls]
+    assert any("[langctx]" in t for t in texts)  # it did fold
+    for text in texts:
+        assert "Goal:" not in text and "(none)" not in text
+        assert all(b.strip() for b in _SUMMARY.findall(text))
+        assert "Note 0:" in text  # the user's words, quoted or verbatim
