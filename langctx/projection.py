@@ -325,6 +325,8 @@ def render_summary_block(
     and the facts ledger; its id is a digest of the summaries' ids (stable for prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
+        if not e["summary"].strip():
+            continue  # a fold with nothing to say: its facts are in the ledger, no empty block
         opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
     if users:

@@ -51,7 +51,7 @@ def _render_block(
     config: MemoryConfig,
     counter: TokenCounter,
     pinned_tokens: int,
-) -> tuple[BaseMessage, int]:
+) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's messages in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
@@ -73,6 +73,8 @@ def _render_block(
     kept = [c for c in constraints if " ".join(c.split()) not in quoted]
     if len(kept) < len(constraints):
         ledger = ledger_of({**facts, "constraints": kept})
+    if not (users or ledger or any(e["summary"].strip() for e in shown)):
+        return None, 0  # nothing to say: no block
     message = render_summary_block(shown, role=role, facts=ledger, users=users)
     return message, counter.count_message(message)
 

@@ -132,7 +132,8 @@ def merging(mem: MemoryCore, unseen: Collection[str] = ()) -> Steps[None]:
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
     """``group`` merged by sections, else locally (``background_summaries``); None: ask the model."""
     if mem.summarizer is mem._local:
-        return None
+        local = mem._local.summarize(planning.merge_request(mem, group))
+        return None if local else ("", "merged")  # nothing to say needs no summarizer call
     cap, count = mem.config.max_summary_tokens_resolved, mem.counter.count_text
     text = merge_sections([e["summary"] for e in group], max_tokens=cap, count=count)
     if text is not None:

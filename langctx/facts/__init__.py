@@ -1,4 +1,5 @@
-"""Mechanical facts: what tool calls did (files, commands, errors) and what tool outputs state.
+"""Mechanical facts: what tool calls did (files, commands, errors, the other tools' calls and
+their results) and what tool outputs state.
 
 Example:
     >>> from langchain_core.messages import AIMessage
@@ -20,12 +21,14 @@ from langctx.facts.output import (
     short_location,
 )
 from langctx.facts.record import (
+    DEFAULT_MAX_CALLS,
     DEFAULT_MAX_COMMANDS,
     DEFAULT_MAX_ERRORS,
     DEFAULT_MAX_READ_FILES,
     CommandFact,
     ErrorFact,
     Facts,
+    ToolCallFact,
     empty_facts,
     merge_facts,
 )
@@ -49,6 +52,7 @@ from langctx.facts.tools import (
 __all__ = [
     "DEFAULT_COMMAND_TOOLS",
     "DEFAULT_FILE_TOOLS",
+    "DEFAULT_MAX_CALLS",
     "DEFAULT_MAX_COMMANDS",
     "DEFAULT_MAX_ERRORS",
     "DEFAULT_MAX_READ_FILES",
@@ -65,6 +69,7 @@ __all__ = [
     "FileToolSpec",
     "OutputFacts",
     "ShellCommand",
+    "ToolCallFact",
     "empty_facts",
     "extract_facts",
     "extract_output_facts",

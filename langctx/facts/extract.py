@@ -28,6 +28,7 @@ from langctx.facts.failures import (
     is_no_match,
 )
 from langctx.facts.record import (
+    DEFAULT_MAX_CALLS,
     DEFAULT_MAX_COMMANDS,
     DEFAULT_MAX_ERRORS,
     DEFAULT_MAX_READ_FILES,
@@ -35,9 +36,11 @@ from langctx.facts.record import (
     CommandFact,
     ErrorFact,
     Facts,
+    ToolCallFact,
     check_limit,
     merge_read_facts,
 )
+from langctx.facts.results import call_arguments, reads_as_error, result_line
 from langctx.facts.runners import summary_lines
 from langctx.facts.shell_parse import ShellCommand, parse_command
 from langctx.facts.tools import (
@@ -68,6 +71,8 @@ class _Extraction:
         self.modified_files: dict[str, None] = {}  # in order of the first modification
         self.commands: list[CommandFact] = []
         self.errors: list[ErrorFact] = []
+        self.calls: list[ToolCallFact] = []
+        self._other: dict[str, ToolCallFact] = {}  # the other tools' calls awaiting a result
 
     def on_ai(self, message: AIMessage) -> None:
         for call_id, name, args in tool_calls(message):
@@ -97,6 +102,22 @@ class _Extraction:
                 self._add("modified", shell.modified)
             if call_id is not None:
                 self._pending[call_id] = (fact, shell)
+            if spec is None and not is_command:  # no file, no command: said by its own line
+                self._other_call(call_id, name, args, message.id)
+
+    def _other_call(
+        self, call_id: str | None, name: str, args: dict[str, Any], message_id: str | None
+    ) -> None:
+        call = ToolCallFact(
+            name=clip(name, 120),
+            args=call_arguments(args),
+            result="",
+            ok=None,
+            message_id=message_id,
+        )
+        self.calls.append(call)
+        if call_id is not None:
+            self._other[call_id] = call
 
     def _files(self, name: str, spec: FileToolSpec, args: dict[str, Any]) -> None:
         role = spec.role(args) if callable(spec.role) else spec.role
@@ -134,6 +155,8 @@ class _Extraction:
             pending is None and is_command_tool(message.name, self._command_tools)
         )
         is_error = message.status == "error"
+        if (call := self._other.pop(message.tool_call_id, None)) is not None:
+            self._result(call, message, is_error)
         if fact is not None:
             fact["message_id"] = message.id
         # a plain successful result is never scanned; a placeholder (never recorded) says nothing
@@ -162,6 +185,19 @@ class _Extraction:
                 error["summary_lines"] = list(summary)
             self.errors.append(error)
 
+    @staticmethod
+    def _result(call: ToolCallFact, message: ToolMessage, is_error: bool) -> None:
+        """``call``'s one-line result and whether it failed (a placeholder says nothing)."""
+        call["message_id"] = message.id
+        if message.additional_kwargs.get("synthetic") is True:
+            return
+        text = text_of(message.content)
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        failed = is_error or reads_as_error(text)
+        call["ok"] = not failed
+        call["result"] = result_line(text, failed=failed)
+
 
 def _check_tools(
     file_tools: Mapping[str, FileToolSpec], command_tools: Collection[str]
@@ -188,8 +224,10 @@ def extract_facts(
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> Facts:
-    """Extract files read/modified, commands and errors from a batch of messages.
+    """Extract files read/modified, commands, errors and the other tools' calls (each with its
+    one-line result) from a batch of messages.
 
     Args:
         messages: The messages, in order. Human and system messages are skipped.
@@ -213,6 +251,7 @@ def extract_facts(
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
+    max_calls = check_limit("max_calls", max_calls)
     if isinstance(messages, BaseMessage | str):
         msg = (
             "extract_facts() takes a sequence of messages, got a single "
@@ -233,8 +272,9 @@ def extract_facts(
             raise InvalidMessageError(msg)
     extracted = {"read_files": list(run.read_files), "modified_files": list(run.modified_files)}
     return merge_read_facts(
-        {**extracted, "commands": run.commands, "errors": run.errors},
+        {**extracted, "commands": run.commands, "errors": run.errors, "calls": run.calls},
         max_commands=max_commands,
         max_errors=max_errors,
         max_read_files=max_read_files,
+        max_calls=max_calls,
     )

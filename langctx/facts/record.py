@@ -23,6 +23,12 @@ MAX_ERROR_LINES = 8  # an :class:`ErrorFact` holds at most this many ``lines``
 MAX_ERROR_LINE_CHARS = 500  # each of an :class:`ErrorFact`'s ``lines`` is clipped to this
 MAX_CONSTRAINT_CHARS = 400  # one constraint sentence kept verbatim (a longer one is cut)
 MAX_NEXT_STEP_CHARS = 220  # characters of the stated next step kept (a longer sentence is cut)
+MAX_CALL_TEXT_CHARS = 240  # a :class:`ToolCallFact`'s name, arguments and result each
+MAX_CONCLUSION_CHARS = 280  # one conclusion of the agent (its own words) or open question
+MAX_CONCLUSIONS = 8  # the agent's most recent conclusions the facts keep
+MAX_OPEN_QUESTIONS = 4  # the most recent open questions the facts keep
+DEFAULT_MAX_CALLS = 12
+"""How many of the most recent other tool calls (no file, no command) a :class:`Facts` keeps."""
 
 
 class CommandFact(TypedDict):
@@ -47,6 +53,22 @@ class ErrorFact(TypedDict):
     """The runner's verdict (:func:`~langctx.facts.runners.summary_lines`); missing when none."""
 
 
+class ToolCallFact(TypedDict):
+    """One call of a tool that is neither a file nor a command tool, and what it returned.
+
+    ``ok``: ``False`` when it failed (an error status, or a result that reads as an error),
+    ``True`` when it returned, None while no result was seen.
+    """
+
+    name: str
+    args: str
+    """Its arguments as ``key=value``, the key argument first (:func:`~langctx.facts.results.call_arguments`)."""
+    result: str
+    """What it returned in one line (:func:`~langctx.facts.results.result_line`)."""
+    ok: bool | None
+    message_id: str | None
+
+
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
@@ -60,6 +82,8 @@ class Facts(TypedDict):
     errors: list[ErrorFact]
     read_files_dropped: NotRequired[int]
     """How many older reads ``read_files`` leaves out (an upper bound; missing means 0)."""
+    calls: NotRequired[list[ToolCallFact]]
+    """The other tools' calls, most recent last (missing when there are none)."""
 
 
 def check_limit(name: str, value: object) -> int:
@@ -84,6 +108,7 @@ def merge_facts(
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> Facts:
     """Fold facts together, oldest first, within the caps of :func:`extract_facts`.
 
@@ -99,6 +124,7 @@ def merge_facts(
         max_commands=max_commands,
         max_errors=max_errors,
         max_read_files=max_read_files,
+        max_calls=max_calls,
     )
 
 
@@ -107,12 +133,14 @@ def merge_read_facts(
     max_commands: int = DEFAULT_MAX_COMMANDS,
     max_errors: int = DEFAULT_MAX_ERRORS,
     max_read_files: int = DEFAULT_MAX_READ_FILES,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> Facts:
     """:func:`merge_facts` of facts in the stored shape already (not read again, not modified;
     the merged commands and errors are the inputs' own dicts)."""
     max_commands = check_limit("max_commands", max_commands)
     max_errors = check_limit("max_errors", max_errors)
     max_read_files = check_limit("max_read_files", max_read_files)
+    max_calls = check_limit("max_calls", max_calls)
     commands = [c for f in facts for c in f.get("commands", ())]
     errors = [e for f in facts for e in f.get("errors", ())]
     reads = [path for f in facts for path in f.get("read_files", ())]
@@ -129,6 +157,8 @@ def merge_read_facts(
     )
     if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(latest) - keep:
         merged["read_files_dropped"] = dropped
+    if max_calls and (calls := [c for f in facts for c in f.get("calls", ())]):
+        merged["calls"] = calls[-max_calls:]
     return merged
 
 
@@ -185,6 +215,7 @@ def _record(**fields: Reader) -> Reader:
 _command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
 _msg_id = _or_none(_of(str, encodable_text))
 _exit_code = _or_none(_of(int))
+_call_text = _text(MAX_CALL_TEXT_CHARS)
 _FACTS: dict[str, Reader] = {
     "read_files": _list(_path),
     "modified_files": _list(_path),
@@ -200,6 +231,18 @@ _FACTS: dict[str, Reader] = {
             summary_lines=_list(_text(MAX_SUMMARY_LINE_CHARS), MAX_NAMED_FAILURES + MAX_TALLIES),
         )
     ),
+    "calls": _list(
+        _record(
+            name=_call_text,
+            args=_call_text,
+            result=_call_text,
+            ok=_or_none(_of(bool)),
+            message_id=_msg_id,
+        ),
+        DEFAULT_MAX_CALLS,
+    ),
+    "conclusions": _list(_text(MAX_CONCLUSION_CHARS), MAX_CONCLUSIONS),
+    "open_questions": _list(_text(MAX_CONCLUSION_CHARS), MAX_OPEN_QUESTIONS),
     "constraints": _list(_constraint),
     "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, prefix=True)),
     "user_messages_dropped": _count,

@@ -24,12 +24,24 @@ SECTIONS: tuple[str, ...] = (
     "Important constraints",
     "Files observed",
     "Files modified",
+    "Conclusions",
+    "Tool calls",
     "Open tool results",
+    "Open questions",
     "Next step",
 )
 """The sections of a summary, in order."""
 
-_UNITED = frozenset({"Goal", "Important constraints", "Files observed", "Files modified"})
+_UNITED = frozenset(
+    {
+        "Goal",
+        "Important constraints",
+        "Files observed",
+        "Files modified",
+        "Conclusions",
+        "Tool calls",
+    }
+)
 """Sections whose items accumulate; the others are superseded by the newest."""
 
 _ALIASES = {name.lower(): name for name in SECTIONS} | {
@@ -39,6 +51,8 @@ _ALIASES = {name.lower(): name for name in SECTIONS} | {
     "files read": "Files observed",
     "files changed": "Files modified",
     "next steps": "Next step",
+    "findings": "Conclusions",
+    "open question": "Open questions",
 }
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -81,9 +95,11 @@ def merge_sections(
     summaries: Sequence[str], *, max_tokens: int, count: Callable[[str], int]
 ) -> str | None:
     """``summaries`` (oldest first) merged section by section, or None when that needs a model:
-    a summary has no sections, or the merge exceeds ``max_tokens`` with all observed files shed."""
-    parsed = [sections for s in summaries if (sections := parse_sections(s)) is not None]
-    if not summaries or len(parsed) < len(summaries):
+    a summary has no sections, or the merge exceeds ``max_tokens`` with all observed files, all
+    but the newest tool call and all but the newest conclusion shed."""
+    said = [s for s in summaries if s.strip()]  # a summary with nothing to say merges as nothing
+    parsed = [sections for s in said if (sections := parse_sections(s)) is not None]
+    if not summaries or len(parsed) < len(said):
         return None
     merged: dict[str, list[str]] = {}
     for sections in parsed:
@@ -94,14 +110,18 @@ def merge_sections(
                 have.extend(i for i in items if _norm(i) not in seen)
             elif items:
                 merged[name] = list(items)
-    observed = merged.get("Files observed", [])
+    # shed the oldest observed files, then the oldest tool calls, then the oldest conclusions
+    sheddable = [merged.get(name, []) for name in ("Files observed", "Tool calls", "Conclusions")]
     while True:
         text = _render(merged)
         if count(text) <= max_tokens:
             return text
-        if not observed:
+        shed: list[str] | None = next(
+            (items for items in sheddable if len(items) > (items is not sheddable[0])), None
+        )
+        if shed is None:
             return None
-        observed.pop(0)
+        shed.pop(0)
 
 
 def _norm(item: str) -> str:

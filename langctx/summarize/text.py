@@ -1,4 +1,5 @@
-"""Mechanical text facts for summaries: constraints, next step, size caps (pure functions)."""
+"""Mechanical text facts for summaries: constraints, the agent's conclusions and questions, the
+next step, size caps (pure functions)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,23 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.facts import Facts, extract_facts
+from langctx.facts.calls import tool_calls
 from langctx.facts.record import (
+    MAX_CONCLUSION_CHARS,
+    MAX_CONCLUSIONS,
     MAX_CONSTRAINT_CHARS,
     MAX_NEXT_STEP_CHARS,
+    MAX_OPEN_QUESTIONS,
     merge_read_facts,
     stored_facts,
 )
 from langctx.machinery import substantive_text
 from langctx.monotone import largest
-from langctx.user_messages import merge_read_user_messages, user_message_facts
+from langctx.user_messages import merge_read_user_messages, user_message_facts, user_text
 
 SummaryFacts = dict[str, Any]
-"""`Facts` plus ``constraints``, ``next_step``, ``user_messages`` and ``user_messages_dropped``."""
+"""`Facts` plus ``constraints``, ``conclusions``, ``open_questions``, ``next_step``,
+``user_messages`` and ``user_messages_dropped``."""
 
 _CONSTRAINT = re.compile(
     r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
@@ -37,6 +43,14 @@ _TARGET = re.compile(
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)"  # code names
 )  # what a next step acts on; a path matches only from the start of a run, so search stays linear
 _WORD = re.compile(r"[\w'’]+")
+_NARRATION = re.compile(
+    r"(?i)^\W*(?:(?:ok(?:ay)?|now|first|then|next|great|alright|sure),?\s+)?"
+    r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|we need to|"
+    r"i'm|i am|going to|checking|looking|searching|fetching|querying|running|reading|"
+    r"pulling|trying|calling)\b"
+)  # the agent saying what it is about to do, beside a tool call: no conclusion
+_SIGN_OFF = re.compile(r"(?i)^\W*(?:let me know|hope (?:this|that) helps|feel free|happy to help)")
+_MIN_CONCLUSION_WORDS = 3  # "Done." / "OK, on it." say nothing
 _LEAD_IN_WORDS = 5
 _MAX_CONSTRAINTS = 32  # the ledger shows the newest that fit its token cap
 
@@ -114,6 +128,91 @@ def _is_lead_in(sentence: str) -> bool:
     return short and not _TARGET.search(sentence)
 
 
+def extract_conclusions(
+    messages: Sequence[BaseMessage], *, limit: int = MAX_CONCLUSIONS
+) -> list[str]:
+    """What the agent concluded, in its own words: the text of its AI messages, oldest first,
+    each trimmed at a sentence; beside a tool call, its narration ("Let me check.") left out.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> from langctx.testing import ai_tool_call
+        >>> extract_conclusions([ai_tool_call("grep_logs", {"pattern": "5xx"}, content="Checking."),
+        ...     AIMessage("Nothing suspicious in the logs. Let me know if you need more.")])
+        ['Nothing suspicious in the logs.']
+    """
+    found: list[str] = []
+    for msg in messages:
+        if not isinstance(msg, AIMessage):
+            continue
+        calls = any(True for _ in tool_calls(msg))
+        kept = [
+            s
+            for s in _sentences(msg.text)
+            if not _SIGN_OFF.match(s) and not (calls and (_NARRATION.match(s) or _is_lead_in(s)))
+        ]
+        said = " ".join(" ".join(kept).split())
+        if len(_WORD.findall(said)) >= _MIN_CONCLUSION_WORDS:
+            found.append(trim_sentences(said, MAX_CONCLUSION_CHARS))
+    return list(dict.fromkeys(found))[-limit:]
+
+
+def trim_sentences(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters: cut after a sentence when one ends past half of it,
+    else at a word, an ellipsis marking the cut.
+
+    Example:
+        >>> trim_sentences("Revenue fell 4% in Q3. EMEA drove most of it, per the orders table.", 40)
+        'Revenue fell 4% in Q3. …'
+    """
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 2]
+    end = max(head.rfind(". "), head.rfind("! "), head.rfind("? "), head.rfind("。"))
+    if end >= limit // 2:
+        return head[: end + 1] + " …"
+    return head.rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+def extract_open_questions(
+    messages: Sequence[BaseMessage], *, limit: int = MAX_OPEN_QUESTIONS
+) -> list[str]:
+    """The questions the agent asked after the last user message of ``messages`` (no reply yet).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> extract_open_questions([AIMessage("Two tables match. Should I use orders_v2?")])
+        ['Should I use orders_v2?']
+    """
+    asked: list[str] = []
+    for msg in reversed(messages):
+        if user_text(msg):
+            break
+        if isinstance(msg, AIMessage):
+            ends = [s for s in _sentences(msg.text) if s.endswith(("?", "？"))]
+            asked[:0] = [trim_sentences(s, MAX_CONCLUSION_CHARS) for s in ends]
+    return list(dict.fromkeys(asked))[-limit:]
+
+
+def stated_plan(messages: Sequence[BaseMessage]) -> str | None:
+    """The newest AI sentence after the last user message that says what the agent will do next
+    and is no lead-in ("Let me check."), else None.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> stated_plan([AIMessage("Next I will fix the tokenizer."), AIMessage("Let me look:")])
+        'Next I will fix the tokenizer.'
+    """
+    for msg in reversed(messages):
+        if user_text(msg):
+            return None
+        if isinstance(msg, AIMessage):
+            for sentence in reversed(_sentences(msg.text)):
+                if _NEXT.search(sentence) and not _is_lead_in(sentence):
+                    return sentence[:MAX_NEXT_STEP_CHARS]
+    return None
+
+
 def summary_facts(
     messages: Sequence[BaseMessage],
     *,
@@ -126,14 +225,24 @@ def summary_facts(
         {**u, "constraints": found} if (found := _constraint_lines(u["text"])) else u
         for u in user_message_facts(messages)
     ]
-    facts["next_step"] = extract_next_step(messages)
+    facts["conclusions"] = extract_conclusions(messages)
+    facts["open_questions"] = extract_open_questions(messages)
+    facts["next_step"] = stated_plan(messages)
     if facts["user_messages"] and _asked_last(messages, facts["user_messages"][-1]["id"]):
-        facts["next_step"] = LATEST_REQUEST_STEP  # the user spoke after the agent's last words
+        # the user spoke after the agent's last words: that request is the next step
+        facts["next_step"] = request_step(facts["user_messages"][-1]["text"])
     return stored_facts(facts)
 
 
-LATEST_REQUEST_STEP = "Act on the user's latest request (quoted with the user messages)."
-"""The next step of a batch that ends with a request the agent has not answered in words."""
+def request_step(text: str) -> str:
+    """The next step of a batch that ends with a request the agent has not answered in words.
+
+    Example:
+        >>> request_step("Now check the payments service too.  Thanks")
+        'Act on the latest request: "Now check the payments service too. Thanks"'
+    """
+    quoted = trim_sentences(" ".join(text.split()), MAX_NEXT_STEP_CHARS - 40)
+    return f'Act on the latest request: "{quoted}"'
 
 
 def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:
@@ -159,6 +268,14 @@ def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
     merged["next_step"] = next(
         (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
+    conclusions = dict.fromkeys(c for f in facts for c in f.get("conclusions", ()))
+    merged["conclusions"] = list(conclusions)[-MAX_CONCLUSIONS:]
+    questions: list[str] = []
+    for f in facts:
+        if f.get("user_messages"):
+            questions = []  # the user spoke after them
+        questions.extend(f.get("open_questions", ()))
+    merged["open_questions"] = list(dict.fromkeys(questions))[-MAX_OPEN_QUESTIONS:]
     users, extra = merge_read_user_messages(*[f.get("user_messages", ()) for f in facts])
     dropped = sum(f.get("user_messages_dropped", 0) for f in facts) + extra
     if users or dropped:

@@ -487,11 +487,8 @@ def test_constraints_come_from_what_the_user_wrote_only() -> None:
 def test_summary_goal_is_the_stripped_task() -> None:
     task = f"{CODEX_ENV}\n{REQUEST}"
     text = LocalSummarizer().summarize(SummaryRequest(kind="turns", task=task))
-    # the task is pinned verbatim: the summary points at it, never restates it (nor machinery)
-    assert text.splitlines()[:2] == [
-        "Goal:",
-        "- the task and the user's messages, verbatim in the context",
-    ]
+    # the task is pinned verbatim: the summary never restates it (nor machinery)
+    assert "Goal:" not in text and REQUEST not in text
     assert "<environment_context>" not in text
     sent = ModelSummarizer(ScriptedChatModel(responses=["ok"])).build_messages(
         SummaryRequest(kind="turns", task=task)

@@ -184,7 +184,7 @@ def test_cli_inspect_writes_the_page(thread_db: Path, tmp_path: Path, capsys: An
     assert f"HTML report written to {out}" in captured.err
     page = out.read_text(encoding="utf-8")
     parsed = assert_self_contained(page)
-    assert len(report["timeline"]) > 5
+    assert len(report["timeline"]) >= 5  # a timeline of many compactions
     assert len(parsed.having("tr", "lcx-compaction")) == len(report["timeline"])
     with open_store(db=thread_db) as store:
         checkpoints = store.thread(THREAD).checkpoints
