@@ -5,7 +5,7 @@ also edits a new file, through ``LayeredChatMemory(max_tokens=8000)`` with the l
 Reported: the JSON size of all compaction entries, of ``mem.to_state()`` and of the largest entry,
 against the content size (message text + tool-call arguments); per-turn time (add the turn +
 build the request) over the first and the last 1,000 turns; the ledger's tokens and how many of the
-modified files the final request names (whole paths, or the ledger's root + relative path).
+modified files the final request names by their whole paths.
 
 Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--label before]``; appends a
 section to ``bench/results/facts_growth.md`` with ``--write``.
@@ -75,17 +75,8 @@ def ledger_of(ctx: list[Any]) -> str:
 
 
 def named(path: str, hay: str) -> bool:
-    """Whole path in the text, or the root the ledger states + the whole relative path."""
-    edge = r"(?<![\w./-])"
-    tail = r"(?![\w/-]|\.\w)"
-    if re.search(edge + re.escape(path) + tail, hay):
-        return True
-    for root in re.findall(r"under (/\S*?/)[);]", hay):
-        if path.startswith(root):
-            rel = path[len(root) :]
-            if re.search(edge + re.escape(rel) + tail, hay):
-                return True
-    return False
+    """The whole path in the text, bounded by characters that cannot be part of it."""
+    return re.search(r"(?<![\w./-])" + re.escape(path) + r"(?![\w/-]|\.\w)", hay) is not None
 
 
 def run(turns: int) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from langctx.markers import (
     summary_open,
 )
 from langctx.monotone import largest
-from langctx.paths import common_root, compress_paths
+from langctx.paths import join_paths
 from langctx.summarize.text import truncate_to_tokens
 
 PREAMBLE = (
@@ -105,10 +105,11 @@ def render_facts(
     from the entries' mechanical facts, never cut at its tail.
 
     Within ``max_tokens`` (by ``count``): the latest failure, the newest constraint and every
-    modified file first (as logged, or under their common root); when they do not fit, the
-    ledger grows up to ``ceiling_tokens`` (default ``FACTS_GROWTH * max_tokens``), then groups
-    them by directory, then keeps "the K most recent of N". The room left takes older
-    constraints, then at most ``max_read_files`` recent files read (the rest counted).
+    modified file first, each by its whole path as logged (the model calls its tools with it);
+    when they do not fit, the ledger grows up to ``ceiling_tokens`` (default ``FACTS_GROWTH *
+    max_tokens``), then names the most recent and counts the rest ("... and N earlier files").
+    The room left takes older constraints, then at most ``max_read_files`` recent files read
+    (the rest counted).
     """
     return render_read_facts(
         stored_facts(facts),
@@ -138,8 +139,8 @@ def render_read_facts(
     n_read = len(read) + facts.get("read_files_dropped", 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
-    forms = _modified_forms(tuple(modified))
-    full = _Ledger(constraints, len(constraints), forms["plain"], recent, n_read, "plain", failure)
+    every = _modified_line(tuple(modified))
+    full = _Ledger(constraints, len(constraints), every, recent, n_read, failure)
     if max_tokens is None or count is None or count(full.text()) <= max_tokens:
         return full.text()
 
@@ -148,14 +149,10 @@ def render_read_facts(
 
     if failure and count(failure) > max_tokens:
         failure = truncate_to_tokens(failure, max_tokens, count)
-    core = _Ledger(constraints[-1:], len(constraints), "", [], n_read, "plain", failure)
-    # the modified files as logged, else under their root (grouping hides paths: past the cap only)
-    tried = (replace(core, modified=forms[f], read_form=f) for f in ("plain", "root") if f in forms)
-    fitting = next((ledger for ledger in tried if fits(ledger)), None)
-    if fitting is None:
+    core = _Ledger(constraints[-1:], len(constraints), every, [], n_read, failure)
+    if not fits(core):
         ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
-        return _grown(core, modified, forms, ceiling, count)
-    core = fitting
+        return _grown(core, modified, ceiling, count)
     older = largest(lambda k: fits(core.with_constraints(constraints, k)), len(constraints) - 1)
     core = core.with_constraints(constraints, older)
     shown = largest(lambda k: fits(core.with_read(recent, k)), len(recent))
@@ -213,59 +210,30 @@ def _paths_head(title: str, notes: Sequence[str]) -> str:
     return f"{title} ({'; '.join(notes)}): " if notes else f"{title}: "
 
 
-@functools.lru_cache(maxsize=64)  # the modified files change rarely between two renders
-def _compressed(paths: tuple[str, ...], root: str = "", *, group: bool = False) -> str:
-    return compress_paths(paths, root=root, group=group)
-
-
-@functools.lru_cache(maxsize=16)
-def _modified_forms(modified: tuple[str, ...]) -> dict[str, str]:
-    """The modified-files line by form: ``plain``, ``root`` (under their common root), ``group``."""
+@functools.lru_cache(maxsize=16)  # the modified files change rarely between two renders
+def _modified_line(modified: tuple[str, ...], earlier: int = 0) -> str:
+    """The modified-files line: whole paths as logged, the ``earlier`` ones before them counted."""
     if not modified:
-        return {"plain": ""}
-    title = "Files modified so far"
-    root = common_root(modified)
-    notes = [f"under {root}"] if root else []
-    whole = _compressed(modified)
-    forms = {"plain": _paths_head(title, []) + whole}
-    if root:
-        whole = _compressed(modified, root)
-        forms["root"] = _paths_head(title, notes) + whole
-    grouped = _compressed(modified, root, group=True)
-    if grouped != whole:
-        forms["group"] = _paths_head(title, [*notes, "by directory"]) + grouped
-    return forms
+        return ""
+    notes = [f"the {len(modified)} most recent; … and {earlier} earlier files"] if earlier else []
+    notes += [_MODIFIED_TOOL_HINT] if earlier else []
+    return _paths_head("Files modified so far", notes) + join_paths(modified)
 
 
 def _grown(
-    core: _Ledger,
-    modified: Sequence[str],
-    forms: Mapping[str, str],
-    ceiling: int,
-    count: Callable[[str], int],
+    core: _Ledger, modified: Sequence[str], ceiling: int, count: Callable[[str], int]
 ) -> str:
-    """The ledger past its cap (step 2 of :func:`render_facts`)."""
+    """The ledger past its cap (step 2 of :func:`render_facts`): every modified file within
+    ``ceiling``, else the most recent that fit (at least one) and the number of the others."""
 
-    def text(line: str) -> str:
+    def text(k: int) -> str:
+        line = _modified_line(tuple(modified[len(modified) - k :]), len(modified) - k)
         return replace(core, modified=line).text()
 
-    if not modified:  # over the cap on constraints or the failure alone: nothing to name
-        return text("")
-    for form in filter(None, (forms.get("root", forms["plain"]), forms.get("group"))):
-        if count(text(form)) <= ceiling:
-            return text(form)
-    root = common_root(modified)
-
-    def subset(k: int) -> str:
-        notes = [f"the {k} most recent of {len(modified)}; {_MODIFIED_TOOL_HINT}"]
-        notes += [f"under {root}"] if root else []
-        grouped = _compressed(tuple(modified[-k:]), root, group=True)  # k >= 1
-        if "/: " in grouped:  # a directory said once
-            notes.append("by directory")
-        return _paths_head("Files modified so far", notes) + grouped
-
-    most = largest(lambda k: count(text(subset(k))) <= ceiling, len(modified))
-    return text(subset(max(1, most)))
+    if not modified or count(text(len(modified))) <= ceiling:
+        return text(len(modified))  # with no modified file: over on the failure alone
+    most = largest(lambda k: count(text(k)) <= ceiling, len(modified) - 1)
+    return text(max(1, most))
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +245,6 @@ class _Ledger:
     modified: str
     read: list[str]
     n_read: int
-    read_form: str
     failure: str | None
     read_count: bool = False
     """With no read file shown, still say how many there are."""
@@ -308,10 +275,7 @@ class _Ledger:
         notes: list[str] = []
         if len(self.read) < self.n_read:
             notes.append(f"the {len(self.read)} most recent of {self.n_read}; {_READ_TOOL_HINT}")
-        root = common_root(self.read) if self.read_form == "root" else ""
-        if root:
-            notes.append(f"under {root}")
-        return _paths_head("Files read", notes) + compress_paths(self.read, root=root)
+        return _paths_head("Files read", notes) + join_paths(self.read)
 
 
 def render_summary_block(

@@ -425,3 +425,40 @@ def test_user_messages_render_byte_exact(session: Session | None) -> None:
     text = render_user_messages(items, max_tokens=10**9, count=len)
     missing = [i["text"][:80] for i in items if i["text"] not in text]
     assert not missing, f"{session}: {len(missing)} of {len(items)} not verbatim: {missing[:3]}"
+
+
+def _modified_line(ledger: str) -> str:
+    return next((ln for ln in ledger.splitlines() if ln.startswith("Files modified so far")), "")
+
+
+@pytest.mark.parametrize("session", PARAMS)
+def test_the_ledger_names_modified_files_by_the_whole_path_the_call_gave(
+    session: Session | None,
+) -> None:
+    """Where the ledger names a modified file (its file name is on the line), it names it by the
+    whole path the tool call gave (a relative one may be joined to the session's root), read by
+    the replay's independent truth, never relative to a prefix said once; the ones it leaves
+    out at a tight cap are counted ("… and N earlier files")."""
+    from langchain_core.messages import HumanMessage
+
+    from langctx.cli.replay.truth import Request, Truth, session_roots
+
+    session, facts = facts_of(session)
+    messages = session.messages()
+    truth = Truth(session_roots(messages))
+    for m in messages:
+        truth.add(m)
+    given = [p for p in truth.modified if p not in truth.modified_by]  # named whole by its call
+    for cap in (None, 300, 60):
+        line = _modified_line(render_facts(facts, max_tokens=cap, count=lambda t: len(t) // 4))
+        assert "(under " not in line and "by directory" not in line, line[:200]
+        request = Request([HumanMessage(line)])
+        body = line.split(": ", 1)[-1] if line else ""
+        for path in given:
+            if re.search(r"(?<![\w.-])" + re.escape(path.rsplit("/", 1)[-1]) + r"\b", body):
+                assert request.has_path(path, truth.roots), f"{session} cap {cap}: {path}"
+        named = len(body.split(", ")) if body else 0
+        m = re.search(r"… and (\d+) earlier files", line)
+        assert named + (int(m.group(1)) if m else 0) == len(facts["modified_files"]) or any(
+            '"' in p or ", " in p for p in facts["modified_files"]
+        ), f"{session} cap {cap}: {line[:200]}"

@@ -151,11 +151,17 @@ def test_a_path_is_named_whole_not_by_prefix() -> None:
     assert not req.has_path(f"{ROOT}/a.py", roots)
     assert not req.has_path(f"{ROOT}/nonexistent.py", roots)
     assert req.has_path(f"{ROOT}/abc.py", roots)
-    assert Request([HumanMessage("Files modified: abc.py, sub/x.ts.")]).has_path(
+    # a path shortened against a root (the session's, or one the request states) is not whole
+    assert not Request([HumanMessage("Files modified: abc.py, sub/x.ts.")]).has_path(
         f"{ROOT}/abc.py", roots
     )
-    assert Request([HumanMessage("`sub/x.ts`")]).has_path(f"{ROOT}/sub/x.ts", roots)
-    assert not Request([HumanMessage("other/sub/x.ts")]).has_path(f"{ROOT}/sub/x.ts", roots)
+    stated = f"Files modified so far (under {ROOT}/): abc.py, sub/x.ts"
+    assert not Request([HumanMessage(stated)]).has_path(f"{ROOT}/sub/x.ts", roots)
+    assert Request([HumanMessage(f"`{ROOT}/sub/x.ts`")]).has_path(f"{ROOT}/sub/x.ts", roots)
+    # a relative path as the call gave it, or joined to a root, is whole
+    assert Request([HumanMessage("`sub/x.ts`")]).has_path("sub/x.ts", roots)
+    assert Request([HumanMessage(f"{ROOT}/sub/x.ts")]).has_path("sub/x.ts", roots)
+    assert not Request([HumanMessage("other/sub/x.ts")]).has_path("sub/x.ts", roots)
 
 
 def test_empty_facts_never_count_as_present() -> None:
@@ -279,7 +285,7 @@ def test_a_planted_loss_is_named_with_its_request(
     monkeypatch: pytest.MonkeyPatch, needle: str, probe: str, fact: str
 ) -> None:
     start = 38  # after the failing test ran (turn 34) and after several compactions
-    if probe == "files_modified":  # the ledger may name it under the session's root
+    if probe == "files_modified":  # every mention of the file, whole or not
         _Forget("m4.py", start).install(monkeypatch)
     if probe == "latest_failure":
         needle = "1 failed"  # every error line of the failure goes
@@ -302,7 +308,7 @@ def test_a_planted_loss_is_named_with_its_request(
 
 
 def test_report_json_lists_losses(monkeypatch: pytest.MonkeyPatch) -> None:
-    _Forget("m0.py", 30).install(monkeypatch)  # the ledger may name it under the session's root
+    _Forget("m0.py", 30).install(monkeypatch)  # every mention of the file, whole or not
     report = _plant(monkeypatch, f"{ROOT}/m0.py", 30)
     d = report.to_dict()
     assert d["v"] == 2
@@ -575,7 +581,7 @@ def test_claude_code_subagent_transcript_alone_and_beside_its_parent(tmp_path: P
 
 
 def test_report_text_lists_lost_facts(monkeypatch: pytest.MonkeyPatch) -> None:
-    _Forget("m8.py", 36).install(monkeypatch)  # the ledger may name it under the session's root
+    _Forget("m8.py", 36).install(monkeypatch)  # every mention of the file, whole or not
     report = _plant(monkeypatch, f"{ROOT}/m8.py", 36)
     text = format_report(report)
     assert re.search(r"lost facts \(\d+\)", text)

@@ -553,17 +553,11 @@ def session_roots(messages: Sequence[BaseMessage], cwd: str | None = None) -> tu
     return tuple(roots)
 
 
-_STATED_ROOT = re.compile(r"\bunder (/[^\s:;()]+)\)?:")
-
-
 def _path_forms(path: str, roots: Sequence[str]) -> list[str]:
-    forms = [path]
-    for root in roots:
-        if path.startswith(root + "/"):
-            forms.append(path[len(root) + 1 :])
-        elif not path.startswith("/"):
-            forms.append(f"{root}/{path}")
-    return [f for f in dict.fromkeys(forms) if f]
+    """``path`` whole: as given, and a relative one also joined to each root (never shortened)."""
+    if path.startswith("/"):
+        return [path]
+    return list(dict.fromkeys([path, *(f"{root}/{path}" for root in roots)]))
 
 
 def _has_path(hay: str, path: str, roots: Sequence[str]) -> bool:
@@ -867,7 +861,6 @@ class Request:
                     parts.append(str(tc.get("name") or ""))
                     parts.extend(_strings(tc.get("args") or {}))
         self.text = _norm("\n".join(parts))
-        self._stated: tuple[str, ...] | None = None
 
     def has(self, fact: str) -> bool:
         """``fact`` (normalized, non-empty) is contained in the request."""
@@ -875,16 +868,10 @@ class Request:
         return bool(key) and key in self.text
 
     def has_path(self, path: str, roots: Sequence[str] = ()) -> bool:
-        """``path`` (or its form relative to a root) is named, bounded by non-path characters.
-
-        A root the request itself states for a list of paths ("... (under /repo/): a.py, b.py",
-        the usual way to say a common prefix once) counts as a root too.
-        """
-        if self._stated is None:
-            self._stated = tuple(
-                dict.fromkeys(m.rstrip("/") for m in _STATED_ROOT.findall(self.text))
-            )
-        return bool(path) and _has_path(self.text, path, (*roots, *self._stated))
+        """``path`` is named whole, bounded by non-path characters: as the tool call gave it,
+        or (a relative path) joined to one of ``roots``. A path relative to a prefix said once
+        ("... (under /repo/): a.py") is not whole: the model cannot call a tool with it."""
+        return bool(path) and _has_path(self.text, path, roots)
 
 
 def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, ProbeResult]:
@@ -901,10 +888,11 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
       taken verbatim, is contained in it (whitespace normalized, trailing punctuation ignored);
     * ``files_modified`` -- every file modified so far (edit/write tool arguments, ``apply_patch``
       blocks, and shell writes: ``>``/``>>`` redirects, ``tee``, ``sed -i``, ``mv``, ``cp``,
-      ``rm``, ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named*: the exact
-      path, or its path relative to the session's common root, bounded by characters that cannot
-      be part of a path (or, for a file the command that changed it names only in parts, as in
-      ``cd src && mv a.ts utils/``, that command verbatim);
+      ``rm``, ``touch``; SWE-agent's ``create``/``edit`` of the open file) is *named* by its whole
+      path: exactly as the call gave it (a relative one also joined to a session root), bounded
+      by characters that cannot be part of a path, never relative to a prefix said once (or, for
+      a file the command that changed it names only in parts, as in ``cd src && mv a.ts
+      utils/``, that command verbatim);
     * ``latest_failure`` -- one of the error lines of the latest failing tool result (non-zero
       exit, ``status="error"``, a traceback or test failure) is contained whole (whitespace
       normalized);

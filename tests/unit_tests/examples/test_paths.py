@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-from langctx.paths import common_root, compress_paths, expand_paths, relative_path
+from langctx.paths import join_paths, split_paths
 
 
-def test_common_root() -> None:
-    assert common_root(["/r/p/a.py", "/r/p/sub/b.py"]) == "/r/p/"
-    assert (common_root(["/r/a.py", "/s/b.py"]), common_root(["/r/a.py", "b.py"])) == ("", "")
+def test_join_paths() -> None:
+    assert join_paths(["/w/src/a.py", "tests/t.py", "/w/src/a.py"]) == "/w/src/a.py, tests/t.py"
+    assert join_paths(["ok.py", "odd, name.py"]) == 'ok.py, "odd, name.py"'
 
 
-def test_relative_path() -> None:
-    assert (relative_path("/r/p/a.py", "/r/p/"), relative_path("/x/a.py", "/r/p/")) == (
-        "a.py",
-        "/x/a.py",
-    )
-
-
-def test_compress_paths() -> None:
-    assert (
-        compress_paths(["src/a.py", "tests/t.py", "src/b.py"], group=True)
-        == "src/: a.py, b.py; tests/t.py"
-    )
-    assert compress_paths(["odd, name.py", "ok.py"]) == '"odd, name.py"; ok.py'
-
-
-def test_expand_paths() -> None:
-    assert expand_paths("src/: a.py, b.py; t.py", root="/w/") == [
+def test_split_paths() -> None:
+    assert split_paths('/w/src/a.py, "odd, name.py", t.py') == [
         "/w/src/a.py",
-        "/w/src/b.py",
-        "/w/t.py",
+        "odd, name.py",
+        "t.py",
     ]
+    assert split_paths("") == []

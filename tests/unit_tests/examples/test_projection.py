@@ -14,5 +14,5 @@ def test_render_facts() -> None:
     # grows past 40 for modified files
     assert (
         str(render_facts(shop, max_tokens=40, count=len))
-        == "User constraints so far (the 1 most recent of 2):\n- Never push.\nFiles modified so far (under /w/shop/src/): cart.py, pay.py"
+        == "User constraints so far (the 1 most recent of 2):\n- Never push.\nFiles modified so far: /w/shop/src/cart.py, /w/shop/src/pay.py"
     )
