@@ -86,7 +86,7 @@ def _has_delimiter(content: str | list) -> bool:
 DEFAULT_MAX_READ_FILES = 12
 """Most recent files read that the ledger names (the rest are counted)."""
 
-FACTS_GROWTH = 4
+FACTS_GROWTH = 5
 """Default ceiling of the ledger, in multiples of its cap, when it grows for the modified files."""
 
 _MODIFIED_TOOL_HINT = 'older: working_memory(kind="files")'

@@ -117,14 +117,7 @@ def _assert_keeps_its_facts(report: ReplayReport) -> None:
     assert failure is None or failure >= 0.95, (failure, lost("latest_failure"))
 
 
-ELIDED = {
-    ("pi-mono/before-compaction", 8_000): (
-        "59 modified files under /Users/badlogic/workspaces/pi-mono/packages/coding-agent/: their "
-        "whole paths take ~1,180 tokens, the ledger's ceiling at 8k is 1,200 with the latest "
-        "failure, so the oldest are counted ('… and N earlier files'), not named: "
-        "files_modified held in 64.9% of the requests after a compaction (issue 40, item 9)"
-    ),
-}
+ELIDED: dict[tuple[str, int], str] = {}
 """Replays whose ledger names the most recent modified files whole and counts the rest (a
 path said relative to a common prefix is not whole: the model cannot call a tool with it)."""
 

@@ -211,9 +211,9 @@ def test_a_tight_ledger_names_whole_paths_never_under_a_root() -> None:
     facts = _facts(modified, [], [], False)
     roomy = render_facts(facts, max_tokens=500, count=COUNT)
     assert all(whole_path_named(p, roomy) for p in modified)
-    tight = render_facts(facts, max_tokens=60, count=COUNT)  # grows to 240 for them
+    tight = render_facts(facts, max_tokens=60, count=COUNT)  # grows to 300 for them
     assert all(whole_path_named(p, tight) for p in modified) and "under " not in tight
-    capped = render_facts(facts, max_tokens=20, count=COUNT)  # 80 tokens hold only some
+    capped = render_facts(facts, max_tokens=16, count=COUNT)  # 80 tokens hold only some
     named, earlier = modified_line(capped)
     assert 0 < len(named) < 6 and earlier == 6 - len(named)
     assert named == modified[6 - len(named) :]
