@@ -163,7 +163,7 @@ def _add_replay(sub: Any) -> None:
         type=_token_count,
         default=None,
         metavar="TOKENS",
-        help="context budget, e.g. 32k or 32000 (default 32k; with --window only: 55%% of it)",
+        help="context budget, e.g. 32k or 32000 (default 32k; with --window only: 55%% of it, at most 32k)",
     )
     replay.add_argument(
         "--window",

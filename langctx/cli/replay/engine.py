@@ -831,7 +831,7 @@ def replay_session(
 
     Args:
         session: a :class:`ParsedSession` (from :func:`read_session`) or a list of messages.
-        max_tokens: the memory's budget (default: the memory's own, 8000 or 55% of the window).
+        max_tokens: the memory's budget (default: the memory's own, 8,000, or 55% of the window capped at 32,000).
         context_window: the model's window (compaction also triggers above window - reserve).
         summarizer: ``None``/"local" or anything :class:`~langctx.LayeredChatMemory` accepts; a
             model summarizer's calls and input tokens are counted.
