@@ -254,7 +254,14 @@ async def test_async_twins() -> None:
         assert history.memory.context_tokens() <= BUDGET
     assert history.memory.compactions
     assert history.full_messages == added(30)
-    assert await history.acompact("keep the numbers") is not None
+    twin = LangctxChatMessageHistory(max_tokens=BUDGET)
+    for i in range(30):
+        twin.add_messages(turn(i))
+    history.add_messages(turn(30))  # one turn more: /compact has an older turn to fold
+    twin.add_messages(turn(30))
+    entry, sync_entry = await history.acompact("keep the numbers"), twin.compact("keep the numbers")
+    assert entry is not None and sync_entry is not None
+    assert entry["covered_ids"] == sync_entry["covered_ids"]
     await history.aclear()
     assert await history.aget_messages() == [] and history.full_messages == []
 
