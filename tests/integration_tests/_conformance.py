@@ -17,11 +17,12 @@ import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     HumanMessage,
     RemoveMessage,
@@ -30,14 +31,16 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, tool
+from langgraph.channels import EphemeralValue
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
-from langctx import LangctxMiddleware, full_log
+from langctx import LangctxChannel, LangctxMiddleware, full_log, merge_langctx
+from langctx.delta_state import ArchivedBatches
 from langctx.langgraph import (
     LangctxAgentState,
     LangctxNode,
@@ -53,7 +56,7 @@ from langctx.tokens import TokenCounter
 from tests.integration_tests._agents import every_compaction, require_postgres
 
 SYSTEM = "You are a careful agent. Use the tools; answer briefly."
-FACES = ("middleware", "node", "pre_model_hook")
+FACES = ("middleware", "node", "own_schema", "pre_model_hook")
 ARCHIVES = ("state", "store", "none")
 SUMMARIZERS = ("local", "model", "model_blocking", "prefix", "failing")
 SAVERS = ("memory", "sqlite", "postgres")
@@ -353,6 +356,15 @@ class _SyncAsAsync(BaseCheckpointSaver[Any]):
         await asyncio.to_thread(self.inner.put_writes, *a, **kw)
 
 
+class OwnState(MessagesState, total=False):
+    """A user's own schema, as docs/persistence.md declares it ("A state schema of your own")."""
+
+    langctx: Annotated[LangctxChannel, merge_langctx]
+    langctx_archive: ArchivedBatches
+    llm_input_messages: Annotated[list[AnyMessage], EphemeralValue]
+    project: str
+
+
 def build(cell: Cell, stack: list[Callable[[], None]]) -> Built:
     """The graph of ``cell``, its main model and its summarizer's log."""
     tools = _kind_tools()[cell.kind]
@@ -401,7 +413,7 @@ def build(cell: Cell, stack: list[Callable[[], None]]) -> Built:
     async def acall_model(state: LangctxState, config: Any) -> dict[str, Any]:
         return {"messages": [await llm.ainvoke(state["llm_input_messages"], config)]}
 
-    builder = StateGraph(LangctxState)
+    builder = StateGraph(OwnState if cell.face == "own_schema" else LangctxState)
     builder.add_node("memory", node)
     builder.add_node("model", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("tools", ToolNode(tools))
@@ -638,6 +650,8 @@ def fast_cells() -> list[Cell]:
         Cell(saver="sqlite", sync=False, stream="updates", summarizer="model", budget=8000),
         Cell(face="node", summarizer="model", stream="updates"),
         Cell(face="node", archive="store", sync=False, stream="values", kind="ops"),
+        Cell(face="own_schema", summarizer="model", stream="updates", kind="research"),
+        Cell(face="own_schema", archive="none", sync=False, kind="subagents"),
         Cell(face="pre_model_hook", stream="updates", kind="research"),
         Cell(face="pre_model_hook", summarizer="model", sync=False, kind="data"),
         Cell(saver="postgres", summarizer="model", stream="updates"),
