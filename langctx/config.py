@@ -21,7 +21,13 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar, get_args, overload
 
 from langchain_core.messages import BaseMessage
 
-from langctx.config_checks import check_timeout, non_negative, positive, ratio
+from langctx.config_checks import (
+    budget,
+    check_timeout,
+    non_negative,
+    positive,
+    ratio,
+)
 from langctx.config_checks import size as to_size
 from langctx.errors import ConfigError
 from langctx.machinery import is_substantive_task
@@ -179,7 +185,7 @@ class MemoryConfig:
 
     def _normalize_sizes(self) -> None:
         """``("tokens", n)`` and ``("fraction", f)`` sizes to tokens."""
-        positive("context_window", self.context_window, optional=True)
+        budget("context_window", self.context_window, optional=True)
         size = to_size("max_tokens", self.max_tokens, self.context_window, "context_window")
         object.__setattr__(self, "max_tokens", size)  # before max_tokens_resolved is first read
         size = to_size(
@@ -189,7 +195,7 @@ class MemoryConfig:
 
     def _check_numbers(self) -> None:
         for name in ("max_tokens", "keep_recent_tokens"):  # (context_window: checked above)
-            positive(name, getattr(self, name), optional=True)
+            budget(name, getattr(self, name), optional=True)
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
         ratio("output_share", self.output_share)
@@ -200,6 +206,7 @@ class MemoryConfig:
         non_negative("placeholder_min_tokens", self.placeholder_min_tokens, "an int >= 0")
         if self.reserve_tokens is not None:
             non_negative("reserve_tokens", self.reserve_tokens, "an int >= 0")
+            budget("reserve_tokens", self.reserve_tokens or 1)
         for name in ("max_summaries", "max_level2"):
             positive(name, getattr(self, name))
         positive("max_summary_tokens", self.max_summary_tokens, optional=True)

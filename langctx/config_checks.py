@@ -6,6 +6,9 @@ import math
 
 from langctx.errors import ConfigError
 
+MAX_BUDGET_TOKENS = 100_000_000
+"""The largest token budget or window a config takes (10**8; the largest windows are ~10**7)."""
+
 
 def check_timeout(name: str, value: object) -> None:
     """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit)."""
@@ -40,6 +43,14 @@ def positive(name: str, value: object, *, optional: bool = False) -> None:
         return
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         msg = f"{name} must be a positive int, got {value!r}."
+        raise ConfigError(msg)
+
+
+def budget(name: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a token count that is not a positive int up to :data:`MAX_BUDGET_TOKENS`."""
+    positive(name, value, optional=optional)
+    if isinstance(value, int) and value > MAX_BUDGET_TOKENS:
+        msg = f"{name} must be at most {MAX_BUDGET_TOKENS:,} tokens, got {value:,}."
         raise ConfigError(msg)
 
 

@@ -10,7 +10,6 @@ Example:
 from __future__ import annotations
 
 import contextvars
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Unpack
@@ -21,6 +20,7 @@ from langgraph.config import get_stream_writer
 from langctx.entries import covered_count
 from langctx.memory import CompactionEvent
 from langctx.state_memory import MemoryOptions, MemorySettings
+from langctx.telemetry import notify, report_failure
 
 __all__ = [
     "COMPACTION_EVENT",
@@ -30,10 +30,10 @@ __all__ = [
     "event_payload",
 ]
 
-logger = logging.getLogger("langctx")
-
 COMPACTION_EVENT = "langctx_compaction"
 """Name of the custom event (callbacks) and the ``event`` field of the custom-stream chunk."""
+
+_NO_RUN = "without a parent run id"  # langchain-core's error outside a run
 
 _DEFERRED: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
     "langctx_deferred_events", default=None
@@ -61,7 +61,8 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
 
 
 def emit_compaction_event(event: CompactionEvent) -> None:
-    """Send one event to the custom stream and the callbacks of the current run; never raises."""
+    """Send one event to the custom stream and the callbacks of the current run; never raises
+    (a failing consumer or handler is reported: :func:`~langctx.telemetry.report_failure`)."""
     payload = event_payload(event)
     try:
         writer = get_stream_writer()
@@ -70,16 +71,23 @@ def emit_compaction_event(event: CompactionEvent) -> None:
     if writer is not None:
         try:
             writer(payload)
-        except Exception:  # a user's stream consumer must not break compaction
-            logger.exception("langctx: writing a compaction event to the custom stream failed")
+        except Exception as exc:  # a user's stream consumer must not break compaction
+            report_failure("the custom stream writer", exc, "the event is not streamed")
     deferred = _DEFERRED.get()
     if deferred is not None:
         deferred.append(payload)
         return
     try:
         dispatch_custom_event(COMPACTION_EVENT, payload)
-    except RuntimeError:
-        pass  # not inside a run: nobody to tell
+    except Exception as exc:
+        _dispatch_failed(exc)
+
+
+def _dispatch_failed(exc: Exception) -> None:
+    """Report a callback handler's failure (outside a run there is nobody to tell: no report)."""
+    if isinstance(exc, RuntimeError) and _NO_RUN in str(exc):
+        return
+    report_failure("a callback handler", exc, "the compaction goes on")
 
 
 @asynccontextmanager
@@ -110,8 +118,8 @@ async def _dispatch(events: list[dict[str, Any]]) -> None:
     for payload in events:
         try:
             await adispatch_custom_event(COMPACTION_EVENT, payload)
-        except RuntimeError:
-            pass  # not inside a run
+        except Exception as exc:
+            _dispatch_failed(exc)
 
 
 def emitting(**options: Unpack[MemoryOptions]) -> MemorySettings:
@@ -120,7 +128,6 @@ def emitting(**options: Unpack[MemoryOptions]) -> MemorySettings:
 
     def on_compaction(event: CompactionEvent) -> None:
         emit_compaction_event(event)
-        if user is not None:
-            user(event)
+        notify(user, event)
 
     return MemorySettings.of(**options).with_listener(on_compaction)

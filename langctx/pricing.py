@@ -44,6 +44,10 @@ class Usage:
         return self.cached_input / self.input if self.input else 0.0
 
 
+MAX_PRICE = 1_000_000.0
+"""The highest price a sheet takes, in dollars per million tokens (list prices are under 1,000)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelPrices:
     """Dollars per million tokens of one model."""
@@ -55,6 +59,19 @@ class ModelPrices:
     cache_write: float
     """Uncached input written to the cache (``input`` where writes cost nothing extra)."""
     output: float
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                msg = (
+                    f"price {f.name} must be a number (dollars per million tokens), got {value!r}."
+                )
+                raise ConfigError(msg)
+            if not 0 <= value <= MAX_PRICE:  # (NaN fails too)
+                msg = f"price {f.name} must be between 0 and {MAX_PRICE:,.0f} dollars per million tokens, got {value!r}."
+                raise ConfigError(msg)
+            object.__setattr__(self, f.name, float(value))
 
     def cost(self, usage: Usage, *, cache_writes: bool = True) -> float:
         """Dollars for ``usage``; ``cache_writes=False`` bills uncached input as plain input."""
@@ -75,6 +92,12 @@ class PriceSheet:
     summarizer: ModelPrices
     source: str = ""
     """Where the numbers come from (model names and the date they were read)."""
+
+    def __post_init__(self) -> None:
+        for name in ("main", "summarizer"):
+            if not isinstance(getattr(self, name), ModelPrices):
+                msg = f"PriceSheet.{name} must be a ModelPrices, got {type(getattr(self, name)).__name__}."
+                raise ConfigError(msg)
 
     def cost(self, main: Usage, summarizer: Usage) -> float:
         """Dollars for the main model's requests (cached) and the summarizer's (uncached)."""
@@ -141,12 +164,7 @@ def price_sheet(spec: str | Path | PriceSheet) -> PriceSheet:
 
 
 def _prices(raw: Any) -> ModelPrices:
-    values = {f.name: raw[f.name] for f in fields(ModelPrices)}
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            msg = f"price {name} must be a number >= 0, got {value!r}."
-            raise ConfigError(msg)
-    return ModelPrices(**{k: float(v) for k, v in values.items()})
+    return ModelPrices(**{f.name: raw[f.name] for f in fields(ModelPrices)})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,8 +1,10 @@
 """OpenTelemetry spans of compactions and of their summarizer calls (with the ``otel`` extra; see
 docs/observability.md), and the thread a summarizer call belongs to (:func:`current_thread_id`).
 
-Telemetry never fails the agent: an exception raised while a span is built, made current or
-ended is logged and the span left out.
+Observability never fails the agent: an exception raised while a span is built, made current or
+ended, by an ``on_compaction`` listener, a callback handler or a stream writer is logged (one
+WARNING line per kind of failure and exception type, DEBUG after: :func:`report_failure`) and the
+work goes on.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,8 +42,11 @@ CHAT_OPERATION = "chat"
 _log = logging.getLogger(__name__)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_E = TypeVar("_E")
 
 _provider: Any = None
+_reported: set[tuple[str, str]] = set()
+_reported_lock = threading.Lock()
 _thread: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "langctx_compaction_thread", default=None
 )
@@ -64,6 +70,40 @@ def _run_thread() -> str | None:
     return None if tid is None or tid == NO_THREAD else str(tid)
 
 
+def report_failure(kind: str, exc: BaseException, consequence: str) -> None:
+    """Log that an observability hook (``kind``) raised ``exc``: a WARNING line the first time
+    per kind and exception type in this process, DEBUG after (a failing exporter would otherwise
+    log at every compaction)."""
+    key = (kind, type(exc).__qualname__)
+    with _reported_lock:
+        first = key not in _reported
+        _reported.add(key)
+    _log.log(
+        logging.WARNING if first else logging.DEBUG,
+        "langctx telemetry: %s raised %r; %s (its next %s failures: DEBUG)",
+        kind,
+        exc,
+        consequence,
+        type(exc).__name__,
+    )
+
+
+def forget_reported_failures() -> None:
+    """Log the next failure of every kind at WARNING again (for tests)."""
+    with _reported_lock:
+        _reported.clear()
+
+
+def notify(listener: Callable[[_E], object] | None, event: _E) -> None:
+    """``listener(event)`` unless None; what it raises is reported, never raised."""
+    if listener is None:
+        return
+    try:
+        listener(event)
+    except Exception as exc:
+        report_failure("an on_compaction listener", exc, "the compaction goes on")
+
+
 def _quiet(fn: Callable[_P, _R]) -> Callable[_P, _R | None]:
     """``fn``, logging what it raises and returning None instead (telemetry never fails a run)."""
 
@@ -72,7 +112,7 @@ def _quiet(fn: Callable[_P, _R]) -> Callable[_P, _R | None]:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            _log.warning("langctx telemetry: %s failed, its span is left out: %r", fn.__name__, exc)
+            report_failure("OpenTelemetry", exc, f"{fn.__name__}: its span is left out")
             return None
 
     return call

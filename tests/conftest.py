@@ -61,3 +61,11 @@ def _postgres(statement: str) -> bool:
     except psycopg.Error:
         return False
     return True
+
+
+@pytest.fixture(autouse=True)
+def _each_test_sees_its_first_hook_failure() -> None:
+    """A failing observability hook is logged once per process: tests start afresh."""
+    from langctx.telemetry import forget_reported_failures
+
+    forget_reported_failures()

@@ -1,13 +1,18 @@
-"""Grep of a stored output: matching lines with line numbers and byte offsets, under a budget."""
+"""Grep of a stored output: matching lines with line numbers and byte offsets, under a budget.
+
+The model writes the pattern, so matching runs on the ``regex`` engine with a deadline (released
+interpreter lock, ``timeout=``): a pattern that backtracks for too long is a one-line answer,
+never a stall of the process.
+"""
 
 from __future__ import annotations
 
 import json
-import re
-import re._constants as _sre
-import re._parser as _sre_parse
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import regex
 
 from langctx.context_mode.references import FetchResult, fetch_call, out_of_range
 from langctx.markers import REF_MARKER, escape_delimiters
@@ -19,52 +24,94 @@ DEFAULT_GREP_MAX_MATCHES = 50
 MAX_GREP_PATTERN_CHARS = 500
 """Longer grep patterns are refused."""
 
+GREP_TIMEOUT_SECONDS = 0.5
+"""A grep stops searching after this long (the lines found so far are shown)."""
+
+MAX_GREP_EXPANSION = 100_000
+"""Refused: a pattern longer than this once its counted repeats are written out (``(?:a{1000}){1000}``:
+the engine expands them when it compiles, which no timeout covers)."""
+
 _GREP_LINE_CHARS = 300
-_REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT})
+_COUNT = regex.compile(r"\{(\d*)(,(\d*))?\}")  # a counted repeat: {m}, {m,}, {,n}, {m,n}
+_SIMPLER = (
+    "write a simpler one (e.g. a+b for a*a*b, [\\d.]+ for (\\d+\\.)+\\d+, or two greps for a|b)"
+)
 
 
-def backtracking_risk(pattern: str) -> str | None:
-    """Why ``pattern`` may backtrack exponentially, or ``None``.
+class _GrepTimeout(Exception):
+    """The search passed its deadline (``lines`` were found before it)."""
 
-    Refused: a repeat holding a repeat or an alternation (``(a+)+``, ``(a|aa)*``), a backreference.
+
+def expanded_size(pattern: str) -> int:
+    """About how many items ``pattern`` has once its counted repeats are written out (an upper bound).
+
+    A scan of the pattern's text (escapes, sets, groups, ``{m,n}``), not of the engine's internals.
     """
-    try:
-        tree = _sre_parse.parse(pattern)
-    except re.error:
-        return None  # not a regex: grep reads it as literal text
-    return _risk(tree, inside_repeat=False)
-
-
-def _risk(items: Any, *, inside_repeat: bool) -> str | None:
-    for op, arg in items:
-        if op in _REPEATS:
-            _low, high, body = arg
-            if inside_repeat and high > 1:
-                return "a repeat inside a repeat"
-            found = _risk(body, inside_repeat=inside_repeat or high > 1)
-        elif op is _sre.BRANCH:
-            if inside_repeat:
-                return "an alternation inside a repeat"
-            found = next((r for b in arg[1] if (r := _risk(b, inside_repeat=False))), None)
-        elif op in (_sre.GROUPREF, _sre.GROUPREF_EXISTS):
-            return "a backreference"
-        elif op in (_sre.SUBPATTERN, _sre.ASSERT, _sre.ASSERT_NOT):  # the pattern comes last
-            found = _risk(arg[-1], inside_repeat=inside_repeat)
+    sizes, last, i = [0], 0, 0  # sizes: the open groups' sizes; last: the item a count repeats
+    while i < len(pattern):
+        char, item = pattern[i], 1
+        if char == "\\":
+            i += 2
+        elif char == "[":
+            i = _set_end(pattern, i)
+        elif char == "(":
+            sizes.append(0)
+            i, last = i + 1, 0
+            continue
+        elif char == ")" and len(sizes) > 1:
+            item, i = sizes.pop(), i + 1
+        elif char == "{" and (count := _COUNT.match(pattern, i)):
+            low, high = count.group(1, 3)
+            times = int(high or low or 0)  # {m}, {m,}: m; {m,n}, {,n}: n
+            sizes[-1] += last * max(times - 1, 0)
+            last, i = last * max(times, 1), count.end()
+            continue
         else:
-            found = None
-        if found is not None:
-            return found
+            i += 1
+        sizes[-1] += item
+        last = item
+    return sum(sizes)
+
+
+def _set_end(pattern: str, start: int) -> int:
+    """The index after the character set opening at ``start`` (``[]a]``, ``[^]a]``, escapes)."""
+    i = start + 1 + (pattern.startswith("^", start + 1))
+    i += pattern.startswith("]", i)
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
+
+
+_VERBOSE = regex.compile(r"\(\?[a-zA-Z0-9^]*x")  # (?x), (?ix:...): comments hide the structure
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    """Why grep refuses ``pattern`` (the end of a sentence), or ``None``."""
+    if len(pattern) > MAX_GREP_PATTERN_CHARS:
+        return f"is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})"
+    if _VERBOSE.search(pattern):
+        return "uses verbose mode (?x), which grep does not take: write it without"
+    if (size := expanded_size(pattern)) > MAX_GREP_EXPANSION:
+        return (
+            f"repeats too much ({size:,} items once its {{m,n}} counts are written out; at most "
+            f"{MAX_GREP_EXPANSION:,}): {_SIMPLER}"
+        )
     return None
 
 
-def _compile(pattern: str) -> re.Pattern[bytes]:
-    """A bytes regex for ``pattern`` (literal if invalid), case-insensitive if all lower case."""
-    flags = re.MULTILINE if pattern != pattern.lower() else re.MULTILINE | re.IGNORECASE
+def _compile(pattern: str) -> regex.Pattern[bytes] | str:
+    """A bytes regex for ``pattern`` (literal if invalid), case-insensitive if all lower case; or
+    why grep refuses it (the end of a sentence)."""
+    if (problem := _pattern_problem(pattern)) is not None:
+        return problem
+    flags = regex.MULTILINE if pattern != pattern.lower() else regex.MULTILINE | regex.IGNORECASE
     raw = pattern.encode("utf-8", "surrogatepass")
     try:
-        return re.compile(raw, flags)
-    except re.error:
-        return re.compile(re.escape(raw), flags)
+        return regex.compile(raw, flags)
+    except regex.error:
+        return regex.compile(regex.escape(raw), flags)
+    except (RecursionError, MemoryError, OverflowError, ValueError) as exc:  # too deep, too big
+        return f"cannot be compiled ({type(exc).__name__}): {_SIMPLER}"
 
 
 def _grep_line(line: bytes, match_at: int) -> str:
@@ -85,32 +132,44 @@ def render_grep(
     max_matches: int = DEFAULT_GREP_MAX_MATCHES,
     max_tokens: int,
     count_tokens: TokenCounter | TextCounter | None = None,
+    timeout: float = GREP_TIMEOUT_SECONDS,
 ) -> FetchResult:
     """The lines matching ``pattern`` from byte ``offset`` on, with line numbers and byte offsets.
 
     ``pattern``: a regex (literal if invalid), case-insensitive unless it has an upper-case letter.
+    The search stops after ``timeout`` seconds: the lines found so far and where to go on, or a
+    one-line answer when none was found.
     """
     count = text_counter(count_tokens)
     ref_id, total = str(meta["ref_id"]), int(meta["size"])
-    if (problem := _pattern_problem(pattern)) is not None:
-        text = f"{REF_MARKER}{ref_id} · the grep pattern {problem}]"
-        return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
+    rx = _compile(pattern)
+    if isinstance(rx, str):
+        return _refused(ref_id, total, f"the grep pattern {rx}")
     if offset < 0 or (offset >= total and total > 0):
         return out_of_range(ref_id, offset=offset, total=total)
     shown = escape_delimiters(json.dumps(pattern, ensure_ascii=False))
-    frame = _grep_head(ref_id, shown, offset, 999) + _grep_foot(ref_id, pattern, 10**12, 1)
+    frame = _grep_head(ref_id, shown, offset, 999) + _grep_foot(ref_id, pattern, 10**12, 1, timeout)
     budget = max_tokens - count(frame) - 4
     lines: list[str] = []
     used, end, next_offset = 0, min(offset, total), None
-    for start, stop, line in _hit_lines(_compile(pattern), data, offset):
-        cost = count(line) + 1
-        if len(lines) >= max_matches or used + cost > budget:
-            end = next_offset = max(start, offset)
-            break
-        lines.append(line)
-        used, end = used + cost, min(stop + 1, total)
+    stopped: float | None = None  # the timeout, when the search hit it
+    hits = _hit_lines(rx, data, offset, deadline=time.monotonic() + timeout)
+    try:
+        for start, stop, line in hits:
+            cost = count(line) + 1
+            if len(lines) >= max_matches or used + cost > budget:
+                end = next_offset = max(start, offset)
+                break
+            lines.append(line)
+            used, end = used + cost, min(stop + 1, total)
+    except _GrepTimeout:
+        if not lines:
+            why = f"took longer than {timeout:g} s on this output, so grep stopped it: {_SIMPLER}"
+            return _refused(ref_id, total, f"the grep pattern {why}")
+        if end < total:  # else the last line shown ends the output: nothing was left unread
+            stopped, next_offset = timeout, end
     head = _grep_head(ref_id, shown, offset, len(lines))
-    foot = _grep_foot(ref_id, pattern, next_offset, len(lines))
+    foot = _grep_foot(ref_id, pattern, next_offset, len(lines), stopped)
     return FetchResult(
         text="\n".join([head, *lines, foot]),
         ref_id=ref_id,
@@ -123,22 +182,27 @@ def render_grep(
     )
 
 
-def _pattern_problem(pattern: str) -> str | None:
-    """Why grep refuses ``pattern`` (the end of a sentence), or ``None``."""
-    if len(pattern) > MAX_GREP_PATTERN_CHARS:
-        return f"is too long ({len(pattern)} chars; at most {MAX_GREP_PATTERN_CHARS})"
-    if (risk := backtracking_risk(pattern)) is None:
-        return None
-    return (
-        f"holds {risk}, which can take exponential time: write it without "
-        "(e.g. [\\d.]+ for (\\d+\\.)+\\d+, or two greps for a|b)"
-    )
+def _refused(ref_id: str, total: int, why: str) -> FetchResult:
+    text = f"{REF_MARKER}{ref_id} · {why}]"
+    return FetchResult(text=text, ref_id=ref_id, kind="invalid", ok=False, total=total)
 
 
-def _hit_lines(rx: re.Pattern[bytes], data: bytes, offset: int) -> Iterator[tuple[int, int, str]]:
-    """``(start, stop, "L<number> @<start>: <line>")`` of each line with a match, from ``offset``."""
+def _hit_lines(
+    rx: regex.Pattern[bytes], data: bytes, offset: int, *, deadline: float
+) -> Iterator[tuple[int, int, str]]:
+    """``(start, stop, "L<number> @<start>: <line>")`` of each line with a match, from ``offset``.
+
+    Raises:
+        _GrepTimeout: ``deadline`` (``time.monotonic()``) passed.
+    """
     pos, lineno = offset, 1 + data.count(b"\n", 0, offset)  # lineno: the line pos is in
-    while pos <= len(data) and (m := rx.search(data, pos)) is not None:
+    while pos <= len(data):
+        try:
+            m = rx.search(data, pos, timeout=max(deadline - time.monotonic(), 0.0), concurrent=True)
+        except TimeoutError:
+            raise _GrepTimeout from None
+        if m is None:
+            return
         start = data.rfind(b"\n", 0, m.start()) + 1
         stop = data.find(b"\n", m.start())
         stop = len(data) if stop == -1 else stop
@@ -154,10 +218,14 @@ def _grep_head(ref_id: str, shown: str, offset: int, n: int) -> str:
     return f"{REF_MARKER}{ref_id} grep {shown} from offset {offset}: {what}]"
 
 
-def _grep_foot(ref_id: str, pattern: str, next_offset: int | None, n: int) -> str:
-    notes = ["no more matches"]
-    if next_offset is not None:
-        notes = [f"more matches: {fetch_call(ref_id, grep=pattern, offset=next_offset)}"]
+def _grep_foot(
+    ref_id: str, pattern: str, next_offset: int | None, n: int, stopped: float | None = None
+) -> str:
+    """The last line; ``stopped``: the timeout the search hit (the matches shown are not all)."""
+    go_on = None if next_offset is None else fetch_call(ref_id, grep=pattern, offset=next_offset)
+    notes = ["no more matches" if go_on is None else f"more matches: {go_on}"]
+    if stopped is not None:
+        notes = [f"the search stopped after {stopped:g} s: go on with {go_on} or a simpler pattern"]
     if n:
         notes.append(
             f'read around a match with fetch_context(ref_id="{ref_id}", offset=<its @ offset>)'

@@ -21,6 +21,7 @@ from langctx.lru import LRU
 from langctx.summarize import SummaryRequest, summary_text
 from langctx.summarize.calls import failure_reason, warn_failure
 from langctx.summarize.request import request_digest
+from langctx.telemetry import notify
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -235,4 +236,4 @@ def _drop(mem: MemoryCore, pending: _Pending, why: str, exc: BaseException | Non
         )
     if mem._on_compaction is not None:
         event = CompactionEvent("dropped", "background", mem.context_tokens(), entry=entry)
-        mem._on_compaction(replace(event, detail=why[:300]))
+        notify(mem._on_compaction, replace(event, detail=why[:300]))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from langctx.engine import background, planning, summarizer_calls, writing
 from langctx.engine.plan import CompactionEvent, Plan
 from langctx.entries import CompactionEntry
-from langctx.telemetry import compaction_span
+from langctx.telemetry import compaction_span, notify
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -45,8 +45,7 @@ def _steps(
         plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
     if plan is None:
         return None
-    if mem._on_compaction is not None:
-        mem._on_compaction(CompactionEvent("start", plan.trigger, plan.tokens_before))
+    notify(mem._on_compaction, CompactionEvent("start", plan.trigger, plan.tokens_before))
     with compaction_span(mem, plan) as span:  # the summarizer calls are its children
         calls = mem._blocking_calls
         summary, quality = yield from _summary(mem, plan)
@@ -69,8 +68,7 @@ def _steps(
             edits=len(plan.placeholders),
             mode="blocking" if blocking else "background" if later else "none",
         )
-        if mem._on_compaction is not None:
-            mem._on_compaction(event)
+        notify(mem._on_compaction, event)
         span.record(event)
     return entry
 

@@ -26,7 +26,7 @@ def test_a_sheet_file_round_trips_and_bad_ones_fail_clearly(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="needs 'main'"):
         price_sheet(path)
     path.write_text('{"main": {"input": -1, "cached_input": 0, "cache_write": 0, "output": 0}}')
-    with pytest.raises(ConfigError, match="must be a number >= 0"):
+    with pytest.raises(ConfigError, match="price input must be between 0 and"):
         price_sheet(path)
 
 

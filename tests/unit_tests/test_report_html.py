@@ -249,3 +249,20 @@ def test_progress_waits_for_its_delay(monkeypatch: pytest.MonkeyPatch) -> None:
         tick(1, 2)
         tick(2, 2)
     assert "replaying 2/2 checkpoints" in buf.getvalue()
+
+
+def test_control_characters_in_a_tool_name_never_reach_the_page() -> None:
+    """A tool named with NUL and other control characters put raw NUL bytes in the page."""
+    messages = _session(turns=30)
+    name = "read\x00file\x1b[31m\x7f\x85"
+    for m in messages:
+        if isinstance(m, AIMessage) and m.tool_calls:
+            m.tool_calls[0]["name"] = name
+        if isinstance(m, ToolMessage):
+            m.name = name
+    report = replay_session(messages, max_tokens=2000)
+    for page in (replay_html(report), replay_fragment(report)):
+        bad = re.findall("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]", page)
+        assert bad == []
+        page.encode("utf-8")  # writable as the UTF-8 file the CLI writes
+    assert "read\ufffdfile" in replay_html(report)

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from langctx.cli.demo.script import DEMO_TASK
+from langctx.errors import ConfigError
 from langctx.markers import context_mode_stamp
 from langctx.state_memory import view_state
 from langctx.tokens import counting_label
 
 __all__ = ["run_agent_demo"]
+
+
+def _check_sqlite(given: str) -> None:
+    """Refuse a path that is a directory or a file that is not a SQLite database (a new path is
+    fine: the demo creates it)."""
+    path = Path(given).expanduser()
+    if path.is_dir():
+        msg = f"{given!r} is a directory; give --db a SQLite file (a new path is created)."
+        raise ConfigError(msg)
+    if not path.exists():
+        return
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        msg = f"{given!r} is not a SQLite database ({exc}); give --db a SQLite file or a new path."
+        raise ConfigError(msg) from exc
 
 
 def run_agent_demo(
@@ -54,18 +74,20 @@ def _run(
     from langctx.stores.archive import full_log, read_batches
     from langctx.stores.checkpoints import open_checkpointer
 
+    db_path = db or str(workdir / "checkpoints.sqlite")
+    archive_path = str(Path(db_path).with_suffix(".archive.sqlite"))
+    for path in (db_path, archive_path) if db else ():
+        _check_sqlite(path)
     seed_tiktoken_cache()
     model, summarizer, label = default_models(
         turns=turns, model=model_name, summary_model=summary_model
     )
-    db_path = db or str(workdir / "checkpoints.sqlite")
     thread = thread_id or (f"demo-{uuid.uuid4().hex[:8]}" if db else "demo")
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * turns + 20}
     calls = compactions = 0
     peak = 0
     last_text = ""
     started = time.perf_counter()
-    archive_path = str(Path(db_path).with_suffix(".archive.sqlite"))
     with open_checkpointer(db_path) as saver, SqliteStore.from_conn_string(archive_path) as store:
         store.setup()
         middleware = LangctxMiddleware(

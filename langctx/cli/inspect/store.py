@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -248,7 +248,22 @@ class CheckpointStore:
                 recent=self.checkpoint_ids(thread_id, limit=_KNOWN_SHOWN),
                 total=info.checkpoints,
             )
+        if (shape := _shape_problem(found)) is not None:
+            raise CorruptCheckpointError(thread_id, checkpoint_id, TypeError(shape))
         return found
+
+
+def _shape_problem(found: CheckpointTuple) -> str | None:
+    """What in a decoded checkpoint is not the shape LangGraph writes, or None."""
+    cp: Any = found.checkpoint
+    if not isinstance(cp, Mapping):
+        return f"the checkpoint is {type(cp).__name__}, not a map"
+    for key in ("channel_values", "channel_versions"):
+        if not isinstance(cp.get(key) or {}, Mapping):
+            return f"its {key} is {type(cp[key]).__name__}, not a map"
+    if not isinstance(found.metadata or {}, Mapping):
+        return f"its metadata is {type(found.metadata).__name__}, not a map"
+    return None
 
 
 @contextmanager

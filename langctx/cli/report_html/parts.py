@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "num",
     "page",
     "pct",
+    "printable",
     "probe_chips",
     "section",
     "share_bar",
@@ -77,8 +79,19 @@ _FACT_ORDER = (
 )
 
 
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+"""What may not stand in an HTML page: C0/C1 control characters (tab, newline, form feed and
+carriage return aside), DEL, lone surrogates."""
+
+
+def printable(text: str) -> str:
+    """``text`` with the characters an HTML page may not hold replaced by U+FFFD."""
+    return _CONTROLS.sub("\ufffd", text)
+
+
 def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """``text`` escaped for HTML (markup, quotes) and :func:`printable`."""
+    return html.escape(printable(str(text)), quote=True)
 
 
 def num(value: float | int | None) -> str:
@@ -277,7 +290,7 @@ def notes_section(lines: Sequence[str]) -> str:
 
 def fragment(body: str, *, with_style: bool) -> str:
     style = f"<style>{STYLE}</style>" if with_style else ""
-    return f'<div class="lcx">{style}{body}<script>{SCRIPT}</script></div>'
+    return printable(f'<div class="lcx">{style}{body}<script>{SCRIPT}</script></div>')
 
 
 def page(title: str, body: str) -> str:
@@ -289,5 +302,5 @@ def page(title: str, body: str) -> str:
         '<meta name="color-scheme" content="light">'
         f"<title>{esc(title)}</title><style>body{{margin:0;background:#f8fafc}}{STYLE}</style>"
         "</head>"
-        f"<body>{body}</body></html>\n"
+        f"<body>{printable(body)}</body></html>\n"
     )

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from langctx.context_mode.grep import backtracking_risk, render_grep
+from langctx.context_mode.grep import expanded_size, render_grep
 from langctx.context_mode.references import new_meta
 
 
-def test_backtracking_risk() -> None:
-    assert (backtracking_risk(r"KeyError|ValueError: .*"), backtracking_risk("(a+)+$")) == (
-        None,
-        "a repeat inside a repeat",
-    )
+def test_expanded_size() -> None:
+    assert (expanded_size(r"\d{4}-\d{2}"), expanded_size("(?:a{1000}){1000}")) == (7, 1_002_000)
 
 
 def test_render_grep() -> None:
