@@ -7,12 +7,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRetryMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx.channel import ARCHIVE_KEY
+from langctx.delta_state import LangctxDeltaAgentState
 from langctx.langgraph import LangctxNode
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel
 from tests.integration_tests._agents import (
     config,
@@ -233,3 +237,47 @@ def test_a_step_that_repairs_an_invalid_tool_call_stores_no_removal() -> None:
     assert not {m.id for m in out["messages"]} & {
         m["data"]["id"] for b in out[ARCHIVE_KEY] for m in b["messages"]
     }
+
+
+def test_the_updates_loop_over_delta_messages() -> None:
+    """``state_schema=LangctxDeltaAgentState`` (``messages`` a delta channel): one dict per step,
+    and the thread's messages are those of the default state's."""
+    script = session_script(TURNS, seed=45)
+    states = []
+    for schema in (None, LangctxDeltaAgentState):
+        model = ScriptedChatModel(responses=script.responses)
+        agent = create_agent(
+            model,
+            tools=session_tools(script.outputs),
+            middleware=[LangctxMiddleware()],
+            state_schema=schema,
+            checkpointer=InMemorySaver(),
+        )
+        cfg, seen = config(), _Seen()
+        for inp in _inputs(model):
+            _loop("updates", agent, inp, cfg, seen)
+        state = agent.get_state(cfg).values
+        _check("updates", seen, state, model, None)
+        states.append(state)
+    plain, delta = states
+    assert [m.content for m in delta["messages"]] == [m.content for m in plain["messages"]]
+    assert [m.content for m in full_log(delta)] == [m.content for m in full_log(plain)]
+
+
+def test_an_outer_wrap_model_call_middleware_keeps_the_archive_and_the_shape() -> None:
+    """``ModelRetryMiddleware`` listed first wraps the memory's model call: it passes the result,
+    removals included, through."""
+    script = session_script(TURNS, seed=46)
+    model = ScriptedChatModel(responses=script.responses)
+    agent = create_agent(
+        model,
+        tools=session_tools(script.outputs),
+        middleware=[ModelRetryMiddleware(max_retries=1), LangctxMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    cfg, seen = config(), _Seen()
+    for inp in _inputs(model):
+        _loop("updates", agent, inp, cfg, seen)
+    state = agent.get_state(cfg).values
+    _check("updates", seen, state, model, None)
+    assert len(state["messages"]) < 20 < len(full_log(state))
