@@ -23,6 +23,9 @@ ArchiveWrite = tuple[BaseStore, ArchivePlan]
 class MemoryStep:
     """The thread's memory for one model call, and what the step decided.
 
+    Raises:
+        ConfigError: archive mode in the state, over a state without the archive's key.
+
     Attributes:
         command: the pending ``/compact`` message and its instructions, if any.
         handled: after :meth:`compact`, the command's removal and its notice (None: no command).
@@ -38,6 +41,8 @@ class MemoryStep:
         archive: Archive | None = None,
         store: Callable[[], BaseStore | None] = lambda: None,
     ) -> None:
+        if archive is not None:
+            archive.check(state, thread_id)
         self.state = state
         self.thread_id = thread_id
         self.command = pending_command(state.get("messages") or [])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any, NotRequired, Unpack, cast
 
 from langchain.agents.middleware import (
@@ -278,9 +279,35 @@ def _projected(request: ModelRequest[Any], step: MemoryStep) -> ModelRequest[Any
 def _with_update(
     response: ModelResponse[Any] | AIMessage, step: MemoryStep
 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-    """The response plus this step's state update."""
+    """The response plus this step's state update.
+
+    The step's own ``messages`` writes (archived messages removed, a handled ``/compact``) go in
+    the response's ``result``, before the model's message: ``messages`` is written once per step,
+    so ``stream_mode="updates"`` gives one dict whose ``messages[-1]`` is the model's message.
+    ``create_agent`` writes the whole history back when it repairs invalid tool calls; on that
+    step they stay in the command, applied after it.
+    """
     update = step.update({"messages": [step.handled[0]]} if step.handled is not None else {})
+    own = update.get("messages")
+    if own and not _repairs_pending(step.state.get("messages")):
+        del update["messages"]
+        base = response if isinstance(response, ModelResponse) else ModelResponse([response])
+        response = replace(base, result=[*own, *base.result])
     if not update:
         return response
     model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])
     return ExtendedModelResponse(model_response=model_response, command=Command(update=update))
+
+
+def _repairs_pending(messages: Any) -> bool:
+    """True when ``create_agent`` will answer an invalid tool call of ``messages`` this step (it
+    then writes ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the whole history before the result)."""
+    if not isinstance(messages, list):
+        return False
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return any(
+        tc.get("id") is not None and tc.get("id") not in answered
+        for m in messages
+        if isinstance(m, AIMessage)
+        for tc in m.invalid_tool_calls
+    )

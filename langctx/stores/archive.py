@@ -100,9 +100,25 @@ class Archive:
             raise ConfigError(msg)
         return store
 
+    def check(self, state: Mapping[str, Any], thread_id: str) -> None:
+        """Raise when the batches go to the state and the graph's state schema has no key for them.
+
+        Raises:
+            ConfigError: ``archive="state"``, a thread, and no ``langctx_archive`` in ``state``.
+        """
+        if self.in_state and thread_id != NO_THREAD and ARCHIVE_KEY not in state:
+            msg = (
+                f'archive="state" (the default) keeps folded messages in the state\'s '
+                f"{ARCHIVE_KEY!r} key, and this graph's state schema has none: add "
+                f"`{ARCHIVE_KEY}: NotRequired[ArchivedBatches]` (from langctx.delta_state) to the "
+                "schema, as LangctxState does, or pass archive=None to keep every message in "
+                "`messages`, or a store as archive= (docs/persistence.md)."
+            )
+            raise ConfigError(msg)
+
     def plan(self, state: Mapping[str, Any], view: ThreadView) -> ArchivePlan | None:
         """The archive step for ``state`` after ``view`` synced it (None: nothing to archive, or no
-        thread, or no ``langctx_archive`` key in the state)."""
+        thread, or no ``langctx_archive`` key in the state: :meth:`check` first)."""
         if view.thread_id == NO_THREAD or (self.in_state and ARCHIVE_KEY not in state):
             return None
         plan = plan_archive(

@@ -14,18 +14,28 @@ from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage, message_to_dict
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    message_to_dict,
+)
+from langgraph.channels import EphemeralValue
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import MessagesState
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.managed import RemainingSteps
-from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langctx.channel import ARCHIVE_KEY, LangctxChannel, merge_langctx
-from langctx.langgraph import make_pre_model_hook
+from langctx.delta_state import ArchivedBatches
+from langctx.errors import ConfigError
+from langctx.langgraph import LangctxNode, LangctxState, make_pre_model_hook, route_after_memory
 from langctx.middleware import LangctxMiddleware
+from langctx.recovery import with_overflow_recovery
 from langctx.state_memory import view_state
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel
@@ -211,27 +221,40 @@ def test_a_store_that_fails_mid_archive_loses_nothing() -> None:
     assert {m.id for m in state["messages"]} - {m.id for m in out["messages"]}
 
 
-@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
-def test_a_hook_over_a_state_without_the_archive_key_keeps_the_whole_log() -> None:
+class _HookState(MessagesState):
+    remaining_steps: RemainingSteps
+    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+
+
+class _ArchivingHookState(_HookState):
+    langctx_archive: NotRequired[ArchivedBatches]
+
+
+def _hook_run(schema: Any, **options: Any) -> Any:
     script = session_script(20, seed=3)
     model = ScriptedChatModel(responses=script.responses)
-    hook = make_pre_model_hook(max_tokens=BUDGET)  # archive="state", the default
-
-    class HookState(MessagesState):
-        remaining_steps: RemainingSteps
-        langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
-
     agent = create_react_agent(
         model,
         tools(script.outputs),
-        pre_model_hook=hook,
-        state_schema=HookState,
+        pre_model_hook=make_pre_model_hook(max_tokens=BUDGET, **options),
+        state_schema=schema,
         checkpointer=InMemorySaver(),
     )
     cfg = config("hook")
     out, _ = _drive(lambda x: agent.invoke(x, cfg), model, first_input(with_system=False))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_a_hook_over_a_state_without_the_archive_key_says_what_to_add() -> None:
+    with pytest.raises(ConfigError, match=r"langctx_archive: NotRequired\[ArchivedBatches\]"):
+        _hook_run(_HookState)  # archive="state", the default
+    out = _hook_run(_HookState, archive=None)
     assert every_compaction(out) and ARCHIVE_KEY not in out
     assert len(out["messages"]) == len(full_log(out)) > 40
+    archived = _hook_run(_ArchivingHookState)
+    assert archived[ARCHIVE_KEY] and len(archived["messages"]) < 20
+    assert [m.id for m in full_log(archived)] == [m.id for m in full_log(out)]
 
 
 def test_a_2000_turn_thread_of_the_whole_log_loads_and_continues() -> None:
@@ -263,3 +286,75 @@ def test_a_2000_turn_thread_of_the_whole_log_loads_and_continues() -> None:
         skip_system_prompt=True,
     )
     assert report.orphans == report.unanswered == report.violations == report.missing_task == 0
+
+
+class _MyState(MessagesState):
+    """A user's own schema, as docs/persistence.md declares it."""
+
+    langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+    langctx_archive: NotRequired[ArchivedBatches]
+    llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+
+
+def _node_graph(schema: Any, script: Any, saver: Any, **options: Any) -> Any:
+    model = ScriptedChatModel(responses=script.responses)
+    node = LangctxNode(max_tokens=BUDGET, **options)
+    llm = with_overflow_recovery(model.bind_tools(tools(script.outputs)), node.settings)
+
+    def call_model(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [llm.invoke(state["llm_input_messages"])]}
+
+    builder = StateGraph(schema)
+    builder.add_node("memory", node)
+    builder.add_node("model", call_model)
+    builder.add_node("tools", ToolNode(tools(script.outputs)))
+    builder.add_edge(START, "memory")
+    builder.add_conditional_edges("memory", route_after_memory("model"), ["model", END])
+    builder.add_conditional_edges("model", tools_condition, ["tools", END])
+    builder.add_edge("tools", "memory")
+    return builder.compile(checkpointer=saver), model
+
+
+def test_a_state_graph_over_a_users_schema_archives_like_langctx_state() -> None:
+    script = session_script(TURNS, seed=6)
+    outs = []
+    for schema in (LangctxState, _MyState):
+        graph, model = _node_graph(schema, script, InMemorySaver())
+        cfg = config()
+        out, _ = _drive(
+            lambda x, g=graph, c=cfg: g.invoke(x, c), model, first_input(with_system=False)
+        )
+        outs.append(out)
+    ours, mine = outs
+    assert len(mine["messages"]) == len(ours["messages"]) < 20 and mine[ARCHIVE_KEY]
+    assert _dicts(full_log(mine)) == _dicts(full_log(ours)) and len(full_log(mine)) > 100
+
+
+def test_a_state_graph_over_a_schema_without_the_archive_key_fails_on_its_first_step() -> None:
+    class Recipe(MessagesState):  # the archive key missing
+        langctx: NotRequired[Annotated[LangctxChannel, merge_langctx]]
+        llm_input_messages: NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+
+    saver = InMemorySaver()
+    graph, model = _node_graph(Recipe, session_script(4, seed=6), saver)
+    cfg = config()
+    with pytest.raises(ConfigError, match="langctx_archive"):
+        graph.invoke(first_input(with_system=False), cfg)
+    assert model.calls == []  # before any model call
+    graph, model = _node_graph(Recipe, session_script(TURNS, seed=6), InMemorySaver(), archive=None)
+    out, _ = _drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=False))
+    assert every_compaction(out) and len(out["messages"]) == len(full_log(out)) > 100
+
+
+def test_the_projection_is_in_the_checkpoint_after_each_memory_step_only() -> None:
+    """``llm_input_messages`` (an ``EphemeralValue``) is written to the checkpoint that follows
+    the memory step and cleared by the next step (docs/langgraph-node.md, docs/persistence.md)."""
+    saver = InMemorySaver()
+    graph, model = _node_graph(_MyState, session_script(10, seed=6), saver)
+    cfg = config()
+    _drive(lambda x: graph.invoke(x, cfg), model, first_input(with_system=False))
+    history = list(graph.get_state_history(cfg))
+    holding = [h for h in history if "llm_input_messages" in h.values]
+    assert holding and len(holding) == len(model.calls)
+    assert all(h.next == ("model",) for h in holding)  # written by the memory node, next: model
+    assert "llm_input_messages" not in history[0].values

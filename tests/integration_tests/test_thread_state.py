@@ -258,7 +258,7 @@ async def test_overlapping_calls_during_a_slow_compaction_each_project_their_own
         "summary_threshold_tokens": 0,
         "background_summaries": False,  # the compaction waits for its summarizer
     }
-    node = LangctxNode(summarizer=slow_summarizer, **options)
+    node = LangctxNode(summarizer=slow_summarizer, archive=None, **options)  # no graph, no archive
     cfg = config()
     first = coding_session(25, seed=15)
     queued = [

@@ -34,7 +34,7 @@ MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 
 @MODES
 async def test_below_budget_returns_the_projection_only(mode: str) -> None:
-    node = LangctxNode(max_tokens=2000, keep_recent_tokens=KEEP)
+    node = LangctxNode(max_tokens=2000, keep_recent_tokens=KEEP, archive=None)
     out = await _run(node, {"messages": [TASK, *exchanges(2)]}, mode)
     assert set(out) == {"llm_input_messages"}
     assert [m.id for m in out["llm_input_messages"]] == ["task", "a0", "h0", "a1", "h1"]
@@ -42,7 +42,7 @@ async def test_below_budget_returns_the_projection_only(mode: str) -> None:
 
 @MODES
 async def test_due_returns_the_compacted_projection_and_the_channel_update(mode: str) -> None:
-    node = LangctxNode(max_tokens=2000, keep_recent_tokens=KEEP)
+    node = LangctxNode(max_tokens=2000, keep_recent_tokens=KEEP, archive=None)
     messages = [TASK, *exchanges(12)]
     out = await _run(node, {"messages": messages}, mode)
     assert set(out) == {"llm_input_messages", "langctx"}
@@ -61,14 +61,14 @@ async def test_due_returns_the_compacted_projection_and_the_channel_update(mode:
 
 @MODES
 async def test_output_key_none_writes_only_the_update(mode: str) -> None:
-    node = LangctxNode(max_tokens=2000, output_key=None)
+    node = LangctxNode(max_tokens=2000, output_key=None, archive=None)
     out = await _run(node, {"messages": [TASK, *exchanges(12)]}, mode)
     assert set(out) == {"langctx"}
 
 
 @MODES
 async def test_compact_command_returns_the_notice_update(mode: str) -> None:
-    node = LangctxNode(max_tokens=4000)
+    node = LangctxNode(max_tokens=4000, archive=None)
     command = HumanMessage("/compact keep the lexer notes", id="cmd")
     out = await _run(node, {"messages": [TASK, *exchanges(8), command]}, mode)
 
@@ -86,6 +86,17 @@ async def test_compact_command_returns_the_notice_update(mode: str) -> None:
     assert "cmd" not in {m.id for m in projection}
     after = {"messages": [TASK, *exchanges(8), notice]}
     assert route_after_memory("model")(after) == "__end__"
+
+
+@MODES
+async def test_archive_in_a_state_without_its_key_says_what_to_add(mode: str) -> None:
+    node = LangctxNode(max_tokens=2000)  # archive="state", the default
+    state = {"messages": [TASK, *exchanges(2)]}
+    with pytest.raises(ConfigError, match=r"add `langctx_archive: NotRequired\[ArchivedBatches\]`"):
+        await _run(node, state, mode)
+    assert "llm_input_messages" in await _run(node, {**state, "langctx_archive": []}, mode)
+    no_thread = node.invoke(state) if mode == "sync" else await node.ainvoke(state)
+    assert "llm_input_messages" in no_thread  # nothing to archive for: no thread
 
 
 def _tool_call(state: dict[str, Any], instructions: str = "") -> dict[str, Any]:

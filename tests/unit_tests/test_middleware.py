@@ -149,14 +149,14 @@ async def test_compact_command_answers_without_calling_the_handler(mode: str) ->
 
     assert rec.requests == [] and model.calls == []
     assert isinstance(response, ExtendedModelResponse)
-    (notice,) = response.model_response.result
+    removal, notice = response.model_response.result  # `messages` written once: the result
+    assert (type(removal), removal.id) == (RemoveMessage, "cmd")
     assert isinstance(notice, AIMessage) and is_notice(notice)
     assert notice.text.startswith("[langctx] Compacted ")
     assert notice.text.endswith("Focus: keep the lexer notes")
     assert response.command is not None
     update = response.command.update
-    assert isinstance(update, dict)
-    assert [(type(m), m.id) for m in update["messages"]] == [(RemoveMessage, "cmd")]
+    assert isinstance(update, dict) and set(update) == {"langctx"}
     (entry,) = update["langctx"]["compactions"]
     assert entry["trigger"] == "manual"
     assert entry["instructions"] == "keep the lexer notes"
@@ -169,10 +169,60 @@ async def test_compact_command_with_nothing_to_compact_writes_no_entry(mode: str
     command = HumanMessage("/compact", id="cmd")
     response = await _call(mw, _request([TASK, command], ScriptedChatModel()), rec, mode)
     assert rec.requests == []
-    assert isinstance(response, ExtendedModelResponse) and response.command is not None
-    (notice,) = response.model_response.result
+    assert isinstance(response, ModelResponse)  # nothing but `messages` to write
+    removal, notice = response.result
+    assert (type(removal), removal.id) == (RemoveMessage, "cmd")
     assert notice.text.startswith("[langctx] Nothing to compact yet")
-    assert set(response.command.update) == {"messages"}  # type: ignore[arg-type]
+
+
+def _archiving_request(messages: list[BaseMessage], model: ScriptedChatModel) -> Any:
+    request = _request(messages, model)
+    state = {**request.state, "langctx_archive": []}
+    return request.override(state=state)  # type: ignore[arg-type]
+
+
+@MODES
+async def test_archived_messages_leave_in_the_result_before_the_models_message(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "langctx.middleware.ensure_config", lambda: {"configurable": {"thread_id": "t"}}
+    )
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
+    model = ScriptedChatModel(responses=["Done."])
+    messages = [TASK, *exchanges(12)]
+    response = await _call(mw, _archiving_request(messages, model), Recorder(), mode)
+
+    assert isinstance(response, ExtendedModelResponse) and response.command is not None
+    *removals, reply = response.model_response.result
+    assert reply.content == "Done."
+    assert [(type(m), m.id) for m in removals] == [(RemoveMessage, m.id) for m in exchanges(11)]
+    assert set(response.command.update) == {"langctx", "langctx_archive"}  # type: ignore[arg-type]
+
+
+@MODES
+async def test_a_step_that_repairs_invalid_tool_calls_removes_in_the_command(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """create_agent writes the whole history back (after REMOVE_ALL) on that step: a removal in
+    the same write would be stored as a message, so it goes in the command, applied after."""
+    monkeypatch.setattr(
+        "langctx.middleware.ensure_config", lambda: {"configurable": {"thread_id": "t"}}
+    )
+    mw = LangctxMiddleware(max_tokens=2000, keep_recent_tokens=KEEP)
+    model = ScriptedChatModel(responses=["Done."])
+    broken = AIMessage(
+        "",
+        id="bad",
+        invalid_tool_calls=[{"type": "invalid_tool_call", "id": "c1", "name": "read", "args": "{"}],
+    )
+    messages = [TASK, *exchanges(12), broken, HumanMessage("go on", id="h-last")]
+    response = await _call(mw, _archiving_request(messages, model), Recorder(), mode)
+
+    assert isinstance(response, ExtendedModelResponse) and response.command is not None
+    assert [m.content for m in response.model_response.result] == ["Done."]
+    update = cast(dict[str, Any], response.command.update)
+    assert all(isinstance(m, RemoveMessage) for m in update["messages"]) and update["messages"]
 
 
 @MODES

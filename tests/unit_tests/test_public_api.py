@@ -354,7 +354,7 @@ def test_doc_python_blocks_print_what_their_comments_claim(
     """Every python block of the README and docs/*.md runs (offline, in a temporary folder),
     and each ``print(...)  # -> X`` prints exactly X (the text in parentheses after X is
     commentary). A printed value that drifts from its comment fails."""
-    code = compile(block.source, block.where, "exec")
+    code = compile(block.source, block.where, "exec", dont_inherit=True)  # as a user runs it
     if block.no_run is not None:
         assert NOT_RUN.get(block.where) == block.no_run, (
             f"{block.where} is marked no-run ({block.no_run!r}) but not listed in NOT_RUN"

@@ -132,8 +132,8 @@ def _run(
             if mode != "updates" or not isinstance(chunk, dict):
                 continue
             for node, update in chunk.items():
-                # a list when the step wrote a channel twice: the model's message first, then
-                # the middleware's own update (archived messages removed, new entries)
+                # a list only when the step wrote a channel twice (create_agent repairing a
+                # malformed tool call, then the middleware's removals)
                 parts = [p for p in (update if isinstance(update, list) else [update]) if p]
                 if node == "tools":
                     for line in _context_mode_lines(parts):
