@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -282,17 +283,22 @@ def _with_update(
     """The response plus this step's state update.
 
     The step's own ``messages`` writes (archived messages removed, a handled ``/compact``) go in
-    the response's ``result``, before the model's message: ``messages`` is written once per step,
-    so ``stream_mode="updates"`` gives one dict whose ``messages[-1]`` is the model's message.
-    ``create_agent`` writes the whole history back when it repairs invalid tool calls; on that
-    step they stay in the command, applied after it.
+    the response's ``result`` between the model's message and that message again: ``messages``
+    is written once per step, so ``stream_mode="updates"`` gives one dict whose ``messages[-1]``
+    is the model's message, and a middleware listed before this one finds it at ``result[0]``
+    (LangChain's "rewrite response" example) as well as at ``result[-1]``; ``add_messages`` keeps
+    one copy (same id). ``create_agent`` writes the whole history back when it repairs invalid
+    tool calls; on that step they stay in the command, applied after it.
     """
     update = step.update({"messages": [step.handled[0]]} if step.handled is not None else {})
     own = update.get("messages")
-    if own and not _repairs_pending(step.state.get("messages")):
+    base = response if isinstance(response, ModelResponse) else ModelResponse([response])
+    if own and base.result and not _repairs_pending(step.state.get("messages")):
         del update["messages"]
-        base = response if isinstance(response, ModelResponse) else ModelResponse([response])
-        response = replace(base, result=[*own, *base.result])
+        last = base.result[-1]
+        if last.id is None:  # both copies must carry one id, whatever serializes them between
+            last = last.model_copy(update={"id": f"lc_{uuid.uuid4()}"})
+        response = replace(base, result=[*base.result[:-1], last, *own, last])
     if not update:
         return response
     model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])

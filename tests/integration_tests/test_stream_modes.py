@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelRetryMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelResponse, ModelRetryMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -188,7 +188,9 @@ def test_a_compact_command_streams_one_update_ending_in_its_notice() -> None:
     updates = list(agent.stream({"messages": [("user", "/compact")]}, cfg, stream_mode="updates"))
     assert [list(chunk) for chunk in updates] == [["model"]]
     written = updates[0]["model"]["messages"]
-    assert isinstance(written[0], RemoveMessage)  # the command, then the archived messages
+    assert (
+        written[0] is written[-1]
+    )  # the notice, the command and the archived messages, the notice
     assert sum(isinstance(m, RemoveMessage) for m in written) > 1
     assert isinstance(written[-1], AIMessage) and "Compacted" in written[-1].text
 
@@ -281,3 +283,37 @@ def test_an_outer_wrap_model_call_middleware_keeps_the_archive_and_the_shape() -
     state = agent.get_state(cfg).values
     _check("updates", seen, state, model, None)
     assert len(state["messages"]) < 20 < len(full_log(state))
+
+
+class _Bracketed(AgentMiddleware):  # type: ignore[type-arg]
+    """LangChain's documented "Rewrite response" ``wrap_model_call`` (``result[0]``)."""
+
+    def wrap_model_call(self, request: Any, handler: Any) -> ModelResponse:  # type: ignore[type-arg]
+        response = handler(request)
+        ai_msg = response.result[0]
+        return ModelResponse(
+            result=[AIMessage(content=f"[{ai_msg.content}]", tool_calls=ai_msg.tool_calls)],
+            structured_response=response.structured_response,
+        )
+
+
+def test_langchains_documented_rewrite_listed_first_loses_no_model_message() -> None:
+    """The rewrite keeps ``result[0]`` only: that is the model's message, so every answer of the
+    model reaches the state (the step's removals are dropped with the rest of the result, so the
+    window keeps those messages; nothing is lost)."""
+    script = session_script(TURNS, seed=47)
+    model = ScriptedChatModel(responses=script.responses)
+    agent = create_agent(
+        model,
+        tools=session_tools(script.outputs),
+        middleware=[_Bracketed(), LangctxMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = config()
+    for inp in _inputs(model):
+        agent.invoke(inp, cfg)
+    log = full_log(agent.get_state(cfg).values)
+    answers = [m for m in log if isinstance(m, AIMessage)]
+    assert len(answers) == len(model.calls)
+    assert all(str(m.content).startswith("[") for m in answers)
+    assert len({m.id for m in log}) == len(log)

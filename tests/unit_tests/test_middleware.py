@@ -149,8 +149,8 @@ async def test_compact_command_answers_without_calling_the_handler(mode: str) ->
 
     assert rec.requests == [] and model.calls == []
     assert isinstance(response, ExtendedModelResponse)
-    removal, notice = response.model_response.result  # `messages` written once: the result
-    assert (type(removal), removal.id) == (RemoveMessage, "cmd")
+    notice, removal, again = response.model_response.result  # `messages` written once
+    assert (type(removal), removal.id) == (RemoveMessage, "cmd") and again is notice
     assert isinstance(notice, AIMessage) and is_notice(notice)
     assert notice.text.startswith("[langctx] Compacted ")
     assert notice.text.endswith("Focus: keep the lexer notes")
@@ -170,8 +170,8 @@ async def test_compact_command_with_nothing_to_compact_writes_no_entry(mode: str
     response = await _call(mw, _request([TASK, command], ScriptedChatModel()), rec, mode)
     assert rec.requests == []
     assert isinstance(response, ModelResponse)  # nothing but `messages` to write
-    removal, notice = response.result
-    assert (type(removal), removal.id) == (RemoveMessage, "cmd")
+    notice, removal, again = response.result
+    assert (type(removal), removal.id) == (RemoveMessage, "cmd") and again is notice
     assert notice.text.startswith("[langctx] Nothing to compact yet")
 
 
@@ -182,7 +182,7 @@ def _archiving_request(messages: list[BaseMessage], model: ScriptedChatModel) ->
 
 
 @MODES
-async def test_archived_messages_leave_in_the_result_before_the_models_message(
+async def test_archived_messages_leave_in_the_result_between_the_models_message_and_itself(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
@@ -194,8 +194,8 @@ async def test_archived_messages_leave_in_the_result_before_the_models_message(
     response = await _call(mw, _archiving_request(messages, model), Recorder(), mode)
 
     assert isinstance(response, ExtendedModelResponse) and response.command is not None
-    *removals, reply = response.model_response.result
-    assert reply.content == "Done."
+    reply, *removals, again = response.model_response.result
+    assert reply.content == "Done." and again is reply and reply.id is not None
     assert [(type(m), m.id) for m in removals] == [(RemoveMessage, m.id) for m in exchanges(11)]
     assert set(response.command.update) == {"langctx", "langctx_archive"}  # type: ignore[arg-type]
 
