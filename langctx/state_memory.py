@@ -34,7 +34,7 @@ from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.facts import FileToolSpec
-from langctx.markers import NO_THREAD
+from langctx.markers import NO_THREAD, checked_thread_id
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
@@ -49,9 +49,13 @@ from langctx.tokens import TokenCounter, resolve_token_counter
 
 
 def thread_id_of(config: Mapping[str, Any] | None) -> str:
-    """The ``thread_id`` of a run's config, or :data:`NO_THREAD`."""
+    """The ``thread_id`` of a run's config, or :data:`NO_THREAD`.
+
+    Raises:
+        ConfigError: the thread id names a reserved namespace (:func:`checked_thread_id`).
+    """
     tid = ((config or {}).get("configurable") or {}).get("thread_id")
-    return NO_THREAD if tid is None else str(tid)
+    return NO_THREAD if tid is None else checked_thread_id(tid)
 
 
 class MemoryOptions(ConfigOptions, total=False):

@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import START, StateGraph
+from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
+from langctx.channel import run_update
 from langctx.context_mode.references import find_reference_ids
 from langctx.context_mode.tools import wrap_tools_with_context_mode
+from langctx.delta_state import LangctxDeltaState
 from langctx.markers import NO_THREAD
 from tests.integration_tests._agents import require_postgres, run_worker
 from tests.integration_tests._isolation import SECRET, read_log, run_agent
@@ -122,3 +127,29 @@ def test_runs_in_two_processes_do_not_share_references(tmp_path: Path) -> None:
         results += [run_agent(store, a["thread_id"], "1", ref_id) for a in attacks]
     for out in results:
         assert_denied(out)
+
+
+def test_a_custom_graph_without_thread_or_run_id_stores_nothing() -> None:
+    """A ``ToolNode`` graph with wrapped tools, no thread and no run id in its state: the output
+    is reduced, not stored (no namespace is its own); with ``langctx: run_update()`` in its
+    input it is stored under that run id, and read back in the same run."""
+    store = InMemoryStore()
+    wrapped = wrap_tools_with_context_mode([read_log], store=store)
+    call = {"id": "c1", "name": "read_log", "args": {"path": "x"}, "type": "tool_call"}
+    graph = (
+        StateGraph(LangctxDeltaState)
+        .add_node("tools", ToolNode(wrapped))
+        .add_edge(START, "tools")
+        .compile(store=store)
+    )
+    start = [HumanMessage("go", id="1"), AIMessage("", tool_calls=[call], id="2")]
+    plain = graph.invoke({"messages": start})["messages"][-1].text
+    assert find_reference_ids(plain) == []
+    assert not list(store.search(("langctx", "refs"), limit=5))
+    own = graph.invoke({"messages": start, "langctx": run_update()})
+    (ref_id,) = find_reference_ids(own["messages"][-1].text)
+    fetch = {"id": "c2", "name": "fetch_context", "args": {"ref_id": ref_id, "grep": "SECRET"}}
+    again = {**own, "messages": [AIMessage("", tool_calls=[{**fetch, "type": "tool_call"}])]}
+    assert SECRET in graph.invoke(again)["messages"][-1].text
+    other = {"messages": again["messages"], "langctx": run_update()}
+    assert "no context reference" in graph.invoke(other)["messages"][-1].text
