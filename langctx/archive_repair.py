@@ -1,6 +1,6 @@
-"""When the ``langctx`` channel and the thread's archive disagree (a hand edit with
-``update_state``, an older channel put back, another thread's): the rule that repairs the channel
-from the archive, or refuses the state in one line (docs/persistence.md, "When the channel and
+"""The archive's batches (their shape and keys), and the rule that repairs a ``langctx`` channel
+that no longer describes them (a hand edit with ``update_state``, an older channel put back,
+another thread's) or refuses the state in one line (docs/persistence.md, "When the channel and
 the archive disagree").
 
 The rule: the archive's batches are the record of what was archived. The batch with the highest
@@ -14,8 +14,10 @@ missing is refused with one line.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
@@ -27,16 +29,55 @@ from langctx.channel import (
     is_slim,
 )
 from langctx.errors import StateVersionError
-from langctx.stores.archive_plan import ArchiveBatch, batch_key
 
 __all__ = [
+    "BATCH_VERSION",
+    "ArchiveBatch",
     "agrees",
     "batch_chain",
+    "batch_key",
     "newest_batch",
     "repaired_channel",
     "state_batches",
     "thread_entries",
 ]
+
+
+BATCH_VERSION = 1
+"""Version of the :class:`ArchiveBatch` shape."""
+
+
+class ArchiveBatch(TypedDict):
+    """One archived batch, the value of one store item (version 1). JSON values only."""
+
+    v: int
+    kind: Literal["langctx_archive_batch"]
+    thread_id: str
+    seq: int
+    """0 for the thread's first batch, then 1, 2, ..."""
+    prev: str | None
+    """Store key of the batch before this one (None for the first)."""
+    order: list[str]
+    """Ids of the state's messages before the cut, in order (archived and pinned ones)."""
+    messages: list[dict[str, Any]]
+    """The archived messages, as :func:`lean_message_dict` dicts."""
+    compactions: list[dict[str, Any]]
+    """Compaction entries copied here for the first time, as the channel first held them."""
+    edits: list[dict[str, Any]]
+    """Edit entries of the archived messages (they left the channel)."""
+    priorities: dict[str, int]
+    """Ledger priorities of the archived messages (they left the channel)."""
+    first_kept: str
+    """Id of the first message kept in ``messages`` (the cut)."""
+    created_at: str
+
+
+def batch_key(batch: ArchiveBatch) -> str:
+    """The store key of ``batch``: its seq and a digest of its content (a retry finds it)."""
+    comps = [e["id"] for e in batch["compactions"]]
+    content = [batch["thread_id"], batch["prev"], batch["order"], batch["messages"], comps]
+    digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{batch['seq']:08d}-{digest[:12]}"
 
 
 def state_batches(held: Any) -> list[Mapping[str, Any]]:
@@ -152,24 +193,19 @@ def repaired_channel(
     own = record is None or record.get("last") in keys  # emptied or older: its entries are ours
     archived = thread_entries(chain, None)
     comps, edits, prio = thread_entries(chain, channel) if own else archived
-    rest = {
+    last: ArchiveBatch = newest  # type: ignore[assignment]
+    out: dict[str, Any] = {
         k: v
         for k, v in (channel or {}).items()
         if k not in ("v", "compactions", "edits", "priorities", "archive")
     }
-    last: ArchiveBatch = newest  # type: ignore[assignment]
-    return LangctxChannel(  # type: ignore[typeddict-item]
-        **rest,
-        v=CHANNEL_VERSION,
-        compactions=comps,
-        edits=edits,
-        priorities=prio,
-        archive=ArchiveRecord(
-            v=ARCHIVE_RECORD_VERSION,
-            last=batch_key(last),
-            batches=last["seq"] + 1,
-            messages=sum(len(b["messages"]) for b in chain),
-            saved=len(archived[0]),
-            first_kept=last["first_kept"],
-        ),
+    out.update(v=CHANNEL_VERSION, compactions=comps, edits=edits, priorities=prio)
+    out["archive"] = ArchiveRecord(
+        v=ARCHIVE_RECORD_VERSION,
+        last=batch_key(last),
+        batches=last["seq"] + 1,
+        messages=sum(len(b["messages"]) for b in chain),
+        saved=len(archived[0]),
+        first_kept=last["first_kept"],
     )
+    return out  # type: ignore[return-value]

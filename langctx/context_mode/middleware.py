@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
-from langctx.channel import RUN_KEY, run_of, run_update
+from langctx.channel import run_of, run_update
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -91,10 +91,10 @@ def with_run_id(response: ModelResult, request: ModelRequest[Any]) -> ModelResul
             model_response=model_response, command=Command(update={"langctx": run})
         )
     command = response.command
-    update = command.update if isinstance(command.update, dict) else None
-    if update is None:  # pragma: no cover - langctx's own commands update with a dict
+    update = command.update if command is not None and isinstance(command.update, dict) else None
+    if command is None or update is None:  # pragma: no cover - langctx's commands: a dict
         return response
-    channel = {**(update.get("langctx") or {}), "v": run["v"], RUN_KEY: run[RUN_KEY]}
+    channel = {**(update.get("langctx") or {}), **run}
     command = replace(command, update={**update, "langctx": channel})
     return ExtendedModelResponse(model_response=response.model_response, command=command)
 
