@@ -3,6 +3,8 @@ its reading; it holds what the memory decided, never the messages (docs/persiste
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
@@ -17,6 +19,10 @@ ARCHIVE_RECORD_VERSION = 1
 
 ARCHIVE_KEY = "langctx_archive"
 """The state key of the in-state archive, a list of batches (:mod:`langctx.stores.archive`)."""
+
+RUN_KEY = "run"
+"""The channel key of a run without a thread: its random id (``uuid4().hex``)."""
+_RUN = re.compile(r"[0-9a-f]{32}")
 
 _LISTS = ("compactions", "edits")
 _OPS = ("reset", "drop", "slim")
@@ -42,8 +48,8 @@ class ArchiveRecord(TypedDict, total=False):
 class LangctxChannel(TypedDict, total=False):
     """The value of the ``langctx`` state key (version 1). All fields are JSON values.
 
-    Update-only keys: ``reset`` (replace the channel, keeping its ``archive`` record unless the
-    update brings one), and in archive mode ``drop`` (``{"compactions": [ids], "edits": [ids],
+    Update-only keys: ``reset`` (replace the channel, keeping its ``archive`` record and ``run``
+    unless the update brings them), and in archive mode ``drop`` (``{"compactions": [ids], "edits": [ids],
     "priorities": [message ids]}``) and ``slim`` (compaction ids whose ``covered_ids`` keep only
     their length, first and last id), applied after the new entries are appended.
     """
@@ -57,6 +63,9 @@ class LangctxChannel(TypedDict, total=False):
     """What left the projection and why (``to_state`` and the chat history; not the graph)."""
     counter: str
     """The ``name`` of the token counter the entries were counted with (``langctx inspect``)."""
+    run: str
+    """A run without a thread: its random id (``uuid4().hex``), naming where its tool outputs are
+    stored (:func:`run_of`); written by the middlewares at the run's first model call."""
     reset: bool
     drop: dict[str, list[str]]
     slim: list[str]
@@ -128,7 +137,7 @@ def merge_langctx(
     update = check_version(right, "update")
     drop, slim = _ops(update)
     if update.get("reset"):
-        base = {k: v for k, v in base.items() if k == "archive"}
+        base = {k: v for k, v in base.items() if k in ("archive", RUN_KEY)}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
     out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
     out["v"] = CHANNEL_VERSION
@@ -306,6 +315,17 @@ def stored_priorities(value: Any) -> dict[str, int]:
     shown = type(value).__name__ if not isinstance(value, Mapping) else repr(dict(value))[:80]
     msg = f"the langctx channel's priorities must map message ids to integers, got {shown}."
     raise StateVersionError(msg)
+
+
+def run_of(channel: Any) -> str | None:
+    """The run id a thread-less run's channel holds (None: none, or not a ``uuid4().hex``)."""
+    run = channel.get(RUN_KEY) if isinstance(channel, Mapping) else None
+    return run if isinstance(run, str) and _RUN.fullmatch(run) else None
+
+
+def run_update() -> LangctxChannel:
+    """An update giving a thread-less run its random id (see :func:`run_of`)."""
+    return LangctxChannel(v=CHANNEL_VERSION, run=uuid.uuid4().hex)
 
 
 def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:

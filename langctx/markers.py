@@ -13,6 +13,8 @@ import hashlib
 import re
 from typing import Any
 
+from langctx.errors import ConfigError
+
 # ---------------------------------------------------------------------------- in message text
 
 NOTICE_MARK = "[langctx]"
@@ -90,7 +92,36 @@ def _text_of(content: str | list[Any]) -> str:
 
 
 NO_THREAD = "__langctx_no_thread__"
-"""Thread id (and store namespace) used when a run's config has no ``thread_id``."""
+"""Thread id (and store namespace) used when a run's config has no ``thread_id``; it and every
+name it starts (a thread-less run's ``__langctx_no_thread__:run:<uuid>``) are reserved: no
+``thread_id`` may name them (:func:`checked_thread_id`)."""
+
+
+def checked_thread_id(value: object) -> str:
+    """A run's ``thread_id`` as a string, refused when it names a reserved namespace.
+
+    Example:
+        >>> checked_thread_id(7)
+        '7'
+        >>> checked_thread_id("__langctx_no_thread__:1")
+        Traceback (most recent call last):
+        langctx.errors.ConfigError: thread_id '__langctx_no_thread__:1' is reserved ...
+    """
+    tid = str(value)
+    if tid.startswith(NO_THREAD):
+        msg = (
+            f"thread_id {tid[:80]!r} is reserved by langctx (it names the stored outputs of runs "
+            f"without a thread); use a thread_id that does not start with {NO_THREAD!r}."
+        )
+        raise ConfigError(msg)
+    return tid
+
+
+def thread_less_namespace(run: str) -> str:
+    """The namespace of a run without a thread, named by its random run id (a thread id cannot
+    name it: :func:`checked_thread_id`)."""
+    return f"{NO_THREAD}:run:{run}"
+
 
 # ---------------------------------------------------------------------------- id prefixes
 

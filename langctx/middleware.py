@@ -98,7 +98,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             if step.handled is not None:
                 return _with_update(ModelResponse(result=[step.handled[1]]), step)
             response = self.recovery.run(step.view, lambda: handler(_projected(keyed, step)))
-        return _with_update(response, step)
+        return self._with_run(_with_update(response, step), request)
 
     async def awrap_model_call(
         self,
@@ -115,7 +115,20 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
                 response = await self.recovery.arun(
                     step.view, lambda: handler(_projected(keyed, step))
                 )
-            return _with_update(response, step)
+            return self._with_run(_with_update(response, step), request)
+
+    def _with_run(
+        self,
+        response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
+        request: ModelRequest[Any],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """With a ``tool_output_processor``: a thread-less run's random id, where its tool
+        outputs are stored (:func:`~langctx.context_mode.middleware.with_run_id`)."""
+        if self.tool_output_processor is None:
+            return response
+        from langctx.context_mode.middleware import with_run_id
+
+        return with_run_id(response, request)
 
     def _main_model(self, request: ModelRequest[Any]) -> AbstractContextManager[None]:
         """For a :class:`~langctx.summarize.PrefixSummarizer`: this step's model, bound as

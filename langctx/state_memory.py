@@ -18,8 +18,10 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from langctx.archive_repair import agrees, repaired_channel, state_batches
 from langctx.channel import (
     ARCHIVE_KEY,
+    ArchiveRecord,
     LangctxChannel,
     archive_record,
     channel_entries,
@@ -34,7 +36,7 @@ from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.facts import FileToolSpec
-from langctx.markers import NO_THREAD
+from langctx.markers import NO_THREAD, checked_thread_id
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
@@ -49,9 +51,13 @@ from langctx.tokens import TokenCounter, resolve_token_counter
 
 
 def thread_id_of(config: Mapping[str, Any] | None) -> str:
-    """The ``thread_id`` of a run's config, or :data:`NO_THREAD`."""
+    """The ``thread_id`` of a run's config, or :data:`NO_THREAD`.
+
+    Raises:
+        ConfigError: the thread id names a reserved namespace (:func:`checked_thread_id`).
+    """
     tid = ((config or {}).get("configurable") or {}).get("thread_id")
-    return NO_THREAD if tid is None else str(tid)
+    return NO_THREAD if tid is None else checked_thread_id(tid)
 
 
 class MemoryOptions(ConfigOptions, total=False):
@@ -137,6 +143,7 @@ class ThreadView:
         known_edits: int | None = None,
         priorities: Mapping[str, int] | None = None,
         reset: bool = False,
+        archive: ArchiveRecord | None = None,
     ) -> None:
         self.memory = memory
         """The memory over the state's window (private to this call)."""
@@ -147,6 +154,7 @@ class ThreadView:
         self._known_edits = len(memory.edits) if known_edits is None else known_edits
         self._known_priorities = dict(memory.priorities if priorities is None else priorities)
         self._reset = reset
+        self._archive = archive  # a repaired archive record, written with the reset
 
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""
@@ -213,6 +221,7 @@ class ThreadView:
             edits=new_e,
             priorities=new_p,
             reset=reset,
+            archive=self._archive,
             counter=str(getattr(counter, "inner", counter).name),
             copy=False,
         )
@@ -251,11 +260,15 @@ def _view_state(
 ) -> ThreadView:
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
+    repaired = _repaired(channel, state.get(ARCHIVE_KEY), messages)
+    if repaired is not None:  # the channel no longer described the archive
+        channel = repaired
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
     span = window_start(raw, comps, channel.get("archive"))
+    record = archive_record(channel) if repaired is not None else None
     if span is None:
-        return _rebuilt(settings.new_memory(), raw, channel, thread_id)
+        return _rebuilt(settings.new_memory(), raw, channel, thread_id, record)
     head, start = span
     window = [m for m in raw[start:] if not is_control_message(m)]
     # what precedes the latest response was an earlier call's checked input
@@ -277,7 +290,26 @@ def _view_state(
     # the next call restores it instead of cutting (and warning) again
     stored = {e["id"] for e in edits}
     known_edits = sum(e["id"] in stored for e in memory.edits)
-    return ThreadView(memory, thread_id=thread_id, known=len(comps), known_edits=known_edits)
+    return ThreadView(
+        memory,
+        thread_id=thread_id,
+        known=len(comps),
+        known_edits=known_edits,
+        reset=record is not None,
+        archive=record,
+    )
+
+
+def _repaired(
+    channel: Mapping[str, Any], held: Any, messages: Sequence[BaseMessage]
+) -> LangctxChannel | None:
+    """``channel`` repaired from the state's archive (:mod:`langctx.archive_repair`), or None
+    when it describes the archive (the usual case: one batch's key computed)."""
+    batches = state_batches(held)
+    if not batches or agrees(archive_record(channel), max(batches, key=lambda b: b["seq"])):
+        return None
+    ids = {str(m.id) for m in messages if m.id is not None}
+    return repaired_channel(channel, batches, ids.__contains__)
 
 
 def _archived_to(channel: Mapping[str, Any]) -> str | None:
@@ -304,7 +336,11 @@ class _Before:
 
 
 def _rebuilt(
-    memory: LayeredChatMemory, raw: Sequence[BaseMessage], channel: Any, thread_id: str
+    memory: LayeredChatMemory,
+    raw: Sequence[BaseMessage],
+    channel: Any,
+    thread_id: str,
+    archive: ArchiveRecord | None = None,
 ) -> ThreadView:
     """The whole state restored; channel entries naming messages no longer there are dropped."""
     comps, edits, prio = channel_entries(channel)
@@ -322,5 +358,6 @@ def _rebuilt(
         known=kept,
         known_edits=len(kept_edits),
         priorities=kept_prio,
-        reset=dropped,
+        reset=dropped or archive is not None,
+        archive=archive,
     )

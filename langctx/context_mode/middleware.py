@@ -8,12 +8,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any, NotRequired
 
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
@@ -22,6 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import ensure_config
 from langgraph.types import Command
 
+from langctx.channel import run_of, run_update
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
@@ -31,13 +34,14 @@ from langctx.context_mode.tools import (
     remember_tool,
     working_memory_tool,
 )
-from langctx.context_mode.wrapped_tool import reference_namespace
+from langctx.context_mode.wrapped_tool import namespace_args, thread_id_from_config
 from langctx.delta_state import LangctxDeltaChannel
 from langctx.errors import ConfigError
+from langctx.markers import NO_THREAD
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import GraphReferenceStore
 
-__all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor"]
+__all__ = ["ContextModeMiddleware", "ContextModeState", "ContextModeToolProcessor", "with_run_id"]
 
 
 class ContextModeState(AgentState[Any]):
@@ -60,10 +64,39 @@ def _named(request: ToolCallRequest) -> dict[str, Any]:
 def _where(request: ToolCallRequest) -> dict[str, Any]:
     """The thread and arguments Context-mode processes a tool call's result for."""
     config = getattr(request.runtime, "config", None)
-    thread_id = reference_namespace(
-        config if config is not None else ensure_config(), request.state
-    )
-    return {"thread_id": thread_id, "args": request.tool_call.get("args") or {}}
+    where = namespace_args(config if config is not None else ensure_config(), request.state)
+    return {**where, "args": request.tool_call.get("args") or {}}
+
+
+ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
+
+
+def with_run_id(response: ModelResult, request: ModelRequest[Any]) -> ModelResult:
+    """``response``, plus a random run id in the ``langctx`` channel when the run has no thread
+    and no run id yet: its tool outputs are stored under it, where no other run can reach.
+
+    Raises:
+        ConfigError: the run's thread id is reserved (see :func:`~langctx.markers.checked_thread_id`).
+    """
+    if thread_id_from_config(ensure_config()) != NO_THREAD:
+        return response
+    if run_of((request.state or {}).get("langctx")) is not None:
+        return response
+    run = run_update()
+    if not isinstance(response, ExtendedModelResponse):
+        model_response = (
+            response if isinstance(response, ModelResponse) else ModelResponse([response])
+        )
+        return ExtendedModelResponse(
+            model_response=model_response, command=Command(update={"langctx": run})
+        )
+    command = response.command
+    update = command.update if command is not None and isinstance(command.update, dict) else None
+    if command is None or update is None:  # pragma: no cover - langctx's commands: a dict
+        return response
+    channel = {**(update.get("langctx") or {}), **run}
+    command = replace(command, update={**update, "langctx": channel})
+    return ExtendedModelResponse(model_response=response.model_response, command=command)
 
 
 def _extend_system(system: SystemMessage | None, extra: str) -> SystemMessage:
@@ -132,21 +165,21 @@ class ContextModeMiddleware(AgentMiddleware[ContextModeState, Any, Any]):
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
-    ) -> ModelResponse[Any] | AIMessage:
+    ) -> ModelResult:
         """Explain references in the system prompt; add relevant long-term facts."""
         ltm = self.long_term
         block = None if ltm is None else ltm.context_block(_query(request), config=ensure_config())
-        return handler(self._system(request, block))
+        return with_run_id(handler(self._system(request, block)), request)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage:
+    ) -> ModelResult:
         """Async version of `wrap_model_call`."""
         ltm, config = self.long_term, ensure_config()
         block = None if ltm is None else await ltm.acontext_block(_query(request), config=config)
-        return await handler(self._system(request, block))
+        return with_run_id(await handler(self._system(request, block)), request)
 
     def wrap_tool_call(
         self,

@@ -105,8 +105,11 @@ def processing(
     thread_id: str | None = None,
     tool_call_id: str | None = None,
     message_id: str | None = None,
+    *,
+    keep: bool = True,
 ) -> Generator[Op, Any, ProcessedOutput]:
-    """The steps of :meth:`ContextModeProcessor.process`; a failed summarizer or store call is logged."""
+    """The steps of :meth:`ContextModeProcessor.process`; a failed summarizer or store call is
+    logged. ``keep=False``: nothing is stored (the output is reduced only)."""
     config, count_tokens = processor.config, processor.count_tokens
     output, text, binary = _decode(output)
     tokens = count_tokens(text)
@@ -117,10 +120,10 @@ def processing(
         return ProcessedOutput(text=inline, action="inline", tokens=tokens, **sizes)
 
     hints: dict[str, Any] = {"tool_name": tool_name, "args": args}
-    reference = config.references and (binary or tokens > config.reference_min_tokens)
+    reference = keep and config.references and (binary or tokens > config.reference_min_tokens)
     budget = processor.description_tokens if reference else config.max_inline_tokens
     reduction = _reduce(processor, output, budget, hints)
-    check_facts = config.references and not reference and config.reference_lost_facts
+    check_facts = keep and config.references and not reference and config.reference_lost_facts
     if check_facts and missing_output_facts(extract_output_facts(text), reduction.text):
         reference, budget = True, processor.description_tokens
         reduction = _reduce(processor, output, budget, hints)

@@ -127,12 +127,14 @@ class ContextModeProcessor:
         thread_id: str | None = None,
         tool_call_id: str | None = None,
         message_id: str | None = None,
+        keep: bool = True,
     ) -> ProcessedOutput:
         """Process one tool output, text or bytes.
 
         Args:
             tool_name: a hint for the content kind and the summary prompt (as are ``args``).
             thread_id: the thread whose store namespace keeps the reference.
+            keep: False: store nothing (reduce only), for a run that has no namespace.
             tool_call_id: makes the reference id stable.
             message_id: id of the message that will show the reference.
 
@@ -140,7 +142,9 @@ class ContextModeProcessor:
             >>> ContextModeProcessor().process("small").action
             'inline'
         """
-        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
+        steps = processing(
+            self, output, tool_name, args, thread_id, tool_call_id, message_id, keep=keep
+        )
         return drive(steps, self._call)
 
     async def aprocess(
@@ -152,13 +156,20 @@ class ContextModeProcessor:
         thread_id: str | None = None,
         tool_call_id: str | None = None,
         message_id: str | None = None,
+        keep: bool = True,
     ) -> ProcessedOutput:
         """Async version of `process`."""
-        steps = processing(self, output, tool_name, args, thread_id, tool_call_id, message_id)
+        steps = processing(
+            self, output, tool_name, args, thread_id, tool_call_id, message_id, keep=keep
+        )
         return await adrive(steps, self._acall)
 
     def _message_steps(
-        self, message: ToolMessage, thread_id: str | None, args: Mapping[str, Any] | None
+        self,
+        message: ToolMessage,
+        thread_id: str | None,
+        args: Mapping[str, Any] | None,
+        keep: bool = True,
     ) -> Generator[Op, Any, ToolMessage]:
         content = message.content
         if context_mode_stamp(message) is not None:
@@ -170,7 +181,7 @@ class ContextModeProcessor:
             return message  # images or other blocks: left as they are
         text = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in blocks)
         result = yield from processing(
-            self, text, message.name, args, thread_id, message.tool_call_id, message.id
+            self, text, message.name, args, thread_id, message.tool_call_id, message.id, keep=keep
         )
         if result.action == "inline" and result.text == text and isinstance(content, str):
             return message
@@ -191,6 +202,7 @@ class ContextModeProcessor:
         *,
         thread_id: str | None = None,
         args: Mapping[str, Any] | None = None,
+        keep: bool = True,
     ) -> ToolMessage:
         """A stamped copy of ``message`` with the processed content, or ``message`` if unchanged.
 
@@ -202,7 +214,7 @@ class ContextModeProcessor:
             >>> out.response_metadata["langctx_context_mode"]["action"], out.id.startswith("langctx-ref-")
             ('referenced', True)
         """
-        return drive(self._message_steps(message, thread_id, args), self._call)
+        return drive(self._message_steps(message, thread_id, args, keep), self._call)
 
     async def aprocess_message(
         self,
@@ -210,9 +222,10 @@ class ContextModeProcessor:
         *,
         thread_id: str | None = None,
         args: Mapping[str, Any] | None = None,
+        keep: bool = True,
     ) -> ToolMessage:
         """Async version of `process_message`."""
-        return await adrive(self._message_steps(message, thread_id, args), self._acall)
+        return await adrive(self._message_steps(message, thread_id, args, keep), self._acall)
 
     def fetch(
         self,

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Generator, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
@@ -19,19 +18,17 @@ from langctx.config import DEFAULT_PRIORITIES
 from langctx.context_mode.guard import ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
 from langctx.context_mode.prompt import CONTEXT_MODE_SYSTEM_PROMPT
-from langctx.context_mode.references import FetchResult, ReferenceStore
+from langctx.context_mode.references import FetchResult, ReferenceStore, not_found
 from langctx.context_mode.tiers import QueryKind, WorkingMemory
 from langctx.context_mode.wrapped_tool import (
     ContextModeTool,
     guard_tool,
     guarded_tools,
     reference_namespace,
-    thread_id_from_config,
 )
-from langctx.errors import ConfigError, LangctxError, ReferenceNotFoundError
+from langctx.errors import ConfigError, LangctxError
 from langctx.facts import FileToolSpec
 from langctx.markers import CONTEXT_MODE_STAMP, REF_MARKER, REFERENCE_ID_PREFIX, stamp_digest
-from langctx.steps import adrive, drive
 from langctx.stores.long_term import LongTermMemory
 from langctx.stores.references import BaseStoreReferenceStore, GraphReferenceStore
 
@@ -110,19 +107,9 @@ def _fetched(
 _FETCH_ERRORS = (LangctxError, KeyError, ValueError, OSError)  # these become an error result
 
 
-def _namespaces(config: RunnableConfig, runtime: ToolRuntime | None) -> list[str]:
-    """The run's namespace, then (without a thread) the shared one a tool outside ``ToolNode`` uses."""
-    own = reference_namespace(config, runtime.state if runtime is not None else None)
-    shared = thread_id_from_config(config)
-    return [own] if own == shared else [own, shared]
-
-
-def _first_found(spaces: list[str]) -> Generator[str, FetchResult, FetchResult]:
-    """Fetch from each namespace in turn until one has the reference (the last one's error else)."""
-    for space in spaces[:-1]:
-        with suppress(ReferenceNotFoundError):
-            return (yield space)
-    return (yield spaces[-1])
+def _namespace(config: RunnableConfig, runtime: ToolRuntime | None) -> str | None:
+    """The run's namespace (see :func:`reference_namespace`)."""
+    return reference_namespace(config, runtime.state if runtime is not None else None)
 
 
 def _failed(exc: Exception, tool_call_id: str, name: str) -> ToolMessage:
@@ -159,9 +146,11 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        steps = _first_found(_namespaces(config, runtime))
         try:
-            result = drive(steps, lambda space: processor.fetch(ref_id, thread_id=space, **where))
+            space = _namespace(config, runtime)
+            if space is None:
+                raise not_found(ref_id)
+            result = processor.fetch(ref_id, thread_id=space, **where)
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)
@@ -173,11 +162,11 @@ def fetch_context_tool(
         runtime: ToolRuntime = None,  # type: ignore[assignment]  # exactly ToolRuntime: injected
         **where: Any,
     ) -> Command[Any] | ToolMessage:
-        steps = _first_found(_namespaces(config, runtime))
         try:
-            result = await adrive(
-                steps, lambda space: processor.afetch(ref_id, thread_id=space, **where)
-            )
+            space = _namespace(config, runtime)
+            if space is None:
+                raise not_found(ref_id)
+            result = await processor.afetch(ref_id, thread_id=space, **where)
         except _FETCH_ERRORS as exc:
             return _failed(exc, tool_call_id, name)
         return _fetched(result, tool_call_id, name, record_priority)

@@ -11,28 +11,53 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.tools import BaseTool, InjectedToolArg
 from pydantic import BaseModel, ConfigDict, create_model
 
+from langctx.channel import run_of
 from langctx.context_mode.guard import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT, ToolGuard
 from langctx.context_mode.processor import ContextModeProcessor
-from langctx.markers import NO_THREAD
+from langctx.markers import NO_THREAD, checked_thread_id, thread_less_namespace
 
 
 def thread_id_from_config(config: RunnableConfig | None) -> str:
-    """The run's ``configurable.thread_id``, or a shared default."""
+    """The run's ``configurable.thread_id`` (refused when reserved), or :data:`NO_THREAD`.
+
+    Raises:
+        ConfigError: the thread id names a reserved namespace (:func:`checked_thread_id`).
+    """
     configurable = (config or {}).get("configurable") or {}
     tid = configurable.get("thread_id")
-    return NO_THREAD if tid is None else str(tid)
+    return NO_THREAD if tid is None else checked_thread_id(tid)
 
 
-def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str:
-    """Where a run's references are kept: its ``thread_id``, else one named after the first message
-    of its state (runs without a thread never share), else the shared no-thread namespace.
+def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str | None:
+    """Where a run's references are kept: its ``thread_id``; without one, the random run id the
+    middlewares keep in the state's ``langctx`` channel; outside any graph run, the no-thread
+    namespace; None when a graph run has neither (its outputs are not stored).
+
+    A thread id cannot name the others (:func:`checked_thread_id`), nor can a message.
     """
     tid = thread_id_from_config(config)
     if tid != NO_THREAD:
         return tid
-    messages = (state.get("messages") if isinstance(state, Mapping) else None) or []
-    first = getattr(messages[0], "id", None) if messages else None
-    return f"{NO_THREAD}:{first}" if first else NO_THREAD
+    run = run_of(state.get("langctx")) if isinstance(state, Mapping) else None
+    if run is not None:
+        return thread_less_namespace(run)
+    return None if in_graph_run() else NO_THREAD
+
+
+def namespace_args(config: RunnableConfig | None, state: Any = None) -> dict[str, Any]:
+    """The processor's ``thread_id`` and ``keep`` for a run (see :func:`reference_namespace`)."""
+    space = reference_namespace(config, state)
+    return {"thread_id": space, "keep": space is not None}
+
+
+def in_graph_run() -> bool:
+    """Whether this call is part of a LangGraph run."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime() is not None
+    except (ImportError, RuntimeError, KeyError):
+        return False
 
 
 _RUNTIME = "runtime"  # the argument ToolNode fills with the call's ToolRuntime (state included)
@@ -128,10 +153,10 @@ class ContextModeTool(BaseTool):
         processor = self.processor
         if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        tid = reference_namespace(ensure_config(config), state)
+        where = namespace_args(ensure_config(config), state)
         if isinstance(out, ToolMessage):
-            return processor.process_message(out, thread_id=tid, args=args)
-        return processor.process(out, tool_name=self.name, args=args, thread_id=tid).text
+            return processor.process_message(out, args=args, **where)
+        return processor.process(out, tool_name=self.name, args=args, **where).text
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async version of `invoke`."""
@@ -143,10 +168,10 @@ class ContextModeTool(BaseTool):
         processor = self.processor
         if processor is None or not isinstance(out, ToolMessage | str | bytes):
             return out
-        tid = reference_namespace(ensure_config(config), state)
+        where = namespace_args(ensure_config(config), state)
         if isinstance(out, ToolMessage):
-            return await processor.aprocess_message(out, thread_id=tid, args=args)
-        reduced = await processor.aprocess(out, tool_name=self.name, args=args, thread_id=tid)
+            return await processor.aprocess_message(out, args=args, **where)
+        reduced = await processor.aprocess(out, tool_name=self.name, args=args, **where)
         return reduced.text
 
     def _take_runtime(self, input: Any) -> tuple[Any, Any]:

@@ -11,7 +11,13 @@ from typing import Any, Literal, overload
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, is_slim
+from langctx.archive_repair import (
+    agrees,
+    newest_batch,
+    state_batches,
+    thread_entries,
+)
+from langctx.channel import ARCHIVE_KEY, archive_record
 from langctx.errors import ConfigError, LangctxError, StateVersionError
 from langctx.state_memory import NO_THREAD, ThreadView
 from langctx.steps import adrive, drive
@@ -216,7 +222,8 @@ def _reading(
     ns = archive_namespace(thread_id)
     refresh = refresh_on_read(store)
     offset = 0
-    while _chain(items, state)[1] is not None:
+    unrecorded = archive_record(state.get("langctx")) is None  # the archive may say otherwise
+    while unrecorded or _chain(items, state)[1] is not None:
         (page,) = yield (SearchOp(ns, limit=_PAGE, offset=offset, refresh_ttl=refresh),)
         _collect(items, page)
         if len(page) < _PAGE:
@@ -292,31 +299,6 @@ def _log_args(args: Sequence[Any]) -> tuple[BaseStore | None, str | None, Mappin
     raise TypeError(msg)
 
 
-def thread_entries(
-    batches: Sequence[ArchiveBatch], channel: Mapping[str, Any] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """Every compaction, edit and priority of an archiving thread: its batches', then the channel's
-    (an entry in both keeps its batch place and the channel's fields, with full ``covered_ids``)."""
-    live_comps, live_edits, live_priorities = channel_entries(channel)
-    comps: dict[str, dict[str, Any]] = {}
-    edits: dict[str, dict[str, Any]] = {}
-    priorities: dict[str, int] = {}
-    for batch in batches:
-        old = {"v": 1, "compactions": batch.get("compactions"), "edits": batch.get("edits")}
-        old_comps, old_edits, _ = channel_entries(old)
-        comps.update((e["id"], e) for e in old_comps)
-        edits.update((e["id"], e) for e in old_edits)
-        priorities.update(batch.get("priorities") or {})
-    for entry in live_comps:
-        was = comps.get(entry["id"])
-        if was is not None and is_slim(entry.get("covered_ids") or []):
-            entry = {**entry, "covered_ids": was["covered_ids"]}
-        comps[entry["id"]] = entry
-    edits.update((e["id"], e) for e in live_edits)
-    priorities.update(live_priorities)
-    return list(comps.values()), list(edits.values()), priorities
-
-
 def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseMessage]:
     """Archived batches (oldest first) and the live messages, merged back into one ordered log."""
     current = convert_to_messages(list(live))
@@ -350,13 +332,46 @@ def _is_batch(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
 
 
+def _last_key(items: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
+    """Key of the batch that ends the archive: the one the channel's record names, unless the
+    archive's newest batch says otherwise (:mod:`langctx.archive_repair`).
+
+    Raises:
+        StateVersionError: the state holds batches, and neither the channel nor the messages
+            say which ends the archive.
+    """
+    record = archive_record(state.get("langctx"))
+    held = state_batches(state.get(ARCHIVE_KEY))
+    if record is not None and not held:  # a store's archive: the record names its end
+        return record.get("last")
+    newest = newest_batch(state_batches(list(items.values())), _present(state).__contains__)
+    if newest is not None and not agrees(record, newest):
+        return batch_key(newest)  # type: ignore[arg-type]
+    if record is None and held:
+        msg = (
+            f"the state's {ARCHIVE_KEY!r} holds {len(held)} archived batches, but the langctx "
+            "channel names none and the messages do not continue the newest; restore the "
+            "thread's channel or messages from an earlier checkpoint."
+        )
+        raise StateVersionError(msg)
+    return record.get("last") if record else None
+
+
+def _present(state: Mapping[str, Any]) -> set[str]:
+    """The ids of the state's messages."""
+    ids = (
+        m.get("id") if isinstance(m, Mapping) else getattr(m, "id", None)
+        for m in state.get("messages") or ()
+    )
+    return {str(i) for i in ids if i is not None}
+
+
 def _chain(
     items: Mapping[str, Any], state: Mapping[str, Any]
 ) -> tuple[list[ArchiveBatch], str | None]:
     """The batches of the chain the state's archive record ends, as far as ``items`` hold them
     (oldest first), and the first key they miss (None: the chain is complete)."""
-    record = archive_record(state.get("langctx"))
-    key = record.get("last") if record else None
+    key = _last_key(items, state)
     out: list[ArchiveBatch] = []
     while key is not None and key in items:
         if len(out) == len(items):  # more batches than there are: a "prev" leads back

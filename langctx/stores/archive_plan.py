@@ -11,15 +11,15 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage, message_to_dict, messages_from_dict
 
+from langctx.archive_repair import BATCH_VERSION, ArchiveBatch, batch_key
 from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
     ArchiveRecord,
@@ -32,34 +32,6 @@ from langctx.channel import (
     shed,
 )
 from langctx.entries import active_summaries
-
-BATCH_VERSION = 1
-"""Version of the :class:`ArchiveBatch` shape."""
-
-
-class ArchiveBatch(TypedDict):
-    """One archived batch, the value of one store item (version 1). JSON values only."""
-
-    v: int
-    kind: Literal["langctx_archive_batch"]
-    thread_id: str
-    seq: int
-    """0 for the thread's first batch, then 1, 2, ..."""
-    prev: str | None
-    """Store key of the batch before this one (None for the first)."""
-    order: list[str]
-    """Ids of the state's messages before the cut, in order (archived and pinned ones)."""
-    messages: list[dict[str, Any]]
-    """The archived messages, as :func:`lean_message_dict` dicts."""
-    compactions: list[dict[str, Any]]
-    """Compaction entries copied here for the first time, as the channel first held them."""
-    edits: list[dict[str, Any]]
-    """Edit entries of the archived messages (they left the channel)."""
-    priorities: dict[str, int]
-    """Ledger priorities of the archived messages (they left the channel)."""
-    first_kept: str
-    """Id of the first message kept in ``messages`` (the cut)."""
-    created_at: str
 
 
 @dataclass
@@ -205,14 +177,6 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
     drop = [e["id"] for e in comps if e["id"] not in keep]
     slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
     return drop, slim
-
-
-def batch_key(batch: ArchiveBatch) -> str:
-    """The store key of ``batch``: its seq and a digest of its content (a retry finds it)."""
-    comps = [e["id"] for e in batch["compactions"]]
-    content = [batch["thread_id"], batch["prev"], batch["order"], batch["messages"], comps]
-    digest = hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
-    return f"{batch['seq']:08d}-{digest[:12]}"
 
 
 def _combined(update: Mapping[str, Any] | None, archived: Mapping[str, Any]) -> LangctxChannel:

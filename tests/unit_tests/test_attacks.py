@@ -275,8 +275,13 @@ def test_runs_without_a_thread_never_read_each_others_references() -> None:
     (answer,) = [m for m in other["messages"] if isinstance(m, ToolMessage)]
     assert answer.status == "error" and "secret-card" not in answer.text
 
-    # the conversation that stored it reads it back
-    same_run = fetching(ref_id).invoke({"messages": [*out["messages"], ("user", "Fetch it.")]})
+    # a copy of its messages (their ids included) names nothing: the run's id is in its state
+    copied = fetching(ref_id).invoke({"messages": [*out["messages"], ("user", "Fetch it.")]})
+    denied = [m for m in copied["messages"] if isinstance(m, ToolMessage)][-1]
+    assert denied.status == "error" and "secret-card" not in denied.text
+    # the run that stored it, continued with its state, reads it back
+    state = {"messages": [*out["messages"], ("user", "Fetch it.")], "langctx": out["langctx"]}
+    same_run = fetching(ref_id).invoke(state)
     fetched = [m for m in same_run["messages"] if isinstance(m, ToolMessage)][-1]
     assert fetched.status != "error" and "secret-card" in fetched.text
 
@@ -369,7 +374,8 @@ def test_calls_that_never_return_do_not_pile_up_threads(monkeypatch: pytest.Monk
 
 def test_wrapped_tools_in_a_custom_graph_without_a_thread_keep_references_per_run() -> None:
     """Tools wrapped for a custom graph saw no state, so every run without a thread stored its
-    outputs in one shared namespace that any other run could fetch from."""
+    outputs in one shared namespace that any other run could fetch from. A graph run with
+    neither a thread nor a run id in its state stores nothing (the output is reduced only)."""
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
     from langgraph.graph import END, START, MessagesState, StateGraph
@@ -396,15 +402,17 @@ def test_wrapped_tools_in_a_custom_graph_without_a_thread_keep_references_per_ru
 
     first = [HumanMessage("Show the orders.", id="run-a"), call("dump_table", {}, "c1")]
     out = app.invoke({"messages": first})
-    (stored,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    ref_id = context_mode_stamp(stored)["ref_id"]
+    (reduced,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert context_mode_stamp(reduced)["ref_id"] is None  # nothing stored: no namespace is its own
+    with_ref = wrap_tools_with_context_mode([dump_table])[0].invoke(
+        {"type": "tool_call", "id": "c0", "name": "dump_table", "args": {}}
+    )  # outside any graph: the no-thread namespace, which no graph run reads
+    ref_id = context_mode_stamp(with_ref)["ref_id"]
     fetch = call("fetch_context", {"ref_id": ref_id}, "c2")
-    other = app.invoke({"messages": [HumanMessage("Anything stored?", id="run-b"), fetch]})
-    (answer,) = [m for m in other["messages"] if isinstance(m, ToolMessage)]
-    assert answer.status == "error" and "secret-card" not in answer.text
-    again = app.invoke({"messages": [*out["messages"], fetch]})
-    fetched = [m for m in again["messages"] if isinstance(m, ToolMessage)][-1]
-    assert fetched.status != "error" and "secret-card" in fetched.text
+    for first_id in ("run-a", "run-b"):
+        other = app.invoke({"messages": [HumanMessage("Anything stored?", id=first_id), fetch]})
+        (answer,) = [m for m in other["messages"] if isinstance(m, ToolMessage)]
+        assert answer.status == "error" and "secret-card" not in answer.text
 
 
 def test_a_lone_surrogate_in_tool_output_is_escaped_once_and_the_run_goes_on(

@@ -149,6 +149,7 @@ INTEGRATIONS = {
         "ContextModeMiddleware",
         "ContextModeState",
         "ContextModeToolProcessor",
+        "with_run_id",
     ],
     "langctx.context_mode.tools": [
         "CONTEXT_MODE_SYSTEM_PROMPT",
