@@ -38,10 +38,6 @@ _SIMPLER = (
 )
 
 
-class _GrepTimeout(Exception):
-    """The search passed its deadline (``lines`` were found before it)."""
-
-
 def expanded_size(pattern: str) -> int:
     """About how many items ``pattern`` has once its counted repeats are written out (an upper bound).
 
@@ -162,7 +158,7 @@ def render_grep(
                 break
             lines.append(line)
             used, end = used + cost, min(stop + 1, total)
-    except _GrepTimeout:
+    except TimeoutError:  # the deadline passed (``lines`` were found before it)
         if not lines:
             why = f"took longer than {timeout:g} s on this output, so grep stopped it: {_SIMPLER}"
             return _refused(ref_id, total, f"the grep pattern {why}")
@@ -193,14 +189,11 @@ def _hit_lines(
     """``(start, stop, "L<number> @<start>: <line>")`` of each line with a match, from ``offset``.
 
     Raises:
-        _GrepTimeout: ``deadline`` (``time.monotonic()``) passed.
+        TimeoutError: ``deadline`` (``time.monotonic()``) passed (the ``regex`` engine's).
     """
     pos, lineno = offset, 1 + data.count(b"\n", 0, offset)  # lineno: the line pos is in
     while pos <= len(data):
-        try:
-            m = rx.search(data, pos, timeout=max(deadline - time.monotonic(), 0.0), concurrent=True)
-        except TimeoutError:
-            raise _GrepTimeout from None
+        m = rx.search(data, pos, timeout=max(deadline - time.monotonic(), 0.0), concurrent=True)
         if m is None:
             return
         start = data.rfind(b"\n", 0, m.start()) + 1

@@ -41,7 +41,7 @@ def reference_namespace(config: RunnableConfig | None, state: Any = None) -> str
     run = run_of(state.get("langctx")) if isinstance(state, Mapping) else None
     if run is not None:
         return thread_less_namespace(run)
-    return None if in_graph_run() else NO_THREAD
+    return None if in_graph_run(config) else NO_THREAD
 
 
 def namespace_args(config: RunnableConfig | None, state: Any = None) -> dict[str, Any]:
@@ -50,14 +50,11 @@ def namespace_args(config: RunnableConfig | None, state: Any = None) -> dict[str
     return {"thread_id": space, "keep": space is not None}
 
 
-def in_graph_run() -> bool:
-    """Whether this call is part of a LangGraph run."""
-    try:
-        from langgraph.runtime import get_runtime
-
-        return get_runtime() is not None
-    except (ImportError, RuntimeError, KeyError):
-        return False
+def in_graph_run(config: RunnableConfig | None) -> bool:
+    """Whether ``config`` is a LangGraph run's (Pregel puts its ``__pregel_*`` keys in every
+    task's ``configurable``; read here without importing LangGraph)."""
+    configurable = (config or {}).get("configurable") or {}
+    return any(str(key).startswith("__pregel_") for key in configurable)
 
 
 _RUNTIME = "runtime"  # the argument ToolNode fills with the call's ToolRuntime (state included)
