@@ -177,7 +177,9 @@ def _is_summary_prompt(messages: Sequence[BaseMessage]) -> bool:
     return bool(messages) and "Context Extraction Assistant" in messages[-1].text
 
 
-def _main_model(responses: list[Any], summarizer: ScriptedChatModel) -> ScriptedChatModel:
+def _main_model(
+    responses: list[Any], summarizer: ScriptedChatModel, latency: float = 0.0
+) -> ScriptedChatModel:
     """The agent's model: plays ``responses``; a summary prompt goes to ``summarizer``."""
     steps = iter(responses)
 
@@ -186,7 +188,12 @@ def _main_model(responses: list[Any], summarizer: ScriptedChatModel) -> Scripted
             return summarizer.invoke(messages)
         return next(steps)
 
-    return ScriptedChatModel(responses=[respond], cycle=True, profile={"max_input_tokens": WINDOW})
+    def delay(messages: list[BaseMessage], answer: Any) -> float:
+        return 0.0 if _is_summary_prompt(messages) else latency  # the summarizer sleeps its own
+
+    return ScriptedChatModel(
+        responses=[respond], cycle=True, latency=delay, profile={"max_input_tokens": WINDOW}
+    )
 
 
 def _trim_hook(state: dict[str, Any]) -> dict[str, Any]:
@@ -354,10 +361,11 @@ def run(
     pg_uri: str | None = None,
     keep_checkpoints: bool = False,
     summary_latency: float = SUMMARY_LATENCY_S,
+    model_latency: float = 0.0,
 ) -> Run:
     responses, by_call, runs = script(turns)
     summarizer = _summarizer(summary_latency)
-    model = _main_model(responses, summarizer)
+    model = _main_model(responses, summarizer, model_latency)
     result = Run(variant, turns, saver_kind)
     cfg: Any = {"configurable": {"thread_id": variant}, "recursion_limit": 10 * CHUNK + 20}
     db = workdir / f"{variant}-{turns}.sqlite"
@@ -540,6 +548,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=SUMMARY_LATENCY_S,
         help="seconds each scripted summarizer call takes (the same for every approach)",
     )
+    parser.add_argument(
+        "--model-latency",
+        type=float,
+        default=0.0,
+        help="seconds each call of the agent's own model takes (the same for every approach)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS_MD, help="the results file")
     parser.add_argument("--no-write", action="store_true", help="print, do not write results")
     args = parser.parse_args(argv)
     pg_uri = os.environ.get("LANGCTX_PG_URI") or None
@@ -571,6 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         None,
                         args.keep_checkpoints,
                         args.summary_latency,
+                        args.model_latency,
                     )
                 )
                 print(f"{variant} {turns}: {cpu[-1].cpu_s:.1f} s CPU", flush=True)
@@ -578,7 +594,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             for variant in variants:
                 for kind in ("sqlite", "postgres") if pg_uri else ("sqlite",):
                     size.append(
-                        run(variant, turns, kind, Path(tmp), pg_uri, False, args.summary_latency)
+                        run(
+                            variant,
+                            turns,
+                            kind,
+                            Path(tmp),
+                            pg_uri,
+                            False,
+                            args.summary_latency,
+                            args.model_latency,
+                        )
                     )
                     print(f"{variant} {turns} {kind}: {_mb(size[-1].db_bytes)}", flush=True)
     given = sys.argv[1:] if argv is None else list(argv)
@@ -587,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(cpu, size, env, shown, wall, args.keep_checkpoints)
     print(text)
     if not args.no_write:
-        RESULTS_MD.write_text(text, encoding="utf-8")
+        args.out.write_text(text, encoding="utf-8")
     return 0
 
 
