@@ -554,11 +554,11 @@ def _prose_paragraphs(text: str) -> list[str]:
 
 
 def test_readme_comparison_quotes_measured_numbers() -> None:
-    """The comparison table names the three anchors and the commands that measured it, links
+    """The comparison table names the four anchors and the commands that measured it, links
     docs/benchmarks.md, and every number in it is one that docs/benchmarks.md or a
     bench/results file holds (a number written nowhere else was not measured)."""
     section = _section(_readme(), "How it compares")
-    for anchor in ("SummarizationMiddleware", "SummarizationNode", "trim_messages"):
+    for anchor in ("SummarizationMiddleware", "deepagents", "SummarizationNode", "trim_messages"):
         assert anchor in section
     assert "`docs/benchmarks.md`" in section
     commands = re.findall(r"uv run --group bench python bench/(\w+)\.py", " ".join(section.split()))
