@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_to_dict
 
 from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
 from langctx.engine import compaction, log, planning, restoring, writing
-from langctx.engine.core import MemoryCore
+from langctx.engine.core import EarlierLog, MemoryCore
 from langctx.engine.plan import CompactionEvent as CompactionEvent  # re-exported: its old home
 from langctx.engine.plan import Trigger
 from langctx.entries import (
@@ -235,7 +235,7 @@ class LayeredChatMemory(MemoryCore):
         edits: Sequence[EditEntry] = (),
         priorities: Mapping[str, int] | None = None,
         validate_from: int = 0,
-        before: Callable[[str], BaseMessage | None] | None = None,
+        before: EarlierLog | None = None,
         archived_to: str | None = None,
     ) -> None:
         """Rebuild from a window of a longer log (no compaction runs).
@@ -244,7 +244,7 @@ class LayeredChatMemory(MemoryCore):
             head: the messages before the cut that stay projected (system, task, provider item).
             window: the log from the latest compaction's cut on.
             validate_from: only ``window[validate_from:]`` is validated (the rest was sent before).
-            before: a message of the log before the window, by id.
+            before: the log before the window: a message by id, an archived entry's ids.
             archived_to: archive mode: the id of the first message after the archived part of
                 the log (what the entries fold before it is in the append-only archive).
         """

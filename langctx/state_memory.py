@@ -41,6 +41,7 @@ from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
 from langctx.pricing import PriceSheet
 from langctx.state_reading import (
     WithIds,
+    archived_covered,
     archived_messages,
     as_messages,
     restore_entries,
@@ -320,13 +321,20 @@ def _archived_to(channel: Mapping[str, Any]) -> str | None:
 
 
 class _Before:
-    """The messages before the window by id, from ``messages`` and the archive (indexed lazily)."""
+    """The messages before the window by id, from ``messages`` and the archive, and the archived
+    entries' ids (indexed lazily)."""
 
-    __slots__ = ("_archived", "_by_id", "_raw", "_stop")
+    __slots__ = ("_archived", "_by_id", "_covered", "_raw", "_stop")
 
     def __init__(self, raw: WithIds, stop: int, archived: Any = None) -> None:
         self._raw, self._stop, self._archived = raw, stop, archived
         self._by_id: dict[str, BaseMessage] | None = None
+        self._covered: dict[str, list[str]] | None = None
+
+    def covered(self, entry_id: str) -> list[str] | None:
+        if self._covered is None:
+            self._covered = archived_covered(self._archived)
+        return self._covered.get(entry_id)
 
     def __call__(self, message_id: str) -> BaseMessage | None:
         if self._by_id is None:

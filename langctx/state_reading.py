@@ -166,6 +166,18 @@ def archived_messages(batches: Any) -> dict[str, BaseMessage]:
     return out
 
 
+def archived_covered(batches: Any) -> dict[str, list[str]]:
+    """The ``covered_ids`` of the compaction entries the state's archive holds, by entry id."""
+    out: dict[str, list[str]] = {}
+    for batch in batches if isinstance(batches, list) else ():
+        comps = batch.get("compactions") if isinstance(batch, Mapping) else None
+        for e in comps if isinstance(comps, list) else ():
+            ids = e.get("covered_ids") if isinstance(e, Mapping) else None
+            if isinstance(ids, list) and all(isinstance(i, str) and i for i in ids):
+                out[str(e.get("id"))] = list(ids)
+    return out
+
+
 def restore_entries(
     comps: Sequence[Mapping[str, Any]], present: set[str], record: Mapping[str, Any] | None
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:

@@ -132,9 +132,9 @@ def _pending(mem: MemoryCore) -> _Pending | None:
     if newest is None or newest["quality"] != "mechanical" or not isinstance(key, str):
         return None
     request = planning.upgrade_request(mem, newest)
-    if planning.archived(mem, newest):  # its messages left for the append-only archive
-        return _Pending(newest, key, request, changed=False)
     same = request is not None and request_digest(request) == key
+    if planning.archived(mem, newest):  # they cannot change; an archive not in the state
+        return _Pending(newest, key, request if same else None, changed=False)  # lacks them
     return _Pending(newest, key, request if same else None, changed=not same)
 
 
@@ -161,15 +161,17 @@ async def await_upgrade(mem: MemoryCore) -> None:
     mem._waited_s += time.perf_counter() - started
 
 
-def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | None:
-    """Apply the pending model summary (waiting within ``summary_timeout`` when ``wait``), or drop
-    it and say why, once."""
+def settle_upgrade(mem: MemoryCore) -> CompactionEntry | None:
+    """Apply the pending model summary (waiting within ``summary_timeout``), or drop it and say
+    why, once. Its answer is this process's job's, or made now from the state's messages (in
+    any process alike): None only when the state does not hold them (changed, or archived in a
+    store) and no job of this process does."""
     pending = _pending(mem)
     if pending is None:
         return None
     started = time.perf_counter()
     try:
-        text, why, exc = _answer(mem, pending, wait)
+        text, why, exc = _answer(mem, pending)
     finally:
         mem._waited_s += time.perf_counter() - started
     if text is None:
@@ -186,18 +188,13 @@ def settle_upgrade(mem: MemoryCore, *, wait: bool = True) -> CompactionEntry | N
     return entry
 
 
-def _answer(
-    mem: MemoryCore, pending: _Pending, wait: bool
-) -> tuple[str | None, str, BaseException | None]:
+def _answer(mem: MemoryCore, pending: _Pending) -> tuple[str | None, str, BaseException | None]:
     """The summary of ``pending``'s job, capped, or None and why not ("": nothing to say)."""
     job = _jobs.get(pending.key)
     if job is not None and job.dropped:
         return None, "", None  # said already
     if pending.changed:
         return None, "its messages changed since it was asked", None
-    if not wait and (job is None or not job.future.done()):
-        # a blocking compaction summarizes the span anew: a job still running is not waited for
-        return None, "" if job is None else "a blocking compaction summarizes anew", None
     job = _job(mem, pending)
     if job is None:
         if pending.request is not None:

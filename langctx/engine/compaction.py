@@ -40,8 +40,10 @@ def _steps(
     with mem._lock:
         # what the model was sent last, before an upgrade changes the block (for a cache reader)
         sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
-        wait = trigger in ("threshold", "proactive") and not instructions
-        upgraded = background.settle_upgrade(mem, wait=wait)
+        # a blocking compaction leaves the pending model summary: its fold takes the mechanical
+        # entry and summarizes those messages anew (the same in every process, job or none)
+        by_marks = trigger in ("threshold", "proactive") and not instructions
+        upgraded = background.settle_upgrade(mem) if by_marks else None
         plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
     if plan is None:
         return None

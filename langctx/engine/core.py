@@ -7,7 +7,7 @@ import asyncio
 import bisect
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Unpack
+from typing import Protocol, Unpack
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -21,6 +21,16 @@ from langctx.markers import context_mode_stamp
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
+
+
+class EarlierLog(Protocol):
+    """The log before a restored window (``restore_window``'s ``before``)."""
+
+    def __call__(self, message_id: str) -> BaseMessage | None:
+        """The message of ``message_id`` (None: not in it)."""
+
+    def covered(self, entry_id: str) -> list[str] | None:
+        """Every id an archived entry folded (the channel keeps the ends only; None: unknown)."""
 
 
 class MemoryCore:
@@ -90,7 +100,7 @@ class MemoryCore:
         self._new_from = 0  # log index from which messages are new to this memory (warnings)
         self._blocking_calls = 0  # summarizer calls made on the caller's path
         self._waited_s = 0.0  # waiting for a background summary in the current compaction
-        self._before: Callable[[str], BaseMessage | None] | None = None  # see restore_window
+        self._before: EarlierLog | None = None  # see restore_window
         self._archived_to: str | None = None  # see restore_window
 
     @property

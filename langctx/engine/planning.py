@@ -223,9 +223,11 @@ def _folded(memory: MemoryCore, entry: CompactionEntry) -> list[BaseMessage] | N
     if all(i in memory._pos for i in ids):  # an entry that folded none too
         return [memory._log[memory._pos[i]] for i in ids]
     before = memory._before  # a window's memory: the log before the window, by id
-    earlier = [before(i) for i in ids] if before is not None else []
-    if earlier and all(m is not None for m in earlier):
-        return cast(list[BaseMessage], earlier)
+    if before is not None:
+        whole = ids if all(ids) else before.covered(entry["id"]) or ids  # slimmed when archived
+        earlier = [before(i) for i in whole]
+        if earlier and all(m is not None for m in earlier):
+            return cast(list[BaseMessage], earlier)
     if ids[0] not in memory._pos or ids[-1] not in memory._pos:
         return None
     pinned = memory._pinned()
