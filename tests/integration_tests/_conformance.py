@@ -58,7 +58,7 @@ from tests.integration_tests._agents import every_compaction, require_postgres
 SYSTEM = "You are a careful agent. Use the tools; answer briefly."
 FACES = ("middleware", "node", "own_schema", "pre_model_hook")
 ARCHIVES = ("state", "store", "none")
-SUMMARIZERS = ("local", "model", "model_blocking", "prefix", "failing")
+SUMMARIZERS = ("local", "model", "model_blocking", "prefix", "failing", "timeout")
 SAVERS = ("memory", "sqlite", "postgres")
 STREAMS = ("invoke", "values", "updates", "messages", "custom", "events")
 KINDS = ("coding", "research", "data", "ops", "subagents")
@@ -253,6 +253,9 @@ def _summarizer(cell: Cell, log: SummaryLog) -> tuple[Any, dict[str, Any]]:
         return None, {}
     if cell.summarizer == "failing":
         return ScriptedChatModel(responses=[RuntimeError("summarizer down")], cycle=True), {}
+    if cell.summarizer == "timeout":  # answers after its deadline: every fold keeps the stand-in
+        slow = ScriptedChatModel(responses=[log.respond], cycle=True, latency=0.5)
+        return slow, {"summary_timeout": 0.1}
     model = ScriptedChatModel(responses=[log.respond], cycle=True)
     if cell.summarizer == "prefix":  # the main model summarizes; ``model`` serves merges
         return PrefixSummarizer(model), {}
@@ -625,7 +628,7 @@ def _check_summaries(out: Outcome, requests: list[list[BaseMessage]]) -> None:
     """A model summary reaches the model at a fold after it is ready (all but the last two of
     the run), and no summary is paid for more often than the thread folds."""
     cell = out.cell
-    if cell.summarizer in ("local", "failing"):
+    if cell.summarizer in ("local", "failing", "timeout"):
         return
     assert out.summarizer_calls <= out.folds, (out.summarizer_calls, out.folds)
     assert out.summaries, "the summarizer was never called"
@@ -646,6 +649,7 @@ def fast_cells() -> list[Cell]:
         Cell(summarizer="model_blocking", archive="none", stream="values", kind="research"),
         Cell(summarizer="prefix", stream="messages", kind="data"),
         Cell(summarizer="failing", stream="custom", kind="ops"),
+        Cell(summarizer="timeout", sync=False, stream="updates", kind="research"),
         Cell(saver="sqlite", stream="updates", kind="subagents", budget=8000),
         Cell(saver="sqlite", sync=False, stream="updates", summarizer="model", budget=8000),
         Cell(face="node", summarizer="model", stream="updates"),
