@@ -311,11 +311,10 @@ def _with_update(
         last = base.result[-1]
         if last.id is None:  # both copies must carry one id, whatever serializes them between
             last = last.model_copy(update={"id": f"lc_{uuid.uuid4()}"})
-        response = replace(base, result=[*base.result[:-1], last, *own, last])
+        base = response = replace(base, result=[*base.result[:-1], last, *own, last])
     if not update:
         return response
-    model_response = response if isinstance(response, ModelResponse) else ModelResponse([response])
-    return ExtendedModelResponse(model_response=model_response, command=Command(update=update))
+    return ExtendedModelResponse(model_response=base, command=Command(update=update))
 
 
 def _repairs_pending(messages: Any) -> bool:
