@@ -241,20 +241,26 @@ def test_a_step_that_repairs_an_invalid_tool_call_stores_no_removal() -> None:
     }
 
 
+def _session_agent(script: Any, middleware: list[Any], **kw: Any) -> tuple[ScriptedChatModel, Any]:
+    """``create_agent`` over ``script``'s session with ``middleware``, on ``InMemorySaver``."""
+    model = ScriptedChatModel(responses=script.responses)
+    agent = create_agent(
+        model,
+        tools=session_tools(script.outputs),
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+        **kw,
+    )
+    return model, agent
+
+
 def test_the_updates_loop_over_delta_messages() -> None:
     """``state_schema=LangctxDeltaAgentState`` (``messages`` a delta channel): one dict per step,
     and the thread's messages are those of the default state's."""
     script = session_script(TURNS, seed=45)
     states = []
     for schema in (None, LangctxDeltaAgentState):
-        model = ScriptedChatModel(responses=script.responses)
-        agent = create_agent(
-            model,
-            tools=session_tools(script.outputs),
-            middleware=[LangctxMiddleware()],
-            state_schema=schema,
-            checkpointer=InMemorySaver(),
-        )
+        model, agent = _session_agent(script, [LangctxMiddleware()], state_schema=schema)
         cfg, seen = config(), _Seen()
         for inp in _inputs(model):
             _loop("updates", agent, inp, cfg, seen)
@@ -270,13 +276,8 @@ def test_an_outer_wrap_model_call_middleware_keeps_the_archive_and_the_shape() -
     """``ModelRetryMiddleware`` listed first wraps the memory's model call: it passes the result,
     removals included, through."""
     script = session_script(TURNS, seed=46)
-    model = ScriptedChatModel(responses=script.responses)
-    agent = create_agent(
-        model,
-        tools=session_tools(script.outputs),
-        middleware=[ModelRetryMiddleware(max_retries=1), LangctxMiddleware()],
-        checkpointer=InMemorySaver(),
-    )
+    middleware = [ModelRetryMiddleware(max_retries=1), LangctxMiddleware()]
+    model, agent = _session_agent(script, middleware)
     cfg, seen = config(), _Seen()
     for inp in _inputs(model):
         _loop("updates", agent, inp, cfg, seen)
@@ -301,13 +302,8 @@ def test_langchains_documented_rewrite_listed_first_loses_no_model_message() -> 
     """The rewrite keeps ``result[0]`` only: that is the model's message, so every answer of the
     model reaches the state (the step's removals are dropped with the rest of the result, so the
     window keeps those messages; nothing is lost)."""
-    script = session_script(TURNS, seed=47)
-    model = ScriptedChatModel(responses=script.responses)
-    agent = create_agent(
-        model,
-        tools=session_tools(script.outputs),
-        middleware=[_Bracketed(), LangctxMiddleware()],
-        checkpointer=InMemorySaver(),
+    model, agent = _session_agent(
+        session_script(TURNS, seed=47), [_Bracketed(), LangctxMiddleware()]
     )
     cfg = config()
     for inp in _inputs(model):
