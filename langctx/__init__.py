@@ -34,6 +34,7 @@ from langctx.summarize import LocalSummarizer, ModelSummarizer, PrefixSummarizer
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, resolve_token_counter
 
 if TYPE_CHECKING:
+    from langctx.agent import create_agent
     from langctx.context_mode.middleware import (
         ContextModeMiddleware,
         ContextModeToolProcessor,
@@ -61,6 +62,7 @@ _LAZY: dict[str, str] = {
     name: module
     for module, names in (
         ("langctx.middleware", "LangctxMiddleware"),
+        ("langctx.agent", "create_agent"),
         ("langctx.context_mode.middleware", "ContextModeMiddleware ContextModeToolProcessor"),
         ("langctx.context_mode.processor", "ContextModeProcessor"),
         ("langctx.context_mode.tools", "fetch_context_tool wrap_tools_with_context_mode"),
@@ -125,6 +127,7 @@ __all__ = [
     "__version__",
     "afull_log",
     "channel_update",
+    "create_agent",
     "fetch_context_tool",
     "full_log",
     "make_compact_tool",

@@ -40,6 +40,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
 from langctx import LangctxChannel, LangctxMiddleware, full_log, merge_langctx
+from langctx import create_agent as langctx_create_agent
 from langctx.delta_state import ArchivedBatches
 from langctx.langgraph import (
     LangctxAgentState,
@@ -56,7 +57,7 @@ from langctx.tokens import TokenCounter
 from tests.integration_tests._agents import every_compaction, require_postgres
 
 SYSTEM = "You are a careful agent. Use the tools; answer briefly."
-FACES = ("middleware", "node", "own_schema", "pre_model_hook")
+FACES = ("entry", "middleware", "node", "own_schema", "pre_model_hook")
 ARCHIVES = ("state", "store", "none")
 SUMMARIZERS = ("local", "model", "model_blocking", "prefix", "failing", "timeout")
 SAVERS = ("memory", "sqlite", "postgres")
@@ -391,6 +392,12 @@ def build(cell: Cell, stack: list[Callable[[], None]]) -> Built:
             store=store,
         )
         return Built(graph, model, log, system_in_request=True, counter=mw.settings.counter)
+    if cell.face == "entry":
+        mw = LangctxMiddleware(archive=archive, **options)
+        graph = langctx_create_agent(
+            model, tools, system_prompt=SYSTEM, memory=mw, checkpointer=saver, store=store
+        )
+        return Built(graph, model, log, system_in_request=True, counter=mw.settings.counter)
     if cell.face == "pre_model_hook":
         from langgraph.prebuilt import create_react_agent
 
@@ -479,7 +486,7 @@ def _documented_updates(cell: Cell, chunk: dict[str, Any], seen: list[Any]) -> N
     """LangChain's loop for ``create_agent`` (docs: agents, streaming): every step's update is a
     dict whose ``messages`` ends with the step's message; LangGraph's for a graph: a dict a node."""
     for step, data in chunk.items():
-        if cell.face == "middleware":
+        if cell.face in ("middleware", "entry"):
             seen.append((step, data["messages"][-1].content_blocks))
         else:
             assert data is None or isinstance(data, dict), (step, data)
@@ -643,6 +650,8 @@ def fast_cells() -> list[Cell]:
     """Every value of every dimension at least once (the README's test command runs these)."""
     cells = [
         Cell(),
+        Cell(face="entry", summarizer="model", stream="updates"),
+        Cell(face="entry", archive="store", saver="sqlite", sync=False, stream="values"),
         Cell(summarizer="model"),
         Cell(summarizer="model", sync=False, stream="events"),
         Cell(summarizer="model", archive="store", stream="updates"),

@@ -66,6 +66,7 @@ EXPECTED_ALL = [
     "__version__",
     "afull_log",
     "channel_update",
+    "create_agent",
     "fetch_context_tool",
     "full_log",
     "make_compact_tool",
@@ -113,6 +114,7 @@ def test_docstring_examples_run(name: str) -> None:
 
 INTEGRATIONS = {
     "langctx.middleware": ["LangctxMiddleware", "LangctxMiddlewareState", "ToolOutputProcessor"],
+    "langctx.agent": ["create_agent"],
     "langctx.memory_step": ["ArchiveWrite", "MemoryStep"],
     "langctx.langgraph": [
         "LangctxAgentState",
