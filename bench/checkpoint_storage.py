@@ -64,10 +64,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.message import _messages_delta_reducer
 from langgraph.store.sqlite import SqliteStore
 
+from langctx.agent import create_agent as langctx_create_agent
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK, iter_turns
 from langctx.delta_state import LangctxDeltaAgentState
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
+from langctx.stores.compressed import CompressedSerializer
 from langctx.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +102,10 @@ class Variant:
     """Run with ``durability="exit"`` instead of the default ``"async"``."""
     quadratic: bool = False
     """Checkpoints hold the whole log: measured at --quadratic-turns and extrapolated."""
+    entry: bool = False
+    """Built with ``langctx.create_agent`` (its defaults) instead of the bare middleware."""
+    compressed: bool = False
+    """The saver's serializer wrapped in ``langctx.CompressedSerializer``."""
 
 
 VARIANTS: dict[str, Variant] = {
@@ -109,6 +115,10 @@ VARIANTS: dict[str, Variant] = {
     ),
     "plain-exit": Variant(
         'MessagesState, durability="exit" (no langctx)', None, langctx=False, exit=True
+    ),
+    "entry": Variant("langctx.create_agent defaults", delta=True, entry=True),
+    "entry-zlib": Variant(
+        "langctx.create_agent + CompressedSerializer", delta=True, entry=True, compressed=True
     ),
     "langctx": Variant("langctx defaults (archive in the state)"),
     "langctx-delta": Variant("langctx defaults + delta channels", delta=True),
@@ -263,6 +273,12 @@ def _page_stats(path: Path) -> tuple[int, int]:
 
 
 def _agent(v: Variant, model: ScriptedChatModel, tools: list[Any], saver: Any, store: Any) -> Any:
+    if v.compressed:
+        saver.serde = CompressedSerializer(saver.serde)
+    if v.entry:
+        return langctx_create_agent(
+            model, tools, system_prompt=SYSTEM_PROMPT, checkpointer=saver, store=store
+        )
     middleware: list[Any] = []
     if v.langctx and v.archive == "state":
         middleware.append(LangctxMiddleware())  # the defaults, as a user gets them

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from langctx.recovery import OverflowRecovery, with_overflow_recovery
     from langctx.stores.archive import afull_log, full_log
     from langctx.stores.checkpoints import open_checkpointer
+    from langctx.stores.compressed import CompressedSerializer
     from langctx.stores.long_term import LongTermMemory
 
 _LAZY: dict[str, str] = {
@@ -72,6 +73,7 @@ _LAZY: dict[str, str] = {
         ("langctx.delta_state", "LangctxDeltaState LangctxDeltaAgentState"),
         ("langctx.stores.archive", "full_log afull_log"),
         ("langctx.stores.checkpoints", "open_checkpointer"),
+        ("langctx.stores.compressed", "CompressedSerializer"),
         ("langctx.stores.long_term", "LongTermMemory"),
         ("langctx.events", "COMPACTION_EVENT"),
         ("langctx.history", "LangctxChatMessageHistory SQLiteChatHistoryStore"),
@@ -87,6 +89,7 @@ __all__ = [
     "BudgetError",
     "CompactionEntry",
     "CompactionEvent",
+    "CompressedSerializer",
     "ConfigError",
     "ConfigOptions",
     "ContextModeMiddleware",

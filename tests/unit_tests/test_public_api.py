@@ -26,6 +26,7 @@ EXPECTED_ALL = [
     "BudgetError",
     "CompactionEntry",
     "CompactionEvent",
+    "CompressedSerializer",
     "ConfigError",
     "ConfigOptions",
     "ContextModeMiddleware",
@@ -191,6 +192,7 @@ INTEGRATIONS = {
         "LONG_TERM_NAMESPACE",
         "LongTermMemory",
     ],
+    "langctx.stores.compressed": ["CompressedSerializer"],
     "langctx.stores.checkpoints": [
         "CheckpointerConnectionError",
         "aopen_checkpointer",
