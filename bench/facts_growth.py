@@ -192,7 +192,9 @@ def markdown(label: str, r: dict[str, Any]) -> str:
     users = ""
     if r["user_every"]:
         asked = len(range(0, r["turns"], r["user_every"]))
-        rows.append(("user messages asked / quoted in the last request", f"{asked} / {r['users_quoted']}"))
+        rows.append(
+            ("user messages asked / quoted in the last request", f"{asked} / {r['users_quoted']}")
+        )
         users = f", a user message every {r['user_every']} turns"
     lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns{users}.", ""]
     lines += ["| measure | value |", "|---|---|"]

@@ -161,7 +161,9 @@ def merge_langctx(
     if update.get("reset"):
         base = {k: v for k, v in base.items() if k in ("archive", RUN_KEY)}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
-    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS, *_USERS)})
+    out.update(
+        {k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS, *_USERS)}
+    )
     fresh = update.get("compactions") and USERS_KEY not in base and not update.get("reset")
     if fresh or any(k in update for k in _USERS):  # (fresh: a channel of version 1 gets one)
         added = stored_ledger(update.get(USERS_KEY) or [], update.get(USERS_DROPPED_KEY) or 0)

@@ -207,7 +207,6 @@ def _entry_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-
 def covered_count(entry: Mapping[str, Any]) -> int:
     """How many messages a compaction entry stands for (its own and its merged entries')."""
     count = entry.get("covered_count")

@@ -368,7 +368,8 @@ def _rebuilt(
     kept_prio = {k: v for k, v in prio.items() if k in present}
     users = channel_users(channel)
     if len(restore) < len(comps):  # the user messages of the entries kept: the oldest ones
-        users = ledger_prefix(users, sum(user_count(e["facts"]) for e in active_summaries(restore)))  # type: ignore[arg-type]
+        fitting: list[CompactionEntry] = restore  # type: ignore[assignment]
+        users = ledger_prefix(users, sum(user_count(e["facts"]) for e in active_summaries(fitting)))
     memory.restore(
         messages,
         compactions=restore,

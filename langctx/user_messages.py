@@ -237,7 +237,9 @@ def ledger_from_facts(facts: Iterable[Mapping[str, Any]]) -> Ledger:
     them (docs/persistence.md, "The user-message ledger")."""
     parts = list(facts)
     items, extra = merge_user_messages(*[f.get("user_messages") or () for f in parts])
-    dropped = sum(user_count({"user_messages_dropped": f.get("user_messages_dropped")}) for f in parts)
+    dropped = sum(
+        user_count({"user_messages_dropped": f.get("user_messages_dropped")}) for f in parts
+    )
     return items, dropped + extra
 
 

@@ -62,11 +62,11 @@ def _render_block(
     config: MemoryConfig,
     counter: TokenCounter,
     pinned_tokens: int,
-    users: Ledger,
+    folded: Ledger,
 ) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's messages in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
-    facts["user_messages"], facts["user_messages_dropped"] = users  # the ledger's, not entries'
+    facts["user_messages"], facts["user_messages_dropped"] = folded  # the ledger's, not entries'
 
     shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
     role, count = config.summary_role, counter.count_text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
@@ -69,7 +69,7 @@ def restore_users(
         mem._users_log = list(mem._users[0])
     else:
         mem._users = stored_ledger(list(users), dropped)
-        mem._users_log = list(users)
+        mem._users_log = cast(list[dict[str, Any]], list(users))  # as given: delta positions
     mem._users_given = len(mem._users_log)
 
 

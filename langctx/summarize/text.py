@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langctx.entries import user_count
 from langctx.facts import Facts, extract_facts
 from langctx.facts.calls import tool_calls
 from langctx.facts.record import (
@@ -22,7 +23,6 @@ from langctx.facts.record import (
 )
 from langctx.machinery import substantive_text
 from langctx.monotone import largest
-from langctx.entries import user_count
 from langctx.user_messages import merge_read_user_messages, user_message_facts, user_text
 
 SummaryFacts = dict[str, Any]
