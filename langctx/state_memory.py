@@ -369,7 +369,9 @@ def _rebuilt(
     users = channel_users(channel)
     if len(restore) < len(comps):  # the user messages of the entries kept: the oldest ones
         fitting: list[CompactionEntry] = restore  # type: ignore[assignment]
-        users = ledger_prefix(users, sum(user_count(e["facts"]) for e in active_summaries(fitting)))
+        users = ledger_prefix(
+            users, sum(user_count(e.get("facts") or {}) for e in active_summaries(fitting))
+        )
     memory.restore(
         messages,
         compactions=restore,

@@ -35,7 +35,7 @@ def summary_block(
     ``users``: the ledger of folded user messages (its newest ones the active entries count)."""
     if not active:
         return None, 0
-    shown = ledger_tail(users, sum(user_count(e["facts"]) for e in active))
+    shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
         return _render_block(active, config, counter, pinned_tokens, shown)

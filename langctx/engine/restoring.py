@@ -65,7 +65,7 @@ def restore_users(
     """Set the memory's ledger of folded user messages: ``users`` read (checked, bounded), or
     (None) read from the entries of a state written before the ledger (:func:`ledger_from_facts`)."""
     if users is None:
-        mem._users = ledger_from_facts(e["facts"] for e in active_summaries(mem._entries))
+        mem._users = ledger_from_facts(e.get("facts") or {} for e in active_summaries(mem._entries))
         mem._users_log = list(mem._users[0])
     else:
         mem._users = stored_ledger(list(users), dropped)
