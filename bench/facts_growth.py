@@ -7,8 +7,11 @@ against the content size (message text + tool-call arguments); per-turn time (ad
 build the request) over the first and the last 1,000 turns; the ledger's tokens and how many of the
 modified files the final request names by their whole paths.
 
-Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--label before]``; appends a
-section to ``bench/results/facts_growth.md`` with ``--write``.
+With ``--user-every N`` a distinct one-to-three-sentence user message opens every Nth turn (issue
+41: the channel must not grow with the thread); the channel is ``to_state()`` less ``messages``.
+
+Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--user-every 10]
+[--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
 """
 
 from __future__ import annotations
@@ -45,12 +48,31 @@ def edit_path(k: int) -> str:
     return f"{PROJECT}src/area_{k % 11}/changed_{k}.py"
 
 
-def turn(t: int) -> list[Any]:
+_ASKS = (
+    "Look at the {area} checkout flow next.",
+    "Check why {module} logs a warning on startup. It started after the last deploy.",
+    "Please keep the public API of {module} stable. Only change the internals.",
+    "Now add a test for the {area} refund path, then run the suite.",
+    "The {area} pages feel slow on mobile. Can you profile {module} and tell me what you find?",
+    "Do not touch the payment gateway config. Work around it in {module} instead.",
+    "Rename the helper in {module} to something clearer and update its callers.",
+    "Good progress. Next, look at how {area} handles an empty cart.",
+)
+
+
+def user_message(t: int) -> HumanMessage:
+    """A distinct one-to-three-sentence request (its template, area and module vary with ``t``)."""
+    text = _ASKS[(t // 7) % len(_ASKS)].format(area=f"area_{t % 37}", module=f"module_{t}.py")
+    return HumanMessage(f"{text} (request {t})")
+
+
+def turn(t: int, user_every: int = 0) -> list[Any]:
+    asked = [user_message(t)] if user_every and t % user_every == 0 else []
     calls = [{"id": f"r{t}", "name": "read_file", "args": {"path": read_path(t)}}]
     if t % EDIT_EVERY == EDIT_EVERY - 1:
         k = t // EDIT_EVERY
         calls.append({"id": f"e{t}", "name": "edit_file", "args": {"path": edit_path(k)}})
-    out: list[Any] = [AIMessage(f"Step {t}: reading the next module.", tool_calls=calls)]
+    out: list[Any] = [*asked, AIMessage(f"Step {t}: reading the next module.", tool_calls=calls)]
     for c in calls:
         text = OUTPUT if c["name"] == "read_file" else "ok: 1 replacement"
         out.append(ToolMessage(text, tool_call_id=c["id"]))
@@ -79,7 +101,7 @@ def named(path: str, hay: str) -> bool:
     return re.search(r"(?<![\w./-])" + re.escape(path) + r"(?![\w/-]|\.\w)", hay) is not None
 
 
-def run(turns: int) -> dict[str, Any]:
+def run(turns: int, user_every: int = 0) -> dict[str, Any]:
     mem = LayeredChatMemory(max_tokens=8000)
     head = [SystemMessage("You are a coding agent."), HumanMessage("Refactor the web shop.")]
     mem.add_messages(head)
@@ -88,7 +110,7 @@ def run(turns: int) -> dict[str, Any]:
     max_ctx = 0
     over = 0
     for t in range(turns):
-        msgs = turn(t)
+        msgs = turn(t, user_every)
         logged.extend(msgs)
         start = time.perf_counter()
         mem.add_messages(msgs)
@@ -99,7 +121,10 @@ def run(turns: int) -> dict[str, Any]:
         over += tokens > 8000
     entries = mem.compactions
     sizes = [len(json.dumps(e, ensure_ascii=False).encode()) for e in entries]
-    state = len(json.dumps(mem.to_state(), ensure_ascii=False).encode())
+    snapshot = dict(mem.to_state())
+    state = len(json.dumps(snapshot, ensure_ascii=False).encode())
+    snapshot.pop("messages")
+    channel = len(json.dumps(snapshot, ensure_ascii=False).encode())
     ledger = ledger_of(ctx)
     edited = [edit_path(k) for k in range(turns // EDIT_EVERY)]
     folded = {f for e in entries for f in e["modified_files"]}
@@ -113,6 +138,9 @@ def run(turns: int) -> dict[str, Any]:
         "entries_bytes": sum(sizes),
         "largest_entry_bytes": max(sizes, default=0),
         "state_bytes": state,
+        "channel_bytes": channel,
+        "user_every": user_every,
+        "users_quoted": sum(f"(request {u})" in hay for u in range(0, turns, user_every or turns)),
         "first_ms": statistics.mean(times[:n]) * 1000,
         "last_ms": statistics.mean(times[-n:]) * 1000,
         "max_context_tokens": max_ctx,
@@ -146,6 +174,7 @@ def markdown(label: str, r: dict[str, Any]) -> str:
             "`mem.to_state()`, JSON",
             f"{r['state_bytes'] / mb:.2f} MB ({r['state_bytes'] / r['content_bytes']:.2f}x)",
         ),
+        ("channel: `to_state()` less `messages`, JSON", f"{r['channel_bytes'] / mb:.2f} MB"),
         (
             "per-turn time, first / last 1,000 turns",
             f"{r['first_ms']:.2f} / {r['last_ms']:.2f} ms",
@@ -160,7 +189,14 @@ def markdown(label: str, r: dict[str, Any]) -> str:
             f"{r['modified_folded']} of {r['modified_total']} / {r['modified_named']}",
         ),
     ]
-    lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns.", ""]
+    users = ""
+    if r["user_every"]:
+        asked = len(range(0, r["turns"], r["user_every"]))
+        rows.append(
+            ("user messages asked / quoted in the last request", f"{asked} / {r['users_quoted']}")
+        )
+        users = f", a user message every {r['user_every']} turns"
+    lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns{users}.", ""]
     lines += ["| measure | value |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]
     lines += ["", "Start of the last request's ledger:", "", "```", r["ledger_head"], "```", ""]
@@ -170,10 +206,11 @@ def markdown(label: str, r: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20_000)
+    parser.add_argument("--user-every", type=int, default=0, help="a user message every N turns")
     parser.add_argument("--label", default="run")
     parser.add_argument("--write", action="store_true", help="append to the results file")
     args = parser.parse_args()
-    result = run(args.turns)
+    result = run(args.turns, args.user_every)
     text = markdown(args.label, result)
     print(text)
     if args.write:

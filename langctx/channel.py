@@ -8,11 +8,18 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
-from langctx.entries import ENTRY_VERSION, validate_entry
+from langctx.entries import ENTRY_VERSION, active_summaries, validate_entry
 from langctx.errors import StateVersionError
+from langctx.user_messages import Ledger, ledger_appended, ledger_from_facts, stored_ledger
 
-CHANNEL_VERSION = 1
-"""Version of the channel's own shape (entries carry their own ``v``)."""
+CHANNEL_VERSION = 2
+"""Version of the channel's own shape (entries carry their own ``v``). Version 2 keeps the folded
+user messages once, in ``users`` (version 1, without it, is read by :func:`channel_users`)."""
+
+USERS_KEY = "users"
+"""The channel key of the ledger of folded user messages (:data:`~langctx.user_messages.Ledger`)."""
+USERS_DROPPED_KEY = "users_dropped"
+"""The channel key counting the older folded user messages the ledger no longer lists."""
 
 ARCHIVE_RECORD_VERSION = 1
 """Version of the :class:`ArchiveRecord` shape."""
@@ -25,6 +32,7 @@ RUN_KEY = "run"
 _RUN = re.compile(r"[0-9a-f]{32}")
 
 _LISTS = ("compactions", "edits")
+_USERS = (USERS_KEY, USERS_DROPPED_KEY)
 _OPS = ("reset", "drop", "slim")
 """Update-only keys: they say how to apply an update and are never stored."""
 
@@ -46,7 +54,7 @@ class ArchiveRecord(TypedDict, total=False):
 
 
 class LangctxChannel(TypedDict, total=False):
-    """The value of the ``langctx`` state key (version 1). All fields are JSON values.
+    """The value of the ``langctx`` state key (version 2). All fields are JSON values.
 
     Update-only keys: ``reset`` (replace the channel, keeping its ``archive`` record and ``run``
     unless the update brings them), and in archive mode ``drop`` (``{"compactions": [ids], "edits": [ids],
@@ -58,6 +66,11 @@ class LangctxChannel(TypedDict, total=False):
     compactions: list[dict[str, Any]]
     edits: list[dict[str, Any]]
     priorities: dict[str, int]
+    users: list[dict[str, Any]]
+    """The folded user messages, each once, oldest first (``{"id", "text"}``, ``"short"`` when by
+    their opening, ``"constraints"``), bounded; in an update: those to append."""
+    users_dropped: int
+    """How many older folded user messages ``users`` only counts; in an update: how many more."""
     archive: ArchiveRecord
     eviction_log: list[dict[str, Any]]
     """What left the projection and why (``to_state`` and the chat history; not the graph)."""
@@ -89,6 +102,8 @@ def channel_update(
     slim: Sequence[str] = (),
     counter: str | None = None,
     copy: bool = True,
+    users: Sequence[Mapping[str, Any]] = (),
+    users_dropped: int = 0,
 ) -> LangctxChannel:
     """An update for the ``langctx`` channel (see :class:`LangctxChannel` for the keys).
 
@@ -97,10 +112,12 @@ def channel_update(
         reset: replace the channel instead of appending (the ``archive`` record is kept).
         counter: the name of the token counter the entries were counted with.
         copy: copy the entries (False: the caller hands over entries nothing else holds).
+        users: folded user messages to append to the ledger (stored shape).
+        users_dropped: older folded user messages the ledger counts more.
 
     Example:
         >>> channel_update(priorities={"m1": 10})
-        {'v': 1, 'compactions': [], 'edits': [], 'priorities': {'m1': 10}}
+        {'v': 2, 'compactions': [], 'edits': [], 'priorities': {'m1': 10}}
     """
     out = LangctxChannel(
         v=CHANNEL_VERSION,
@@ -118,13 +135,18 @@ def channel_update(
         out["drop"] = {str(k): [str(i) for i in v] for k, v in drop.items() if v}
     if slim:
         out["slim"] = [str(i) for i in slim]
+    if users:
+        out["users"] = [dict(u) for u in users]
+    if users_dropped:
+        out["users_dropped"] = int(users_dropped)
     return out
 
 
 def merge_langctx(
     left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
 ) -> LangctxChannel:
-    """Reducer of the ``langctx`` channel: append new entries by id, merge the priority ledger.
+    """Reducer of the ``langctx`` channel: append new entries by id, merge the priority ledger
+    and the ledger of folded user messages (a channel without one gets it from its entries).
 
     Entries are validated (older versions migrated); unknown keys are kept, last writer wins.
 
@@ -139,7 +161,13 @@ def merge_langctx(
     if update.get("reset"):
         base = {k: v for k, v in base.items() if k in ("archive", RUN_KEY)}
     out: dict[str, Any] = {k: v for k, v in base.items() if k not in (*_LISTS, "priorities")}
-    out.update({k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS)})
+    out.update(
+        {k: v for k, v in update.items() if k not in (*_LISTS, "priorities", *_OPS, *_USERS)}
+    )
+    fresh = update.get("compactions") and USERS_KEY not in base and not update.get("reset")
+    if fresh or any(k in update for k in _USERS):  # (fresh: a channel of version 1 gets one)
+        added = stored_ledger(update.get(USERS_KEY) or [], update.get(USERS_DROPPED_KEY) or 0)
+        out[USERS_KEY], out[USERS_DROPPED_KEY] = ledger_appended(channel_users(base), *added)
     out["v"] = CHANNEL_VERSION
     for key in _LISTS:
         out[key] = _appended(list(current_entries(base.get(key), key)), update.get(key), key)
@@ -244,14 +272,33 @@ def check_version(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
         msg = f"the langctx channel must be a dict, got {type(value).__name__}."
         raise StateVersionError(msg)
     version = value.get("v", CHANNEL_VERSION if not value else None)
-    if version not in (0, CHANNEL_VERSION):
+    if version not in (0, 1, CHANNEL_VERSION):
         msg = (
             f"the {what} langctx channel has version {version!r}; this langctx reads version "
             f"{CHANNEL_VERSION}. Upgrade langctx, or clear the thread's langctx state with "
-            'graph.update_state(config, {"langctx": {"v": 1, "reset": True}}).'
+            f'graph.update_state(config, {{"langctx": {{"v": {CHANNEL_VERSION}, "reset": True}}}}).'
         )
         raise StateVersionError(msg)
     return value
+
+
+def channel_users(channel: Mapping[str, Any] | None) -> Ledger:
+    """The channel's ledger of folded user messages, checked and bounded.
+
+    The rule for a channel without one (written before version 2, or by hand): the
+    ``user_messages`` its active entries' facts carry (:func:`ledger_from_facts`).
+
+    Raises:
+        StateVersionError: ``users`` is not a list or ``users_dropped`` not a count.
+    """
+    if not channel:
+        return [], 0
+    if USERS_KEY in channel:
+        return stored_ledger(channel[USERS_KEY], channel.get(USERS_DROPPED_KEY, 0))
+    entries = current_entries(channel.get("compactions"))
+    return ledger_from_facts(
+        e["facts"] if isinstance(e.get("facts"), Mapping) else {} for e in active_summaries(entries)
+    )
 
 
 def channel_entries(

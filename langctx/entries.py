@@ -5,7 +5,7 @@ Example:
     ...     first_kept_id="m3", tokens_before=9000, tokens_after=2500, trigger="manual",
     ...     quality="local", read_files=["a.py"], modified_files=[])
     >>> e["v"], e["level"], e["first_kept_id"], covered_count(e)
-    (3, 1, 'm3', 2)
+    (4, 1, 'm3', 2)
     >>> validate_entry(e) is e
     True
 """
@@ -26,8 +26,10 @@ from langctx.markers import COMPACTION_ID_PREFIX, EDIT_ID_PREFIX
 MAX_LEVEL = 3
 """Summaries merge up to this level (one level-3 summary at most)."""
 
-ENTRY_VERSION = 3
-"""Version of the entries written; older ones are migrated on read (:func:`_migrated`)."""
+ENTRY_VERSION = 4
+"""Version of the entries written; older ones are migrated on read (:func:`_migrated`).
+Version 4: a compaction's facts count the user messages it stands for (``users``) instead of
+copying them; their texts are in the channel's ledger (:data:`~langctx.user_messages.Ledger`)."""
 
 Trigger = Literal["threshold", "proactive", "manual", "overflow", "merge"]
 Quality = Literal["model", "local", "fallback", "mechanical", "merged"]
@@ -36,7 +38,7 @@ fallback), mechanically (standing in until the model summarizes the span) or by 
 
 
 class CompactionEntry(TypedDict):
-    """One compaction: a summary standing in for a span of the log (version 3)."""
+    """One compaction: a summary standing in for a span of the log (version 4)."""
 
     v: int
     kind: Literal["compaction"]
@@ -147,7 +149,7 @@ def new_compaction_entry(
         merged_from=list(merged_from),
         read_files=list(read_files),
         modified_files=list(modified_files),
-        facts={k: v for k, v in (facts or {}).items() if k not in _FILE_FACTS},
+        facts=_entry_facts(facts or {}),
         trigger=trigger,
         quality=quality,
         instructions=instructions,
@@ -181,7 +183,28 @@ def new_edit_entry(
     return entry
 
 
+def user_count(facts: Mapping[str, Any]) -> int:
+    """How many folded user messages an entry's facts stand for: ``users``, or (an entry written
+    before the ledger) its ``user_messages`` and ``user_messages_dropped``."""
+    users = facts.get("users")
+    if isinstance(users, int) and not isinstance(users, bool):
+        return max(users, 0)
+    dropped = facts.get("user_messages_dropped")
+    extra = dropped if isinstance(dropped, int) and not isinstance(dropped, bool) else 0
+    return len(facts.get("user_messages") or ()) + max(extra, 0)
+
+
 _FILE_FACTS = ("read_files", "modified_files")
+_USER_FACTS = ("user_messages", "user_messages_dropped")
+
+
+def _entry_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """What an entry keeps of a summary's facts: no file lists (kept at top level) and, of the
+    user messages, their count (their texts go to the ledger once)."""
+    out = {k: v for k, v in facts.items() if k not in (*_FILE_FACTS, *_USER_FACTS, "users")}
+    if users := user_count(facts):
+        out["users"] = users
+    return out
 
 
 def covered_count(entry: Mapping[str, Any]) -> int:
@@ -215,7 +238,7 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
         msg = f"a langctx entry must be a dict, got {type(entry).__name__}."
         raise StateVersionError(msg)
     version = entry.get("v")
-    if version in (0, 1, 2):
+    if version in (0, 1, 2, 3):
         entry = _migrated(entry, version)
     elif version != ENTRY_VERSION:
         raise _invalid(
@@ -355,7 +378,8 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
 
 
 def _migrated(entry: Mapping[str, Any], version: int) -> dict[str, Any]:
-    """An entry of version 0, 1 or 2 in the shape of :data:`ENTRY_VERSION`."""
+    """An entry of version 0 to 3 in the shape of :data:`ENTRY_VERSION` (a version-3 entry keeps
+    its ``facts["user_messages"]``: a state without a ledger is read from them)."""
     out = dict(entry)
     if version == 0:  # pre-release shape: no kind, `covered` instead of `covered_ids`
         out.setdefault("kind", "edit" if "message_id" in out else "compaction")

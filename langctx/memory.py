@@ -17,7 +17,13 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_to_dict
 
-from langctx.channel import MemorySnapshot, channel_entries, channel_update, check_version
+from langctx.channel import (
+    MemorySnapshot,
+    channel_entries,
+    channel_update,
+    channel_users,
+    check_version,
+)
 from langctx.engine import compaction, log, planning, restoring, writing
 from langctx.engine.core import EarlierLog, MemoryCore
 from langctx.engine.plan import CompactionEvent as CompactionEvent  # re-exported: its old home
@@ -170,8 +176,13 @@ class LayeredChatMemory(MemoryCore):
     def to_state(self) -> MemorySnapshot:
         """A JSON-safe snapshot in the channel's shape, plus the log and the eviction log."""
         with self._lock:
+            users, dropped = self._users
             update = channel_update(
-                compactions=self._entries, edits=self._edits, priorities=self._priority
+                compactions=self._entries,
+                edits=self._edits,
+                priorities=self._priority,
+                users=users,
+                users_dropped=dropped,
             )
             return MemorySnapshot(
                 **update,
@@ -184,6 +195,7 @@ class LayeredChatMemory(MemoryCore):
         """Rebuild a memory from :meth:`to_state` output (kwargs as for the constructor); a corrupt
         ``state`` raises :class:`StateVersionError` naming the part."""
         compactions, edits, priorities = channel_entries(check_version(state, "saved"))
+        users, dropped = channel_users(state)
         mem = cls(**kwargs)
         mem.restore(
             stored_messages(state.get("messages")),
@@ -191,6 +203,8 @@ class LayeredChatMemory(MemoryCore):
             edits=edits,
             priorities=priorities,
             eviction_log=stored_evictions(state.get("eviction_log")),
+            users=users,
+            users_dropped=dropped,
         )
         return mem
 
@@ -202,11 +216,18 @@ class LayeredChatMemory(MemoryCore):
         edits: Sequence[Mapping[str, Any]] = (),
         priorities: Mapping[str, int] | None = None,
         eviction_log: Sequence[Mapping[str, Any]] = (),
+        users: Sequence[Mapping[str, Any]] | None = None,
+        users_dropped: int = 0,
     ) -> None:
         """Replace this memory's state with a persisted log and its entries (no compaction runs).
 
+        Args:
+            users: the ledger of folded user messages (``to_state()["users"]``), oldest first;
+                None: a state written before the ledger, read from its entries.
+            users_dropped: how many older folded user messages the ledger only counts.
+
         Raises:
-            StateVersionError: an entry is corrupt or does not fit the log.
+            StateVersionError: an entry or the ledger is corrupt, or an entry does not fit the log.
         """
         with self._lock:
             self._reset()
@@ -220,6 +241,7 @@ class LayeredChatMemory(MemoryCore):
                 if e["trigger"] == "merge" or task is None or e["first_kept_id"] != task
             ]
             self._active = [e for e in active_summaries(self._entries) if log.after_pc(self, e)]
+            restoring.restore_users(self, users, users_dropped)
             self._first_kept = restoring.restored_cut(self)
             self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
             self._evictions = [EvictionRecord(**r) for r in eviction_log]  # type: ignore[typeddict-item]
@@ -237,6 +259,8 @@ class LayeredChatMemory(MemoryCore):
         validate_from: int = 0,
         before: EarlierLog | None = None,
         archived_to: str | None = None,
+        users: Sequence[Mapping[str, Any]] | None = None,
+        users_dropped: int = 0,
     ) -> None:
         """Rebuild from a window of a longer log (no compaction runs).
 
@@ -247,6 +271,7 @@ class LayeredChatMemory(MemoryCore):
             before: the log before the window: a message by id, an archived entry's ids.
             archived_to: archive mode: the id of the first message after the archived part of
                 the log (what the entries fold before it is in the append-only archive).
+            users, users_dropped: the ledger of folded user messages (see :meth:`restore`).
         """
         with self._lock:
             self._reset()
@@ -263,6 +288,7 @@ class LayeredChatMemory(MemoryCore):
             for k in projected:  # read, their facts too: a state written without the reducer
                 entries[k] = read_entry(entries[k])
             self._active = [entries[k] for k in projected]
+            restoring.restore_users(self, users, users_dropped)
             self._first_kept = max(len(head) if entries else 0, self._first_kept)
             self._priority = {k: int(v) for k, v in (priorities or {}).items() if k in self._pos}
             self._refresh()

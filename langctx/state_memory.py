@@ -26,6 +26,7 @@ from langctx.channel import (
     archive_record,
     channel_entries,
     channel_update,
+    channel_users,
     check_channel,
     check_version,
     current_entries,
@@ -34,7 +35,7 @@ from langctx.channel import (
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
-from langctx.entries import CompactionEntry, EditEntry
+from langctx.entries import CompactionEntry, EditEntry, active_summaries, user_count
 from langctx.facts import FileToolSpec
 from langctx.markers import NO_THREAD, checked_thread_id
 from langctx.memory import CompactionEvent, LayeredChatMemory, Trigger
@@ -49,6 +50,7 @@ from langctx.state_reading import (
 )
 from langctx.summarize import Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
+from langctx.user_messages import ledger_prefix
 
 
 def thread_id_of(config: Mapping[str, Any] | None) -> str:
@@ -211,10 +213,12 @@ class ThreadView:
         """What to write to the ``langctx`` channel (None: nothing new)."""
         memory, reset, counter = self.memory, self._reset, self.memory.counter
         new_c, new_e, new_p = memory.compactions, memory.edits, memory.priorities
+        users, dropped = memory._users  # a reset writes the whole ledger, else what is new
         if not reset:
             new_c, new_e = new_c[self._known :], new_e[self._known_edits :]
             new_p = {k: v for k, v in new_p.items() if self._known_priorities.get(k) != v}
-            if not (new_c or new_e or new_p):
+            users, dropped = memory._users_log[memory._users_given :], 0
+            if not (new_c or new_e or new_p or users):
                 return None
         # the memory is this call's own: its entries go to the channel as they are
         return channel_update(
@@ -225,6 +229,8 @@ class ThreadView:
             archive=self._archive,
             counter=str(getattr(counter, "inner", counter).name),
             copy=False,
+            users=users,
+            users_dropped=dropped,
         )
 
 
@@ -268,6 +274,7 @@ def _view_state(
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
     span = window_start(raw, comps, channel.get("archive"))
     record = archive_record(channel) if repaired is not None else None
+    users, users_dropped = channel_users(channel)
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id, record)
     head, start = span
@@ -286,6 +293,8 @@ def _view_state(
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
         archived_to=_archived_to(channel),
+        users=users,
+        users_dropped=users_dropped,
     )
     # a truncation of the pinned task made while restoring is new: the channel records it, so
     # the next call restores it instead of cutting (and warning) again
@@ -357,7 +366,20 @@ def _rebuilt(
     _, restore = restore_entries(comps, present, archive_record(channel))
     kept_edits = [e for e in edits if e["message_id"] in present]
     kept_prio = {k: v for k, v in prio.items() if k in present}
-    memory.restore(messages, compactions=restore, edits=kept_edits, priorities=kept_prio)
+    users = channel_users(channel)
+    if len(restore) < len(comps):  # the user messages of the entries kept: the oldest ones
+        fitting: list[CompactionEntry] = restore  # type: ignore[assignment]
+        users = ledger_prefix(
+            users, sum(user_count(e.get("facts") or {}) for e in active_summaries(fitting))
+        )
+    memory.restore(
+        messages,
+        compactions=restore,
+        edits=kept_edits,
+        priorities=kept_prio,
+        users=users[0],
+        users_dropped=users[1],
+    )
     kept = len(memory.compactions)  # the restore ignores a cut at the task too
     dropped = kept < len(comps) or len(kept_edits) < len(edits) or len(kept_prio) < len(prio)
     return ThreadView(

@@ -19,6 +19,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langctx.commands import is_control_message
+from langctx.entries import user_count
+from langctx.errors import StateVersionError
 from langctx.facts.record import MAX_CONSTRAINT_CHARS
 from langctx.machinery import is_machinery, substantive_text
 from langctx.monotone import largest
@@ -31,7 +33,7 @@ FULL_STORED = 8
 """The newest user messages of an entry stored whole; older ones by their opening words."""
 
 MAX_STORED_MESSAGES = 256
-"""User messages an entry lists at most; older ones are counted in ``user_messages_dropped``."""
+"""User messages the ledger lists at most; older ones are only counted (``users_dropped``)."""
 
 SHORT_CHARS = 80
 """Characters of an older user message's opening words (whitespace collapsed, cut at a word)."""
@@ -211,3 +213,68 @@ def _fit_head_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> s
         lambda n: count(_head_tail(text, n + len(_CUT))) <= max(1, max_tokens), len(text)
     )
     return _head_tail(text, fits + len(_CUT)) if fits else _CUT
+
+
+# ---------------------------------------------------------------------- the ledger
+
+Ledger = tuple[list[dict[str, Any]], int]
+"""The folded user messages, each stored once: the items (stored shape, oldest first, the newest
+:data:`FULL_STORED` whole, at most :data:`MAX_STORED_MESSAGES`) and how many older ones are only
+counted. The ``langctx`` channel keeps it under ``users`` / ``users_dropped``; entries keep only
+how many user messages they stand for (``facts["users"]``, :func:`user_count`)."""
+
+
+def ledger_appended(ledger: Ledger, items: Sequence[Mapping[str, Any]], dropped: int = 0) -> Ledger:
+    """``ledger`` with ``items`` (stored shape) appended, each id once, bounded; ``dropped`` more
+    older ones counted."""
+    merged, extra = merge_read_user_messages(ledger[0], items)
+    return merged, ledger[1] + dropped + extra
+
+
+def ledger_from_facts(facts: Iterable[Mapping[str, Any]]) -> Ledger:
+    """The ledger of a state written before it existed: the ``user_messages`` of the active
+    entries' facts (highest level first, then by creation), merged as the summary block read
+    them (docs/persistence.md, "The user-message ledger")."""
+    parts = list(facts)
+    items, extra = merge_user_messages(*[f.get("user_messages") or () for f in parts])
+    dropped = sum(
+        user_count({"user_messages_dropped": f.get("user_messages_dropped")}) for f in parts
+    )
+    return items, dropped + extra
+
+
+def ledger_tail(ledger: Ledger, count: int) -> Ledger:
+    """The newest ``count`` folded user messages of ``ledger`` (what the active entries stand
+    for: those a provider's compaction item replaced are left out), and how many are counted."""
+    items, dropped = ledger
+    if count >= len(items) + dropped:
+        return items, dropped
+    shown = items[len(items) - count :] if count > 0 else []
+    return shown, max(0, count - len(shown))
+
+
+def ledger_prefix(ledger: Ledger, count: int) -> Ledger:
+    """The oldest ``count`` folded user messages of ``ledger`` (the entries of a state cut back
+    to its first entries stand for them)."""
+    items, dropped = ledger
+    return items[: max(0, count - dropped)], min(dropped, max(count, 0))
+
+
+def stored_ledger(items: object, dropped: object = 0) -> Ledger:
+    """A ledger read from untrusted state: malformed items skipped, texts cut, bounded.
+
+    Raises:
+        StateVersionError: ``items`` is not a list, or ``dropped`` not an int >= 0.
+    """
+    if not isinstance(items, list):
+        msg = f"the langctx channel's users must be a list of user messages, got {type(items).__name__}."
+        raise StateVersionError(msg)
+    if dropped is None:
+        dropped = 0
+    if not isinstance(dropped, int) or isinstance(dropped, bool) or dropped < 0:
+        msg = f"the langctx channel's users_dropped must be an int >= 0, got {dropped!r:.40}."
+        raise StateVersionError(msg)
+    # the newest ones only: a huge list is not read whole
+    kept = items[-MAX_STORED_MESSAGES:]
+    merged, extra = merge_user_messages(kept)
+    return merged, dropped + extra + len(items) - len(kept)

@@ -7,7 +7,7 @@ import asyncio
 import bisect
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol, Unpack
+from typing import Any, Protocol, Unpack
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -21,6 +21,7 @@ from langctx.markers import context_mode_stamp
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
+from langctx.user_messages import Ledger
 
 
 class EarlierLog(Protocol):
@@ -69,6 +70,9 @@ class MemoryCore:
         self._edits: list[EditEntry] = []
         self._evictions: list[EvictionRecord] = []
         self._priority: dict[str, int] = {}
+        self._users: Ledger = ([], 0)  # the folded user messages, each once (bounded)
+        self._users_log: list[dict[str, Any]] = []  # the ledger's items given, then appended
+        self._users_given = 0  # how many of ``_users_log`` the restore gave
         # derived from the record on append and restore: each message's index, tokens and view
         self._pos: dict[str, int] = {}
         self._tok: list[int] = []
@@ -282,7 +286,7 @@ class MemoryCore:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
         pinned = sum(self._view_tokens(i) for i in self._pinned())
         self._block, self._block_tokens = summary_block(
-            self._active, self._config, self._counter, pinned_tokens=pinned
+            self._active, self._config, self._counter, pinned_tokens=pinned, users=self._users
         )
         self._refresh_recent()
         self._calibration = 0

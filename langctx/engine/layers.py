@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from functools import partial
 
@@ -9,11 +11,16 @@ from langchain_core.messages import BaseMessage
 
 from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
-from langctx.entries import CompactionEntry, entry_facts
+from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.projection import render_read_facts, render_summary_block
 from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
-from langctx.user_messages import render_user_messages
+from langctx.user_messages import Ledger, ledger_tail, render_user_messages
+
+
+def _ledger_digest(users: Ledger) -> bytes:
+    text = json.dumps(users, ensure_ascii=False, sort_keys=True)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def summary_block(
@@ -22,13 +29,16 @@ def summary_block(
     counter: TokenCounter,
     *,
     pinned_tokens: int = 0,
+    users: Ledger = ([], 0),
 ) -> tuple[BaseMessage | None, int]:
-    """The summary block of ``active`` and its tokens ((None, 0): none), cached by content."""
+    """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
+    ``users``: the ledger of folded user messages (its newest ones the active entries count)."""
     if not active:
         return None, 0
+    shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter, pinned_tokens)
+        return _render_block(active, config, counter, pinned_tokens, shown)
     blocks = shared_blocks()
     by_content = (
         "block-content",
@@ -38,10 +48,11 @@ def summary_block(
         config.user_messages_tokens,
         config.head_budget - pinned_tokens,
         key,
+        _ledger_digest(shown),
     )
     block = blocks.get(by_content)
     if block is None:
-        block = _render_block(active, config, counter, pinned_tokens)
+        block = _render_block(active, config, counter, pinned_tokens, shown)
         blocks.put(by_content, block)
     return block[0], block[1]
 
@@ -51,9 +62,12 @@ def _render_block(
     config: MemoryConfig,
     counter: TokenCounter,
     pinned_tokens: int,
+    folded: Ledger,
 ) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's messages in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
+    facts["user_messages"], facts["user_messages_dropped"] = folded  # the ledger's, not entries'
+
     shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
     role, count = config.summary_role, counter.count_text
     ledger_of = partial(render_read_facts, max_tokens=config.max_facts_tokens_resolved, count=count)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from langctx.entries import CompactionEntry, EditEntry
 from langctx.summarize import SummaryRequest
@@ -29,6 +29,7 @@ class Plan:
     pending: int = 0  # evicted tokens the new mechanical entry stands for (no model summary yet)
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
     keep: int | None = None  # recent tokens a fold by the marks keeps (None: manual, overflow)
+    users: list[dict[str, Any]] = field(default_factory=list)  # the batch's user messages (ledger)
 
 
 @dataclass(frozen=True, slots=True)

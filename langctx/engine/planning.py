@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langctx.cache_mark import cheapest_mark, mark_floor
 from langctx.engine import placeholders
 from langctx.engine.plan import SUMMARY_OVERHEAD, Plan, Trigger
-from langctx.entries import MAX_LEVEL, CompactionEntry, entry_facts
+from langctx.entries import MAX_LEVEL, CompactionEntry, entry_facts, user_count
 from langctx.machinery import substantive_text
 from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
+from langctx.user_messages import ledger_tail
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -134,8 +135,9 @@ def _fold(
     absorbed = [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
     out.absorbed = absorbed
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
+    out.users = list(facts.get("user_messages") or ())
     if absorbed:
-        facts = merge_read_summary_facts(*[entry_facts(e) for e in absorbed], facts)
+        facts = merge_read_summary_facts(*[request_facts(memory, e) for e in absorbed], facts)
     out.request = request = replace(
         _request(memory, "turns"),
         messages=msgs,
@@ -157,6 +159,19 @@ def _fold(
         out.quality, out.upgrade = "mechanical", chained
     else:
         out.quality, out.request = "model", chained
+
+
+def request_facts(memory: MemoryCore, entry: CompactionEntry) -> dict[str, Any]:
+    """A fold entry's facts as a summary request reads them: its user messages from the ledger
+    (the newest it holds: the entry is the latest fold, mechanical, awaiting its summary)."""
+    facts = entry_facts(entry)
+    if "user_messages" in facts or not (count := user_count(facts)):
+        return facts  # an entry written before the ledger carries them
+    items, dropped = ledger_tail(memory._users, count)
+    facts["user_messages"] = items
+    if dropped:
+        facts["user_messages_dropped"] = dropped
+    return facts
 
 
 def pending_tokens(entry: CompactionEntry) -> int:
@@ -191,7 +206,7 @@ def upgrade_request(memory: MemoryCore, entry: CompactionEntry) -> SummaryReques
         _request(memory, "turns"),
         messages=own or [],
         summaries=[] if own is not None else [entry["summary"]],
-        facts=entry_facts(entry),
+        facts=request_facts(memory, entry),
     )
     chained = _chain_request(memory, request, absorbed) if absorbed else request
     return replace(chained, summaries=[*request.summaries, *chained.summaries])

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
@@ -11,6 +11,7 @@ from langctx.blocks import has_opaque_blocks
 from langctx.count_cache import describe_edited
 from langctx.entries import CompactionEntry, EditEntry, active_summaries
 from langctx.errors import StateVersionError
+from langctx.user_messages import ledger_from_facts, stored_ledger
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -56,6 +57,20 @@ def restored_cut(mem: MemoryCore) -> int:
 def _corrupt(edit: EditEntry, what: str) -> None:
     msg = f"edit {edit['id']} {what}; the state is corrupt (clear the thread's langctx state)."
     raise StateVersionError(msg)
+
+
+def restore_users(
+    mem: MemoryCore, users: Sequence[Mapping[str, Any]] | None, dropped: int = 0
+) -> None:
+    """Set the memory's ledger of folded user messages: ``users`` read (checked, bounded), or
+    (None) read from the entries of a state written before the ledger (:func:`ledger_from_facts`)."""
+    if users is None:
+        mem._users = ledger_from_facts(e.get("facts") or {} for e in active_summaries(mem._entries))
+        mem._users_log = list(mem._users[0])
+    else:
+        mem._users = stored_ledger(list(users), dropped)
+        mem._users_log = cast(list[dict[str, Any]], list(users))  # as given: delta positions
+    mem._users_given = len(mem._users_log)
 
 
 def active_positions(entries: Sequence[CompactionEntry]) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ from langctx.monotone import largest
 from langctx.projection import view_message
 from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts
+from langctx.user_messages import ledger_appended
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -49,6 +50,9 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
+    if plan.users:  # each folded user message stored once, in the ledger; the entry counts them
+        mem._users = ledger_appended(mem._users, plan.users)
+        mem._users_log.extend(plan.users)
     entry = write_entry(
         mem,
         summary,

@@ -246,6 +246,7 @@ _FACTS: dict[str, Reader] = {
     "constraints": _list(_constraint),
     "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, prefix=True)),
     "user_messages_dropped": _count,
+    "users": _count,
 }
 """How each key of the facts is read from state (``user_messages``: its own module)."""
 

@@ -19,18 +19,20 @@ STATE_KEY = "langctx"
 
 @dataclass(slots=True)
 class Entries:
-    """The langctx entries of one history: compactions, edits, eviction records (plain dicts)."""
+    """The langctx entries of one history: compactions, edits, eviction records and the folded
+    user messages, each once (plain dicts; the memory's ledger is read from the last)."""
 
     compactions: list[dict[str, Any]] = field(default_factory=list)
     edits: list[dict[str, Any]] = field(default_factory=list)
     evictions: list[dict[str, Any]] = field(default_factory=list)
+    users: list[dict[str, Any]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.compactions or self.edits or self.evictions)
+        return bool(self.compactions or self.edits or self.evictions or self.users)
 
     def lists(self) -> tuple[list[dict[str, Any]], ...]:
-        """The three lists: compactions, edits, evictions."""
-        return self.compactions, self.edits, self.evictions
+        """The four lists: compactions, edits, evictions, folded user messages."""
+        return self.compactions, self.edits, self.evictions, self.users
 
     def extend(self, other: Entries) -> None:
         for mine, theirs in zip(self.lists(), other.lists(), strict=True):
@@ -46,6 +48,7 @@ class Entries:
             compactions=[dict(e) for e in self.compactions],
             edits=[dict(e) for e in self.edits],
             eviction_log=[dict(e) for e in self.evictions],
+            users=[dict(e) for e in self.users],
         )
 
     @classmethod
@@ -53,13 +56,14 @@ class Entries:
         if state is None:
             return cls()
         version = state.get("v") if isinstance(state, Mapping) else type(state).__name__
-        if not isinstance(state, Mapping) or version != CHANNEL_VERSION:
+        if not isinstance(state, Mapping) or version not in (1, CHANNEL_VERSION):
             msg = (
                 f"langctx state in {where} has version {version!r}, not {CHANNEL_VERSION}; "
                 "upgrade langctx, or delete that key to rebuild the entries from the log."
             )
             raise StateVersionError(msg)
-        lists = [state.get(key) or [] for key in ("compactions", "edits", "eviction_log")]
+        keys = ("compactions", "edits", "eviction_log", "users")
+        lists = [state.get(key) or [] for key in keys]
         if not all(isinstance(v, list) and all(isinstance(e, Mapping) for e in v) for v in lists):
             msg = (
                 f"langctx state in {where} holds entries that are not lists of dicts; "

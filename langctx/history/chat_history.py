@@ -265,6 +265,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
             [dict(e) for e in mem.compactions[len(saved.compactions) :]],
             [dict(e) for e in mem.edits[len(saved.edits) :]],
             [dict(r) for r in mem.eviction_log[len(saved.evictions) :]],
+            [dict(u) for u in mem._users_log[len(saved.users) :]],
         )
         step.total = Entries(*(a + b for a, b in zip(saved.lists(), step.new.lists(), strict=True)))
         return step
@@ -286,6 +287,7 @@ class LangctxChatMessageHistory(BaseChatMessageHistory):
                 compactions=self._saved.compactions,
                 edits=self._saved.edits,
                 eviction_log=self._saved.evictions,
+                users=self._saved.users or None,  # none: a history from before the ledger
             )
 
     def __eq__(self, other: object) -> bool:

@@ -18,7 +18,7 @@ from langctx.history.backends import Backend, Entries, Step
 from langctx.history.chat_history import LangctxChatMessageHistory, resolve_memory
 from langctx.memory import LayeredChatMemory
 
-_KINDS = ("compaction", "edit", "eviction")  # an entry row's kind, one per list of Entries
+_KINDS = ("compaction", "edit", "eviction", "user")  # an entry row's kind, per list of Entries
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langctx_history_messages (

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langctx.entries import user_count
 from langctx.facts import Facts, extract_facts
 from langctx.facts.calls import tool_calls
 from langctx.facts.record import (
@@ -26,7 +27,8 @@ from langctx.user_messages import merge_read_user_messages, user_message_facts, 
 
 SummaryFacts = dict[str, Any]
 """`Facts` plus ``constraints``, ``conclusions``, ``open_questions``, ``next_step``,
-``user_messages`` and ``user_messages_dropped``."""
+``user_messages`` and ``user_messages_dropped`` (a request's; an entry keeps only their count,
+``users``: the texts are in the ledger, :data:`~langctx.user_messages.Ledger`)."""
 
 _CONSTRAINT = re.compile(
     r"(?i)(\b(?:do not|don't|dont|never|must(?: not)?|mustn't|always|only|should(?: not)?|"
@@ -272,7 +274,7 @@ def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
     merged["conclusions"] = list(conclusions)[-MAX_CONCLUSIONS:]
     questions: list[str] = []
     for f in facts:
-        if f.get("user_messages"):
+        if user_count(f):
             questions = []  # the user spoke after them
         questions.extend(f.get("open_questions", ()))
     merged["open_questions"] = list(dict.fromkeys(questions))[-MAX_OPEN_QUESTIONS:]
@@ -282,6 +284,8 @@ def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
         merged["user_messages"] = users
     if dropped:
         merged["user_messages_dropped"] = dropped
+    if any("users" in f for f in facts):  # entries of the ledger's time count theirs
+        merged["users"] = sum(map(user_count, facts))
     return merged
 
 

@@ -33,6 +33,7 @@ from langctx import (
     LayeredChatMemory,
     StateVersionError,
 )
+from langctx.channel import CHANNEL_VERSION
 from langctx.history import (
     STATE_KEY,
     LangctxChatMessageHistory,
@@ -302,7 +303,7 @@ def test_wrapped_history_gets_the_full_log_and_state_the_entries() -> None:
     assert store.messages == added(30)  # exactly what was added, ids untouched
     assert store.add_calls == 30  # one bulk write per add
     saved = state[STATE_KEY]
-    assert saved["v"] == 1
+    assert saved["v"] == CHANNEL_VERSION == 2
     assert [e["id"] for e in saved["compactions"]] == [e["id"] for e in history.memory.compactions]
     json.dumps(saved)  # JSON-safe
 
@@ -469,7 +470,10 @@ def test_sqlite_writes_are_inserts_of_the_new_rows_only(tmp_path: Path) -> None:
         ).fetchone()
         assert n_msgs == 80
         mem = history.memory
-        assert n_entries == len(mem.compactions) + len(mem.edits) + len(mem.eviction_log)
+        snapshot = mem.to_state()  # each folded user message in one row, whatever merged it
+        folded = len(snapshot.get("users") or []) + snapshot.get("users_dropped", 0)
+        assert folded > 0
+        assert n_entries == len(mem.compactions) + len(mem.edits) + len(mem.eviction_log) + folded
 
 
 CHILD = """

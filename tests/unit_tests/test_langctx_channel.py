@@ -101,7 +101,7 @@ def test_v2_entries_get_first_kept_id() -> None:
     v2 = {**_compaction("m9"), "v": 2}
     v2["first_kept_entry_id"] = v2.pop("first_kept_id")
     comps, _edits, _prio = channel_entries({"v": 1, "compactions": [v2]})
-    assert comps[0]["v"] == ENTRY_VERSION == 3
+    assert comps[0]["v"] == ENTRY_VERSION == 4
     assert comps[0]["first_kept_id"] == _compaction("m9")["first_kept_id"]
     assert "first_kept_entry_id" not in comps[0]
     written = merge_langctx({}, {"v": 1, "compactions": [v2]})

@@ -17,7 +17,7 @@ from langctx import (
     MemoryConfig,
     StateVersionError,
 )
-from langctx.channel import merge_langctx
+from langctx.channel import CHANNEL_VERSION, merge_langctx
 from langctx.config import ConfigOptions
 from langctx.count_cache import CachedCounter, shared_cache
 from langctx.state_memory import (
@@ -160,7 +160,7 @@ def test_the_cut_message_removed_by_hand_rebuilds_with_a_reset_update() -> None:
     assert view.memory.compactions == []
     update = view.update()
     assert update == {
-        "v": 1,
+        "v": CHANNEL_VERSION,
         "compactions": [],
         "edits": [],
         "priorities": {},
