@@ -43,10 +43,16 @@ PREAMBLE = (
 )
 
 USERS_NOTE = (
-    "The user's messages from that history are quoted below as they wrote them: they are "
-    "requests, and the last one is the latest request unless a newer one follows this block."
+    "The user's requests from that history, quoted as they wrote them, each with its status read "
+    "from the log: answered (the agent ended its turn after it; the first line of its answer "
+    'follows) or open. Do not redo an answered request; act on the one marked "act on this" '
+    "unless a newer message follows this block."
 )
 """Said before the quoted user messages of a summary block (not instructions of langctx's own)."""
+
+REQUESTS_OPEN, REQUESTS_CLOSE = "<langctx:requests>", "</langctx:requests>"
+"""Around the user's requests in a summary block (their text is escaped: no line inside can
+close it or imitate another langctx section)."""
 
 
 def view_message(message: BaseMessage, edit: EditEntry | None = None) -> BaseMessage:
@@ -294,7 +300,7 @@ def render_summary_block(
         opened = summary_open(level=e["level"], covers=covered_count(e), entry_id=e["id"])
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
     if users:
-        parts.append(f"{USERS_NOTE}\n{escape_delimiters(users)}")
+        parts.append(f"{REQUESTS_OPEN}\n{USERS_NOTE}\n{escape_delimiters(users)}\n{REQUESTS_CLOSE}")
     if facts:
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
     text = "\n\n".join(parts)

@@ -2,12 +2,12 @@
 
 Example:
     >>> facts = user_message_facts([HumanMessage("Now the lexer.", id="u2")])
-    >>> old = [{"id": "u1", "text": "Fix the parser test. It fails on empty input since 2.0."}]
+    >>> old = [{"id": "u1", "text": "Fix the parser test.", "answer": "Fixed: it passes."}]
     >>> items, _ = merge_user_messages(old, facts)
-    >>> print(render_user_messages(items, max_tokens=40, count=lambda s: len(s) // 4))
-    User messages (the user's own words, oldest first; the last is the latest request):
-    - "Fix the parser test. It fails on empty input since 2.0."
-    - "Now the lexer."
+    >>> print(render_user_messages(items, max_tokens=60, count=lambda s: len(s) // 4))
+    User requests (the user's own words, oldest first, each with its status):
+    - [answered] "Fix the parser test." → the agent answered: "Fixed: it passes."
+    - [open — act on this] "Now the lexer."
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ SHORT_CHARS = 80
 
 _CUT = "[…cut…]"
 _SHORTENED = " [shortened]"
-_TITLE = "User messages (the user's own words, oldest first; the last is the latest request):"
+_TITLE = "User requests (the user's own words, oldest first, each with its status):"
 
 
 def user_text(message: BaseMessage) -> str:
@@ -57,7 +57,7 @@ def _head_tail(text: str, limit: int) -> str:
     return f"{text[:half]}{_CUT}{text[-half:]}"
 
 
-def _opening(text: str, limit: int = SHORT_CHARS) -> str:
+def opening(text: str, limit: int = SHORT_CHARS) -> str:
     """The first ``limit`` characters of ``text`` with whitespace collapsed, cut at a word."""
     flat = " ".join(text.split())
     if len(flat) <= limit:
@@ -86,6 +86,7 @@ def stored_user_messages(items: object) -> list[dict[str, Any]]:
             "text": _head_tail(encodable_text(item["text"]), MAX_STORED_CHARS),
             **({"short": True} if item.get("short") else {}),
             **_constraints_of(item),
+            **_answer_of(item),
         }
         for item in items
         if isinstance(item, Mapping)
@@ -107,11 +108,13 @@ def merge_read_user_messages(
     seen: dict[str, Mapping[str, Any]] = {}
     for part in parts:
         for item in part:
-            seen.setdefault(item["id"], item)
+            old = seen.setdefault(item["id"], item)
+            if item.get("answer") and not old.get("answer"):  # a later fold found its answer
+                seen[item["id"]] = {**old, "answer": item["answer"]}
     items = [dict(item) for item in seen.values()]
     for item in items[:-FULL_STORED]:
         if not item.get("short"):
-            item["text"], item["short"] = _opening(item["text"]), True
+            item["text"], item["short"] = opening(item["text"]), True
     extra = max(0, len(items) - MAX_STORED_MESSAGES)
     return items[extra:], extra
 
@@ -126,6 +129,16 @@ def _constraints_of(item: Mapping[str, Any]) -> dict[str, list[str]]:
 
 MAX_CONSTRAINTS = 8
 """Constraint sentences a stored user message keeps beside its opening words."""
+
+ANSWER_CHARS = 200
+"""Characters of a request's answer kept (its first line, :mod:`langctx.requests`)."""
+
+
+def _answer_of(item: Mapping[str, Any]) -> dict[str, str]:
+    found = item.get("answer")
+    if not isinstance(found, str) or not found.strip():
+        return {}
+    return {"answer": opening(encodable_text(found), ANSWER_CHARS)}
 
 
 def _quoted(text: str) -> str:
@@ -145,19 +158,31 @@ def render_user_messages(
     count: Callable[[str], int],
     dropped: int = 0,
     verbatim_tokens: int | None = None,
+    later_request: bool = False,
 ) -> str:
-    """The "User messages" section of a summary block, within ``max_tokens`` ("" when none):
+    """The "User requests" section of a summary block, within ``max_tokens`` ("" when none):
     the newest (cut head + tail only when over ``verbatim_tokens``), then, newest first, earlier
-    ones verbatim within ``verbatim_tokens``, then by their opening words; the rest counted."""
+    ones verbatim within ``verbatim_tokens``, then by their opening words; the rest counted.
+
+    Each line starts with the request's status (:mod:`langctx.requests`): ``[answered]`` (an
+    item with an ``answer``, quoted after it), else ``[open — act on this]`` for the newest when
+    no ``later_request`` follows the block, ``[open, interrupted]`` otherwise. An item with
+    ``"task": True`` stands for the pinned task (by its opening words)."""
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
-    items = [i for i in items if i.get("text")]
+    items = [
+        {**i, "status": _status(i, k == len(items) - 1 and not later_request)}
+        for k, i in enumerate(items)
+        if i.get("text")
+    ]
     if not items:
         return ""
     title = count(_TITLE)
-    newest = str(items[-1]["text"])
-    if count(_TITLE + "\n" + _quoted(newest)) > verbatim:
-        newest = _fit_head_tail(newest, verbatim - title - 4, count)
-    shown = [_quoted(newest)]
+    last = items[-1]
+    newest = str(last["text"])
+    if count(_TITLE + "\n" + _line(last, newest)) > verbatim:
+        room = verbatim - title - 4 - count(_line(last, ""))
+        newest = _fit_head_tail(newest, room, count)
+    shown = [_line(last, newest)]
     short_only = False  # once an earlier message is shortened, the older ones are too
     used = count(shown[0]) + 1  # the lines shown, each counted once with its newline
     for item in reversed(items[:-1]):
@@ -177,19 +202,42 @@ def render_user_messages(
     return _section(shown, len(items) - len(shown) + dropped, max_tokens, count)
 
 
+ANSWERED = "answered"
+ACT_ON = "open — act on this"
+INTERRUPTED = "open, interrupted"
+
+
+def _status(item: Mapping[str, Any], newest_open: bool) -> str:
+    if item.get("answer"):
+        return ANSWERED
+    return ACT_ON if newest_open else INTERRUPTED
+
+
+def _line(item: Mapping[str, Any], text: str, tail: str = "", answer_chars: int = 0) -> str:
+    """``text`` quoted as ``item``'s list item: its status first, its answer after (cut to
+    ``answer_chars`` when given)."""
+    quoted = _quoted(text)[2:] + tail
+    if item.get("task"):
+        quoted += " (the task, pinned above)"
+    said = str(item.get("answer") or "")
+    said = opening(said, answer_chars) if answer_chars else said
+    answer = f' → the agent answered: "{said}"' if said else ""
+    return f"- [{item['status']}] {quoted}{answer}"
+
+
 def _candidates(
     item: Mapping[str, Any], verbatim: int | None, max_tokens: int
 ) -> list[tuple[str, int]]:
     """An earlier message's lines, best first, each with its cap: verbatim (unless ``None``),
     by its opening words with the user's constraints verbatim, by its opening words."""
     text = str(item["text"])
-    opening = _opening(text)
-    short = _quoted(opening) + (_SHORTENED if opening != text else "")
-    rules = [c for c in _constraints_of(item).get("constraints", []) if c not in opening]
+    head = opening(text)
+    short = _SHORTENED if head != text else ""
+    rules = [c for c in _constraints_of(item).get("constraints", []) if c not in head]
     said = "; ".join(f'"{c}"' for c in rules)
-    lines = [(_quoted(text), verbatim)] if verbatim is not None else []
-    lines += [(f"{short}, saying: {said}", max_tokens)] if rules else []
-    return [*lines, (short, max_tokens)]
+    lines = [(_line(item, text), verbatim)] if verbatim is not None else []
+    lines += [(_line(item, head, f"{short}, saying: {said}"), max_tokens)] if rules else []
+    return [*lines, (_line(item, head, short, SHORT_CHARS), max_tokens)]
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
@@ -13,6 +14,8 @@ from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.projection import render_read_facts, render_summary_block
+from langctx.requests import WindowRequests
+from langctx.summarize.sections import without_section
 from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import Ledger, ledger_tail, render_user_messages
@@ -23,6 +26,10 @@ def _ledger_digest(users: Ledger) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+NO_REQUESTS = WindowRequests()
+"""No task, no folded request."""
+
+
 def summary_block(
     active: Sequence[CompactionEntry],
     config: MemoryConfig,
@@ -30,15 +37,17 @@ def summary_block(
     *,
     pinned_tokens: int = 0,
     users: Ledger = ([], 0),
+    requests: WindowRequests = NO_REQUESTS,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
-    ``users``: the ledger of folded user messages (its newest ones the active entries count)."""
+    ``users``: the ledger of folded user messages (its newest ones the active entries count);
+    ``requests``: the task and what the window says of the newest folded request."""
     if not active:
         return None, 0
     shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter, pinned_tokens, shown)
+        return _render_block(active, config, counter, pinned_tokens, shown, requests)
     blocks = shared_blocks()
     by_content = (
         "block-content",
@@ -49,10 +58,11 @@ def summary_block(
         config.head_budget - pinned_tokens,
         key,
         _ledger_digest(shown),
+        requests,
     )
     block = blocks.get(by_content)
     if block is None:
-        block = _render_block(active, config, counter, pinned_tokens, shown)
+        block = _render_block(active, config, counter, pinned_tokens, shown, requests)
         blocks.put(by_content, block)
     return block[0], block[1]
 
@@ -63,12 +73,18 @@ def _render_block(
     counter: TokenCounter,
     pinned_tokens: int,
     folded: Ledger,
+    requests: WindowRequests,
 ) -> tuple[BaseMessage | None, int]:
-    """Summaries (each within its cap), the user's messages in the head budget's room, the facts."""
+    """Summaries (each within its cap), the user's requests in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
-    facts["user_messages"], facts["user_messages_dropped"] = folded  # the ledger's, not entries'
+    items = request_items(folded[0], requests, facts.get("task_answer"))
+    facts["user_messages"], facts["user_messages_dropped"] = items, folded[1]
 
-    shown = [_within_cap(e, config.max_summary_tokens_resolved, counter) for e in active]
+    stale = _names_answered(items)
+    shown = [
+        _without_stale_step(_within_cap(e, config.max_summary_tokens_resolved, counter), stale)
+        for e in active
+    ]
     role, count = config.summary_role, counter.count_text
     ledger_of = partial(render_read_facts, max_tokens=config.max_facts_tokens_resolved, count=count)
     ledger = ledger_of(facts)
@@ -81,6 +97,7 @@ def _render_block(
         max_tokens=max(MIN_USERS_TOKENS, min(2 * share, room)),
         verbatim_tokens=max(MIN_USERS_TOKENS, min(share, room)),
         count=count,
+        later_request=requests.later,
     )
     quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
     constraints = facts.get("constraints") or []
@@ -91,6 +108,37 @@ def _render_block(
         return None, 0  # nothing to say: no block
     message = render_summary_block(shown, role=role, facts=ledger, users=users)
     return message, counter.count_message(message)
+
+
+def request_items(
+    items: Sequence[dict[str, Any]], requests: WindowRequests, task_answer: str | None
+) -> list[dict[str, Any]]:
+    """The ledger's items as the block shows them: the task first (when it has a status worth
+    a line: answered, or followed by folded requests), the window's answer to the newest."""
+    out = list(items)
+    late = requests.answer
+    if late and out and out[-1]["id"] == requests.latest and not out[-1].get("answer"):
+        out[-1] = {**out[-1], "answer": late}
+    if requests.task is not None:
+        tid, text = requests.task
+        answer = task_answer or (late if requests.latest == tid else None)
+        if answer or out:
+            task = {"id": tid, "text": text, "short": True, "task": True}
+            out.insert(0, {**task, "answer": answer} if answer else task)
+    return out
+
+
+def _names_answered(items: Sequence[dict[str, Any]]) -> Callable[[str], bool]:
+    """Whether a next step names an answered request (by the opening of its words)."""
+    said = [" ".join(str(i["text"]).split())[:40] for i in items if i.get("answer")]
+    said = [s.rstrip("…") for s in said if s]
+    return lambda step: any(s in " ".join(step.split()) for s in said)
+
+
+def _without_stale_step(entry: CompactionEntry, stale: Callable[[str], bool]) -> CompactionEntry:
+    """``entry`` without a "Next step" that names an answered request (never one to redo)."""
+    text = without_section(entry["summary"], "Next step", stale)
+    return entry if text is entry["summary"] else {**entry, "summary": text}
 
 
 USERS_OVERHEAD_TOKENS = 48

@@ -30,6 +30,7 @@ class Plan:
     upgrade: SummaryRequest | None = None  # the model summary to compute in the background
     keep: int | None = None  # recent tokens a fold by the marks keeps (None: manual, overflow)
     users: list[dict[str, Any]] = field(default_factory=list)  # the batch's user messages (ledger)
+    answered: dict[str, str] = field(default_factory=dict)  # earlier requests the batch answers
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from langctx.engine import placeholders
 from langctx.engine.plan import SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import MAX_LEVEL, CompactionEntry, entry_facts, user_count
 from langctx.machinery import substantive_text
+from langctx.requests import track_answers
 from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
@@ -135,7 +136,11 @@ def _fold(
     absorbed = [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
     out.absorbed = absorbed
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
-    out.users = list(facts.get("user_messages") or ())
+    out.users, out.answered = _answers(memory, msgs, facts.get("user_messages") or ())
+    if out.users:  # the summarizer reads them with their answers
+        facts["user_messages"] = out.users
+    if (task := task_id(memory)) in out.answered:  # the task is pinned: its answer is a fact
+        facts["task_answer"] = out.answered[task]
     if absorbed:
         facts = merge_read_summary_facts(*[request_facts(memory, e) for e in absorbed], facts)
     out.request = request = replace(
@@ -159,6 +164,27 @@ def _fold(
         out.quality, out.upgrade = "mechanical", chained
     else:
         out.quality, out.request = "model", chained
+
+
+def task_id(memory: MemoryCore) -> str | None:
+    """The pinned task's message id (None: no task)."""
+    return None if memory._task_idx is None else memory._id(memory._task_idx)
+
+
+def latest_request(memory: MemoryCore) -> str | None:
+    """The newest request a fold has passed: the ledger's newest, else the pinned task."""
+    items = memory._users[0]
+    return str(items[-1]["id"]) if items else task_id(memory)
+
+
+def _answers(
+    memory: MemoryCore, msgs: Sequence[BaseMessage], users: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The batch's user messages with the answers it holds, and the earlier request it answers."""
+    before = latest_request(memory)
+    answered, _ = track_answers(msgs, before)
+    items = [{**u, "answer": answered[u["id"]]} if u["id"] in answered else u for u in users]
+    return items, ({before: answered[before]} if before in answered else {})
 
 
 def request_facts(memory: MemoryCore, entry: CompactionEntry) -> dict[str, Any]:

@@ -50,9 +50,14 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
             _record_edits(mem, "placeholder", plan.trigger, plan.placeholders, detail)
         return None
     covered = [mem._id(i) for i in plan.batch]
-    if plan.users:  # each folded user message stored once, in the ledger; the entry counts them
-        mem._users = ledger_appended(mem._users, plan.users)
-        mem._users_log.extend(plan.users)
+    answered = [  # earlier folded requests this batch answers (the task's is in the facts)
+        {**item, "answer": plan.answered[item["id"]]}
+        for item in mem._users[0]
+        if item["id"] in plan.answered and not item.get("answer")
+    ]
+    if plan.users or answered:  # each folded user message stored once, in the ledger; the
+        mem._users = ledger_appended(mem._users, [*answered, *plan.users])  # entry counts them
+        mem._users_log.extend([*answered, *plan.users])
     entry = write_entry(
         mem,
         summary,

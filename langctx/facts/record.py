@@ -216,6 +216,9 @@ _command = _or_none(_text(MAX_COMMAND_FACT_CHARS))
 _msg_id = _or_none(_of(str, encodable_text))
 _exit_code = _or_none(_of(int))
 _call_text = _text(MAX_CALL_TEXT_CHARS)
+MAX_TASK_ANSWER_CHARS = 240
+"""Characters of the first line of the answer to the pinned task (``task_answer``)."""
+
 _FACTS: dict[str, Reader] = {
     "read_files": _list(_path),
     "modified_files": _list(_path),
@@ -245,6 +248,7 @@ _FACTS: dict[str, Reader] = {
     "open_questions": _list(_text(MAX_CONCLUSION_CHARS), MAX_OPEN_QUESTIONS),
     "constraints": _list(_constraint),
     "next_step": _or_none(_text(MAX_NEXT_STEP_CHARS, prefix=True)),
+    "task_answer": _or_none(_text(MAX_TASK_ANSWER_CHARS)),
     "user_messages_dropped": _count,
     "users": _count,
 }

@@ -86,13 +86,20 @@ def request_parts(request: SummaryRequest, *, user_messages: bool) -> list[str]:
     if users:  # built from the log: the model is told them, never trusted to keep them
         parts.append(
             "User messages in this part (quoted verbatim beside your summary; do not "
-            "restate them, say what was done about each):\n"
-            + "\n".join(f"- {clip_middle(u['text'], 2000)}" for u in users)
+            "restate them, say what was done about each; one marked answered was answered: "
+            "never name it as a next step or reopen it):\n"
+            + "\n".join(_request_line(u) for u in users)
         )
     if request.summaries:
         parts.append("Earlier notes to fold in:\n" + "\n".join(request.summaries))
     parts.append("Mechanical facts:\n" + _facts_block(facts))
     return parts
+
+
+def _request_line(item: dict[str, Any]) -> str:
+    """A user message for the summarizer, with its answer when the log has one."""
+    said = f"- {clip_middle(item['text'], 2000)}"
+    return f'{said}\n  [answered: "{item["answer"]}"]' if item.get("answer") else said
 
 
 class ModelSummarizer:

@@ -136,3 +136,26 @@ def _render(sections: dict[str, list[str]]) -> str:
             lines.append(f"{name}:")
             lines.extend(f"- {i}" for i in items)
     return "\n".join(lines)
+
+
+def without_section(text: str, name: str, stale: Callable[[str], bool]) -> str:
+    """``text`` without its ``name`` section when ``stale`` says so of the section's items (the
+    other lines byte-exact); ``text`` itself when it has no such section or it is not stale.
+
+    Example:
+        >>> text = "Goal:\\n- Fix it.\\nNext step:\\n- Act on the latest request: \\"Fix it.\\""
+        >>> without_section(text, "Next step", lambda items: "Fix it" in items)
+        'Goal:\\n- Fix it.'
+    """
+    sections = parse_sections(text)
+    if sections is None or not sections.get(name) or not stale("\n".join(sections[name])):
+        return text
+    kept: list[str] = []
+    inside = False
+    for raw in text.split("\n"):
+        heading = _heading(raw.strip())[0] if raw.strip() else None
+        if heading is not None:
+            inside = heading == name
+        if not inside:
+            kept.append(raw)
+    return "\n".join(kept).strip("\n")

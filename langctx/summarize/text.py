@@ -270,6 +270,9 @@ def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
     merged["next_step"] = next(
         (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
+    answer = next((f["task_answer"] for f in facts if f.get("task_answer")), None)
+    if answer:  # the first answer to the task is its answer
+        merged["task_answer"] = answer
     conclusions = dict.fromkeys(c for f in facts for c in f.get("conclusions", ()))
     merged["conclusions"] = list(conclusions)[-MAX_CONCLUSIONS:]
     questions: list[str] = []

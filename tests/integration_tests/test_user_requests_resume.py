@@ -5,6 +5,7 @@ at least by its first sentence."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,33 @@ def test_every_request_is_in_view_across_two_processes(tmp_path: Path, budget: i
                 f"call {n}: lost {earlier!r}"
             )
     assert compacted >= 20  # the requests were kept through compactions, not for want of one
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("budget", [4000, 8000])
+def test_answered_requests_say_so_across_two_processes(tmp_path: Path, budget: int) -> None:
+    """After every turn, each earlier request the block lists is answered, with its answer's first
+    line; the active one is never shown answered, and no next step names an answered one."""
+    db = tmp_path / "thread.sqlite"
+    calls = _run(db, tmp_path / "a.jsonl", 0, 1, budget)
+    calls += _run(db, tmp_path / "b.jsonl", 2, 3, budget)
+    graded = 0
+    for n, texts in enumerate(calls):
+        active = n // 13
+        seen = "\n".join(texts)
+        found = re.search(r"<langctx:requests>\n(.*?)\n</langctx:requests>", seen, re.S)
+        for status, rest in re.findall(
+            r"^- \[([^\]]+)\] (.*)$", found.group(1) if found else "", re.M
+        ):
+            k = next((k for k, r in enumerate(REQUESTS) if rest.startswith(f'"{r[:40]}')), None)
+            if k is None:
+                continue
+            graded += 1
+            if k < active:
+                assert status == "answered", (n, k, status)
+                assert f'the agent answered: "Done with request {k + 1}."' in rest
+            else:
+                assert status == "open — act on this", (n, k, status)
+        for step in re.findall(r"Next step:\n- (.*)", seen):
+            assert not any(r[:40] in step for r in REQUESTS[:active]), (n, step)
+    assert graded >= 20
