@@ -162,3 +162,23 @@ def memory_session() -> tuple[tuple[BaseMessage, ...], dict[str, Any]]:
             mem.add_messages([HumanMessage("Keep Python 3.9 support.", id="u4")])
     assert mem.compactions
     return tuple(mem.messages), dict(mem.to_state())
+
+
+def assert_request_pairs(sent: list[BaseMessage]) -> None:
+    """No orphan tool call or result in ``sent``, except the calls of a trailing AI message still
+    waiting for its results (the model asked; the tools have not answered yet)."""
+    from tests._helpers import assert_pairs_intact
+
+    last = max((i for i, m in enumerate(sent) if isinstance(m, AIMessage)), default=None)
+    if last is not None and all(isinstance(m, ToolMessage) for m in sent[last + 1 :]):
+        done = {m.tool_call_id for m in sent[last + 1 :] if isinstance(m, ToolMessage)}
+        calls = [c for c in sent[last].tool_calls if c["id"] in done]
+        sent = [
+            *sent[:last],
+            sent[last].model_copy(update={"tool_calls": calls}),
+            *sent[last + 1 :],
+        ]
+    assert_pairs_intact(sent)
+
+
+HUGE_REPR = "ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning"
