@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
+from langchain.agents import create_agent  # imported once, before any example is timed
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
@@ -24,6 +25,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
 from langctx import LayeredChatMemory, MemorySettings
+from langctx.middleware import LangctxMiddleware
+from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests._helpers import assert_pairs_intact
 from tests.unit_tests.hostile._hostile import (
@@ -115,9 +118,6 @@ def _session_script(n: int) -> list[Any]:
 def _agent_threads() -> tuple[Any, ScriptedChatModel, dict[str, Any]]:
     """A create_agent + LangctxMiddleware graph whose threads "a" and "b" each archived batches;
     the agent that continues them (answers "Noted."), its model, and their checkpoint configs."""
-    from langchain.agents import create_agent
-
-    from langctx.middleware import LangctxMiddleware
 
     saver = InMemorySaver()
     configs = {}
@@ -168,8 +168,6 @@ _turns = itertools.count()
 def _continue_with(face: Any, key: str, draw: st.DataObject) -> None:
     """Put a hostile value at ``key`` of thread "a"'s state (bypassing the reducer, as a hand
     edit or a corrupt checkpoint does), then run one more turn."""
-    from langctx.stores.archive import full_log
-
     graph, model, configs = face()
     state = graph.get_state(configs["a"]).values
     theirs = graph.get_state(configs["b"]).values
