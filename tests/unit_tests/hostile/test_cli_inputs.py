@@ -105,7 +105,7 @@ def test_inspect_on_any_file_is_a_report_or_one_line(
 
 
 @pytest.mark.slow  # half the files are databases the demo runs on (about 1 s each)
-@_CLI
+@settings(_CLI, deadline=30_000)  # a whole demo session per example, not one call
 @given(content=_database_file())
 def test_demo_on_any_existing_file_is_one_line_and_leaves_it_alone(
     content: bytes, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
