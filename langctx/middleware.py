@@ -76,6 +76,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         **options: Unpack[MemoryOptions],
     ) -> None:
         super().__init__()
+        _check_processor(tool_output_processor)
         self.prompt_cache_key = prompt_cache_key
         self._sizes = _window_sizes(options)
         self.settings = emitting(**_without(options, self._sizes))
@@ -233,6 +234,16 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             out = await out
         assert isinstance(out, ToolMessage)
         return out
+
+
+def _check_processor(processor: object) -> None:
+    """Refuse, at construction, a processor the first tool call would trip on."""
+    if processor is not None and not callable(processor):
+        msg = (
+            "tool_output_processor must be a callable (sync or async) taking the ToolMessage "
+            f"and the request, or None; got {type(processor).__name__}."
+        )
+        raise ConfigError(msg)
 
 
 def profile_window(model: object) -> int | None:

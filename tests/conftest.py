@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from langctx._tiktoken_offline import seed_tiktoken_cache
 from tests._helpers import PG_URI
@@ -17,6 +18,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # the developer is respected (and seeded); otherwise the git-ignored .tiktoken_cache/ is used.
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(REPO_ROOT / ".tiktoken_cache"))
 seed_tiktoken_cache()
+
+# Hypothesis: no example may run longer than 5 s (a bound on every hostile call, not a timing
+# test: generous for a loaded 2-core machine); in CI (``CI`` set, as .ci/run does) the examples
+# are derived from each test's name, so a run is reproducible and a failure is seen again.
+settings.register_profile("dev", deadline=5000)
+settings.register_profile("ci", deadline=5000, derandomize=True, database=None, print_blob=True)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

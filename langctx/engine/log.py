@@ -102,6 +102,11 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
                 "errors='surrogateescape'), which no provider request can encode; decode it "
                 "with errors='replace' first."
             )
+        if (call := _call_without_id(m)) is not None:
+            raise InvalidMessageError(
+                f"message {m.id!r} has a tool call {call!r} without an id, which no tool result "
+                "can answer and no provider accepts; give each tool call its id."
+            )
         if m.id is not None:
             if _repeats(mem._log[mem._pos[m.id]] if m.id in mem._pos else seen.get(m.id), m):
                 continue
@@ -113,6 +118,14 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
                 _check_orphan(mem, m)
         else:
             open_calls = tool_call_ids(m)
+
+
+def _call_without_id(message: BaseMessage) -> str | None:
+    """The name of a tool call of ``message`` whose id is missing or empty (None: there is none)."""
+    for tc in getattr(message, "tool_calls", None) or ():
+        if not tc.get("id"):
+            return str(tc.get("name"))[:80]
+    return None
 
 
 MAX_NESTING = 100

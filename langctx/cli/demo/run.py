@@ -14,6 +14,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from langctx.cli.demo.script import DEMO_TASK
+from langctx.cli.inspect.errors import NotACheckpointDatabaseError
+from langctx.cli.inspect.store import sqlite_columns
 from langctx.errors import ConfigError
 from langctx.markers import context_mode_stamp
 from langctx.state_memory import view_state
@@ -33,9 +35,16 @@ def _check_sqlite(given: str) -> None:
         return
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
+            problems = [r[0] for r in con.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
+            if problems:
+                raise sqlite3.DatabaseError(f"damaged: {' '.join(str(problems[0]).split())[:120]}")
+            if con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                sqlite_columns(con, given)  # anything in it: the checkpoint tables
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # UnicodeDecodeError: a corrupt schema
         msg = f"{given!r} is not a SQLite database ({exc}); give --db a SQLite file or a new path."
+        raise ConfigError(msg) from exc
+    except NotACheckpointDatabaseError as exc:
+        msg = f"{exc} Give --db a checkpoint database the demo wrote, or a new path."
         raise ConfigError(msg) from exc
 
 

@@ -56,6 +56,9 @@ DEFAULT_CONNECT_TIMEOUT = 5
 _PG = ("postgresql://", "postgres://")
 _SQLITE_PREFIX = "sqlite:///"
 _KNOWN_SHOWN = 5
+_UNDECODABLE = (ValueError, TypeError, KeyError, AttributeError, EOFError, NotImplementedError)
+"""What LangGraph's serializer raises on a blob it cannot decode (an unknown type: NotImplemented)."""
+
 _SQLITE_COLUMNS = {
     "checkpoints": {
         "thread_id",
@@ -215,7 +218,7 @@ class CheckpointStore:
                 history = self.saver.get_delta_channel_history(
                     config=found.config, channels=[channel]
                 )[channel]
-            except (ValueError, TypeError, KeyError, AttributeError, EOFError) as exc:
+            except _UNDECODABLE as exc:
                 raise CorruptCheckpointError(
                     str(found.config["configurable"].get("thread_id")), None, exc
                 ) from exc
@@ -239,7 +242,7 @@ class CheckpointStore:
         with self._reading():
             try:
                 found = self.saver.get_tuple({"configurable": configurable})
-            except (ValueError, TypeError, KeyError, AttributeError, EOFError) as exc:
+            except _UNDECODABLE as exc:
                 raise CorruptCheckpointError(thread_id, checkpoint_id, exc) from exc
         if found is None:
             raise CheckpointNotFoundError(
@@ -351,7 +354,7 @@ def _open_sqlite(given: str) -> Iterator[CheckpointStore]:
         msg = f"cannot open the SQLite checkpoint database {location!r}: {exc}. Check its permissions."
         raise CheckpointerConnectionError(msg, uri=location) from exc
     try:
-        columns = _sqlite_columns(conn, location)
+        columns = sqlite_columns(conn, location)
         saver = SqliteSaver(conn)
         # The tables were checked above. SqliteSaver.setup() would write (journal mode, CREATE
         # TABLE IF NOT EXISTS), which a read-only connection refuses: mark it done instead.
@@ -369,15 +372,20 @@ def _open_sqlite(given: str) -> Iterator[CheckpointStore]:
         conn.close()
 
 
-def _sqlite_columns(conn: sqlite3.Connection, location: str) -> dict[str, set[str]]:
+def _not_sqlite(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc)
+    return any(sign in text for sign in ("not a database", "malformed", "Could not decode"))
+
+
+def sqlite_columns(conn: sqlite3.Connection, location: str) -> dict[str, set[str]]:
     """The columns of the checkpoint tables; raises when the file is not a checkpoint database."""
     try:
         tables = {
             str(r[0])
             for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
         }
-    except sqlite3.DatabaseError as exc:
-        if "not a database" in str(exc) or "malformed" in str(exc):
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a name that is not UTF-8
+        if not isinstance(exc, sqlite3.DatabaseError) or _not_sqlite(exc):
             msg = (
                 f"{location!r} is not a SQLite database ({exc}), so not a LangGraph checkpoint "
                 "database. Give the file your SqliteSaver writes (--db), or use --postgres URI."
@@ -395,7 +403,11 @@ def _sqlite_columns(conn: sqlite3.Connection, location: str) -> dict[str, set[st
                 "nothing was changed."
             )
             raise NotACheckpointDatabaseError(msg, location=location)
-        have = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        try:
+            have = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # its schema is corrupt
+            msg = f"{location!r} is a damaged SQLite database ({exc}); it cannot be read."
+            raise NotACheckpointDatabaseError(msg, location=location) from exc
         missing = sorted(required - have)
         if missing:
             msg = (
