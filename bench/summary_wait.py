@@ -31,14 +31,12 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import _common
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -52,30 +50,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS_JSON = ROOT / "bench" / "results" / "summary_wait.json"
 RESULTS_MD = ROOT / "bench" / "results" / "summary_wait.md"
 THREAD = {"configurable": {"thread_id": "summary-wait"}, "recursion_limit": 500}
-
-
-class Timer(AgentMiddleware[Any, Any, Any]):
-    """Times the ``wrap_model_call`` it wraps (outermost: langctx + model; innermost: the model)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self._name = name
-        self.ms: list[float] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        start = time.perf_counter()
-        try:
-            return handler(request)
-        finally:
-            self.ms.append((time.perf_counter() - start) * 1000)
 
 
 @tool
@@ -104,7 +78,7 @@ class Session:
 
 def _build(
     db: str, args: argparse.Namespace, waits: list[float] | None = None
-) -> tuple[Any, Session, Timer, Timer, list[int]]:
+) -> tuple[Any, Session, _common.Stopwatch, _common.Stopwatch, list[int]]:
     session = Session(args.calls)
     model = ScriptedChatModel(responses=[session.respond], cycle=True, latency=args.model_latency)
     asked: list[int] = []
@@ -114,7 +88,7 @@ def _build(
         return "Goal:\n- read every module\nCurrent status:\n- modules read, all clean"
 
     summarizer = ScriptedChatModel(responses=[summary], cycle=True, latency=args.summary_latency)
-    outer, inner = Timer("outer"), Timer("inner")
+    outer, inner = _common.Stopwatch("outer"), _common.Stopwatch("inner")
 
     def listen(event: Any) -> None:  # langctx >= summary_wait says how long a fold waited
         if waits is not None and event.phase == "end" and hasattr(event, "waited_s"):
@@ -137,10 +111,10 @@ def _worker(conn: Connection, db: str, args: argparse.Namespace) -> None:
     graph, session, outer, inner, asked = _build(db, args, waits)
     while (turn := conn.recv()) is not None:
         session.turn, session.step = turn, 0
-        outer.ms.clear()
-        inner.ms.clear()
+        outer.steps.clear()
+        inner.steps.clear()
         graph.invoke({"messages": [HumanMessage(f"Read the next modules ({turn}).")]}, THREAD)
-        conn.send([o - i for o, i in zip(outer.ms, inner.ms, strict=True)])
+        conn.send([o - i for o, i in zip(outer.steps, inner.steps, strict=True)])
     conn.send((len(asked), waits))
 
 
