@@ -41,7 +41,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import langctx
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import read_batches, thread_entries
 from langctx.testing import ScriptedChatModel
@@ -200,7 +199,7 @@ def _write_md(results: dict[str, Any]) -> None:
     for label, run in results.items():
         env = run["env"]
         text += (
-            f"- {label}: langctx at `{run['langctx']}`; {env['machine']}, load average at start "
+            f"- {label}: {env['machine']}, load average at start "
             f"{env['load_average_at_start']}; {', '.join(f'{k} {v}' for k, v in env['versions'].items())}.\n"
         )
     RESULTS_MD.write_text(text, encoding="utf-8")
@@ -224,8 +223,7 @@ def main() -> None:
     if args.no_write:
         return
     results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {}
-    where = str(Path(langctx.__file__).resolve().parent)
-    results[args.label] = {"rows": rows, "args": vars(args), "env": env, "langctx": where}
+    results[args.label] = {"rows": rows, "args": vars(args), "env": env}
     _common.write_json(RESULTS_JSON, results)
     _write_md(results)
 
