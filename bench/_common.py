@@ -10,11 +10,14 @@ import json
 import os
 import platform
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "trajectories"
@@ -125,3 +128,28 @@ def environment(packages: Iterable[str], **extra: Any) -> dict[str, Any]:
 def write_json(path: Path, payload: Mapping[str, Any]) -> None:
     """Write a results file (indented JSON, UTF-8)."""
     path.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+
+
+class Stopwatch(AgentMiddleware[Any, Any, Any]):
+    """Times the ``wrap_model_call`` it wraps, in ms (outermost: langctx + the model; innermost:
+    the model alone); ``name`` tells two apart in one agent."""
+
+    def __init__(self, name: str = "Stopwatch") -> None:
+        super().__init__()
+        self._name = name
+        self.steps: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        start = time.perf_counter()
+        try:
+            return handler(request)
+        finally:
+            self.steps.append((time.perf_counter() - start) * 1000)

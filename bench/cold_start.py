@@ -40,7 +40,6 @@ from typing import Annotated, Any
 
 import _common
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, tool
@@ -138,25 +137,6 @@ def _config(thread: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}, "recursion_limit": 4 * CHUNK + 10}
 
 
-class Stopwatch(AgentMiddleware[Any, Any, Any]):
-    """The outermost ``wrap_model_call``: how long the model step takes (langctx + the model)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.steps: list[float] = []
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        start = time.perf_counter()
-        try:
-            return handler(request)
-        finally:
-            self.steps.append((time.perf_counter() - start) * 1000)
-
-
 def process_caches(middleware: Any, counter: Any) -> list[tuple[str, bool, Callable[[], None]]]:
     """Every process-level cache found: (name, holds token counts, clear).
 
@@ -195,7 +175,7 @@ def measure(mode: str, db: Path) -> dict[str, Any]:
     model = ScriptedChatModel(responses=["Noted."], cycle=True)
     counter = resolve_token_counter("approximate")
     middleware = LangctxMiddleware(max_tokens=BUDGET, token_counter=counter)
-    watch = Stopwatch()
+    watch = _common.Stopwatch()
     out: dict[str, Any] = {"mode": mode}
     with SqliteSaver.from_conn_string(str(db)) as saver:
         agent = create_agent(

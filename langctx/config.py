@@ -52,6 +52,11 @@ DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_OUTPUT_SHARE = 0.125
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
 DEFAULT_SUMMARY_TIMEOUT = 60.0
+DEFAULT_SUMMARY_WAIT = 0.25
+"""Seconds a fold waits for pending background summaries: a summary that lands this late is
+applied now rather than one fold later; beyond it the wait is pure latency. With a 5 s summarizer
+(``bench/summary_wait.py``) the worst wait added to a model call went from 2.97 s (one worker) and
+5.08 s (two) to 0.27 s and 0.28 s (docs/memory.md)."""
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 24_000
 DEFAULT_SUMMARY_THRESHOLD_TOKENS = 0
 """Evicted tokens that wait for a model summary: 0, every fold of a configured summarizer's."""
@@ -152,7 +157,12 @@ class MemoryConfig:
     orphan_policy: OrphanPolicy = "repair"
     """A tool result whose call is unknown: "repair" (not projected, logged) or "error"."""
     summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT
-    """Seconds a summarizer call may take before the local fallback is used (None: no limit)."""
+    """Seconds a summarizer call may take before the local fallback is used (None: no limit); a
+    background summary still running after it is given up."""
+    summary_wait: float | None = DEFAULT_SUMMARY_WAIT
+    """Seconds a fold waits, in all, for background summaries still running (0: never); a
+    summary not ready by then is applied at a later fold. None waits up to `summary_timeout` (the
+    blocking behaviour of langctx 0.1: a slow summarizer's latency sits on the agent's path)."""
     max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS
     """Cap on what one summarizer call is given."""
     is_task: Callable[[BaseMessage], bool] = field(default=is_substantive_task)
@@ -232,6 +242,7 @@ class MemoryConfig:
                 msg = f"{name} must be {said}, got {value!r}."
                 raise ConfigError(msg)
         check_timeout("summary_timeout", self.summary_timeout)
+        check_timeout("summary_wait", self.summary_wait, zero=True)
         if self.cache_prices is not None:  # (ConfigError for an unknown sheet)
             object.__setattr__(self, "cache_prices", price_sheet(self.cache_prices))
         if not isinstance(self.background_summaries, bool):
@@ -414,6 +425,7 @@ class ConfigOptions(TypedDict, total=False):
     oversize_policy: OversizePolicy
     orphan_policy: OrphanPolicy
     summary_timeout: float | None
+    summary_wait: float | None
     max_summarizer_input_tokens: int
     is_task: Callable[[BaseMessage], bool]
     cache_prices: str | PriceSheet | None

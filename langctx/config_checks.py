@@ -10,12 +10,18 @@ MAX_BUDGET_TOKENS = 100_000_000
 """The largest token budget or window a config takes (10**8; the largest windows are ~10**7)."""
 
 
-def check_timeout(name: str, value: object) -> None:
-    """Refuse a timeout that is not a finite number of seconds > 0 or None (no limit)."""
+def check_timeout(name: str, value: object, *, zero: bool = False) -> None:
+    """Refuse a timeout that is not a finite number of seconds > 0 (>= 0 with ``zero``) or None
+    (no limit)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        msg = f"{name} must be a finite number of seconds > 0, or None for no limit; got {value!r}."
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value < math.inf:
+        ok = False
+    else:
+        ok = 0 <= value if zero else 0 < value
+    if not ok:
+        least = ">= 0" if zero else "> 0"
+        msg = f"{name} must be a finite number of seconds {least}, or None for no limit; got {value!r}."
         raise ConfigError(msg)
 
 

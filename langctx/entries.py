@@ -73,6 +73,9 @@ class CompactionEntry(TypedDict):
     upgrade_input: NotRequired[str]
     """Digest of the input of a ``mechanical`` entry's background model summary
     (:func:`~langctx.summarize.request.request_digest`): applied only if the log still gives it."""
+    seq: NotRequired[int]
+    """A level-1 summary's place among the thread's folds (1, 2, ...): level-1 summaries are
+    shown in this order, and the model summary replacing a local one keeps its place."""
 
 
 class EditEntry(TypedDict):
@@ -358,6 +361,7 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
         "quality": _TEXT,
         "trigger": _TEXT,
         "upgrade_input": (_is_str, "a non-empty string"),
+        "seq": _COUNT,
         "task_id": _OPTIONAL_ID,
         "last_id": _OPTIONAL_ID,
         "provider_compaction_id": _OPTIONAL_ID,
@@ -405,8 +409,18 @@ def _migrated(entry: Mapping[str, Any], version: int) -> dict[str, Any]:
 
 
 def active_summaries(entries: Sequence[CompactionEntry]) -> list[CompactionEntry]:
-    """The entries no later entry has merged, highest level first, then by creation."""
+    """The entries no later entry has merged, in :func:`summary_order`."""
     merged = {m for e in entries for m in e["merged_from"]}
-    live = [e for e in entries if e["id"] not in merged]
-    order = {e["id"]: i for i, e in enumerate(entries)}
-    return sorted(live, key=lambda e: (-e["level"], order[e["id"]]))
+    return sorted((e for e in entries if e["id"] not in merged), key=summary_order)
+
+
+def summary_order(entry: Mapping[str, Any]) -> tuple[int, int, int]:
+    """Where an active summary is shown (a stable sort key: ties keep their creation order):
+    highest level first, then level-1 summaries by ``seq`` (those written without one first)."""
+    seq = entry.get("seq")
+    return -entry["level"], int(isinstance(seq, int)), seq if isinstance(seq, int) else 0
+
+
+def next_seq(entries: Iterable[Mapping[str, Any]]) -> int:
+    """The ``seq`` of the next fold: after every entry's."""
+    return 1 + max((s for e in entries if isinstance(s := e.get("seq"), int)), default=0)

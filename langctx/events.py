@@ -57,6 +57,7 @@ def event_payload(event: CompactionEvent) -> dict[str, Any]:
         "edits": event.edits,
         "mode": event.mode,
         "detail": event.detail,
+        "waited_s": round(event.waited_s, 4),
     }
 
 

@@ -1,16 +1,16 @@
 """Model summaries off the critical path, decided in the entries: a fold is written with its local
-summary and the model's replaces it at the next fold, in any process (docs/memory.md)."""
+summary and the model's replaces it at the first fold, in any process, that finds it ready within
+``summary_wait`` (docs/memory.md)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from langctx.engine import planning, summarizer_calls, writing
@@ -43,8 +43,8 @@ class _Job:
 
 
 @dataclass(frozen=True, slots=True)
-class _Pending:
-    """The newest level-1 entry whose model summary is pending, and what became of its input."""
+class Pending:
+    """A level-1 entry whose model summary is pending, and what became of its input."""
 
     entry: CompactionEntry
     key: str
@@ -52,6 +52,28 @@ class _Pending:
     """What to summarize if no job of this process holds it (None: it cannot be rebuilt)."""
     changed: bool
     """Its messages changed since it was asked: its answer must not be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What a fold made of the pending model summaries: applied, or still running."""
+
+    upgraded: list[CompactionEntry] = field(default_factory=list)
+    """The model summaries applied, each in place of its local one."""
+    waiting: list[Pending] = field(default_factory=list)
+    """Still running: their local summaries stay, no fold absorbs them, a later fold applies them."""
+
+    @property
+    def waiting_ids(self) -> frozenset[str]:
+        return frozenset(p.entry["id"] for p in self.waiting)
+
+
+@dataclass(frozen=True, slots=True)
+class _Drop:
+    """A model summary that will not be used, and why ("": said already)."""
+
+    why: str
+    exc: BaseException | None = None
 
 
 _jobs: LRU[str, _Job] = LRU(maxsize=4 * MAX_JOBS)
@@ -125,20 +147,22 @@ def _start(mem: MemoryCore, key: str, request: SummaryRequest) -> _Job | None:
     return job
 
 
-def _pending(mem: MemoryCore) -> _Pending | None:
-    """The newest level-1 entry when its model summary is pending, and its input as of now."""
-    newest = next((e for e in reversed(mem._active) if e["level"] == 1), None)
-    key = None if newest is None else newest.get("upgrade_input")
-    if newest is None or newest["quality"] != "mechanical" or not isinstance(key, str):
-        return None
-    request = planning.upgrade_request(mem, newest)
-    same = request is not None and request_digest(request) == key
-    if planning.archived(mem, newest):  # they cannot change; an archive not in the state
-        return _Pending(newest, key, request if same else None, changed=False)  # lacks them
-    return _Pending(newest, key, request if same else None, changed=not same)
+def _pending(mem: MemoryCore) -> list[Pending]:
+    """The level-1 entries whose model summary is pending, oldest first, and their input as of now."""
+    out = []
+    for entry in mem._active:
+        key = entry.get("upgrade_input")
+        if entry["level"] != 1 or entry["quality"] != "mechanical" or not isinstance(key, str):
+            continue
+        request = planning.upgrade_request(mem, entry)
+        same = request is not None and request_digest(request) == key
+        # archived: they cannot change; an archive not in the state lacks them
+        changed = not same and not planning.archived(mem, entry)
+        out.append(Pending(entry, key, request if same else None, changed))
+    return out
 
 
-def _job(mem: MemoryCore, pending: _Pending) -> _Job | None:
+def _job(mem: MemoryCore, pending: Pending) -> _Job | None:
     """The job of ``pending``: this process's, or started now from its request (None: neither)."""
     job = _jobs.get(pending.key)
     if job is None and pending.request is not None:
@@ -146,71 +170,106 @@ def _job(mem: MemoryCore, pending: _Pending) -> _Job | None:
     return job
 
 
+def _budget(mem: MemoryCore) -> float | None:
+    """What the fold may still wait for background summaries (None: up to their timeouts)."""
+    bound = mem.config.summary_wait
+    return None if bound is None else max(0.0, bound - mem._waited_s)
+
+
+def _patience(mem: MemoryCore, job: _Job) -> float | None:
+    """How long to wait for ``job`` now: within the fold's budget and the job's timeout."""
+    left, budget = _left(job.started, mem.config.summary_timeout), _budget(mem)
+    if budget is None or left is None:
+        return left if budget is None else budget
+    return min(left, budget)
+
+
 async def await_upgrade(mem: MemoryCore) -> None:
-    """Let the pending background summary finish without blocking the loop (starting it if need be)."""
-    pending = _pending(mem)
-    if pending is None or pending.changed:
+    """Async version of the wait in `settle_upgrade` (all pending jobs at once, the loop free)."""
+    jobs = [
+        job
+        for pending in _pending(mem)
+        if not pending.changed and (job := _job(mem, pending)) is not None and not job.dropped
+    ]
+    if not jobs:
         return
-    job = _job(mem, pending)
-    if job is None or job.dropped:
-        return
+    waits = [_patience(mem, job) for job in jobs]
+    timeout = None if None in waits else max(w for w in waits if w is not None)
     started = time.perf_counter()
-    done = asyncio.shield(asyncio.wrap_future(job.future))
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(done, _left(job.started, mem.config.summary_timeout))
+    # shielded: a wait that ends never cancels a job (another fold may still apply it)
+    futures = [asyncio.shield(asyncio.wrap_future(job.future)) for job in jobs]
+    await asyncio.wait(futures, timeout=timeout)
     mem._waited_s += time.perf_counter() - started
 
 
-def settle_upgrade(mem: MemoryCore) -> CompactionEntry | None:
-    """Apply the pending model summary (waiting within ``summary_timeout``), or drop it and say
-    why, once. Its answer is this process's job's, or made now from the state's messages (in
-    any process alike): None only when the state does not hold them (changed, or archived in a
-    store) and no job of this process does."""
-    pending = _pending(mem)
-    if pending is None:
-        return None
-    started = time.perf_counter()
-    try:
-        text, why, exc = _answer(mem, pending)
-    finally:
-        mem._waited_s += time.perf_counter() - started
-    if text is None:
-        if why:
-            _drop(mem, pending, why, exc)
-        return None
-    newest = pending.entry
-    files = {"read_files": newest["read_files"], "modified_files": newest["modified_files"]}
-    entry = writing.write_merge(mem, [newest], text, "model", 1, {**newest["facts"], **files})
-    mem._refresh()
-    entry["tokens_after"] = mem.context_tokens()
-    detail = f"background model summary {entry['id']} replaces {newest['id']}"
-    writing.record(mem, "upgrade", "background", [newest["id"]], newest["summary_tokens"], detail)
+def settle_upgrade(mem: MemoryCore) -> Settled:
+    """Apply the pending model summaries that are ready, oldest first, each in place of its local
+    one, waiting for those still running at most what is left of ``summary_wait`` (and of their
+    ``summary_timeout``); the others wait for a later fold. A summary of changed messages, or one
+    that failed or timed out, is dropped and said once. A pending summary no job of this process
+    holds is started now from the state's messages (dropped when the state does not hold them)."""
+    settled = Settled()
+    for pending in _pending(mem):
+        started = time.perf_counter()
+        try:
+            answer = _answer(mem, pending)
+        finally:
+            mem._waited_s += time.perf_counter() - started
+        if answer is None:
+            settled.waiting.append(pending)
+        elif isinstance(answer, _Drop):
+            if answer.why:
+                _drop(mem, pending, answer.why, answer.exc)
+        else:
+            settled.upgraded.append(_apply(mem, pending.entry, answer))
+    if settled.upgraded:
+        mem._refresh()
+        for entry in settled.upgraded:
+            entry["tokens_after"] = mem.context_tokens()
+    return settled
+
+
+def _apply(mem: MemoryCore, pending: CompactionEntry, text: str) -> CompactionEntry:
+    """Write the model summary ``text`` in place of the local summary of ``pending``."""
+    files = {"read_files": pending["read_files"], "modified_files": pending["modified_files"]}
+    entry = writing.write_merge(mem, [pending], text, "model", 1, {**pending["facts"], **files})
+    detail = f"background model summary {entry['id']} replaces {pending['id']}"
+    writing.record(mem, "upgrade", "background", [pending["id"]], pending["summary_tokens"], detail)
     return entry
 
 
-def _answer(mem: MemoryCore, pending: _Pending) -> tuple[str | None, str, BaseException | None]:
-    """The summary of ``pending``'s job, capped, or None and why not ("": nothing to say)."""
+def _answer(mem: MemoryCore, pending: Pending) -> str | _Drop | None:
+    """The summary of ``pending``'s job, capped; a drop; or None: not ready within the wait."""
     job = _jobs.get(pending.key)
     if job is not None and job.dropped:
-        return None, "", None  # said already
+        return _Drop("")
     if pending.changed:
-        return None, "its messages changed since it was asked", None
+        return _Drop("its messages changed since it was asked")
     job = _job(mem, pending)
     if job is None:
-        if pending.request is not None:
-            return None, "every background slot is held", None
-        return None, "its messages are archived and no job here holds them", None
+        if pending.request is None:
+            return _Drop("its messages are archived and no job here holds them")
+        return None  # every background slot is held: a later fold starts it
     try:
-        text = job.future.result(timeout=_left(job.started, mem.config.summary_timeout))
-        return summarizer_calls.checked(mem, text), "", None
+        return summarizer_calls.checked(mem, job.future.result(timeout=_patience(mem, job)))
     except Exception as exc:  # FutureTimeout is a TimeoutError: "timed out"
         if isinstance(exc, ConfigError):
             _jobs.pop(pending.key)
             raise  # the summarizer can never work (its answer is not text): do not fall back
-        return None, failure_reason(exc), exc
+        if not job.future.done() and _left(job.started, mem.config.summary_timeout) != 0:
+            return None  # still running, within its timeout
+        return _Drop(failure_reason(exc), exc)
 
 
-def _drop(mem: MemoryCore, pending: _Pending, why: str, exc: BaseException | None = None) -> None:
+def merged_away(mem: MemoryCore, waiting: list[Pending]) -> None:
+    """Drop (and say once) the model summaries of ``waiting`` entries a merge took meanwhile."""
+    active = {e["id"] for e in mem._active}
+    for pending in waiting:
+        if pending.entry["id"] not in active:
+            _drop(mem, pending, "its entry was merged into a higher-level summary before it came")
+
+
+def _drop(mem: MemoryCore, pending: Pending, why: str, exc: BaseException | None = None) -> None:
     """Keep the entry's local summary: say why in the eviction log, an event and one log line."""
     job = _jobs.get(pending.key)
     if job is None:  # remembered, so that it is said once

@@ -43,8 +43,9 @@ def _steps(
         # a blocking compaction leaves the pending model summary: its fold takes the mechanical
         # entry and summarizes those messages anew (the same in every process, job or none)
         by_marks = trigger in ("threshold", "proactive") and not instructions
-        upgraded = background.settle_upgrade(mem) if by_marks else None
-        plan = planning.plan(mem, trigger, instructions, keep, sent=sent)
+        settled = background.settle_upgrade(mem) if by_marks else background.Settled()
+        waiting = settled.waiting_ids  # still running: no fold absorbs them
+        plan = planning.plan(mem, trigger, instructions, keep, sent=sent, waiting=waiting)
     if plan is None:
         return None
     notify(mem._on_compaction, CompactionEvent("start", plan.trigger, plan.tokens_before))
@@ -54,8 +55,10 @@ def _steps(
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
-        # a model summary applied now is sent before it merges (unless a count cap forces it)
-        yield from writing.merging(mem, [] if upgraded is None else [upgraded["id"]])
+        # a model summary applied now is sent before it merges, and a pending one is left to its
+        # job, unless a count cap forces them
+        yield from writing.merging(mem, [*(e["id"] for e in settled.upgraded), *waiting])
+        background.merged_away(mem, settled.waiting)
         blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
         writing.enforce_budget(mem, plan.trigger, plan.keep)
         if entry is not None:
@@ -69,6 +72,7 @@ def _steps(
             entry=entry,
             edits=len(plan.placeholders),
             mode="blocking" if blocking else "background" if later else "none",
+            waited_s=mem._waited_s,
         )
         notify(mem._on_compaction, event)
         span.record(event)

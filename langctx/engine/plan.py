@@ -50,3 +50,5 @@ class CompactionEvent:
     runs off it; ``none``: no model involved."""
     detail: str = ""
     """For ``"dropped"``: why the model summary was not used."""
+    waited_s: float = 0.0
+    """Seconds the compaction waited for background summaries (within ``summary_wait``)."""

@@ -59,8 +59,10 @@ def plan(
     keep_override: int | None = None,
     *,
     sent: Sequence[BaseMessage] = (),
+    waiting: Collection[str] = (),
 ) -> Plan | None:
-    """The next compaction (None: nothing to fold yet); ``sent``: what the model was sent last."""
+    """The next compaction (None: nothing to fold yet); ``sent``: what the model was sent last;
+    ``waiting``: mechanical entries whose model summary is still running (not absorbed)."""
     tokens_before = memory.context_tokens()
     lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
     grouping = group_units(memory._log[lo:])
@@ -85,7 +87,7 @@ def plan(
     if not batch:
         return Plan(trigger, tokens_before, memory._first_kept, keep=marks_keep)
     out = Plan(trigger, tokens_before, cut, batch, quality="", keep=marks_keep)
-    _fold(memory, instructions, out, context=list(sent))
+    _fold(memory, instructions, out, context=list(sent), waiting=waiting)
     out.placeholders = placeholders.kept_placeholders(memory, cut, keep)  # applied with the fold
     return out
 
@@ -129,11 +131,20 @@ def _in_place(
 
 
 def _fold(
-    memory: MemoryCore, instructions: str | None, out: Plan, context: list[BaseMessage]
+    memory: MemoryCore,
+    instructions: str | None,
+    out: Plan,
+    context: list[BaseMessage],
+    waiting: Collection[str],
 ) -> None:
-    """Give ``out`` its summary request, the mechanical summaries it absorbs, and its quality."""
+    """Give ``out`` its summary request, the mechanical summaries it absorbs (all but those
+    ``waiting`` for their model summary), and its quality."""
     msgs = [memory._log[i] for i in out.batch]
-    absorbed = [e for e in memory._active if e["level"] == 1 and e["quality"] == "mechanical"]
+    absorbed = [
+        e
+        for e in memory._active
+        if e["level"] == 1 and e["quality"] == "mechanical" and e["id"] not in waiting
+    ]
     out.absorbed = absorbed
     facts = summary_facts(msgs, extract=partial(placeholders.extract, memory))
     out.users, out.answered = _answers(memory, msgs, facts.get("user_messages") or ())
@@ -296,7 +307,8 @@ def _request(memory: MemoryCore, kind: Literal["turns", "merge"]) -> SummaryRequ
 
 def merge_group(memory: MemoryCore, unseen: Collection[str] = ()) -> list[CompactionEntry] | None:
     """The next summaries to merge, oldest first (level 2 into the level-3 summary), or None;
-    the ids ``unseen`` (model summaries not sent yet) merge only to keep the count caps."""
+    the ids ``unseen`` (model summaries not sent yet, local ones whose model summary runs) merge
+    only to keep the count caps."""
     config = memory.config
     by_level = {n: [e for e in memory._active if e["level"] == n] for n in (1, 2, MAX_LEVEL)}
     top = by_level[MAX_LEVEL]

@@ -24,6 +24,8 @@ from langctx.entries import (
     entry_facts,
     new_compaction_entry,
     new_edit_entry,
+    next_seq,
+    summary_order,
 )
 from langctx.errors import BudgetError
 from langctx.markers import TRUNCATION_MARK
@@ -62,6 +64,7 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
         mem,
         summary,
         plan.request.facts if plan.request is not None else {},
+        seq=next_seq(mem._entries),
         level=1,
         covered_ids=covered,
         covered_count=len(covered) + sum(covered_count(e) for e in plan.absorbed),
@@ -93,6 +96,7 @@ def write_entry(
     *,
     tokens_before: int | None = None,
     pending_tokens: int | None = None,
+    seq: int | None = None,
     **fields: Any,
 ) -> CompactionEntry:
     """A new active entry of ``summary``, stamped for a window restore (``tokens_after`` later)."""
@@ -108,16 +112,18 @@ def write_entry(
     )
     if pending_tokens is not None:
         entry["pending_tokens"] = pending_tokens
+    if seq is not None:
+        entry["seq"] = seq
     if entry["trigger"] != "merge":
         entry["task_id"] = mem._id(mem._task_idx) if mem._task_idx is not None else None
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
-    # ``_active`` stays ordered by level, then creation: the sort is stable, the entry the newest
+    # ``_active`` stays in summary order: the sort is stable, the entry the newest
     mem._entries.append(entry)
     gone = set(entry["merged_from"])
     live = [e for e in mem._active if e["id"] not in gone]
-    mem._active = sorted([*live, entry], key=lambda e: -e["level"])
+    mem._active = sorted([*live, entry], key=summary_order)
     return entry
 
 
@@ -171,11 +177,14 @@ def write_merge(
     level: int,
     facts: Mapping[str, Any],
 ) -> CompactionEntry:
-    """A new entry of ``text`` standing for ``group`` (it folds no message itself: they did)."""
+    """A new entry of ``text`` standing for ``group`` (it folds no message itself: they did); a
+    level-1 entry (a model summary replacing a local one) takes the place of the first."""
+    seq = group[0].get("seq") if level == 1 else None
     return write_entry(
         mem,
         text,
         facts,
+        seq=seq,
         level=level,
         covered_ids=[],
         covered_count=sum(covered_count(e) for e in group),

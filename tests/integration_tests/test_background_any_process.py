@@ -5,7 +5,10 @@ mode at its default and off) runs a session with a ``/compact`` in it, twice: on
 that keeps its jobs (each waited for), once in one that forgets them before every model call, as
 a worker that serves the next call of the thread and never ran the job would. Every model input
 must be the same: a fold's model summary is applied at the next fold from the state (archived
-messages included), and a ``/compact`` leaves it to its own summary in both.
+messages included), and a ``/compact`` leaves it to its own summary in both. The two runs are
+compared call by call, so every fold waits for what is pending (``summary_wait=None``): with the
+default bound, what is ready at a fold depends on time (test_summary_wait_agents.py checks that
+case against a fresh process's projection instead).
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def _session(archive: str | None, *, forget: bool) -> list[list[tuple[str, str |
 
     model = ScriptedChatModel(responses=[respond], cycle=True)
     options: dict[str, Any] = {} if archive == "state" else {"archive": archive}
-    middleware = LangctxMiddleware(max_tokens=3000, summarizer=summarize, **options)
+    middleware = LangctxMiddleware(
+        max_tokens=3000, summarizer=summarize, summary_wait=None, **options
+    )
     graph = create_agent(  # fixed tool result ids: the two sessions are compared by id
         model,
         tools=session_tools(script.outputs),

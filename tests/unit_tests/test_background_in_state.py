@@ -42,8 +42,13 @@ def _summarizer(seen: list[SummaryRequest]) -> Callable[[SummaryRequest], str]:
 
 
 def _settings(seen: list[SummaryRequest]) -> MemorySettings:
+    """Runs compared call by call: each fold waits for what is pending (``summary_wait=None``),
+    so that readiness does not depend on time (the rule is the same at any bound)."""
     return MemorySettings.of(
-        max_tokens=BUDGET, summarizer=_summarizer(seen), summary_threshold_tokens=0
+        max_tokens=BUDGET,
+        summarizer=_summarizer(seen),
+        summary_threshold_tokens=0,
+        summary_wait=None,
     )
 
 

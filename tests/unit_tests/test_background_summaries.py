@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
@@ -48,12 +49,15 @@ def _no_jobs() -> Iterator[None]:
     background.clear()
 
 
-def _memory(summarizer: object, events: list[CompactionEvent] | None = None) -> LayeredChatMemory:
+def _memory(
+    summarizer: object, events: list[CompactionEvent] | None = None, **options: Any
+) -> LayeredChatMemory:
     return LayeredChatMemory(
         max_tokens=3000,
         summarizer=summarizer,
         summary_threshold_tokens=0,
         on_compaction=None if events is None else events.append,
+        **options,
     )
 
 
@@ -90,6 +94,7 @@ def test_fold_is_written_while_the_model_summary_runs_and_replaces_it_at_the_nex
     end = [e for e in events if e.phase == "end"][-1]
     assert end.mode == "background" and end.entry is first
     gate.release.set()
+    assert background.wait_idle(5)  # ready: the next fold applies it
     _until_fold(mem, turns)
     upgrade = next(e for e in mem.compactions if first["id"] in e["merged_from"])
     assert upgrade["quality"] == "model" and upgrade["level"] == 1
@@ -138,6 +143,7 @@ def test_two_forks_of_one_state_each_fold_every_message_once() -> None:
     options = {"max_tokens": 3000, "summarizer": gate, "summary_threshold_tokens": 0}
     forks = [LayeredChatMemory.from_state(state, **options) for _ in range(2)]
     gate.release.set()
+    assert background.wait_idle(5)
     for fork in forks:
         _until_fold(fork, iter(turns[k:]))
         covered = [i for e in fork.compactions for i in e["covered_ids"]]
@@ -168,24 +174,28 @@ def test_a_failed_background_summary_leaves_the_local_one() -> None:
     assert set(first["covered_ids"]) <= asked
 
 
-def test_a_background_summary_lost_with_its_process_is_computed_at_the_next_fold() -> None:
+def test_a_background_summary_lost_with_its_process_is_started_again_and_applied_later() -> None:
     gate = Gate()
     mem, turns, first = _first_fold(gate)
     assert first["upgrade_input"]  # the pending summary is recorded in the entry
     background.clear()  # the process that ran it is gone
     gate.release.set()
     gate_ok = Gate()
-    gate_ok.release.set()
     mem.summarizer = gate_ok
+    _until_fold(mem, turns)  # starts it from the state's messages, and does not wait for it
+    assert gate_ok.started.wait(5) and not gate_ok.release.is_set()
+    assert {m.id for m in gate_ok.requests[0].messages} == set(first["covered_ids"])
+    assert first["id"] in {e["id"] for e in mem.summaries}  # still its local summary
+    gate_ok.release.set()
+    assert background.wait_idle(5)
     _until_fold(mem, turns)
     (upgrade,) = [e for e in mem.compactions if e["merged_from"] == [first["id"]]]
     assert upgrade["quality"] == "model"
-    assert {m.id for m in gate_ok.requests[0].messages} == set(first["covered_ids"])
 
 
 async def test_async_compaction_waits_for_the_summary_without_blocking_the_loop() -> None:
     gate = Gate()
-    mem = _memory(gate)
+    mem = _memory(gate, summary_wait=None)  # waits as long as the summary takes
     await mem.aadd_messages(coding_session(0))
     turns = iter(iter_turns(200))
     n = len(mem.compactions)
