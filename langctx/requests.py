@@ -6,7 +6,8 @@ text and no tool call (what ends a LangChain agent's run). Otherwise it is *open
 a newer one follows was *interrupted* (the user spoke again before the agent finished), and only
 the newest open request is the one to act on. A request is never closed because the user seemed to
 withdraw it ("forget the flag"): that message is a request of its own, answered or open by the
-same rule, and it is the newer one.
+same rule, and it is the newer one. A slash command the user ran (``/run pytest``) is no request:
+what follows it is its output.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -25,7 +26,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langctx.user_messages import ANSWER_CHARS, opening, user_text
+from langctx.user_messages import ANSWER_CHARS, is_command, opening, user_text
 
 
 def final_answer(message: BaseMessage) -> str | None:
@@ -49,13 +50,20 @@ def track_answers(
     and the latest request at their end; ``current``: the latest request before them."""
     answered: dict[str, str] = {}
     for message in messages:
-        if user_text(message):
-            current = str(message.id)
+        if text := user_text(message):
+            if not is_command(text):  # not a request: the one before it stays current
+                current = str(message.id)
         elif current is not None and current not in answered:
             answer = final_answer(message)
             if answer is not None:
                 answered[current] = answer
     return answered, current
+
+
+def newest_request(items: Iterable[Mapping[str, Any]]) -> str | None:
+    """The id of the newest ledger item that is a request (not a slash command)."""
+    found = [str(i["id"]) for i in items if not is_command(str(i.get("text", "")))]
+    return found[-1] if found else None
 
 
 def statuses(requests: Iterable[str], answers: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -158,19 +158,20 @@ def render_user_messages(
     count: Callable[[str], int],
     dropped: int = 0,
     verbatim_tokens: int | None = None,
-    later_request: bool = False,
 ) -> str:
     """The "User requests" section of a summary block, within ``max_tokens`` ("" when none):
     the newest (cut head + tail only when over ``verbatim_tokens``), then, newest first, earlier
     ones verbatim within ``verbatim_tokens``, then by their opening words; the rest counted.
 
     Each line starts with the request's status (:mod:`langctx.requests`): ``[answered]`` (an
-    item with an ``answer``, quoted after it), else ``[open — act on this]`` for the newest when
-    no ``later_request`` follows the block, ``[open, interrupted]`` otherwise. An item with
+    item with an ``answer``, quoted after it), else ``[open — act on this]`` for the newest and
+    ``[open, interrupted]`` for an older one (a newer request followed it). The block says the
+    newest is the one to act on unless a newer message follows it: a request in the window does
+    not re-render the block (a function of the folded record; no prompt-cache break). An item with
     ``"task": True`` stands for the pinned task (by its opening words)."""
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
     items = [
-        {**i, "status": _status(i, k == len(items) - 1 and not later_request)}
+        {**i, "status": _status(i, k == len(items) - 1)}
         for k, i in enumerate(items)
         if i.get("text")
     ]
@@ -207,7 +208,19 @@ ACT_ON = "open — act on this"
 INTERRUPTED = "open, interrupted"
 
 
+COMMAND = "command"
+_COMMAND = re.compile(r"/[A-Za-z][\w:-]*(?:\s|$)")
+
+
+def is_command(text: str) -> bool:
+    """True for a slash command the user ran (``/run pytest``, ``/compact``): not a request to
+    the agent; what it prints is the command's output, not an answer."""
+    return _COMMAND.match(text.lstrip()) is not None
+
+
 def _status(item: Mapping[str, Any], newest_open: bool) -> str:
+    if is_command(str(item["text"])) and not item.get("task"):
+        return COMMAND
     if item.get("answer"):
         return ANSWERED
     return ACT_ON if newest_open else INTERRUPTED

@@ -18,7 +18,7 @@ from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.markers import context_mode_stamp
-from langctx.requests import WindowRequests, window_requests
+from langctx.requests import WindowRequests, newest_request, window_requests
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
@@ -308,8 +308,7 @@ class MemoryCore:
     def _window_requests(self) -> WindowRequests:
         t = self._task_idx
         task = None if t is None else (self._id(t), opening(user_text(self._log[t])))
-        items = self._users[0]
-        latest = str(items[-1]["id"]) if items else (None if task is None else task[0])
+        latest = newest_request(self._users[0]) or (None if task is None else task[0])
         if latest is None or not self._active:
             return WindowRequests(task, latest)
         window = (self._log[i] for i in range(self._recent_start(), len(self._log)) if i != t)

@@ -97,7 +97,6 @@ def _render_block(
         max_tokens=max(MIN_USERS_TOKENS, min(2 * share, room)),
         verbatim_tokens=max(MIN_USERS_TOKENS, min(share, room)),
         count=count,
-        later_request=requests.later,
     )
     quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
     constraints = facts.get("constraints") or []
@@ -117,8 +116,9 @@ def request_items(
     a line: answered, or followed by folded requests), the window's answer to the newest."""
     out = list(items)
     late = requests.answer
-    if late and out and out[-1]["id"] == requests.latest and not out[-1].get("answer"):
-        out[-1] = {**out[-1], "answer": late}
+    at = next((k for k, i in enumerate(out) if i["id"] == requests.latest), None)
+    if late and at is not None and not out[at].get("answer"):
+        out[at] = {**out[at], "answer": late}
     if requests.task is not None:
         tid, text = requests.task
         answer = task_answer or (late if requests.latest == tid else None)

@@ -14,7 +14,7 @@ from langctx.engine import placeholders
 from langctx.engine.plan import SUMMARY_OVERHEAD, Plan, Trigger
 from langctx.entries import MAX_LEVEL, CompactionEntry, entry_facts, user_count
 from langctx.machinery import substantive_text
-from langctx.requests import track_answers
+from langctx.requests import newest_request, track_answers
 from langctx.summarize import SummaryRequest
 from langctx.summarize.text import merge_read_summary_facts, summary_facts
 from langctx.turns import group_units
@@ -184,8 +184,7 @@ def task_id(memory: MemoryCore) -> str | None:
 
 def latest_request(memory: MemoryCore) -> str | None:
     """The newest request a fold has passed: the ledger's newest, else the pinned task."""
-    items = memory._users[0]
-    return str(items[-1]["id"]) if items else task_id(memory)
+    return newest_request(memory._users[0]) or task_id(memory)
 
 
 def _answers(
