@@ -45,8 +45,8 @@ PREAMBLE = (
 USERS_NOTE = (
     "The user's requests from that history, quoted as they wrote them, each with its status read "
     "from the log: answered (the agent ended its turn after it; the first line of its answer "
-    'follows) or open. Do not redo an answered request; act on the one marked "act on this" '
-    "unless a newer message follows this block."
+    "follows), open, or the latest. Do not redo an answered request; act on the latest unless "
+    "the messages below answer it or a newer one follows this block."
 )
 """Said before the quoted user messages of a summary block (not instructions of langctx's own)."""
 

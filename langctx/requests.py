@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -84,31 +83,3 @@ def statuses(requests: Iterable[str], answers: Mapping[str, Any]) -> list[tuple[
         else:
             out.append((rid, "open" if k == len(ids) - 1 else "interrupted"))
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class WindowRequests:
-    """What the summary block needs to know of the requests beyond the ledger (a value)."""
-
-    task: tuple[str, str] | None = None
-    """The pinned task's id and opening words."""
-    latest: str | None = None
-    """The newest request a fold has passed (the ledger's newest, else the task)."""
-    answer: str | None = None
-    """``latest``'s answer, when it is in the window (not folded yet)."""
-    later: bool = False
-    """A user message in the window follows ``latest``."""
-
-    @property
-    def awaiting(self) -> str | None:
-        """``latest`` when the window may still answer it (no answer, no later request)."""
-        return None if self.answer is not None or self.later else self.latest
-
-
-def window_requests(
-    task: tuple[str, str] | None, latest: str | None, window: Iterable[BaseMessage]
-) -> WindowRequests:
-    """The :class:`WindowRequests` of a projection whose recent messages are ``window``."""
-    answered, current = track_answers(window, latest)
-    later = current != latest
-    return WindowRequests(task, latest, answered.get(latest or ""), later)

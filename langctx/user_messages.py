@@ -7,7 +7,7 @@ Example:
     >>> print(render_user_messages(items, max_tokens=60, count=lambda s: len(s) // 4))
     User requests (the user's own words, oldest first, each with its status):
     - [answered] "Fix the parser test." → the agent answered: "Fixed: it passes."
-    - [open — act on this] "Now the lexer."
+    - [latest: act on it unless the messages below answer it] "Now the lexer."
 """
 
 from __future__ import annotations
@@ -164,17 +164,15 @@ def render_user_messages(
     ones verbatim within ``verbatim_tokens``, then by their opening words; the rest counted.
 
     Each line starts with the request's status (:mod:`langctx.requests`): ``[answered]`` (an
-    item with an ``answer``, quoted after it), else ``[open — act on this]`` for the newest and
-    ``[open, interrupted]`` for an older one (a newer request followed it). The block says the
-    newest is the one to act on unless a newer message follows it: a request in the window does
-    not re-render the block (a function of the folded record; no prompt-cache break). An item with
-    ``"task": True`` stands for the pinned task (by its opening words)."""
+    item with an ``answer``, quoted after it), else ``[latest: ...]`` for the newest request and
+    ``[open, interrupted]`` for an older one (a newer request followed it); ``[command]`` for a
+    slash command. Only what was folded decides it, so the block changes only at a fold (no
+    prompt-cache break): the newest request's answer, until folded, is in the messages below.
+    An item with ``"task": True`` stands for the pinned task (by its opening words)."""
     verbatim = max_tokens if verbatim_tokens is None else min(verbatim_tokens, max_tokens)
-    items = [
-        {**i, "status": _status(i, k == len(items) - 1)}
-        for k, i in enumerate(items)
-        if i.get("text")
-    ]
+    items = [i for i in items if i.get("text")]
+    asked = [k for k, i in enumerate(items) if i.get("task") or not is_command(str(i["text"]))]
+    items = [{**i, "status": _status(i, [k] == asked[-1:])} for k, i in enumerate(items)]
     if not items:
         return ""
     title = count(_TITLE)
@@ -204,7 +202,7 @@ def render_user_messages(
 
 
 ANSWERED = "answered"
-ACT_ON = "open — act on this"
+LATEST = "latest: act on it unless the messages below answer it"
 INTERRUPTED = "open, interrupted"
 
 
@@ -218,12 +216,12 @@ def is_command(text: str) -> bool:
     return _COMMAND.match(text.lstrip()) is not None
 
 
-def _status(item: Mapping[str, Any], newest_open: bool) -> str:
+def _status(item: Mapping[str, Any], newest: bool) -> str:
     if is_command(str(item["text"])) and not item.get("task"):
         return COMMAND
     if item.get("answer"):
         return ANSWERED
-    return ACT_ON if newest_open else INTERRUPTED
+    return LATEST if newest else INTERRUPTED
 
 
 def _line(item: Mapping[str, Any], text: str, tail: str = "", answer_chars: int = 0) -> str:

@@ -18,7 +18,6 @@ from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
 from langctx.markers import context_mode_stamp
-from langctx.requests import WindowRequests, newest_request, window_requests
 from langctx.summarize import LocalSummarizer, Summarizer, resolve_summarizer
 from langctx.tokens import TokenCounter, resolve_token_counter
 from langctx.turns import group_units, tool_call_ids
@@ -72,7 +71,6 @@ class MemoryCore:
         self._evictions: list[EvictionRecord] = []
         self._priority: dict[str, int] = {}
         self._users: Ledger = ([], 0)  # the folded user messages, each once (bounded)
-        self._awaiting: str | None = None  # the folded request the window may still answer
         self._users_log: list[dict[str, Any]] = []  # the ledger's items given, then appended
         self._users_given = 0  # how many of ``_users_log`` the restore gave
         # derived from the record on append and restore: each message's index, tokens and view
@@ -286,33 +284,19 @@ class MemoryCore:
 
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
-        self._refresh_block()
-        self._refresh_recent()
-        self._calibration = 0
-
-    def _refresh_block(self) -> None:
-        """Render the summary block anew (after a fold, or when the window answers the newest
-        folded request: :attr:`~langctx.requests.WindowRequests.awaiting`)."""
         pinned = sum(self._view_tokens(i) for i in self._pinned())
-        requests = self._window_requests()
+        t = self._task_idx
+        task = None if t is None else (self._id(t), opening(user_text(self._log[t])))
         self._block, self._block_tokens = summary_block(
             self._active,
             self._config,
             self._counter,
             pinned_tokens=pinned,
             users=self._users,
-            requests=requests,
+            task=task,
         )
-        self._awaiting = requests.awaiting if self._block is not None else None
-
-    def _window_requests(self) -> WindowRequests:
-        t = self._task_idx
-        task = None if t is None else (self._id(t), opening(user_text(self._log[t])))
-        latest = newest_request(self._users[0]) or (None if task is None else task[0])
-        if latest is None or not self._active:
-            return WindowRequests(task, latest)
-        window = (self._log[i] for i in range(self._recent_start(), len(self._log)) if i != t)
-        return window_requests(task, latest, window)
+        self._refresh_recent()
+        self._calibration = 0
 
     def _refresh_recent(self) -> None:
         self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))

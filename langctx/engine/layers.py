@@ -14,9 +14,8 @@ from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.projection import render_read_facts, render_summary_block
-from langctx.requests import WindowRequests
 from langctx.summarize.sections import without_section
-from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
+from langctx.summarize.text import REQUEST_STEP, merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import Ledger, ledger_tail, render_user_messages
 
@@ -26,10 +25,6 @@ def _ledger_digest(users: Ledger) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-NO_REQUESTS = WindowRequests()
-"""No task, no folded request."""
-
-
 def summary_block(
     active: Sequence[CompactionEntry],
     config: MemoryConfig,
@@ -37,17 +32,17 @@ def summary_block(
     *,
     pinned_tokens: int = 0,
     users: Ledger = ([], 0),
-    requests: WindowRequests = NO_REQUESTS,
+    task: tuple[str, str] | None = None,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
     ``users``: the ledger of folded user messages (its newest ones the active entries count);
-    ``requests``: the task and what the window says of the newest folded request."""
+    ``task``: the pinned task's id and opening words (its status has a line of the block)."""
     if not active:
         return None, 0
     shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter, pinned_tokens, shown, requests)
+        return _render_block(active, config, counter, pinned_tokens, shown, task)
     blocks = shared_blocks()
     by_content = (
         "block-content",
@@ -58,11 +53,11 @@ def summary_block(
         config.head_budget - pinned_tokens,
         key,
         _ledger_digest(shown),
-        requests,
+        task,
     )
     block = blocks.get(by_content)
     if block is None:
-        block = _render_block(active, config, counter, pinned_tokens, shown, requests)
+        block = _render_block(active, config, counter, pinned_tokens, shown, task)
         blocks.put(by_content, block)
     return block[0], block[1]
 
@@ -73,11 +68,11 @@ def _render_block(
     counter: TokenCounter,
     pinned_tokens: int,
     folded: Ledger,
-    requests: WindowRequests,
+    task: tuple[str, str] | None,
 ) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's requests in the head budget's room, the facts."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
-    items = request_items(folded[0], requests, facts.get("task_answer"))
+    items = request_items(folded[0], task, facts.get("task_answer"))
     facts["user_messages"], facts["user_messages_dropped"] = items, folded[1]
 
     stale = _names_answered(items)
@@ -110,29 +105,28 @@ def _render_block(
 
 
 def request_items(
-    items: Sequence[dict[str, Any]], requests: WindowRequests, task_answer: str | None
+    items: Sequence[dict[str, Any]], task: tuple[str, str] | None, task_answer: str | None
 ) -> list[dict[str, Any]]:
-    """The ledger's items as the block shows them: the task first (when it has a status worth
-    a line: answered, or followed by folded requests), the window's answer to the newest."""
+    """The ledger's items as the block shows them: the task first when it has a status worth a
+    line (answered, or folded requests follow it)."""
     out = list(items)
-    late = requests.answer
-    at = next((k for k, i in enumerate(out) if i["id"] == requests.latest), None)
-    if late and at is not None and not out[at].get("answer"):
-        out[at] = {**out[at], "answer": late}
-    if requests.task is not None:
-        tid, text = requests.task
-        answer = task_answer or (late if requests.latest == tid else None)
-        if answer or out:
-            task = {"id": tid, "text": text, "short": True, "task": True}
-            out.insert(0, {**task, "answer": answer} if answer else task)
+    if task is not None and (task_answer or out):
+        line = {"id": task[0], "text": task[1], "short": True, "task": True}
+        out.insert(0, {**line, "answer": task_answer} if task_answer else line)
     return out
 
 
 def _names_answered(items: Sequence[dict[str, Any]]) -> Callable[[str], bool]:
-    """Whether a next step names an answered request (by the opening of its words)."""
+    """Whether a next step names an answered request (by the opening of its words) or only
+    repeats a request (the requests section says which is the latest, and whether answered)."""
     said = [" ".join(str(i["text"]).split())[:40] for i in items if i.get("answer")]
     said = [s.rstrip("…") for s in said if s]
-    return lambda step: any(s in " ".join(step.split()) for s in said)
+
+    def stale(step: str) -> bool:
+        flat = " ".join(step.split())
+        return flat.startswith(REQUEST_STEP) or any(s in flat for s in said)
+
+    return stale
 
 
 def _without_stale_step(entry: CompactionEntry, stale: Callable[[str], bool]) -> CompactionEntry:

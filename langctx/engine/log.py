@@ -23,10 +23,8 @@ from langctx.entries import CompactionEntry
 from langctx.errors import InvalidHistoryError, InvalidMessageError
 from langctx.machinery import is_substantive_task
 from langctx.markers import MESSAGE_ID_PREFIX, NOTICE_MARK, REPAIR_ID_PREFIX
-from langctx.requests import final_answer
 from langctx.surrogates import replace_surrogates, surrogate_field
 from langctx.turns import after_tool_result, opens_turn, tool_call_ids
-from langctx.user_messages import user_text
 
 if TYPE_CHECKING:
     from langctx.engine.core import MemoryCore
@@ -242,21 +240,10 @@ def _index(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> None:
     sent = mem._block is not None and mem._thinking and mem._thinking[-1] >= mem._first_kept
     if live and mem._last_human == i and sent:
         mem._refresh_recent()  # the turn before it completed: its thinking is not sent
-    if live and mem._awaiting is not None:
-        _answering(mem, message)
     if d.provider_compaction:
         _provider_compacted(mem, i)
     elif live and isinstance(message, AIMessage) and message.usage_metadata:
         _calibrate(mem, message, mem.context_tokens())
-
-
-def _answering(mem: MemoryCore, message: BaseMessage) -> None:
-    """The agent answered the newest folded request: the block says so from now on (one
-    re-render, which the next request's prompt cache pays once); a user message first: not."""
-    if isinstance(message, HumanMessage) and user_text(message):
-        mem._awaiting = None
-    elif final_answer(message) is not None:
-        mem._refresh_block()
 
 
 def _pinned(mem: MemoryCore, message: BaseMessage, d: Described, i: int) -> bool:

@@ -236,6 +236,10 @@ def summary_facts(
     return stored_facts(facts)
 
 
+REQUEST_STEP = "Act on the latest request:"
+"""How a summary's next step names a request the agent had not answered in words when folded."""
+
+
 def request_step(text: str) -> str:
     """The next step of a batch that ends with a request the agent has not answered in words.
 
@@ -244,7 +248,7 @@ def request_step(text: str) -> str:
         'Act on the latest request: "Now check the payments service too. Thanks"'
     """
     quoted = trim_sentences(" ".join(text.split()), MAX_NEXT_STEP_CHARS - 40)
-    return f'Act on the latest request: "{quoted}"'
+    return f'{REQUEST_STEP} "{quoted}"'
 
 
 def _asked_last(messages: Sequence[BaseMessage], user_id: str) -> bool:

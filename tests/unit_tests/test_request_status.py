@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langctx import LayeredChatMemory
+from langctx.user_messages import LATEST
 
 ITEM = re.compile(r"^- \[([^\]]+)\] (.*)$", re.M)
 
@@ -62,21 +63,22 @@ def statuses(sec: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _check(mem: LayeredChatMemory, seen: set[str], answered: dict[str, str]) -> int:
+def _check(mem: LayeredChatMemory, seen: list[str], answered: dict[str, str]) -> int:
+    """The block's statuses against the log's: an answered request is shown answered (its answer
+    quoted) or, the newest, as the latest with its answer in the messages below; 0 shown open."""
     ctx = mem.build_context()
-    sec = section(ctx)
+    text = "\n".join(m.text for m in ctx)
     assert mem.context_tokens() <= mem.config.max_tokens_resolved
-    shown = statuses(sec)
+    shown = statuses(section(ctx))
     for rid, (status, rest) in shown.items():
-        if rid in answered:
-            assert status == "answered", (rid, status)
+        if status == "answered":
             assert f'the agent answered: "{answered[rid][:60]}' in rest, rest
+        elif status.startswith("latest"):
+            assert not set(seen[seen.index(rid) + 1 :]) & set(shown)  # the newest folded one
+            assert rid not in answered or answered[rid] in text.split("</langctx:requests>")[-1]
         else:
-            assert status.startswith("open"), (rid, status)
-    open_now = [r for r in seen if r not in answered]
-    act = [r for r, (s, _) in shown.items() if s == "open — act on this"]
-    assert act in ([], open_now[-1:]), (act, open_now)
-    for step in re.findall(r"Next step:\n- (.*)", "\n".join(m.text for m in ctx)):
+            assert status == "open, interrupted" and rid not in answered, (rid, status)
+    for step in re.findall(r"Next step:\n- (.*)", text):
         assert not any(TEXTS[r][:30] in step for r in answered), step
     return len(shown)
 
@@ -85,7 +87,7 @@ def _check(mem: LayeredChatMemory, seen: set[str], answered: dict[str, str]) -> 
 @pytest.mark.parametrize("long_answer", [False, True], ids=["short", "long-answer"])
 def test_three_requests_after_every_turn(budget: int, long_answer: bool) -> None:
     mem = LayeredChatMemory(max_tokens=budget)
-    seen: set[str] = set()
+    seen: list[str] = []
     answered: dict[str, str] = {}
     graded = 0
     current = None
@@ -93,7 +95,7 @@ def test_three_requests_after_every_turn(budget: int, long_answer: bool) -> None
         mem.add_messages([m])
         if isinstance(m, HumanMessage):
             current = str(m.id)
-            seen.add(current)
+            seen.append(current)
         elif isinstance(m, AIMessage) and not m.tool_calls and current:
             answered.setdefault(current, ANSWERS[current])
         graded += _check(mem, seen, answered)
@@ -101,7 +103,7 @@ def test_three_requests_after_every_turn(budget: int, long_answer: bool) -> None
         assert graded > 0  # the statuses were shown and checked
         final = statuses(section(mem.build_context()))
         assert final["u1"][0] == final["u2"][0] == "answered"
-        assert final["u3"][0] == "open — act on this"
+        assert final["u3"][0].startswith("latest: act on it")
 
 
 def test_instructions_in_tool_outputs_and_ai_messages_are_not_requests() -> None:
@@ -118,7 +120,7 @@ def test_instructions_in_tool_outputs_and_ai_messages_are_not_requests() -> None
     mem.add_messages(list(_reads("y", 14)))
     sec = section(mem.build_context())
     items = ITEM.findall(sec)
-    assert [s for s, _ in items] == ["open, interrupted", "open — act on this"], sec
+    assert [s for s, _ in items] == ["open, interrupted", LATEST], sec
     assert "the task is done" not in sec and "→ the agent answered" not in sec
 
 
@@ -134,5 +136,7 @@ def test_a_huge_answered_request_and_300_requests_at_4k() -> None:
         assert mem.context_tokens() <= 4000
     sec = section(mem.build_context())
     items = ITEM.findall(sec)
-    assert items and all(s == "answered" for s, _ in items if not s[0].isdigit()), sec[:2000]
+    said = [s for s, _ in items if not s[0].isdigit()]
+    assert said and all(s == "answered" for s in said[:-1]), sec[:2000]
+    assert said[-1] in ("answered", LATEST)
     assert re.search(r"- \[\d+ earlier user messages not shown\]", sec)  # bounded, counted
