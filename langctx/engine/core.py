@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 
 from langctx.blocks import strip_thinking
 from langctx.config import DEFAULT_PRIORITIES, ConfigOptions, MemoryConfig, config_from
-from langctx.engine.layers import summary_block
+from langctx.engine.layers import latest_files, summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
@@ -286,7 +286,12 @@ class MemoryCore:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
         pinned = sum(self._view_tokens(i) for i in self._pinned())
         self._block, self._block_tokens = summary_block(
-            self._active, self._config, self._counter, pinned_tokens=pinned, users=self._users
+            self._active,
+            self._config,
+            self._counter,
+            pinned_tokens=pinned,
+            users=self._users,
+            files=latest_files(self._entries),
         )
         self._refresh_recent()
         self._calibration = 0
