@@ -49,6 +49,40 @@ def _replay(session: Any, budget: int, share: float, counter: str) -> dict[str, 
     }
 
 
+def channel_bytes(budget: int, share: float, turns: int) -> dict[str, int]:
+    """The ``langctx`` channel's JSON bytes after each run of the checkpoint benchmark's session
+    (``create_agent`` + ``LangctxMiddleware``, a ~3 KB ``read_file`` result per turn): largest,
+    last, and the bytes of the files parts in it."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from checkpoint_storage import SYSTEM_PROMPT, TASK, read_file_tool, script
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langctx import LangctxMiddleware
+    from langctx.testing import ScriptedChatModel
+
+    responses, by_call, runs = script(turns)
+    agent = create_agent(
+        ScriptedChatModel(responses=responses),
+        tools=[read_file_tool(by_call)],
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[LangctxMiddleware(max_context_tokens=budget, files_share=share)],
+        checkpointer=InMemorySaver(),
+    )
+    cfg: Any = {"configurable": {"thread_id": "files"}, "recursion_limit": 1000}
+    largest = files = last = 0
+    for n in range(runs):
+        text = TASK if n == 0 else f"Go on ({n})."
+        state = agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+        channel = state["langctx"]
+        last = len(json.dumps(channel, default=str).encode())
+        largest = max(largest, last)
+        parts = [e["files"] for e in channel["compactions"] if "files" in e]
+        files = max(files, len(json.dumps(parts).encode()))
+    return {"largest": largest, "last": last, "files_parts": files}
+
+
 def _pooled(rows: list[dict[str, Any]]) -> dict[str, Any]:
     keys = [k for k in rows[0] if k != "probes"]
     out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in keys}
@@ -65,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     parser.add_argument("--shares", type=float, nargs="+", default=SHARES)
     parser.add_argument("--budgets", type=int, nargs="+", default=BUDGETS)
+    parser.add_argument("--turns", type=int, default=400, help="turns of the channel-bytes run")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -78,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no sessions under {args.data}", file=sys.stderr)
         return 2
     started = time.perf_counter()
+    sizes = {
+        f"{budget}/{share}": channel_bytes(budget, share, args.turns)
+        for budget in args.budgets
+        for share in args.shares
+    }
+    print(json.dumps(sizes), flush=True)
     runs: dict[str, dict[str, dict[str, Any]]] = {}
     for path in paths:
         sid = f"{path.parent.name}/{path.name.removesuffix('.messages.jsonl')}"
@@ -93,8 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
     elapsed = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "files_share.json").write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    out = {"replays": runs, "channel_bytes": sizes, "turns": args.turns}
+    (args.out / "files_share.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
     text = _markdown(runs, args.budgets, args.shares, len(paths), elapsed)
+    text += _bytes_table(sizes, args.turns)
     (args.out / "files_share.md").write_text(text, encoding="utf-8")
     print(f"wrote {args.out / 'files_share.md'} in {elapsed:.0f} s")
     return 0
@@ -152,6 +195,27 @@ def _markdown(
         cells = [runs[f"{b}/{s}"][sid] for b in budgets for s in shares]
         shown = [f"{c['rereads_in_request']}/{c['rereads_after_fold']}" for c in cells]
         lines.append(f"| {sid[:60]} | " + " | ".join(shown) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _bytes_table(sizes: dict[str, dict[str, int]], turns: int) -> str:
+    lines = [
+        "",
+        f"## Channel bytes ({turns} turns of `bench/checkpoint_storage.py`'s session)",
+        "",
+        "`create_agent` + `LangctxMiddleware` (archive in the state), a ~3 KB `read_file` result per",
+        "turn: the `langctx` channel's JSON bytes (largest after a run, after the last run) and the",
+        "largest total of the files parts it held (one per kept fold entry, each within the share).",
+        "",
+        "| budget | files_share | channel largest | channel last | files parts |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for key, s in sizes.items():
+        budget, share = key.split("/")
+        lines.append(
+            f"| {int(budget):,} | {float(share):.2f} | {s['largest']:,} | {s['last']:,} | "
+            f"{s['files_parts']:,} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -113,8 +113,9 @@ def _files_key(entry: CompactionEntry | None, config: MemoryConfig) -> tuple[obj
 
 
 def latest_files(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
-    """The latest entry that holds files in hand (the latest fold's; merges hold none)."""
-    return next((e for e in reversed(entries) if isinstance(e.get("files"), dict)), None)
+    """The latest fold's entry when it holds files in hand (merges fold nothing, hold none)."""
+    latest = next((e for e in reversed(entries) if e["trigger"] != "merge"), None)
+    return latest if latest is not None and isinstance(latest.get("files"), dict) else None
 
 
 USERS_OVERHEAD_TOKENS = 48
