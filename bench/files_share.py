@@ -194,7 +194,7 @@ def _markdown(
     for sid in sessions:
         cells = [runs[f"{b}/{s}"][sid] for b in budgets for s in shares]
         shown = [f"{c['rereads_in_request']}/{c['rereads_after_fold']}" for c in cells]
-        lines.append(f"| {sid[:60]} | " + " | ".join(shown) + " |")
+        lines.append(f"| {sid[:80]} | " + " | ".join(shown) + " |")
     return "\n".join(lines) + "\n"
 
 

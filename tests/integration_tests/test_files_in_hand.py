@@ -12,6 +12,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langctx.cli.demo.session import TASK
+from langctx.config import DEFAULT_FILES_SHARE
 from langctx.files_in_hand import STALE, files_text
 from langctx.markers import SUMMARY_ID_PREFIX
 from langctx.middleware import LangctxMiddleware
@@ -86,7 +87,7 @@ def test_at_4k_the_share_holds_and_no_request_is_over_budget() -> None:
     report = check_calls(model.calls, counter, 4_000, skip_system_prompt=True)
     assert report.violations == 0 and report.orphans == 0 and report.unanswered == 0
     shares = [counter.count_text(files_text(call)) for call in model.calls]
-    assert any(shares) and max(shares) <= int(0.1 * 4_000)
+    assert any(shares) and max(shares) <= int(DEFAULT_FILES_SHARE * 4_000)
 
 
 def test_a_file_read_then_edited_is_not_restored_and_it_is_said() -> None:

@@ -178,6 +178,19 @@ def test_a_memory_shows_the_latest_fold_files_and_none_at_share_zero() -> None:
 
 def _session() -> list[BaseMessage]:
     runs = [
-        m for k in range(8) for m in _call("bash", {"command": f"make t{k}"}, "ok\n" * 600, f"b{k}")
+        m
+        for k in range(20)
+        for m in _call("bash", {"command": f"make t{k}"}, "ok\n" * 600, f"b{k}")
     ]
     return [HumanMessage("Fix the bug."), *_read("a.py", "A = 1  # marker"), *runs]
+
+
+def test_the_replay_counts_the_re_read_tax() -> None:
+    from langctx.cli.replay import replay_session
+
+    session = [*_session(), *_read("a.py", "A = 1  # marker", "again"), AIMessage("Done.")]
+    shown = replay_session(session, max_tokens=8000).reread_totals()
+    off = replay_session(session, max_tokens=8000, files_share=0).reread_totals()
+    assert shown["rereads_after_fold"] == off["rereads_after_fold"] == 1
+    assert (shown["rereads_in_request"], off["rereads_in_request"]) == (1, 0)
+    assert shown["files_tokens"] > 0 == off["files_tokens"]
