@@ -78,7 +78,7 @@ def channel_bytes(budget: int, share: float, turns: int) -> dict[str, int]:
         channel = state["langctx"]
         last = len(json.dumps(channel, default=str).encode())
         largest = max(largest, last)
-        parts = [e["files"] for e in channel["compactions"] if "files" in e]
+        parts = [e["files"] for e in channel.get("compactions", []) if "files" in e]
         files = max(files, len(json.dumps(parts).encode()))
     return {"largest": largest, "last": last, "files_parts": files}
 
@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     parser.add_argument("--shares", type=float, nargs="+", default=SHARES)
     parser.add_argument("--budgets", type=int, nargs="+", default=BUDGETS)
-    parser.add_argument("--turns", type=int, default=400, help="turns of the channel-bytes run")
+    parser.add_argument("--turns", type=int, default=300, help="turns of the channel-bytes run")
+    parser.add_argument("--bytes-shares", type=float, nargs="+", default=(0.0, 0.05))
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = {
         f"{budget}/{share}": channel_bytes(budget, share, args.turns)
         for budget in args.budgets
-        for share in args.shares
+        for share in args.bytes_shares
     }
     print(json.dumps(sizes), flush=True)
     runs: dict[str, dict[str, dict[str, Any]]] = {}
