@@ -35,16 +35,23 @@ def _digest(messages: list[Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+# The continuations run with ``files_share=0``: langctx 9c5ee3d had no files in hand, and a fold
+# of the default share adds them to the summary block (the restore alone projects as before).
+OLD = {"max_tokens": 2000, "files_share": 0.0}
+
+
 def test_an_old_state_projects_as_before_and_continues_as_before() -> None:
     old = _old()
     assert "users" not in old["state"] and old["state"]["v"] == 1
-    mem = LayeredChatMemory.from_state(old["state"], max_tokens=2000)
+    restored = LayeredChatMemory.from_state(old["state"], max_tokens=2000)
+    assert _digest(restored.build_context()) == old["shown"]  # at the defaults
+    mem = LayeredChatMemory.from_state(old["state"], **OLD)
     assert _digest(mem.build_context()) == old["shown"]
     for t, want in zip(range(150, 180), old["later"], strict=True):
         mem.add_messages(maker.turn(t))
         assert _digest(mem.build_context()) == want, f"turn {t}"
     state = mem.to_state()
-    again = LayeredChatMemory.from_state(json.loads(json.dumps(state)), max_tokens=2000)
+    again = LayeredChatMemory.from_state(json.loads(json.dumps(state)), **OLD)
     assert _digest(again.build_context()) == old["later"][-1]
     assert state["users"] and len(state["users"]) <= MAX_STORED_MESSAGES
 
@@ -53,7 +60,15 @@ def test_an_old_channel_in_graph_state_projects_as_before_and_gets_a_ledger() ->
     old = _old()["state"]
     channel = {k: v for k, v in old.items() if k not in ("messages", "eviction_log")}
     messages = LayeredChatMemory.from_state(old).messages
-    settings = MemorySettings.of(max_tokens=2000)
+    assert (
+        _digest(
+            view_state(
+                {"messages": messages, "langctx": channel}, MemorySettings.of(max_tokens=2000)
+            ).projection()
+        )
+        == _old()["shown"]
+    )
+    settings = MemorySettings.of(**OLD)
     view = view_state({"messages": messages, "langctx": channel}, settings)
     assert _digest(view.projection()) == _old()["shown"]
     for t in range(150, 180):  # a graph's turns: each call from the reduced state
@@ -62,7 +77,7 @@ def test_an_old_channel_in_graph_state_projects_as_before_and_gets_a_ledger() ->
         view.compact_if_due()
         channel = merge_langctx(channel, view.update())
     assert "users" in channel
-    mem = LayeredChatMemory.from_state(_old()["state"], max_tokens=2000)
+    mem = LayeredChatMemory.from_state(_old()["state"], **OLD)
     for t in range(150, 180):
         mem.add_messages(maker.turn(t))
     final = view_state({"messages": messages, "langctx": channel}, settings)
