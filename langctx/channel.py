@@ -199,8 +199,11 @@ def shed(
         gone = set(drop.get(key) or ())
         slimmed = slim if key == "compactions" else set()
         if gone or slimmed:
+            latest = latest_cut_id(channel.get(key) or []) if slimmed else None
             channel[key] = [
-                slim_entry(e) if _entry_id(e, key) in slimmed else e
+                slim_entry(e, keep_files=_entry_id(e, key) == latest)
+                if _entry_id(e, key) in slimmed
+                else e
                 for e in channel.get(key) or []
                 if _entry_id(e, key) not in gone
             ]
@@ -244,6 +247,18 @@ def _appended(current: list[Any], updates: Any, key: str) -> list[Any]:
     return current
 
 
+def latest_cut_id(compactions: Sequence[Any]) -> Any:
+    """The id of the latest compaction that folded messages (not a merge), or None."""
+    return next(
+        (
+            e.get("id")
+            for e in reversed(compactions)
+            if isinstance(e, Mapping) and e.get("trigger") != "merge"
+        ),
+        None,
+    )
+
+
 def slim_covered(ids: Sequence[str]) -> list[str]:
     """``ids`` with every id but the first and the last blanked to ``""`` (same length)."""
     last = len(ids) - 1
@@ -255,12 +270,16 @@ def is_slim(ids: Sequence[str]) -> bool:
     return all(not i for i in ids[1:-1])
 
 
-def slim_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``entry`` with its ``covered_ids`` slimmed (:func:`slim_covered`)."""
+def slim_entry(entry: Mapping[str, Any], *, keep_files: bool = True) -> dict[str, Any]:
+    """A copy of ``entry`` with its ``covered_ids`` slimmed (:func:`slim_covered`), and without
+    its files in hand unless ``keep_files`` (only the latest fold's are shown)."""
+    out = dict(entry)
     covered = entry.get("covered_ids") or []
-    if is_slim(covered):
-        return dict(entry)
-    return {**entry, "covered_ids": slim_covered(covered)}
+    if not is_slim(covered):
+        out["covered_ids"] = slim_covered(covered)
+    if not keep_files:
+        out.pop("files", None)
+    return out
 
 
 # ---------------------------------------------------------------------- reading

@@ -48,6 +48,7 @@ DEFAULT_MAX_LEVEL2 = 2
 DEFAULT_MAX_SUMMARY_TOKENS = 200
 DEFAULT_SUMMARY_SHARE = 0.05
 DEFAULT_USER_MESSAGES_SHARE = 0.15
+DEFAULT_FILES_SHARE = 0.05
 DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_OUTPUT_SHARE = 0.125
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
@@ -148,6 +149,9 @@ class MemoryConfig:
     """Cap of the mechanical facts ledger under the summaries (0: no ledger)."""
     user_messages_share: float = DEFAULT_USER_MESSAGES_SHARE
     """Share of `max_tokens` for the folded user messages quoted in the summary block."""
+    files_share: float = DEFAULT_FILES_SHARE
+    """Share of `max_tokens` for the files in hand after a fold: the latest content the agent saw
+    of the files it read or wrote most recently (0: none)."""
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may become placeholders before turns are folded."""
     summary_role: SummaryRole = "human"
@@ -209,6 +213,10 @@ class MemoryConfig:
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
         ratio("output_share", self.output_share)
+        share = self.files_share
+        if not isinstance(share, int | float) or isinstance(share, bool) or not 0 <= share < 1:
+            msg = f"files_share must be a number from 0 (no files) to below 1, got {share!r}."
+            raise ConfigError(msg)
         if self.summary_threshold_tokens is not None:
             non_negative("summary_threshold_tokens", self.summary_threshold_tokens, "an int >= 0")
         if self.max_facts_tokens is not None:  # False would read as 0: say what 0 does
@@ -384,6 +392,11 @@ class MemoryConfig:
         return int(self.user_messages_share * self.max_tokens_resolved)
 
     @_resolved
+    def files_tokens(self) -> int:
+        """Tokens of the files in hand shown after a fold (`files_share`)."""
+        return int(self.files_share * self.max_tokens_resolved)
+
+    @_resolved
     def summary_cap_tokens(self) -> int:
         """Upper bound of all projected summaries and the facts ledger together (content only)."""
         caps = self.max_summaries + self.max_level2 + 1
@@ -418,6 +431,7 @@ class ConfigOptions(TypedDict, total=False):
     max_level2: int
     summary_share: float
     user_messages_share: float
+    files_share: float
     max_summary_tokens: int | None
     max_facts_tokens: int | None
     placeholder_min_tokens: int

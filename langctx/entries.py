@@ -70,6 +70,8 @@ class CompactionEntry(TypedDict):
     """The last message of the log when the entry was written."""
     pending_tokens: NotRequired[int]
     """A ``mechanical`` entry's evicted tokens that no model summary has seen yet."""
+    files: NotRequired[dict[str, Any]]
+    """The files in hand as of a fold (:class:`~langctx.files_in_hand.FilesPart`)."""
     upgrade_input: NotRequired[str]
     """Digest of the input of a ``mechanical`` entry's background model summary
     (:func:`~langctx.summarize.request.request_digest`): applied only if the log still gives it."""
@@ -322,6 +324,15 @@ def _is_content(v: object) -> bool:
     )
 
 
+def _is_files(v: object) -> bool:
+    """A files-in-hand part: its items' paths and texts are strings (escaped when rendered)."""
+    if not isinstance(v, dict):
+        return False
+    items, dropped = v.get("items", []), v.get("dropped", [])
+    text = _records(("path", "text"), path=_is_str, text=lambda t: isinstance(t, str))
+    return text(items) and _records(("path", "why"), path=_is_str)(dropped)
+
+
 def _or_none(check: Check) -> Check:
     return lambda v: v is None or check(v)
 
@@ -362,6 +373,7 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
         "trigger": _TEXT,
         "upgrade_input": (_is_str, "a non-empty string"),
         "seq": _COUNT,
+        "files": (_is_files, "a dict of files in hand (items, dropped)"),
         "task_id": _OPTIONAL_ID,
         "last_id": _OPTIONAL_ID,
         "provider_compaction_id": _OPTIONAL_ID,

@@ -25,6 +25,12 @@ FACTS_OPEN = "<langctx:facts>"
 """Opens the mechanical facts ledger under the summaries."""
 FACTS_CLOSE = "</langctx:facts>"
 """Closes the facts ledger."""
+FILES_OPEN = "<langctx:files>"
+"""Opens the files in hand under the facts ledger (each file opened by :func:`file_open`)."""
+FILES_CLOSE = "</langctx:files>"
+"""Closes the files in hand."""
+FILE_CLOSE = "</langctx:file>"
+"""Closes one file in hand."""
 REF_MARKER = "[langctx ref="
 """Opens every line Context-mode writes about a stored output (reference, slice, grep)."""
 CONTEXT_MODE_MARK = "[langctx context-mode"
@@ -43,6 +49,12 @@ TRUNCATION_MARK = (
 def summary_open(*, level: int, covers: int, entry_id: str) -> str:
     """The opening delimiter of one summary, with its attributes (see :data:`SUMMARY_CLOSE`)."""
     return f'<langctx:summary level="{level}" covers="{covers} messages" id="{entry_id}">'
+
+
+def file_open(*, path: str, seen: str) -> str:
+    """The opening delimiter of one file in hand (see :data:`FILE_CLOSE`); ``path`` is escaped."""
+    shown = escape_delimiters(path).replace('"', "%22")
+    return f'<langctx:file path="{shown}" seen="{seen}">'
 
 
 _QUOTE_RUN_RE = re.compile(r'"+')

@@ -290,9 +290,10 @@ def render_summary_block(
     role: SummaryRole = "human",
     facts: str = "",
     users: str = "",
+    files: str = "",
 ) -> BaseMessage:
-    """One message: the preamble, the active summaries (oldest first), the quoted user messages
-    and the facts ledger; its id is a digest of the summaries' ids (stable for prompt caching)."""
+    """One message: the preamble, the active summaries (oldest first), the quoted user messages,
+    the facts ledger and the files in hand (rendered, delimited and escaped); its id is a digest of the summaries' ids (stable for prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
         if not e["summary"].strip():
@@ -303,6 +304,8 @@ def render_summary_block(
         parts.append(f"{REQUESTS_OPEN}\n{USERS_NOTE}\n{escape_delimiters(users)}\n{REQUESTS_CLOSE}")
     if facts:
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
+    if files:
+        parts.append(files)  # langctx.files_in_hand.render_files escaped what it quotes
     text = "\n\n".join(parts)
     digest = hashlib.sha1("|".join(e["id"] for e in summaries).encode()).hexdigest()[:16]
     cls = {"system": SystemMessage, "ai": AIMessage}.get(role, HumanMessage)

@@ -10,10 +10,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from langctx.context_mode.outputs import ContentKind
-from langctx.context_mode.reducers.source import split_listing
-from langctx.context_mode.reducers.source_outline import language_for_path
 from langctx.context_mode.reducers.table import _BOX_SEP, _MD_SEP, _PSQL_SEP, sniff_delimiter
 from langctx.facts import DEFAULT_COMMAND_TOOLS, is_command_tool, tool_name_words
+from langctx.source_outline import language_for_path, split_listing
 
 _PATH_KEYS = (
     "path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path",

@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 
 from langctx.blocks import strip_thinking
 from langctx.config import DEFAULT_PRIORITIES, ConfigOptions, MemoryConfig, config_from
-from langctx.engine.layers import summary_block
+from langctx.engine.layers import latest_files, summary_block
 from langctx.engine.plan import CompactionEvent
 from langctx.entries import CompactionEntry, EditEntry, EvictionRecord
 from langctx.facts import DEFAULT_COMMAND_TOOLS, DEFAULT_FILE_TOOLS, FileToolSpec
@@ -294,6 +294,7 @@ class MemoryCore:
             pinned_tokens=pinned,
             users=self._users,
             task=task,
+            files=latest_files(self._entries),
         )
         self._refresh_recent()
         self._calibration = 0

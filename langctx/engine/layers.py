@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts, user_count
+from langctx.files_in_hand import render_files
 from langctx.projection import render_read_facts, render_summary_block
 from langctx.summarize.sections import without_section
 from langctx.summarize.text import REQUEST_STEP, merge_read_summary_facts, truncate_to_tokens
@@ -33,16 +34,18 @@ def summary_block(
     pinned_tokens: int = 0,
     users: Ledger = ([], 0),
     task: tuple[str, str] | None = None,
+    files: CompactionEntry | None = None,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
     ``users``: the ledger of folded user messages (its newest ones the active entries count);
-    ``task``: the pinned task's id and opening words (its status has a line of the block)."""
+    ``task``: the pinned task's id and opening words (its status has a line of the block);
+    ``files``: the entry whose files in hand are shown (the latest fold's)."""
     if not active:
         return None, 0
     shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter, pinned_tokens, shown, task)
+        return _render_block(active, config, counter, pinned_tokens, shown, task, files)
     blocks = shared_blocks()
     by_content = (
         "block-content",
@@ -54,10 +57,11 @@ def summary_block(
         key,
         _ledger_digest(shown),
         task,
+        *_files_key(files, config),
     )
     block = blocks.get(by_content)
     if block is None:
-        block = _render_block(active, config, counter, pinned_tokens, shown, task)
+        block = _render_block(active, config, counter, pinned_tokens, shown, task, files)
         blocks.put(by_content, block)
     return block[0], block[1]
 
@@ -69,8 +73,10 @@ def _render_block(
     pinned_tokens: int,
     folded: Ledger,
     task: tuple[str, str] | None,
+    files_entry: CompactionEntry | None = None,
 ) -> tuple[BaseMessage | None, int]:
-    """Summaries (each within its cap), the user's requests in the head budget's room, the facts."""
+    """Summaries (each within its cap), the user's requests in the head budget's room, the facts,
+    the files in hand in the room left (within `files_share`)."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     items = request_items(folded[0], task, facts.get("task_answer"))
     facts["user_messages"], facts["user_messages_dropped"] = items, folded[1]
@@ -98,9 +104,15 @@ def _render_block(
     kept = [c for c in constraints if " ".join(c.split()) not in quoted]
     if len(kept) < len(constraints):
         ledger = ledger_of({**facts, "constraints": kept})
-    if not (users or ledger or any(e["summary"].strip() for e in shown)):
+    files = ""
+    if files_entry is not None and config.files_tokens > 0:
+        without = render_summary_block(shown, role=role, facts=ledger, users=users)
+        room = config.head_budget - pinned_tokens - counter.count_message(without)
+        part = files_entry.get("files")
+        files = render_files(part, max_tokens=min(config.files_tokens, room), count=count)
+    if not (users or ledger or files or any(e["summary"].strip() for e in shown)):
         return None, 0  # nothing to say: no block
-    message = render_summary_block(shown, role=role, facts=ledger, users=users)
+    message = render_summary_block(shown, role=role, facts=ledger, users=users, files=files)
     return message, counter.count_message(message)
 
 
@@ -133,6 +145,19 @@ def _without_stale_step(entry: CompactionEntry, stale: Callable[[str], bool]) ->
     """``entry`` without a "Next step" that names an answered request (never one to redo)."""
     text = without_section(entry["summary"], "Next step", stale)
     return entry if text is entry["summary"] else {**entry, "summary": text}
+
+
+def _files_key(entry: CompactionEntry | None, config: MemoryConfig) -> tuple[object, ...]:
+    """What the files in hand add to the block's cache key (nothing when none are shown)."""
+    if entry is None or config.files_tokens <= 0:
+        return ()
+    return ("files", entry["id"], config.files_tokens)
+
+
+def latest_files(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
+    """The latest fold's entry when it holds files in hand (merges fold nothing, hold none)."""
+    latest = next((e for e in reversed(entries) if e["trigger"] != "merge"), None)
+    return latest if latest is not None and isinstance(latest.get("files"), dict) else None
 
 
 USERS_OVERHEAD_TOKENS = 48

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.config import DEFAULT_PRIORITIES
 from langctx.engine import placeholders, planning, summarizer_calls
+from langctx.engine.layers import latest_files
 from langctx.engine.placeholders import map_strings
 from langctx.engine.plan import Plan
 from langctx.entries import (
@@ -28,6 +29,7 @@ from langctx.entries import (
     summary_order,
 )
 from langctx.errors import BudgetError
+from langctx.files_in_hand import FilesPart, fold_files
 from langctx.markers import TRUNCATION_MARK
 from langctx.monotone import largest
 from langctx.projection import view_message
@@ -60,6 +62,7 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     if plan.users or answered:  # each folded user message stored once, in the ledger; the
         mem._users = ledger_appended(mem._users, [*answered, *plan.users])  # entry counts them
         mem._users_log.extend([*answered, *plan.users])
+    files = _files_in_hand(mem, plan)
     entry = write_entry(
         mem,
         summary,
@@ -76,6 +79,8 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
         instructions=plan.request.instructions if plan.request is not None else None,
         pending_tokens=plan.pending if quality == "mechanical" else None,
     )
+    if files is not None:
+        entry["files"] = dict(files)
     mem._first_kept = plan.cut
     mem._refresh()
     folded = sum(mem._tok[i] for i in plan.batch)
@@ -87,6 +92,22 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
         detail = f"long tool-call arguments of {len(kept)} kept messages elided"
         _record_edits(mem, "placeholder", plan.trigger, kept, detail)
     return entry
+
+
+def _files_in_hand(mem: MemoryCore, plan: Plan) -> FilesPart | None:
+    """The files in hand after ``plan``'s fold (None: ``files_share`` is 0)."""
+    if mem.config.files_tokens <= 0:
+        return None
+    previous = latest_files(mem._entries)
+    return fold_files(
+        previous.get("files") if previous is not None else None,
+        [mem._log[i] for i in plan.batch],
+        mem._log[plan.cut :],
+        max_tokens=mem.config.files_tokens,
+        count=mem.counter.count_text,
+        file_tools=mem._file_tools,
+        command_tools=mem._command_tools,
+    )
 
 
 def write_entry(

@@ -8,7 +8,7 @@ Example:
     ['app.py']
 """
 
-from langctx.facts.extract import extract_facts
+from langctx.facts.extract import FileTouch, extract_facts, file_touches
 from langctx.facts.failures import EXIT_CODE_RE, find_exit_code
 from langctx.facts.output import (
     DURATION_RE,
@@ -67,6 +67,7 @@ __all__ = [
     "Facts",
     "FileRole",
     "FileToolSpec",
+    "FileTouch",
     "OutputFacts",
     "ShellCommand",
     "ToolCallFact",
@@ -74,6 +75,7 @@ __all__ = [
     "extract_facts",
     "extract_output_facts",
     "file_tool_spec",
+    "file_touches",
     "find_duration",
     "find_exit_code",
     "infer_command_tool",

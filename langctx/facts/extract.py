@@ -6,6 +6,7 @@ A call counts when it is made, whatever its result; results match calls by ``too
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -56,6 +57,19 @@ from langctx.facts.tools import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class FileTouch:
+    """One file a tool call read or modified, by the rules of :func:`extract_facts`."""
+
+    call_id: str | None
+    name: str
+    role: FileRole
+    path: str
+    args: Mapping[str, Any]
+    shell: ShellCommand | None
+    """The parsed command when a shell command touched the file."""
+
+
 class _Extraction:
     """One linear pass over a batch of messages."""
 
@@ -73,9 +87,17 @@ class _Extraction:
         self.errors: list[ErrorFact] = []
         self.calls: list[ToolCallFact] = []
         self._other: dict[str, ToolCallFact] = {}  # the other tools' calls awaiting a result
+        self.touches: list[FileTouch] = []  # every (call, role, path), in order
+        self._call: tuple[str | None, str, dict[str, Any], ShellCommand | None] = (
+            None,
+            "",
+            {},
+            None,
+        )
 
     def on_ai(self, message: AIMessage) -> None:
         for call_id, name, args in tool_calls(message):
+            self._call = (call_id, name, args, None)
             spec = file_tool_spec(name, self._file_tools)
             is_command = is_command_tool(name, self._command_tools)
             if spec is None and not is_command and self._infer_files:
@@ -98,6 +120,7 @@ class _Extraction:
                 )
                 self.commands.append(fact)
                 shell = parse_command(command)
+                self._call = (call_id, name, args, shell)
                 self._add("read", shell.read)
                 self._add("modified", shell.modified)
             if call_id is not None:
@@ -142,6 +165,8 @@ class _Extraction:
         for path in dict.fromkeys(normalise_path(raw) for raw in paths):  # once per call
             if not path:
                 continue
+            call_id, name, args, shell = self._call
+            self.touches.append(FileTouch(call_id, name, role, path, args, shell))
             if role == "read":
                 self.read_files.pop(path, None)  # a read again moves to the end
                 self.read_files[path] = None
@@ -278,3 +303,24 @@ def extract_facts(
         max_read_files=max_read_files,
         max_calls=max_calls,
     )
+
+
+def file_touches(
+    messages: Iterable[BaseMessage],
+    *,
+    file_tools: Mapping[str, FileToolSpec] = DEFAULT_FILE_TOOLS,
+    command_tools: Collection[str] = DEFAULT_COMMAND_TOOLS,
+) -> list[FileTouch]:
+    """Every file each tool call of the AI ``messages`` reads or modifies, in order, by the
+    rules of :func:`extract_facts` (one call may touch several files).
+
+    Example:
+        >>> call = {"id": "c1", "name": "bash", "args": {"command": "cat a.py > b.py"}}
+        >>> [(t.call_id, t.role, t.path) for t in file_touches([AIMessage("", tool_calls=[call])])]
+        [('c1', 'read', 'a.py'), ('c1', 'modified', 'b.py')]
+    """
+    run = _Extraction(file_tools, _check_tools(file_tools, command_tools))
+    for message in messages:
+        if isinstance(message, AIMessage):
+            run.on_ai(message)
+    return run.touches

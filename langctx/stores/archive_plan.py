@@ -28,6 +28,7 @@ from langctx.channel import (
     channel_entries,
     channel_update,
     is_slim,
+    latest_cut_id,
     merge_langctx,
     shed,
 )
@@ -172,10 +173,15 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
     """Ids of the compaction entries the channel drops, and of those it keeps slim (it keeps the
     active summaries and the latest cut entry with the merges that absorbed it)."""
     active = {e["id"] for e in active_summaries(comps)}  # type: ignore[arg-type]
-    latest = next((e["id"] for e in reversed(comps) if e["trigger"] != "merge"), None)
+    latest = latest_cut_id(comps)
     keep = active | set(_merge_chain(comps, latest))
     drop = [e["id"] for e in comps if e["id"] not in keep]
-    slim = [e["id"] for e in comps if e["id"] in keep and not is_slim(e["covered_ids"])]
+    slim = [
+        e["id"]
+        for e in comps
+        if e["id"] in keep
+        and (not is_slim(e["covered_ids"]) or ("files" in e and e["id"] != latest))
+    ]
     return drop, slim
 
 

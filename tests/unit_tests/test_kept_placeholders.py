@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx import LayeredChatMemory
 from langctx.engine import placeholders
 from langctx.engine.placeholders import ELIDED_ARG_CHARS, elide_args
+from langctx.files_in_hand import files_text
 from langctx.markers import ARGS_PLACEHOLDER_MARK
 from langctx.state_memory import MemorySettings, view_state
 from tests._helpers import assert_pairs_intact, iter_turns, stateless_step
@@ -119,7 +120,11 @@ def test_elided_calls_are_what_the_providers_accept() -> None:
         for m in ctx
         if isinstance(m, AIMessage) and m.tool_calls[0]["name"] == "write_file" and not _elided(m)
     ]
-    assert payload.count(json.dumps(BODY)[1:-1][200:400]) == len(whole)  # elided ones: not sent
+    piece = json.dumps(BODY)[1:-1][200:400]
+    in_hand = json.dumps(files_text(ctx)).count(
+        piece
+    )  # a folded write's text, in the files in hand
+    assert payload.count(piece) == len(whole) + in_hand  # elided ones: not sent
 
 
 def test_the_stateless_path_projects_the_same_elisions() -> None:

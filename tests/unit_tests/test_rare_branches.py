@@ -7,9 +7,9 @@ from langctx.context_mode.detect import detect_kind
 from langctx.context_mode.outputs import OutputMeta
 from langctx.context_mode.reducers.html import extract_page
 from langctx.context_mode.reducers.log import MAX_FACT_LINES, reduce_log
-from langctx.context_mode.reducers.source_outline import outline_source
 from langctx.facts.failures import error_lines
 from langctx.facts.shell_parse import parse_command
+from langctx.source_outline import outline_source
 
 
 def _outline(lines: list[str], language: str) -> tuple[list[str], list[tuple[int, int, str]]]:

@@ -36,11 +36,13 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langctx.cli.replay.formats import EmptySessionError, ParsedSession
+from langctx.cli.replay.rereads import Rereads
 from langctx.cli.replay.truth import PROBES, Truth, UserMessage, probe_request, session_roots
 from langctx.cli.replay.users import position_of, read_user_messages
 from langctx.engine.background import in_background, wait_idle
 from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.errors import ConfigError, LangctxWarning
+from langctx.files_in_hand import files_text
 from langctx.memory import CompactionEvent, LayeredChatMemory
 from langctx.pricing import SUMMARIZER_LATENCY, Latency, PriceSheet, Usage, price_sheet
 from langctx.summarize import (
@@ -135,6 +137,12 @@ class CallRecord:
     """Per failed probe, the facts it did not find in this request."""
     output_tokens: int = 0
     """Tokens of the AI message this call produced (the same with and without langctx)."""
+    rereads: int = 0
+    """After a fold: the reads this call makes of files whose latest content the agent had seen."""
+    rereads_in_request: int = 0
+    """Of ``rereads``, those whose content was already in the request (not needed)."""
+    files_tokens: int = 0
+    """Tokens of the files in hand in the request's summary block."""
 
     @property
     def prefix_share(self) -> float:
@@ -401,9 +409,21 @@ class ReplayReport:
         ]
         return sorted(out, key=lambda x: (x.first_call, PROBES.index(x.probe)))
 
+    def reread_totals(self) -> dict[str, int]:
+        """The re-read tax (:mod:`~langctx.cli.replay.rereads`) and the tokens spent on files."""
+        after = self.calls_after_compaction()
+        return {
+            "rereads_after_fold": sum(c.rereads for c in self.calls),
+            "rereads_in_request": sum(c.rereads_in_request for c in self.calls),
+            "files_tokens": sum(c.files_tokens for c in self.calls),
+            "calls_after_fold": len(after),
+            "input_tokens_after_fold": sum(c.context_tokens for c in after),
+        }
+
     def totals(self) -> dict[str, Any]:
         """The headline figures, JSON-safe."""
         return {
+            **self.reread_totals(),
             "calls": len(self.calls),
             "input_tokens": self.input_tokens,
             "input_tokens_full": self.input_tokens_full,
@@ -621,6 +641,7 @@ class _Replay:
         self.last_coverage: dict[str, tuple[int, int]] = {}
         self.truth = Truth(session_roots(self.log, cwd), users=users)
         self.by_id = {str(m.id): m for m in self.log}
+        self.rereads = Rereads(self.log)
 
     def add(self, batch: list[BaseMessage]) -> list[CompactionRecord]:
         """Add one turn; return the compaction records it caused (not yet tied to a call)."""
@@ -628,7 +649,9 @@ class _Replay:
         evictions = len(self.mem.eviction_log)
         edits = len(self.mem.edits)
         self.events.clear()
-        self.mem.add_messages(self._through_context_mode(batch))
+        given = self._through_context_mode(batch)
+        self.mem.add_messages(given)
+        self.rereads.add(given)
         self.added += len(batch)
         self.full += sum(self.counter.count_message(m) for m in batch)
         for m in batch:
@@ -765,6 +788,10 @@ class _Replay:
         orphans, unanswered = pair_errors(ctx)
         held, missing, coverage = self.probes(ctx)
         self.last_coverage = coverage
+        rereads, in_request = (0, 0)
+        if self.mem.compactions:
+            rereads, in_request = self.rereads.check(self.log[message_index], ctx)
+        files = files_text(ctx)
         record = CallRecord(
             index=len(self.calls) + 1,
             message_index=message_index,
@@ -779,6 +806,9 @@ class _Replay:
             probes=held,
             missing=missing,
             output_tokens=self.counter.count_message(self.log[message_index]),
+            rereads=rereads,
+            rereads_in_request=in_request,
+            files_tokens=self.counter.count_text(files) if files else 0,
         )
         self.calls.append(record)
         self.prev = ctx

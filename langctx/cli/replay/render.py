@@ -123,6 +123,12 @@ def report_rows(
             probe_text + (f" (of {probed} requests after the first compaction)" if probed else ""),
         ),
         (
+            "re-reads after a fold",
+            f"{t['rereads_in_request']} of {t['rereads_after_fold']} reads of a file already seen "
+            f"had its latest content in the request; files in hand "
+            f"{_n(t['files_tokens'])} tokens over {t['calls_after_fold']} requests",
+        ),
+        (
             "integrity",
             f"orphans in projections {t['projection_orphans']}, task missing at "
             f"{t['task_missing_calls']} calls, over budget at {t['over_budget_calls']} calls; "

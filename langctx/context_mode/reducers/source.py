@@ -3,51 +3,23 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from langctx.context_mode.outputs import OutputMeta, Reduction
 from langctx.context_mode.reducers._layout import Candidate, clip, finish, select_body
-from langctx.context_mode.reducers.source_outline import Outline, language_for_path, outline_source
-
-_NUMBERED = (
-    re.compile(r"^\s*(\d+)\t(.*)$"),  # cat -n
-    re.compile(r"^(\d+):(.*)$"),  # SWE-agent
-    re.compile(r"^\s*(\d+)\s?[│|] ?(.*)$"),  # bat, many viewers
+from langctx.source_outline import (
+    Listing,
+    Outline,
+    language_for_path,
+    outline_source,
+    split_listing,
 )
-_SAMPLE_LINES = 400
+
 _NOTE_LINES = 12
 _DECL_CHARS = 110
 _IMPORT_CHARS = 320
 _PEEK_LINES = 15
 _NOTE_PATH = re.compile(r"(?:\[File: |`cat -n` on |^File: |^Path: )([^\s\]`:]+\.\w+)")
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """A file's code lines with their line numbers, and the viewer's own lines around them."""
-
-    code: list[str]  # code lines, without number prefixes
-    numbers: list[int]  # the file line number of each code line
-    rows: list[int]  # the row of the text each code line came from
-    notes: list[tuple[int, str]]  # (row, text) of the non-blank lines without a number
-    numbered: bool  # whether the text had line-number prefixes
-
-
-def split_listing(text: str, *, first_line: int = 1) -> Listing:
-    """Separate code from line-number prefixes and viewer notes (``first_line``: if no prefixes)."""
-    lines = text.split("\n")
-    sample = [line for line in lines[:_SAMPLE_LINES] if line.strip()]
-    hits = [sum(1 for line in sample if pattern.match(line)) for pattern in _NUMBERED]
-    best = _NUMBERED[hits.index(max(hits))]
-    if max(hits) < max(3, len(sample) // 2):
-        rows = list(range(len(lines)))
-        numbers = [first_line + i for i in rows]
-        return Listing(lines, numbers, rows, [], numbered=False)
-    matches = [(row, line, best.match(line)) for row, line in enumerate(lines)]
-    found = [(row, m) for row, _, m in matches if m]
-    notes = [(row, line) for row, line, m in matches if not m and line.strip()]
-    code, numbers = [m.group(2) for _, m in found], [int(m.group(1)) for _, m in found]
-    return Listing(code, numbers, [row for row, _ in found], notes, numbered=True)
 
 
 def _first_line(meta: OutputMeta) -> int:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from langctx.context_mode.outputs import OutputMeta
-from langctx.context_mode.reducers.source import reduce_source, split_listing
+from langctx.context_mode.reducers.source import reduce_source
+from langctx.source_outline import split_listing
 
 
 def test_split_listing() -> None:

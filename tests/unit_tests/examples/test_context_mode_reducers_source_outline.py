@@ -1,8 +1,8 @@
-"""The examples of `langctx.context_mode.reducers.source_outline`'s helpers, moved here from their docstrings."""
+"""The examples of `langctx.source_outline`'s helpers, moved here from their docstrings."""
 
 from __future__ import annotations
 
-from langctx.context_mode.reducers.source_outline import language_for_path, outline_source
+from langctx.source_outline import language_for_path, outline_source
 
 
 def test_language_for_path() -> None:

@@ -1,4 +1,5 @@
-"""Outline of a source file (imports, declarations by line), by regexes that work on parts."""
+"""Outline of a source file (imports, declarations by line), by regexes that work on parts, and
+the code of a numbered listing (``cat -n``); pure, shared by Context-mode and the files in hand."""
 
 from __future__ import annotations
 
@@ -291,3 +292,39 @@ def _is_c_function(lines: Sequence[str], i: int) -> bool:
         if s.endswith(";"):
             return False
     return False
+
+
+_NUMBERED = (
+    re.compile(r"^\s*(\d+)\t(.*)$"),  # cat -n
+    re.compile(r"^(\d+):(.*)$"),  # SWE-agent
+    re.compile(r"^\s*(\d+)\s?[│|] ?(.*)$"),  # bat, many viewers
+)
+_SAMPLE_LINES = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A file's code lines with their line numbers, and the viewer's own lines around them."""
+
+    code: list[str]  # code lines, without number prefixes
+    numbers: list[int]  # the file line number of each code line
+    rows: list[int]  # the row of the text each code line came from
+    notes: list[tuple[int, str]]  # (row, text) of the non-blank lines without a number
+    numbered: bool  # whether the text had line-number prefixes
+
+
+def split_listing(text: str, *, first_line: int = 1) -> Listing:
+    """Separate code from line-number prefixes and viewer notes (``first_line``: if no prefixes)."""
+    lines = text.split("\n")
+    sample = [line for line in lines[:_SAMPLE_LINES] if line.strip()]
+    hits = [sum(1 for line in sample if pattern.match(line)) for pattern in _NUMBERED]
+    best = _NUMBERED[hits.index(max(hits))]
+    if max(hits) < max(3, len(sample) // 2):
+        rows = list(range(len(lines)))
+        numbers = [first_line + i for i in rows]
+        return Listing(lines, numbers, rows, [], numbered=False)
+    matches = [(row, line, best.match(line)) for row, line in enumerate(lines)]
+    found = [(row, m) for row, _, m in matches if m]
+    notes = [(row, line) for row, line, m in matches if not m and line.strip()]
+    code, numbers = [m.group(2) for _, m in found], [int(m.group(1)) for _, m in found]
+    return Listing(code, numbers, [row for row, _ in found], notes, numbered=True)
