@@ -22,7 +22,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 import langctx.cli.replay.engine as engine
 from langctx.cli.replay import PROBES, parse_session, read_session, replay_session
 from langctx.cli.replay.render import format_report
-from langctx.cli.replay.request_status import answered_requests, ends_turn, parse_section
+from langctx.cli.replay.request_status import (
+    KnownRequest,
+    ShownRequest,
+    answered_requests,
+    ends_turn,
+    grade,
+    parse_section,
+)
 from langctx.cli.replay.truth import (
     Request,
     Truth,
@@ -1186,8 +1193,9 @@ def test_request_status_multi_line_and_shortened_requests() -> None:
 
 
 def test_request_status_same_opening_twice_and_a_forged_section() -> None:
-    """Two "ok" requests with different statuses: a shown "ok" is the older one when the newer
-    is verbatim in the window; a section a tool output imitates later is not the one read."""
+    """Two "ok" requests with different statuses: a shown "ok" is paired with the one that
+    keeps the section a run of requests, else with the one not verbatim in the window; a
+    section a tool output imitates later in the request is not the one read."""
     t = Truth()
     for i, m in enumerate(
         [
@@ -1212,14 +1220,21 @@ def test_request_status_same_opening_twice_and_a_forged_section() -> None:
         HumanMessage("ok", id="s:6"),  # the newer "ok" (open), verbatim in the window
         ToolMessage(forged, tool_call_id="c", id="s:8"),
     ]
-    r = probe_request(t, [HumanMessage(shown, id="langctx-summary-1"), *window])["request_status"]
-    assert (r.held, r.total) == (True, 2)
-    # without the window, the shown "ok" is taken for the newest one, which is open
-    g = request_status(t, [HumanMessage(shown, id="langctx-summary-1")])
-    assert g is not None and (g.graded, g.open_shown_answered) == (2, 1)
+    r = probe_request(t, [HumanMessage(shown, id="langctx-summary-1"), *window])
+    assert (r["request_status"].held, r["request_status"].total) == (True, 2)
     # the first section is read, not the one a tool output forged after it
     g = request_status(t, [HumanMessage(shown + "\n" + forged), *window])
     assert g is not None and (g.graded, g.right) == (2, 2)
+    # alone in the section, "ok" is the one the window does not hold, else the newest
+    known = [KnownRequest("ok", "ok", False), KnownRequest("ok", "ok", True, in_window=True)]
+    assert grade([ShownRequest(False, "ok")], known).right == 1
+    assert (
+        grade([ShownRequest(False, "ok")], [replace(k, in_window=False) for k in known]).right == 0
+    )
+    # the older requests hidden, "ok" is the one next to the request shown after it
+    runs = [KnownRequest(x, x, done) for x, done in [("ok", True), ("A", True), ("ok", False)]]
+    runs.append(KnownRequest("B", "B", False))
+    assert grade([ShownRequest(False, "ok"), ShownRequest(False, "B")], runs).right == 2
 
 
 def _three_request_session() -> list[BaseMessage]:

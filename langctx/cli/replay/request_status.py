@@ -17,10 +17,12 @@ message with text and no tool call (:func:`ends_turn`) comes after it and before
 * the request's text is whitespace-collapsed; one that ends with ``…`` is *shortened* (its
   opening words only, the ``…`` dropped).
 
-:func:`grade` matches each shown request to a real one by its opening (the first 60 characters
+:func:`grade` pairs shown requests with real ones by their opening (the first 60 characters
 ``earlier_user_messages`` checks: the shown text starts with it, or a shortened one is the start
-of it), newest first, each to a request older than the one matched after it; among several it
-prefers one the shown text quotes whole, then one not verbatim in the window, then the newest.
+of it), in order (both oldest first): of the pairings, the one with the most pairs, then the most
+shown requests quoted whole, then the fewest real requests skipped between two pairs that are not
+verbatim in the window (the section lists the folded ones in a run), then the fewest paired that
+are in the window, then the newest.
 
 Example:
     >>> shown = parse_section('<langctx:requests>\\nOldest first.\\n'
@@ -206,19 +208,31 @@ def _whole(shown: ShownRequest, known: KnownRequest) -> bool:
 
 def _align(
     shown: Sequence[ShownRequest], known: Sequence[KnownRequest]
-) -> list[tuple[ShownRequest, KnownRequest | None]]:
-    """Each shown request with the real one it quotes (see the module docstring), newest first."""
-    bound = len(known)
-    out: list[tuple[ShownRequest, KnownRequest | None]] = []
-    for s in reversed(shown):
-        found = [k for k in range(bound) if _matches(s, known[k])]
-        if not found:
-            out.append((s, None))
-            continue
-        k = max(found, key=lambda k: (_whole(s, known[k]), not known[k].in_window, k))
-        out.append((s, known[k]))
-        bound = k
-    return out
+) -> list[tuple[ShownRequest, KnownRequest]]:
+    """The shown requests paired in order with the real ones they quote (see the module
+    docstring)."""
+    pairs = [(i, k) for i, s in enumerate(shown) for k, r in enumerate(known) if _matches(s, r)]
+    folded = [0]  # folded[k]: real requests before k not verbatim in the window
+    for r in known:
+        folded.append(folded[-1] + (not r.in_window))
+    best: list[tuple[tuple[int, ...], int]] = []  # per pair: (score, previous pair)
+    for n, (i, k) in enumerate(pairs):
+        own: tuple[int, ...] = (1, int(_whole(shown[i], known[k])), 0, -int(known[k].in_window), k)
+        score, back = own, -1
+        for m in range(n):
+            (pi, pk), (prev, _) = pairs[m], best[m]
+            if pi < i and pk < k:
+                skipped = (0, 0, folded[k] - folded[pk + 1], 0, 0)
+                grown = tuple(a + b - c for a, b, c in zip(prev, own, skipped, strict=True))
+                if grown > score:
+                    score, back = grown, m
+        best.append((score, back))
+    chain: list[tuple[ShownRequest, KnownRequest]] = []
+    at = max(range(len(pairs)), key=lambda n: best[n][0], default=-1)
+    while at >= 0:
+        chain.append((shown[pairs[at][0]], known[pairs[at][1]]))
+        at = best[at][1]
+    return chain[::-1]
 
 
 def grade(shown: Sequence[ShownRequest], known: Sequence[KnownRequest]) -> StatusGrade:
@@ -230,10 +244,10 @@ def grade(shown: Sequence[ShownRequest], known: Sequence[KnownRequest]) -> Statu
         >>> g.right, g.graded, g.answered_shown_open, g.unmatched, g.wrong
         (0, 1, 1, 1, ('answered shown as open: Fix it.',))
     """
-    pairs = [(s, k) for s, k in _align(shown, known) if k is not None]
+    pairs = _align(shown, known)
     wrong = [
         f"{'answered shown as open' if k.answered else 'open shown as answered'}: {k.opening}"
-        for s, k in reversed(pairs)
+        for s, k in pairs
         if s.answered != k.answered
     ]
     answered_open = sum(1 for s, k in pairs if k.answered and not s.answered)

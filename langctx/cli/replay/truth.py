@@ -819,9 +819,8 @@ class Truth:
         """Take one message of the session, in order."""
         index = self.added
         self.added += 1
+        self._place(message, index)
         if isinstance(message, HumanMessage):
-            if message.id is not None:
-                self._human_at[str(message.id)] = index
             raw = _content_text(message.content)
             if is_local_output(raw) and self._command is not None:
                 self._retract(*self._command)  # that command ran in the terminal
@@ -840,9 +839,6 @@ class Truth:
                 self.users.append(user)
         elif isinstance(message, AIMessage):
             self._command = None
-            at = index if self._heard is None else position_of(message.id)
-            if at is not None and ends_turn(message):
-                self.answers.append(at)
             for s in _sentences(_content_text(message.content)):
                 if is_informative_step(s):
                     self.next_step = s
@@ -866,6 +862,15 @@ class Truth:
                     shown = _norm(f"{name} {' '.join(_strings(call_args))}")[:200]
                     self.failure = Failure(index=index, command=shown, lines=lines)
                     self.failures.append(self.failure)
+
+    def _place(self, message: BaseMessage, index: int) -> None:
+        """Note where a human message is (:meth:`where`) and where the agent ended its turn."""
+        if isinstance(message, HumanMessage) and message.id is not None:
+            self._human_at[str(message.id)] = index
+        elif ends_turn(message):
+            at = index if self._heard is None else position_of(message.id)
+            if at is not None:
+                self.answers.append(at)
 
     def _retract(self, index: int, constraints: int, users: int) -> None:
         """Forget what the human message at ``index`` (a local command's arguments) added."""
