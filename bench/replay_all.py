@@ -42,6 +42,7 @@ PROBE_LETTERS = {
     "files_modified": "F",
     "latest_failure": "L",
     "next_step": "N",
+    "request_status": "S",
 }
 PLOTS = {
     "pi-mono/large-session": "replay_pi_large.png",
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                     "session": sid,
                     "totals": report.totals(),
                     "probes": report.probe_shares(),
+                    "request_status": report.request_status(),
                     "bound_budget": cap,
                     "bound_mark": mark,
                     "seconds": report.seconds,
@@ -130,6 +132,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _status_line(items: list[dict[str, Any]]) -> str:
+    """The ``request_status`` probe pooled over the sessions (requests after the first cut)."""
+    n = {k: sum(r["request_status"][k] for r in items) for k in items[0]["request_status"]}
+    if not n["requests"]:
+        return "Request status (S): no request held a `<langctx:requests>` section."
+    return (
+        f"Request status (S), pooled over {n['requests']:,} requests after a cut: "
+        f"{n['right']:,} of {n['graded']:,} user requests shown with the right status "
+        f"({100 * n['right'] / max(n['graded'], 1):.1f}%); answered shown as open "
+        f"{n['answered_shown_open']}, open shown as answered {n['open_shown_answered']}, "
+        f"not matched to a user message {n['unmatched']}."
+    )
+
+
 def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: float, n: int) -> str:
     lines = [
         "# `langctx replay` on the recorded sessions",
@@ -142,8 +158,10 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
         "construction); *cached* the same weighted by tokens: the share of all input tokens a prefix",
         "cache reads. *probes* are the shares of requests, from the first compaction on, that still",
         "held the task (T), every user constraint so far verbatim (C), every modified file as a whole",
-        "path (F), an error line of the latest failure (L) and the last informative next step (N), by",
-        "the independent parser of `langctx/replay/truth.py`; – means nothing to check. *fill ref* is the reduction of",
+        "path (F), an error line of the latest failure (L), the last informative next step (N) and the",
+        "right status for every user request the summary's `<langctx:requests>` section lists (S: answered",
+        "when the transcript shows a final answer, text and no tool call, before the next request), by",
+        "the independent parser of `langctx/cli/replay/truth.py`; – means nothing to check. *fill ref* is the reduction of",
         "a reference memory that keeps every request as full as allowed: min(history, budget) /",
         "min(history, compaction mark) at every call. A task counts as missing when it is not in the",
         "request verbatim (at 8k the two SWE-agent sessions whose task is a whole demonstration",
@@ -165,7 +183,9 @@ def _markdown(rows: dict[int, list[dict[str, Any]]], counter: str, elapsed: floa
             f"over-budget calls: {sum(r['totals']['over_budget_calls'] for r in items)}; "
             f"cached share of the input: {100 * sum(r['totals']['cacheable_tokens'] for r in items) / tot_in:.1f}%.",
             "",
-            "| session | calls | compactions (+merges) | max context | input tokens langctx | full history | reduction | fill ref (budget / mark) | prefix | cached | probes T C F L N | over budget | orphans |",
+            _status_line(items),
+            "",
+            "| session | calls | compactions (+merges) | max context | input tokens langctx | full history | reduction | fill ref (budget / mark) | prefix | cached | probes T C F L N S | over budget | orphans |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for r in items:

@@ -266,3 +266,16 @@ def test_main_session_lists_its_subagents_and_each_replays_on_its_own() -> None:
     assert sub.messages[0].type == "human" and sub.messages[0].text.startswith("Search hex.pm")
     report = replay_session(sub, max_tokens=8_000)
     assert report.projection_orphans == 0 and len(report.calls) > 1
+
+
+@pytest.mark.parametrize("budget", [8_000, 32_000])
+def test_requests_after_a_cut_show_their_status(budget: int) -> None:
+    """Issue 44's acceptance, pooled over the sessions by the independent ``request_status``
+    probe: at least 99% of the user requests a ``<langctx:requests>`` section shows after a
+    cut have the transcript's status, and no answered one is shown open (nothing is graded
+    while the summary block has no such section)."""
+    require_data()
+    counts = [replayed_at(sid, budget).request_status() for sid in SESSIONS]
+    pooled = {k: sum(c[k] for c in counts) for k in counts[0]}
+    assert pooled["answered_shown_open"] == 0, pooled
+    assert pooled["right"] >= 0.99 * pooled["graded"], pooled

@@ -22,14 +22,24 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 import langctx.cli.replay.engine as engine
 from langctx.cli.replay import PROBES, parse_session, read_session, replay_session
 from langctx.cli.replay.render import format_report
+from langctx.cli.replay.request_status import (
+    KnownRequest,
+    ShownRequest,
+    answered_requests,
+    ends_turn,
+    grade,
+    parse_section,
+)
 from langctx.cli.replay.truth import (
     Request,
     Truth,
+    UserMessage,
     error_lines,
     is_failure,
     is_informative_step,
     modified_paths,
     probe_request,
+    request_status,
     session_roots,
     user_pieces,
     user_text,
@@ -40,6 +50,7 @@ from langctx.cli.replay.users import (
     read_user_messages,
     truth_file,
 )
+from langctx.cli.report_html import replay_html
 from langctx.machinery import substantive_text
 from tests._trajectories import DATA_DIR, iter_sessions
 
@@ -878,10 +889,11 @@ def test_user_truth_comes_from_the_raw_file_not_the_reader(tmp_path: Path) -> No
 
 def test_truth_modules_do_not_use_langctx_machinery() -> None:
     """Independence: the probes' truth is computed without langctx's machinery rules."""
+    import langctx.cli.replay.request_status as status_module
     import langctx.cli.replay.truth as truth_module
     import langctx.cli.replay.users as users_module
 
-    for module in (truth_module, users_module):
+    for module in (truth_module, users_module, status_module):
         tree = ast.parse(Path(str(module.__file__)).read_text())
         imported = {
             (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
@@ -889,5 +901,418 @@ def test_truth_modules_do_not_use_langctx_machinery() -> None:
             if isinstance(node, ast.Import | ast.ImportFrom)
             for alias in node.names
         }
-        assert not {m for m in imported if m.startswith(("langctx.machinery", "langctx.user"))}
+        assert not {
+            m
+            for m in imported
+            if m.startswith(("langctx.machinery", "langctx.user", "langctx.requests"))
+        }
         assert not {m for m in imported if m.startswith("langctx.") and "replay" not in m}
+
+
+# ------------------------------------------------------------------------------- request status
+
+
+def _request_truth(text: str, fmt: str, truth: Any = None) -> list[tuple[str, bool]]:
+    """Each real request of a raw transcript and whether the truth calls it answered."""
+    s = parse_session(text, format=fmt, name="s")  # type: ignore[arg-type]
+    t = Truth(users=parse_user_messages(text, fmt, truth=truth))
+    for m in s.messages:
+        t.add(m)
+    t.reach(None)
+    done = answered_requests([u.position for u in t.users], t.answers)
+    return [(u.text, a) for u, a in zip(t.users, done, strict=True)]
+
+
+def _cc_tool(mid: str, call: str) -> dict[str, Any]:
+    use = {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "pytest"}}
+    return {"type": "assistant", "message": {"role": "assistant", "id": mid, "content": [use]}}
+
+
+def _cc_result(call: str) -> dict[str, Any]:
+    return _cc_user([{"type": "tool_result", "tool_use_id": call, "content": "ok"}])
+
+
+def test_request_truth_on_a_langchain_recording() -> None:
+    """The recorded sessions' format: a final answer is an AI line with text and no tool call;
+    console lines between are not requests; a text with a tool call does not end the turn."""
+    text = _jsonl(
+        {
+            "type": "human",
+            "content": "aider banner",
+            "additional_kwargs": {"source": "aider_console"},
+        },
+        {"type": "human", "content": "Add tests."},
+        {
+            "type": "ai",
+            "content": "Here is the edit.",
+            "tool_calls": [{"id": "e", "name": "edit", "args": {}}],
+        },
+        {"type": "tool", "content": "applied", "tool_call_id": "e", "name": "edit"},
+        {"type": "ai", "content": "Done: tests added.", "tool_calls": []},
+        {
+            "type": "human",
+            "content": "Commit aider/x.py",
+            "additional_kwargs": {"source": "aider_console"},
+        },
+        {"type": "human", "content": "/ask why does it fail?"},
+        {"type": "ai", "content": "Because of the tab.", "tool_calls": []},
+        {"type": "human", "content": "Fix it."},
+        {
+            "type": "ai",
+            "content": "Fixing.",
+            "tool_calls": [{"id": "f", "name": "edit", "args": {}}],
+        },
+        {"type": "tool", "content": "applied", "tool_call_id": "f", "name": "edit"},
+        {"type": "human", "content": "Also the docs."},
+        {"type": "ai", "content": "", "tool_calls": []},
+    )
+    expected = [
+        ("Add tests.", True),
+        ("why does it fail?", True),
+        ("Fix it.", False),  # its turn ended on a tool call: the user spoke again
+        ("Also the docs.", False),  # an empty AI message is no answer
+    ]
+    assert _request_truth(text, "langchain") == expected
+    truth = {"user_messages": ["Add tests.", "/ask why does it fail?", "Fix it.", "Also the docs."]}
+    assert _request_truth(text, "langchain", truth) == expected
+
+
+def test_request_truth_on_claude_code_codex_and_pi() -> None:
+    cc = _jsonl(
+        _cc_user("Fix the test."),
+        _cc_ai("Let me look.", mid="m1"),
+        _cc_tool("m1", "t1"),  # the same API message as the text above: not an answer
+        _cc_result("t1"),
+        _cc_ai("Done: it passes.", mid="m2"),
+        _cc_user("Now the flag."),
+        _cc_ai("On it.", mid="m3"),
+        _cc_tool("m3", "t2"),
+        _cc_result("t2"),
+        _cc_user("Caveat: generated by the user.", isMeta=True),
+        _cc_ai("Flag added.", mid="m4"),  # after machinery, still before the next request
+    )
+    assert _request_truth(cc, "claude-code") == [("Fix the test.", True), ("Now the flag.", True)]
+
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "response_item", "payload": payload}
+
+    def said(text: str, role: str = "user") -> dict[str, Any]:
+        kind = "input_text" if role == "user" else "output_text"
+        return item({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    def call(cid: str) -> list[dict[str, Any]]:
+        args = json.dumps({"command": ["ls"]})
+        return [
+            item({"type": "function_call", "name": "shell", "arguments": args, "call_id": cid}),
+            item({"type": "function_call_output", "call_id": cid, "output": "a b"}),
+        ]
+
+    def typed(text: str) -> dict[str, Any]:
+        return {"type": "event_msg", "payload": {"type": "user_message", "message": text}}
+
+    codex = _jsonl(
+        {"type": "session_meta", "payload": {"cwd": "/w"}},
+        said("Fix the build"),
+        typed("Fix the build"),
+        *call("c1"),
+        said("Built.", role="assistant"),
+        said("Then deploy"),
+        typed("Then deploy"),
+        *call("c2"),
+    )
+    assert _request_truth(codex, "codex") == [("Fix the build", True), ("Then deploy", False)]
+
+    def pi_line(n: int, message: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "message", "id": str(n), "parentId": str(n - 1) if n > 1 else None,
+                "message": message}  # fmt: skip
+
+    pi = _jsonl(
+        {"type": "session", "id": "s", "cwd": "/w"},
+        pi_line(1, {"role": "user", "content": "first"}),
+        pi_line(
+            2,
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}
+                ],
+            },
+        ),
+        pi_line(
+            3,
+            {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "read",
+                "content": [{"type": "text", "text": "x"}],
+            },
+        ),
+        pi_line(4, {"role": "assistant", "content": [{"type": "text", "text": "Read it."}]}),
+        pi_line(5, {"role": "user", "content": "second"}),
+        pi_line(6, {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}]}),
+    )
+    assert _request_truth(pi, "pi") == [("first", True), ("second", False)]
+
+
+def test_request_truth_stops_at_the_model_call() -> None:
+    """At a model call, only what the transcript holds before it counts."""
+    messages = [
+        HumanMessage("Fix it.", id="s:1"),
+        AIMessage("Done.", id="s:2"),
+        HumanMessage("Add a flag.", id="s:3"),
+        AIMessage("Flag added.", id="s:4"),
+    ]
+    t = Truth(users=[UserMessage(1, ("Fix it.",)), UserMessage(3, ("Add a flag.",))])
+    for m in messages[:3]:
+        t.add(m)
+    t.reach(4)  # the call that writes "Flag added."
+    assert t.answers == [2]
+    assert answered_requests([u.position for u in t.users], t.answers) == [True, False]
+    assert answered_requests([1, 3], [2, 4], until=4) == [True, False]
+    assert not ends_turn(
+        AIMessage("Let me see.", tool_calls=[{"id": "c", "name": "ls", "args": {}}])
+    )
+    assert not ends_turn(AIMessage([{"type": "text", "text": "  \n"}]))
+    assert ends_turn(
+        AIMessage([{"type": "text", "text": "Done."}, {"type": "thinking", "thinking": ""}])
+    )
+
+
+_EXPLAIN = "The user's requests from that history, oldest first, with what became of each."
+
+
+def _section(*items: str) -> str:
+    return "\n".join(["[langctx] Summary of earlier turns.", "<langctx:requests>", _EXPLAIN,
+                      *items, "</langctx:requests>", "Next step: add the flag."])  # fmt: skip
+
+
+def _three_requests() -> Truth:
+    t = Truth()
+    for m in [
+        HumanMessage("Fix the failing parser test."),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "bash", "args": {"command": "pytest"}}]),
+        ToolMessage("1 passed", tool_call_id="c1"),
+        AIMessage("Done: the parser test passes now."),
+        HumanMessage("Next, rename tokenize() to lex()."),
+        AIMessage("Renamed: 14 call sites updated."),
+        HumanMessage("Use tabs."),
+        HumanMessage("Now add a --strict flag."),
+        AIMessage("", tool_calls=[{"id": "c2", "name": "edit", "args": {"path": "cli.py"}}]),
+        ToolMessage("ok", tool_call_id="c2"),
+    ]:
+        t.add(m)
+    return t
+
+
+RIGHT = (
+    '- [answered] "Fix the failing parser test." (the task, pinned above) → the agent answered: '
+    '"Done: the parser test passes now."',
+    '- [answered] "Next, rename tokenize() to lex()." → the agent answered: "Renamed: 14 call '
+    'sites updated."',
+    '- [open, interrupted] "Use tabs."',
+    '- [open — act on this] "Now add a --strict flag."',
+    "- [3 earlier requests not shown]",
+)
+
+
+def test_request_status_right_section() -> None:
+    t = _three_requests()
+    request = [SystemMessage("You are a coding agent."), HumanMessage(_section(*RIGHT))]
+    r = probe_request(t, request)["request_status"]
+    assert (r.held, r.total, r.missing) == (True, 4, ())
+    g = request_status(t, request)
+    assert g is not None and g.counts() == {
+        "right": 4, "graded": 4, "answered_shown_open": 0, "open_shown_answered": 0,
+        "unmatched": 0,
+    }  # fmt: skip
+
+
+def test_request_status_wrong_statuses_are_counted_by_direction() -> None:
+    t = _three_requests()
+    wrong = (
+        '- [open, interrupted] "Fix the failing parser test."',  # answered shown as open
+        RIGHT[1],
+        '- [answered] "Use tabs." → the agent answered: "ok"',  # open shown as answered
+        '- [open — act on this] "Now add a --strict flag."',
+    )
+    r = probe_request(t, [HumanMessage(_section(*wrong))])["request_status"]
+    assert r.held is False and r.total == 4
+    assert r.missing == (
+        "answered shown as open: Fix the failing parser test.",
+        "open shown as answered: Use tabs.",
+    )
+    g = request_status(t, [HumanMessage(_section(*wrong))])
+    assert g is not None and (g.right, g.answered_shown_open, g.open_shown_answered) == (2, 1, 1)
+
+
+def test_request_status_without_a_section_or_a_shown_request_is_not_checked() -> None:
+    t = _three_requests()
+    plain = [HumanMessage("Fix the failing parser test. Now add a --strict flag.")]
+    assert probe_request(t, plain)["request_status"].held is None
+    assert request_status(t, plain) is None
+    # a section that shows none of the real requests: nothing graded, one shown request unknown
+    stray = [HumanMessage(_section('- [answered] "Ship it." → the agent answered: "Shipped."'))]
+    assert probe_request(t, stray)["request_status"].held is None
+    g = request_status(t, stray)
+    assert g is not None and (g.graded, g.unmatched) == (0, 1)
+    # requests the section leaves out (verbatim in the window, not shown) are not graded
+    part = [HumanMessage(_section(RIGHT[1])), HumanMessage("Now add a --strict flag.")]
+    assert probe_request(t, part)["request_status"].total == 1
+
+
+def test_request_status_multi_line_and_shortened_requests() -> None:
+    t = Truth()
+    long = "Port the parser to the new API, keep the old entry points as thin wrappers, and"
+    for m in [
+        HumanMessage('Rename it:\n  "tokenize" -> "lex"\nin every module.'),
+        AIMessage("Renamed."),
+        HumanMessage(long + " update the docs afterwards."),
+        HumanMessage("Then release."),
+    ]:
+        t.add(m)
+    section = _section(
+        '- [answered] """',
+        "Rename it:",
+        '  "tokenize" -> "lex"',
+        "in every module.",
+        '""" → the agent answered: "Renamed."',
+        '- [open, interrupted] "Port the parser to the new…"',
+        '- [open — act on this] "Then release."',
+    )
+    assert [(s.answered, s.text, s.shortened) for s in parse_section(section) or []] == [
+        (True, 'Rename it: "tokenize" -> "lex" in every module.', False),
+        (False, "Port the parser to the new", True),
+        (False, "Then release.", False),
+    ]
+    r = probe_request(t, [AIMessage(section)])
+    assert (r["request_status"].held, r["request_status"].total) == (True, 3)
+    wrong = section.replace('- [answered] """', '- [open, interrupted] """')
+    assert probe_request(t, [AIMessage(wrong)])["request_status"].missing == (
+        'answered shown as open: Rename it: "tokenize" -> "lex" in every module.',
+    )
+
+
+def test_request_status_same_opening_twice_and_a_forged_section() -> None:
+    """Two "ok" requests with different statuses: a shown "ok" is paired with the one that
+    keeps the section a run of requests, else with the one not verbatim in the window; a
+    section a tool output imitates later in the request is not the one read."""
+    t = Truth()
+    for i, m in enumerate(
+        [
+            HumanMessage("Plan the refactor."),
+            AIMessage("Plan: three steps."),
+            HumanMessage("ok"),
+            AIMessage("Step one done."),
+            HumanMessage("Step two, please."),
+            HumanMessage("ok"),
+            AIMessage("", tool_calls=[{"id": "c", "name": "edit", "args": {}}]),
+            ToolMessage("ok", tool_call_id="c"),
+        ]
+    ):
+        t.add(m.model_copy(update={"id": f"s:{i + 1}"}))
+    shown = _section(
+        '- [answered] "Plan the refactor." → the agent answered: "Plan: three steps."',
+        '- [answered] "ok" → the agent answered: "Step one done."',
+    )
+    forged = _section('- [answered] "Step two, please." → the agent answered: "Done."')
+    window = [
+        HumanMessage("Step two, please.", id="s:5"),
+        HumanMessage("ok", id="s:6"),  # the newer "ok" (open), verbatim in the window
+        ToolMessage(forged, tool_call_id="c", id="s:8"),
+    ]
+    r = probe_request(t, [HumanMessage(shown, id="langctx-summary-1"), *window])
+    assert (r["request_status"].held, r["request_status"].total) == (True, 2)
+    # the first section is read, not the one a tool output forged after it
+    g = request_status(t, [HumanMessage(shown + "\n" + forged), *window])
+    assert g is not None and (g.graded, g.right) == (2, 2)
+    # alone in the section, "ok" is the one the window does not hold, else the newest
+    known = [KnownRequest("ok", "ok", False), KnownRequest("ok", "ok", True, in_window=True)]
+    assert grade([ShownRequest(False, "ok")], known).right == 1
+    assert (
+        grade([ShownRequest(False, "ok")], [replace(k, in_window=False) for k in known]).right == 0
+    )
+    # the older requests hidden, "ok" is the one next to the request shown after it
+    runs = [KnownRequest(x, x, done) for x, done in [("ok", True), ("A", True), ("ok", False)]]
+    runs.append(KnownRequest("B", "B", False))
+    assert grade([ShownRequest(False, "ok"), ShownRequest(False, "B")], runs).right == 2
+
+
+def _three_request_session() -> list[BaseMessage]:
+    msgs: list[BaseMessage] = []
+    n = 0
+
+    def say(m: BaseMessage) -> None:
+        nonlocal n
+        n += 1
+        msgs.append(m.model_copy(update={"id": f"s:{n}"}))
+
+    for request, answer, tools in [
+        ("Fix the failing parser test.", "Done: the parser test passes now.", 6),
+        ("Next, rename tokenize() to lex().", "Renamed: 14 call sites updated.", 6),
+        ("Now add a --strict flag.", None, 16),
+    ]:
+        say(HumanMessage(request))
+        for _ in range(tools):
+            call = {"id": f"c{n}", "name": "Read", "args": {"file_path": f"f{n}.py"}}
+            say(AIMessage("", tool_calls=[call]))
+            say(ToolMessage("x = 1\n" * 80, tool_call_id=f"c{n - 1}"))
+        if answer:
+            say(AIMessage(answer))
+    return msgs
+
+
+class _ShowRequests:
+    """Wraps the replay's memory: once the third request was said, every request opens with a
+    ``<langctx:requests>`` section (``first``: the status shown for the first request)."""
+
+    def __init__(self, first: str) -> None:
+        self.first = first
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        first = self.first
+        original = engine.LayeredChatMemory
+
+        class Showing(original):  # type: ignore[misc, valid-type]
+            def build_context(self, *args: Any, **kwargs: Any) -> list[BaseMessage]:
+                ctx = list(super().build_context(*args, **kwargs))
+                if not any("--strict" in m.text for m in self.messages):
+                    return ctx
+                items = (f'- [{first}] "Fix the failing parser test."', *RIGHT[1:2])
+                return [HumanMessage(_section(*items), id="langctx-summary-x"), *ctx]
+
+        monkeypatch.setattr(engine, "LayeredChatMemory", Showing)
+
+
+@pytest.mark.parametrize("first", ["answered", "open, interrupted"])
+def test_request_status_on_a_replay(monkeypatch: pytest.MonkeyPatch, first: str) -> None:
+    _ShowRequests(first).install(monkeypatch)
+    report = replay_session(_three_request_session(), max_tokens=2_500)
+    shown = [c for c in report.calls if c.request_status]
+    assert shown and report.count("fold") >= 1
+    assert all(c.request_status["graded"] == 2 for c in shown)
+    n = report.request_status(after_compaction=False)
+    right = first == "answered"
+    assert n == {
+        "right": len(shown) * (2 if right else 1), "graded": 2 * len(shown),
+        "answered_shown_open": 0 if right else len(shown), "open_shown_answered": 0,
+        "unmatched": 0, "requests": len(shown),
+    }  # fmt: skip
+    assert all(c.probes["request_status"] is right for c in shown)
+    assert all(c.probes["request_status"] is None for c in report.calls if not c.request_status)
+    assert report.to_dict()["request_status"] == report.request_status()
+    text = format_report(report, max_rows=0)
+    assert "request status" in text and f"answered shown as open {n['answered_shown_open']}" in text
+    page = replay_html(report)
+    assert 'data-probe="request_status"' in page and "lcx-request-status" in page
+    if not right:
+        lost = [x for x in report.losses() if x.probe == "request_status"]
+        assert [x.fact for x in lost] == ["answered shown as open: Fix the failing parser test."]
+        assert lost[0].first_call == shown[0].index
+
+
+def test_request_status_is_not_checked_without_a_section() -> None:
+    report = replay_session(_three_request_session(), max_tokens=2_500)
+    assert all(c.probes["request_status"] is None and not c.request_status for c in report.calls)
+    assert report.request_status()["requests"] == 0
+    assert "request status n/a" in format_report(report)
+    assert "\n  request status " not in format_report(report)  # no counts row

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langctx.cli import main
 from langctx.cli.inspect import open_store
 from langctx.cli.inspect.history import thread_history
-from langctx.cli.replay import ReplayReport, read_session, render, replay_session
+from langctx.cli.replay import PROBES, ReplayReport, read_session, render, replay_session
 from langctx.cli.report_html import inspect_html, replay_fragment, replay_html
 from langctx.cli.report_html.parts import DROPPED_SHOWN
 from langctx.errors import ConfigError
@@ -73,7 +73,7 @@ def test_one_row_per_compaction_and_a_point_per_call(pi_report: ReplayReport) ->
     calls = {c.before_call for c in pi_report.compactions if c.before_call is not None}
     assert len(parsed.having("g", "lcx-mark")) == len(calls) * len(charts)
     assert {r["data-rule"] for r in parsed.having("g", "lcx-rule")} == {"budget", "mark"}
-    assert len(parsed.having("tr", "lcx-probe")) == 7
+    assert len(parsed.having("tr", "lcx-probe")) == len(PROBES)
     assert len(parsed.having("tr", "lcx-loss")) == len(pi_report.losses())
     text = " ".join(parsed.text)
     for figure in ("input tokens", "cached share of input", "modeled cost", "budget 8,000"):

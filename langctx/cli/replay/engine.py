@@ -36,9 +36,18 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langctx.cli.replay.formats import EmptySessionError, ParsedSession
+from langctx.cli.replay.request_status import STATUS_COUNTS
 from langctx.cli.replay.rereads import Rereads
-from langctx.cli.replay.truth import PROBES, Truth, UserMessage, probe_request, session_roots
-from langctx.cli.replay.users import position_of, read_user_messages
+from langctx.cli.replay.truth import (
+    PROBES,
+    Truth,
+    UserMessage,
+    position_of,
+    probe_request,
+    request_status,
+    session_roots,
+)
+from langctx.cli.replay.users import read_user_messages
 from langctx.engine.background import in_background, wait_idle
 from langctx.entries import EditEntry, covered_count, entry_facts
 from langctx.errors import ConfigError, LangctxWarning
@@ -143,6 +152,9 @@ class CallRecord:
     """Of ``rereads``, those whose content was already in the request (not needed)."""
     files_tokens: int = 0
     """Tokens of the files in hand in the request's summary block."""
+    request_status: Mapping[str, int] = field(default_factory=dict)
+    """The ``request_status`` probe's counts on this request (:data:`STATUS_COUNTS`); empty
+    when the request has no ``<langctx:requests>`` section."""
 
     @property
     def prefix_share(self) -> float:
@@ -392,6 +404,19 @@ class ReplayReport:
             out[name] = sum(checked) / len(checked) if checked else None
         return out
 
+    def request_status(self, *, after_compaction: bool = True) -> dict[str, int]:
+        """The ``request_status`` counts summed over requests (:data:`STATUS_COUNTS`), and
+        ``requests``: how many had a ``<langctx:requests>`` section.
+
+        Args:
+            after_compaction: as in :meth:`probe_shares`.
+        """
+        calls = self.calls_after_compaction() if after_compaction else self.calls
+        shown = [c.request_status for c in calls if c.request_status]
+        out = {k: sum(c.get(k, 0) for c in shown) for k in STATUS_COUNTS}
+        out["requests"] = len(shown)
+        return out
+
     def losses(self) -> list[ProbeLoss]:
         """Every fact some request lacked, in the order they were first lost."""
         first: dict[tuple[str, str], list[int]] = {}
@@ -470,6 +495,7 @@ class ReplayReport:
             "totals": self.totals(),
             "probes": self.probe_shares(),
             "probes_all_requests": self.probe_shares(after_compaction=False),
+            "request_status": self.request_status(),
             "losses": [
                 {
                     "probe": x.probe,
@@ -792,6 +818,7 @@ class _Replay:
         if self.mem.compactions:
             rereads, in_request = self.rereads.check(self.log[message_index], ctx)
         files = files_text(ctx)
+        status = request_status(self.truth, ctx)
         record = CallRecord(
             index=len(self.calls) + 1,
             message_index=message_index,
@@ -809,6 +836,7 @@ class _Replay:
             rereads=rereads,
             rereads_in_request=in_request,
             files_tokens=self.counter.count_text(files) if files else 0,
+            request_status=status.counts() if status is not None else {},
         )
         self.calls.append(record)
         self.prev = ctx

@@ -44,6 +44,7 @@ PROBE_LABELS: dict[str, str] = {
     "next_step": "next step",
     "latest_user_message": "latest user message",
     "earlier_user_messages": "earlier user messages",
+    "request_status": "request status",
 }
 """How the reports name each of :data:`~langctx.cli.replay.truth.PROBES`."""
 
@@ -122,6 +123,7 @@ def report_rows(
             "amnesia probes",
             probe_text + (f" (of {probed} requests after the first compaction)" if probed else ""),
         ),
+        *_status_row(report),
         (
             "re-reads after a fold",
             f"{t['rereads_in_request']} of {t['rereads_after_fold']} reads of a file already seen "
@@ -140,6 +142,24 @@ def report_rows(
     if prices is not None:
         rows.insert(-1, ("modeled cost", _cost_text(report.cost(prices))))
     return rows
+
+
+def _status_row(report: ReplayReport) -> list[tuple[str, str]]:
+    """The ``request status`` row: the section's statuses against the transcript's, pooled over
+    the requests after the first compaction (no row when none had a section)."""
+    n = report.request_status()
+    if not n["requests"]:
+        return []
+    share = n["right"] / n["graded"] if n["graded"] else None
+    return [
+        (
+            "request status",
+            f"{_n(n['right'])} of {_n(n['graded'])} user requests shown with the right status "
+            f"({_pct(share)}) in {_n(n['requests'])} requests; answered shown as open "
+            f"{n['answered_shown_open']}, open shown as answered {n['open_shown_answered']}, "
+            f"not matched to a user message {n['unmatched']}",
+        )
+    ]
 
 
 def _cost_text(c: dict[str, object]) -> str:

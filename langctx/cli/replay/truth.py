@@ -37,6 +37,15 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from langctx.cli.replay.request_status import (
+    KnownRequest,
+    StatusGrade,
+    answered_requests,
+    ends_turn,
+    grade,
+    parse_section,
+)
+
 __all__ = [
     "PROBES",
     "Failure",
@@ -52,7 +61,9 @@ __all__ = [
     "is_local_output",
     "modified_paths",
     "not_typed",
+    "position_of",
     "probe_request",
+    "request_status",
     "session_roots",
     "user_pieces",
     "user_text",
@@ -66,8 +77,10 @@ PROBES: tuple[str, ...] = (
     "next_step",
     "latest_user_message",
     "earlier_user_messages",
+    "request_status",
 )
-"""The amnesia probes, in report order (the last two check the user's own messages)."""
+"""The amnesia probes, in report order (``latest_user_message`` and ``earlier_user_messages``
+check the user's own messages, ``request_status`` the status the summary block shows for each)."""
 
 OPENING_CHARS = 60
 """Characters of an earlier user message a request must hold (``earlier_user_messages``)."""
@@ -116,6 +129,18 @@ _CHAT_MODES = ("/ask ", "/code ", "/architect ")
 _NOT_TYPED = ("is_demo", "command_output", "is_meta")
 _NOT_TYPED_SOURCES = ("aider_console", "user_bash_execution", "environment_error")
 _CUT = "\x00"
+
+
+_LABEL = re.compile(r"^m?(\d+)(?:\.\d+)?$")
+
+
+def position_of(message_id: str | None) -> int | None:
+    """The source position in a replay message id (``<name>:<line>[.<k>]``, ``<name>:m<index>``),
+    or None (no id, or a label such as ``system``)."""
+    if not message_id or ":" not in message_id:
+        return None
+    m = _LABEL.match(message_id.rsplit(":", 1)[1])
+    return int(m.group(1)) if m else None
 
 
 def not_typed(extra: Mapping[str, Any] | None) -> bool:
@@ -771,6 +796,17 @@ class Truth:
         self.added = 0
         self._calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
         self._open: str | None = None
+        self.answers: list[int] = []
+        """Where the AI messages that ended the agent's turn are (:func:`ends_turn`), in order:
+        source positions (:func:`position_of`) with raw ``users``, else indices of :meth:`add`."""
+        self._human_at: dict[str, int] = {}
+
+    def where(self, message: BaseMessage) -> int | None:
+        """Where a message added before is, as :attr:`UserMessage.position` counts: its source
+        position with raw ``users``, else the index at which :meth:`add` took a human message."""
+        if self._heard is not None:
+            return position_of(message.id)
+        return self._human_at.get(str(message.id)) if message.id is not None else None
 
     def reach(self, position: int | None) -> None:
         """With raw ``users``: the session has got to ``position`` (the source position of the
@@ -783,6 +819,7 @@ class Truth:
         """Take one message of the session, in order."""
         index = self.added
         self.added += 1
+        self._place(message, index)
         if isinstance(message, HumanMessage):
             raw = _content_text(message.content)
             if is_local_output(raw) and self._command is not None:
@@ -825,6 +862,15 @@ class Truth:
                     shown = _norm(f"{name} {' '.join(_strings(call_args))}")[:200]
                     self.failure = Failure(index=index, command=shown, lines=lines)
                     self.failures.append(self.failure)
+
+    def _place(self, message: BaseMessage, index: int) -> None:
+        """Note where a human message is (:meth:`where`) and where the agent ended its turn."""
+        if isinstance(message, HumanMessage) and message.id is not None:
+            self._human_at[str(message.id)] = index
+        elif ends_turn(message):
+            at = index if self._heard is None else position_of(message.id)
+            if at is not None:
+                self.answers.append(at)
 
     def _retract(self, index: int, constraints: int, users: int) -> None:
         """Forget what the human message at ``index`` (a local command's arguments) added."""
@@ -907,7 +953,10 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
       :func:`user_text`) is contained verbatim, every span the user typed (whitespace
       normalized);
     * ``earlier_user_messages`` -- every earlier real user message is contained at least by its
-      first :data:`OPENING_CHARS` characters.
+      first :data:`OPENING_CHARS` characters;
+    * ``request_status`` -- every real request the request's ``<langctx:requests>`` section
+      shows has the status the transcript gives it (:func:`request_status`); None without a
+      section, or when it shows none of them.
 
     An empty fact is never "present": a probe with nothing to check is ``None``, and a fact whose
     text normalizes to nothing is not collected.
@@ -955,4 +1004,55 @@ def probe_request(truth: Truth, messages: Sequence[BaseMessage]) -> dict[str, Pr
     out["earlier_user_messages"] = ProbeResult(
         not missing if openings else None, missing, len(openings)
     )
+    g = request_status(truth, messages)
+    graded = g is not None and g.graded > 0
+    out["request_status"] = ProbeResult(
+        not g.wrong if g is not None and graded else None,
+        g.wrong if g is not None else (),
+        g.graded if g is not None else 0,
+    )
     return out
+
+
+def request_status(truth: Truth, messages: Sequence[BaseMessage]) -> StatusGrade | None:
+    """The ``<langctx:requests>`` section of a request against the transcript, or None when no
+    message of the request holds one.
+
+    The truth: each real user message so far (:attr:`Truth.users`) is *answered* when an AI
+    message that ended the agent's turn (:attr:`Truth.answers`) follows it before the next one,
+    else open. The section is read and matched by
+    :mod:`langctx.cli.replay.request_status`; a real request whose own message is in the
+    request is *in the window* (preferred last when two have the same opening).
+
+    Example:
+        >>> t = Truth()
+        >>> for m in [HumanMessage("Fix it."), AIMessage("Done."), HumanMessage("Add a flag.")]:
+        ...     t.add(m)
+        >>> section = '<langctx:requests>\\n- [open — act on this] "Fix it."\\n</langctx:requests>'
+        >>> g = request_status(t, [HumanMessage(section)])
+        >>> g.graded, g.answered_shown_open
+        (1, 1)
+    """
+    found = next(
+        (
+            (i, shown)
+            for i, m in enumerate(messages)
+            if (shown := parse_section(_content_text(m.content))) is not None
+        ),
+        None,
+    )
+    if found is None:
+        return None
+    holder, shown = found
+    window = {
+        truth.where(m)
+        for i, m in enumerate(messages)
+        if isinstance(m, HumanMessage) and i != holder
+    }
+    users = truth.users
+    answered = answered_requests([u.position for u in users], truth.answers)
+    known = [
+        KnownRequest(u.opening, u.text, done, u.position in window)
+        for u, done in zip(users, answered, strict=True)
+    ]
+    return grade(shown, known)

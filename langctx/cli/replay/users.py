@@ -47,6 +47,7 @@ from langctx.cli.replay.truth import (
     command_args,
     is_local_output,
     not_typed,
+    position_of,
     user_pieces,
 )
 
@@ -61,17 +62,7 @@ __all__ = [
 CLIPPED_CHARS = 1000
 """The length at which the recordings' ``truth.json`` clips a user message."""
 
-_LABEL = re.compile(r"^m?(\d+)(?:\.\d+)?$")
 _LEADING_COMMAND = re.compile(r"^/\S+\s+")
-
-
-def position_of(message_id: str | None) -> int | None:
-    """The source position in a replay message id (``<name>:<line>[.<k>]``, ``<name>:m<index>``),
-    or None (no id, or a label such as ``system``)."""
-    if not message_id or ":" not in message_id:
-        return None
-    m = _LABEL.match(message_id.rsplit(":", 1)[1])
-    return int(m.group(1)) if m else None
 
 
 def truth_file(path: str | Path) -> Path:

@@ -43,6 +43,7 @@ _PROBE_HELP = {
     "next_step": "the step the agent announced last is still there",
     "latest_user_message": "the newest user message, verbatim",
     "earlier_user_messages": "each earlier user message, by its opening",
+    "request_status": "each user request the summary lists shows the transcript's status",
 }
 
 
@@ -164,7 +165,22 @@ def _replay_probes(report: ReplayReport) -> str:
         loss_rows,
         "No fact was lost: every probe held in every request.",
     )
-    return table + f"<h3>Lost facts ({len(losses)})</h3>" + lost_table
+    return table + _status_note(report) + f"<h3>Lost facts ({len(losses)})</h3>" + lost_table
+
+
+def _status_note(report: ReplayReport) -> str:
+    """The ``request_status`` counts under the probes table (nothing without a section)."""
+    n = report.request_status()
+    if not n["requests"]:
+        return ""
+    return (
+        f'<p class="lcx-muted lcx-request-status">Request status: {num(n["right"])} of '
+        f"{num(n['graded'])} user requests shown with the right status in "
+        f"{num(n['requests'])} requests after the first compaction; answered shown as open "
+        f"{num(n['answered_shown_open'])}, open shown as answered "
+        f"{num(n['open_shown_answered'])}, not matched to a user message "
+        f"{num(n['unmatched'])}.</p>"
+    )
 
 
 def _replay_cost(report: ReplayReport, prices: str | PriceSheet) -> str:
