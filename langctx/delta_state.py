@@ -11,7 +11,7 @@ Example:
 
 from collections.abc import Mapping, Sequence
 from functools import reduce
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict, cast
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
@@ -46,7 +46,9 @@ def merge_langctx_writes(
         >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
         {'m1': 10}
     """
-    return reduce(merge_langctx, writes, merge_langctx(state, None))
+    if not writes:
+        return merge_langctx(state, None)
+    return cast(LangctxChannel, reduce(merge_langctx, writes, state or {}))  # (a reset: unread)
 
 
 def append_batches(

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -264,7 +265,22 @@ def validate_entry(entry: Mapping[str, Any]) -> Any:
                 f": {name} must be {wanted}, got {_shown(entry[name])}; the state is corrupt "
                 "(clear the thread's langctx state).",
             )
+    if kind == "compaction" and any(k not in entry for k in _DEFAULTS):
+        entry = {**copy.deepcopy(_DEFAULTS), **entry}  # a field left out (by hand): its default
     return entry
+
+
+_DEFAULTS: dict[str, Any] = {
+    "summary_tokens": 0,
+    "quality": "model",
+    "tokens_before": 0,
+    "tokens_after": 0,
+    "read_files": [],
+    "modified_files": [],
+    "facts": {},
+    "instructions": None,
+}
+"""What a compaction entry read from state is given for an optional field it lacks."""
 
 
 def _invalid(entry: Mapping[str, Any], problem: str) -> StateVersionError:

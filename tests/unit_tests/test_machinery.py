@@ -634,7 +634,7 @@ def test_a_later_new_task_does_not_replace_the_pinned_one() -> None:
     assert all(REQUEST[:60] not in e["summary"] for e in mem.compactions)  # never restated
     ctx = mem.build_context()
     assert ctx[1].id == "task"
-    assert any('- "New task: port the CLI to click instead."' in m.text for m in ctx)
+    assert any('] "New task: port the CLI to click instead."' in m.text for m in ctx)
 
 
 def test_cline_environment_details_are_machinery() -> None:

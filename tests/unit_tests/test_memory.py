@@ -680,7 +680,7 @@ def test_facts_ledger_keeps_every_modified_file_and_constraint() -> None:
     assert mem.compactions
     block = mem.build_context()[2].content
     users, ledger = block.split("<langctx:facts>", 1)
-    assert '- "Never change the public API."' in users.split("User messages", 1)[1]
+    assert '] "Never change the public API."' in users.split("User requests", 1)[1]
     assert "Never change the public API." not in ledger  # quoted verbatim: not said twice
     assert all(f"pkg/mod_{k}.py" in ledger for k in range(12))
 

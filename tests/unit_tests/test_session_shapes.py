@@ -236,5 +236,5 @@ def test_a_folded_multi_line_user_message_comes_back_byte_exact() -> None:
     for text in ("Fix the release script.", REQUEST, "Go on."):
         agent.invoke({"messages": [("user", text)]}, config)
     sent = "\n".join(str(m.content) for m in model.calls[-1])
-    assert "User messages (" in sent, "the request was not folded"
+    assert "User requests (" in sent, "the request was not folded"
     assert REQUEST in sent

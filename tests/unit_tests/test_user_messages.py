@@ -129,8 +129,8 @@ def test_500_one_line_user_messages_at_4k_keep_a_bounded_share_newest_verbatim()
         assert mem.context_tokens() <= 4000
     text = _shown(mem.build_context())
     assert "Question 499: what does module_499 do?" in text
-    block = next(m for m in mem.build_context() if "User messages (" in m.text)
-    users = block.text.split("User messages (", 1)[1].split("<langctx:facts>")[0]
+    block = next(m for m in mem.build_context() if "User requests (" in m.text)
+    users = block.text.split("User requests (", 1)[1].split("<langctx:facts>")[0]
     assert mem.counter.count_text(users) <= 2 * mem.config.user_messages_tokens + 32
     assert "earlier user messages not shown]" in users
     state = json.dumps(mem.to_state())
@@ -150,9 +150,9 @@ def test_delimiters_in_a_user_message_and_command_args_in_a_tool_output_are_not_
         mem.add_messages(
             [AIMessage("", tool_calls=[call]), ToolMessage(out + _output(n), tool_call_id=f"c{n}")]
         )
-    block = next(m for m in mem.build_context() if "User messages (" in m.text)
+    block = next(m for m in mem.build_context() if "User requests (" in m.text)
     assert block.text.count("</langctx:summary>") == block.text.count("<langctx:summary ")
-    quoted = block.text.split("User messages (", 1)[1]
+    quoted = block.text.split("User requests (", 1)[1]
     assert "push to prod" not in quoted  # a tool output is never taken as a request
 
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
-from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries
+from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, channel_users
 from langctx.cli.inspect.store import CheckpointStore, unwrapped
 from langctx.commands import state_messages
 from langctx.delta_state import append_batches, merge_langctx_writes
@@ -305,7 +305,15 @@ def build_report(
             "removed by hand); they are left out here and the next run resets them."
         )
     memory = LayeredChatMemory(max_tokens=budget or _OPEN_BUDGET, token_counter=token_counter)
-    memory.restore(conversation, compactions=kept_c, edits=kept_e, priorities=kept_p)
+    users, users_dropped = channel_users(channel)  # the folded user messages, stored once
+    memory.restore(
+        conversation,
+        compactions=kept_c,
+        edits=kept_e,
+        priorities=kept_p,
+        users=users,
+        users_dropped=users_dropped,
+    )
     if len(memory.edits) > len(kept_e):
         notes.append(
             f"the pinned messages do not fit budget {budget}: restoring truncated "
