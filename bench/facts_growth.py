@@ -10,7 +10,13 @@ modified files the final request names by their whole paths.
 With ``--user-every N`` a distinct one-to-three-sentence user message opens every Nth turn (issue
 41: the channel must not grow with the thread); the channel is ``to_state()`` less ``messages``.
 
-Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--user-every 10]
+With ``--graph`` the same session goes through the users' path instead: ``langctx.create_agent``
+with ``LangctxMiddleware(max_tokens=8000)``, an ``InMemorySaver`` and a scripted model; each user
+message is a new ``invoke`` on the same thread (the model makes its N tool-calling turns, then
+answers). Reported: the ``langctx`` channel's JSON bytes and its largest entry at the end, the
+time per model turn over the first and the last 1,000 turns, and the RSS growth.
+
+Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--user-every 10] [--graph]
 [--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
 """
 
@@ -18,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +161,107 @@ def run(turns: int, user_every: int = 0) -> dict[str, Any]:
     }
 
 
+def rss_mb() -> float:
+    """This process's resident set size now, in MB (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path("/proc/self/statm").read_text().split()
+    except OSError:
+        return 0.0
+    return int(fields[1]) * os.sysconf("SC_PAGE_SIZE") / 1_000_000
+
+
+def _scripted_turns(user_every: int) -> Callable[[list[Any]], AIMessage]:
+    """The model's next step: the synthetic session's turns, an answer after each ``user_every``."""
+    step = {"t": 0, "since": 0}
+
+    def respond(messages: list[Any]) -> AIMessage:
+        if step["since"] == user_every:
+            step["since"] = 0
+            return AIMessage("Done with this request.")
+        t = step["t"]
+        step["t"] += 1
+        step["since"] += 1
+        asked = turn(t)[0]  # the AI message of turn t (its tool calls)
+        return AIMessage(asked.content, tool_calls=asked.tool_calls)
+
+    return respond
+
+
+def run_graph(turns: int, user_every: int) -> dict[str, Any]:
+    """The session through ``langctx.create_agent`` (one ``invoke`` per user message)."""
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    import langctx
+    from langctx.testing import ScriptedChatModel
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return OUTPUT
+
+    @tool
+    def edit_file(path: str) -> str:
+        """Edit a file."""
+        return "ok: 1 replacement"
+
+    every = user_every or 10
+    model = ScriptedChatModel(responses=[_scripted_turns(every)], cycle=True)
+    agent = langctx.create_agent(
+        model,
+        [read_file, edit_file],
+        memory=langctx.LangctxMiddleware(max_tokens=8000),
+        checkpointer=InMemorySaver(),
+        system_prompt="You are a coding agent.",
+    )
+    cfg = {"configurable": {"thread_id": "facts-growth"}, "recursion_limit": 4 * every + 10}
+    rss0 = rss_mb()
+    times: list[float] = []
+    for t in range(0, turns, every):
+        asked = [user_message(t)] if user_every else [HumanMessage("Go on.")]
+        head = [HumanMessage("Refactor the web shop.")] if t == 0 else []
+        start = time.perf_counter()
+        agent.invoke({"messages": [*head, *asked]}, cfg)
+        n = min(every, turns - t)
+        times += [(time.perf_counter() - start) / n] * n
+        model.calls.clear()  # the fake keeps every input: not the memory's to hold
+    channel = agent.get_state(cfg).values["langctx"]
+    sizes = [len(json.dumps(e, ensure_ascii=False).encode()) for e in channel["compactions"]]
+    n = min(1000, turns // 2)
+    return {
+        "turns": turns,
+        "user_every": user_every,
+        "channel_bytes": len(json.dumps(channel, ensure_ascii=False, default=str).encode()),
+        "channel_entries": len(sizes),
+        "largest_entry_bytes": max(sizes, default=0),
+        "users_bytes": len(json.dumps(channel.get("users", []), ensure_ascii=False).encode()),
+        "first_ms": statistics.mean(times[:n]) * 1000,
+        "last_ms": statistics.mean(times[-n:]) * 1000,
+        "rss_growth_mb": rss_mb() - rss0,
+    }
+
+
+def graph_markdown(label: str, r: dict[str, Any]) -> str:
+    rows = [
+        ("`langctx` channel at the end, JSON", f"{r['channel_bytes'] / 1_000_000:.3f} MB"),
+        (
+            "entries in the channel / largest, JSON",
+            f"{r['channel_entries']} / {r['largest_entry_bytes'] / 1000:.1f} KB",
+        ),
+        ("user-message ledger (`users`), JSON", f"{r['users_bytes'] / 1000:.1f} KB"),
+        (
+            "time per model turn, first / last 1,000 turns",
+            f"{r['first_ms']:.2f} / {r['last_ms']:.2f} ms ({r['last_ms'] / r['first_ms']:.2f}x)",
+        ),
+        ("RSS growth over the run", f"{r['rss_growth_mb']:.0f} MB"),
+    ]
+    users = f", a user message every {r['user_every']} turns" if r["user_every"] else ""
+    lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns through "]
+    lines[-1] += f"`langctx.create_agent` + `InMemorySaver`{users}."
+    lines += ["", "| measure | value |", "|---|---|", *[f"| {a} | {b} |" for a, b in rows], ""]
+    return "\n".join(lines)
+
+
 def commit() -> str:
     out = subprocess.run(
         ["git", "log", "-1", "--format=%h %s"], cwd=ROOT, capture_output=True, text=True
@@ -207,11 +316,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--user-every", type=int, default=0, help="a user message every N turns")
+    parser.add_argument("--graph", action="store_true", help="through langctx.create_agent")
     parser.add_argument("--label", default="run")
     parser.add_argument("--write", action="store_true", help="append to the results file")
     args = parser.parse_args()
-    result = run(args.turns, args.user_every)
-    text = markdown(args.label, result)
+    if args.graph:
+        text = graph_markdown(args.label, run_graph(args.turns, args.user_every))
+    else:
+        text = markdown(args.label, run(args.turns, args.user_every))
     print(text)
     if args.write:
         if not RESULTS.exists():

@@ -145,7 +145,8 @@ def render_read_facts(
     n_read = len(read) + facts.get("read_files_dropped", 0)
     recent = read[-max_read_files:] if max_read_files > 0 else []
     failure = _failure_line(facts)
-    every = _modified_line(tuple(modified))
+    earlier = facts.get("modified_files_dropped", 0)  # counted, not listed, by merge_facts
+    every = _modified_line(tuple(modified), earlier)
     full = _Ledger(constraints, len(constraints), every, recent, n_read, failure)
     if max_tokens is None or count is None or count(full.text()) <= max_tokens:
         return full.text()
@@ -158,7 +159,7 @@ def render_read_facts(
     core = _Ledger(constraints[-1:], len(constraints), every, [], n_read, failure)
     if not fits(core):
         ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
-        return _grown(core, modified, ceiling, count)
+        return _grown(core, modified, earlier, ceiling, count)
     older = largest(lambda k: fits(core.with_constraints(constraints, k)), len(constraints) - 1)
     core = core.with_constraints(constraints, older)
     shown = largest(lambda k: fits(core.with_read(recent, k)), len(recent))
@@ -227,13 +228,18 @@ def _modified_line(modified: tuple[str, ...], earlier: int = 0) -> str:
 
 
 def _grown(
-    core: _Ledger, modified: Sequence[str], ceiling: int, count: Callable[[str], int]
+    core: _Ledger,
+    modified: Sequence[str],
+    earlier: int,
+    ceiling: int,
+    count: Callable[[str], int],
 ) -> str:
-    """The ledger past its cap (step 2 of :func:`render_facts`): every modified file within
-    ``ceiling``, else the most recent that fit (at least one) and the number of the others."""
+    """The ledger past its cap (step 2 of :func:`render_facts`): every listed modified file within
+    ``ceiling``, else the most recent that fit (at least one); the others (and ``earlier``, the
+    ones the facts only count) counted."""
 
     def text(k: int) -> str:
-        line = _modified_line(tuple(modified[len(modified) - k :]), len(modified) - k)
+        line = _modified_line(tuple(modified[len(modified) - k :]), len(modified) - k + earlier)
         return replace(core, modified=line).text()
 
     if not modified or count(text(len(modified))) <= ceiling:

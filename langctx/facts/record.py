@@ -18,6 +18,10 @@ DEFAULT_MAX_ERRORS = 5
 DEFAULT_MAX_READ_FILES = 50
 """How many of the most recently read files a :class:`Facts` lists (the rest are counted)."""
 _MAX_READ_FILES_CHARS = 8_000  # the listed read paths together (the newest always fits)
+MAX_MODIFIED_FILES = 64
+"""How many of the most recently (first) modified files a merged :class:`Facts` lists; older ones
+are counted in ``modified_files_dropped`` (no recorded session modifies more than 59)."""
+_MAX_MODIFIED_FILES_CHARS = 6_000  # the listed modified paths together (the newest always fits)
 MAX_COMMAND_FACT_CHARS = 500  # a :class:`CommandFact`'s ``command`` is clipped to this
 MAX_ERROR_LINES = 8  # an :class:`ErrorFact` holds at most this many ``lines``
 MAX_ERROR_LINE_CHARS = 500  # each of an :class:`ErrorFact`'s ``lines`` is clipped to this
@@ -72,8 +76,9 @@ class ToolCallFact(TypedDict):
 class Facts(TypedDict):
     """Facts extracted from a batch of messages; a plain JSON dict, mergeable.
 
-    ``modified_files`` is in order of first modification and never cut; the others keep the
-    most recent entries (``read_files`` in order of the latest read).
+    ``modified_files`` is in order of first modification, the :data:`MAX_MODIFIED_FILES` most
+    recent listed (the rest counted); the others keep the most recent entries (``read_files`` in
+    order of the latest read).
     """
 
     read_files: list[str]
@@ -82,6 +87,8 @@ class Facts(TypedDict):
     errors: list[ErrorFact]
     read_files_dropped: NotRequired[int]
     """How many older reads ``read_files`` leaves out (an upper bound; missing means 0)."""
+    modified_files_dropped: NotRequired[int]
+    """How many earlier modified files ``modified_files`` leaves out (an upper bound; missing: 0)."""
     calls: NotRequired[list[ToolCallFact]]
     """The other tools' calls, most recent last (missing when there are none)."""
 
@@ -145,21 +152,30 @@ def merge_read_facts(
     errors = [e for f in facts for e in f.get("errors", ())]
     reads = [path for f in facts for path in f.get("read_files", ())]
     latest = list(dict.fromkeys(reversed(reads)))  # each path once, by its last read, newest first
-    # the most recent reads within the limit and the character cap (the newest always fits)
-    newest = latest[:max_read_files]
-    within = sum(1 for chars in accumulate(map(len, newest)) if chars <= _MAX_READ_FILES_CHARS)
-    keep = max(within, min(1, len(newest)))
+    keep = newest_within(latest, max_read_files, _MAX_READ_FILES_CHARS)
+    changed = list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ())))
+    kept = newest_within(changed[::-1], MAX_MODIFIED_FILES, _MAX_MODIFIED_FILES_CHARS)
     merged = Facts(
-        read_files=newest[:keep][::-1],
-        modified_files=list(dict.fromkeys(p for f in facts for p in f.get("modified_files", ()))),
+        read_files=latest[:keep][::-1],
+        modified_files=changed[len(changed) - kept :],
         commands=commands[-max_commands:] if max_commands else [],
         errors=errors[-max_errors:] if max_errors else [],
     )
     if dropped := sum(f.get("read_files_dropped", 0) for f in facts) + len(latest) - keep:
         merged["read_files_dropped"] = dropped
+    if earlier := sum(f.get("modified_files_dropped", 0) for f in facts) + len(changed) - kept:
+        merged["modified_files_dropped"] = earlier
     if max_calls and (calls := [c for f in facts for c in f.get("calls", ())]):
         merged["calls"] = calls[-max_calls:]
     return merged
+
+
+def newest_within(paths: list[str], limit: int, max_chars: int) -> int:
+    """How many of ``paths`` (newest first) a list keeps: at most ``limit``, together within
+    ``max_chars`` characters (the newest always, unless ``limit`` is 0)."""
+    newest = paths[:limit]
+    within = sum(1 for chars in accumulate(map(len, newest)) if chars <= max_chars)
+    return max(within, min(1, len(newest)))
 
 
 _MISSING: Any = object()  # a reader's answer for a value it cannot read: left out
@@ -223,6 +239,7 @@ _FACTS: dict[str, Reader] = {
     "read_files": _list(_path),
     "modified_files": _list(_path),
     "read_files_dropped": _count,
+    "modified_files_dropped": _count,
     "commands": _list(
         _record(command=_command, exit_code=_exit_code, ok=_or_none(_of(bool)), message_id=_msg_id)
     ),
