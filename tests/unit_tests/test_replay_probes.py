@@ -1261,6 +1261,14 @@ def _three_request_session() -> list[BaseMessage]:
     return msgs
 
 
+def _unsectioned(message: BaseMessage) -> BaseMessage:
+    """``message`` without langctx's own requests section (the test shows its own)."""
+    if "<langctx:requests>" not in message.text:
+        return message
+    text = re.sub(r"<langctx:requests>.*?</langctx:requests>", "", message.text, flags=re.S)
+    return message.model_copy(update={"content": text})
+
+
 class _ShowRequests:
     """Wraps the replay's memory: once the third request was said, every request opens with a
     ``<langctx:requests>`` section (``first``: the status shown for the first request)."""
@@ -1274,7 +1282,7 @@ class _ShowRequests:
 
         class Showing(original):  # type: ignore[misc, valid-type]
             def build_context(self, *args: Any, **kwargs: Any) -> list[BaseMessage]:
-                ctx = list(super().build_context(*args, **kwargs))
+                ctx = [_unsectioned(m) for m in super().build_context(*args, **kwargs)]
                 if not any("--strict" in m.text for m in self.messages):
                     return ctx
                 items = (f'- [{first}] "Fix the failing parser test."', *RIGHT[1:2])
@@ -1310,9 +1318,12 @@ def test_request_status_on_a_replay(monkeypatch: pytest.MonkeyPatch, first: str)
         assert lost[0].first_call == shown[0].index
 
 
-def test_request_status_is_not_checked_without_a_section() -> None:
+def test_request_status_grades_langctx_own_section() -> None:
+    """The summary block's own section, graded against the transcript: no answered request
+    shown open (the newest folded one, "latest", is not graded)."""
     report = replay_session(_three_request_session(), max_tokens=2_500)
-    assert all(c.probes["request_status"] is None and not c.request_status for c in report.calls)
-    assert report.request_status()["requests"] == 0
-    assert "request status n/a" in format_report(report)
-    assert "\n  request status " not in format_report(report)  # no counts row
+    n = report.request_status()
+    assert n["requests"] > 0 and n["graded"] > 0
+    assert n["answered_shown_open"] == 0 and n["open_shown_answered"] == 0
+    assert n["right"] == n["graded"]
+    assert "request status" in format_report(report)
