@@ -134,7 +134,15 @@ _OTHER_SCHEMAS = [
     schema=st.sampled_from(_OTHER_SCHEMAS),
     rows=st.lists(
         st.tuples(
-            *[st.one_of(st.none(), st.integers(), st.text(max_size=5), st.binary(max_size=8))] * 7
+            *[
+                st.one_of(
+                    st.none(),
+                    st.integers(-(2**63), 2**63 - 1),
+                    st.text(max_size=5),
+                    st.binary(max_size=8),
+                )
+            ]
+            * 7
         ),
         max_size=3,
     ),
