@@ -224,14 +224,14 @@ def _status(item: Mapping[str, Any], newest: bool) -> str:
     return LATEST if newest else INTERRUPTED
 
 
-def _line(item: Mapping[str, Any], text: str, tail: str = "", answer_chars: int = 0) -> str:
-    """``text`` quoted as ``item``'s list item: its status first, its answer after (cut to
-    ``answer_chars`` when given)."""
+def _line(item: Mapping[str, Any], text: str, tail: str = "") -> str:
+    """``text`` quoted as ``item``'s list item: its status first, the first words of its answer
+    after (:data:`SHORT_CHARS`; the whole first line is stored)."""
     quoted = _quoted(text)[2:] + tail
     if item.get("task"):
         quoted += " (the task, pinned above)"
     said = str(item.get("answer") or "")
-    said = opening(said, answer_chars) if answer_chars else said
+    said = opening(said, SHORT_CHARS)
     answer = f' → the agent answered: "{said}"' if said else ""
     return f"- [{item['status']}] {quoted}{answer}"
 
@@ -247,8 +247,9 @@ def _candidates(
     rules = [c for c in _constraints_of(item).get("constraints", []) if c not in head]
     said = "; ".join(f'"{c}"' for c in rules)
     lines = [(_line(item, text), verbatim)] if verbatim is not None else []
-    lines += [(_line(item, head, f"{short}, saying: {said}"), max_tokens)] if rules else []
-    return [*lines, (_line(item, head, short, SHORT_CHARS), max_tokens)]
+    tail = f"{short}, saying: {said}"
+    lines += [(_line(item, head, tail), max_tokens)] if rules else []
+    return [*lines, (_line(item, head, short), max_tokens)]
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:

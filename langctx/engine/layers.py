@@ -131,8 +131,8 @@ def request_items(
 def _names_answered(items: Sequence[dict[str, Any]]) -> Callable[[str], bool]:
     """Whether a next step names an answered request (by the opening of its words) or only
     repeats a request (the requests section says which is the latest, and whether answered)."""
-    said = [" ".join(str(i["text"]).split())[:40] for i in items if i.get("answer")]
-    said = [s.rstrip("…") for s in said if s]
+    said = [" ".join(str(i["text"]).split())[:40].rstrip("…") for i in items if i.get("answer")]
+    said = [s for s in said if len(s) >= MIN_NAMED_CHARS]  # "ok" names nothing
 
     def stale(step: str) -> bool:
         flat = " ".join(step.split())
@@ -159,6 +159,9 @@ def latest_files(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
     latest = next((e for e in reversed(entries) if e["trigger"] != "merge"), None)
     return latest if latest is not None and isinstance(latest.get("files"), dict) else None
 
+
+MIN_NAMED_CHARS = 24
+"""Characters of a request's opening a next step must hold to name it."""
 
 USERS_OVERHEAD_TOKENS = 48
 """The note before the quoted user messages and its separators, in tokens (generous)."""
