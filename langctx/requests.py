@@ -63,23 +63,3 @@ def newest_request(items: Iterable[Mapping[str, Any]]) -> str | None:
     """The id of the newest ledger item that is a request (not a slash command)."""
     found = [str(i["id"]) for i in items if not is_command(str(i.get("text", "")))]
     return found[-1] if found else None
-
-
-def statuses(requests: Iterable[str], answers: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(request id, status)`` in order: ``answered`` (its id in ``answers``); else ``open``
-    for the newest request, ``interrupted`` for an older one (a newer request followed it).
-
-    Example:
-        >>> statuses(["u1", "u2", "u3"], {"u1": "Done."})
-        [('u1', 'answered'), ('u2', 'interrupted'), ('u3', 'open')]
-        >>> statuses(["u1", "u2"], {"u2": "Done."})
-        [('u1', 'interrupted'), ('u2', 'answered')]
-    """
-    ids = list(requests)
-    out = []
-    for k, rid in enumerate(ids):
-        if rid in answers:
-            out.append((rid, "answered"))
-        else:
-            out.append((rid, "open" if k == len(ids) - 1 else "interrupted"))
-    return out
