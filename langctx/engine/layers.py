@@ -92,11 +92,12 @@ def _render_block(
     rest = counter.count_message(render_summary_block(shown, role=role, facts=ledger))
     room = config.head_budget - pinned_tokens - rest - USERS_OVERHEAD_TOKENS
     share = config.user_messages_tokens
+    tags = min(share, STATUS_TOKENS * len(items))  # the statuses and answers, beside the words
     users = render_user_messages(
         facts.get("user_messages") or [],
         dropped=facts.get("user_messages_dropped") or 0,
-        max_tokens=max(MIN_USERS_TOKENS, min(2 * share, room)),
-        verbatim_tokens=max(MIN_USERS_TOKENS, min(share, room)),
+        max_tokens=max(MIN_USERS_TOKENS, min(2 * share + tags, room)),
+        verbatim_tokens=max(MIN_USERS_TOKENS, min(share + tags, room)),
         count=count,
     )
     quoted = " ".join(users.split())  # a constraint quoted verbatim is not said twice
@@ -162,6 +163,10 @@ def latest_files(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
 
 MIN_NAMED_CHARS = 24
 """Characters of a request's opening a next step must hold to name it."""
+
+STATUS_TOKENS = 24
+"""What a request's status and the first words of its answer add to its line, in tokens: the
+requests section has that much more room than the user's words' share (up to the share again)."""
 
 USERS_OVERHEAD_TOKENS = 48
 """The note before the quoted user messages and its separators, in tokens (generous)."""

@@ -131,7 +131,8 @@ def test_500_one_line_user_messages_at_4k_keep_a_bounded_share_newest_verbatim()
     assert "Question 499: what does module_499 do?" in text
     block = next(m for m in mem.build_context() if "User requests (" in m.text)
     users = block.text.split("User requests (", 1)[1].split("<langctx:facts>")[0]
-    assert mem.counter.count_text(users) <= 2 * mem.config.user_messages_tokens + 32
+    # the words' share twice, and up to a share more for the statuses and answers
+    assert mem.counter.count_text(users) <= 3 * mem.config.user_messages_tokens + 32
     assert "earlier user messages not shown]" in users
     state = json.dumps(mem.to_state())
     entry = max(mem.compactions, key=lambda e: len(json.dumps(e)))
