@@ -449,6 +449,14 @@ def summary_order(entry: Mapping[str, Any]) -> tuple[int, int, int]:
     return -entry["level"], int(isinstance(seq, int)), seq if isinstance(seq, int) else 0
 
 
-def next_seq(entries: Iterable[Mapping[str, Any]]) -> int:
-    """The ``seq`` of the next fold: after every entry's."""
-    return 1 + max((s for e in entries if isinstance(s := e.get("seq"), int)), default=0)
+def next_seq(entries: Sequence[Mapping[str, Any]]) -> int:
+    """The ``seq`` of the next fold: after every entry's, so after the latest fold's (each fold
+    is numbered after every entry before it; a merge keeps an older one), found from the end.
+
+    >>> next_seq([{"trigger": "threshold", "seq": 4}, {"trigger": "merge", "seq": 3}])
+    5
+    """
+    for entry in reversed(entries):
+        if entry.get("trigger") != "merge" and isinstance(seq := entry.get("seq"), int):
+            return seq + 1
+    return 1

@@ -55,9 +55,11 @@ def _steps(
         with mem._lock:
             entry = writing.commit(mem, plan, summary, quality)
             later = background.launch_upgrade(mem, entry, plan.upgrade)
-        # a model summary applied now is sent before it merges, and a pending one is left to its
-        # job, unless a count cap forces them
-        yield from writing.merging(mem, [*(e["id"] for e in settled.upgraded), *waiting])
+            # a model summary applied now is sent before it merges, and a pending one is left to
+            # its job, unless a count cap forces them
+            unseen = [*(e["id"] for e in settled.upgraded), *waiting]
+            writing.merge_locally(mem, unseen, folded=entry is not None)
+        yield from writing.merging(mem, unseen)
         background.merged_away(mem, settled.waiting)
         blocking = mem._blocking_calls > calls or mem._waited_s > 0.05
         writing.enforce_budget(mem, plan.trigger, plan.keep)

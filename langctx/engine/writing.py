@@ -34,7 +34,7 @@ from langctx.markers import TRUNCATION_MARK
 from langctx.monotone import largest
 from langctx.projection import view_message
 from langctx.summarize.sections import merge_sections
-from langctx.summarize.text import merge_read_summary_facts
+from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.user_messages import ledger_appended
 
 if TYPE_CHECKING:
@@ -81,8 +81,7 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     )
     if files is not None:
         entry["files"] = dict(files)
-    mem._first_kept = plan.cut
-    mem._refresh()
+    mem._first_kept = plan.cut  # the block is rendered once the merges it causes are done
     folded = sum(mem._tok[i] for i in plan.batch)
     detail = f"folded {len(plan.batch)} messages into {entry['id']} ({quality})"
     record(mem, "compact", plan.trigger, covered, folded, detail)
@@ -148,6 +147,19 @@ def write_entry(
     return entry
 
 
+def merge_locally(mem: MemoryCore, unseen: Collection[str] = (), *, folded: bool = True) -> None:
+    """After a fold (``folded``; the caller holds the lock): the merges that need no model call,
+    then the summary block rendered once (:func:`merging` asks the model for the rest)."""
+    merged: list[CompactionEntry] = []
+    while (group := planning.merge_group(mem, unseen)) is not None:
+        done = _merge_without_model(mem, group)
+        if done is None:
+            break
+        merged.append(_commit_merge(mem, group, *done))
+    if folded or merged:
+        _rendered(mem, merged)
+
+
 def merging(mem: MemoryCore, unseen: Collection[str] = ()) -> Steps[None]:
     """Merge the summaries over their caps, asking the model where it must (``unseen``: see
     :func:`~langctx.engine.planning.merge_group`)."""
@@ -160,17 +172,22 @@ def merging(mem: MemoryCore, unseen: Collection[str] = ()) -> Steps[None]:
             merged.append(_commit_merge(mem, group, *done))
     if merged:  # the summary block re-rendered once after a cascade of merges
         with mem._lock:
-            mem._refresh()
-            for entry in merged:
-                entry["tokens_after"] = mem.context_tokens()
+            _rendered(mem, merged)
+
+
+def _rendered(mem: MemoryCore, merged: Sequence[CompactionEntry]) -> None:
+    """The summary block and the layer sizes after a fold or merges; each merge's size after."""
+    mem._refresh()
+    for entry in merged:
+        entry["tokens_after"] = mem.context_tokens()
 
 
 def _merge_without_model(mem: MemoryCore, group: list[CompactionEntry]) -> tuple[str, str] | None:
     """``group`` merged by sections, else locally (``background_summaries``); None: ask the model."""
-    if mem.summarizer is mem._local:
-        local = mem._local.summarize(planning.merge_request(mem, group))
-        return None if local else ("", "merged")  # nothing to say needs no summarizer call
     cap, count = mem.config.max_summary_tokens_resolved, mem.counter.count_text
+    if mem.summarizer is mem._local:  # computed here, once, cut as a summarizer's would be
+        local = mem._local.summarize(planning.merge_request(mem, group))
+        return truncate_to_tokens(local, cap, count), "merged"
     text = merge_sections([e["summary"] for e in group], max_tokens=cap, count=count)
     if text is not None:
         return text, "merged"
