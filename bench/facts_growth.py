@@ -11,13 +11,14 @@ With ``--user-every N`` a distinct one-to-three-sentence user message opens ever
 41: the channel must not grow with the thread); the channel is ``to_state()`` less ``messages``.
 
 With ``--graph`` the same session goes through the users' path instead: ``langctx.create_agent``
-with ``LangctxMiddleware(max_tokens=8000)``, an ``InMemorySaver`` and a scripted model; each user
-message is a new ``invoke`` on the same thread (the model makes its N tool-calling turns, then
-answers). Reported: the ``langctx`` channel's JSON bytes and its largest entry at the end, the
-time per model turn over the first and the last 1,000 turns, and the RSS growth.
+with ``LangctxMiddleware(max_tokens=8000)``, a ``SqliteSaver`` in a temporary file (``--saver
+memory``: ``InMemorySaver``) and a scripted model; each user message is a new ``invoke`` on the same
+thread (the model makes its N tool-calling turns, then answers). Reported: the ``langctx``
+channel's JSON bytes and its largest entry at the end, the wall and CPU time per model turn over
+the first and the last 1,000 turns and per 1,000 turns, the RSS growth and the file's size.
 
 Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--user-every 10] [--graph]
-[--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
+[--saver sqlite|memory] [--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
 """
 
 from __future__ import annotations
@@ -187,10 +188,16 @@ def _scripted_turns(user_every: int) -> Callable[[list[Any]], AIMessage]:
     return respond
 
 
-def run_graph(turns: int, user_every: int) -> dict[str, Any]:
-    """The session through ``langctx.create_agent`` (one ``invoke`` per user message)."""
+def run_graph(turns: int, user_every: int, saver: str = "sqlite") -> dict[str, Any]:
+    """The session through ``langctx.create_agent`` (one ``invoke`` per user message) on a
+    ``SqliteSaver`` in a temporary file (``saver="memory"``: ``InMemorySaver``, which keeps
+    every checkpoint in RAM and walks the whole parent chain at every run start)."""
+    import sqlite3
+    import tempfile
+
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     import langctx
     from langctx.testing import ScriptedChatModel
@@ -206,25 +213,34 @@ def run_graph(turns: int, user_every: int) -> dict[str, Any]:
         return "ok: 1 replacement"
 
     every = user_every or 10
+    tmp = tempfile.TemporaryDirectory()
+    checkpointer: Any = InMemorySaver()
+    if saver == "sqlite":
+        conn = sqlite3.connect(f"{tmp.name}/graph.db", check_same_thread=False)
+        checkpointer = SqliteSaver(conn)
     model = ScriptedChatModel(responses=[_scripted_turns(every)], cycle=True)
     agent = langctx.create_agent(
         model,
         [read_file, edit_file],
         memory=langctx.LangctxMiddleware(max_tokens=8000),
-        checkpointer=InMemorySaver(),
+        checkpointer=checkpointer,
         system_prompt="You are a coding agent.",
     )
     cfg = {"configurable": {"thread_id": "facts-growth"}, "recursion_limit": 4 * every + 10}
     rss0 = rss_mb()
     times: list[float] = []
+    cpu: list[float] = []
     for t in range(0, turns, every):
         asked = [user_message(t)] if user_every else [HumanMessage("Go on.")]
         head = [HumanMessage("Refactor the web shop.")] if t == 0 else []
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         agent.invoke({"messages": [*head, *asked]}, cfg)
         n = min(every, turns - t)
         times += [(time.perf_counter() - start) / n] * n
+        cpu += [(time.process_time() - start_cpu) / n] * n
         model.calls.clear()  # the fake keeps every input: not the memory's to hold
+        if t and t % 1000 == 0:
+            print(f"turn {t}: CPU {statistics.mean(cpu[-1000:]) * 1000:.2f} ms/turn", flush=True)
     channel = agent.get_state(cfg).values["langctx"]
     sizes = [len(json.dumps(e, ensure_ascii=False).encode()) for e in channel["compactions"]]
     n = min(1000, turns // 2)
@@ -237,8 +253,17 @@ def run_graph(turns: int, user_every: int) -> dict[str, Any]:
         "users_bytes": len(json.dumps(channel.get("users", []), ensure_ascii=False).encode()),
         "first_ms": statistics.mean(times[:n]) * 1000,
         "last_ms": statistics.mean(times[-n:]) * 1000,
+        "first_cpu_ms": statistics.mean(cpu[:n]) * 1000,
+        "last_cpu_ms": statistics.mean(cpu[-n:]) * 1000,
+        "cpu_per_1000": [statistics.mean(cpu[k : k + 1000]) * 1000 for k in range(0, turns, 1000)],
         "rss_growth_mb": rss_mb() - rss0,
+        "saver": saver,
+        "db_mb": _size_mb(tmp.name),
     }
+
+
+def _size_mb(folder: str) -> float:
+    return sum(p.stat().st_size for p in Path(folder).iterdir()) / 1_000_000
 
 
 def graph_markdown(label: str, r: dict[str, Any]) -> str:
@@ -253,11 +278,22 @@ def graph_markdown(label: str, r: dict[str, Any]) -> str:
             "time per model turn, first / last 1,000 turns",
             f"{r['first_ms']:.2f} / {r['last_ms']:.2f} ms ({r['last_ms'] / r['first_ms']:.2f}x)",
         ),
+        (
+            "CPU per model turn, first / last 1,000 turns",
+            f"{r['first_cpu_ms']:.2f} / {r['last_cpu_ms']:.2f} ms "
+            f"({r['last_cpu_ms'] / r['first_cpu_ms']:.2f}x)",
+        ),
+        (
+            "CPU per model turn, each 1,000 turns",
+            ", ".join(f"{x:.1f}" for x in r["cpu_per_1000"]) + " ms",
+        ),
         ("RSS growth over the run", f"{r['rss_growth_mb']:.0f} MB"),
+        ("checkpointer file", f"{r['db_mb']:.1f} MB" if r["saver"] == "sqlite" else "(in RAM)"),
     ]
     users = f", a user message every {r['user_every']} turns" if r["user_every"] else ""
     lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns through "]
-    lines[-1] += f"`langctx.create_agent` + `InMemorySaver`{users}."
+    saver = "SqliteSaver" if r["saver"] == "sqlite" else "InMemorySaver"
+    lines[-1] += f"`langctx.create_agent` + `{saver}`{users}."
     lines += ["", "| measure | value |", "|---|---|", *[f"| {a} | {b} |" for a, b in rows], ""]
     return "\n".join(lines)
 
@@ -317,11 +353,12 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--user-every", type=int, default=0, help="a user message every N turns")
     parser.add_argument("--graph", action="store_true", help="through langctx.create_agent")
+    parser.add_argument("--saver", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--label", default="run")
     parser.add_argument("--write", action="store_true", help="append to the results file")
     args = parser.parse_args()
     if args.graph:
-        text = graph_markdown(args.label, run_graph(args.turns, args.user_every))
+        text = graph_markdown(args.label, run_graph(args.turns, args.user_every, args.saver))
     else:
         text = markdown(args.label, run(args.turns, args.user_every))
     print(text)

@@ -153,6 +153,32 @@ def merge_langctx(
     Raises:
         StateVersionError: an unknown version, or a part that is not what it must be.
     """
+    return _merged(left, right, users_checked=False)
+
+
+def merge_langctx_many(
+    left: Mapping[str, Any] | None, updates: Iterable[Mapping[str, Any] | None]
+) -> LangctxChannel:
+    """:func:`merge_langctx` of ``updates`` in order: the stored value is checked once, each
+    update as it comes (a ledger this reducer wrote is in its stored shape already).
+
+    Example:
+        >>> merge_langctx_many({}, [{"v": 2, "priorities": {"m1": 10}}, None])["priorities"]
+        {'m1': 10}
+    """
+    out = _merged(left, None, users_checked=False)
+    checked = False
+    for update in updates:
+        if update and not checked and USERS_KEY in out:
+            out = {**out, **dict(zip(_USERS, channel_users(out), strict=True))}  # type: ignore[typeddict-item]
+            checked = True
+        out = _merged(out, update, users_checked=checked)
+    return out
+
+
+def _merged(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None, *, users_checked: bool
+) -> LangctxChannel:
     base = check_version(left or {}, "stored")
     if not right:
         return _normalise(base)
@@ -167,7 +193,9 @@ def merge_langctx(
     fresh = update.get("compactions") and USERS_KEY not in base and not update.get("reset")
     if fresh or any(k in update for k in _USERS):  # (fresh: a channel of version 1 gets one)
         added = stored_ledger(update.get(USERS_KEY) or [], update.get(USERS_DROPPED_KEY) or 0)
-        out[USERS_KEY], out[USERS_DROPPED_KEY] = ledger_appended(channel_users(base), *added)
+        trusted = users_checked and USERS_KEY in base  # (written by this reducer)
+        held = (base[USERS_KEY], base.get(USERS_DROPPED_KEY, 0)) if trusted else channel_users(base)
+        out[USERS_KEY], out[USERS_DROPPED_KEY] = ledger_appended(held, *added)
     out["v"] = CHANNEL_VERSION
     for key in _LISTS:
         out[key] = _appended(list(current_entries(base.get(key), key)), update.get(key), key)

@@ -10,8 +10,7 @@ Example:
 """
 
 from collections.abc import Mapping, Sequence
-from functools import reduce
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict, cast
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
@@ -20,7 +19,7 @@ from langgraph.channels.delta import DeltaChannel
 # LangGraph's own batch reducer for message DeltaChannels (its documented example imports it)
 from langgraph.graph.message import _messages_delta_reducer
 
-from langctx.channel import LangctxChannel, merge_langctx
+from langctx.channel import LangctxChannel, merge_langctx_many
 from langctx.errors import StateVersionError
 
 __all__ = [
@@ -46,9 +45,7 @@ def merge_langctx_writes(
         >>> merge_langctx_writes({}, [{"v": 1, "priorities": {"m1": 10}}])["priorities"]
         {'m1': 10}
     """
-    if not writes:
-        return merge_langctx(state, None)
-    return cast(LangctxChannel, reduce(merge_langctx, writes, state or {}))  # (a reset: unread)
+    return merge_langctx_many(state, writes)
 
 
 def append_batches(

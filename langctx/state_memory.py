@@ -21,6 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langctx.archive_repair import agrees, repaired_channel, state_batches
 from langctx.channel import (
     ARCHIVE_KEY,
+    USERS_DROPPED_KEY,
+    USERS_KEY,
     ArchiveRecord,
     LangctxChannel,
     archive_record,
@@ -274,7 +276,6 @@ def _view_state(
     edits: list[EditEntry] = current_entries(channel.get("edits"), "edits")
     span = window_start(raw, comps, channel.get("archive"))
     record = archive_record(channel) if repaired is not None else None
-    users, users_dropped = channel_users(channel)
     if span is None:
         return _rebuilt(settings.new_memory(), raw, channel, thread_id, record)
     head, start = span
@@ -293,8 +294,8 @@ def _view_state(
         validate_from=last_response,
         before=_Before(raw, start, state.get(ARCHIVE_KEY)),
         archived_to=_archived_to(channel),
-        users=users,
-        users_dropped=users_dropped,
+        users=channel.get(USERS_KEY),  # checked there (None: read from the entries' facts)
+        users_dropped=channel.get(USERS_DROPPED_KEY, 0),
     )
     # a truncation of the pinned task made while restoring is new: the channel records it, so
     # the next call restores it instead of cutting (and warning) again

@@ -68,7 +68,7 @@ def restore_users(
         mem._users = ledger_from_facts(e.get("facts") or {} for e in active_summaries(mem._entries))
         mem._users_log = list(mem._users[0])
     else:
-        mem._users = stored_ledger(list(users), dropped)
+        mem._users = stored_ledger(list(users) if isinstance(users, tuple) else users, dropped)
         mem._users_log = cast(list[dict[str, Any]], list(users))  # as given: delta positions
     mem._users_given = len(mem._users_log)
 
