@@ -18,7 +18,7 @@ channel's JSON bytes and its largest entry at the end, the wall and CPU time per
 the first and the last 1,000 turns and per 1,000 turns, the RSS growth and the file's size.
 
 Run: ``uv run --no-sync python bench/facts_growth.py [--turns 20000] [--user-every 10] [--graph]
-[--saver sqlite|memory] [--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
+[--saver sqlite|memory] [--store] [--label before]``; appends a section to ``bench/results/facts_growth.md`` with ``--write``.
 """
 
 from __future__ import annotations
@@ -188,16 +188,20 @@ def _scripted_turns(user_every: int) -> Callable[[list[Any]], AIMessage]:
     return respond
 
 
-def run_graph(turns: int, user_every: int, saver: str = "sqlite") -> dict[str, Any]:
+def run_graph(
+    turns: int, user_every: int, saver: str = "sqlite", store: bool = False
+) -> dict[str, Any]:
     """The session through ``langctx.create_agent`` (one ``invoke`` per user message) on a
     ``SqliteSaver`` in a temporary file (``saver="memory"``: ``InMemorySaver``, which keeps
-    every checkpoint in RAM and walks the whole parent chain at every run start)."""
+    every checkpoint in RAM and walks the whole parent chain at every run start); ``store``: a
+    ``SqliteStore`` beside it holds the folded log instead of the state."""
     import sqlite3
     import tempfile
 
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.store.sqlite import SqliteStore
 
     import langctx
     from langctx.testing import ScriptedChatModel
@@ -218,12 +222,17 @@ def run_graph(turns: int, user_every: int, saver: str = "sqlite") -> dict[str, A
     if saver == "sqlite":
         conn = sqlite3.connect(f"{tmp.name}/graph.db", check_same_thread=False)
         checkpointer = SqliteSaver(conn)
+    archive: Any = None
+    if store:
+        archive = SqliteStore(sqlite3.connect(f"{tmp.name}/store.db", check_same_thread=False))
+        archive.setup()
     model = ScriptedChatModel(responses=[_scripted_turns(every)], cycle=True)
     agent = langctx.create_agent(
         model,
         [read_file, edit_file],
         memory=langctx.LangctxMiddleware(max_tokens=8000),
         checkpointer=checkpointer,
+        store=archive,
         system_prompt="You are a coding agent.",
     )
     cfg = {"configurable": {"thread_id": "facts-growth"}, "recursion_limit": 4 * every + 10}
@@ -258,6 +267,7 @@ def run_graph(turns: int, user_every: int, saver: str = "sqlite") -> dict[str, A
         "cpu_per_1000": [statistics.mean(cpu[k : k + 1000]) * 1000 for k in range(0, turns, 1000)],
         "rss_growth_mb": rss_mb() - rss0,
         "saver": saver,
+        "store": store,
         "db_mb": _size_mb(tmp.name),
     }
 
@@ -293,7 +303,8 @@ def graph_markdown(label: str, r: dict[str, Any]) -> str:
     users = f", a user message every {r['user_every']} turns" if r["user_every"] else ""
     lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns through "]
     saver = "SqliteSaver" if r["saver"] == "sqlite" else "InMemorySaver"
-    lines[-1] += f"`langctx.create_agent` + `{saver}`{users}."
+    stored = " + `SqliteStore` (the folded log)" if r["store"] else ""
+    lines[-1] += f"`langctx.create_agent` + `{saver}`{stored}{users}."
     lines += ["", "| measure | value |", "|---|---|", *[f"| {a} | {b} |" for a, b in rows], ""]
     return "\n".join(lines)
 
@@ -354,11 +365,14 @@ def main() -> None:
     parser.add_argument("--user-every", type=int, default=0, help="a user message every N turns")
     parser.add_argument("--graph", action="store_true", help="through langctx.create_agent")
     parser.add_argument("--saver", choices=("sqlite", "memory"), default="sqlite")
+    parser.add_argument("--store", action="store_true", help="a SqliteStore for the folded log")
     parser.add_argument("--label", default="run")
     parser.add_argument("--write", action="store_true", help="append to the results file")
     args = parser.parse_args()
     if args.graph:
-        text = graph_markdown(args.label, run_graph(args.turns, args.user_every, args.saver))
+        text = graph_markdown(
+            args.label, run_graph(args.turns, args.user_every, args.saver, args.store)
+        )
     else:
         text = markdown(args.label, run(args.turns, args.user_every))
     print(text)

@@ -38,6 +38,9 @@ MAX_STORED_MESSAGES = 256
 SHORT_CHARS = 80
 """Characters of an older user message's opening words (whitespace collapsed, cut at a word)."""
 
+ANSWER_SHOWN_CHARS = 48
+"""Characters of an answer's opening words a request's line shows (the ledger stores more)."""
+
 _CUT = "[…cut…]"
 _SHORTENED = " [shortened]"
 _TITLE = "User requests (the user's own words, oldest first, each with its status):"
@@ -231,7 +234,7 @@ def _line(item: Mapping[str, Any], text: str, tail: str = "") -> str:
     if item.get("task"):
         quoted += " (the task, pinned above)"
     said = str(item.get("answer") or "")
-    said = opening(said, SHORT_CHARS)
+    said = opening(said, ANSWER_SHOWN_CHARS)
     answer = f' → the agent answered: "{said}"' if said else ""
     return f"- [{item['status']}] {quoted}{answer}"
 
