@@ -18,7 +18,7 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langctx.archive_repair import agrees, repaired_channel, state_batches
+from langctx.archive_repair import ArchiveBatch, agrees, repaired_channel, state_batches
 from langctx.channel import (
     ARCHIVE_KEY,
     ArchiveRecord,
@@ -267,7 +267,8 @@ def _view_state(
 ) -> ThreadView:
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
-    repaired = _repaired(channel, state.get(ARCHIVE_KEY), messages)
+    batches = state_batches(state.get(ARCHIVE_KEY))  # checked where they enter
+    repaired = _repaired(channel, batches, messages)
     if repaired is not None:  # the channel no longer described the archive
         channel = repaired
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
@@ -291,7 +292,7 @@ def _view_state(
         edits=edits,
         priorities=stored_priorities(channel.get("priorities")),
         validate_from=last_response,
-        before=_Before(raw, start, state.get(ARCHIVE_KEY)),
+        before=_Before(raw, start, batches),
         archived_to=_archived_to(channel),
         users=users,
         users_dropped=users_dropped,
@@ -311,11 +312,11 @@ def _view_state(
 
 
 def _repaired(
-    channel: Mapping[str, Any], held: Any, messages: Sequence[BaseMessage]
+    channel: Mapping[str, Any], batches: Sequence[ArchiveBatch], messages: Sequence[BaseMessage]
 ) -> LangctxChannel | None:
-    """``channel`` repaired from the state's archive (:mod:`langctx.archive_repair`), or None
-    when it describes the archive (the usual case: one batch's key computed)."""
-    batches = state_batches(held)
+    """``channel`` repaired from the state's checked archive batches
+    (:mod:`langctx.archive_repair`), or None when it describes the archive (the usual case: one
+    batch's key computed)."""
     if not batches or agrees(archive_record(channel), max(batches, key=lambda b: b["seq"])):
         return None
     ids = {str(m.id) for m in messages if m.id is not None}
