@@ -5,11 +5,15 @@ the archive disagree").
 
 The rule: the archive's batches are the record of what was archived. The batch with the highest
 ``seq`` ends the archive when the state's messages continue it (its cut, ``first_kept``, is in
-``messages`` and none of its archived messages is). A channel whose archive record does not name
-that batch is rebuilt from the chain it ends: the record (last key, batches, messages, cut) from
-the batches, their compaction entries, edits and priorities put back, and the channel's own
-entries kept only when its record named a batch of that chain (or nothing). A chain with a batch
-missing is refused with one line.
+``messages``, none of its archived messages is, and the other ids of its ``order``, the pinned
+messages, are). A channel whose archive record does not name that batch is rebuilt from the
+chain it ends: the record (last key, batches, messages, cut) from the batches, their compaction
+entries, edits and priorities put back, and the channel's own entries kept only when its record
+named a batch of that chain (or nothing). A chain with a batch missing, or archived messages that
+neither the record's chain nor the messages hold, is refused with one line.
+
+Every batch is checked where it is read (:func:`checked_batch`): a batch this langctx cannot
+read is refused with one line, what is no batch is left out.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "check_placed",
     "checked_batch",
     "newest_batch",
+    "newest_held",
     "repaired_channel",
     "state_batches",
     "thread_entries",
@@ -91,6 +96,25 @@ def state_batches(held: Any) -> list[ArchiveBatch]:
     """
     checked = (checked_batch(b) for b in (held if isinstance(held, list) else ()))
     return [b for b in checked if b is not None]
+
+
+def newest_held(held: Any) -> ArchiveBatch | None:
+    """The batch with the highest ``seq`` a state holds, checked (:func:`checked_batch`); of the
+    others only the ``seq`` is read (each is checked where it is read: :func:`state_batches`),
+    so a step costs one batch whatever the archive's length.
+
+    Raises:
+        StateVersionError: the newest batch, or a batch's ``seq``, cannot be read.
+    """
+    newest: Mapping[str, Any] | None = None
+    for b in held if isinstance(held, list) else ():
+        if isinstance(b, Mapping) and b.get("kind") == "langctx_archive_batch":
+            seq: Any = b.get("seq")
+            if not (_is_int(seq) and seq >= 0):
+                checked_batch(b)  # raises: its seq cannot be read
+            if newest is None or seq > newest["seq"]:
+                newest = b
+    return None if newest is None else checked_batch(newest)
 
 
 def checked_batch(value: Any) -> ArchiveBatch | None:

@@ -18,7 +18,7 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langctx.archive_repair import ArchiveBatch, agrees, repaired_channel, state_batches
+from langctx.archive_repair import agrees, newest_held, repaired_channel, state_batches
 from langctx.channel import (
     ARCHIVE_KEY,
     ArchiveRecord,
@@ -267,8 +267,7 @@ def _view_state(
 ) -> ThreadView:
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
-    batches = state_batches(state.get(ARCHIVE_KEY))  # checked where they enter
-    repaired = _repaired(channel, batches, messages)
+    repaired = _repaired(channel, state.get(ARCHIVE_KEY), messages)
     if repaired is not None:  # the channel no longer described the archive
         channel = repaired
     comps: list[CompactionEntry] = current_entries(channel.get("compactions"))
@@ -292,7 +291,7 @@ def _view_state(
         edits=edits,
         priorities=stored_priorities(channel.get("priorities")),
         validate_from=last_response,
-        before=_Before(raw, start, batches),
+        before=_Before(raw, start, state.get(ARCHIVE_KEY)),
         archived_to=_archived_to(channel),
         users=users,
         users_dropped=users_dropped,
@@ -312,15 +311,19 @@ def _view_state(
 
 
 def _repaired(
-    channel: Mapping[str, Any], batches: Sequence[ArchiveBatch], messages: Sequence[BaseMessage]
+    channel: Mapping[str, Any], held: Any, messages: Sequence[BaseMessage]
 ) -> LangctxChannel | None:
-    """``channel`` repaired from the state's checked archive batches
-    (:mod:`langctx.archive_repair`), or None when it describes the archive (the usual case: one
-    batch's key computed)."""
-    if not batches or agrees(archive_record(channel), max(batches, key=lambda b: b["seq"])):
+    """``channel`` repaired from the state's archive (:mod:`langctx.archive_repair`), or None
+    when it describes the archive (the usual case: the newest batch checked, its key computed).
+
+    Raises:
+        StateVersionError: a batch read cannot be, or the archive cannot repair the channel.
+    """
+    newest = newest_held(held)
+    if newest is None or agrees(archive_record(channel), newest):
         return None
     ids = {str(m.id) for m in messages if m.id is not None}
-    return repaired_channel(channel, batches, ids.__contains__)
+    return repaired_channel(channel, state_batches(held), ids.__contains__)
 
 
 def _archived_to(channel: Mapping[str, Any]) -> str | None:
@@ -343,12 +346,12 @@ class _Before:
 
     def covered(self, entry_id: str) -> list[str] | None:
         if self._covered is None:
-            self._covered = archived_covered(self._archived)
+            self._covered = archived_covered(state_batches(self._archived))
         return self._covered.get(entry_id)
 
     def __call__(self, message_id: str) -> BaseMessage | None:
         if self._by_id is None:
-            self._by_id = archived_messages(self._archived)
+            self._by_id = archived_messages(state_batches(self._archived))
             self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
         return self._by_id.get(message_id)
 
