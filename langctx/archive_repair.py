@@ -5,11 +5,15 @@ the archive disagree").
 
 The rule: the archive's batches are the record of what was archived. The batch with the highest
 ``seq`` ends the archive when the state's messages continue it (its cut, ``first_kept``, is in
-``messages`` and none of its archived messages is). A channel whose archive record does not name
-that batch is rebuilt from the chain it ends: the record (last key, batches, messages, cut) from
-the batches, their compaction entries, edits and priorities put back, and the channel's own
-entries kept only when its record named a batch of that chain (or nothing). A chain with a batch
-missing is refused with one line.
+``messages``, none of its archived messages is, and the other ids of its ``order``, the pinned
+messages, are). A channel whose archive record does not name that batch is rebuilt from the
+chain it ends: the record (last key, batches, messages, cut) from the batches, their compaction
+entries, edits and priorities put back, and the channel's own entries kept only when its record
+named a batch of that chain (or nothing). A chain with a batch missing, or archived messages that
+neither the record's chain nor the messages hold, is refused with one line.
+
+Every batch is checked where it is read (:func:`checked_batch`): a batch this langctx cannot
+read is refused with one line, what is no batch is left out.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ __all__ = [
     "agrees",
     "batch_chain",
     "batch_key",
+    "check_placed",
+    "checked_batch",
     "newest_batch",
+    "newest_held",
     "repaired_channel",
     "state_batches",
     "thread_entries",
@@ -80,39 +87,141 @@ def batch_key(batch: ArchiveBatch) -> str:
     return f"{batch['seq']:08d}-{digest[:12]}"
 
 
-def state_batches(held: Any) -> list[Mapping[str, Any]]:
-    """The archived batches a state holds (its ``langctx_archive``), what is no batch left out."""
-    return [
-        b
-        for b in (held if isinstance(held, list) else ())
-        if isinstance(b, Mapping)
-        and b.get("kind") == "langctx_archive_batch"
-        and isinstance(b.get("seq"), int)
-        and isinstance(b.get("messages"), list)
-    ]
+def state_batches(held: Any) -> list[ArchiveBatch]:
+    """The archived batches a state holds (its ``langctx_archive``), each checked
+    (:func:`checked_batch`); what is no batch is left out.
+
+    Raises:
+        StateVersionError: a batch this langctx cannot read.
+    """
+    checked = (checked_batch(b) for b in (held if isinstance(held, list) else ()))
+    return [b for b in checked if b is not None]
 
 
-def _archived_ids(batch: Mapping[str, Any]) -> set[str]:
-    out = set()
-    for d in batch.get("messages") or ():
-        mid = d.get("data", {}).get("id") if isinstance(d, Mapping) else None
-        if mid is not None:
-            out.add(str(mid))
-    return out
+def newest_held(held: Any) -> ArchiveBatch | None:
+    """The batch with the highest ``seq`` a state holds, checked (:func:`checked_batch`); of the
+    others only the ``seq`` is read (each is checked where it is read: :func:`state_batches`),
+    so a step costs one batch whatever the archive's length.
+
+    Raises:
+        StateVersionError: the newest batch, or a batch's ``seq``, cannot be read.
+    """
+    newest: Mapping[str, Any] | None = None
+    for b in held if isinstance(held, list) else ():
+        if isinstance(b, Mapping) and b.get("kind") == "langctx_archive_batch":
+            seq: Any = b.get("seq")
+            if not (_is_int(seq) and seq >= 0):
+                checked_batch(b)  # raises: its seq cannot be read
+            if newest is None or seq > newest["seq"]:
+                newest = b
+    return None if newest is None else checked_batch(newest)
+
+
+def checked_batch(value: Any) -> ArchiveBatch | None:
+    """``value`` as an archived batch, checked field by field where it is read (the state's
+    ``langctx_archive``, a store item); None when it is no batch (not a dict of kind
+    ``"langctx_archive_batch"``).
+
+    Raises:
+        StateVersionError: a batch this langctx cannot read: a field missing or of another type,
+            a newer version, an archived message without an id or one its ``order`` leaves out.
+    """
+    if not isinstance(value, Mapping) or value.get("kind") != "langctx_archive_batch":
+        return None
+    seq = value.get("seq")
+    name = f"archived batch {seq}" if _is_int(seq) else "an archived batch"
+    problem = _batch_problem(value)
+    if problem is not None:
+        msg = (
+            f"{name} cannot be read by this langctx: {problem}; restore the thread's "
+            "langctx_archive from an earlier checkpoint or a backup."
+        )
+        raise StateVersionError(msg)
+    return value  # type: ignore[return-value]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_MISSING = object()
+
+_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "seq": lambda v: _is_int(v) and v >= 0,
+    "thread_id": lambda v: isinstance(v, str),
+    "prev": lambda v: v is None or isinstance(v, str),
+    "order": lambda v: isinstance(v, list),
+    "messages": lambda v: isinstance(v, list),
+    "compactions": lambda v: isinstance(v, list),
+    "edits": lambda v: isinstance(v, list),
+    "priorities": lambda v: isinstance(v, Mapping),
+    "first_kept": lambda v: isinstance(v, str),
+}
+"""The fields of a batch that langctx reads, and what each must be."""
+
+
+def _batch_problem(batch: Mapping[str, Any]) -> str | None:
+    """What makes ``batch`` unreadable (None: nothing)."""
+    v = batch.get("v", _MISSING)
+    if _is_int(v) and v > BATCH_VERSION:
+        return f"it is version {v} (written by a newer langctx)"
+    for key, ok in (("v", lambda v: v == BATCH_VERSION), *_FIELDS.items()):
+        value = batch.get(key, _MISSING)
+        if value is _MISSING or not ok(value):
+            shown = "missing" if value is _MISSING else f"{type(value).__name__} {value!r:.40}"
+            return f"its {key!r} is {shown}"
+    return _content_problem(batch)
+
+
+def _content_problem(batch: Mapping[str, Any]) -> str | None:
+    """What makes the lists of ``batch`` unreadable (None: nothing)."""
+    order = batch["order"]
+    if not all(isinstance(i, str) for i in order):
+        return "its 'order' holds an item that is no message id"
+    placed = set(order)
+    seen: set[str] = set()
+    for n, d in enumerate(batch["messages"]):
+        data = d.get("data") if isinstance(d, Mapping) else None
+        mid = data.get("id") if isinstance(data, Mapping) else None
+        if not isinstance(mid, str) or not isinstance(d.get("type"), str):
+            return f"its message {n} is no stored message with an id"
+        if mid in seen or mid not in placed:
+            why = "twice" if mid in seen else "and its 'order' does not place it"
+            return f"it holds message {mid[:40]!r} {why}"
+        seen.add(mid)
+    for key in ("compactions", "edits"):
+        for n, e in enumerate(batch[key]):
+            if not isinstance(e, Mapping) or not isinstance(e.get("id"), str):
+                return f"its {key} entry {n} is no entry with an id"
+    prio = batch.get("priorities") or {}
+    if not all(isinstance(k, str) and _is_int(p) for k, p in prio.items()):
+        return "its 'priorities' do not map message ids to integers"
+    return None
+
+
+def _archived_ids(batch: Mapping[str, Any]) -> list[str]:
+    """The ids of a checked batch's archived messages."""
+    return [d["data"]["id"] for d in batch["messages"]]
 
 
 def newest_batch(
     batches: Sequence[Mapping[str, Any]], present: Callable[[str], bool]
 ) -> Mapping[str, Any] | None:
     """The batch that ends the archive, when the state's messages continue it (``present``: is
-    this message id in ``messages``); None: no batch, or the messages do not continue it."""
+    this message id in ``messages``); None: no batch, or the messages do not continue it.
+
+    The messages continue a batch when its cut is in them, none of its archived messages is, and
+    every other id of its ``order`` (the pinned messages, which stayed) is.
+    """
     if not batches:
         return None
     newest = max(batches, key=lambda b: b["seq"])
-    cut = newest.get("first_kept")
-    if not isinstance(cut, str) or not present(cut):
+    if not present(newest["first_kept"]):
         return None
-    return None if any(present(i) for i in _archived_ids(newest)) else newest
+    archived = set(_archived_ids(newest))
+    if any(present(i) for i in archived):
+        return None
+    return newest if all(i in archived or present(i) for i in newest["order"]) else None
 
 
 def agrees(record: Mapping[str, Any] | None, newest: Mapping[str, Any]) -> bool:
@@ -173,20 +282,54 @@ def thread_entries(
     return list(comps.values()), list(edits.values()), priorities
 
 
+def check_placed(
+    batches: Sequence[Mapping[str, Any]],
+    record: Mapping[str, Any] | None,
+    present: Callable[[str], bool],
+) -> None:
+    """Refuse a state whose archived messages neither the chain the channel's record names nor
+    the state's messages hold (what :func:`newest_batch` cannot place: the channel was emptied
+    or replaced, or a batch changed, and the messages do not continue the newest batch).
+
+    Raises:
+        StateVersionError: an archived message is in neither.
+    """
+    by_key = {batch_key(b): b for b in batches}  # type: ignore[arg-type]
+    key, chained = (record or {}).get("last"), set()
+    while isinstance(key, str) and key in by_key and key not in chained:
+        chained.add(key)
+        key = by_key[key]["prev"]
+    lost = sum(
+        not present(i) for k, b in by_key.items() if k not in chained for i in _archived_ids(b)
+    )
+    if lost:
+        names = "names none of them" if record is None else "does not name their chain"
+        msg = (
+            f"{lost} archived messages of the state's langctx_archive are placed neither by the "
+            f"langctx channel, which {names}, nor by the messages, which do not continue the "
+            "newest batch; restore the thread's channel or messages from an earlier checkpoint."
+        )
+        raise StateVersionError(msg)
+
+
 def repaired_channel(
     channel: Mapping[str, Any] | None,
     batches: Sequence[Mapping[str, Any]],
     present: Callable[[str], bool],
 ) -> LangctxChannel | None:
     """``channel`` rebuilt from the archive by the module's rule (None: it agrees already, or
-    the state's messages continue no batch).
+    the state's messages continue no batch and the channel places every archived message).
 
     Raises:
-        StateVersionError: a batch of the archive's chain is missing.
+        StateVersionError: a batch of the archive's chain is missing, or archived messages are
+            placed neither by the channel nor by the messages (:func:`check_placed`).
     """
     newest = newest_batch(batches, present)
     record = archive_record(channel)
-    if newest is None or agrees(record, newest):
+    if newest is None:
+        check_placed(batches, record, present)
+        return None
+    if agrees(record, newest):
         return None
     chain = batch_chain(batches, newest)
     keys = {batch_key(b) for b in chain}  # type: ignore[arg-type]

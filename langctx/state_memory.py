@@ -18,7 +18,7 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langctx.archive_repair import agrees, repaired_channel, state_batches
+from langctx.archive_repair import agrees, newest_held, repaired_channel, state_batches
 from langctx.channel import (
     ARCHIVE_KEY,
     USERS_DROPPED_KEY,
@@ -315,12 +315,16 @@ def _repaired(
     channel: Mapping[str, Any], held: Any, messages: Sequence[BaseMessage]
 ) -> LangctxChannel | None:
     """``channel`` repaired from the state's archive (:mod:`langctx.archive_repair`), or None
-    when it describes the archive (the usual case: one batch's key computed)."""
-    batches = state_batches(held)
-    if not batches or agrees(archive_record(channel), max(batches, key=lambda b: b["seq"])):
+    when it describes the archive (the usual case: the newest batch checked, its key computed).
+
+    Raises:
+        StateVersionError: a batch read cannot be, or the archive cannot repair the channel.
+    """
+    newest = newest_held(held)
+    if newest is None or agrees(archive_record(channel), newest):
         return None
     ids = {str(m.id) for m in messages if m.id is not None}
-    return repaired_channel(channel, batches, ids.__contains__)
+    return repaired_channel(channel, state_batches(held), ids.__contains__)
 
 
 def _archived_to(channel: Mapping[str, Any]) -> str | None:
@@ -343,12 +347,12 @@ class _Before:
 
     def covered(self, entry_id: str) -> list[str] | None:
         if self._covered is None:
-            self._covered = archived_covered(self._archived)
+            self._covered = archived_covered(state_batches(self._archived))
         return self._covered.get(entry_id)
 
     def __call__(self, message_id: str) -> BaseMessage | None:
         if self._by_id is None:
-            self._by_id = archived_messages(self._archived)
+            self._by_id = archived_messages(state_batches(self._archived))
             self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
         return self._by_id.get(message_id)
 

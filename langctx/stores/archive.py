@@ -13,6 +13,8 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langctx.archive_repair import (
     agrees,
+    check_placed,
+    checked_batch,
     newest_batch,
     state_batches,
     thread_entries,
@@ -191,16 +193,12 @@ async def aread_batches(
 
 
 def _state_items(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The batches the state holds, by key (what is no batch of this version left out)."""
-    held = state.get(ARCHIVE_KEY)
-    items: dict[str, Any] = {}
-    for batch in held if isinstance(held, list) else ():
-        try:
-            if _is_batch(batch) and isinstance(batch.get("messages"), list):
-                items[batch_key(batch)] = batch
-        except (KeyError, TypeError):
-            continue
-    return items
+    """The batches the state holds, by key (what is no batch left out).
+
+    Raises:
+        StateVersionError: a batch this langctx cannot read (:func:`checked_batch`).
+    """
+    return {batch_key(b): b for b in state_batches(state.get(ARCHIVE_KEY))}
 
 
 def _reading(
@@ -231,7 +229,7 @@ def _reading(
         offset += _PAGE
     while (missing := _chain(items, state)[1]) is not None:
         (item,) = yield (GetOp(ns, missing, refresh_ttl=refresh),)
-        if item is None or not _is_batch(item.value):
+        if item is None or checked_batch(item.value) is None:
             what = "not in the store" if item is None else "something else in the store"
             msg = (
                 f"archived batch {missing!r} is {what}; the state's archive record "
@@ -314,10 +312,17 @@ def assemble(batches: Sequence[ArchiveBatch], live: Sequence[Any]) -> list[BaseM
 
 
 def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[str]]:
-    """A batch's messages by id and its order."""
+    """A batch's messages by id and its order.
+
+    Raises:
+        StateVersionError: ``batch`` is no batch this langctx reads.
+    """
+    if checked_batch(batch) is None:
+        msg = f"an archived batch cannot be read by this langctx: it is a {type(batch).__name__}"
+        raise StateVersionError(msg)
     try:
         archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
-        order = [str(i) for i in batch["order"]]
+        order = list(batch["order"])
     except (KeyError, TypeError, ValueError) as exc:
         msg = f"archived batch {batch.get('seq')!r} cannot be read by this langctx: {exc!r}"
         raise StateVersionError(msg) from exc
@@ -325,11 +330,10 @@ def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[
 
 
 def _collect(items: dict[str, Any], found: Sequence[Item | None]) -> None:
-    items.update((i.key, i.value) for i in found if i is not None and _is_batch(i.value))
-
-
-def _is_batch(value: Any) -> bool:
-    return isinstance(value, Mapping) and value.get("kind") == "langctx_archive_batch"
+    """The store's batches of ``found`` into ``items`` by key (each checked, the rest left out)."""
+    items.update(
+        (i.key, i.value) for i in found if i is not None and checked_batch(i.value) is not None
+    )
 
 
 def _last_key(items: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
@@ -337,23 +341,19 @@ def _last_key(items: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
     archive's newest batch says otherwise (:mod:`langctx.archive_repair`).
 
     Raises:
-        StateVersionError: the state holds batches, and neither the channel nor the messages
-            say which ends the archive.
+        StateVersionError: the state holds archived messages that neither the channel nor the
+            messages place (:func:`check_placed`).
     """
     record = archive_record(state.get("langctx"))
     held = state_batches(state.get(ARCHIVE_KEY))
     if record is not None and not held:  # a store's archive: the record names its end
         return record.get("last")
-    newest = newest_batch(state_batches(list(items.values())), _present(state).__contains__)
+    present = _present(state).__contains__
+    newest = newest_batch(state_batches(list(items.values())), present)
     if newest is not None and not agrees(record, newest):
         return batch_key(newest)  # type: ignore[arg-type]
-    if record is None and held:
-        msg = (
-            f"the state's {ARCHIVE_KEY!r} holds {len(held)} archived batches, but the langctx "
-            "channel names none and the messages do not continue the newest; restore the "
-            "thread's channel or messages from an earlier checkpoint."
-        )
-        raise StateVersionError(msg)
+    if newest is None and held:
+        check_placed(held, record, present)
     return record.get("last") if record else None
 
 

@@ -194,11 +194,8 @@ def test_assemble_puts_pinned_messages_back_in_their_place() -> None:
         AIMessage("r", id="r"),
     ]
     batches: list[Any] = [
-        {"order": ["s", "x"], "messages": [{"type": "ai", "data": {"content": "x", "id": "x"}}]},
-        {
-            "order": ["s", "t", "y"],
-            "messages": [{"type": "ai", "data": {"content": "y", "id": "y"}}],
-        },
+        _batch(["s", "x"], [{"type": "ai", "data": {"content": "x", "id": "x"}}]),
+        _batch(["s", "t", "y"], [{"type": "ai", "data": {"content": "y", "id": "y"}}]),
     ]
     assert [m.id for m in assemble(batches, live)] == ["s", "x", "t", "y", "r"]
 
@@ -251,9 +248,7 @@ def test_lean_message_dicts_read_back_exactly() -> None:
     }
     assert lean_message_dict(messages[-1]) == message_to_dict(messages[-1])  # kept whole
     # an older batch (full messages_to_dict dicts) reads back the same way
-    assert [
-        m.id for m in assemble([{"order": ["t"], "messages": [message_to_dict(messages[3])]}], [])
-    ] == ["t"]
+    assert [m.id for m in assemble([_batch(["t"], [message_to_dict(messages[3])])], [])] == ["t"]
 
 
 def _replay(budget: int) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
@@ -291,3 +286,20 @@ def test_channel_with_a_later_update_keeps_the_planned_archive_ops() -> None:
     }
     assert channel["compactions"][-1]["id"] == late_entry["id"]
     assert plan.channel_with(update) == plan.channel
+
+
+def _batch(order: list[str], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """An archived batch of ``messages`` (every field :func:`checked_batch` reads)."""
+    return {
+        "v": 1,
+        "kind": "langctx_archive_batch",
+        "thread_id": "t",
+        "seq": 0,
+        "prev": None,
+        "order": order,
+        "messages": messages,
+        "compactions": [],
+        "edits": [],
+        "priorities": {},
+        "first_kept": "r",
+    }

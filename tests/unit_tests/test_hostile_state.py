@@ -135,8 +135,8 @@ def _archived_state() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "archive",
-    [None, "junk", 12, [], ["junk"], [{"kind": "langctx_archive_batch"}], [{"kind": "x"}]],
-    ids=["none", "str", "int", "empty", "junk-item", "batch-without-fields", "other-kind"],
+    [None, "junk", 12, [], ["junk"], [{"kind": "x"}]],
+    ids=["none", "str", "int", "empty", "junk-item", "other-kind"],
 )
 def test_an_archive_that_lost_its_batches_is_a_one_line_error(archive: Any) -> None:
     from langctx.stores.archive import ArchiveMissingError, full_log
@@ -147,15 +147,40 @@ def test_an_archive_that_lost_its_batches_is_a_one_line_error(archive: Any) -> N
 
 
 def test_an_archived_batch_this_langctx_cannot_read_is_a_one_line_error() -> None:
-    from langctx.stores.archive import ArchiveMissingError, assemble, full_log
+    from langctx.stores.archive import assemble, full_log
 
     state = _archived_state()
-    for bad in ({"messages": [{"type": "nonsense"}]}, {"order": None}):
+    bad_ones = (
+        {"messages": [{"type": "nonsense"}]},
+        {"order": None},
+        {"v": None, "seq": None, "thread_id": None, "order": None},  # a batch without fields
+    )
+    for bad in bad_ones:
         batches = [{**b, **bad} for b in state["langctx_archive"]]
-        with pytest.raises(ArchiveMissingError, match="was changed or removed"):
-            full_log({**state, "langctx_archive": batches})  # its key is its content's digest
+        with pytest.raises(StateVersionError, match=r"batch .*cannot be read by this langctx: it"):
+            full_log({**state, "langctx_archive": batches})  # checked where it is read
         with pytest.raises(StateVersionError, match="cannot be read by this langctx"):
             assemble(batches, state["messages"])  # as read from a store, by its key
+    typed = {**state["langctx_archive"][0], "messages": [{"type": "nonsense", "data": {"id": "x"}}]}
+    with pytest.raises(StateVersionError, match="cannot be read by this langctx"):
+        assemble([typed], state["messages"])  # a type no message has: found when it is read
+
+
+def _batch(prev: str | None) -> dict[str, Any]:
+    """A batch of thread "t" that archived nothing, after ``prev``."""
+    return {
+        "v": 1,
+        "kind": "langctx_archive_batch",
+        "thread_id": "t",
+        "seq": 1,
+        "prev": prev,
+        "order": [],
+        "messages": [],
+        "compactions": [],
+        "edits": [],
+        "priorities": {},
+        "first_kept": "m",
+    }
 
 
 def _store_archive(batches: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -173,8 +198,7 @@ def _store_archive(batches: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 def test_a_store_key_holding_no_batch_is_a_one_line_error_not_a_loop() -> None:
     from langctx.stores.archive import ArchiveMissingError, full_log
 
-    batch = {"kind": "langctx_archive_batch", "prev": "k1"}
-    store, state = _store_archive({"k2": batch, "k1": {"kind": "notes"}})
+    store, state = _store_archive({"k2": _batch("k1"), "k1": {"kind": "notes"}})
     with pytest.raises(ArchiveMissingError, match=r"^archived batch 'k1' is something else in"):
         full_log(store, "t", state)
 
@@ -182,10 +206,7 @@ def test_a_store_key_holding_no_batch_is_a_one_line_error_not_a_loop() -> None:
 def test_archived_batches_linked_in_a_cycle_are_a_one_line_error_not_a_loop() -> None:
     from langctx.stores.archive import full_log
 
-    kind = "langctx_archive_batch"
-    store, state = _store_archive(
-        {"k2": {"kind": kind, "prev": "k1"}, "k1": {"kind": kind, "prev": "k2"}}
-    )
+    store, state = _store_archive({"k2": _batch("k1"), "k1": _batch("k2")})
     with pytest.raises(StateVersionError, match=r"^the archived batches link in a cycle at 'k"):
         full_log(store, "t", state)
 

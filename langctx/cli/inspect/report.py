@@ -264,7 +264,8 @@ def build_report(
     try:
         raw = convert_to_messages(list(values.get("messages") or []))
     except (ValueError, TypeError, NotImplementedError) as exc:
-        msg = f"the state's 'messages' holds something that is not a chat message: {exc}"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = f"the state's 'messages' holds something that is not a chat message: {first}"
         raise InvalidMessageError(msg) from exc
     conversation = state_messages(raw)
     channel = values.get("langctx")

@@ -268,3 +268,14 @@ def test_demo_on_a_damaged_sqlite_file_is_one_line(
     _with_table_name_not_utf8(path)
     code, err = _run(["demo", "--db", str(path), "--turns", "1"], capsys)
     assert code == 2 and "is not a SQLite database" in err
+
+
+def test_a_checkpoint_whose_messages_hold_none_is_one_line() -> None:
+    """Found by the property above: langchain-core's coercion error adds a troubleshooting line,
+    which the report quoted (two lines)."""
+    from langctx.cli.inspect.report import build_report
+    from langctx.errors import InvalidMessageError
+
+    with pytest.raises(InvalidMessageError, match="not a chat message: Unsupported") as info:
+        build_report({"messages": [None]})
+    assert "\n" not in str(info.value)
