@@ -224,13 +224,15 @@ def run_graph(
         checkpointer = SqliteSaver(conn)
     archive: Any = None
     if store:
-        archive = SqliteStore(sqlite3.connect(f"{tmp.name}/store.db", check_same_thread=False))
+        archive = SqliteStore(
+            sqlite3.connect(f"{tmp.name}/store.db", check_same_thread=False, isolation_level=None)
+        )
         archive.setup()
     model = ScriptedChatModel(responses=[_scripted_turns(every)], cycle=True)
     agent = langctx.create_agent(
         model,
         [read_file, edit_file],
-        memory=langctx.LangctxMiddleware(max_tokens=8000),
+        memory=langctx.LangctxMiddleware(max_tokens=8000, archive=True if store else "state"),
         checkpointer=checkpointer,
         store=archive,
         system_prompt="You are a coding agent.",

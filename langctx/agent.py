@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import typing
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.store.base import BaseStore
 
 from langctx.delta_state import LangctxDeltaAgentState
-from langctx.errors import ConfigError
+from langctx.errors import ConfigError, LangctxWarning
 from langctx.middleware import LangctxMiddleware
 
 __all__ = ["create_agent"]
@@ -47,7 +48,8 @@ def create_agent(
         model: as for ``langchain.agents.create_agent``.
         tools: as for ``langchain.agents.create_agent``.
         memory: the memory (default: ``LangctxMiddleware()``, with ``archive=True`` when a
-            ``store`` is given: the folded log goes to the graph's store). It runs after
+            ``store`` is given: the folded log goes to the graph's store; a memory of your
+            own keeps its ``archive=``, warned when that is the state beside a store). It runs after
             ``middleware`` (closest to the model, so it sizes what is finally sent).
         middleware: the other middleware, in LangChain's order.
         state_schema: default :class:`~langctx.LangctxDeltaAgentState` (``messages`` stored as
@@ -70,7 +72,14 @@ def create_agent(
         raise ConfigError(msg)
     if listed:  # the caller placed it: keep that order
         memory = listed[0]
-    else:
+    if store is not None and memory is not None and memory.archive and memory.archive.in_state:
+        msg = (
+            "langctx.create_agent: store= is given but the memory keeps the folded log in the "
+            'state (archive="state"), where every snapshot holds the whole log; pass '
+            "LangctxMiddleware(..., archive=True) to put it in the store."
+        )
+        warnings.warn(msg, LangctxWarning, stacklevel=2)
+    if not listed:
         memory = memory or LangctxMiddleware(archive=True if store is not None else "state")
         others.append(memory)
     schema = LangctxDeltaAgentState if state_schema is None else _checked_schema(state_schema)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -14,7 +15,14 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langctx import ConfigError, LangctxDeltaAgentState, LangctxMiddleware, create_agent, full_log
+from langctx import (
+    ConfigError,
+    LangctxDeltaAgentState,
+    LangctxMiddleware,
+    LangctxWarning,
+    create_agent,
+    full_log,
+)
 from langctx.testing import ScriptedChatModel, ai_tool_call
 
 TURNS = 24
@@ -87,6 +95,27 @@ def test_a_store_gets_the_folded_log() -> None:
     assert not state.get("langctx_archive")  # nothing archived in the state
     assert state["langctx"]["archive"]["batches"] > 0
     assert len(full_log(store, "t", state)) == 2 + 2 * TURNS
+
+
+def test_a_memory_of_your_own_beside_a_store_keeps_its_archive_and_says_so() -> None:
+    store = InMemoryStore()
+    with pytest.warns(LangctxWarning, match=r"archive=True"):
+        agent = create_agent(
+            ScriptedChatModel(responses=["Hi."]),
+            store=store,
+            memory=LangctxMiddleware(max_tokens=3000),
+            checkpointer=InMemorySaver(),
+        )
+    assert agent is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the store archive, or no store: nothing to say
+        create_agent(ScriptedChatModel(responses=["Hi."]), store=store, memory=None)
+        create_agent(
+            ScriptedChatModel(responses=["Hi."]),
+            store=store,
+            memory=LangctxMiddleware(archive=True),
+        )
+        create_agent(ScriptedChatModel(responses=["Hi."]), memory=LangctxMiddleware())
 
 
 def test_the_memory_runs_after_the_other_middleware() -> None:
