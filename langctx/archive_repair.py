@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
+from langctx.archive_packing import is_packed, unpack_batch
 from langctx.channel import (
     ARCHIVE_RECORD_VERSION,
     CHANNEL_VERSION,
@@ -130,14 +131,31 @@ def checked_batch(value: Any) -> ArchiveBatch | None:
         return None
     seq = value.get("seq")
     name = f"archived batch {seq}" if _is_int(seq) else "an archived batch"
-    problem = _batch_problem(value)
+    if is_packed(value):  # (the state's batches: :mod:`langctx.archive_packing`)
+        value, problem = _unpacked(value)
+    else:
+        problem = None
+    problem = problem or _batch_problem(value)
     if problem is not None:
         msg = (
             f"{name} cannot be read by this langctx: {problem}; restore the thread's "
             "langctx_archive from an earlier checkpoint or a backup."
         )
         raise StateVersionError(msg)
-    return value  # type: ignore[return-value]
+    return value
+
+
+def _unpacked(value: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
+    """The batch a packed ``value`` holds, or ``value`` and what makes it unreadable."""
+    try:
+        body = unpack_batch(value)
+    except ValueError as exc:
+        return value, str(exc)
+    if not isinstance(body, Mapping) or body.get("kind") != "langctx_archive_batch":
+        return value, "its 'packed' holds no batch"
+    if body.get("seq") != value.get("seq") or is_packed(body):
+        return value, "its 'packed' batch is not the one its 'seq' names"
+    return body, None
 
 
 def _is_int(value: Any) -> bool:

@@ -166,14 +166,17 @@ def merge_langctx_many(
         >>> merge_langctx_many({}, [{"v": 2, "priorities": {"m1": 10}}, None])["priorities"]
         {'m1': 10}
     """
-    out = _merged(left, None, users_checked=False)
+    out: Mapping[str, Any] | None = left
     checked = False
     for update in updates:
-        if update and not checked and USERS_KEY in out:
-            out = {**out, **dict(zip(_USERS, channel_users(out), strict=True))}  # type: ignore[typeddict-item]
+        if not update:
+            continue
+        if not checked and out and USERS_KEY in out and not update.get("reset"):
+            out = {**out, **dict(zip(_USERS, channel_users(out), strict=True))}
             checked = True
         out = _merged(out, update, users_checked=checked)
-    return out
+        checked = True  # the reducer's own output from here on
+    return _merged(out, None, users_checked=checked)
 
 
 def _merged(

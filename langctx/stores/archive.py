@@ -11,6 +11,7 @@ from typing import Any, Literal, overload
 from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langctx.archive_packing import pack_batch
 from langctx.archive_repair import (
     agrees,
     check_placed,
@@ -162,8 +163,8 @@ class Archive:
             "messages": [*(out.get("messages") or []), *plan.removals],
             "langctx": plan.channel_with(out.get("langctx")),
         }
-        if plan.in_state:
-            update[ARCHIVE_KEY] = [plan.batch]
+        if plan.in_state:  # packed: a run start reads the archive's snapshot back
+            update[ARCHIVE_KEY] = [pack_batch(plan.batch)]
         return update
 
 

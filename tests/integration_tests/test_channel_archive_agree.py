@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
-from langctx.archive_repair import agrees
+from langctx.archive_repair import agrees, state_batches
 from langctx.channel import ARCHIVE_KEY, archive_record
 from langctx.errors import LangctxError
 from langctx.markers import SUMMARY_CLOSE
@@ -85,7 +85,7 @@ def test_a_hand_edited_channel_is_repaired_from_the_archive(
     sent = model.calls[calls]
     assert any(SUMMARY_CLOSE in m.text for m in sent), "the model gets the archived summaries"
     assert _ids(full_log(out))[: len(before_log)] == before_log
-    newest = max(out[ARCHIVE_KEY], key=lambda b: b["seq"])
+    newest = max(state_batches(out[ARCHIVE_KEY]), key=lambda b: b["seq"])
     assert agrees(archive_record(out["langctx"]), newest)  # the repair was written back
     assert _ids(full_log(out))[-2:] == [f"thanks-{edit}", str(out["messages"][-1].id)]
 

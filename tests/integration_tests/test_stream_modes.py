@@ -12,6 +12,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelResponse, ModelRet
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langctx.archive_repair import state_batches
 from langctx.channel import ARCHIVE_KEY
 from langctx.delta_state import LangctxDeltaAgentState
 from langctx.langgraph import LangctxNode
@@ -237,7 +238,7 @@ def test_a_step_that_repairs_an_invalid_tool_call_stores_no_removal() -> None:
     assert len(out[ARCHIVE_KEY]) > before  # the /compact archived
     assert not any(isinstance(m, RemoveMessage) for m in out["messages"])
     assert not {m.id for m in out["messages"]} & {
-        m["data"]["id"] for b in out[ARCHIVE_KEY] for m in b["messages"]
+        m["data"]["id"] for b in state_batches(out[ARCHIVE_KEY]) for m in b["messages"]
     }
 
 

@@ -258,7 +258,7 @@ async def test_async_twins() -> None:
     twin = LangctxChatMessageHistory(max_tokens=BUDGET)
     for i in range(30):
         twin.add_messages(turn(i))
-    for i in (30, 31):  # turns more: /compact has an older turn to fold
+    for i in (30, 31, 32):  # turns more: /compact has an older turn to fold
         history.add_messages(turn(i))
         twin.add_messages(turn(i))
     entry, sync_entry = await history.acompact("keep the numbers"), twin.compact("keep the numbers")

@@ -147,6 +147,7 @@ def test_an_archive_that_lost_its_batches_is_a_one_line_error(archive: Any) -> N
 
 
 def test_an_archived_batch_this_langctx_cannot_read_is_a_one_line_error() -> None:
+    from langctx.archive_packing import unpack_batch
     from langctx.stores.archive import assemble, full_log
 
     state = _archived_state()
@@ -155,13 +156,14 @@ def test_an_archived_batch_this_langctx_cannot_read_is_a_one_line_error() -> Non
         {"order": None},
         {"v": None, "seq": None, "thread_id": None, "order": None},  # a batch without fields
     )
+    plain = [unpack_batch(b) for b in state["langctx_archive"]]  # as a store keeps them
     for bad in bad_ones:
-        batches = [{**b, **bad} for b in state["langctx_archive"]]
+        batches = [{**b, **bad} for b in plain]
         with pytest.raises(StateVersionError, match=r"batch .*cannot be read by this langctx: it"):
             full_log({**state, "langctx_archive": batches})  # checked where it is read
         with pytest.raises(StateVersionError, match="cannot be read by this langctx"):
             assemble(batches, state["messages"])  # as read from a store, by its key
-    typed = {**state["langctx_archive"][0], "messages": [{"type": "nonsense", "data": {"id": "x"}}]}
+    typed = {**plain[0], "messages": [{"type": "nonsense", "data": {"id": "x"}}]}
     with pytest.raises(StateVersionError, match="cannot be read by this langctx"):
         assemble([typed], state["messages"])  # a type no message has: found when it is read
 

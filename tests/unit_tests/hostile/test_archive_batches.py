@@ -9,8 +9,11 @@ channel and the archive disagree"); never a ``KeyError``, never a shorter log sa
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
+import json
+import zlib
 from typing import Any
 
 import pytest
@@ -20,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
 from langctx import LangctxMiddleware, StateVersionError, create_agent
+from langctx.archive_packing import is_packed, pack_batch, unpack_batch
 from langctx.channel import ARCHIVE_KEY
 from langctx.errors import LangctxError
 from langctx.stores.archive import full_log
@@ -64,9 +68,20 @@ def _edited(where: str, edit: Any) -> tuple[dict[str, Any], dict[str, Any], list
     stored = [str(m.id) for m in full_log(state)]
     batches = copy.deepcopy(list(state[ARCHIVE_KEY]))
     i = _newest(batches) if where == "newest" else 0
-    edit(batches[i])
+    assert is_packed(batches[i]), "the state keeps its batches packed"
+    body = unpack_batch(batches[i])  # the batch as written, edited, packed again
+    edit(body)
+    batches[i] = _repacked(body, batches[i])
     forked = agent.update_state(cfg, {ARCHIVE_KEY: Overwrite(batches)})
     return forked, agent.get_state(forked).values, stored
+
+
+def _repacked(body: dict[str, Any], packed: dict[str, Any]) -> dict[str, Any]:
+    """``body`` packed in place of ``packed``, the outer ``seq`` edited as the body's was."""
+    text = json.dumps(body, ensure_ascii=True).encode("ascii")
+    out = {**packed, "packed": base64.b64encode(zlib.compress(text)).decode("ascii")}
+    out.pop("seq")
+    return {**out, **({"seq": body["seq"]} if "seq" in body else {})}
 
 
 def _drop(key: str) -> Any:
@@ -116,7 +131,7 @@ UNREADABLE = {  # what main did when it was not a one-line error, where it was w
     "priorities of strings": _set("priorities", {"m": "high"}),
     "first_kept missing": _drop("first_kept"),
     "v missing": _drop("v"),
-    "v newer": _set("v", 2),  # main: read as if it were version 1
+    "v newer": _set("v", 3),  # main: read as if it were version 1
 }
 
 
@@ -194,3 +209,56 @@ def test_a_batch_edited_where_nothing_is_lost_still_runs(edit: str) -> None:
     out = agent.invoke({"messages": [HumanMessage("Go on.", id=f"go-{edit}")]}, forked)
     assert len(model.calls) == calls + 1
     assert set(stored) | {f"go-{edit}"} <= {str(m.id) for m in full_log(out)}
+
+
+PACKED = {
+    "packed missing": lambda p, b: p.pop("packed"),
+    "packed an int": lambda p, b: p.__setitem__("packed", 7),
+    "packed not base64": lambda p, b: p.__setitem__("packed", "%%%"),
+    "packed not zlib": lambda p, b: p.__setitem__("packed", base64.b64encode(b"x").decode()),
+    "packed not JSON": lambda p, b: p.__setitem__(
+        "packed", base64.b64encode(zlib.compress(b"{")).decode()
+    ),
+    "packed holds a list": lambda p, b: p.__setitem__(
+        "packed", base64.b64encode(zlib.compress(b"[]")).decode()
+    ),
+    "packed holds another seq": lambda p, b: p.__setitem__(
+        "packed", pack_batch({**b, "seq": b["seq"] + 7})["packed"]
+    ),
+    "seq changed outside": lambda p, b: p.__setitem__("seq", b["seq"] + 7),
+}
+
+
+@pytest.mark.parametrize("edit", list(PACKED), ids=list(PACKED))
+def test_a_packed_batch_that_cannot_be_unpacked_is_refused_in_one_line(edit: str) -> None:
+    agent, _, cfg = _thread()
+    batches = copy.deepcopy(list(agent.get_state(cfg).values[ARCHIVE_KEY]))
+    i = _newest(batches)
+    PACKED[edit](batches[i], unpack_batch(batches[i]))
+    forked = agent.update_state(cfg, {ARCHIVE_KEY: Overwrite(batches)})
+    state = agent.get_state(forked).values
+    with pytest.raises(StateVersionError, match="cannot be read by this langctx") as info:
+        full_log(state)
+    assert_one_line_langctx_error(info.value)
+
+
+def test_a_compressed_bomb_is_refused_not_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import langctx.archive_packing as packing
+
+    monkeypatch.setattr(packing, "MAX_UNPACKED_BYTES", 1 << 16)
+    bomb = {"v": 2, "kind": "langctx_archive_batch", "seq": 0}
+    bomb["packed"] = base64.b64encode(zlib.compress(b" " * (1 << 20))).decode()
+    with pytest.raises(ValueError, match="more than 65536 bytes"):
+        packing.unpack_batch(bomb)
+
+
+def test_batches_written_before_packing_are_read_with_the_packed_ones() -> None:
+    """A thread written by the earlier default (plain batches) loads and continues."""
+    agent, _, cfg = _thread()
+    state = agent.get_state(cfg).values
+    stored = [str(m.id) for m in full_log(state)]
+    plain = [unpack_batch(b) for b in state[ARCHIVE_KEY]]
+    forked = agent.update_state(cfg, {ARCHIVE_KEY: Overwrite(plain)})
+    assert [str(m.id) for m in full_log(agent.get_state(forked).values)] == stored
+    out = agent.invoke({"messages": [HumanMessage("Go on.", id="go-plain")]}, forked)
+    assert [str(m.id) for m in full_log(out)][: len(stored)] == stored
