@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langctx import LayeredChatMemory, MemorySettings
 from langctx.errors import InvalidMessageError, LangctxWarning
 from langctx.machinery import is_substantive_task
+from langctx.message_checks import refusal
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel
@@ -182,3 +183,42 @@ def test_a_tool_call_without_an_id_is_refused_in_one_line(call_id: str | None) -
         mem.add_messages([AIMessage("", id="a", tool_calls=[call])])
     assert "\n" not in str(info.value)
     assert [m.id for m in mem.messages] == ["task"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        AIMessage("", id="a", tool_calls=[{"name": "read_file", "args": {}, "id": ""}]),
+        AIMessage("half \ud800 of a pair", id="a"),
+    ],
+    ids=["call-without-id", "lone-surrogate"],
+)
+def test_a_history_given_to_the_first_call_is_checked_before_the_latest_ai_message_too(
+    bad: AIMessage,
+) -> None:
+    """Found by the property above: a history given in the input of a thread's first call,
+    ``[task, AI(call id=''), AI('')]``, was checked from its latest AI message only (what precedes
+    it was taken for an earlier call's checked input), so the call went out with no result. Every
+    message the memory restores is checked; the next call of the thread refuses it again when the
+    checkpointer kept the input as it was (it writes a lone surrogate as "?")."""
+    model = ScriptedChatModel(responses=["Done."], cycle=True)
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[LangctxMiddleware(max_tokens=BUDGET)],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "first-call"}}
+    history = [HumanMessage(TASK, id="task"), bad, AIMessage("", id="b")]
+    with pytest.raises(InvalidMessageError, match=r"^message 'a' ") as info:
+        agent.invoke({"messages": history}, cfg)
+    assert "\n" not in str(info.value)
+    assert model.calls == []
+    stored = {m.id: m for m in agent.get_state(cfg).values.get("messages", [])}
+    kept = "a" in stored and refusal(stored["a"]) is not None
+    _, refused = refused_or(
+        lambda: agent.invoke({"messages": [HumanMessage("Go on", id="n")]}, cfg)
+    )
+    assert (refused is not None) == kept
+    if refused is None:
+        assert_request_pairs(model.calls[-1])
