@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 
 from langctx.surrogates import surrogate_field
 
@@ -31,6 +31,11 @@ def refusal(message: BaseMessage) -> str | None:
             f"message {message.id!r} holds a lone surrogate in its {where} (text decoded with "
             "errors='surrogateescape'), which no provider request can encode; decode it "
             "with errors='replace' first."
+        )
+    if isinstance(message, ToolMessage) and not message.tool_call_id:
+        return (
+            f"tool result {message.id!r} has no tool_call_id, so it answers no tool call and no "
+            "provider accepts it; give it the id of the call it answers."
         )
     if (call := call_without_id(message)) is not None:
         return (

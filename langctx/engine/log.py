@@ -250,6 +250,14 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
     return fk is None or mem._pos.get(fk, -1) > mem._pc
 
 
+def answer_open_calls(mem: MemoryCore) -> None:
+    """Before a model call: the calls the log's last AI message still waits for are answered with
+    stand-in results in the projection (the log keeps waiting), so no request sends a call
+    without its result (a graph given a history that ends with tool calls, a hand-edited state)."""
+    if mem._open_calls:
+        _close_open_turn(mem, len(mem._log))
+
+
 def _close_open_turn(mem: MemoryCore, i: int) -> None:
     """Answer the open calls of the AI message before ``i`` with stand-in results (repairs)."""
     ai = mem._log[mem._call_owner[mem._open_calls[0]]]  # the AI message whose calls are open

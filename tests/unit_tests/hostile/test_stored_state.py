@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent  # imported once, before any example is timed
 from langchain_core.chat_history import InMemoryChatMessageHistory
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
-from langctx import LayeredChatMemory, MemorySettings
+from langctx import InvalidMessageError, LayeredChatMemory, MemorySettings
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
@@ -275,3 +275,36 @@ def test_the_checks_see_a_non_langctx_error() -> None:
 
     with pytest.raises(AssertionError):
         assert_one_line_langctx_error(StateVersionError("a\nb"))
+
+
+def test_a_stored_tool_result_without_its_call_id_is_refused_where_the_state_enters() -> None:
+    """Found by the property above: a stored session whose last tool result lost its
+    ``tool_call_id`` (``''``) loaded, and ``build_context`` sent the call it answered (``c9``)
+    with no result. A tool result that answers nothing is refused as it enters, in one line."""
+    _, state = memory_session()
+    bad = copy.deepcopy(state)
+    last = bad["messages"][-1]
+    assert last["data"]["id"] == "t9"
+    last["data"]["tool_call_id"] = ""
+    with pytest.raises(InvalidMessageError, match=r"^tool result 't9' has no tool_call_id") as info:
+        LayeredChatMemory.from_state(bad, max_tokens=BUDGET)
+    assert "\n" not in str(info.value)
+
+
+def test_a_graph_given_a_history_that_ends_with_tool_calls_sends_them_answered() -> None:
+    """A sibling: ``create_agent`` given ``[task, AI(call c1)]`` called the model with ``c1``
+    unanswered. Before a model call, an open call gets a stand-in result in the request."""
+    model = ScriptedChatModel(responses=["Done."])
+    agent = create_agent(
+        model,
+        tools=[read_file],
+        middleware=[LangctxMiddleware(max_tokens=AGENT_BUDGET)],
+        checkpointer=InMemorySaver(),
+    )
+    call = {"id": "c1", "name": "read_file", "args": {"path": "f.py"}}
+    history = [HumanMessage(TASK, id="task"), AIMessage("", id="a", tool_calls=[call])]
+    out = agent.invoke({"messages": history}, {"configurable": {"thread_id": "open"}})
+    sent = model.calls[-1]
+    assert [m.id for m in sent] == ["task", "a", "langctx-repair-c1"]
+    assert_pairs_intact(sent)
+    assert [m.id for m in out["messages"]][:2] == ["task", "a"]  # the log is not rewritten
