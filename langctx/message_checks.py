@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from langctx.surrogates import surrogate_field
+from langctx.surrogates import surrogate_field, surrogate_text
 
 MAX_NESTING = 100
 """Levels of nested lists and dicts a message's content, tool calls or extra fields may hold."""
@@ -26,7 +26,7 @@ def refusal(message: BaseMessage) -> str | None:
             f"message {message.id!r} nests its {deep} more than {MAX_NESTING} levels deep, past "
             "what langctx (and a provider request's JSON) reads; flatten it first."
         )
-    if (where := surrogate_field(message)) is not None:
+    if (where := surrogate_field(message) or _surrogate_id(message)) is not None:
         return (
             f"message {message.id!r} holds a lone surrogate in its {where} (text decoded with "
             "errors='surrogateescape'), which no provider request can encode; decode it "
@@ -42,6 +42,15 @@ def refusal(message: BaseMessage) -> str | None:
             f"message {message.id!r} has a tool call {call!r} without an id, which no tool result "
             "can answer and no provider accepts; give each tool call its id."
         )
+    return None
+
+
+def _surrogate_id(message: BaseMessage) -> str | None:
+    """``id`` or ``tool_call_id`` when it holds a lone surrogate (an id is never rewritten)."""
+    for name in ("id", "tool_call_id"):
+        value = message.__dict__.get(name)
+        if isinstance(value, str) and not value.isascii() and surrogate_text(value):
+            return name
     return None
 
 

@@ -308,3 +308,16 @@ def test_a_graph_given_a_history_that_ends_with_tool_calls_sends_them_answered()
     assert [m.id for m in sent] == ["task", "a", "langctx-repair-c1"]
     assert_pairs_intact(sent)
     assert [m.id for m in out["messages"]][:2] == ["task", "a"]  # the log is not rewritten
+
+
+@pytest.mark.parametrize("field", ["id", "tool_call_id"])
+def test_a_stored_message_id_with_a_lone_surrogate_is_refused_in_one_line(field: str) -> None:
+    """Found by the property above: a stored tool result whose id was ``'\\ud800'`` loaded, and
+    the next compaction escaped as ``UnicodeEncodeError`` (an entry id hashes the ids). An id is
+    never rewritten, so it is refused as it enters."""
+    _, state = memory_session()
+    bad = copy.deepcopy(state)
+    bad["messages"][-1]["data"][field] = "t\ud800"
+    with pytest.raises(InvalidMessageError, match=f"lone surrogate in its {field}") as info:
+        LayeredChatMemory.from_state(bad, max_tokens=BUDGET)
+    assert "\n" not in str(info.value)
