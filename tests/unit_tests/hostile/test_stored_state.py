@@ -24,8 +24,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
-from langctx import InvalidMessageError, LayeredChatMemory, MemorySettings
+from langctx import InvalidMessageError, LayeredChatMemory, MemorySettings, StateVersionError
 from langctx.middleware import LangctxMiddleware
+from langctx.state_memory import view_state
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests._helpers import assert_pairs_intact
@@ -323,4 +324,24 @@ def test_a_stored_message_id_with_a_lone_surrogate_is_refused_in_one_line(field:
     bad["messages"][-1]["data"][field] = "t\ud800"
     with pytest.raises(InvalidMessageError, match=f"lone surrogate in its {field}") as info:
         LayeredChatMemory.from_state(bad, max_tokens=BUDGET)
+    assert "\n" not in str(info.value)
+
+
+def test_a_hand_edited_archive_record_or_batch_message_fails_in_one_line() -> None:
+    """Found by the graph properties above: a channel whose archive record names its newest
+    batch by a list (``TypeError: unhashable type``), and an archived tool result whose ``name``
+    is a list (pydantic's multi-line error), escaped; each is a one-line ``StateVersionError``."""
+    agent, _, configs = _agent_threads()
+    cfg = configs["a"]
+    values = agent.get_state(cfg).values
+    channel = copy.deepcopy(dict(values["langctx"]))
+    channel["archive"]["last"] = ["x"]
+    with pytest.raises(StateVersionError, match=r"archive record has last=\['x'\]") as info:
+        view_state({**values, "langctx": channel}, MemorySettings.of(max_tokens=AGENT_BUDGET))
+    assert "\n" not in str(info.value)
+    batches = copy.deepcopy(list(values["langctx_archive"]))
+    tool = next(m for m in batches[-1]["messages"] if m["type"] == "tool")
+    tool["data"]["name"] = []
+    with pytest.raises(StateVersionError, match="cannot be read by this langctx") as info:
+        full_log({**values, "langctx_archive": batches})
     assert "\n" not in str(info.value)
