@@ -430,7 +430,29 @@ def archive_record(channel: Mapping[str, Any] | None) -> ArchiveRecord | None:
     record = channel.get("archive") if isinstance(channel, Mapping) else None
     if not isinstance(record, Mapping) or not record.get("last"):
         return None
+    for key, ok in _RECORD_FIELDS.items():
+        if key in record and not ok(record[key]):
+            msg = (
+                f"the langctx channel's archive record has {key}={record[key]!r:.80} "
+                "(hand-edited?); the state is corrupt (clear the thread's langctx state)."
+            )
+            raise StateVersionError(msg)
     return record  # type: ignore[return-value]
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_RECORD_FIELDS: dict[str, Any] = {
+    "v": lambda v: v == ARCHIVE_RECORD_VERSION,
+    "last": lambda v: isinstance(v, str),
+    "first_kept": lambda v: v is None or isinstance(v, str),
+    "batches": _count,
+    "messages": _count,
+    "saved": _count,
+}
+"""Each field of an :class:`ArchiveRecord` and what a stored value of it must be."""
 
 
 def _normalise(value: Mapping[str, Any]) -> LangctxChannel:

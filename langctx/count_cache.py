@@ -24,6 +24,7 @@ from langctx.entries import EditEntry, covered_count
 from langctx.lru import LRU
 from langctx.machinery import is_substantive_task
 from langctx.markers import CONTEXT_MODE_STAMP, needs_escape
+from langctx.message_checks import refusal
 from langctx.projection import view_message
 from langctx.tokens import ApproximateCounter, TiktokenCounter, TokenCounter
 from langctx.tokens.messages import DEFAULT_CACHE_SIZE, MessageCounter
@@ -44,6 +45,8 @@ class Described(NamedTuple):
     """Ids of the tool calls it makes."""
     substantive: bool
     """A human message that :func:`~langctx.machinery.is_substantive_task` takes for a task."""
+    refusal: str | None
+    """Why no request may carry it (:func:`~langctx.message_checks.refusal`), or None."""
 
 
 def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Described:
@@ -63,6 +66,7 @@ def _described(counter: TokenCounter, message: BaseMessage, tokens: int) -> Desc
         compaction,
         tuple(tool_call_ids(message)) if isinstance(message, AIMessage) else (),
         isinstance(message, HumanMessage) and is_substantive_task(message),
+        refusal(message),
     )
 
 

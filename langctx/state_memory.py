@@ -37,6 +37,7 @@ from langctx.channel import (
 from langctx.commands import is_control_message
 from langctx.config import ConfigOptions, MemoryConfig, config_from
 from langctx.count_cache import CachedCounter
+from langctx.engine import log
 from langctx.entries import CompactionEntry, EditEntry, active_summaries, user_count
 from langctx.facts import FileToolSpec
 from langctx.markers import NO_THREAD, checked_thread_id
@@ -160,6 +161,7 @@ class ThreadView:
         self._known_priorities = dict(memory.priorities if priorities is None else priorities)
         self._reset = reset
         self._archive = archive  # a repaired archive record, written with the reset
+        log.answer_open_calls(memory)  # this view is for a model call: no call goes unanswered
 
     def projection(self) -> list[BaseMessage]:
         """What the model should see (pinned, summaries, recent)."""

@@ -21,17 +21,23 @@ def surrogate_field(message: BaseMessage) -> str | None:
     return next((name for name in _FIELDS if _has_surrogate(fields.get(name))), None)
 
 
+def surrogate_text(text: str) -> bool:
+    """True when ``text`` holds a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _has_surrogate(value: Any) -> bool:
     """True when a string in ``value`` (nested, dict keys too) has a lone surrogate."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, str):
-            if not v.isascii():
-                try:
-                    v.encode("utf-8")
-                except UnicodeEncodeError:
-                    return True
+            if not v.isascii() and surrogate_text(v):
+                return True
         elif isinstance(v, dict):
             stack.extend([*v, *v.values()])
         elif isinstance(v, list | tuple):

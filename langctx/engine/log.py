@@ -23,6 +23,7 @@ from langctx.entries import CompactionEntry
 from langctx.errors import InvalidHistoryError, InvalidMessageError
 from langctx.machinery import is_substantive_task
 from langctx.markers import MESSAGE_ID_PREFIX, NOTICE_MARK, REPAIR_ID_PREFIX
+from langctx.message_checks import refusal
 from langctx.surrogates import replace_surrogates, surrogate_field
 from langctx.turns import after_tool_result, opens_turn, tool_call_ids
 
@@ -49,8 +50,10 @@ def append_all(mem: MemoryCore, messages: Sequence[Any]) -> bool:
 
 
 def replay(mem: MemoryCore, sent: Sequence[BaseMessage], new: list[Any]) -> None:
-    """Restore the log: ``sent`` as it is (an earlier call checked it), then ``new``, checked; the
-    restore counts and checks the whole, not each message."""
+    """Restore the log: ``sent`` as it is (an earlier call checked its pairs), then ``new``, checked
+    as a batch; the restore counts the whole, not each message. Each message is checked alone
+    (:func:`~langctx.message_checks.refusal`, once per content: its description is cached), since
+    what an earlier call sent is not all it was given (a graph's input before its last AI message)."""
     mem._restoring = True
     try:
         for m in sent:
@@ -89,22 +92,8 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
                 f"RemoveMessage({m.id!r}) cannot be added: the log is append-only. Remove "
                 "messages from the graph state (its reducer applies RemoveMessage), not the memory."
             )
-        if (deep := _too_deep(m)) is not None:
-            raise InvalidMessageError(
-                f"message {m.id!r} nests its {deep} more than {MAX_NESTING} levels deep, past "
-                "what langctx (and a provider request's JSON) reads; flatten it first."
-            )
-        if (where := surrogate_field(m)) is not None:
-            raise InvalidMessageError(
-                f"message {m.id!r} holds a lone surrogate in its {where} (text decoded with "
-                "errors='surrogateescape'), which no provider request can encode; decode it "
-                "with errors='replace' first."
-            )
-        if (call := _call_without_id(m)) is not None:
-            raise InvalidMessageError(
-                f"message {m.id!r} has a tool call {call!r} without an id, which no tool result "
-                "can answer and no provider accepts; give each tool call its id."
-            )
+        if (refused := refusal(m)) is not None:
+            raise InvalidMessageError(refused)
         if m.id is not None:
             if _repeats(mem._log[mem._pos[m.id]] if m.id in mem._pos else seen.get(m.id), m):
                 continue
@@ -118,37 +107,6 @@ def validate_batch(mem: MemoryCore, batch: Sequence[BaseMessage]) -> None:
             open_calls = tool_call_ids(m)
 
 
-def _call_without_id(message: BaseMessage) -> str | None:
-    """The name of a tool call of ``message`` whose id is missing or empty (None: there is none)."""
-    for tc in getattr(message, "tool_calls", None) or ():
-        if not tc.get("id"):
-            return str(tc.get("name"))[:80]
-    return None
-
-
-MAX_NESTING = 100
-"""Levels of nested lists and dicts a message's content, tool calls or extra fields may hold."""
-
-
-def _too_deep(message: BaseMessage) -> str | None:
-    """The part of ``message`` nested deeper than :data:`MAX_NESTING` (read without recursion)."""
-    parts = {
-        "content": message.content,
-        "tool calls": getattr(message, "tool_calls", None),
-        "additional_kwargs": message.additional_kwargs,
-    }
-    for where, value in parts.items():
-        stack: list[tuple[Any, int]] = [(value, 0)]
-        while stack:
-            item, depth = stack.pop()
-            if isinstance(item, dict | list | tuple):
-                if depth > MAX_NESTING:
-                    return where
-                values = item.values() if isinstance(item, dict) else item
-                stack.extend((v, depth + 1) for v in values)
-    return None
-
-
 def append(mem: MemoryCore, message: BaseMessage) -> bool:
     """Append one message and update the derived indices; False when it is already logged."""
     message = _encodable(message)
@@ -158,6 +116,8 @@ def append(mem: MemoryCore, message: BaseMessage) -> bool:
         message = message.model_copy(update={"id": f"{MESSAGE_ID_PREFIX}{uuid.uuid4().hex}"})
     i = len(mem._log)
     d = describe(mem.counter, message)
+    if d.refusal is not None:  # restored as sent before, but never checked (a graph's input)
+        raise InvalidMessageError(d.refusal)
     if isinstance(message, ToolMessage):
         _answer_call(mem, message, i, d.tokens)
     else:
@@ -288,6 +248,14 @@ def after_pc(mem: MemoryCore, entry: CompactionEntry) -> bool:
         return entry["provider_compaction_id"] == mem._id(mem._pc)
     fk = entry["first_kept_id"]
     return fk is None or mem._pos.get(fk, -1) > mem._pc
+
+
+def answer_open_calls(mem: MemoryCore) -> None:
+    """Before a model call: the calls the log's last AI message still waits for are answered with
+    stand-in results in the projection (the log keeps waiting), so no request sends a call
+    without its result (a graph given a history that ends with tool calls, a hand-edited state)."""
+    if mem._open_calls:
+        _close_open_turn(mem, len(mem._log))
 
 
 def _close_open_turn(mem: MemoryCore, i: int) -> None:

@@ -325,7 +325,8 @@ def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[
         archived = {str(m.id): m for m in messages_from_dict(batch["messages"])}
         order = list(batch["order"])
     except (KeyError, TypeError, ValueError) as exc:
-        msg = f"archived batch {batch.get('seq')!r} cannot be read by this langctx: {exc!r}"
+        problem = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # pydantic's: lines
+        msg = f"archived batch {batch.get('seq')!r} cannot be read by this langctx: {problem}"
         raise StateVersionError(msg) from exc
     return archived, order
 

@@ -437,7 +437,7 @@ def test_a_lone_surrogate_in_tool_output_is_escaped_once_and_the_run_goes_on(
 
 def test_arguments_nested_past_the_limit_are_refused_and_nothing_changes() -> None:
     from langctx import InvalidMessageError, LayeredChatMemory
-    from langctx.engine.log import MAX_NESTING
+    from langctx.message_checks import MAX_NESTING
 
     def nested(levels: int) -> dict[str, Any]:
         value: dict[str, Any] = {"leaf": 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 import time
@@ -32,6 +33,9 @@ def _check_sqlite(given: str) -> None:
         msg = f"{given!r} is a directory; give --db a SQLite file (a new path is created)."
         raise ConfigError(msg)
     if not path.exists():
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            msg = f"{given!r} cannot be created (its folder is missing or not writable); give --db a new path in a writable folder."
+            raise ConfigError(msg)
         return
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
@@ -45,6 +49,15 @@ def _check_sqlite(given: str) -> None:
         raise ConfigError(msg) from exc
     except NotACheckpointDatabaseError as exc:
         msg = f"{exc} Give --db a checkpoint database the demo wrote, or a new path."
+        raise ConfigError(msg) from exc
+    try:  # the demo writes it: a file or a format that is read-only fails here, untouched
+        with closing(sqlite3.connect(path, isolation_level=None)) as con:
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        msg = (
+            f"{given!r} cannot be written ({exc}); give --db a writable SQLite file or a new path."
+        )
         raise ConfigError(msg) from exc
 
 

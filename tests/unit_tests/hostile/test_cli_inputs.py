@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +281,37 @@ def test_a_checkpoint_whose_messages_hold_none_is_one_line() -> None:
     with pytest.raises(InvalidMessageError, match="not a chat message: Unsupported") as info:
         build_report({"messages": [None]})
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("how", ["format", "permissions", "folder"])
+def test_demo_on_a_database_it_cannot_write_is_one_line(
+    how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the property above: a SQLite file whose header marks it read-only (write version
+    3) escaped as ``sqlite3.OperationalError: attempt to write a readonly database``; a file
+    without write permission and a new path in a folder that cannot be written are the same
+    cause. Each is one line, exit 2, the file untouched."""
+    path = tmp_path / "ro" / "x.db"
+    path.parent.mkdir()
+    with closing(sqlite3.connect(path)) as con:
+        con.execute("PRAGMA user_version = 1")  # an empty database (the demo fills it)
+        con.commit()
+    if how == "format":
+        data = bytearray(path.read_bytes())
+        data[18] = 3  # the file format's write version: newer than any SQLite writes
+        path.write_bytes(bytes(data))
+    elif how == "permissions":
+        path.chmod(0o444)
+    else:
+        path.unlink()
+        path.parent.chmod(0o555)
+    if os.geteuid() == 0 and how != "format":
+        pytest.skip("root writes whatever the permissions say")
+    before = path.read_bytes() if path.exists() else None
+    try:
+        code, err = _run(["demo", "--db", str(path), "--turns", "1"], capsys)
+    finally:
+        path.parent.chmod(0o755)
+    assert code == 2, err
+    assert "cannot be" in err
+    assert (path.read_bytes() if path.exists() else None) == before

@@ -23,9 +23,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langctx import LayeredChatMemory, MemorySettings
 from langctx.errors import InvalidMessageError, LangctxWarning
 from langctx.machinery import is_substantive_task
+from langctx.message_checks import refusal
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel
+from tests._helpers import assert_pairs_intact
 from tests.unit_tests.hostile._hostile import HUGE_REPR, assert_request_pairs, refused_or
 
 pytestmark = pytest.mark.filterwarnings(HUGE_REPR)
@@ -85,10 +87,14 @@ def turn(draw: st.DrawFn) -> list[BaseMessage]:
 SESSIONS = st.lists(turn(), min_size=1, max_size=8)
 
 
-def _assert_request(sent: list[BaseMessage], newest: BaseMessage | None, task_id: str) -> None:
+def _assert_request(
+    sent: list[BaseMessage], newest: BaseMessage | None, task_id: str, *, mid_turn: bool = True
+) -> None:
+    """``mid_turn``: a memory's ``build_context`` may end with the calls its last AI message
+    still waits for; a graph's request (``mid_turn=False``) answers them."""
     counter = MemorySettings.of(max_tokens=BUDGET).counter
     assert counter.count_messages(sent) <= BUDGET
-    assert_request_pairs(sent)
+    (assert_request_pairs if mid_turn else assert_pairs_intact)(sent)
     ids = [m.id for m in sent]
     assert task_id in ids, "the task is sent"
     if newest is not None and newest.id not in ids:  # folded: quoted in the summary block
@@ -164,9 +170,9 @@ def test_create_agent_given_a_hostile_history_sends_a_valid_request_or_refuses_i
         if refused is not None:
             note(f"refused: {refused}")
             return
-        sent = model.calls[-1]
         log = full_log(out)
-        _assert_request(sent, _newest_user(log, "task"), "task")
+        if model.calls:  # (none when the input ends with ``/compact``: answered by langctx)
+            _assert_request(model.calls[-1], _newest_user(log, "task"), "task", mid_turn=False)
         logged = {m.id for m in log}
         assert {m.id for m in turn_input if m.id} <= logged, "nothing accepted is lost"
 
@@ -182,3 +188,42 @@ def test_a_tool_call_without_an_id_is_refused_in_one_line(call_id: str | None) -
         mem.add_messages([AIMessage("", id="a", tool_calls=[call])])
     assert "\n" not in str(info.value)
     assert [m.id for m in mem.messages] == ["task"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        AIMessage("", id="a", tool_calls=[{"name": "read_file", "args": {}, "id": ""}]),
+        AIMessage("half \ud800 of a pair", id="a"),
+    ],
+    ids=["call-without-id", "lone-surrogate"],
+)
+def test_a_history_given_to_the_first_call_is_checked_before_the_latest_ai_message_too(
+    bad: AIMessage,
+) -> None:
+    """Found by the property above: a history given in the input of a thread's first call,
+    ``[task, AI(call id=''), AI('')]``, was checked from its latest AI message only (what precedes
+    it was taken for an earlier call's checked input), so the call went out with no result. Every
+    message the memory restores is checked; the next call of the thread refuses it again when the
+    checkpointer kept the input as it was (it writes a lone surrogate as "?")."""
+    model = ScriptedChatModel(responses=["Done."], cycle=True)
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[LangctxMiddleware(max_tokens=BUDGET)],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "first-call"}}
+    history = [HumanMessage(TASK, id="task"), bad, AIMessage("", id="b")]
+    with pytest.raises(InvalidMessageError, match=r"^message 'a' ") as info:
+        agent.invoke({"messages": history}, cfg)
+    assert "\n" not in str(info.value)
+    assert model.calls == []
+    stored = {m.id: m for m in agent.get_state(cfg).values.get("messages", [])}
+    kept = "a" in stored and refusal(stored["a"]) is not None
+    _, refused = refused_or(
+        lambda: agent.invoke({"messages": [HumanMessage("Go on", id="n")]}, cfg)
+    )
+    assert (refused is not None) == kept
+    if refused is None:
+        assert_request_pairs(model.calls[-1])

@@ -19,13 +19,14 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent  # imported once, before any example is timed
 from langchain_core.chat_history import InMemoryChatMessageHistory
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
-from langctx import LayeredChatMemory, MemorySettings
+from langctx import InvalidMessageError, LayeredChatMemory, MemorySettings, StateVersionError
 from langctx.middleware import LangctxMiddleware
+from langctx.state_memory import view_state
 from langctx.stores.archive import full_log
 from langctx.testing import ScriptedChatModel, ai_tool_call
 from tests._helpers import assert_pairs_intact
@@ -33,6 +34,7 @@ from tests.unit_tests.hostile._hostile import (
     BUDGET,
     JSONISH,
     assert_one_line_langctx_error,
+    assert_request_pairs,
     memory_session,
     mutated,
     refused_or,
@@ -46,10 +48,12 @@ def _ids(messages: list[BaseMessage]) -> list[str]:
     return [str(m.id) for m in messages]
 
 
-def _assert_request(messages: list[BaseMessage], budget: int) -> None:
+def _assert_request(messages: list[BaseMessage], budget: int, *, mid_turn: bool = False) -> None:
+    """Within ``budget``, pairs intact; ``mid_turn``: a memory's ``build_context`` may end with
+    the calls its last AI message still waits for (a graph's request answers them)."""
     counter = MemorySettings.of(max_tokens=budget).counter
     assert counter.count_messages(messages) <= budget
-    assert_pairs_intact(messages)
+    (assert_request_pairs if mid_turn else assert_pairs_intact)(messages)
 
 
 # ------------------------------------------------------------ LayeredChatMemory.from_state
@@ -65,10 +69,10 @@ def _check_memory(state: Any, log_ids: list[str] | None) -> None:
     # from_state runs no compaction: the next call compacts first when due (as every face does)
     _, refused = refused_or(lambda: mem.needs_compaction() and mem.compact(trigger="proactive"))
     if refused is None:
-        _assert_request(mem.build_context(), BUDGET)
+        _assert_request(mem.build_context(), BUDGET, mid_turn=True)
     _, refused = refused_or(lambda: mem.add_messages([HumanMessage("next " * 400, id="hostile")]))
     if refused is None:
-        _assert_request(mem.build_context(), BUDGET)
+        _assert_request(mem.build_context(), BUDGET, mid_turn=True)
         assert "hostile" in _ids(mem.messages)
 
 
@@ -275,3 +279,69 @@ def test_the_checks_see_a_non_langctx_error() -> None:
 
     with pytest.raises(AssertionError):
         assert_one_line_langctx_error(StateVersionError("a\nb"))
+
+
+def test_a_stored_tool_result_without_its_call_id_is_refused_where_the_state_enters() -> None:
+    """Found by the property above: a stored session whose last tool result lost its
+    ``tool_call_id`` (``''``) loaded, and ``build_context`` sent the call it answered (``c9``)
+    with no result. A tool result that answers nothing is refused as it enters, in one line."""
+    _, state = memory_session()
+    bad = copy.deepcopy(state)
+    last = bad["messages"][-1]
+    assert last["data"]["id"] == "t9"
+    last["data"]["tool_call_id"] = ""
+    with pytest.raises(InvalidMessageError, match=r"^tool result 't9' has no tool_call_id") as info:
+        LayeredChatMemory.from_state(bad, max_tokens=BUDGET)
+    assert "\n" not in str(info.value)
+
+
+def test_a_graph_given_a_history_that_ends_with_tool_calls_sends_them_answered() -> None:
+    """A sibling: ``create_agent`` given ``[task, AI(call c1)]`` called the model with ``c1``
+    unanswered. Before a model call, an open call gets a stand-in result in the request."""
+    model = ScriptedChatModel(responses=["Done."])
+    agent = create_agent(
+        model,
+        tools=[read_file],
+        middleware=[LangctxMiddleware(max_tokens=AGENT_BUDGET)],
+        checkpointer=InMemorySaver(),
+    )
+    call = {"id": "c1", "name": "read_file", "args": {"path": "f.py"}}
+    history = [HumanMessage(TASK, id="task"), AIMessage("", id="a", tool_calls=[call])]
+    out = agent.invoke({"messages": history}, {"configurable": {"thread_id": "open"}})
+    sent = model.calls[-1]
+    assert [m.id for m in sent] == ["task", "a", "langctx-repair-c1"]
+    assert_pairs_intact(sent)
+    assert [m.id for m in out["messages"]][:2] == ["task", "a"]  # the log is not rewritten
+
+
+@pytest.mark.parametrize("field", ["id", "tool_call_id"])
+def test_a_stored_message_id_with_a_lone_surrogate_is_refused_in_one_line(field: str) -> None:
+    """Found by the property above: a stored tool result whose id was ``'\\ud800'`` loaded, and
+    the next compaction escaped as ``UnicodeEncodeError`` (an entry id hashes the ids). An id is
+    never rewritten, so it is refused as it enters."""
+    _, state = memory_session()
+    bad = copy.deepcopy(state)
+    bad["messages"][-1]["data"][field] = "t\ud800"
+    with pytest.raises(InvalidMessageError, match=f"lone surrogate in its {field}") as info:
+        LayeredChatMemory.from_state(bad, max_tokens=BUDGET)
+    assert "\n" not in str(info.value)
+
+
+def test_a_hand_edited_archive_record_or_batch_message_fails_in_one_line() -> None:
+    """Found by the graph properties above: a channel whose archive record names its newest
+    batch by a list (``TypeError: unhashable type``), and an archived tool result whose ``name``
+    is a list (pydantic's multi-line error), escaped; each is a one-line ``StateVersionError``."""
+    agent, _, configs = _agent_threads()
+    cfg = configs["a"]
+    values = agent.get_state(cfg).values
+    channel = copy.deepcopy(dict(values["langctx"]))
+    channel["archive"]["last"] = ["x"]
+    with pytest.raises(StateVersionError, match=r"archive record has last=\['x'\]") as info:
+        view_state({**values, "langctx": channel}, MemorySettings.of(max_tokens=AGENT_BUDGET))
+    assert "\n" not in str(info.value)
+    batches = copy.deepcopy(list(values["langctx_archive"]))
+    tool = next(m for m in batches[-1]["messages"] if m["type"] == "tool")
+    tool["data"]["name"] = []
+    with pytest.raises(StateVersionError, match="cannot be read by this langctx") as info:
+        full_log({**values, "langctx_archive": batches})
+    assert "\n" not in str(info.value)
