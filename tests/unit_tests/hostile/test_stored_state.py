@@ -25,6 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
 from langctx import InvalidMessageError, LayeredChatMemory, MemorySettings, StateVersionError
+from langctx.archive_packing import pack_batch, unpack_batch
 from langctx.middleware import LangctxMiddleware
 from langctx.state_memory import view_state
 from langctx.stores.archive import full_log
@@ -339,9 +340,10 @@ def test_a_hand_edited_archive_record_or_batch_message_fails_in_one_line() -> No
     with pytest.raises(StateVersionError, match=r"archive record has last=\['x'\]") as info:
         view_state({**values, "langctx": channel}, MemorySettings.of(max_tokens=AGENT_BUDGET))
     assert "\n" not in str(info.value)
-    batches = copy.deepcopy(list(values["langctx_archive"]))
+    batches = [unpack_batch(b) for b in values["langctx_archive"]]  # (packed in the state)
     tool = next(m for m in batches[-1]["messages"] if m["type"] == "tool")
     tool["data"]["name"] = []
+    batches[-1] = pack_batch(batches[-1])
     with pytest.raises(StateVersionError, match="cannot be read by this langctx") as info:
         full_log({**values, "langctx_archive": batches})
     assert "\n" not in str(info.value)
