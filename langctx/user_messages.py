@@ -227,13 +227,14 @@ def _status(item: Mapping[str, Any], newest: bool) -> str:
     return LATEST if newest else INTERRUPTED
 
 
-def _line(item: Mapping[str, Any], text: str, tail: str = "") -> str:
+def _line(item: Mapping[str, Any], text: str, tail: str = "", *, answer: bool = True) -> str:
     """``text`` quoted as ``item``'s list item: its status first, the first words of its answer
-    after (:data:`SHORT_CHARS`; the whole first line is stored)."""
+    after (:data:`ANSWER_SHOWN_CHARS`; the whole first line is stored) unless ``answer`` is
+    False (the status alone)."""
     quoted = _quoted(text)[2:] + tail
     if item.get("task"):
         quoted += " (the task, pinned above)"
-    said = str(item.get("answer") or "")
+    said = str(item.get("answer") or "") if answer else ""
     said = opening(said, ANSWER_SHOWN_CHARS)
     answer = f' → the agent answered: "{said}"' if said else ""
     return f"- [{item['status']}] {quoted}{answer}"
@@ -243,7 +244,8 @@ def _candidates(
     item: Mapping[str, Any], verbatim: int | None, max_tokens: int
 ) -> list[tuple[str, int]]:
     """An earlier message's lines, best first, each with its cap: verbatim (unless ``None``),
-    by its opening words with the user's constraints verbatim, by its opening words."""
+    by its opening words with the user's constraints verbatim, by its opening words, and for an
+    answered one by its opening words and its status alone (before it is only counted)."""
     text = str(item["text"])
     head = opening(text)
     short = _SHORTENED if head != text else ""
@@ -252,7 +254,10 @@ def _candidates(
     lines = [(_line(item, text), verbatim)] if verbatim is not None else []
     tail = f"{short}, saying: {said}"
     lines += [(_line(item, head, tail), max_tokens)] if rules else []
-    return [*lines, (_line(item, head, short), max_tokens)]
+    lines.append((_line(item, head, short), max_tokens))
+    if item.get("answer"):
+        lines.append((_line(item, head, short, answer=False), max_tokens))
+    return lines
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:

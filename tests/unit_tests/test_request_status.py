@@ -140,3 +140,25 @@ def test_a_huge_answered_request_and_300_requests_at_4k() -> None:
     assert said and all(s == "answered" for s in said[:-1]), sec[:2000]
     assert said[-1] in ("answered", LATEST)
     assert re.search(r"- \[\d+ earlier user messages not shown\]", sec)  # bounded, counted
+
+
+def test_an_older_answered_request_keeps_its_status_before_it_is_only_counted() -> None:
+    """Short of room, an older answered request is shown by its opening words and its status
+    alone (the first words of its answer give way first), before it is only counted."""
+    from langctx.tokens import ApproximateCounter
+    from langctx.user_messages import render_user_messages
+
+    count = ApproximateCounter().count_text
+    items = [
+        {"id": f"u{k}", "text": f"Request {k}: tidy module_{k}.py.", "answer": "Done: " + "x" * 40}
+        for k in range(12)
+    ]
+    full = render_user_messages(items, max_tokens=10_000, count=count)
+    assert full.count("→ the agent answered") == 12
+    room = count(full) - 8  # the oldest one's answer does not fit, its status does
+    shown = render_user_messages(items, max_tokens=room, count=count)
+    assert count(shown) <= room
+    assert "earlier user message" not in shown  # each still listed by its words
+    oldest = next(line for line in shown.splitlines() if "Request 0:" in line)
+    assert oldest == '- [answered] "Request 0: tidy module_0.py."'  # its status alone
+    assert shown.count("→ the agent answered") == 11
