@@ -236,8 +236,8 @@ def _line(item: Mapping[str, Any], text: str, tail: str = "", *, answer: bool = 
         quoted += " (the task, pinned above)"
     said = str(item.get("answer") or "") if answer else ""
     said = opening(said, ANSWER_SHOWN_CHARS)
-    answer = f' → the agent answered: "{said}"' if said else ""
-    return f"- [{item['status']}] {quoted}{answer}"
+    after = f' → the agent answered: "{said}"' if said else ""
+    return f"- [{item['status']}] {quoted}{after}"
 
 
 def _candidates(
