@@ -18,7 +18,13 @@ from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langctx.archive_repair import agrees, newest_held, repaired_channel, state_batches
+from langctx.archive_repair import (
+    agrees,
+    checked_batch,
+    newest_held,
+    repaired_channel,
+    state_batches,
+)
 from langctx.channel import (
     ARCHIVE_KEY,
     USERS_DROPPED_KEY,
@@ -338,24 +344,36 @@ def _archived_to(channel: Mapping[str, Any]) -> str | None:
 
 class _Before:
     """The messages before the window by id, from ``messages`` and the archive, and the archived
-    entries' ids (indexed lazily)."""
+    entries' ids: batches read newest first, each once, only as far as a lookup needs (what is
+    looked up is almost always in the latest folds)."""
 
-    __slots__ = ("_archived", "_by_id", "_covered", "_raw", "_stop")
+    __slots__ = ("_by_id", "_covered", "_unread")
 
     def __init__(self, raw: WithIds, stop: int, archived: Any = None) -> None:
-        self._raw, self._stop, self._archived = raw, stop, archived
-        self._by_id: dict[str, BaseMessage] | None = None
-        self._covered: dict[str, list[str]] | None = None
+        self._unread = list(archived) if isinstance(archived, list) else []
+        self._by_id: dict[str, BaseMessage] = {str(m.id): m for m in raw[:stop]}
+        self._covered: dict[str, list[str]] = {}
+
+    def _read_next(self) -> bool:
+        """Read the newest unread batch (checked: :func:`checked_batch`); False: none left."""
+        while self._unread:
+            batch = checked_batch(self._unread.pop())
+            if batch is not None:
+                for k, v in archived_messages([batch]).items():
+                    self._by_id.setdefault(k, v)
+                for k, ids in archived_covered([batch]).items():
+                    self._covered.setdefault(k, ids)
+                return True
+        return False
 
     def covered(self, entry_id: str) -> list[str] | None:
-        if self._covered is None:
-            self._covered = archived_covered(state_batches(self._archived))
+        while entry_id not in self._covered and self._read_next():
+            pass
         return self._covered.get(entry_id)
 
     def __call__(self, message_id: str) -> BaseMessage | None:
-        if self._by_id is None:
-            self._by_id = archived_messages(state_batches(self._archived))
-            self._by_id.update((str(m.id), m) for m in self._raw[: self._stop])
+        while message_id not in self._by_id and self._read_next():
+            pass
         return self._by_id.get(message_id)
 
 
