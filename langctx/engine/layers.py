@@ -22,7 +22,7 @@ from langctx.tokens import TokenCounter
 from langctx.user_messages import Ledger, ledger_tail, render_user_messages
 
 
-def _ledger_digest(users: Ledger) -> bytes:
+def _ledger_digest(users: object) -> bytes:
     text = json.dumps(users, ensure_ascii=False, sort_keys=True)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
@@ -156,10 +156,11 @@ def _without_stale_step(entry: CompactionEntry, stale: Callable[[str], bool]) ->
 
 def _files_key(entry: CompactionEntry | None, config: MemoryConfig) -> tuple[object, ...]:
     """What the files in hand and the sub-agent reports add to the block's cache key (nothing
-    when none are shown)."""
+    when none are shown): their content, not only the entry's id (state is untrusted)."""
     if entry is None or (config.files_tokens <= 0 and config.reports_tokens <= 0):
         return ()
-    return ("files", entry["id"], config.files_tokens, config.reports_tokens)
+    parts = _ledger_digest([entry.get("files"), entry.get("reports")])
+    return ("files", entry["id"], parts, config.files_tokens, config.reports_tokens)
 
 
 def latest_fold(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
