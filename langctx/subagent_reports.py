@@ -54,8 +54,9 @@ NAME_CHARS = 60
 """Characters of a tool or sub-agent name shown (whitespace collapsed)."""
 ASKED_CHARS = 120
 """Characters of the call's ``description`` (what the sub-agent was asked) shown."""
-MIN_REPORT_TOKENS = 40
-"""Tokens of report text each shown report gets at least (else fewer reports are shown)."""
+MIN_REPORT_TOKENS = 80
+"""Tokens each shown report's text gets at least, its cut mark included (else fewer reports are
+shown, the older ones counted)."""
 
 Count = Callable[[str], int]
 
@@ -145,9 +146,13 @@ def fold_reports(
     kept: Sequence[BaseMessage],
     *,
     tools: Collection[str],
+    max_tokens: int | None = None,
+    count: Count | None = None,
 ) -> ReportsPart | None:
     """The reports after a fold: ``previous`` (the last fold's part), replaced by the reports it
-    folds, less the sub-agents that reported again in what it keeps (shown there); None: none."""
+    folds, less the sub-agents that reported again in what it keeps (shown there); None: none.
+    With ``max_tokens`` (the share) and ``count``, the texts stored are cut to share it (each at
+    least :data:`MIN_REPORT_TOKENS`), so no entry holds more than the block could show."""
     latest: dict[tuple[str, str | None], ReportItem] = {}
     for item in reversed(stored_reports(previous)):
         latest[report_key(item)] = item
@@ -162,7 +167,27 @@ def fold_reports(
     more += max(0, len(items) - MAX_REPORTS)
     if not items and not more:
         return None
-    return ReportsPart(v=REPORTS_VERSION, items=items[:MAX_REPORTS], more=more)
+    items = items[:MAX_REPORTS]
+    if max_tokens is not None and count is not None:
+        items = _stored_within(items, max_tokens, count)
+    return ReportsPart(v=REPORTS_VERSION, items=items, more=more)
+
+
+def _stored_within(items: list[ReportItem], max_tokens: int, count: Count) -> list[ReportItem]:
+    """``items`` with their texts cut (head and tail) to share ``max_tokens``."""
+    sizes = [count(i["head"]) + count(i["tail"]) for i in items]
+    cap = max(MIN_REPORT_TOKENS, _shared_cap(sizes, max_tokens))
+    return [_stored_cut(i, cap, count) if s > cap else i for i, s in zip(items, sizes, strict=True)]
+
+
+def _stored_cut(item: ReportItem, cap: int, count: Count) -> ReportItem:
+    """``item`` with its text cut to ``cap`` tokens, head and tail (``chars`` stays the whole's)."""
+
+    def fits(n: int) -> bool:
+        return sum(map(count, _pieces(item, n))) <= cap
+
+    head, tail = _pieces(item, largest(fits, len(item["head"]) + len(item["tail"])))
+    return {**item, "head": head, "tail": tail}
 
 
 def _reports_in(
@@ -281,19 +306,13 @@ def _cut_body(item: ReportItem, cap: int, count: Count) -> str:
 
 def _body(item: ReportItem, n: int) -> str:
     """The report's lines quoted, ``n`` characters of its text shown (head and tail)."""
-    head, tail, chars = item["head"], item["tail"], item["chars"]
+    chars = item["chars"]
     notes = []
     if not chars:
         notes.append("(no text: the sub-agent returned nothing to read)")
     if item["other"]:
         notes.append(f"({item['other']} content block(s) that are not text, not shown)")
-    if n >= len(head) + len(tail):
-        shown_head, shown_tail = head, tail
-    else:
-        first = n // 2
-        rest = n - first
-        shown_head = _at_line_end(head[:first])
-        shown_tail = _at_line_start((tail or head)[len(tail or head) - rest :] if rest else "")
+    shown_head, shown_tail = _pieces(item, n)
     cut = chars - len(shown_head) - len(shown_tail)
     lines = _quoted(shown_head)
     if cut > 0:
@@ -302,6 +321,23 @@ def _body(item: ReportItem, n: int) -> str:
         )
         lines += _quoted(shown_tail)
     return "\n".join([*lines, *notes])
+
+
+def _pieces(item: ReportItem, n: int) -> tuple[str, str]:
+    """About ``n`` characters of the report's stored text: its head and tail, half each but its
+    first and last lines whole when ``n`` holds them, cut at line breaks where that keeps most of
+    them (the whole stored text when ``n`` holds it)."""
+    head, tail = item["head"], item["tail"]
+    if n >= len(head) + len(tail):
+        return head, tail
+    end = tail or head
+    first_line = head.find("\n") % (len(head) + 1)  # (no line break: the whole head)
+    last_line = len(end) - 1 - end.rfind("\n")
+    first = n // 2
+    if first_line + last_line <= n:
+        first = min(max(first, first_line), n - last_line)
+    rest = min(n - first, len(end))
+    return _at_line_end(head[:first]), _at_line_start(end[len(end) - rest :] if rest else "")
 
 
 def _at_line_end(text: str) -> str:

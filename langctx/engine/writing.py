@@ -123,6 +123,8 @@ def _reports(mem: MemoryCore, plan: Plan) -> ReportsPart | None:
         [mem._log[i] for i in plan.batch],
         mem._log[plan.cut :],
         tools=mem.config.subagent_tools,
+        max_tokens=mem.config.reports_tokens,
+        count=mem.counter.count_text,
     )
 
 

@@ -4,6 +4,7 @@ restores, until the same sub-agent reports again."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -369,3 +370,21 @@ def test_the_options_are_normalised_and_frozen() -> None:
         "task",
         "researcher",
     )
+
+
+def test_a_fold_entry_stays_small_whatever_the_sub_agents_return() -> None:
+    """The texts stored share `reports_share` (an entry holds no more than the block can show)."""
+    mem = new_memory()
+    for k in range(MAX_REPORTS):
+        mem.add_messages(task_turn(f"k{k}", report(lines=800, tag=f"s{k}"), agent=f"agent{k}"))
+    for message in read_turns(40):
+        mem.add_message(message)
+    sizes = [len(json.dumps(e.get("reports"), ensure_ascii=False)) for e in mem.compactions]
+    assert max(sizes) <= 6_000
+    section = reports_text(mem.build_context())  # the newest ones, first and last lines whole
+    shown = section.count("Report of sub-agent")
+    assert (
+        shown >= 2 and f"[{MAX_REPORTS - shown} earlier sub-agent report(s) not shown]" in section
+    )
+    assert section.count(f"> {FIRST}\n") == shown and section.count(f"> {LAST}\n") == shown
+    assert f"agent{MAX_REPORTS - 1} (message" in section and "agent0 (message" not in section
