@@ -10,15 +10,19 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langctx import create_agent
 from langctx.middleware import LangctxMiddleware
 from langctx.projection import REQUESTS_CLOSE, REQUESTS_OPEN
 from langctx.subagent_reports import reports_text
+from langctx.testing import ScriptedChatModel, ai_tool_call
 from langctx.tokens import ApproximateCounter
-from tests.integration_tests._reports_worker import first_line, last_line, play, report
+from tests.integration_tests._reports_worker import first_line, last_line, play, report, tools
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,3 +98,33 @@ def test_the_report_survives_a_second_process(tmp_path: Path) -> None:
     second = _run(db, tmp_path / "b.jsonl", 1, 1)
     assert first_line(0) in _section(second[0]) and last_line(0) in _section(second[0])
     _check([*first, *second], 2)
+
+
+def test_a_create_agent_used_as_a_tool_is_a_subagent_when_named_in_subagent_tools() -> None:
+    sub_model = ScriptedChatModel(responses=[report(0)], cycle=True)
+    sub_agent = create_agent(sub_model, [])
+
+    @tool
+    def researcher(query: str) -> str:
+        """Ask the research sub-agent."""
+        return sub_agent.invoke({"messages": [("user", query)]})["messages"][-1].text
+
+    def run(**options: Any) -> list[list[str]]:
+        calls = [ai_tool_call("researcher", {"query": "Why do the tests flake?"})]
+        reads = [ai_tool_call("read_file", {"path": f"src/m{k}.py"}) for k in range(24)]
+        model = ScriptedChatModel(responses=[*calls, *reads, "Done."])
+        read_file = tools({})[1]
+        agent = create_agent(
+            model,
+            [researcher, read_file],
+            memory=LangctxMiddleware(**options),
+            checkpointer=InMemorySaver(),
+        )
+        agent.invoke(
+            {"messages": [("user", "Make the suite reliable.")]},
+            {"configurable": {"thread_id": "t"}},
+        )
+        return _texts(model.calls)
+
+    _check(run(subagent_tools=["task", "researcher"]), 1)
+    assert not any(_section(texts) for texts in run())  # not named: an ordinary tool result
