@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -128,3 +129,32 @@ def test_a_create_agent_used_as_a_tool_is_a_subagent_when_named_in_subagent_tool
 
     _check(run(subagent_tools=["task", "researcher"]), 1)
     assert not any(_section(texts) for texts in run())  # not named: an ordinary tool result
+
+
+@tool("task")
+def _task_none(description: str, subagent_type: str) -> None:
+    """Run a sub-agent that returns nothing (ToolNode sends ``null``)."""
+
+
+@tool("task")
+def _task_image(description: str, subagent_type: str) -> list[dict[str, str]]:
+    """Run a sub-agent that returns an image block only."""
+    return [{"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}]
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        (_task_none, "> null"),
+        (_task_image, "(no text: the sub-agent returned nothing to read)\n(1 content block(s)"),
+    ],
+)
+def test_a_subagent_returning_none_or_no_text_is_said_as_such(task: Any, said: str) -> None:
+    calls = [ai_tool_call("task", {"description": "Look.", "subagent_type": "looker"})]
+    reads = [ai_tool_call("read_file", {"path": f"src/m{k}.py"}) for k in range(24)]
+    model = ScriptedChatModel(responses=[*calls, *reads, "Done."])
+    agent = create_agent(model, [task, tools({})[1]], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [("user", "Look at it.")]}, {"configurable": {"thread_id": "t"}})
+    sections = [reports_text(call) for call in model.calls]
+    assert sum(bool(s) for s in sections) >= 10
+    assert all(said in s and "Report of sub-agent task · looker" in s for s in sections if s)
