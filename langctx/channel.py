@@ -303,13 +303,15 @@ def is_slim(ids: Sequence[str]) -> bool:
 
 def slim_entry(entry: Mapping[str, Any], *, keep_files: bool = True) -> dict[str, Any]:
     """A copy of ``entry`` with its ``covered_ids`` slimmed (:func:`slim_covered`), and without
-    its files in hand unless ``keep_files`` (only the latest fold's are shown)."""
+    its files in hand and sub-agent reports unless ``keep_files`` (only the latest fold's are
+    shown)."""
     out = dict(entry)
     covered = entry.get("covered_ids") or []
     if not is_slim(covered):
         out["covered_ids"] = slim_covered(covered)
     if not keep_files:
         out.pop("files", None)
+        out.pop("reports", None)
     return out
 
 

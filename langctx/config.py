@@ -27,6 +27,8 @@ from langctx.config_checks import (
     non_negative,
     positive,
     ratio,
+    share_or_none,
+    tool_names,
 )
 from langctx.config_checks import size as to_size
 from langctx.errors import ConfigError
@@ -49,6 +51,9 @@ DEFAULT_MAX_SUMMARY_TOKENS = 200
 DEFAULT_SUMMARY_SHARE = 0.05
 DEFAULT_USER_MESSAGES_SHARE = 0.15
 DEFAULT_FILES_SHARE = 0.05
+DEFAULT_REPORTS_SHARE = 0.05
+DEFAULT_SUBAGENT_TOOLS: tuple[str, ...] = ("task",)
+"""Tools whose result is a sub-agent's report (deepagents' ``task``; :mod:`langctx.subagent_reports`)."""
 DEFAULT_KEEP_RECENT_RATIO = 0.2
 DEFAULT_OUTPUT_SHARE = 0.125
 DEFAULT_PLACEHOLDER_MIN_TOKENS = 400
@@ -152,6 +157,12 @@ class MemoryConfig:
     files_share: float = DEFAULT_FILES_SHARE
     """Share of `max_tokens` for the files in hand after a fold: the latest content the agent saw
     of the files it read or wrote most recently (0: none)."""
+    reports_share: float = DEFAULT_REPORTS_SHARE
+    """Share of `max_tokens` for the sub-agent reports after a fold: the latest report of each
+    sub-agent, head and tail (0: none)."""
+    subagent_tools: tuple[str, ...] = DEFAULT_SUBAGENT_TOOLS
+    """Names of the tools that run a sub-agent: their results are sub-agent reports, kept after a
+    fold until the same sub-agent reports again (:mod:`langctx.subagent_reports`)."""
     placeholder_min_tokens: int = DEFAULT_PLACEHOLDER_MIN_TOKENS
     """Tool outputs at least this large may become placeholders before turns are folded."""
     summary_role: SummaryRole = "human"
@@ -213,10 +224,11 @@ class MemoryConfig:
         for name in ("reserve_ratio", "proactive_ratio", "summary_share", "user_messages_share"):
             ratio(name, getattr(self, name))
         ratio("output_share", self.output_share)
-        share = self.files_share
-        if not isinstance(share, int | float) or isinstance(share, bool) or not 0 <= share < 1:
-            msg = f"files_share must be a number from 0 (no files) to below 1, got {share!r}."
-            raise ConfigError(msg)
+        share_or_none("files_share", self.files_share, "no files")
+        share_or_none("reports_share", self.reports_share, "no reports")
+        object.__setattr__(
+            self, "subagent_tools", tool_names("subagent_tools", self.subagent_tools)
+        )
         if self.summary_threshold_tokens is not None:
             non_negative("summary_threshold_tokens", self.summary_threshold_tokens, "an int >= 0")
         if self.max_facts_tokens is not None:  # False would read as 0: say what 0 does
@@ -397,6 +409,11 @@ class MemoryConfig:
         return int(self.files_share * self.max_tokens_resolved)
 
     @_resolved
+    def reports_tokens(self) -> int:
+        """Tokens of the sub-agent reports shown after a fold (`reports_share`)."""
+        return int(self.reports_share * self.max_tokens_resolved)
+
+    @_resolved
     def summary_cap_tokens(self) -> int:
         """Upper bound of all projected summaries and the facts ledger together (content only)."""
         caps = self.max_summaries + self.max_level2 + 1
@@ -432,6 +449,8 @@ class ConfigOptions(TypedDict, total=False):
     summary_share: float
     user_messages_share: float
     files_share: float
+    reports_share: float
+    subagent_tools: tuple[str, ...]
     max_summary_tokens: int | None
     max_facts_tokens: int | None
     placeholder_min_tokens: int

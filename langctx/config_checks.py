@@ -70,3 +70,29 @@ def ratio(name: str, value: object) -> None:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1:
         msg = f"{name} must be a number strictly between 0 and 1, got {value!r}."
         raise ConfigError(msg)
+
+
+def share_or_none(name: str, value: object, zero: str) -> None:
+    """Refuse a share of the budget that is not a number from 0 (``zero`` says what 0 does) to
+    below 1."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < 1:
+        msg = f"{name} must be a number from 0 ({zero}) to below 1, got {value!r}."
+        raise ConfigError(msg)
+
+
+def tool_names(name: str, value: object) -> tuple[str, ...]:
+    """``value`` as a tuple of tool names: a list, tuple or set of non-empty strings (a single
+    string is refused: it reads as its characters)."""
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        msg = (
+            f"{name} must be a list or tuple of tool names, got {value!r:.80}; for one tool "
+            f"write {name}=({value!r:.40},)."
+            if isinstance(value, str)
+            else f"{name} must be a list or tuple of tool names, got {value!r:.80}."
+        )
+        raise ConfigError(msg)
+    bad = [v for v in value if not isinstance(v, str) or not v.strip()]
+    if bad:
+        msg = f"{name} must hold tool names (non-empty strings), got {bad[0]!r:.80}."
+        raise ConfigError(msg)
+    return tuple(sorted(value)) if isinstance(value, set | frozenset) else tuple(value)

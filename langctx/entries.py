@@ -73,6 +73,8 @@ class CompactionEntry(TypedDict):
     """A ``mechanical`` entry's evicted tokens that no model summary has seen yet."""
     files: NotRequired[dict[str, Any]]
     """The files in hand as of a fold (:class:`~langctx.files_in_hand.FilesPart`)."""
+    reports: NotRequired[dict[str, Any]]
+    """The sub-agent reports as of a fold (:class:`~langctx.subagent_reports.ReportsPart`)."""
     upgrade_input: NotRequired[str]
     """Digest of the input of a ``mechanical`` entry's background model summary
     (:func:`~langctx.summarize.request.request_digest`): applied only if the log still gives it."""
@@ -349,6 +351,16 @@ def _is_files(v: object) -> bool:
     return text(items) and _records(("path", "why"), path=_is_str)(dropped)
 
 
+def _is_reports(v: object) -> bool:
+    """A sub-agent reports part: its items' texts are strings (escaped when rendered)."""
+    if not isinstance(v, dict):
+        return False
+    text = _records(("tool", "id", "head", "tail"), **dict.fromkeys(("tool", "id"), _is_str))
+    return text(v.get("items", [])) and all(
+        isinstance(i[k], str) for i in v.get("items", []) for k in ("head", "tail")
+    )
+
+
 def _or_none(check: Check) -> Check:
     return lambda v: v is None or check(v)
 
@@ -390,6 +402,7 @@ _FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
         "upgrade_input": (_is_str, "a non-empty string"),
         "seq": _COUNT,
         "files": (_is_files, "a dict of files in hand (items, dropped)"),
+        "reports": (_is_reports, "a dict of sub-agent reports (items, more)"),
         "task_id": _OPTIONAL_ID,
         "last_id": _OPTIONAL_ID,
         "provider_compaction_id": _OPTIONAL_ID,

@@ -297,9 +297,11 @@ def render_summary_block(
     facts: str = "",
     users: str = "",
     files: str = "",
+    reports: str = "",
 ) -> BaseMessage:
     """One message: the preamble, the active summaries (oldest first), the quoted user messages,
-    the facts ledger and the files in hand (rendered, delimited and escaped); its id is a digest of the summaries' ids (stable for prompt caching)."""
+    the sub-agent reports, the facts ledger and the files in hand (rendered, delimited and
+    escaped); its id is a digest of the summaries' ids (stable for prompt caching)."""
     parts = [PREAMBLE]
     for e in summaries:
         if not e["summary"].strip():
@@ -308,6 +310,8 @@ def render_summary_block(
         parts.append(f"{opened}\n{escape_delimiters(e['summary'])}\n{SUMMARY_CLOSE}")
     if users:
         parts.append(f"{REQUESTS_OPEN}\n{USERS_NOTE}\n{escape_delimiters(users)}\n{REQUESTS_CLOSE}")
+    if reports:
+        parts.append(reports)  # langctx.subagent_reports.render_reports escaped what it quotes
     if facts:
         parts.append(f"{FACTS_OPEN}\n{escape_delimiters(facts)}\n{FACTS_CLOSE}")
     if files:

@@ -15,13 +15,14 @@ from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.files_in_hand import render_files
 from langctx.projection import render_read_facts, render_summary_block
+from langctx.subagent_reports import render_reports
 from langctx.summarize.sections import without_section
 from langctx.summarize.text import REQUEST_STEP, merge_read_summary_facts, truncate_to_tokens
 from langctx.tokens import TokenCounter
 from langctx.user_messages import Ledger, ledger_tail, render_user_messages
 
 
-def _ledger_digest(users: Ledger) -> bytes:
+def _ledger_digest(users: object) -> bytes:
     text = json.dumps(users, ensure_ascii=False, sort_keys=True)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
@@ -39,7 +40,7 @@ def summary_block(
     """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
     ``users``: the ledger of folded user messages (its newest ones the active entries count);
     ``task``: the pinned task's id and opening words (its status has a line of the block);
-    ``files``: the entry whose files in hand are shown (the latest fold's)."""
+    ``files``: the latest fold's entry, whose files in hand and sub-agent reports are shown."""
     if not active:
         return None, 0
     shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
@@ -76,7 +77,8 @@ def _render_block(
     files_entry: CompactionEntry | None = None,
 ) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's requests in the head budget's room, the facts,
-    the files in hand in the room left (within `files_share`)."""
+    the sub-agent reports (within `reports_share`), then the files in hand in the room left
+    (within `files_share`)."""
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     items = request_items(folded[0], task, facts.get("task_answer"))
     facts["user_messages"], facts["user_messages_dropped"] = items, folded[1]
@@ -105,15 +107,19 @@ def _render_block(
     kept = [c for c in constraints if " ".join(c.split()) not in quoted]
     if len(kept) < len(constraints):
         ledger = ledger_of({**facts, "constraints": kept})
-    files = ""
-    if files_entry is not None and config.files_tokens > 0:
-        without = render_summary_block(shown, role=role, facts=ledger, users=users)
-        room = config.head_budget - pinned_tokens - counter.count_message(without)
+    block = partial(render_summary_block, shown, role=role, facts=ledger, users=users)
+    reports = files = ""
+    if files_entry is not None and config.reports_tokens > 0 and "reports" in files_entry:
+        room = config.head_budget - pinned_tokens - counter.count_message(block())
+        part = files_entry.get("reports")
+        reports = render_reports(part, max_tokens=min(config.reports_tokens, room), count=count)
+    if files_entry is not None and config.files_tokens > 0 and "files" in files_entry:
+        room = config.head_budget - pinned_tokens - counter.count_message(block(reports=reports))
         part = files_entry.get("files")
         files = render_files(part, max_tokens=min(config.files_tokens, room), count=count)
-    if not (users or ledger or files or any(e["summary"].strip() for e in shown)):
+    if not (users or ledger or files or reports or any(e["summary"].strip() for e in shown)):
         return None, 0  # nothing to say: no block
-    message = render_summary_block(shown, role=role, facts=ledger, users=users, files=files)
+    message = block(reports=reports, files=files)
     return message, counter.count_message(message)
 
 
@@ -149,16 +155,25 @@ def _without_stale_step(entry: CompactionEntry, stale: Callable[[str], bool]) ->
 
 
 def _files_key(entry: CompactionEntry | None, config: MemoryConfig) -> tuple[object, ...]:
-    """What the files in hand add to the block's cache key (nothing when none are shown)."""
-    if entry is None or config.files_tokens <= 0:
+    """What the files in hand and the sub-agent reports add to the block's cache key (nothing
+    when none are shown): their content, not only the entry's id (state is untrusted)."""
+    if entry is None or (config.files_tokens <= 0 and config.reports_tokens <= 0):
         return ()
-    return ("files", entry["id"], config.files_tokens)
+    parts = _ledger_digest([entry.get("files"), entry.get("reports")])
+    return ("files", entry["id"], parts, config.files_tokens, config.reports_tokens)
+
+
+def latest_fold(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
+    """The latest fold's entry (merges fold nothing and hold no files or reports)."""
+    return next((e for e in reversed(entries) if e["trigger"] != "merge"), None)
 
 
 def latest_files(entries: Sequence[CompactionEntry]) -> CompactionEntry | None:
-    """The latest fold's entry when it holds files in hand (merges fold nothing, hold none)."""
-    latest = next((e for e in reversed(entries) if e["trigger"] != "merge"), None)
-    return latest if latest is not None and isinstance(latest.get("files"), dict) else None
+    """The latest fold's entry when it holds files in hand or sub-agent reports."""
+    latest = latest_fold(entries)
+    if latest is None:
+        return None
+    return latest if any(isinstance(latest.get(k), dict) for k in ("files", "reports")) else None
 
 
 MIN_NAMED_CHARS = 24

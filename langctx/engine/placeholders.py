@@ -39,7 +39,9 @@ def plan_placeholders(memory: MemoryCore, lo: int, hi: int, excess: int) -> list
     cands = [
         i
         for i in range(start, hi)
-        if isinstance(memory._log[i], ToolMessage) and _editable(memory, i)
+        if isinstance(memory._log[i], ToolMessage)
+        and _editable(memory, i)
+        and not is_subagent_report(memory, i)
     ]
     if sum(memory._view_tokens(i) for i in cands) < excess:
         return []  # replacing every one of them by nothing would not save enough: a fold it is
@@ -70,6 +72,18 @@ def kept_placeholders(memory: MemoryCore, cut: int, keep: int) -> list[EditEntry
         if isinstance(memory._log[i], AIMessage) and i not in pinned and _editable(memory, i)
         if (edit := placeholder(memory, i)) is not None
     ]
+
+
+def is_subagent_report(memory: MemoryCore, i: int) -> bool:
+    """True when message ``i`` is a sub-agent's report (:mod:`langctx.subagent_reports`): it is
+    kept or folded whole, never replaced by a placeholder (the fold keeps its head and tail)."""
+    m, tools = memory._log[i], memory.config.subagent_tools
+    if not isinstance(m, ToolMessage) or memory.config.reports_tokens <= 0:
+        return False
+    owner = memory._call_owner.get(m.tool_call_id)
+    calls = [] if owner is None else getattr(memory._log[owner], "tool_calls", [])
+    name = next((tc["name"] for tc in calls if tc.get("id") == m.tool_call_id), m.name)
+    return name in tools
 
 
 def _editable(memory: MemoryCore, i: int) -> bool:

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.config import DEFAULT_PRIORITIES
 from langctx.engine import placeholders, planning, summarizer_calls
-from langctx.engine.layers import latest_files
+from langctx.engine.layers import latest_fold
 from langctx.engine.placeholders import map_strings
 from langctx.engine.plan import Plan
 from langctx.entries import (
@@ -33,6 +33,7 @@ from langctx.files_in_hand import FilesPart, fold_files
 from langctx.markers import TRUNCATION_MARK
 from langctx.monotone import largest
 from langctx.projection import view_message
+from langctx.subagent_reports import ReportsPart, fold_reports
 from langctx.summarize.sections import merge_sections
 from langctx.summarize.text import merge_read_summary_facts, truncate_to_tokens
 from langctx.user_messages import ledger_appended
@@ -63,6 +64,7 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
         mem._users = ledger_appended(mem._users, [*answered, *plan.users])  # entry counts them
         mem._users_log.extend([*answered, *plan.users])
     files = _files_in_hand(mem, plan)
+    reports = _reports(mem, plan)
     entry = write_entry(
         mem,
         summary,
@@ -81,6 +83,8 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
     )
     if files is not None:
         entry["files"] = dict(files)
+    if reports is not None:
+        entry["reports"] = dict(reports)
     mem._first_kept = plan.cut  # the block is rendered once the merges it causes are done
     folded = sum(mem._tok[i] for i in plan.batch)
     detail = f"folded {len(plan.batch)} messages into {entry['id']} ({quality})"
@@ -97,7 +101,7 @@ def _files_in_hand(mem: MemoryCore, plan: Plan) -> FilesPart | None:
     """The files in hand after ``plan``'s fold (None: ``files_share`` is 0)."""
     if mem.config.files_tokens <= 0:
         return None
-    previous = latest_files(mem._entries)
+    previous = latest_fold(mem._entries)
     return fold_files(
         previous.get("files") if previous is not None else None,
         [mem._log[i] for i in plan.batch],
@@ -106,6 +110,21 @@ def _files_in_hand(mem: MemoryCore, plan: Plan) -> FilesPart | None:
         count=mem.counter.count_text,
         file_tools=mem._file_tools,
         command_tools=mem._command_tools,
+    )
+
+
+def _reports(mem: MemoryCore, plan: Plan) -> ReportsPart | None:
+    """The sub-agent reports after ``plan``'s fold (None: none, or ``reports_share`` is 0)."""
+    if mem.config.reports_tokens <= 0:
+        return None
+    previous = latest_fold(mem._entries)
+    return fold_reports(
+        previous.get("reports") if previous is not None else None,
+        [mem._log[i] for i in plan.batch],
+        mem._log[plan.cut :],
+        tools=mem.config.subagent_tools,
+        max_tokens=mem.config.reports_tokens,
+        count=mem.counter.count_text,
     )
 
 

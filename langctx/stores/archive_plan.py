@@ -180,9 +180,14 @@ def _compaction_fates(comps: list[dict[str, Any]]) -> tuple[list[str], list[str]
         e["id"]
         for e in comps
         if e["id"] in keep
-        and (not is_slim(e["covered_ids"]) or ("files" in e and e["id"] != latest))
+        and (not is_slim(e["covered_ids"]) or (_has_parts(e) and e["id"] != latest))
     ]
     return drop, slim
+
+
+def _has_parts(entry: Mapping[str, Any]) -> bool:
+    """True when ``entry`` holds the parts only the latest fold's entry keeps (files, reports)."""
+    return "files" in entry or "reports" in entry
 
 
 def _combined(update: Mapping[str, Any] | None, archived: Mapping[str, Any]) -> LangctxChannel:

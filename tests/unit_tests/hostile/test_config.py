@@ -55,6 +55,8 @@ FIELDS = [
     "max_level2",
     "summary_share",
     "user_messages_share",
+    "reports_share",
+    "subagent_tools",
     "max_summary_tokens",
     "max_facts_tokens",
     "placeholder_min_tokens",
@@ -96,8 +98,12 @@ _PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
             "proactive_ratio",
             "summary_share",
             "user_messages_share",
+            "reports_share",
         ],
         st.floats(0, 1),
+    ),
+    "subagent_tools": st.sampled_from(
+        [("task",), ["task", "read_file"], (), "task", [""], {"task"}]
     ),
     **dict.fromkeys(["max_summaries", "merge_count", "max_level2"], st.integers(0, 8)),
     "summary_role": st.sampled_from(["human", "system", "ai"]),
