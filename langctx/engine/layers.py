@@ -52,6 +52,7 @@ def summary_block(
         "block-content",
         tuple(entry_digest(e) for e in active),
         config.summary_role,
+        config.max_summary_tokens_resolved,  # each config value the rendering reads
         config.max_facts_tokens_resolved,
         config.user_messages_tokens,
         config.head_budget - pinned_tokens,

@@ -244,3 +244,33 @@ def test_300_counting_functions_never_read_each_others_counts() -> None:
     finally:
         gc.unfreeze()
     assert wrong == 0
+
+
+def test_a_rendered_block_is_shared_only_under_the_same_summary_cap() -> None:
+    """The shared block cache keys every config value the block reads: two memories that differ
+    only in their summary cap never share a block (one reused the other's, over its budget)."""
+    from langctx.config import MemoryConfig
+    from langctx.engine.layers import summary_block
+    from langctx.entries import new_compaction_entry
+
+    summary = "Conclusions:\n" + "\n".join(f"- step {k}: parsed module_{k}.py" for k in range(40))
+    entry = new_compaction_entry(
+        summary=summary,
+        summary_tokens=400,
+        tokens_before=0,
+        tokens_after=0,
+        read_files=[],
+        modified_files=[],
+        facts={},
+        level=1,
+        covered_ids=["m1"],
+        first_kept_id=None,
+        trigger="threshold",
+        quality="local",
+    )
+    counter = ApproximateCounter()
+    wide = MemoryConfig(max_tokens=8000, max_summary_tokens=300, max_facts_tokens=300)
+    narrow = MemoryConfig(max_tokens=8000, max_summary_tokens=60, max_facts_tokens=300)
+    _, wide_tokens = summary_block([entry], wide, counter)
+    _, narrow_tokens = summary_block([entry], narrow, counter)
+    assert narrow_tokens < wide_tokens
