@@ -574,8 +574,8 @@ def _run(args: argparse.Namespace) -> int:
             return _replay(args)
         if args.command == "inspect":
             return _inspect(args)
-    except LangctxError as exc:
-        print(f"langctx: error: {exc}", file=sys.stderr)
+    except LangctxError as exc:  # one line, whatever a driver quoted in it (a damaged schema)
+        print(f"langctx: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped reading (``langctx demo | head``): done
         with contextlib.suppress(OSError):  # nothing more reaches it, not even at exit

@@ -38,8 +38,10 @@ def _steps(
 ) -> Steps[CompactionEntry | None]:
     """Plan, summarize, write, merge, keep the budget, tell the listener (locked on each access)."""
     with mem._lock:
-        # what the model was sent last, before an upgrade changes the block (for a cache reader)
-        sent = mem.build_context() if getattr(mem.summarizer, "wants_context", False) else []
+        # what the model was sent last, before an upgrade changes the block (for a cache reader;
+        # the block as rendered: the compaction due, not a shrunk block, makes the room)
+        wants = getattr(mem.summarizer, "wants_context", False)
+        sent = mem._projection(mem._block) if wants else []
         # a blocking compaction leaves the pending model summary: its fold takes the mechanical
         # entry and summarizes those messages anew (the same in every process, job or none)
         by_marks = trigger in ("threshold", "proactive") and not instructions

@@ -169,9 +169,15 @@ class MemoryCore:
     def build_context(self) -> list[BaseMessage]:
         """The messages the model should see now: pinned, summaries, recent (deterministic)."""
         with self._lock:
+            return self._projection(self._sent_block()[0])
+
+    def _projection(self, block: BaseMessage | None) -> list[BaseMessage]:
+        """Pinned, ``block``, recent: :meth:`build_context`, or with the block as rendered
+        (``self._block``: what a request before the budget was passed held)."""
+        with self._lock:
             out = [self._view(i) for i in self._head_pinned()]
-            if self._block is not None:
-                out.append(self._block)
+            if block is not None:
+                out.append(block)
             sent = self._sent(self._recent_start(), len(self._log))
             out += (self._view(m) if isinstance(m, int) else m for m in sent)
             return out
@@ -182,6 +188,10 @@ class MemoryCore:
 
     def context_tokens(self) -> int:
         """Tokens of :meth:`build_context`, by the memory's counter (O(1))."""
+        return self._full_tokens() - self._block_tokens + self._sent_block()[1]
+
+    def _full_tokens(self) -> int:
+        """Context tokens with the block as rendered at the last fold (what plans and cuts use)."""
         return self._head_tokens() + self._recent_tokens
 
     def calibrated_tokens(self) -> int:
@@ -284,10 +294,16 @@ class MemoryCore:
 
     def _refresh(self) -> None:
         """Recompute the cached layer sizes after a compaction (O(recent))."""
+        self._block, self._block_tokens = self._render_block()
+        self._refresh_recent()
+        self._calibration = 0
+
+    def _render_block(self, room: int | None = None) -> tuple[BaseMessage | None, int]:
+        """The summary block in the head budget, or within ``room`` tokens."""
         pinned = sum(self._view_tokens(i) for i in self._pinned())
         t = self._task_idx
         task = None if t is None else (self._id(t), opening(user_text(self._log[t])))
-        self._block, self._block_tokens = summary_block(
+        return summary_block(
             self._active,
             self._config,
             self._counter,
@@ -295,9 +311,17 @@ class MemoryCore:
             users=self._users,
             task=task,
             files=latest_files(self._entries),
+            room=room,
         )
-        self._refresh_recent()
-        self._calibration = 0
+
+    def _sent_block(self) -> tuple[BaseMessage | None, int]:
+        """The block as sent: when the kept messages, cut as far as they go, leave it less than
+        its rendered size (a newest turn of many tool calls at a small budget), it is rendered
+        in what they leave. A function of the state alone: a restored memory sends the same."""
+        over = self._full_tokens() - self._config.max_tokens_resolved
+        if over <= 0 or self._block is None:
+            return self._block, self._block_tokens
+        return self._render_block(room=self._block_tokens - over)
 
     def _refresh_recent(self) -> None:
         self._recent_tokens = self._span_tokens(self._recent_start(), len(self._log))

@@ -14,6 +14,7 @@ from langctx.config import MemoryConfig
 from langctx.count_cache import counter_key, entry_digest, shared_blocks
 from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.files_in_hand import render_files
+from langctx.monotone import largest
 from langctx.projection import render_read_facts, render_summary_block
 from langctx.subagent_reports import render_reports
 from langctx.summarize.sections import without_section
@@ -36,17 +37,21 @@ def summary_block(
     users: Ledger = ([], 0),
     task: tuple[str, str] | None = None,
     files: CompactionEntry | None = None,
+    room: int | None = None,
 ) -> tuple[BaseMessage | None, int]:
     """The summary block of ``active`` and its tokens ((None, 0): none), cached by content;
     ``users``: the ledger of folded user messages (its newest ones the active entries count);
     ``task``: the pinned task's id and opening words (its status has a line of the block);
-    ``files``: the latest fold's entry, whose files in hand and sub-agent reports are shown."""
+    ``files``: the latest fold's entry, whose files in hand and sub-agent reports are shown;
+    ``room``: tokens the block must fit in, every part shrinking by one ratio (default: the head
+    budget beside the pinned messages, each part at its cap)."""
     if not active:
         return None, 0
     shown = ledger_tail(users, sum(user_count(e.get("facts") or {}) for e in active))
+    render = partial(_render_block, active, config, counter, pinned_tokens, shown, task, files)
     key = counter_key(counter)
     if key is None:  # a counter without a stable name: rendered anew, never shared
-        return _render_block(active, config, counter, pinned_tokens, shown, task, files)
+        return render(FULL) if room is None else _within(render, room)
     blocks = shared_blocks()
     by_content = (
         "block-content",
@@ -56,6 +61,7 @@ def summary_block(
         config.max_facts_tokens_resolved,
         config.user_messages_tokens,
         config.head_budget - pinned_tokens,
+        room,
         key,
         _ledger_digest(shown),
         task,
@@ -63,9 +69,22 @@ def summary_block(
     )
     block = blocks.get(by_content)
     if block is None:
-        block = _render_block(active, config, counter, pinned_tokens, shown, task, files)
+        block = render(FULL) if room is None else _within(render, room)
         blocks.put(by_content, block)
     return block[0], block[1]
+
+
+Render = Callable[[int], tuple[BaseMessage | None, int]]
+FULL = 1000
+"""The scale of a block rendered at its caps (per mille)."""
+
+
+def _within(render: Render, room: int) -> tuple[BaseMessage | None, int]:
+    """The block at the largest scale that fits ``room``: every part shrinks by one ratio; none
+    when even its smallest form does not (the preamble and the fewest words of the requests,
+    about 200 tokens): the budget holds, and the next fold brings the block back."""
+    block = render(largest(lambda scale: render(scale)[1] <= room, FULL))
+    return block if block[1] <= room else (None, 0)
 
 
 def _render_block(
@@ -75,26 +94,36 @@ def _render_block(
     pinned_tokens: int,
     folded: Ledger,
     task: tuple[str, str] | None,
-    files_entry: CompactionEntry | None = None,
+    files_entry: CompactionEntry | None,
+    scale: int = FULL,
 ) -> tuple[BaseMessage | None, int]:
     """Summaries (each within its cap), the user's requests in the head budget's room, the facts,
     the sub-agent reports (within `reports_share`), then the files in hand in the room left
-    (within `files_share`)."""
+    (within `files_share`); each cap and the head budget at ``scale`` per mille."""
+
+    def scaled(tokens: int) -> int:
+        return tokens * scale // FULL
+
+    head_room = scaled(config.head_budget - pinned_tokens)
     facts = merge_read_summary_facts(*[entry_facts(e) for e in active])
     items = request_items(folded[0], task, facts.get("task_answer"))
     facts["user_messages"], facts["user_messages_dropped"] = items, folded[1]
 
     stale = _names_answered(items)
     shown = [
-        _without_stale_step(_within_cap(e, config.max_summary_tokens_resolved, counter), stale)
+        _without_stale_step(
+            _within_cap(e, scaled(config.max_summary_tokens_resolved), counter), stale
+        )
         for e in active
     ]
     role, count = config.summary_role, counter.count_text
-    ledger_of = partial(render_read_facts, max_tokens=config.max_facts_tokens_resolved, count=count)
+    ledger_of = partial(
+        render_read_facts, max_tokens=scaled(config.max_facts_tokens_resolved), count=count
+    )
     ledger = ledger_of(facts)
     rest = counter.count_message(render_summary_block(shown, role=role, facts=ledger))
-    room = config.head_budget - pinned_tokens - rest - USERS_OVERHEAD_TOKENS
-    share = config.user_messages_tokens
+    room = head_room - rest - USERS_OVERHEAD_TOKENS
+    share = scaled(config.user_messages_tokens)
     tags = min(share, STATUS_TOKENS * len(items))  # the statuses and answers, beside the words
     users = render_user_messages(
         facts.get("user_messages") or [],
@@ -111,13 +140,15 @@ def _render_block(
     block = partial(render_summary_block, shown, role=role, facts=ledger, users=users)
     reports = files = ""
     if files_entry is not None and config.reports_tokens > 0 and "reports" in files_entry:
-        room = config.head_budget - pinned_tokens - counter.count_message(block())
+        room = head_room - counter.count_message(block())
         part = files_entry.get("reports")
-        reports = render_reports(part, max_tokens=min(config.reports_tokens, room), count=count)
+        reports = render_reports(
+            part, max_tokens=min(scaled(config.reports_tokens), room), count=count
+        )
     if files_entry is not None and config.files_tokens > 0 and "files" in files_entry:
-        room = config.head_budget - pinned_tokens - counter.count_message(block(reports=reports))
+        room = head_room - counter.count_message(block(reports=reports))
         part = files_entry.get("files")
-        files = render_files(part, max_tokens=min(config.files_tokens, room), count=count)
+        files = render_files(part, max_tokens=min(scaled(config.files_tokens), room), count=count)
     if not (users or ledger or files or reports or any(e["summary"].strip() for e in shown)):
         return None, 0  # nothing to say: no block
     message = block(reports=reports, files=files)

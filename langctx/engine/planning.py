@@ -29,7 +29,7 @@ def due(memory: MemoryCore, after_ai_with_usage: bool) -> Trigger | None:
     if not memory._log:
         return None
     tokens, budget = memory.calibrated_tokens(), memory.config.max_tokens_resolved
-    if tokens <= _mark(memory, tokens) and memory.context_tokens() <= budget:
+    if tokens <= _mark(memory, tokens) and memory._full_tokens() <= budget:
         return None
     last = memory._log[-1]
     if after_ai_with_usage and isinstance(last, AIMessage) and last.usage_metadata:
@@ -48,7 +48,7 @@ def _mark(memory: MemoryCore, tokens: int) -> int:
         return floor
     start = memory._recent_start()
     calls = sum(isinstance(m, AIMessage) for m in memory._log[start:])
-    raw = memory.context_tokens()
+    raw = memory._full_tokens()
     return cheapest_mark(config, tokens=raw, pinned=pinned, block=memory._block_tokens, calls=calls)
 
 
@@ -71,8 +71,10 @@ def plan(
         return None
     keep = _keep_target(memory) if keep_override is None else max(0, keep_override)
     cut = _cut(memory, lo, starts, keep)
-    if cut > lo and memory._live_thinking():
+    over = memory._full_tokens() > memory.config.max_tokens_resolved
+    if (cut > lo or over) and memory._live_thinking():
         # Anthropic rejects thinking whose prefix changed: fold the live run too, or wait for it
+        # (over the budget too: the summary block would shrink under the live thinking)
         if grouping.units[-1].pending:
             return None
         cut = _after_live_run(memory, lo)
@@ -123,9 +125,9 @@ def _in_place(
 ) -> Plan | None:
     """A plan that only replaces large tool outputs in place, when that is enough."""
     target = memory._head_tokens() + keep
-    edits = placeholders.plan_placeholders(memory, lo, cut, memory.context_tokens() - target)
+    edits = placeholders.plan_placeholders(memory, lo, cut, memory._full_tokens() - target)
     saved = sum(e["tokens_before"] - e["tokens_after"] for e in edits)
-    if not edits or memory.context_tokens() - saved > target:
+    if not edits or memory._full_tokens() - saved > target:
         return None
     return Plan(trigger, tokens_before, memory._first_kept, placeholders=edits)
 

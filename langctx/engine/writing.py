@@ -292,8 +292,8 @@ def enforce_budget(mem: MemoryCore, trigger: str, keep: int | None = None) -> No
         ]
         shared = _shared_cap([mem._view_tokens(i) for i in outputs], keep)
         edits += _apply_cut(mem, outputs, min(cap, shared))
-    if mem.context_tokens() > min(budget, mem.config.high_mark):
-        over = mem.context_tokens() - min(budget, mem.config.high_mark - budget // 10)
+    if mem._full_tokens() > min(budget, mem.config.high_mark):
+        over = mem._full_tokens() - min(budget, mem.config.high_mark - budget // 10)
         sizes = [mem._view_tokens(i) for i in recent]
         edits += _apply_cut(mem, recent, _shared_cap(sizes, sum(sizes) - over))
     detail = "kept messages over their share of the budget: head and tail kept, marked"

@@ -468,6 +468,36 @@ def test_every_projection_is_provider_valid(h: History, budget: int) -> None:
     assert not found, _report(h, budget, found)
 
 
+def test_a_thinking_run_past_the_budget_keeps_its_prefix() -> None:
+    """A run whose first AI message thinks grows past the smallest budget with the whole run
+    kept: it is folded whole, where a summary block shrinking to make room would change the
+    prefix Anthropic checks (found by the test above)."""
+    words = "the parser flattens nested lists when the bracket depth changes".split()
+
+    def said(n: int) -> str:
+        return " ".join(words[i % len(words)] for i in range(n))
+
+    def step(k: int, blocks: list[dict[str, Any]], calls: tuple[str, ...] = ()) -> AIMessage:
+        return anth_ai(f"a{k}", *blocks, {"type": "text", "text": said(25)}, calls=calls)
+
+    messages: list[BaseMessage] = [SystemMessage("You are a careful coding agent. " + said(40))]
+    messages += [HumanMessage("Fix the parser bug: nested lists are flattened.", id="task")]
+    for turn in range(3):
+        messages += [
+            step(10 * turn, [think(f"SIG-{turn}")], calls=(f"toolu_{turn}",)),
+            tool(f"toolu_{turn}", said(20)),
+            AIMessage("ok", id=f"end{turn}", response_metadata={"model_provider": "anthropic"}),
+            HumanMessage("Follow-up: " + said(30), id=f"h{turn}"),
+        ]
+    messages.append(step(100, [think("SIG-live")], calls=("toolu_100",)))
+    messages.append(tool("toolu_100", said(20)))
+    for k in range(101, 115):
+        messages += [step(k, [], calls=(f"toolu_{k}",)), tool(f"toolu_{k}", said(40))]
+    h = History(messages, flavor="anthropic", thinking=True)
+    found, _ = replay(h, smallest_budget(MemoryConfig()))
+    assert not found, _report(h, smallest_budget(MemoryConfig()), found)
+
+
 # ---------------------------------------------------------------------------- 4. the 60-step loop
 
 

@@ -315,3 +315,21 @@ def test_demo_on_a_database_it_cannot_write_is_one_line(
     assert code == 2, err
     assert "cannot be" in err
     assert (path.read_bytes() if path.exists() else None) == before
+
+
+@pytest.mark.parametrize("command", ["inspect", "demo"])
+def test_a_driver_error_that_quotes_a_schema_is_told_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """SQLite quotes a damaged schema's token, newlines and all, in its error (a bit-flipped
+    checkpoint database found it): the one line says what it quoted."""
+    path = tmp_path / "c.sqlite"
+    with closing(sqlite3.connect(path)) as con:
+        con.execute("CREATE TABLE checkpoints (thread_id TEXT, checkpoint BLOB)")
+        con.execute("PRAGMA writable_schema=ON")
+        damaged = "CREATE TABLE checkpoints (thread_id TEXT, \"checkpoint\n  BLOB,\n  metadata"
+        con.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'checkpoints'", (damaged,))
+        con.commit()
+    argv = ["inspect", "--db", str(path)] if command == "inspect" else ["demo", "--db", str(path)]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "checkpoint BLOB, metadata" in err
