@@ -327,7 +327,7 @@ def test_a_driver_error_that_quotes_a_schema_is_told_on_one_line(
     with closing(sqlite3.connect(path)) as con:
         con.execute("CREATE TABLE checkpoints (thread_id TEXT, checkpoint BLOB)")
         con.execute("PRAGMA writable_schema=ON")
-        damaged = "CREATE TABLE checkpoints (thread_id TEXT, \"checkpoint\n  BLOB,\n  metadata"
+        damaged = 'CREATE TABLE checkpoints (thread_id TEXT, "checkpoint\n  BLOB,\n  metadata'
         con.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'checkpoints'", (damaged,))
         con.commit()
     argv = ["inspect", "--db", str(path)] if command == "inspect" else ["demo", "--db", str(path)]
