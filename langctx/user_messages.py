@@ -244,20 +244,36 @@ def _candidates(
     item: Mapping[str, Any], verbatim: int | None, max_tokens: int
 ) -> list[tuple[str, int]]:
     """An earlier message's lines, best first, each with its cap: verbatim (unless ``None``),
-    by its opening words with the user's constraints verbatim, by its opening words, and for an
-    answered one by its opening words and its status alone (before it is only counted)."""
+    by its opening words with the user's constraints verbatim (:func:`_with_rules`), by its
+    opening words, and for an answered one by its opening words and its status alone (before
+    it is only counted)."""
     text = str(item["text"])
     head = opening(text)
     short = _SHORTENED if head != text else ""
     rules = [c for c in _constraints_of(item).get("constraints", []) if c not in head]
-    said = "; ".join(f'"{c}"' for c in rules)
     lines = [(_line(item, text), verbatim)] if verbatim is not None else []
-    tail = f"{short}, saying: {said}"
-    lines += [(_line(item, head, tail), max_tokens)] if rules else []
+    if rules:
+        lines.append((_with_rules(item, head, rules), max_tokens))
     lines.append((_line(item, head, short), max_tokens))
     if item.get("answer"):
         lines.append((_line(item, head, short, answer=False), max_tokens))
     return lines
+
+
+def _with_rules(item: Mapping[str, Any], head: str, rules: Sequence[str]) -> str:
+    """The line by ``head`` with the user's constraints verbatim, never saying a thing twice: a
+    constraint that begins with the opening words stands for them, and the whole message
+    stands for both when it is stored whole and no longer."""
+    text = str(item["text"])
+    stem = head.removesuffix("…")
+    lead = next((c for c in rules if " ".join(c.split()).startswith(stem)), None)
+    quote = head if lead is None else lead
+    rest = [c for c in rules if c is not lead]
+    said = "; ".join(f'"{c}"' for c in rest)
+    said = f", saying: {said}" if rest else ""
+    line = _line(item, quote, ("" if quote == text else _SHORTENED) + said)
+    whole = _line(item, text)
+    return whole if not item.get("short") and len(whole) <= len(line) else line
 
 
 def _section(shown: list[str], hidden: int, max_tokens: int, count: Callable[[str], int]) -> str:

@@ -195,8 +195,9 @@ class MemoryCore:
         return self._head_tokens() + self._recent_tokens
 
     def calibrated_tokens(self) -> int:
-        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use)."""
-        return max(0, self.context_tokens() + self._calibration)
+        """Context tokens corrected by the last real ``usage_metadata`` (what triggers use; the
+        block as rendered: a due fold, not a shrunk block, is what makes the room)."""
+        return max(0, self._full_tokens() + self._calibration)
 
     def _pinned(self) -> list[int]:
         """Indices of the pinned messages: the system messages, then the task."""

@@ -63,7 +63,7 @@ def plan(
 ) -> Plan | None:
     """The next compaction (None: nothing to fold yet); ``sent``: what the model was sent last;
     ``waiting``: mechanical entries whose model summary is still running (not absorbed)."""
-    tokens_before = memory.context_tokens()
+    tokens_before = memory._full_tokens()
     lo = max(memory._first_kept, memory._pc_unit().stop)  # never fold the provider's compaction
     grouping = group_units(memory._log[lo:])
     starts = [lo + u.start for u in grouping.units]

@@ -142,7 +142,7 @@ def write_entry(
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
-        tokens_before=mem.context_tokens() if tokens_before is None else tokens_before,
+        tokens_before=mem._full_tokens() if tokens_before is None else tokens_before,
         tokens_after=0,
         read_files=facts.get("read_files", []),
         modified_files=facts.get("modified_files", []),

@@ -185,3 +185,33 @@ def test_model_summarizer_is_told_the_user_messages_from_the_log() -> None:
     prompts = [c[-1].text for c in model.calls]
     assert prompts and "User messages in this part" in prompts[0]
     assert "Then the lexer, please." in prompts[0]
+
+
+def test_a_line_never_says_the_users_words_twice() -> None:
+    """A constraint that begins with the message's opening words stands for them; a message
+    stored whole and no longer than its opening and its constraints is quoted whole. (The
+    opening and the same sentence after "saying:" cost `pi-mono/large-session` one earlier
+    request at 8k: 97% of them shown; 100% without the repeat.)"""
+    rule = (
+        "never change the public API of the lexer, whatever the tests say about the tokens it gives"
+    )
+    long_item = {"id": "a", "text": rule + ", ok?", "constraints": [rule]}
+    stored_short = {
+        "id": "b",
+        "text": "ok, i think the queued messages component does not adhere to the…",
+        "short": True,
+        "constraints": [
+            "ok, i think the queued messages component does not adhere to the invariant that "
+            "every line is at most the width"
+        ],
+    }
+    newest = {"id": "c", "text": "go on"}
+    count = lambda s: len(s) // 4  # noqa: E731
+    text = render_user_messages(
+        [long_item, stored_short, newest], max_tokens=2000, verbatim_tokens=0, count=count
+    )
+    for item in (long_item, stored_short):
+        line = next(ln for ln in text.splitlines() if f'"{item["text"][:20]}' in ln)
+        assert "saying:" not in line and line.count(item["text"][:30]) == 1, line
+        assert item["constraints"][0] in line
+    assert f'"{long_item["text"]}"' in text  # stored whole, and no longer: quoted whole
