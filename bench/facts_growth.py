@@ -4,8 +4,8 @@ A synthetic coding session: every turn reads a new file (a new path each turn) a
 also edits a new file, through ``LayeredChatMemory(max_tokens=8000)`` with the local summarizer.
 Reported: the JSON size of all compaction entries, of ``mem.to_state()`` and of the largest entry,
 against the content size (message text + tool-call arguments); per-turn time (add the turn +
-build the request) over the first and the last 1,000 turns; the ledger's tokens and how many of the
-modified files the final request names by their whole paths.
+build the request) over the first and the last 1,000 turns, and CPU per turn for each 1,000; the
+ledger's tokens and how many of the modified files the final request names by their whole paths.
 
 With ``--user-every N`` a distinct one-to-three-sentence user message opens every Nth turn (issue
 41: the channel must not grow with the thread); the channel is ``to_state()`` less ``messages``.
@@ -116,15 +116,17 @@ def run(turns: int, user_every: int = 0) -> dict[str, Any]:
     mem.add_messages(head)
     logged = list(head)
     times: list[float] = []
+    cpu: list[float] = []
     max_ctx = 0
     over = 0
     for t in range(turns):
         msgs = turn(t, user_every)
         logged.extend(msgs)
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.process_time()
         mem.add_messages(msgs)
         ctx = mem.build_context()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - started)
         tokens = mem.context_tokens()
         max_ctx = max(max_ctx, tokens)
         over += tokens > 8000
@@ -152,6 +154,7 @@ def run(turns: int, user_every: int = 0) -> dict[str, Any]:
         "users_quoted": sum(f"(request {u})" in hay for u in range(0, turns, user_every or turns)),
         "first_ms": statistics.mean(times[:n]) * 1000,
         "last_ms": statistics.mean(times[-n:]) * 1000,
+        "cpu_per_1000": [statistics.mean(cpu[k : k + 1000]) * 1000 for k in range(0, turns, 1000)],
         "max_context_tokens": max_ctx,
         "requests_over_budget": over,
         "ledger_tokens": mem.counter.count_text(ledger),
@@ -336,6 +339,10 @@ def markdown(label: str, r: dict[str, Any]) -> str:
         (
             "per-turn time, first / last 1,000 turns",
             f"{r['first_ms']:.2f} / {r['last_ms']:.2f} ms",
+        ),
+        (
+            "CPU per turn, each 1,000 turns",
+            ", ".join(f"{x:.2f}" for x in r["cpu_per_1000"]) + " ms",
         ),
         (
             "largest context / requests over 8,000",
