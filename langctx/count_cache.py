@@ -1,5 +1,6 @@
 """What the stateless engine remembers across calls: message counts and descriptions, rendered
-summary blocks; bounded LRUs keyed by content, never by identity.
+summary blocks and the token counts of their lines; bounded LRUs keyed by content, never by
+identity.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -125,6 +126,29 @@ _BLOCKS = LRU[Hashable, Any](256)
 def shared_blocks() -> LRU[Hashable, Any]:
     """The process-wide cache of rendered summary blocks."""
     return _BLOCKS
+
+
+_TEXTS = LRU[tuple[int, str], int](8192)
+"""Token counts of the summary block's lines, keyed by counter and text (a fold renders again
+the lines of requests the ledger already held)."""
+
+
+def text_counter(counter: TokenCounter) -> Callable[[str], int]:
+    """``counter.count_text``, shared by content across calls when the counter has a stable key
+    (:func:`counter_key`); counted every time otherwise."""
+    key = counter_key(counter)
+    if key is None:
+        return counter.count_text
+    slot = _slot(key)
+
+    def count(text: str) -> int:
+        found = _TEXTS.get((slot, text))
+        if found is None:
+            found = counter.count_text(text)
+            _TEXTS.put((slot, text), found)
+        return found
+
+    return count
 
 
 _SLOTS = LRU[Hashable, int](4096)

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langctx.config import MemoryConfig
-from langctx.count_cache import counter_key, entry_digest, shared_blocks
+from langctx.count_cache import counter_key, entry_digest, shared_blocks, text_counter
 from langctx.entries import CompactionEntry, entry_facts, user_count
 from langctx.files_in_hand import render_files
 from langctx.monotone import largest
@@ -116,7 +116,7 @@ def _render_block(
         )
         for e in active
     ]
-    role, count = config.summary_role, counter.count_text
+    role, count = config.summary_role, text_counter(counter)
     ledger_of = partial(
         render_read_facts, max_tokens=scaled(config.max_facts_tokens_resolved), count=count
     )

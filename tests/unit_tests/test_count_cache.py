@@ -7,7 +7,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langctx.count_cache import CachedCounter, MessageCountCache, counter_key, shared_cache
+from langctx.count_cache import (
+    CachedCounter,
+    MessageCountCache,
+    counter_key,
+    shared_cache,
+    text_counter,
+)
 from langctx.tokens import ApproximateCounter, TiktokenCounter
 
 TEXT = "Fix the parser in src/parse.py so that nested lists parse."
@@ -274,3 +280,29 @@ def test_a_rendered_block_is_shared_only_under_the_same_summary_cap() -> None:
     _, wide_tokens = summary_block([entry], wide, counter)
     _, narrow_tokens = summary_block([entry], narrow, counter)
     assert narrow_tokens < wide_tokens
+
+
+class TextCountingCounter(ApproximateCounter):
+    """An approximate counter that records the texts it really counted."""
+
+    def __init__(self, cache_key: str | None) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.cache_key = cache_key
+
+    def count_text(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count_text(text)
+
+
+def test_a_block_line_is_counted_once_per_counter_key_and_every_time_without_one() -> None:
+    """A fold renders again the lines of requests the ledger held: counted once by content for
+    a counter with a stable key (two counters of one key share them), every time without."""
+    line = '- [answered] "Fix the parser." → the agent answered: "Done."'
+    first, second = TextCountingCounter("lines"), TextCountingCounter("lines")
+    assert text_counter(first)(line) == text_counter(second)(line) == first.count_text(line)
+    assert first.texts == [line, line] and second.texts == []  # the direct call, then shared
+    keyless = TextCountingCounter(None)
+    count = text_counter(keyless)
+    count(line), count(line)
+    assert keyless.texts == [line, line]
