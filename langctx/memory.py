@@ -102,6 +102,7 @@ class LayeredChatMemory(MemoryCore):
             last_ai = log.append_all(self, messages)
             if trigger := planning.due(self, last_ai):
                 compaction.compact(self, trigger, None)
+            writing.record_block_room(self)
 
     async def aadd_messages(self, messages: Sequence[Any]) -> None:
         """Async version of `add_messages` (messages added while a compaction runs follow it)."""
@@ -110,6 +111,8 @@ class LayeredChatMemory(MemoryCore):
         async with self._async_lock():
             if trigger := planning.due(self, last_ai):
                 await compaction.acompact(self, trigger, None)
+            with self._lock:
+                writing.record_block_room(self)
 
     async def aadd_message(self, message: BaseMessage) -> None:
         """Async version of `add_message`."""

@@ -95,6 +95,7 @@ class MemoryCore:
         self._active: list[CompactionEntry] = []
         self._block: BaseMessage | None = None
         self._block_tokens = 0
+        self._block_given = 0  # what the sent block gave up at the last add (record_block_room)
         self._recent_tokens = 0
         self._calibration = 0
         self._pc_memo: tuple[tuple[int, int], range] | None = None

@@ -377,6 +377,22 @@ def check_pinned(mem: MemoryCore) -> None:
         )
 
 
+def record_block_room(mem: MemoryCore) -> None:
+    """Record in the eviction log when what the summary block gives up to the newest turn
+    changes (:meth:`~langctx.engine.core.MemoryCore._sent_block`): the request's prefix changed
+    without a fold or an edit."""
+    given = mem._block_tokens - mem._sent_block()[1]
+    if given == mem._block_given:
+        return
+    mem._block_given = given
+    detail = (
+        f"the summary block gave up {given} tokens to the newest turn, which cannot be cut further"
+        if given
+        else "the summary block is whole again"
+    )
+    record(mem, "shrink_block" if given else "restore_block", "budget", [], given, detail)
+
+
 def record(
     mem: MemoryCore, action: str, trigger: str, ids: list[str], tokens: int, detail: str
 ) -> None:

@@ -85,6 +85,8 @@ def test_a_fan_out_at_the_smallest_budget_stays_in_it_and_restores_the_same(call
         )
         assert again.build_context() == sent
     assert yielded, "the session must reach a newest turn the block gives room to"
+    # the prefix changed without a fold or an edit: the eviction log says so
+    assert any(r["action"] == "shrink_block" for r in mem.eviction_log)
     assert "Request 5:" in sent[1].text  # shrunk, the latest request still named
 
 
