@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from langctx.blocks import cut_text_blocks, has_opaque_blocks
 from langctx.config import DEFAULT_PRIORITIES
@@ -101,11 +101,8 @@ def _files_in_hand(mem: MemoryCore, plan: Plan) -> FilesPart | None:
     """The files in hand after ``plan``'s fold (None: ``files_share`` is 0)."""
     if mem.config.files_tokens <= 0:
         return None
-    previous = latest_fold(mem._entries)
     return fold_files(
-        previous.get("files") if previous is not None else None,
-        [mem._log[i] for i in plan.batch],
-        mem._log[plan.cut :],
+        *_fold_parts(mem, plan, "files"),
         max_tokens=mem.config.files_tokens,
         count=mem.counter.count_text,
         file_tools=mem._file_tools,
@@ -117,15 +114,21 @@ def _reports(mem: MemoryCore, plan: Plan) -> ReportsPart | None:
     """The sub-agent reports after ``plan``'s fold (None: none, or ``reports_share`` is 0)."""
     if mem.config.reports_tokens <= 0:
         return None
-    previous = latest_fold(mem._entries)
     return fold_reports(
-        previous.get("reports") if previous is not None else None,
-        [mem._log[i] for i in plan.batch],
-        mem._log[plan.cut :],
+        *_fold_parts(mem, plan, "reports"),
         tools=mem.config.subagent_tools,
         max_tokens=mem.config.reports_tokens,
         count=mem.counter.count_text,
     )
+
+
+def _fold_parts(
+    mem: MemoryCore, plan: Plan, part: str
+) -> tuple[Any, list[BaseMessage], list[BaseMessage]]:
+    """The latest fold's ``part`` (None: none), ``plan``'s folded messages and the kept ones."""
+    previous = latest_fold(mem._entries)
+    held = previous.get(part) if previous is not None else None
+    return held, [mem._log[i] for i in plan.batch], mem._log[plan.cut :]
 
 
 def write_entry(

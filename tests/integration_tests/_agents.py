@@ -267,3 +267,10 @@ def every_compaction(state: Any) -> list[dict[str, Any]]:
     """A thread's compaction entries, in order: those its archive took out of the ``langctx``
     channel (the default archive mode keeps them in the state's batches), then the channel's."""
     return thread_entries(read_batches(None, None, state), state.get("langctx"))[0]
+
+
+def write_calls(path: str, calls: Sequence[Sequence[BaseMessage]]) -> None:
+    """Every model call's input texts, one JSON list per line (what a worker process reports)."""
+    with open(path, "w") as f:
+        for call in calls:
+            f.write(json.dumps([m.text for m in call]) + "\n")

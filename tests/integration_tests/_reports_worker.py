@@ -9,12 +9,11 @@ answers. It writes the text of every model input (one JSON list of strings per l
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
@@ -23,6 +22,7 @@ from langctx import create_agent
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
+from tests.integration_tests._agents import write_calls
 
 REQUESTS = [
     "Find out why the test suite is flaky and fix it.",
@@ -101,13 +101,7 @@ def main(db: str, out: str, first: int, last: int) -> None:
     requests = list(range(first, last + 1))
     with open_checkpointer(db) as saver:
         model = play(saver, requests, [report(r) for r in requests])
-    with open(out, "w") as f:
-        for call in model.calls:
-            f.write(json.dumps([_text(m) for m in call]) + "\n")
-
-
-def _text(message: BaseMessage) -> str:
-    return message.text
+    write_calls(out, model.calls)
 
 
 if __name__ == "__main__":

@@ -8,17 +8,17 @@ by 12 tool turns with ~2 KB outputs and a final answer, and writes the text of e
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
 from langctx.middleware import LangctxMiddleware
 from langctx.stores.checkpoints import open_checkpointer
 from langctx.testing import ScriptedChatModel
+from tests.integration_tests._agents import write_calls
 
 REQUESTS = [
     "Fix the failing parser test in tests/test_parser.py.",
@@ -62,13 +62,7 @@ def main(db: str, out: str, first: int, last: int, budget: int) -> None:
         config: Any = {"configurable": {"thread_id": "t"}}
         for r in range(first, last + 1):
             agent.invoke({"messages": [HumanMessage(REQUESTS[r], id=f"u{r}")]}, config)
-    with open(out, "w") as f:
-        for call in model.calls:
-            f.write(json.dumps([_text(m) for m in call]) + "\n")
-
-
-def _text(message: BaseMessage) -> str:
-    return message.text
+    write_calls(out, model.calls)
 
 
 if __name__ == "__main__":
