@@ -124,6 +124,29 @@ def test_failures_and_error_lines() -> None:
     assert not is_failure("Traceback (most recent call last):", tool="read")  # a file's text
 
 
+@pytest.mark.parametrize(
+    ("script", "failed"),
+    [
+        ("grep -n agent_end src/session.ts", False),  # no line selected: an answer
+        ("cd /repo && npm run check 2>&1 | grep -E '(error|warning)'", False),
+        ("LC_ALL=C /usr/bin/grep -r x .", False),
+        ("git grep -n TODO", False),
+        ("diff a.txt b.txt", False),
+        ("[ -f setup.py ]", False),
+        ("grep -r x . ; false", True),  # the status is false's
+        ("npm test", True),
+        ("pytest | grep FAILED && exit 1", True),  # the status is exit's
+        (None, True),  # a tool without a script: the exit code decides
+    ],
+)
+def test_an_exit_1_of_a_search_or_comparison_is_no_failure(
+    script: str | None, failed: bool
+) -> None:
+    out = "(no output)\n\nCommand exited with code 1"
+    assert is_failure(out, status="error", tool="bash", script=script) is failed
+    assert is_failure("x\nCommand exited with code 2", tool="bash", script=script)
+
+
 def test_constraints_are_verbatim_sentences() -> None:
     t = Truth()
     t.add(

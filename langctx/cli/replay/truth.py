@@ -637,18 +637,43 @@ class Failure:
     """Up to three error lines, in output order (the probe needs one of them)."""
 
 
-def is_failure(output: str, *, status: str | None = None, tool: str = "") -> bool:
-    """Whether a tool result reports a failure: a non-zero exit code, ``status="error"`` (unless the
-    output is only a bracketed recording note), or (for tools that do not just read a file) a
+_ANSWER_ON_ONE = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["}
+)
+"""Programs whose exit status 1 is an answer (POSIX ``grep``: no line selected; ``diff``/``cmp``:
+the files differ; ``test``: false), not a failure."""
+
+
+def _status_program(script: str | None) -> str | None:
+    """The program whose exit status a shell script returns: the last simple command's first word."""
+    if not script:
+        return None
+    last = list(_commands(_words(script.strip().splitlines()[-1] if script.strip() else "")))
+    if not last:
+        return None
+    words = [w for w in last[-1] if "=" not in w.split("/", 1)[0]]  # `LC_ALL=C grep`
+    if words[:1] == ["git"] and words[1:2] == ["grep"]:
+        return "grep"
+    return posixpath.basename(words[0]) if words else None
+
+
+def is_failure(
+    output: str, *, status: str | None = None, tool: str = "", script: str | None = None
+) -> bool:
+    """Whether a tool result reports a failure: a non-zero exit code (bar exit 1 of a search or a
+    comparison, ``script``'s last program), ``status="error"`` (unless the output is only a
+    bracketed recording note, or that exit 1), or (for tools that do not just read a file) a
     traceback or a test/compiler failure.
 
     Example:
         >>> is_failure("1 passed"), is_failure("x\\nCommand exited with code 2")
         (False, True)
+        >>> is_failure("(no output)\\nCommand exited with code 1", status="error", script="grep -n x a.ts")
+        False
     """
     codes = [int(c) for c in _EXIT_RE.findall(output)]
     if codes:
-        return codes[-1] != 0
+        return codes[-1] != 0 and not (codes[-1] == 1 and _status_program(script) in _ANSWER_ON_ONE)
     if status == "error":
         return not _NOTE_RE.match(output.strip())
     return tool.lower() not in _READ_TOOLS and bool(_TEST_FAIL_RE.search(output))
@@ -856,7 +881,9 @@ class Truth:
             self._command = None
             name, call_args = self._calls.get(str(message.tool_call_id), ("", {}))
             output = _content_text(message.content)
-            if is_failure(output, status=message.status, tool=name):
+            if is_failure(
+                output, status=message.status, tool=name, script=_shell_script(call_args)
+            ):
                 lines = error_lines(output)
                 if lines:
                     shown = _norm(f"{name} {' '.join(_strings(call_args))}")[:200]
