@@ -147,7 +147,8 @@ def render_read_facts(
     failure = _failure_line(facts)
     earlier = facts.get("modified_files_dropped", 0)  # counted, not listed, by merge_facts
     every = _modified_line(tuple(modified), earlier)
-    full = _Ledger(constraints, len(constraints), every, recent, n_read, failure)
+    n_constraints = len(constraints) + facts.get("constraints_dropped", 0)
+    full = _Ledger(constraints, n_constraints, every, recent, n_read, failure)
     if max_tokens is None or count is None or count(full.text()) <= max_tokens:
         return full.text()
 
@@ -156,7 +157,7 @@ def render_read_facts(
 
     if failure and count(failure) > max_tokens:
         failure = truncate_to_tokens(failure, max_tokens, count)
-    core = _Ledger(constraints[-1:], len(constraints), every, [], n_read, failure)
+    core = _Ledger(constraints[-1:], n_constraints, every, [], n_read, failure)
     if not fits(core):
         ceiling = max(max_tokens, ceiling_tokens or FACTS_GROWTH * max_tokens)
         return _grown(core, modified, earlier, ceiling, count)

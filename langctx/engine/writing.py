@@ -28,6 +28,7 @@ from langctx.entries import (
     next_seq,
     summary_order,
 )
+from langctx.entry_bounds import MAX_ENTRY_BYTES, within_bytes
 from langctx.errors import BudgetError
 from langctx.files_in_hand import FilesPart, fold_files
 from langctx.markers import TRUNCATION_MARK
@@ -80,11 +81,8 @@ def commit(mem: MemoryCore, plan: Plan, summary: str, quality: str) -> Compactio
         merged_from=[e["id"] for e in plan.absorbed],
         instructions=plan.request.instructions if plan.request is not None else None,
         pending_tokens=plan.pending if quality == "mechanical" else None,
+        parts={"files": files, "reports": reports},
     )
-    if files is not None:
-        entry["files"] = dict(files)
-    if reports is not None:
-        entry["reports"] = dict(reports)
     mem._first_kept = plan.cut  # the block is rendered once the merges it causes are done
     folded = sum(mem._tok[i] for i in plan.batch)
     detail = f"folded {len(plan.batch)} messages into {entry['id']} ({quality})"
@@ -139,9 +137,12 @@ def write_entry(
     tokens_before: int | None = None,
     pending_tokens: int | None = None,
     seq: int | None = None,
+    parts: Mapping[str, Mapping[str, Any] | None] | None = None,
     **fields: Any,
 ) -> CompactionEntry:
-    """A new active entry of ``summary``, stamped for a window restore (``tokens_after`` later)."""
+    """A new active entry of ``summary``, stamped for a window restore (``tokens_after`` later),
+    with the block's ``parts`` (files in hand, reports) and its read paths within
+    :data:`~langctx.entry_bounds.MAX_ENTRY_BYTES`."""
     entry = new_compaction_entry(
         summary=summary,
         summary_tokens=mem.counter.count_text(summary),
@@ -161,6 +162,10 @@ def write_entry(
         entry["last_id"] = mem._id(len(mem._log) - 1) if mem._log else None
     if mem._pc is not None:
         entry["provider_compaction_id"] = mem._id(mem._pc)
+    for key, part in (parts or {}).items():
+        if part is not None:
+            entry[key] = dict(part)  # type: ignore[literal-required]
+    within_bytes(entry, MAX_ENTRY_BYTES)
     # ``_active`` stays in summary order: the sort is stable, the entry the newest
     mem._entries.append(entry)
     gone = set(entry["merged_from"])

@@ -240,6 +240,7 @@ _FACTS: dict[str, Reader] = {
     "modified_files": _list(_path),
     "read_files_dropped": _count,
     "modified_files_dropped": _count,
+    "constraints_dropped": _count,
     "commands": _list(
         _record(command=_command, exit_code=_exit_code, ok=_or_none(_of(bool)), message_id=_msg_id)
     ),

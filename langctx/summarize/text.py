@@ -269,8 +269,11 @@ def merge_summary_facts(*parts: Mapping[str, Any]) -> SummaryFacts:
 def merge_read_summary_facts(*facts: Mapping[str, Any]) -> SummaryFacts:
     """:func:`merge_summary_facts` of facts already in the stored shape."""
     merged: SummaryFacts = dict(merge_read_facts(*facts))
-    constraints = dict.fromkeys(c for f in facts for c in f.get("constraints", ()))
-    merged["constraints"] = list(constraints)[-_MAX_CONSTRAINTS:]
+    constraints = list(dict.fromkeys(c for f in facts for c in f.get("constraints", ())))
+    merged["constraints"] = constraints[-_MAX_CONSTRAINTS:]
+    earlier = sum(f.get("constraints_dropped", 0) for f in facts)
+    if earlier := earlier + len(constraints) - len(merged["constraints"]):
+        merged["constraints_dropped"] = earlier  # counted, not listed
     merged["next_step"] = next(
         (f["next_step"] for f in reversed(facts) if f.get("next_step")), None
     )
