@@ -153,8 +153,8 @@ def _render(request: SummaryRequest, facts: dict[str, Any], room: _Room) -> str:
         sections.append(("Tool calls", lines))
     if questions := facts.get("open_questions", [])[-room.questions :] if room.questions else []:
         sections.append(("Open questions", [f"- {_clip(q, width)}" for q in questions]))
-    if step := facts.get("next_step"):
-        sections.append(("Next step", [f"- {_clip(step, width)}"]))
+    if step := facts.get("next_step"):  # one sentence, the line to go on from: never clipped
+        sections.append(("Next step", [f"- {step}"]))
     return "\n".join(line for name, lines in sections for line in (f"{name}:", *lines))
 
 

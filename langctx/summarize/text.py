@@ -54,6 +54,7 @@ _NARRATION = re.compile(
 _SIGN_OFF = re.compile(r"(?i)^\W*(?:let me know|hope (?:this|that) helps|feel free|happy to help)")
 _MIN_CONCLUSION_WORDS = 3  # "Done." / "OK, on it." say nothing
 _LEAD_IN_WORDS = 5
+_COLON_LEAD_IN_WORDS = 8  # "Let me read the relevant files first:"; longer ones state the step
 _MAX_CONSTRAINTS = 32  # the ledger shows the newest that fit its token cap
 
 
@@ -126,7 +127,9 @@ def extract_next_step(messages: Sequence[BaseMessage]) -> str | None:
 
 
 def _is_lead_in(sentence: str) -> bool:
-    short = sentence.rstrip().endswith(":") or len(_WORD.findall(sentence)) <= _LEAD_IN_WORDS
+    words = len(_WORD.findall(sentence))
+    colon = sentence.rstrip().endswith(":")  # introduces what follows, unless it says enough itself
+    short = words <= (_COLON_LEAD_IN_WORDS if colon else _LEAD_IN_WORDS)
     return short and not _TARGET.search(sentence)
 
 

@@ -328,6 +328,18 @@ def test_every_later_user_constraint_is_kept_verbatim_while_the_ledger_has_room(
         (["I'll fix tokenize() next.", "Let me see what's wrong."], "I'll fix tokenize() next."),
         (["Let me think.", "Let me read it."], "Let me read it."),
         (["All tests pass."], "All tests pass."),
+        # a colon introduces what follows, unless the sentence states the step itself
+        (
+            ["I'll fix tokenize() next.", "Let me read the relevant files first:"],
+            "I'll fix tokenize() next.",
+        ),
+        (
+            [
+                "I'll fix tokenize() next.",
+                "Now let me update the checkboxes in the plan and commit:",
+            ],
+            "Now let me update the checkboxes in the plan and commit:",
+        ),
     ],
 )
 def test_the_next_step_is_the_newest_that_names_what_it_acts_on(said: list[str], kept: str) -> None:
