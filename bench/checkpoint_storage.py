@@ -332,6 +332,7 @@ def run(key: str, turns: int, workdir: Path) -> Run:
                     last = now
         state = agent.get_state(cfg).values
         # the whole log: archived (in the state or the store) and live messages
+        store = agent.store  # the entry point's: one in the saver's own file
         log = full_log(store, thread_id, state) if store is not None else full_log(state)
         result.live_messages = len(state["messages"])
         result.full_log_messages = len(log)

@@ -28,6 +28,7 @@ from langgraph.store.base import BaseStore
 from langctx.delta_state import LangctxDeltaAgentState
 from langctx.errors import ConfigError, LangctxWarning
 from langctx.middleware import LangctxMiddleware
+from langctx.stores.beside import store_beside
 
 __all__ = ["create_agent"]
 
@@ -47,10 +48,13 @@ def create_agent(
     Args:
         model: as for ``langchain.agents.create_agent``.
         tools: as for ``langchain.agents.create_agent``.
-        memory: the memory (default: ``LangctxMiddleware()``, with ``archive=True`` when a
-            ``store`` is given: the folded log goes to the graph's store; a memory of your
-            own keeps its ``archive=``, warned when that is the state beside a store). It runs after
-            ``middleware`` (closest to the model, so it sizes what is finally sent).
+        memory: the memory (default: ``LangctxMiddleware()``). At its default ``archive="auto"``
+            the folded log goes to the graph's store: ``store``, else a store in the
+            checkpointer's own database (:func:`~langctx.stores.beside.store_beside`:
+            ``InMemorySaver``, ``SqliteSaver`` on a file, ``PostgresSaver``; the graph and its
+            tools get it as their store), else the state. A memory given ``archive="state"``
+            keeps it there (warned when a store is given). It runs after ``middleware``
+            (closest to the model, so it sizes what is finally sent).
         middleware: the other middleware, in LangChain's order.
         state_schema: default :class:`~langctx.LangctxDeltaAgentState` (``messages`` stored as
             the step's writes); a schema of your own must subclass it.
@@ -80,8 +84,10 @@ def create_agent(
         )
         warnings.warn(msg, LangctxWarning, stacklevel=2)
     if not listed:
-        memory = memory or LangctxMiddleware(archive=True if store is not None else "state")
+        memory = memory or LangctxMiddleware()
         others.append(memory)
+    if store is None and memory is not None and memory.archive and memory.archive.auto:
+        store = store_beside(kwargs.get("checkpointer"))  # the folded log beside the checkpoints
     schema = LangctxDeltaAgentState if state_schema is None else _checked_schema(state_schema)
     return _create_agent(
         model, tools, middleware=others, state_schema=schema, store=store, **kwargs

@@ -243,7 +243,10 @@ def newest_batch(
 
 
 def agrees(record: Mapping[str, Any] | None, newest: Mapping[str, Any]) -> bool:
-    """Whether the channel's archive record ends at ``newest`` (cheap: no key is computed)."""
+    """Whether the channel's archive record ends at ``newest``, the newest batch the state holds
+    (cheap: no key is computed), or went on from it in a store (its ``held``)."""
+    if record is not None and record.get("held", record.get("batches")) != record.get("batches"):
+        return record.get("held") == newest["seq"] + 1  # the later batches are in a store
     return (
         record is not None
         and record.get("batches") == newest["seq"] + 1
@@ -314,6 +317,9 @@ def check_placed(
     """
     by_key = {batch_key(b): b for b in batches}  # type: ignore[arg-type]
     key, chained = (record or {}).get("last"), set()
+    held = (record or {}).get("held")
+    if isinstance(held, int) and held < (record or {}).get("batches", 0):  # went on in a store
+        chained = {k for k, b in by_key.items() if b["seq"] < held}
     while isinstance(key, str) and key in by_key and key not in chained:
         chained.add(key)
         key = by_key[key]["prev"]

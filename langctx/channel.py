@@ -51,6 +51,9 @@ class ArchiveRecord(TypedDict, total=False):
     """The first ``saved`` compaction entries of the channel are already copied to the store."""
     first_kept: str | None
     """Id of the first message kept in ``messages`` after the newest batch (the cut)."""
+    held: int
+    """Batches the state's ``langctx_archive`` holds (the first ``held``; absent: all of them),
+    the later ones went to a store."""
 
 
 class LangctxChannel(TypedDict, total=False):
@@ -453,6 +456,7 @@ _RECORD_FIELDS: dict[str, Any] = {
     "batches": _count,
     "messages": _count,
     "saved": _count,
+    "held": _count,
 }
 """Each field of an :class:`ArchiveRecord` and what a stored value of it must be."""
 

@@ -71,7 +71,7 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
         max_overflow_retries: int = DEFAULT_MAX_OVERFLOW_RETRIES,
         tool_output_processor: ToolOutputProcessor | None = None,
         compact_tool: bool = False,
-        archive: ArchiveOption = "state",
+        archive: ArchiveOption = "auto",
         prompt_cache_key: bool | str = True,
         **options: Unpack[MemoryOptions],
     ) -> None:
@@ -197,7 +197,9 @@ class LangctxMiddleware(AgentMiddleware[LangctxMiddlewareState, Any, Any]):
             request.state,
             self.settings_for(request.model),
             thread_id=thread_id_of(ensure_config()),
-            archive=self.archive,
+            archive=self.archive.at(getattr(request.runtime, "store", None))
+            if self.archive
+            else None,
             store=lambda: request.runtime.store,
         )
         return step, self._cache_keyed(request, step.thread_id)

@@ -44,9 +44,10 @@ __all__ = [
 ARCHIVE_NAMESPACE: tuple[str, ...] = ("langctx", "archive")
 """Prefix of the per-thread archive namespaces."""
 
-ArchiveOption = BaseStore | bool | Literal["state"] | None
-"""What ``archive=`` accepts: ``"state"`` (the default: the state's ``langctx_archive`` key), a
-store, True (the graph's store), or None/False (no archive)."""
+ArchiveOption = BaseStore | bool | Literal["state", "auto"] | None
+"""What ``archive=`` accepts: ``"auto"`` (the middleware's default: the graph's store when it has
+one, else the state), ``"state"`` (the state's ``langctx_archive`` key), a store, True (the graph's
+store), or None/False (no archive)."""
 
 _PAGE = 500
 
@@ -73,7 +74,8 @@ class Archive:
     """Archive mode for one integration: where batches go, and the archive step itself.
 
     Args:
-        store: ``"state"``, a set-up LangGraph ``BaseStore``, or True for the graph's own store.
+        store: ``"state"``, ``"auto"`` (the graph's store when it has one, else the state), a
+            set-up LangGraph ``BaseStore``, or True for the graph's own store.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -81,17 +83,32 @@ class Archive:
         (True, None)
         >>> Archive.from_option("state").in_state
         True
+        >>> auto = Archive.from_option("auto")
+        >>> auto.at(None).in_state, auto.at(InMemoryStore()).in_state
+        (True, False)
     """
 
-    def __init__(self, store: BaseStore | bool | Literal["state"] = True) -> None:
-        if store is not True and store != "state" and not isinstance(store, BaseStore):
+    def __init__(self, store: BaseStore | bool | Literal["state", "auto"] = True) -> None:
+        if (
+            store is not True
+            and store not in ("state", "auto")
+            and not isinstance(store, BaseStore)
+        ):
             msg = (
-                f'archive= takes "state", a langgraph BaseStore (InMemoryStore, SqliteStore, '
-                f"PostgresStore), True for the graph's store, or None, got {store!r}."
+                f'archive= takes "auto", "state", a langgraph BaseStore (InMemoryStore, '
+                f"SqliteStore, PostgresStore), True for the graph's store, or None, got {store!r}."
             )
             raise ConfigError(msg)
+        self.auto = store == "auto"
         self.in_state = store == "state"
         self.store: BaseStore | None = store if isinstance(store, BaseStore) else None
+
+    def at(self, runtime_store: BaseStore | None) -> Archive:
+        """This archive for a step of a graph whose store is ``runtime_store``: ``"auto"``
+        resolved (the graph's store, else the state), any other as it is."""
+        if not self.auto:
+            return self
+        return Archive(True) if runtime_store is not None else _IN_STATE
 
     @classmethod
     def from_option(cls, option: ArchiveOption) -> Archive | None:
@@ -137,6 +154,7 @@ class Archive:
             pinned_ids=view.memory.pinned_ids,
             channel=state.get("langctx"),
             update=view.update(),
+            in_state=self.in_state,
         )
         if plan is not None:
             plan.in_state = self.in_state
@@ -166,6 +184,9 @@ class Archive:
         if plan.in_state:  # packed: a run start reads the archive's snapshot back
             update[ARCHIVE_KEY] = [pack_batch(plan.batch)]
         return update
+
+
+_IN_STATE = Archive("state")
 
 
 def _writing(

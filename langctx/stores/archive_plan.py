@@ -106,6 +106,7 @@ def plan_archive(
     pinned_ids: Sequence[str],
     channel: Mapping[str, Any] | None,
     update: Mapping[str, Any] | None,
+    in_state: bool = False,
 ) -> ArchivePlan | None:
     """The archive step for a state whose memory was just synced (None: nothing to archive).
 
@@ -113,6 +114,7 @@ def plan_archive(
         raw: the state's ``messages``.
         channel: the state's ``langctx`` channel (before this step).
         update: what this step writes to the channel anyway (``ThreadView.update()``), or None.
+        in_state: the batch goes to the state's ``langctx_archive`` (else to a store).
     """
     order, gone = archivable(raw, first_kept_id=first_kept_id, pinned_ids=pinned_ids)
     if not gone:
@@ -151,6 +153,7 @@ def plan_archive(
         messages=int(record.get("messages", 0)) + len(gone),
         saved=len(comps) - len(drop_c),
         first_kept=first_kept_id,
+        held=batch["seq"] + 1 if in_state else int(record.get("held", batch["seq"])),
     )
     delta = channel_update(
         archive=new_record,

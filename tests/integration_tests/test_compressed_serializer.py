@@ -31,6 +31,8 @@ def read_file(path: str) -> str:
 
 
 def _run(db: Path, serde: Any, turns: int = TURNS, thread: str = "t") -> dict[str, Any]:
+    """The thread's state after a run, with its whole log under ``"log"`` (the folded part is
+    in the store ``create_agent`` keeps in the same file)."""
     calls = [ai_tool_call("read_file", {"path": f"src/m{k}.py"}) for k in range(turns)]
     model = ScriptedChatModel(responses=[*calls, "Done."])
     with SqliteSaver.from_conn_string(str(db)) as saver:
@@ -40,7 +42,8 @@ def _run(db: Path, serde: Any, turns: int = TURNS, thread: str = "t") -> dict[st
         )
         cfg = {"configurable": {"thread_id": thread}}
         agent.invoke({"messages": [("user", "Fix the parser.")]}, cfg)
-        return agent.get_state(cfg).values
+        values = agent.get_state(cfg).values
+        return {**values, "log": full_log(agent.store, thread, values)}
 
 
 def _shape(state: dict[str, Any]) -> tuple[Any, ...]:
@@ -48,7 +51,7 @@ def _shape(state: dict[str, Any]) -> tuple[Any, ...]:
     entries = [
         (e["trigger"], e["covered_count"], e["read_files"]) for e in state["langctx"]["compactions"]
     ]
-    return [m.text for m in state["messages"]], [m.text for m in full_log(state)], entries
+    return [m.text for m in state["messages"]], [m.text for m in state["log"]], entries
 
 
 def test_same_state_smaller_file(tmp_path: Path) -> None:
@@ -69,7 +72,7 @@ def test_a_database_written_uncompressed_reads_and_continues(tmp_path: Path) -> 
     db = tmp_path / "db.sqlite"
     _run(db, None, turns=10)
     state = _run(db, CompressedSerializer(), turns=10)  # the same thread, the next run
-    assert [m.text for m in full_log(state)].count("Fix the parser.") == 2  # nothing lost
+    assert [m.text for m in state["log"]].count("Fix the parser.") == 2  # nothing lost
 
 
 def test_under_encryption_and_across_threads() -> None:

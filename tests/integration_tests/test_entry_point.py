@@ -81,7 +81,10 @@ def test_same_requests_as_the_bare_middleware_and_nothing_lost() -> None:
     assert _texts(seen) == _texts(bare_seen)
     assert any("<langctx:" in m.text for r in seen for m in r)  # it folded
     assert [m.text for m in state["messages"]] == [m.text for m in bare_state["messages"]]
-    assert len(full_log(state)) == 2 + 2 * TURNS  # task, 24 calls + results, the answer
+    # the folded log went to a store beside the checkpoints, not into the state
+    assert not state.get("langctx_archive") and bare_state["langctx_archive"]
+    assert len(full_log(agent.store, "t", state)) == 2 + 2 * TURNS  # task, calls, results, answer
+    assert len(full_log(bare_state)) == 2 + 2 * TURNS
     assert isinstance(agent.channels["messages"], DeltaChannel)  # the step's writes only
 
 
@@ -103,7 +106,7 @@ def test_a_memory_of_your_own_beside_a_store_keeps_its_archive_and_says_so() -> 
         agent = create_agent(
             ScriptedChatModel(responses=["Hi."]),
             store=store,
-            memory=LangctxMiddleware(max_tokens=3000),
+            memory=LangctxMiddleware(max_tokens=3000, archive="state"),
             checkpointer=InMemorySaver(),
         )
     assert agent is not None
@@ -116,6 +119,10 @@ def test_a_memory_of_your_own_beside_a_store_keeps_its_archive_and_says_so() -> 
             memory=LangctxMiddleware(archive=True),
         )
         create_agent(ScriptedChatModel(responses=["Hi."]), memory=LangctxMiddleware())
+        mine = create_agent(  # its default archive="auto": the given store
+            ScriptedChatModel(responses=["Hi."]), store=store, memory=LangctxMiddleware()
+        )
+    assert mine.store is store
 
 
 def test_the_memory_runs_after_the_other_middleware() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from langctx.stores.archive import full_log
-from tests.integration_tests._agents import every_compaction
+from langctx.archive_repair import checked_batch
+from langctx.stores.archive import archive_namespace, thread_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -143,7 +143,7 @@ def _two_runs(client: Any) -> None:
     )
     assert isinstance(first, dict) and first["messages"][-1]["content"].startswith("Fixed it")
     values = client.threads.get_state(tid)["values"]
-    entries = every_compaction(values)  # the channel's, and those its archive took out
+    entries = _every_compaction(client, tid, values)  # the channel's, and the archived ones
     assert entries, "the first run should have compacted at a 4,000-token budget"
     assert all(e["v"] and e["kind"] == "compaction" for e in entries)
     assert values["messages"][0]["content"] == DEMO_TASK  # the task stays pinned in messages
@@ -155,10 +155,25 @@ def _two_runs(client: Any) -> None:
         config=config,
     )
     after = client.threads.get_state(tid)["values"]
-    later = every_compaction(after)
+    later = _every_compaction(client, tid, after)
     assert [e["id"] for e in later[: len(entries)]] == [e["id"] for e in entries]
     assert len(later) > len(entries)  # the second run compacted on top of the first's entries
-    assert len(full_log(after)) > len(full_log(values)) > len(values["messages"])
+    # the server gives the graph a store: the folded log is there, each batch once
+    archived = [values["langctx"]["archive"], after["langctx"]["archive"]]
+    assert archived[1]["messages"] > archived[0]["messages"] > 0
+    assert len(_batches(client, tid)) == archived[1]["batches"]
+    assert not after.get("langctx_archive")
     kept = {m["id"] for m in after["messages"]}
     cuts = [e["first_kept_id"] for e in after["langctx"]["compactions"] if e["trigger"] != "merge"]
     assert cuts and cuts[-1] in kept  # the latest cut is in the window the state keeps
+
+
+def _batches(client: Any, tid: str) -> list[Any]:
+    """The thread's archived batches in the server's store, oldest first."""
+    items = client.store.search_items(list(archive_namespace(tid)), limit=1000)["items"]
+    return sorted((checked_batch(i["value"]) for i in items), key=lambda b: b["seq"])
+
+
+def _every_compaction(client: Any, tid: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The thread's compaction entries: those archived in the server's store, then the channel's."""
+    return thread_entries(_batches(client, tid), values.get("langctx"))[0]

@@ -193,6 +193,7 @@ INTEGRATIONS = {
         "LongTermMemory",
     ],
     "langctx.stores.compressed": ["CompressedSerializer"],
+    "langctx.stores.beside": ["store_beside"],
     "langctx.stores.checkpoints": [
         "CheckpointerConnectionError",
         "aopen_checkpointer",

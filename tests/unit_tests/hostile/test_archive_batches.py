@@ -47,7 +47,7 @@ def _thread() -> tuple[Any, ScriptedChatModel, dict[str, Any]]:
     agent = create_agent(
         model,
         [read_file],
-        memory=LangctxMiddleware(max_tokens=3000),
+        memory=LangctxMiddleware(max_tokens=3000, archive="state"),
         checkpointer=InMemorySaver(),
     )
     out = agent.invoke({"messages": [HumanMessage("Read the files.", id="task")]}, CFG)
