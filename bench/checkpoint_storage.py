@@ -332,8 +332,9 @@ def run(key: str, turns: int, workdir: Path) -> Run:
                     last = now
         state = agent.get_state(cfg).values
         # the whole log: archived (in the state or the store) and live messages
-        store = agent.store  # the entry point's: one in the saver's own file
-        log = full_log(store, thread_id, state) if store is not None else full_log(state)
+        beside = agent.store if store is None else None  # the entry point's, in the saver's file
+        holder = store if store is not None else beside
+        log = full_log(holder, thread_id, state) if holder is not None else full_log(state)
         result.live_messages = len(state["messages"])
         result.full_log_messages = len(log)
         result.raw_content_bytes = sum(len(str(m.content).encode()) for m in log)
@@ -357,8 +358,8 @@ def run(key: str, turns: int, workdir: Path) -> Run:
             "SELECT count(*), coalesce(sum(length(value)), 0) FROM writes"
         ).fetchone()
     conn.close()
-    if store is not None:
-        with sqlite3.connect(store_db) as conn:
+    if store is not None or beside is not None:
+        with sqlite3.connect(store_db if store is not None else db) as conn:
             result.store_items, result.store_value_bytes = conn.execute(
                 "SELECT count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) FROM store"
             ).fetchone()

@@ -6,6 +6,7 @@ in-state archive continues with nothing lost."""
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from langctx import LangctxMiddleware, create_agent, full_log
+from langctx.stores.archive import archive_namespace
 from langctx.stores.beside import store_beside
 from langctx.testing import ScriptedChatModel, ai_tool_call
 
@@ -110,3 +112,45 @@ def test_a_bad_archive_option_is_one_line(archive: Any) -> None:
 
     with pytest.raises(ConfigError, match='archive= takes "auto", "state"'):
         LangctxMiddleware(archive=archive)
+
+
+@pytest.mark.postgres
+def test_postgres_keeps_the_folded_log_beside_its_checkpoints() -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    from tests.integration_tests._agents import require_postgres
+
+    thread = f"beside-{uuid.uuid4().hex}"
+    cfg = {"configurable": {"thread_id": thread}}
+    with Connection.connect(
+        require_postgres(), autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        seen: list[list[BaseMessage]] = []
+        agent = create_agent(
+            _model(seen, 0, TURNS),
+            [read_file],
+            memory=LangctxMiddleware(max_tokens=3000),
+            checkpointer=saver,
+        )
+        state = agent.invoke({"messages": [("user", "Fix the parser, part 0.")]}, cfg)
+        assert type(agent.store).__name__ == "PostgresStore"
+        assert not state.get("langctx_archive")
+        log = full_log(agent.store, thread, state)
+        rows = conn.execute(
+            "SELECT count(*) AS n FROM store WHERE prefix = %s",
+            (".".join(archive_namespace(thread)),),
+        ).fetchone()
+    assert len(log) == 2 + 2 * TURNS
+    assert rows is not None and rows["n"] == state["langctx"]["archive"]["batches"] > 0
+    in_state: list[list[BaseMessage]] = []
+    create_agent(
+        _model(in_state, 0, TURNS),
+        [read_file],
+        memory=LangctxMiddleware(max_tokens=3000, archive="state"),
+        checkpointer=InMemorySaver(),
+    ).invoke({"messages": [("user", "Fix the parser, part 0.")]}, cfg)
+    assert _texts(seen) == _texts(in_state)
