@@ -107,6 +107,7 @@ from langgraph.prebuilt.chat_agent_executor import AgentState as ReactAgentState
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 from langmem.short_term import SummarizationNode
 
+from langctx.agent import create_agent as langctx_create_agent
 from langctx.cli.demo.session import SYSTEM_PROMPT, TASK
 from langctx.delta_state import LangctxDeltaAgentState
 from langctx.middleware import LangctxMiddleware
@@ -115,9 +116,11 @@ from langctx.testing import ScriptedChatModel
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_MD = ROOT / "bench" / "results" / "agent_e2e.md"
 VARIANTS = ("plain", "langctx", "langctx-local", "summarization", "deepagents", "langmem", "trim")
-EXTRA = ("langctx-delta", "react")
-"""Run only when named in ``--only``: langctx with delta-stored ``messages``; and
-``create_react_agent`` without a hook, the baseline of ``langmem`` and ``trim``."""
+EXTRA = ("langctx-delta", "entry", "react")
+"""Run only when named in ``--only``: langctx with delta-stored ``messages``; ``langctx.create_agent``
+(the entry point: delta ``messages``, the folded log in a store beside the checkpoints) with the
+model summarizer; and ``create_react_agent`` without a hook, the baseline of ``langmem`` and
+``trim``."""
 WHOLE_LOG = ("plain", "langmem", "trim", "react")
 """Variants whose every checkpoint holds the whole log (pruned on ``InMemorySaver``, see above)."""
 EDGE = 100
@@ -232,6 +235,11 @@ def _agent(
                 state_schema=LangMemState if variant == "langmem" else None,
                 checkpointer=saver,
             )
+    if variant == "entry":
+        memory = LangctxMiddleware(max_tokens=BUDGET, summarizer=summarizer)
+        return langctx_create_agent(
+            model, tools, system_prompt=SYSTEM_PROMPT, memory=memory, checkpointer=saver
+        )
     middleware: list[Any] = []
     schema: Any = None
     if variant.startswith("langctx"):

@@ -343,6 +343,8 @@ def run(key: str, turns: int, workdir: Path) -> Run:
             for path in (db, store_db)
             if Path(f"{path}-wal").exists()
         )
+        if beside is not None and hasattr(beside, "conn"):
+            beside.conn.close()  # closed with the saver: its WAL goes into the file
     result.wall_s = time.perf_counter() - started
     result.checkpoint_file_bytes = _files_bytes(db)
     result.store_file_bytes = _files_bytes(store_db) if store is not None else 0

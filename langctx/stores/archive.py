@@ -194,8 +194,8 @@ def _writing(
 ) -> Generator[tuple[GetOp] | tuple[PutOp], Any, None]:
     ns = archive_namespace(plan.batch["thread_id"])
     (found,) = yield (GetOp(ns, plan.key, refresh_ttl=refresh_on_read(store)),)
-    if found is None:
-        yield (PutOp(ns, plan.key, dict(plan.batch), index=False),)
+    if found is None:  # packed, as in the state: zlib over the batch's JSON (a third of it)
+        yield (PutOp(ns, plan.key, pack_batch(plan.batch), index=False),)
 
 
 def read_batches(
@@ -354,9 +354,9 @@ def _read_batch(batch: Mapping[str, Any]) -> tuple[dict[str, BaseMessage], list[
 
 def _collect(items: dict[str, Any], found: Sequence[Item | None]) -> None:
     """The store's batches of ``found`` into ``items`` by key (each checked, the rest left out)."""
-    items.update(
-        (i.key, i.value) for i in found if i is not None and checked_batch(i.value) is not None
-    )
+    for item in found:
+        if item is not None and (batch := checked_batch(item.value)) is not None:
+            items[item.key] = batch  # unpacked
 
 
 def _last_key(items: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
