@@ -599,6 +599,8 @@ def _archive_store(args: argparse.Namespace) -> Iterator[Any]:
     if path is None and args.db:
         beside = Path(args.db).with_suffix(".archive.sqlite")
         path = str(beside) if beside.is_file() else None
+    if path is None and args.db and _has_store(args.db):  # langctx.create_agent's, in the file
+        path = args.db
     if path is None:
         yield None
         return
@@ -614,6 +616,20 @@ def _archive_store(args: argparse.Namespace) -> Iterator[Any]:
         yield SqliteStore(conn)
     finally:
         conn.close()
+
+
+def _has_store(db: str) -> bool:
+    """Whether the SQLite file ``db`` holds a LangGraph store's table (read-only look)."""
+    if not Path(db).is_file():
+        return False
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+        ) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='store'")
+            return found.fetchone() is not None
+    except sqlite3.DatabaseError:
+        return False  # not SQLite: the checkpointer's own check says so
 
 
 def _check_writable(path: str, option: str) -> None:

@@ -154,3 +154,21 @@ def test_postgres_keeps_the_folded_log_beside_its_checkpoints() -> None:
         checkpointer=InMemorySaver(),
     ).invoke({"messages": [("user", "Fix the parser, part 0.")]}, cfg)
     assert _texts(seen) == _texts(in_state)
+
+
+def test_inspect_reads_the_window_and_the_store_in_the_checkpoint_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from langctx.cli.main import main
+
+    db = tmp_path / "auto.sqlite"
+    _, log, _ = _runs(db, ("auto", "auto"))
+    capsys.readouterr()
+    assert main(["inspect", "--db", str(db), "--thread", "t", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["figures"]
+    assert figures["archive_read"] is True
+    assert figures["messages_logged"] == len(log) == 2 * (2 + TURNS)
+    assert figures["messages_in_state"] + figures["messages_archived"] == len(log)
+    assert figures["messages_in_state"] > 0  # the delta `messages` rebuilt from its writes

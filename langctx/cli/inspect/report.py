@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langctx.channel import ARCHIVE_KEY, archive_record, channel_entries, channel_users
 from langctx.cli.inspect.store import CheckpointStore, unwrapped
 from langctx.commands import state_messages
-from langctx.delta_state import append_batches, merge_langctx_writes
+from langctx.delta_state import _messages_delta_reducer, append_batches, merge_langctx_writes
 from langctx.entries import CompactionEntry, EditEntry, covered_count
 from langctx.errors import InvalidMessageError
 from langctx.markers import FACTS_CLOSE, FACTS_OPEN, SUMMARY_ID_PREFIX
@@ -184,13 +184,18 @@ def inspect_thread(
 
 
 def _delta_values(store: CheckpointStore, found: Any) -> dict[str, Any]:
-    """The checkpoint's channel values, langctx's ``DeltaChannel``\\ s (``langctx``,
+    """The checkpoint's channel values, the ``DeltaChannel``\\ s (delta ``messages``, ``langctx``,
     ``langctx_archive``) rebuilt from the thread's history where the checkpoint holds no value
     (or unwrapped where it holds a snapshot)."""
     cp = found.checkpoint
     values = {k: unwrapped(v) for k, v in (cp.get("channel_values") or {}).items()}
     versions = cp.get("channel_versions") or {}
-    for key, reducer in (("langctx", merge_langctx_writes), (ARCHIVE_KEY, append_batches)):
+    rebuilt_keys = (
+        ("messages", lambda seed, writes: _messages_delta_reducer(seed or [], writes)),
+        ("langctx", merge_langctx_writes),
+        (ARCHIVE_KEY, append_batches),
+    )
+    for key, reducer in rebuilt_keys:
         if key not in values and key in versions:
             rebuilt = store.delta_value(found, key, reducer)
             if rebuilt is not None:
