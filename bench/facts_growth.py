@@ -197,7 +197,8 @@ def run_graph(
     """The session through ``langctx.create_agent`` (one ``invoke`` per user message) on a
     ``SqliteSaver`` in a temporary file (``saver="memory"``: ``InMemorySaver``, which keeps
     every checkpoint in RAM and walks the whole parent chain at every run start); ``store``: a
-    ``SqliteStore`` beside it holds the folded log instead of the state."""
+    ``SqliteStore`` file of its own holds the folded log, else (the default) the store
+    ``create_agent`` makes in the checkpointer's database."""
     import sqlite3
     import tempfile
 
@@ -235,7 +236,7 @@ def run_graph(
     agent = langctx.create_agent(
         model,
         [read_file, edit_file],
-        memory=langctx.LangctxMiddleware(max_tokens=8000, archive=True if store else "state"),
+        memory=langctx.LangctxMiddleware(max_tokens=8000),  # archive="auto", the default
         checkpointer=checkpointer,
         store=archive,
         system_prompt="You are a coding agent.",
@@ -308,7 +309,11 @@ def graph_markdown(label: str, r: dict[str, Any]) -> str:
     users = f", a user message every {r['user_every']} turns" if r["user_every"] else ""
     lines = [f"## {label}", "", f"Code: `{commit()}`, {r['turns']:,} turns through "]
     saver = "SqliteSaver" if r["saver"] == "sqlite" else "InMemorySaver"
-    stored = " + `SqliteStore` (the folded log)" if r["store"] else ""
+    stored = (
+        " + `SqliteStore` (the folded log)"
+        if r["store"]
+        else " (the folded log in a store beside the checkpoints)"
+    )
     lines[-1] += f"`langctx.create_agent` + `{saver}`{stored}{users}."
     lines += ["", "| measure | value |", "|---|---|", *[f"| {a} | {b} |" for a, b in rows], ""]
     return "\n".join(lines)
