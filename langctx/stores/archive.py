@@ -134,8 +134,8 @@ class Archive:
         """
         if self.in_state and thread_id != NO_THREAD and ARCHIVE_KEY not in state:
             msg = (
-                f'archive="state" (the default) keeps folded messages in the state\'s '
-                f"{ARCHIVE_KEY!r} key, and this graph's state schema has none: add "
+                f'archive="state" (and "auto" on a graph without a store) keeps folded messages '
+                f"in the state's {ARCHIVE_KEY!r} key, and this graph's state schema has none: add "
                 f"`{ARCHIVE_KEY}: NotRequired[ArchivedBatches]` (from langctx.delta_state) to the "
                 "schema, as LangctxState does, or pass archive=None to keep every message in "
                 "`messages`, or a store as archive= (docs/persistence.md)."
