@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -10,11 +12,13 @@ from langgraph.store.base import BaseStore
 
 from langctx.commands import handled_command, pending_command
 from langctx.entries import CompactionEntry
-from langctx.state_memory import MemorySettings, ThreadView, view_state
-from langctx.stores.archive import Archive
+from langctx.state_memory import NO_THREAD, MemorySettings, ThreadView, view_state
+from langctx.stores.archive import Archive, read_batches
 from langctx.stores.archive_plan import ArchivePlan
 
 __all__ = ["ArchiveWrite", "MemoryStep"]
+
+logger = logging.getLogger("langctx")
 
 ArchiveWrite = tuple[BaseStore, ArchivePlan]
 """Where an archive batch goes and the plan that holds it (``Archive.write(*batch)``)."""
@@ -46,7 +50,10 @@ class MemoryStep:
         self.state = state
         self.thread_id = thread_id
         self.command = pending_command(state.get("messages") or [])
-        self.view: ThreadView = view_state(state, settings, thread_id=thread_id)
+        archived = None  # a store archive: read for what the state does not hold
+        if archive is not None and not archive.in_state and thread_id != NO_THREAD:
+            archived = partial(_stored_batches, archive, store, thread_id, state)
+        self.view: ThreadView = view_state(state, settings, thread_id=thread_id, archived=archived)
         self.archive = archive
         self.store = store
         self.handled: list[BaseMessage] | None = None
@@ -88,3 +95,19 @@ class MemoryStep:
         if self.plan is None or self.plan.in_state:
             return None  # a batch in the state is written with the step's update
         return self.archive.resolve(self.store()), self.plan
+
+
+def _stored_batches(
+    archive: Archive,
+    store: Callable[[], BaseStore | None],
+    thread_id: str,
+    state: Mapping[str, Any],
+) -> list[Any]:
+    """The thread's batches in its store archive, oldest first, for what a step looks up before
+    its window (the messages of a fold whose background summary ran in another process); []
+    when the store cannot be read here (an async-only store: the fold keeps its local summary)."""
+    try:
+        return read_batches(archive.resolve(store()), thread_id, state)
+    except Exception as exc:  # a lookup aid: the step goes on without it
+        logger.warning("langctx: the archive store could not be read for a lookup (%s)", exc)
+        return []

@@ -245,7 +245,11 @@ class ThreadView:
 
 
 def view_state(
-    state: Mapping[str, Any], settings: MemorySettings, *, thread_id: str = NO_THREAD
+    state: Mapping[str, Any],
+    settings: MemorySettings,
+    *,
+    thread_id: str = NO_THREAD,
+    archived: Callable[[], list[Any]] | None = None,
 ) -> ThreadView:
     """The memory of ``state`` (``messages`` + the ``langctx`` channel); no compaction runs.
 
@@ -261,7 +265,7 @@ def view_state(
         one = pair or isinstance(messages, BaseMessage | str | dict)
         messages = [messages] if one or not isinstance(messages, Iterable) else list(messages)
     try:
-        return _view_state(messages, state, settings, thread_id)
+        return _view_state(messages, state, settings, thread_id, archived)
     except AttributeError:  # read an id of what is no message: convert, as the memory does
         if all(isinstance(m, BaseMessage) for m in messages):
             check_channel(state.get("langctx"))  # or a corrupt entry: name it
@@ -269,11 +273,15 @@ def view_state(
     except (TypeError, KeyError, ValueError, IndexError):
         check_channel(state.get("langctx"))  # a corrupt entry: a one-line StateVersionError
         raise
-    return _view_state(as_messages(messages), state, settings, thread_id)
+    return _view_state(as_messages(messages), state, settings, thread_id, archived)
 
 
 def _view_state(
-    messages: list[BaseMessage], state: Mapping[str, Any], settings: MemorySettings, thread_id: str
+    messages: list[BaseMessage],
+    state: Mapping[str, Any],
+    settings: MemorySettings,
+    thread_id: str,
+    archived: Callable[[], list[Any]] | None = None,
 ) -> ThreadView:
     raw = WithIds(messages)
     channel = check_version(state.get("langctx") or {}, "stored")
@@ -300,7 +308,7 @@ def _view_state(
         edits=edits,
         priorities=stored_priorities(channel.get("priorities")),
         validate_from=last_response,
-        before=_Before(raw, start, state.get(ARCHIVE_KEY)),
+        before=_Before(raw, start, state.get(ARCHIVE_KEY), archived),
         archived_to=_archived_to(channel),
         users=channel.get(USERS_KEY),  # checked there (None: read from the entries' facts)
         users_dropped=channel.get(USERS_DROPPED_KEY, 0),
@@ -347,15 +355,24 @@ class _Before:
     entries' ids: batches read newest first, each once, only as far as a lookup needs (what is
     looked up is almost always in the latest folds)."""
 
-    __slots__ = ("_by_id", "_covered", "_unread")
+    __slots__ = ("_by_id", "_covered", "_more", "_unread")
 
-    def __init__(self, raw: WithIds, stop: int, archived: Any = None) -> None:
+    def __init__(
+        self,
+        raw: WithIds,
+        stop: int,
+        archived: Any = None,
+        more: Callable[[], list[Any]] | None = None,
+    ) -> None:
         self._unread = list(archived) if isinstance(archived, list) else []
+        self._more = more  # the batches of a store archive, read once if the state's miss
         self._by_id: dict[str, BaseMessage] = {str(m.id): m for m in raw[:stop]}
         self._covered: dict[str, list[str]] = {}
 
     def _read_next(self) -> bool:
         """Read the newest unread batch (checked: :func:`checked_batch`); False: none left."""
+        if not self._unread and self._more is not None:
+            self._unread, self._more = list(self._more()), None
         while self._unread:
             batch = checked_batch(self._unread.pop())
             if batch is not None:

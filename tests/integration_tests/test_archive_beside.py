@@ -5,6 +5,7 @@ in-state archive continues with nothing lost."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 from pathlib import Path
@@ -30,13 +31,22 @@ def read_file(path: str) -> str:
     return f"# {path}\n" + "".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(60))
 
 
-def _model(seen: list[list[BaseMessage]], start: int, turns: int) -> ScriptedChatModel:
+def _model(start: int, turns: int) -> ScriptedChatModel:
     calls = [ai_tool_call("read_file", {"path": f"src/m{k}.py"}) for k in range(start, turns)]
-    return ScriptedChatModel(responses=[*calls, f"Done {turns}."], on_request=seen.append)
+    return ScriptedChatModel(responses=[*calls, f"Done {turns}."])
+
+
+_IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|cmp-[0-9a-f]{12}")
 
 
 def _texts(seen: list[list[BaseMessage]]) -> list[list[str]]:
-    return [[f"{m.type}:{m.text}" for m in request] for request in seen]
+    """The requests' texts, random message ids (and the entry ids made from them) numbered."""
+    names: dict[str, str] = {}
+
+    def name(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(), f"<id{len(names)}>")
+
+    return [[_IDS.sub(name, f"{m.type}:{m.text}") for m in request] for request in seen]
 
 
 def _runs(
@@ -52,13 +62,15 @@ def _runs(
         zip(archives, ((0, 12), (12, TURNS)), strict=True)
     ):
         with SqliteSaver.from_conn_string(str(db)) as saver:
+            model = _model(start, stop)
             agent = create_agent(
-                _model(seen, start, stop),
+                model,
                 [read_file],
                 memory=LangctxMiddleware(max_tokens=3000, archive=archive),
                 checkpointer=saver,
             )
             state = agent.invoke({"messages": [("user", f"Fix the parser, part {run}.")]}, cfg)
+            seen += model.calls
             log = [m.text for m in full_log(agent.store, "t", state)]
     return _texts(seen), log, state
 
@@ -66,7 +78,8 @@ def _runs(
 def test_the_store_beside_the_checkpoints_sends_what_the_state_archive_sent(tmp_path: Path) -> None:
     beside, beside_log, state = _runs(tmp_path / "auto.sqlite", ("auto", "auto"))
     in_state, state_log, _ = _runs(tmp_path / "state.sqlite", ("state", "state"))
-    assert beside == in_state
+    assert len(beside) == TURNS + 2 and beside == in_state  # every model call, the same request
+    assert any("<langctx:summary" in m for request in beside for m in request)  # it folded
     assert beside_log == state_log and len(beside_log) == 2 * (2 + TURNS)
     assert not state.get("langctx_archive")  # nothing archived in the state
     con = sqlite3.connect(tmp_path / "auto.sqlite")  # one file: checkpoints and the folded log
@@ -79,7 +92,7 @@ def test_the_store_beside_the_checkpoints_sends_what_the_state_archive_sent(tmp_
 def test_a_thread_archived_in_the_state_continues_beside_with_nothing_lost(tmp_path: Path) -> None:
     moved, moved_log, state = _runs(tmp_path / "moved.sqlite", ("state", "auto"))
     stayed, stayed_log, _ = _runs(tmp_path / "stayed.sqlite", ("state", "state"))
-    assert moved == stayed  # the model sees the same requests
+    assert len(moved) == TURNS + 2 and moved == stayed  # the model sees the same requests
     assert moved_log == stayed_log  # the whole log: batches in the state, then in the store
     assert state["langctx_archive"]  # the first run's batches stay where they were written
 
@@ -129,9 +142,9 @@ def test_postgres_keeps_the_folded_log_beside_its_checkpoints() -> None:
     ) as conn:
         saver = PostgresSaver(conn)
         saver.setup()
-        seen: list[list[BaseMessage]] = []
+        model = _model(0, TURNS)
         agent = create_agent(
-            _model(seen, 0, TURNS),
+            model,
             [read_file],
             memory=LangctxMiddleware(max_tokens=3000),
             checkpointer=saver,
@@ -146,14 +159,14 @@ def test_postgres_keeps_the_folded_log_beside_its_checkpoints() -> None:
         ).fetchone()
     assert len(log) == 2 + 2 * TURNS
     assert rows is not None and rows["n"] == state["langctx"]["archive"]["batches"] > 0
-    in_state: list[list[BaseMessage]] = []
+    in_state = _model(0, TURNS)
     create_agent(
-        _model(in_state, 0, TURNS),
+        in_state,
         [read_file],
         memory=LangctxMiddleware(max_tokens=3000, archive="state"),
         checkpointer=InMemorySaver(),
     ).invoke({"messages": [("user", "Fix the parser, part 0.")]}, cfg)
-    assert _texts(seen) == _texts(in_state)
+    assert len(model.calls) == TURNS + 1 and _texts(model.calls) == _texts(in_state.calls)
 
 
 def test_inspect_reads_the_window_and_the_store_in_the_checkpoint_file(
@@ -172,3 +185,37 @@ def test_inspect_reads_the_window_and_the_store_in_the_checkpoint_file(
     assert figures["messages_logged"] == len(log) == 2 * (2 + TURNS)
     assert figures["messages_in_state"] + figures["messages_archived"] == len(log)
     assert figures["messages_in_state"] > 0  # the delta `messages` rebuilt from its writes
+
+
+@pytest.mark.slow
+def test_model_summaries_reach_the_model_across_processes_as_with_the_state_archive(
+    tmp_path: Path,
+) -> None:
+    """A fold's background summary that its process did not finish is made in the next process
+    from the folded messages, which the store holds (a step reads them when the state does not)."""
+    import json
+    import subprocess
+    import sys
+
+    requests: dict[str, list[list[str]]] = {}
+    for archive in ("auto", "state"):
+        requests[archive] = []
+        for part in range(3):  # each run in a new process
+            out = tmp_path / f"{archive}-{part}.jsonl"
+            args = [str(tmp_path / f"{archive}.sqlite"), archive, str(part), str(out)]
+            subprocess.run(
+                [sys.executable, "-m", "tests.integration_tests._beside_worker", *args],
+                check=True,
+                cwd=Path(__file__).resolve().parents[2],
+                timeout=120,
+            )
+            requests[archive] += [json.loads(line) for line in out.read_text().splitlines()]
+    names: dict[str, str] = {}
+    numbered = {
+        k: [[_IDS.sub(lambda m: names.setdefault(m.group(), "<id>"), t) for t in r] for r in v]
+        for k, v in requests.items()
+    }
+    assert len(numbered["auto"]) == 45 and numbered["auto"] == numbered["state"]
+    later = numbered["auto"][15:]  # the second and third runs, each in a new process
+    assert any("MODEL SUMMARY 0." in t for r in later for t in r)  # the first run's summaries
+    assert any("MODEL SUMMARY 1." in t for r in later for t in r)
